@@ -1,0 +1,51 @@
+/* main.c: the servesim command: dispatch to one file per subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+typedef struct subcmd {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *summary;
+} subcmd;
+
+static const subcmd cmds[] = {
+    {"run", cmd_run, "replay a trace or generated workload through a deployment; print TTFT, TPOT, throughput"},
+    {"gen-trace", cmd_gen_trace, "generate a workload trace (vLLM bench serve semantics) as native CSV"},
+    {"list", cmd_list, "list the bundled models, GPUs and engine profiles"},
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "servesim %s: LLM inference-server capacity simulator\n\n"
+          "usage: servesim <command> [options]      (servesim <command> --help for its options)\n"
+          "       servesim                          (same as `servesim run`: the bundled default scenario)\n\n"
+          "commands:\n",
+          SERVESIM_VERSION);
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    char *args[] = {"run", NULL};
+    return cmd_run(1, args);
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("servesim %s\n", SERVESIM_VERSION);
+    return 0;
+  }
+  if (argv[1][0] == '-') { /* flags without a command: they belong to `run` */
+    argv[0] = "run";
+    return cmd_run(argc, argv);
+  }
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    if (!strcmp(argv[1], cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "servesim: unknown command '%s'\n\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,162 @@
+/* cfg.h: the configuration of one simulated deployment, read from JSON.
+ *
+ *   model_cfg   a transformer's architecture, read straight from a Hugging Face
+ *               config.json (configs/models/<name>.json or any path)
+ *   gpu_cfg     one GPU type's datasheet figures, with their source
+ *               (configs/gpus/<name>.json)
+ *   engine_cfg  a serving engine's scheduler defaults, overheads and efficiency
+ *               factors (configs/engines/<name>.json, e.g. vllm, trtllm)
+ *   deploy_cfg  the deployment knobs a user sets (TP, replicas, precision,
+ *               max_num_seqs, ...): vLLM's flag names. Zero / negative / -1
+ *               means "unset": cfg_resolve() fills it from the engine defaults.
+ *
+ * Name resolution (cfg_find): an argument that is an existing file path is read
+ * from disk; otherwise a bare name ("h200") is looked up as
+ * configs/<kind>/<name>.json, first on disk relative to $SERVESIM_DATA_DIR
+ * (if set), then among the files embedded in the binary.
+ *
+ * Strictness: servesim's own files (gpu, engine, scenario) reject unknown keys
+ * and wrong types, naming the file and the field. HF config.json files carry
+ * many keys servesim does not need; those are ignored, but the needed ones
+ * must be present with the right type.
+ *
+ * Ownership: all structs are plain values (fixed-size strings), no heap. */
+#ifndef SIM_CFG_H
+#define SIM_CFG_H
+
+#include "core/common.h"
+#include "core/dtype.h"
+
+typedef struct model_cfg {
+  char name[64];          /* short name: file stem or the name given */
+  char path[512];         /* where it was read from ("<embedded> configs/...") */
+  char arch[64];          /* HF model_type, e.g. "llama", "qwen2" */
+  uint32_t hidden;        /* hidden_size */
+  uint32_t intermediate;  /* intermediate_size (each of gate and up) */
+  uint32_t layers;        /* num_hidden_layers */
+  uint32_t q_heads;       /* num_attention_heads */
+  uint32_t kv_heads;      /* num_key_value_heads (GQA); = q_heads if absent */
+  uint32_t head_dim;      /* head_dim, or hidden / q_heads if absent */
+  uint32_t vocab;         /* vocab_size */
+  uint32_t max_pos;       /* max_position_embeddings, tokens */
+  bool tied_embeddings;   /* tie_word_embeddings */
+  bool qkv_bias;          /* attention_bias or (qwen2) implied true */
+  sim_dtype native_dtype; /* torch_dtype */
+  /* derived by cfg_model_load: parameter counts */
+  double params_per_layer_linear; /* weights of QKV, O, gate, up, down in one layer */
+  double params_embedding;        /* vocab x hidden (input embedding) */
+  double params_lm_head;          /* vocab x hidden, 0 if tied */
+  double params_total;            /* everything incl. norms */
+} model_cfg;
+
+typedef enum link_kind { LINK_NVLINK = 0, LINK_PCIE } link_kind;
+
+typedef struct gpu_cfg {
+  char name[64];             /* short name, e.g. "h200" */
+  char full_name[128];       /* e.g. "NVIDIA H200 SXM 141GB" */
+  char source[1024];         /* where the figures come from */
+  double mem_bytes;          /* device memory as the driver reports it, bytes */
+  double hbm_Bps;            /* datasheet peak memory bandwidth, bytes/s */
+  double flops[DT_COUNT];    /* dense tensor-core peak per dtype, FLOP/s; 0 = no native support */
+  link_kind link;            /* interconnect between the GPUs of one TP group */
+  double link_Bps;           /* per-GPU one-direction interconnect bandwidth, bytes/s */
+  double link_latency_ns;    /* base latency of one all-reduce, ns */
+  uint32_t sm_count;         /* streaming multiprocessors */
+  double l2_bytes;           /* L2 cache, bytes */
+  double price_per_hour;     /* default USD per GPU-hour for cost reports; 0 = unknown */
+} gpu_cfg;
+
+typedef enum admit_policy {
+  ADMIT_ON_DEMAND = 0, /* vLLM: blocks allocated as tokens are scheduled; preempt on shortage */
+  ADMIT_RESERVE_FULL   /* TensorRT-LLM guaranteed-no-evict: admit only if prompt+max output fit */
+} admit_policy;
+
+typedef struct engine_cfg {
+  char name[32];    /* "vllm", "trtllm" */
+  char source[1024];/* what the defaults and parameters rest on */
+  /* scheduler defaults (deploy_cfg overrides) */
+  uint32_t max_num_seqs;
+  uint32_t max_num_batched_tokens;
+  uint32_t block_size;               /* tokens per KV block */
+  double gpu_memory_utilization;     /* fraction of device memory the engine may use */
+  bool enable_prefix_caching;
+  bool enable_chunked_prefill;
+  bool async_scheduling;             /* CPU scheduling overlaps the GPU step */
+  uint32_t long_prefill_token_threshold; /* cap on one prefill chunk; 0 = off */
+  admit_policy admission;
+  /* CPU and launch overheads */
+  double step_overhead_ns;           /* fixed CPU cost per step (schedule, prepare inputs, sample) */
+  double per_seq_overhead_ns;        /* CPU cost per scheduled sequence per step */
+  uint32_t cuda_graph_max_batch;     /* decode-only batches up to this size replay CUDA graphs; 0 = never */
+  double launch_overhead_ns_per_layer; /* kernel-launch cost per layer when not graphed */
+  /* efficiency factors: achieved fraction of the datasheet peak */
+  double gemm_compute_eff;           /* large GEMMs vs dense tensor-core peak */
+  double gemm_memory_eff;            /* weight-streaming GEMMs vs HBM bandwidth */
+  double gemm_blend;                 /* p of the p-norm combining compute and memory time (>= 1; large = sharp roofline) */
+  double attn_prefill_eff;           /* prefill attention vs tensor-core peak */
+  double attn_decode_eff;            /* decode attention vs HBM bandwidth */
+  double elementwise_eff;            /* norms, activation, residual vs HBM bandwidth */
+  double allreduce_bw_eff;           /* all-reduce bus bandwidth vs link bandwidth */
+  double allreduce_latency_ns;       /* fixed cost per all-reduce call, ns */
+  /* device memory held outside the KV pool, per GPU */
+  double runtime_overhead_bytes;     /* CUDA context, NCCL buffers, allocator slack */
+  double cuda_graph_bytes;           /* CUDA graph memory pool */
+  double activation_scale;           /* multiplier on the analytic activation peak */
+} engine_cfg;
+
+typedef enum route_policy {
+  ROUTE_ROUND_ROBIN = 0,
+  ROUTE_LEAST_OUTSTANDING, /* fewest requests assigned and not finished */
+  ROUTE_LEAST_KV           /* lowest KV-cache usage */
+} route_policy;
+
+typedef struct deploy_cfg {
+  uint32_t tp;                      /* tensor-parallel size; 0 = unset (1) */
+  uint32_t replicas;                /* 0 = unset (1) */
+  sim_dtype act_dtype;              /* --dtype: bf16 or fp16 */
+  sim_dtype weight_dtype;           /* --quantization: bf16/fp16 (none), fp8, int8, int4 */
+  sim_dtype kv_dtype;               /* --kv-cache-dtype: act dtype (auto) or fp8 */
+  bool act_dtype_set, weight_dtype_set, kv_dtype_set;
+  uint32_t max_num_seqs;            /* 0 = engine default */
+  uint32_t max_num_batched_tokens;  /* 0 = engine default */
+  uint32_t block_size;              /* 0 = engine default */
+  uint32_t max_model_len;           /* 0 = model's max_position_embeddings */
+  double gpu_memory_utilization;    /* < 0 = engine default */
+  int8_t enable_prefix_caching;     /* -1 = engine default, 0/1 */
+  int8_t enable_chunked_prefill;    /* -1 = engine default, 0/1 */
+  route_policy router;
+} deploy_cfg;
+
+/* Kinds of named configs and where their files live. */
+typedef enum cfg_kind { CFG_MODEL = 0, CFG_GPU, CFG_ENGINE, CFG_SCENARIO, CFG_PROFILE } cfg_kind;
+
+/* Resolves a name or path to a readable path (disk or embedded). Returns
+ * SIM_EINPUT listing the known names when nothing matches. */
+int cfg_find(cfg_kind kind, const char *name_or_path, char *path_out, size_t n, sim_err *err);
+/* Lists known names of a kind (embedded and under $SERVESIM_DATA_DIR), sorted,
+ * comma-separated, into buf. */
+void cfg_list(cfg_kind kind, char *buf, size_t n);
+
+int cfg_model_load(model_cfg *m, const char *name_or_path, sim_err *err);
+int cfg_gpu_load(gpu_cfg *g, const char *name_or_path, sim_err *err);
+int cfg_engine_load(engine_cfg *e, const char *name_or_path, sim_err *err);
+
+/* Parses from an in-memory JSON text; `what` names it in error messages. */
+int cfg_model_parse(model_cfg *m, const char *json, const char *what, sim_err *err);
+int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err);
+int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err *err);
+
+void deploy_init(deploy_cfg *d); /* everything unset */
+/* Fills unset deployment fields from the engine and model, then checks the
+ * combination: TP must divide the attention heads (and KV heads, or be a
+ * multiple of them), max_model_len <= model limit, dtypes supported by the
+ * GPU, ... Errors name the offending field. */
+int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, sim_err *err);
+
+/* Parses vLLM's --quantization values: "none", "fp8", "int8", "int4", "awq",
+ * "gptq" (awq/gptq = int4 weight-only). act is the activation dtype. */
+bool cfg_parse_quantization(const char *s, sim_dtype act, sim_dtype *weight_out);
+const char *route_policy_name(route_policy r);
+bool route_policy_parse(const char *s, route_policy *out);
+
+#endif

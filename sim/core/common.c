@@ -1,0 +1,149 @@
+/* common.c: errors, checked allocation, file reading, strict number parsing. */
+#include "core/common.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/embed.h"
+
+int sim_errf(sim_err *err, int code, const char *fmt, ...) {
+  if (err) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    err->code = code;
+  }
+  return code;
+}
+
+int sim_err_prefix(sim_err *err, const char *fmt, ...) {
+  if (!err) return SIM_EINTERNAL;
+  char pre[512], old[sizeof err->msg];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(pre, sizeof pre, fmt, ap);
+  va_end(ap);
+  memcpy(old, err->msg, sizeof old);
+  size_t np = strlen(pre);
+  if (np + 2 >= sizeof err->msg) np = sizeof err->msg - 3;
+  memcpy(err->msg, pre, np);
+  memcpy(err->msg + np, ": ", 2);
+  size_t room = sizeof err->msg - np - 3, no = strlen(old);
+  if (no > room) no = room;
+  memcpy(err->msg + np + 2, old, no);
+  err->msg[np + 2 + no] = 0;
+  return err->code;
+}
+
+void sim_assert_fail(const char *expr, const char *file, int line) {
+  fprintf(stderr, "servesim: internal error: assertion `%s` failed at %s:%d\n", expr, file, line);
+  abort();
+}
+
+static void oom(size_t n) {
+  fprintf(stderr, "servesim: internal error: out of memory allocating %zu bytes\n", n);
+  abort();
+}
+
+void *sim_malloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) oom(n);
+  return p;
+}
+
+void *sim_calloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p) oom(n * size);
+  return p;
+}
+
+void *sim_realloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q) oom(n);
+  return q;
+}
+
+char *sim_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = sim_malloc(n);
+  memcpy(d, s, n);
+  return d;
+}
+
+void sim_grow(void **pp, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return;
+  size_t c = *cap ? *cap : 16;
+  while (c < need) c *= 2;
+  *pp = sim_realloc(*pp, c * elem);
+  *cap = c;
+}
+
+const sim_embedded_file *sim_embed_find(const char *path) {
+  for (const sim_embedded_file *f = sim_embedded_files; f->path; f++)
+    if (strcmp(f->path, path) == 0) return f;
+  return NULL;
+}
+
+int sim_read_file(const char *path, char **out, size_t *len, sim_err *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    int e = errno;
+    const sim_embedded_file *ef = sim_embed_find(path);
+    if (ef) {
+      *out = sim_malloc(ef->len + 1);
+      memcpy(*out, ef->data, ef->len + 1);
+      if (len) *len = ef->len;
+      return SIM_OK;
+    }
+    return sim_errf(err, SIM_EINPUT, "%s: cannot open: %s", path, strerror(e));
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = sim_malloc(cap);
+  for (;;) {
+    if (cap - n < 2) {
+      cap *= 2;
+      buf = sim_realloc(buf, cap);
+    }
+    size_t r = fread(buf + n, 1, cap - n - 1, f);
+    n += r;
+    if (r == 0) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return sim_errf(err, SIM_EINPUT, "%s: read error", path);
+  }
+  buf[n] = 0;
+  *out = buf;
+  if (len) *len = n;
+  return SIM_OK;
+}
+
+bool sim_parse_u64(const char *s, uint64_t *out) {
+  if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return false;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end) return false;
+  *out = v;
+  return true;
+}
+
+bool sim_parse_double(const char *s, double *out) {
+  if (!s || !*s || *s == ' ') return false;
+  if (strcmp(s, "inf") == 0 || strcmp(s, "Inf") == 0) {
+    *out = INFINITY;
+    return true;
+  }
+  errno = 0;
+  char *end;
+  double v = strtod(s, &end);
+  if (errno || *end || !isfinite(v)) return false;
+  *out = v;
+  return true;
+}

@@ -1,0 +1,73 @@
+/* common.h: types, units and the two tiers of errors shared by every module.
+ *
+ * Units: virtual time is integer nanoseconds (sim_ns) everywhere inside the
+ * engine; floating seconds or milliseconds appear only at the edges (trace
+ * readers, reports). Suffixes name units: _ns, _tokens, _bytes, _blocks.
+ *
+ * Errors: bugs trip SIM_ASSERT (file:line, abort). Bad user input (configs,
+ * traces, flags) and failed external calls return a non-zero code and fill a
+ * sim_err with a message that names the file, line or field; only main()
+ * prints it and exits (2 for bad input, 1 for internal errors). */
+#ifndef SIM_COMMON_H
+#define SIM_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t sim_ns; /* virtual time, nanoseconds since the run's t=0 */
+
+#define SIM_NS_PER_S 1000000000ull
+#define SIM_NS_PER_MS 1000000ull
+#define SIM_NS_PER_US 1000ull
+#define SIM_NS_INF UINT64_MAX
+
+/* exit codes / error classes */
+enum { SIM_OK = 0, SIM_EINTERNAL = 1, SIM_EINPUT = 2 };
+
+typedef struct sim_err {
+  int code;       /* SIM_OK, SIM_EINPUT or SIM_EINTERNAL */
+  char msg[1024]; /* "file:line: field: problem" style, no trailing newline */
+} sim_err;
+
+/* Sets err (if non-NULL) and returns code. printf-style message. */
+int sim_errf(sim_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prepends "prefix: " to an existing message (keeps the code). Returns code. */
+int sim_err_prefix(sim_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+void sim_assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
+#define SIM_ASSERT(e) ((e) ? (void)0 : sim_assert_fail(#e, __FILE__, __LINE__))
+
+/* Allocation that aborts with a message on out-of-memory (an internal error:
+ * the simulator cannot continue meaningfully). Never returns NULL for n > 0. */
+void *sim_malloc(size_t n);
+void *sim_calloc(size_t n, size_t size);
+void *sim_realloc(void *p, size_t n);
+char *sim_strdup(const char *s);
+
+/* Grow a dynamic array *pp of element size `elem` so it holds at least `need`
+ * elements; *cap is updated (doubling). */
+void sim_grow(void **pp, size_t *cap, size_t need, size_t elem);
+#define SIM_GROW(p, cap, need) sim_grow((void **)&(p), &(cap), (need), sizeof(*(p)))
+
+/* Read a whole file into a NUL-terminated buffer (caller frees). A path that
+ * names an embedded file ("configs/...", "traces/...") that does not exist on
+ * disk is served from the binary (see core/embed.h). */
+int sim_read_file(const char *path, char **out, size_t *len, sim_err *err);
+
+/* Strict number parsing for user input: whole string must be consumed. */
+bool sim_parse_u64(const char *s, uint64_t *out);
+bool sim_parse_double(const char *s, double *out); /* rejects nan; accepts inf only as "inf" */
+
+static inline double sim_ns_to_ms(sim_ns t) { return (double)t / 1e6; }
+static inline double sim_ns_to_s(sim_ns t) { return (double)t / 1e9; }
+/* seconds -> ns, rounding to nearest; caller checks range (0 <= s < 1.8e10) */
+static inline sim_ns sim_s_to_ns(double s) { return (sim_ns)(s * 1e9 + 0.5); }
+
+#define SIM_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define SIM_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define SIM_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,18 @@
+/* embed.h: data files compiled into the binary (configs/ JSON, traces/ CSV).
+ * The table is generated at build time by scripts/embedgen.c. */
+#ifndef SIM_EMBED_H
+#define SIM_EMBED_H
+#include <stddef.h>
+
+typedef struct sim_embedded_file {
+  const char *path; /* relative to the source root, e.g. "configs/gpus/h200.json" */
+  const char *data; /* NUL-terminated */
+  size_t len;       /* bytes, without the NUL */
+} sim_embedded_file;
+
+extern const sim_embedded_file sim_embedded_files[]; /* ends with path == NULL */
+
+/* Returns the embedded file with exactly this relative path, or NULL. */
+const sim_embedded_file *sim_embed_find(const char *path);
+
+#endif

@@ -1,0 +1,67 @@
+/* test_des.c: the event heap orders by (time, push order) and the clock is monotone. */
+#include <criterion/criterion.h>
+
+#include "core/des.h"
+#include "core/rng.h"
+
+Test(des, pops_in_time_then_push_order) {
+  des d;
+  des_init(&d);
+  des_push(&d, 50, 1, 0, 0);
+  des_push(&d, 10, 2, 0, 0);
+  des_push(&d, 50, 3, 0, 0);
+  des_push(&d, 10, 4, 0, 0);
+  int want[] = {2, 4, 1, 3};
+  des_event ev;
+  for (int i = 0; i < 4; i++) {
+    cr_assert(des_pop(&d, &ev));
+    cr_assert_eq((int)ev.kind, want[i]);
+  }
+  cr_assert_not(des_pop(&d, &ev));
+  cr_assert_eq(des_now(&d), 50);
+  des_deinit(&d);
+}
+
+Test(des, million_random_events_monotone_and_stable) {
+  des d;
+  des_init(&d);
+  rng r;
+  rng_seed(&r, 7);
+  const uint64_t n = 1000000;
+  for (uint64_t i = 0; i < n; i++) des_push(&d, rng_below(&r, 1000), 0, 0, i);
+  des_event ev, prev = {0, 0, 0, 0, 0};
+  uint64_t popped = 0;
+  while (des_pop(&d, &ev)) {
+    if (popped) {
+      cr_assert(ev.t_ns > prev.t_ns || (ev.t_ns == prev.t_ns && ev.arg > prev.arg),
+                "event %lu out of order", (unsigned long)popped);
+    }
+    prev = ev;
+    popped++;
+    /* interleave: every pop at an even count pushes a future event */
+    if (popped < n / 2 && (popped & 1)) des_push(&d, ev.t_ns + 1 + rng_below(&r, 10), 0, 0, n + popped);
+  }
+  cr_assert_eq(d.n_popped, n + (n / 2) / 2);
+  des_deinit(&d);
+}
+
+Test(rng, deterministic_and_in_range) {
+  rng a, b;
+  rng_seed(&a, 42);
+  rng_seed(&b, 42);
+  for (int i = 0; i < 1000; i++) cr_assert_eq(rng_u64(&a), rng_u64(&b));
+  double sum = 0;
+  for (int i = 0; i < 200000; i++) {
+    double u = rng_uniform(&a);
+    cr_assert(u >= 0.0 && u < 1.0);
+    sum += u;
+  }
+  cr_assert(sum / 200000 > 0.49 && sum / 200000 < 0.51);
+  double g = 0;
+  for (int i = 0; i < 200000; i++) g += rng_gamma(&a, 0.5, 4.0); /* mean 2 */
+  cr_assert(g / 200000 > 1.95 && g / 200000 < 2.05, "gamma mean %f", g / 200000);
+  for (int i = 0; i < 1000; i++) {
+    int64_t v = rng_int_range(&a, 5, 9);
+    cr_assert(v >= 5 && v <= 9);
+  }
+}
