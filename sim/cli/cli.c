@@ -45,7 +45,8 @@ static int set_value(const cli_opt *o, const char *v, sim_err *err) {
         return sim_errf(err, SIM_EINPUT, "--%s: expected a number, got '%s'", o->name, v);
       *(double *)o->dest = d;
       return 0;
-    case CLI_LIST: {
+    case CLI_LIST:
+    case CLI_MULTI: {
       cli_list *l = o->dest;
       if (l->n >= (int)SIM_ARRAY_LEN(l->items))
         return sim_errf(err, SIM_EINPUT, "--%s: given too many times", o->name);
@@ -91,6 +92,9 @@ int cli_parse(const cli_opt *opts, int argc, char **argv, cli_list *pos, sim_err
     else return sim_errf(err, SIM_EINPUT, "--%s needs a value (%s)", o->name, o->metavar ? o->metavar : "VALUE");
     int rc = set_value(o, v, err);
     if (rc) return rc;
+    if (o->type == CLI_MULTI)
+      while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+        if ((rc = set_value(o, argv[++i], err))) return rc;
   }
   return 0;
 }

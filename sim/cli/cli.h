@@ -23,7 +23,8 @@ typedef enum cli_type {
   CLI_F64,      /* double (accepts "inf") */
   CLI_BOOL,     /* bool: --x sets true, --no-x sets false (if negatable) */
   CLI_LIST,     /* repeated string flag: appends to a cli_list */
-  CLI_FLAG      /* bool set true, no --no- form (e.g. --help) */
+  CLI_FLAG,     /* bool set true, no --no- form (e.g. --help) */
+  CLI_MULTI     /* like CLI_LIST, and also takes the following arguments up to the next --flag */
 } cli_type;
 
 typedef struct cli_list {

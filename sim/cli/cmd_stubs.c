@@ -3,11 +3,6 @@
 
 #include "cli/cli.h"
 
-int cmd_run(int argc, char **argv) {
-  (void)argc, (void)argv;
-  fprintf(stderr, "servesim run: not implemented yet\n");
-  return 1;
-}
 int cmd_gen_trace(int argc, char **argv) {
   (void)argc, (void)argv;
   fprintf(stderr, "servesim gen-trace: not implemented yet\n");

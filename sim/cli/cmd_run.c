@@ -1,0 +1,116 @@
+/* cmd_run.c: `servesim run`: one simulation, a readable summary, result files. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/run_flags.h"
+#include "report/report.h"
+#include "runner/runner.h"
+
+static const char *USAGE = "servesim run [--scenario FILE] [options]";
+static const char *SUMMARY =
+    "Replays a trace (or a generated workload) through a simulated vLLM-style deployment and reports\n"
+    "TTFT, TPOT, ITL, end-to-end latency and throughput with vLLM's benchmark definitions.\n"
+    "Without options it runs the built-in default: Llama-3.1-70B on 4 x H200 (TP4), vLLM, replaying\n"
+    "the bundled chat trace (traces/chat_default.csv).";
+
+static double wall_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Writes through a temporary file renamed into place, so a failed run never
+ * leaves a half-written result; refuses to replace an existing file without
+ * --force. */
+int cli_write_output(const char *path, bool force, int (*fn)(const void *, FILE *, sim_err *), const void *arg,
+                     sim_err *err) {
+  struct stat st;
+  bool to_stdout = !strcmp(path, "-");
+  if (!to_stdout && !force && stat(path, &st) == 0)
+    return sim_errf(err, SIM_EINPUT, "%s already exists: not overwriting it (pass --force to replace it)", path);
+  if (to_stdout) return fn(arg, stdout, err);
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) return sim_errf(err, SIM_EINPUT, "%s: cannot create the file", path);
+  int rc = fn(arg, f, err);
+  if (fclose(f) != 0 && !rc) rc = sim_errf(err, SIM_EINPUT, "%s: write failed", path);
+  if (!rc && rename(tmp, path) != 0) rc = sim_errf(err, SIM_EINPUT, "%s: cannot rename the temporary file", path);
+  if (rc) unlink(tmp);
+  return rc;
+}
+
+static int w_json(const void *r, FILE *f, sim_err *e) { return report_json(r, f, e); }
+static int w_csv(const void *r, FILE *f, sim_err *e) { return report_requests_csv(r, f, e); }
+static int w_ts(const void *r, FILE *f, sim_err *e) { return report_timeseries_csv(r, f, e); }
+
+int cmd_run(int argc, char **argv) {
+  run_flags rf;
+  run_flags_init(&rf);
+  const char *json = NULL, *csv = NULL, *ts = NULL;
+  bool force = false, quiet = false, help = false;
+  double speed = 0;
+  cli_opt out_opts[] = {
+      {"json", NULL, CLI_STR, &json, "FILE", "write the result JSON (vLLM --save-result keys + servesim section); - = stdout", NULL},
+      {"csv", NULL, CLI_STR, &csv, "FILE", "write one CSV row per request", NULL},
+      {"timeseries", NULL, CLI_STR, &ts, "FILE", "write the server-side time series CSV", NULL},
+      {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
+      {"quiet", "q", CLI_FLAG, &quiet, NULL, "do not print the summary", NULL},
+      {"speed", NULL, CLI_F64, &speed, "X", "paced replay: X simulated seconds per wall second (0 = as fast as possible)", NULL},
+      {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
+      {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
+  cli_opt opts[160];
+  int n = run_flags_table(&rf, opts, 140);
+  for (int i = 0; out_opts[i].name; i++) opts[n++] = out_opts[i];
+  opts[n] = (cli_opt){NULL, NULL, 0, NULL, NULL, NULL, NULL};
+
+  sim_err err = {0, ""};
+  if (cli_parse(opts, argc, argv, NULL, &err)) return cli_fail("run", &err);
+  if (help) {
+    cli_print_help(stdout, USAGE, SUMMARY, opts);
+    return 0;
+  }
+  if (speed < 0 || !isfinite(speed)) {
+    sim_errf(&err, SIM_EINPUT, "--speed must be a finite number >= 0");
+    return cli_fail("run", &err);
+  }
+  scenario sc;
+  if (run_flags_apply(&rf, &sc, &err)) return cli_fail("run", &err);
+
+  /* check output paths before spending time on the run */
+  const char *outs[] = {json, csv, ts};
+  struct stat st;
+  for (int i = 0; i < 3; i++)
+    if (outs[i] && strcmp(outs[i], "-") && !force && stat(outs[i], &st) == 0) {
+      sim_errf(&err, SIM_EINPUT, "%s already exists: not overwriting it (pass --force to replace it)", outs[i]);
+      return cli_fail("run", &err);
+    }
+
+  double t0 = wall_seconds();
+  run_ctx *r = sim_calloc(1, sizeof *r);
+  int rc = runner_prepare(r, &sc, &err);
+  if (!rc) {
+    drv_opts d = {speed, 0, 0};
+    rc = runner_execute(r, &d, &err);
+  }
+  double wall = wall_seconds() - t0;
+  if (rc) {
+    runner_free(r);
+    free(r);
+    return cli_fail("run", &err);
+  }
+  if (json && !rc) rc = cli_write_output(json, force, w_json, r, &err);
+  if (csv && !rc) rc = cli_write_output(csv, force, w_csv, r, &err);
+  if (ts && !rc) rc = cli_write_output(ts, force, w_ts, r, &err);
+  if (!quiet) report_text(r, wall, (json && !strcmp(json, "-")) ? stderr : stdout);
+  if (r->interrupted) fprintf(stderr, "servesim run: interrupted: the results above are partial\n");
+  runner_free(r);
+  free(r);
+  if (rc) return cli_fail("run", &err);
+  return 0;
+}

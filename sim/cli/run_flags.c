@@ -1,0 +1,256 @@
+/* run_flags.c: scenario flags shared by run, sweep and capacity. */
+#include "cli/run_flags.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+  F_NUM_PROMPTS = 0, F_REQUEST_RATE, F_BURSTINESS, F_INPUT_LEN, F_OUTPUT_LEN, F_RANGE_RATIO, F_INPUT_DIST,
+  F_OUTPUT_DIST, F_INPUT_MEDIAN, F_INPUT_SIGMA, F_OUTPUT_MEDIAN, F_OUTPUT_SIGMA, F_INPUT_MAX, F_OUTPUT_MAX,
+  F_SEED, F_GPU_MEM, F_RATE_SCALE, F_PROMPT_SCALE, F_OUTPUT_SCALE, F_SAMPLE, F_TIME_LIMIT, F_MAX_REQUESTS,
+  F_MAX_CONC, F_COUNT
+};
+
+void run_flags_init(run_flags *f) { memset(f, 0, sizeof *f); }
+
+int run_flags_table(run_flags *f, cli_opt *o, int cap) {
+  int n = 0;
+#define OPT(name, alias, type, dest, meta, help, seenp) \
+  do {                                                  \
+    SIM_ASSERT(n < cap);                                \
+    o[n++] = (cli_opt){name, alias, type, dest, meta, help, seenp}; \
+  } while (0)
+  OPT("scenario", NULL, CLI_STR, &f->scenario, "FILE", "scenario JSON (configs/examples/NAME or a path); default: built-in", NULL);
+  OPT("model", NULL, CLI_STR, &f->model, "NAME|PATH", "model: bundled name or a Hugging Face config.json", NULL);
+  OPT("gpu", NULL, CLI_STR, &f->gpu, "NAME|PATH", "GPU type: h100-sxm, h200, a100-sxm-80gb, h20, l40s, b200 or a path", NULL);
+  OPT("engine", NULL, CLI_STR, &f->engine, "NAME|PATH", "engine profile: vllm, trtllm or a path", NULL);
+  OPT("profile", NULL, CLI_STR, &f->profile, "auto|none|PATH", "measured cost profile (auto: bundled one for the GPU)", NULL);
+  OPT("tensor-parallel-size", "tp", CLI_U32, &f->tp, "N", "GPUs per replica (tensor parallelism)", NULL);
+  OPT("replicas", NULL, CLI_U32, &f->replicas, "N", "replicas behind the router", NULL);
+  OPT("dtype", NULL, CLI_STR, &f->dtype, "bf16|fp16", "activation dtype (auto: the model's)", NULL);
+  OPT("quantization", NULL, CLI_STR, &f->quantization, "M", "weights: none, fp8, int8, int4 (awq, gptq)", NULL);
+  OPT("kv-cache-dtype", NULL, CLI_STR, &f->kv_cache_dtype, "auto|fp8", "KV cache dtype", NULL);
+  OPT("max-num-seqs", NULL, CLI_U32, &f->max_num_seqs, "N", "max sequences per step (engine default)", NULL);
+  OPT("max-num-batched-tokens", NULL, CLI_U32, &f->max_num_batched_tokens, "N", "token budget per step", NULL);
+  OPT("block-size", NULL, CLI_U32, &f->block_size, "N", "KV block size in tokens", NULL);
+  OPT("max-model-len", NULL, CLI_U32, &f->max_model_len, "N", "max prompt + output tokens (model default)", NULL);
+  OPT("gpu-memory-utilization", NULL, CLI_F64, &f->gpu_memory_utilization, "F", "fraction of GPU memory the engine uses", &f->seen[F_GPU_MEM]);
+  OPT("enable-prefix-caching", NULL, CLI_BOOL, &f->prefix_caching, NULL, "prefix caching", &f->seen_prefix_caching);
+  OPT("enable-chunked-prefill", NULL, CLI_BOOL, &f->chunked_prefill, NULL, "chunked prefill", &f->seen_chunked_prefill);
+  OPT("router", NULL, CLI_STR, &f->router, "P", "round_robin, least_outstanding, least_kv", NULL);
+  OPT("trace", NULL, CLI_STR, &f->trace, "FILE", "replay a trace (native CSV, Azure, BurstGPT, Mooncake JSONL)", NULL);
+  OPT("trace-format", NULL, CLI_STR, &f->trace_format, "F", "auto, native, azure, burstgpt, mooncake", NULL);
+  OPT("num-prompts", NULL, CLI_U64, &f->num_prompts, "N", "generated requests (vLLM default 1000)", &f->seen[F_NUM_PROMPTS]);
+  OPT("request-rate", NULL, CLI_F64, &f->request_rate, "R", "req/s (inf = all at t=0); with --trace: rescale to this mean rate", &f->seen[F_REQUEST_RATE]);
+  OPT("burstiness", NULL, CLI_F64, &f->burstiness, "B", "gamma shape of inter-arrival gaps (1 = Poisson)", &f->seen[F_BURSTINESS]);
+  OPT("max-concurrency", NULL, CLI_U32, &f->max_concurrency, "N", "client slots: closed loop, TTFT from slot acquisition", &f->seen[F_MAX_CONC]);
+  OPT("random-input-len", NULL, CLI_U32, &f->input_len, "N", "prompt tokens (vLLM default 1024)", &f->seen[F_INPUT_LEN]);
+  OPT("random-output-len", NULL, CLI_U32, &f->output_len, "N", "output tokens (vLLM default 128)", &f->seen[F_OUTPUT_LEN]);
+  OPT("random-range-ratio", NULL, CLI_F64, &f->range_ratio, "R", "lengths uniform in [L(1-R), L(1+R)]", &f->seen[F_RANGE_RATIO]);
+  OPT("input-dist", NULL, CLI_STR, &f->input_dist, "uniform|lognormal", "prompt length distribution", &f->seen[F_INPUT_DIST]);
+  OPT("input-median", NULL, CLI_F64, &f->input_median, "N", "lognormal prompt median", &f->seen[F_INPUT_MEDIAN]);
+  OPT("input-sigma", NULL, CLI_F64, &f->input_sigma, "S", "lognormal prompt sigma (of ln tokens)", &f->seen[F_INPUT_SIGMA]);
+  OPT("input-max", NULL, CLI_U32, &f->input_max, "N", "clamp prompt lengths", &f->seen[F_INPUT_MAX]);
+  OPT("output-dist", NULL, CLI_STR, &f->output_dist, "uniform|lognormal", "output length distribution", &f->seen[F_OUTPUT_DIST]);
+  OPT("output-median", NULL, CLI_F64, &f->output_median, "N", "lognormal output median", &f->seen[F_OUTPUT_MEDIAN]);
+  OPT("output-sigma", NULL, CLI_F64, &f->output_sigma, "S", "lognormal output sigma", &f->seen[F_OUTPUT_SIGMA]);
+  OPT("output-max", NULL, CLI_U32, &f->output_max, "N", "clamp output lengths", &f->seen[F_OUTPUT_MAX]);
+  OPT("seed", NULL, CLI_U64, &f->seed, "N", "random seed (default 0)", &f->seen[F_SEED]);
+  OPT("window", NULL, CLI_STR, &f->window, "START:END", "keep trace arrivals in [START, END) seconds", NULL);
+  OPT("rate-scale", NULL, CLI_F64, &f->rate_scale, "X", "what-if: arrivals X times as fast", &f->seen[F_RATE_SCALE]);
+  OPT("prompt-scale", NULL, CLI_F64, &f->prompt_scale, "X", "what-if: prompts X times as long", &f->seen[F_PROMPT_SCALE]);
+  OPT("output-scale", NULL, CLI_F64, &f->output_scale, "X", "what-if: outputs X times as long", &f->seen[F_OUTPUT_SCALE]);
+  OPT("max-requests", NULL, CLI_U64, &f->max_requests, "N", "use only the first N requests", &f->seen[F_MAX_REQUESTS]);
+  OPT("fail-replica", NULL, CLI_LIST, &f->fail_replica, "R@T", "what-if: replica R is lost at T seconds (repeatable)", NULL);
+  OPT("goodput", NULL, CLI_MULTI, &f->goodput, "K:MS...", "SLOs for goodput, e.g. --goodput ttft:2000 tpot:50", NULL);
+  OPT("sample-interval", NULL, CLI_F64, &f->sample_interval, "S", "time-series period in seconds (0 = auto)", &f->seen[F_SAMPLE]);
+  OPT("time-limit", NULL, CLI_F64, &f->time_limit, "S", "stop the simulation at S seconds (rest reported unfinished)", &f->seen[F_TIME_LIMIT]);
+#undef OPT
+  return n;
+}
+
+static int set_name(char *dst, size_t n, const char *v, const char *flag, sim_err *err) {
+  if (strlen(v) >= n) return sim_errf(err, SIM_EINPUT, "--%s: value too long", flag);
+  snprintf(dst, n, "%s", v);
+  return 0;
+}
+
+static int len_dist_flags(const char *which, const char *dist, bool seen_dist, double median, bool seen_median,
+                          double sigma, bool seen_sigma, uint32_t max, bool seen_max, len_dist *d, sim_err *err) {
+  if (seen_dist) {
+    if (!strcmp(dist, "uniform")) d->kind = LEN_UNIFORM_RATIO;
+    else if (!strcmp(dist, "lognormal")) d->kind = LEN_LOGNORMAL;
+    else return sim_errf(err, SIM_EINPUT, "--%s-dist: expected uniform or lognormal, got '%s'", which, dist);
+  }
+  if ((seen_median || seen_sigma) && d->kind != LEN_LOGNORMAL)
+    return sim_errf(err, SIM_EINPUT, "--%s-median/--%s-sigma need --%s-dist lognormal", which, which, which);
+  if (seen_median) d->median = median;
+  if (seen_sigma) d->sigma = sigma;
+  if (seen_max) d->max = max;
+  return 0;
+}
+
+int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
+  int rc;
+  if (f->scenario) {
+    char path[1024];
+    scenario_init(sc);
+    if ((rc = cfg_find(CFG_SCENARIO, f->scenario, path, sizeof path, err))) return rc;
+    if ((rc = scenario_load(sc, path, err))) return rc;
+  } else {
+    scenario_default(sc);
+  }
+  if (f->model && (rc = set_name(sc->model, sizeof sc->model, f->model, "model", err))) return rc;
+  if (f->gpu && (rc = set_name(sc->gpu, sizeof sc->gpu, f->gpu, "gpu", err))) return rc;
+  if (f->engine && (rc = set_name(sc->engine, sizeof sc->engine, f->engine, "engine", err))) return rc;
+  if (f->profile && (rc = set_name(sc->profile, sizeof sc->profile, f->profile, "profile", err))) return rc;
+  deploy_cfg *d = &sc->deploy;
+  if (f->tp) d->tp = f->tp;
+  if (f->replicas) d->replicas = f->replicas;
+  if (f->dtype) {
+    if (!strcmp(f->dtype, "auto")) d->act_dtype_set = false;
+    else if (!dtype_parse(f->dtype, &d->act_dtype) || (d->act_dtype != DT_BF16 && d->act_dtype != DT_FP16))
+      return sim_errf(err, SIM_EINPUT, "--dtype: expected auto, bf16 or fp16, got '%s'", f->dtype);
+    else d->act_dtype_set = true;
+  }
+  if (f->quantization) {
+    sim_dtype act = d->act_dtype_set ? d->act_dtype : DT_BF16;
+    if (!cfg_parse_quantization(f->quantization, act, &d->weight_dtype))
+      return sim_errf(err, SIM_EINPUT, "--quantization: unknown method '%s' (none, fp8, int8, int4, awq, gptq)",
+                      f->quantization);
+    d->weight_dtype_set = strcmp(f->quantization, "none") != 0;
+  }
+  if (f->kv_cache_dtype) {
+    if (!strcmp(f->kv_cache_dtype, "auto")) d->kv_dtype_set = false;
+    else if (!dtype_parse(f->kv_cache_dtype, &d->kv_dtype) ||
+             (d->kv_dtype != DT_FP8 && d->kv_dtype != DT_BF16 && d->kv_dtype != DT_FP16))
+      return sim_errf(err, SIM_EINPUT, "--kv-cache-dtype: expected auto, fp8, bf16 or fp16, got '%s'", f->kv_cache_dtype);
+    else d->kv_dtype_set = true;
+  }
+  if (f->max_num_seqs) d->max_num_seqs = f->max_num_seqs;
+  if (f->max_num_batched_tokens) d->max_num_batched_tokens = f->max_num_batched_tokens;
+  if (f->block_size) d->block_size = f->block_size;
+  if (f->max_model_len) d->max_model_len = f->max_model_len;
+  if (f->seen[F_GPU_MEM]) {
+    if (!(f->gpu_memory_utilization > 0 && f->gpu_memory_utilization <= 1))
+      return sim_errf(err, SIM_EINPUT, "--gpu-memory-utilization must be in (0, 1], got %g", f->gpu_memory_utilization);
+    d->gpu_memory_utilization = f->gpu_memory_utilization;
+  }
+  if (f->seen_prefix_caching) d->enable_prefix_caching = f->prefix_caching;
+  if (f->seen_chunked_prefill) d->enable_chunked_prefill = f->chunked_prefill;
+  if (f->router && !route_policy_parse(f->router, &d->router))
+    return sim_errf(err, SIM_EINPUT, "--router: unknown policy '%s' (round_robin, least_outstanding, least_kv)", f->router);
+
+  /* workload */
+  bool gen_flags = false;
+  for (int i = F_NUM_PROMPTS; i <= F_OUTPUT_MAX; i++)
+    if (i != F_REQUEST_RATE && f->seen[i]) gen_flags = true;
+  if (f->trace && gen_flags)
+    return sim_errf(err, SIM_EINPUT,
+                    "generator flags (--num-prompts, --random-*, --burstiness, --input-*, --output-*) do not apply to "
+                    "--trace; use --prompt-scale/--output-scale/--rate-scale to transform a trace");
+  if (f->trace) {
+    if ((rc = set_name(sc->trace_path, sizeof sc->trace_path, f->trace, "trace", err))) return rc;
+    sc->max_requests = 0;
+    sc->target_rate = 0;
+  } else if (gen_flags) {
+    sc->trace_path[0] = 0;
+    gen_params_default(&sc->gen);
+  }
+  if (f->trace_format && !trace_format_parse(f->trace_format, &sc->trace_fmt))
+    return sim_errf(err, SIM_EINPUT, "--trace-format: unknown format '%s' (auto, native, azure, burstgpt, mooncake)",
+                    f->trace_format);
+  gen_params *g = &sc->gen;
+  if (f->seen[F_NUM_PROMPTS]) g->num_prompts = f->num_prompts;
+  if (f->seen[F_REQUEST_RATE]) {
+    if (!(f->request_rate > 0)) return sim_errf(err, SIM_EINPUT, "--request-rate must be > 0 (or inf)");
+    if (sc->trace_path[0]) {
+      if (isinf(f->request_rate)) return sim_errf(err, SIM_EINPUT, "--request-rate inf cannot rescale a trace");
+      sc->target_rate = f->request_rate;
+    } else {
+      g->request_rate = f->request_rate;
+    }
+  }
+  if (f->seen[F_BURSTINESS]) g->burstiness = f->burstiness;
+  if (f->seen[F_INPUT_LEN]) g->input.len = f->input_len;
+  if (f->seen[F_OUTPUT_LEN]) g->output.len = f->output_len;
+  if (f->seen[F_RANGE_RATIO]) g->input.range_ratio = g->output.range_ratio = f->range_ratio;
+  if ((rc = len_dist_flags("input", f->input_dist, f->seen[F_INPUT_DIST], f->input_median, f->seen[F_INPUT_MEDIAN],
+                           f->input_sigma, f->seen[F_INPUT_SIGMA], f->input_max, f->seen[F_INPUT_MAX], &g->input, err)))
+    return rc;
+  if ((rc = len_dist_flags("output", f->output_dist, f->seen[F_OUTPUT_DIST], f->output_median,
+                           f->seen[F_OUTPUT_MEDIAN], f->output_sigma, f->seen[F_OUTPUT_SIGMA], f->output_max,
+                           f->seen[F_OUTPUT_MAX], &g->output, err)))
+    return rc;
+  if (f->seen[F_SEED]) sc->seed = g->seed = f->seed;
+  if (f->seen[F_MAX_CONC]) sc->max_concurrency = f->max_concurrency;
+  if (f->window) {
+    char *end;
+    double a = strtod(f->window, &end), b = -1;
+    if (end == f->window || *end != ':') return sim_errf(err, SIM_EINPUT, "--window: expected START:END in seconds, got '%s'", f->window);
+    const char *p = end + 1;
+    if (*p) {
+      b = strtod(p, &end);
+      if (end == p || *end) return sim_errf(err, SIM_EINPUT, "--window: expected START:END in seconds, got '%s'", f->window);
+    }
+    if (a < 0 || (b >= 0 && b <= a) || !isfinite(a) || !isfinite(b))
+      return sim_errf(err, SIM_EINPUT, "--window: need 0 <= START < END, got '%s'", f->window);
+    sc->window_start_s = a;
+    sc->window_end_s = b;
+  }
+  struct {
+    int id;
+    const char *name;
+    double v;
+    double *dst;
+  } scales[] = {{F_RATE_SCALE, "rate-scale", f->rate_scale, &sc->rate_scale},
+                {F_PROMPT_SCALE, "prompt-scale", f->prompt_scale, &sc->prompt_scale},
+                {F_OUTPUT_SCALE, "output-scale", f->output_scale, &sc->output_scale}};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(scales); i++) {
+    if (!f->seen[scales[i].id]) continue;
+    if (!(scales[i].v > 0) || !isfinite(scales[i].v))
+      return sim_errf(err, SIM_EINPUT, "--%s must be a finite number > 0, got %g", scales[i].name, scales[i].v);
+    *scales[i].dst = scales[i].v;
+  }
+  if (f->seen[F_MAX_REQUESTS]) {
+    if (!f->max_requests) return sim_errf(err, SIM_EINPUT, "--max-requests must be >= 1");
+    sc->max_requests = f->max_requests;
+  }
+  for (int i = 0; i < f->fail_replica.n; i++) {
+    const char *v = f->fail_replica.items[i], *at = strchr(v, '@');
+    uint64_t rep;
+    double t;
+    char buf[64];
+    if (!at || (size_t)(at - v) >= sizeof buf) return sim_errf(err, SIM_EINPUT, "--fail-replica: expected R@SECONDS, got '%s'", v);
+    memcpy(buf, v, (size_t)(at - v));
+    buf[at - v] = 0;
+    if (!sim_parse_u64(buf, &rep) || !sim_parse_double(at + 1, &t) || t < 0 || isinf(t))
+      return sim_errf(err, SIM_EINPUT, "--fail-replica: expected R@SECONDS, got '%s'", v);
+    if (sc->n_failures >= CLUSTER_MAX_FAILURES) return sim_errf(err, SIM_EINPUT, "--fail-replica: at most %d", CLUSTER_MAX_FAILURES);
+    sc->failures[sc->n_failures].replica = (uint32_t)rep;
+    sc->failures[sc->n_failures].at_s = t;
+    sc->n_failures++;
+  }
+  for (int i = 0; i < f->goodput.n; i++) {
+    const char *v = f->goodput.items[i], *colon = strchr(v, ':');
+    double ms;
+    if (!colon || !sim_parse_double(colon + 1, &ms) || ms < 0 || isinf(ms))
+      return sim_errf(err, SIM_EINPUT, "--goodput: expected KEY:MS (ttft, tpot, e2el), got '%s'", v);
+    size_t k = (size_t)(colon - v);
+    if (k == 4 && !strncmp(v, "ttft", 4)) sc->goodput.ttft_ms = ms;
+    else if (k == 4 && !strncmp(v, "tpot", 4)) sc->goodput.tpot_ms = ms;
+    else if (k == 4 && !strncmp(v, "e2el", 4)) sc->goodput.e2el_ms = ms;
+    else return sim_errf(err, SIM_EINPUT, "--goodput: unknown metric in '%s' (ttft, tpot, e2el)", v);
+  }
+  if (f->seen[F_SAMPLE]) {
+    if (f->sample_interval < 0 || isinf(f->sample_interval)) return sim_errf(err, SIM_EINPUT, "--sample-interval must be >= 0");
+    sc->sample_interval_s = f->sample_interval;
+  }
+  if (f->seen[F_TIME_LIMIT]) {
+    if (!(f->time_limit > 0) || isinf(f->time_limit)) return sim_errf(err, SIM_EINPUT, "--time-limit must be > 0");
+    sc->time_limit_s = f->time_limit;
+  }
+  return 0;
+}

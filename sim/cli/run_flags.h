@@ -1,0 +1,50 @@
+/* run_flags.h: the flags shared by run, sweep and capacity that describe one
+ * scenario (vLLM's names where vLLM has one), and how they override the
+ * scenario file (or the built-in default).
+ *
+ * Workload selection: --trace FILE replays a trace; any generator flag
+ * (--num-prompts, --random-*, --input-*, --output-*, --burstiness) without
+ * --trace switches to the generator (vLLM defaults for the rest); otherwise
+ * the scenario's workload is used. --request-rate sets the generator's rate,
+ * or, with a trace, rescales the trace to that mean rate. */
+#ifndef SIM_RUN_FLAGS_H
+#define SIM_RUN_FLAGS_H
+
+#include "cli/cli.h"
+#include "runner/scenario.h"
+
+typedef struct run_flags {
+  const char *scenario, *model, *gpu, *engine, *profile;
+  uint32_t tp, replicas, max_num_seqs, max_num_batched_tokens, block_size, max_model_len;
+  const char *dtype, *quantization, *kv_cache_dtype, *router;
+  double gpu_memory_utilization;
+  bool prefix_caching, chunked_prefill;
+  bool seen_prefix_caching, seen_chunked_prefill;
+  /* workload */
+  const char *trace, *trace_format, *window;
+  uint64_t num_prompts, seed, max_requests;
+  double request_rate, burstiness, range_ratio;
+  uint32_t input_len, output_len, max_concurrency;
+  const char *input_dist, *output_dist;
+  double input_median, input_sigma, output_median, output_sigma;
+  uint32_t input_max, output_max;
+  double rate_scale, prompt_scale, output_scale;
+  cli_list fail_replica; /* "R@T" */
+  cli_list goodput;      /* "ttft:MS" ... */
+  double sample_interval, time_limit;
+  bool seen[64];         /* which flags were given, by index in the table */
+} run_flags;
+
+void run_flags_init(run_flags *f);
+/* Fills opts[0..cap) with the flag table; returns how many (no terminator). */
+int run_flags_table(run_flags *f, cli_opt *opts, int cap);
+/* Builds the scenario: the --scenario file (or built-in default), then the
+ * flags on top. Errors name the flag. */
+int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err);
+
+/* Writes an output file through a temporary (refusing to replace an existing
+ * one without force; "-" = stdout). */
+int cli_write_output(const char *path, bool force, int (*fn)(const void *, FILE *, sim_err *), const void *arg,
+                     sim_err *err);
+
+#endif

@@ -1,0 +1,230 @@
+/* metrics.c: recording during a run, and vLLM-definition summaries after it. */
+#include "metrics/metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void metrics_init(metrics_rec *m, sim_ns ts_interval_ns) {
+  memset(m, 0, sizeof *m);
+  m->ts_interval_ns = ts_interval_ns;
+}
+
+void metrics_deinit(metrics_rec *m) {
+  free(m->itl);
+  free(m->step_ms);
+  free(m->ts);
+  memset(m, 0, sizeof *m);
+}
+
+void metrics_step(metrics_rec *m, const batch_desc *b, const step_cost *c) {
+  SIM_GROW(m->step_ms, m->cap_steps, m->n_steps + 1);
+  m->step_ms[m->n_steps++] = (float)(c->total_ns / 1e6);
+  for (int i = 0; i < OP_COUNT; i++) m->op_ns[i] += c->op_ns[i];
+  for (int i = 0; i < BOUND_COUNT; i++) m->bound_ns[i] += c->bound_ns[i];
+  m->busy_ns += c->total_ns;
+  m->tokens += b->num_tokens;
+  m->decode_tokens += b->num_decode;
+  m->prefill_tokens += b->num_tokens - b->num_decode;
+  m->batch_seqs_sum += b->num_seqs;
+  if (b->num_prefill) m->steps_with_prefill++;
+  if (b->num_seqs > m->max_batch_seqs) m->max_batch_seqs = b->num_seqs;
+  if (b->num_tokens > m->max_batch_tokens) m->max_batch_tokens = b->num_tokens;
+  m->ts_tokens_acc += b->num_tokens;
+  m->ts_steps_acc++;
+}
+
+void metrics_level(metrics_rec *m, sim_ns now, uint32_t in_system, uint32_t waiting) {
+  SIM_ASSERT(now >= m->level_t_ns);
+  double dt = (double)(now - m->level_t_ns);
+  m->area_in_system += dt * m->level_in_system;
+  m->area_waiting += dt * m->level_waiting;
+  m->level_t_ns = now;
+  m->level_in_system = in_system;
+  m->level_waiting = waiting;
+  if (in_system > m->peak_in_system) m->peak_in_system = in_system;
+}
+
+void metrics_sample(metrics_rec *m, const ts_row *row) {
+  SIM_GROW(m->ts, m->cap_ts, m->n_ts + 1);
+  ts_row r = *row;
+  r.tokens = m->ts_tokens_acc;
+  r.steps = m->ts_steps_acc;
+  m->ts_tokens_acc = m->ts_steps_acc = 0;
+  m->ts[m->n_ts++] = r;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double metrics_percentile_sorted(const double *v, size_t n, double p) {
+  if (n == 0) return 0.0;
+  double pos = p / 100.0 * (double)(n - 1);
+  size_t lo = (size_t)floor(pos);
+  if (lo >= n - 1) return v[n - 1];
+  double frac = pos - (double)lo;
+  return v[lo] + (v[lo + 1] - v[lo]) * frac;
+}
+
+void metrics_dist(double *v, size_t n, dist_stats *out) {
+  memset(out, 0, sizeof *out);
+  out->n = n;
+  if (n == 0) return;
+  qsort(v, n, sizeof *v, cmp_double);
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += v[i];
+  double mean = sum / (double)n, ss = 0;
+  for (size_t i = 0; i < n; i++) ss += (v[i] - mean) * (v[i] - mean);
+  out->mean = mean;
+  out->std = sqrt(ss / (double)n);
+  out->median = metrics_percentile_sorted(v, n, 50);
+  out->p90 = metrics_percentile_sorted(v, n, 90);
+  out->p95 = metrics_percentile_sorted(v, n, 95);
+  out->p99 = metrics_percentile_sorted(v, n, 99);
+  out->min = v[0];
+  out->max = v[n - 1];
+}
+
+/* --- ITL statistics over run-length entries, exact ------------------------- */
+
+static int cmp_run(const void *a, const void *b) {
+  sim_ns x = ((const itl_run *)a)->gap_ns, y = ((const itl_run *)b)->gap_ns;
+  return (x > y) - (x < y);
+}
+
+/* Value at 0-based rank k of the expanded sorted multiset. */
+static double run_at(const itl_run *r, size_t n, uint64_t k) {
+  uint64_t c = 0;
+  for (size_t i = 0; i < n; i++) {
+    c += r[i].count;
+    if (k < c) return (double)r[i].gap_ns / 1e6;
+  }
+  return (double)r[n - 1].gap_ns / 1e6;
+}
+
+static double run_percentile(const itl_run *r, size_t n, uint64_t total, double p) {
+  double pos = p / 100.0 * (double)(total - 1);
+  uint64_t lo = (uint64_t)floor(pos);
+  double a = run_at(r, n, lo);
+  if (lo + 1 >= total) return a;
+  double b = run_at(r, n, lo + 1);
+  return a + (b - a) * (pos - (double)lo);
+}
+
+static void itl_dist(const metrics_rec *m, dist_stats *out) {
+  memset(out, 0, sizeof *out);
+  if (!m->n_itl) return;
+  /* merge equal gaps so percentile walks are short */
+  itl_run *r = sim_malloc(m->n_itl * sizeof *r);
+  memcpy(r, m->itl, m->n_itl * sizeof *r);
+  qsort(r, m->n_itl, sizeof *r, cmp_run);
+  size_t n = 0;
+  for (size_t i = 0; i < m->n_itl; i++) {
+    if (n && r[n - 1].gap_ns == r[i].gap_ns) r[n - 1].count += r[i].count;
+    else r[n++] = r[i];
+  }
+  uint64_t total = 0;
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) {
+    total += r[i].count;
+    sum += (double)r[i].count * ((double)r[i].gap_ns / 1e6);
+  }
+  double mean = sum / (double)total, ss = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = (double)r[i].gap_ns / 1e6 - mean;
+    ss += (double)r[i].count * d * d;
+  }
+  out->n = total;
+  out->mean = mean;
+  out->std = sqrt(ss / (double)total);
+  out->median = run_percentile(r, n, total, 50);
+  out->p90 = run_percentile(r, n, total, 90);
+  out->p95 = run_percentile(r, n, total, 95);
+  out->p99 = run_percentile(r, n, total, 99);
+  out->min = (double)r[0].gap_ns / 1e6;
+  out->max = (double)r[n - 1].gap_ns / 1e6;
+  free(r);
+}
+
+void metrics_summarize(const metrics_rec *m, const request *reqs, size_t n, const slo_cfg *slo,
+                       metrics_summary *out) {
+  memset(out, 0, sizeof *out);
+  out->total = n;
+  double *ttft = sim_malloc((n + 1) * sizeof *ttft), *tpot = sim_malloc((n + 1) * sizeof *tpot);
+  double *e2el = sim_malloc((n + 1) * sizeof *e2el), *queue = sim_malloc((n + 1) * sizeof *queue);
+  size_t nt = 0, np = 0;
+  sim_ns last_finish = 0;
+  for (size_t i = 0; i < n; i++) {
+    const request *r = &reqs[i];
+    if (r->state == RQ_REJECTED) {
+      if (r->reject == REJ_UNFINISHED) out->unfinished++;
+      else out->rejected++;
+      if (r->reject < SIM_ARRAY_LEN(out->rejected_by_reason)) out->rejected_by_reason[r->reject]++;
+      continue;
+    }
+    if (r->state != RQ_FINISHED) {
+      out->unfinished++;
+      continue;
+    }
+    out->completed++;
+    out->total_input_tokens += r->prompt_tokens;
+    out->total_output_tokens += r->generated;
+    double t_first = (double)(r->first_token_ns - r->send_ns) / 1e6;
+    double t_e2e = (double)(r->finish_ns - r->send_ns) / 1e6;
+    double t_pot = r->generated > 1 ? (t_e2e - t_first) / (double)(r->generated - 1) : 0.0;
+    ttft[nt] = t_first;
+    e2el[nt] = t_e2e;
+    queue[nt] = (double)(r->first_sched_ns - r->send_ns) / 1e6;
+    nt++;
+    if (r->generated > 1) tpot[np++] = t_pot;
+    if (r->finish_ns > last_finish) last_finish = r->finish_ns;
+    if (slo) {
+      bool good = true;
+      if (slo->ttft_ms >= 0 && t_first > slo->ttft_ms) good = false;
+      if (slo->tpot_ms >= 0 && t_pot > slo->tpot_ms) good = false;
+      if (slo->e2el_ms >= 0 && t_e2e > slo->e2el_ms) good = false;
+      if (good) out->good_requests++;
+    }
+  }
+  out->duration_s = (double)last_finish / 1e9;
+  double d = out->duration_s > 0 ? out->duration_s : 1.0;
+  if (out->duration_s > 0) {
+    out->request_throughput = (double)out->completed / d;
+    out->output_throughput = (double)out->total_output_tokens / d;
+    out->total_token_throughput = (double)(out->total_input_tokens + out->total_output_tokens) / d;
+  }
+  if (slo && (slo->ttft_ms >= 0 || slo->tpot_ms >= 0 || slo->e2el_ms >= 0)) {
+    out->has_goodput = true;
+    out->request_goodput = out->duration_s > 0 ? (double)out->good_requests / d : 0.0;
+  }
+  metrics_dist(ttft, nt, &out->ttft_ms);
+  metrics_dist(tpot, np, &out->tpot_ms);
+  metrics_dist(e2el, nt, &out->e2el_ms);
+  metrics_dist(queue, nt, &out->queue_ms);
+  itl_dist(m, &out->itl_ms);
+  free(ttft);
+  free(tpot);
+  free(e2el);
+  free(queue);
+  double span = (double)m->level_t_ns;
+  if (span > 0) {
+    out->mean_in_system = m->area_in_system / span;
+    out->mean_waiting = m->area_waiting / span;
+  }
+  out->peak_in_system = m->peak_in_system;
+  out->steps = m->n_steps;
+  if (m->n_steps) {
+    out->mean_batch_seqs = (double)m->batch_seqs_sum / (double)m->n_steps;
+    out->mean_batch_tokens = (double)m->tokens / (double)m->n_steps;
+    double *s = sim_malloc(m->n_steps * sizeof *s);
+    for (size_t i = 0; i < m->n_steps; i++) s[i] = m->step_ms[i];
+    dist_stats st;
+    metrics_dist(s, m->n_steps, &st);
+    out->mean_step_ms = st.mean;
+    out->median_step_ms = st.median;
+    out->p99_step_ms = st.p99;
+    free(s);
+  }
+}

@@ -1,0 +1,137 @@
+/* metrics.h: what a run measured, and its summary with exactly the
+ * definitions of vLLM's serving benchmark (`vllm bench serve`):
+ *   TTFT  = first token - send time (send = client slot acquired)
+ *   TPOT  = (E2EL - TTFT) / (output - 1), only for requests with output > 1
+ *   ITL   = every gap between consecutive tokens of a request
+ *   E2EL  = last token - send time
+ *   duration = last completion - first arrival (t = 0)
+ *   throughputs = completed requests, output tokens, input + output tokens of
+ *   completed requests, divided by duration; goodput = requests meeting every
+ *   given SLO (TTFT, TPOT with 0 for 1-token outputs, E2EL) / duration.
+ *   mean, median, std (population), percentiles: numpy linear interpolation.
+ *
+ * ITL storage: one run-length entry (gap, count) per distinct consecutive gap
+ * within a step: a decode step usually gives every sequence the same gap, so
+ * memory is O(steps), not O(tokens), and the percentiles stay exact.
+ *
+ * Ownership: metrics_init/metrics_deinit on caller storage. */
+#ifndef SIM_METRICS_H
+#define SIM_METRICS_H
+
+#include "core/common.h"
+#include "hw/cost.h"
+#include "serve/request.h"
+
+typedef struct itl_run {
+  sim_ns gap_ns;  /* inter-token gap */
+  uint64_t count; /* tokens with this gap, consecutive in emission order */
+} itl_run;
+
+/* One sample of the server-side time series (vLLM Prometheus names in the CSV). */
+typedef struct ts_row {
+  sim_ns t_ns;
+  uint32_t running;        /* vllm:num_requests_running (all replicas) */
+  uint32_t waiting;        /* vllm:num_requests_waiting (all replicas) */
+  uint32_t client_queue;   /* requests held by the client (max concurrency) */
+  float kv_usage_mean;     /* vllm:kv_cache_usage_perc, mean over replicas, [0,1] */
+  float kv_usage_max;      /* max over replicas */
+  uint64_t preemptions;    /* vllm:num_preemptions_total, cumulative */
+  uint64_t finished;       /* completed requests, cumulative */
+  uint64_t tokens;         /* tokens computed since the previous sample (vllm:iteration_tokens_total) */
+  uint64_t steps;          /* engine steps since the previous sample */
+} ts_row;
+
+typedef struct metrics_rec {
+  itl_run *itl;
+  size_t n_itl, cap_itl;
+  float *step_ms; /* duration of every step, ms */
+  size_t n_steps, cap_steps;
+  /* per-step totals */
+  double op_ns[OP_COUNT];
+  double bound_ns[BOUND_COUNT];
+  double busy_ns;              /* sum of step times over replicas */
+  uint64_t tokens, prefill_tokens, decode_tokens;
+  uint64_t batch_seqs_sum;     /* sum over steps of sequences in the batch */
+  uint64_t steps_with_prefill;
+  uint32_t max_batch_seqs, max_batch_tokens;
+  uint64_t preemptions;
+  uint64_t finished;
+  /* time integrals (for Little's law and mean queue lengths) */
+  sim_ns level_t_ns;        /* time of the last level update */
+  uint32_t level_in_system; /* sent and not finished */
+  uint32_t level_waiting;   /* in replica waiting queues */
+  double area_in_system;    /* integral of in-system count, request x ns */
+  double area_waiting;      /* integral of waiting count, request x ns */
+  uint32_t peak_in_system;
+  /* time series */
+  ts_row *ts;
+  size_t n_ts, cap_ts;
+  sim_ns ts_interval_ns;
+  uint64_t ts_tokens_acc, ts_steps_acc;
+} metrics_rec;
+
+void metrics_init(metrics_rec *m, sim_ns ts_interval_ns);
+void metrics_deinit(metrics_rec *m);
+
+/* A request emitted a token at `now` (after r->generated was incremented). */
+static inline void metrics_token(metrics_rec *m, request *r, sim_ns now) {
+  if (r->generated == 1) {
+    r->first_token_ns = now;
+  } else {
+    sim_ns gap = now - r->last_token_ns;
+    if (m->n_itl && m->itl[m->n_itl - 1].gap_ns == gap) {
+      m->itl[m->n_itl - 1].count++;
+    } else {
+      SIM_GROW(m->itl, m->cap_itl, m->n_itl + 1);
+      m->itl[m->n_itl].gap_ns = gap;
+      m->itl[m->n_itl].count = 1;
+      m->n_itl++;
+    }
+  }
+  r->last_token_ns = now;
+}
+
+void metrics_step(metrics_rec *m, const batch_desc *b, const step_cost *c);
+/* Piecewise-constant levels: call whenever they change (or before sampling). */
+void metrics_level(metrics_rec *m, sim_ns now, uint32_t in_system, uint32_t waiting);
+void metrics_sample(metrics_rec *m, const ts_row *row);
+
+typedef struct dist_stats {
+  size_t n;
+  double mean, median, std, p90, p95, p99, min, max;
+} dist_stats;
+
+typedef struct slo_cfg {
+  double ttft_ms, tpot_ms, e2el_ms; /* < 0: not part of goodput */
+} slo_cfg;
+
+typedef struct metrics_summary {
+  size_t total;             /* requests in the workload */
+  size_t completed;
+  size_t rejected;          /* could never run (reason per request in the CSV) */
+  size_t unfinished;        /* still in flight at an interrupt / time limit */
+  size_t rejected_by_reason[8];
+  double duration_s;
+  uint64_t total_input_tokens, total_output_tokens;
+  double request_throughput, output_throughput, total_token_throughput;
+  bool has_goodput;
+  size_t good_requests;
+  double request_goodput;
+  dist_stats ttft_ms, tpot_ms, itl_ms, e2el_ms;
+  dist_stats queue_ms;      /* send -> first scheduled */
+  double mean_in_system, mean_waiting; /* time averages over [0, duration] */
+  uint32_t peak_in_system;
+  double mean_batch_seqs, mean_batch_tokens, mean_step_ms, median_step_ms, p99_step_ms;
+  uint64_t steps;
+  double prefix_hit_rate;   /* filled by the caller (KV stats) */
+} metrics_summary;
+
+/* Computes the summary from the finished requests and the recorder. */
+void metrics_summarize(const metrics_rec *m, const request *reqs, size_t n, const slo_cfg *slo,
+                       metrics_summary *out);
+/* numpy-style statistics of an array (sorted in place). */
+void metrics_dist(double *v, size_t n, dist_stats *out);
+/* Linear-interpolated percentile (0..100) of a sorted array. */
+double metrics_percentile_sorted(const double *v, size_t n, double p);
+
+#endif

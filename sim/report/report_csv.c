@@ -1,0 +1,45 @@
+/* report_csv.c: per-request and time-series CSV files. */
+#include <inttypes.h>
+
+#include "report/report.h"
+
+static int check(FILE *f, const char *what, sim_err *err) {
+  return ferror(f) ? sim_errf(err, SIM_EINPUT, "cannot write the %s CSV", what) : SIM_OK;
+}
+
+static double ms_between(sim_ns later, sim_ns earlier) { return (double)(later - earlier) / 1e6; }
+
+int report_requests_csv(const run_ctx *r, FILE *f, sim_err *err) {
+  fprintf(f, "id,replica,arrival_s,send_s,prompt_tokens,output_tokens,generated_tokens,cached_tokens,preemptions,"
+             "status,reason,ttft_ms,tpot_ms,e2el_ms,queue_ms\n");
+  for (size_t i = 0; i < r->cl.n_reqs; i++) {
+    const request *q = &r->cl.reqs[i];
+    bool done = q->state == RQ_FINISHED;
+    bool sched = q->first_sched_ns != SIM_NS_INF;
+    double ttft = done ? ms_between(q->first_token_ns, q->send_ns) : 0.0;
+    double e2el = done ? ms_between(q->finish_ns, q->send_ns) : 0.0;
+    double tpot = done && q->generated > 1 ? (e2el - ttft) / (q->generated - 1) : 0.0;
+    fprintf(f, "%u,%d,%.9f,%.9f,%u,%u,%u,%u,%u,%s,%s,", q->id, q->replica == UINT32_MAX ? -1 : (int)q->replica,
+            (double)q->arrival_ns / 1e9, (double)q->send_ns / 1e9, q->prompt_tokens, q->output_tokens, q->generated,
+            q->cached_tokens, q->preemptions, done ? "finished" : "rejected",
+            done ? "" : rq_reject_name((rq_reject)q->reject));
+    if (done) fprintf(f, "%.6f,%.6f,%.6f,", ttft, tpot, e2el);
+    else fprintf(f, ",,,");
+    if (sched) fprintf(f, "%.6f\n", ms_between(q->first_sched_ns, q->send_ns));
+    else fprintf(f, "\n");
+  }
+  return check(f, "per-request", err);
+}
+
+int report_timeseries_csv(const run_ctx *r, FILE *f, sim_err *err) {
+  const metrics_rec *m = &r->cl.m;
+  fprintf(f, "time_s,vllm:num_requests_running,vllm:num_requests_waiting,client_queue,vllm:kv_cache_usage_perc,"
+             "kv_cache_usage_max,vllm:num_preemptions_total,finished_total,vllm:iteration_tokens_total,steps\n");
+  for (size_t i = 0; i < m->n_ts; i++) {
+    const ts_row *t = &m->ts[i];
+    fprintf(f, "%.3f,%u,%u,%u,%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", (double)t->t_ns / 1e9,
+            t->running, t->waiting, t->client_queue, t->kv_usage_mean, t->kv_usage_max, t->preemptions, t->finished,
+            t->tokens, t->steps);
+  }
+  return check(f, "time-series", err);
+}

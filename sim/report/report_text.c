@@ -1,0 +1,135 @@
+/* report_text.c: the human summary of a run and the bottleneck verdict. */
+#include <math.h>
+#include <string.h>
+
+#include "report/report.h"
+
+const char *limit_name(limit_kind k) {
+  switch (k) {
+    case LIMIT_NONE: return "none (light load)";
+    case LIMIT_KV_CAPACITY: return "memory capacity (KV cache)";
+    case LIMIT_HBM: return "HBM bandwidth";
+    case LIMIT_COMPUTE: return "compute (tensor cores)";
+    case LIMIT_INTERCONNECT: return "interconnect (all-reduce)";
+    case LIMIT_CPU: return "engine CPU overhead";
+    case LIMIT_QUEUEING: return "queueing (replicas saturated)";
+  }
+  return "?";
+}
+
+void report_bottleneck(const run_ctx *r, bottleneck *b) {
+  memset(b, 0, sizeof *b);
+  const metrics_rec *m = &r->cl.m;
+  const metrics_summary *s = &r->sum;
+  static const limit_kind of_bound[BOUND_COUNT] = {LIMIT_COMPUTE, LIMIT_HBM, LIMIT_INTERCONNECT, LIMIT_CPU};
+  double busy = m->busy_ns;
+  int top = 0;
+  for (int i = 0; i < BOUND_COUNT; i++) {
+    b->share[i] = busy > 0 ? m->bound_ns[i] / busy : 0.0;
+    if (b->share[i] > b->share[top]) top = i;
+  }
+  b->step_bound = busy > 0 ? of_bound[top] : LIMIT_NONE;
+  double span = s->duration_s * 1e9 * (double)r->deploy.replicas;
+  b->utilization = span > 0 ? busy / span : 0.0;
+  b->queue_share = s->ttft_ms.mean > 0 ? s->queue_ms.mean / s->ttft_ms.mean : 0.0;
+  size_t full = 0;
+  for (size_t i = 0; i < m->n_ts; i++) {
+    if (m->ts[i].kv_usage_max > b->kv_peak) b->kv_peak = m->ts[i].kv_usage_max;
+    if (m->ts[i].kv_usage_max >= 0.95f) full++;
+  }
+  b->kv_full_time = m->n_ts ? (double)full / (double)m->n_ts : 0.0;
+  b->preemptions = m->preemptions;
+
+  if (b->preemptions > 0 || (b->kv_full_time > 0.05 && s->mean_waiting > 0.5)) {
+    b->primary = LIMIT_KV_CAPACITY;
+    snprintf(b->explain, sizeof b->explain,
+             "The KV cache fills up (peak usage %.0f%%, %llu preemptions): memory capacity limits the batch; "
+             "more GPUs per replica, FP8 KV cache or shorter contexts would relieve it.",
+             100 * b->kv_peak, (unsigned long long)b->preemptions);
+  } else if (b->utilization > 0.85 && b->queue_share > 0.5) {
+    b->primary = LIMIT_QUEUEING;
+    snprintf(b->explain, sizeof b->explain,
+             "The GPUs are busy %.0f%% of the time and %.0f%% of TTFT is spent waiting for a seat: the offered "
+             "load is at or past capacity; add replicas or lower the rate. Steps are bound by %s.",
+             100 * b->utilization, 100 * b->queue_share, limit_name(b->step_bound));
+  } else if (b->utilization < 0.05 && s->queue_ms.mean < 1.0) {
+    b->primary = LIMIT_NONE;
+    snprintf(b->explain, sizeof b->explain,
+             "Light load: the GPUs are busy %.1f%% of the time; latency is the unloaded step time, bound by %s.",
+             100 * b->utilization, limit_name(b->step_bound));
+  } else {
+    b->primary = b->step_bound;
+    snprintf(b->explain, sizeof b->explain,
+             "Step time is %.0f%% %s; the GPUs are busy %.0f%% of the time and queueing is %.0f%% of TTFT.",
+             100 * b->share[top], limit_name(b->step_bound), 100 * b->utilization, 100 * b->queue_share);
+  }
+}
+
+static void line(FILE *f, const char *label, const char *fmt, double v) {
+  char buf[64];
+  snprintf(buf, sizeof buf, fmt, v);
+  fprintf(f, "%-40s %s\n", label, buf);
+}
+
+static void dist_block(FILE *f, const char *title, const char *abbr, const dist_stats *d) {
+  char head[64], l[64];
+  snprintf(head, sizeof head, "%s", title);
+  int pad = (50 - (int)strlen(head)) / 2;
+  fprintf(f, "%.*s%s%.*s\n", pad, "--------------------------------------------------", head,
+          50 - pad - (int)strlen(head), "--------------------------------------------------");
+  snprintf(l, sizeof l, "Mean %s (ms):", abbr);
+  line(f, l, "%.2f", d->mean);
+  snprintf(l, sizeof l, "Median %s (ms):", abbr);
+  line(f, l, "%.2f", d->median);
+  snprintf(l, sizeof l, "P90 %s (ms):", abbr);
+  line(f, l, "%.2f", d->p90);
+  snprintf(l, sizeof l, "P99 %s (ms):", abbr);
+  line(f, l, "%.2f", d->p99);
+}
+
+void report_text(const run_ctx *r, double wall_s, FILE *f) {
+  const metrics_summary *s = &r->sum;
+  const deploy_cfg *d = &r->deploy;
+  const mem_plan *p = &r->plan;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  fprintf(f, "servesim %s: %s on %u x %s (TP%u x %u replica%s), %s engine\n", SERVESIM_VERSION, r->model.name,
+          d->tp * d->replicas, r->gpu.name, d->tp, d->replicas, d->replicas == 1 ? "" : "s", r->engine.name);
+  fprintf(f, "  weights %s, KV cache %s, max_num_seqs %u, max_num_batched_tokens %u, prefix caching %s\n",
+          dtype_name(d->weight_dtype), dtype_name(d->kv_dtype), d->max_num_seqs, d->max_num_batched_tokens,
+          d->enable_prefix_caching ? "on" : "off");
+  fprintf(f, "  memory per GPU: weights %.1f GiB, activations %.1f GiB, other %.1f GiB, KV cache %.1f GiB "
+             "= %llu tokens (%u blocks of %u)\n",
+          p->weights_bytes / gib, p->activation_bytes / gib, (p->cuda_graph_bytes + p->runtime_bytes) / gib,
+          p->kv_bytes / gib, (unsigned long long)p->kv_tokens, p->kv_blocks, p->block_tokens);
+  fprintf(f, "  workload: %s: %zu requests over %.1f s (%.2f req/s), prompt mean %.0f, output mean %.0f tokens%s\n",
+          r->tr.source, r->tr.n, r->tr_stats.span_s, r->tr_stats.rate_per_s, r->tr_stats.prompt_mean,
+          r->tr_stats.output_mean, r->sc.max_concurrency ? ", closed loop" : "");
+  if (r->sc.max_concurrency) fprintf(f, "  client: max concurrency %u\n", r->sc.max_concurrency);
+  fprintf(f, "  cost model: %s\n", r->cost_source);
+  if (r->interrupted) fprintf(f, "  INTERRUPTED: partial results up to the interrupt\n");
+  fprintf(f, "============ Serving Benchmark Result ============\n");
+  fprintf(f, "%-40s %zu\n", "Successful requests:", s->completed);
+  if (s->rejected) fprintf(f, "%-40s %zu\n", "Rejected requests:", s->rejected);
+  if (s->unfinished) fprintf(f, "%-40s %zu\n", "Unfinished requests:", s->unfinished);
+  line(f, "Benchmark duration (s):", "%.2f", s->duration_s);
+  fprintf(f, "%-40s %llu\n", "Total input tokens:", (unsigned long long)s->total_input_tokens);
+  fprintf(f, "%-40s %llu\n", "Total generated tokens:", (unsigned long long)s->total_output_tokens);
+  line(f, "Request throughput (req/s):", "%.2f", s->request_throughput);
+  if (s->has_goodput) line(f, "Request goodput (req/s):", "%.2f", s->request_goodput);
+  line(f, "Output token throughput (tok/s):", "%.2f", s->output_throughput);
+  line(f, "Total Token throughput (tok/s):", "%.2f", s->total_token_throughput);
+  dist_block(f, "Time to First Token", "TTFT", &s->ttft_ms);
+  dist_block(f, "Time per Output Token (excl. 1st token)", "TPOT", &s->tpot_ms);
+  dist_block(f, "Inter-token Latency", "ITL", &s->itl_ms);
+  dist_block(f, "End-to-end Latency", "E2EL", &s->e2el_ms);
+  fprintf(f, "==================================================\n");
+  bottleneck b;
+  report_bottleneck(r, &b);
+  fprintf(f, "Binding limit: %s\n  %s\n", limit_name(b.primary), b.explain);
+  fprintf(f, "  step time by bound: compute %.0f%%, HBM %.0f%%, interconnect %.0f%%, CPU %.0f%%; "
+             "mean batch %.1f seqs / %.0f tokens, %llu steps, %llu preemptions\n",
+          100 * b.share[BOUND_COMPUTE], 100 * b.share[BOUND_MEMORY], 100 * b.share[BOUND_COMM],
+          100 * b.share[BOUND_CPU], s->mean_batch_seqs, s->mean_batch_tokens, (unsigned long long)s->steps,
+          (unsigned long long)b.preemptions);
+  if (wall_s >= 0) fprintf(f, "simulated in %.3f s of wall time\n", wall_s);
+}

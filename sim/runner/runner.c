@@ -1,0 +1,137 @@
+/* runner.c: scenario -> configs -> plan -> trace -> cost -> cluster -> summary. */
+#include "runner/runner.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int runner_load_workload(const scenario *sc, trace *out, sim_err *err) {
+  int rc;
+  trace_init(out);
+  if (sc->trace_path[0]) rc = trace_load(out, sc->trace_path, sc->trace_fmt, err);
+  else rc = gen_trace(out, &sc->gen, err);
+  if (rc) return rc;
+  if (sc->window_start_s > 0 || sc->window_end_s >= 0) trace_window(out, sc->window_start_s, sc->window_end_s);
+  if (sc->max_requests && out->n > sc->max_requests) trace_truncate(out, sc->max_requests);
+  if (out->n == 0)
+    return sim_errf(err, SIM_EINPUT, "%s: the workload has no requests%s", out->source,
+                    sc->window_start_s > 0 || sc->window_end_s >= 0 ? " in the chosen time window" : "");
+  if (sc->target_rate > 0) {
+    if (out->n < 2 || out->reqs[out->n - 1].arrival_ns == 0)
+      return sim_errf(err, SIM_EINPUT, "--request-rate with a trace: the trace has no time span to rescale");
+    double span_s = (double)out->reqs[out->n - 1].arrival_ns / 1e9;
+    double rate = (double)(out->n - 1) / span_s;
+    trace_scale_rate(out, sc->target_rate / rate);
+  }
+  if (sc->rate_scale != 1.0) trace_scale_rate(out, sc->rate_scale);
+  if (sc->prompt_scale != 1.0 || sc->output_scale != 1.0)
+    trace_scale_lengths(out, sc->prompt_scale, sc->output_scale);
+  return SIM_OK;
+}
+
+static int load_configs(run_ctx *r, sim_err *err) {
+  const scenario *sc = &r->sc;
+  int rc;
+  if ((rc = cfg_model_load(&r->model, sc->model, err))) return rc;
+  if ((rc = cfg_gpu_load(&r->gpu, sc->gpu, err))) return rc;
+  if ((rc = cfg_engine_load(&r->engine, sc->engine, err))) return rc;
+  r->deploy = sc->deploy;
+  if ((rc = cfg_resolve(&r->deploy, &r->model, &r->gpu, &r->engine, err))) return rc;
+  return SIM_OK;
+}
+
+static int load_profiles(run_ctx *r, sim_err *err) {
+  const char *p = r->sc.profile;
+  if (!p[0] || !strcmp(p, "none") || !strcmp(p, "auto")) {
+    /* "auto": bundled measured profiles are looked up by GPU name once the
+     * calibration work provides them; until then the roofline serves. */
+    snprintf(r->cost_source, sizeof r->cost_source,
+             "roofline from the %s datasheet with the %s engine's efficiency factors (no measured profile)",
+             r->gpu.name, r->engine.name);
+    return SIM_OK;
+  }
+  int rc = prof_load(&r->profile, p, err);
+  if (rc) return rc;
+  snprintf(r->cost_source, sizeof r->cost_source, "measured profile %s (roofline where it has no data)", p);
+  return SIM_OK;
+}
+
+int runner_prepare(run_ctx *r, const scenario *sc, sim_err *err) {
+  memset(r, 0, sizeof *r);
+  r->sc = *sc;
+  trace_init(&r->tr);
+  int rc;
+  if ((rc = load_configs(r, err))) return rc;
+  if ((rc = memplan_compute(&r->plan, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
+  if ((rc = runner_load_workload(sc, &r->tr, err))) return rc;
+  trace_compute_stats(&r->tr, &r->tr_stats);
+  if ((rc = load_profiles(r, err))) return rc;
+  if ((rc = cost_init(&r->cost, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
+  cost_set_profiles(&r->cost, r->profile, r->other_profile, r->other_profile ? &r->other_gpu : NULL);
+
+  cluster_cfg cc;
+  memset(&cc, 0, sizeof cc);
+  cc.replicas = r->deploy.replicas;
+  cc.router = r->deploy.router;
+  cc.sched.max_num_seqs = r->deploy.max_num_seqs;
+  cc.sched.max_num_batched_tokens = r->deploy.max_num_batched_tokens;
+  cc.sched.long_prefill_token_threshold = r->engine.long_prefill_token_threshold;
+  cc.sched.chunked_prefill = r->deploy.enable_chunked_prefill != 0;
+  cc.sched.async_scheduling = r->engine.async_scheduling;
+  cc.sched.admission = r->engine.admission;
+  cc.kv_blocks = r->plan.kv_blocks;
+  cc.block_tokens = r->plan.block_tokens;
+  cc.prefix_caching = r->deploy.enable_prefix_caching != 0;
+  cc.max_model_len = r->deploy.max_model_len;
+  cc.max_concurrency = sc->max_concurrency;
+  double si = sc->sample_interval_s;
+  if (si <= 0) {
+    double span = r->tr_stats.span_s;
+    si = span > 7200 ? ceil(span / 7200) : 1.0;
+  }
+  cc.sample_interval_ns = sim_s_to_ns(si);
+  cc.time_limit_ns = sc->time_limit_s > 0 ? sim_s_to_ns(sc->time_limit_s) : 0;
+  cc.n_failures = sc->n_failures;
+  for (uint32_t i = 0; i < sc->n_failures; i++) {
+    cc.failures[i].replica = sc->failures[i].replica;
+    cc.failures[i].at_ns = sim_s_to_ns(sc->failures[i].at_s);
+  }
+  if ((rc = cluster_init(&r->cl, &cc, &r->tr, &r->cost, err))) return rc;
+  r->prepared = true;
+  return SIM_OK;
+}
+
+static bool slice_cb(void *ctx, uint64_t max_events, sim_ns until) {
+  return cluster_run_slice(ctx, max_events, until);
+}
+static sim_ns next_cb(void *ctx) { return cluster_next_time(ctx); }
+
+int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err) {
+  SIM_ASSERT(r->prepared);
+  if (drv) {
+    drv_ops ops = {&r->cl, slice_cb, next_cb, NULL};
+    int rc = drv_run(&ops, drv, &r->interrupted, err);
+    if (rc) return rc;
+  } else {
+    cluster_run(&r->cl);
+  }
+  cluster_finish(&r->cl);
+  r->executed = true;
+  metrics_summarize(&r->cl.m, r->cl.reqs, r->cl.n_reqs, &r->sc.goodput, &r->sum);
+  for (uint32_t i = 0; i < r->cl.cfg.replicas; i++) {
+    const kv_stats *ks = kv_get_stats(r->cl.reps[i].s.kv);
+    r->kv_lookup_tokens += ks->lookup_tokens;
+    r->kv_hit_tokens += ks->hit_tokens;
+  }
+  r->sum.prefix_hit_rate = r->kv_lookup_tokens ? (double)r->kv_hit_tokens / (double)r->kv_lookup_tokens : 0.0;
+  return SIM_OK;
+}
+
+void runner_free(run_ctx *r) {
+  if (r->cl.reqs) cluster_deinit(&r->cl);
+  cost_deinit(&r->cost);
+  prof_free(r->profile);
+  prof_free(r->other_profile);
+  trace_free(&r->tr);
+  memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,51 @@
+/* runner.h: one simulation run end to end, the data flowing one way:
+ *   scenario -> configs (model, gpu, engine, deployment) -> memory plan
+ *   -> trace (file or generator, transforms) -> cost model -> cluster
+ *   -> metrics summary.
+ * Used by `run`, and by `sweep`, `capacity` and `validate` (one run_ctx per
+ * simulation; independent run_ctx values share nothing, so they can run on
+ * different threads).
+ * Ownership: runner_prepare fills a caller-owned run_ctx; runner_free
+ * releases it (also after a failed prepare). */
+#ifndef SIM_RUNNER_H
+#define SIM_RUNNER_H
+
+#include "core/drv.h"
+#include "hw/cost.h"
+#include "hw/memplan.h"
+#include "hw/prof.h"
+#include "runner/scenario.h"
+#include "serve/cluster.h"
+
+typedef struct run_ctx {
+  scenario sc;
+  model_cfg model;
+  gpu_cfg gpu;
+  engine_cfg engine;
+  deploy_cfg deploy;     /* resolved */
+  mem_plan plan;
+  trace tr;
+  trace_stats tr_stats;
+  prof *profile;         /* measured on this GPU type, or NULL */
+  prof *other_profile;   /* measured on another GPU type (scaled), or NULL */
+  gpu_cfg other_gpu;
+  char cost_source[256]; /* one line: what served the step costs */
+  cost_model cost;
+  cluster cl;
+  bool prepared, executed, interrupted;
+  metrics_summary sum;
+  uint64_t kv_lookup_tokens, kv_hit_tokens; /* over replicas */
+} run_ctx;
+
+/* Loads and checks everything; SIM_EINPUT with a precise message on bad input
+ * (including a deployment that cannot start: the memory plan's numbers). */
+int runner_prepare(run_ctx *r, const scenario *sc, sim_err *err);
+/* Runs the simulation: through the libuv driver when drv is non-NULL (signals,
+ * pacing), else directly. Then summarizes. */
+int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err);
+void runner_free(run_ctx *r);
+
+/* Loads and transforms the scenario's workload (exposed for gen-trace and tests). */
+int runner_load_workload(const scenario *sc, trace *out, sim_err *err);
+
+#endif

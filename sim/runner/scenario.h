@@ -1,0 +1,58 @@
+/* scenario.h: everything one simulation run needs, by name: model, GPU,
+ * engine profile, deployment knobs, workload (trace or generator), client,
+ * SLOs and what-ifs. Read from a scenario JSON file (configs/examples/) and
+ * overridden by command-line flags; then runner.h turns it into a result.
+ * Plain value type, no heap (names and paths are fixed-size strings). */
+#ifndef SIM_SCENARIO_H
+#define SIM_SCENARIO_H
+
+#include "config/cfg.h"
+#include "metrics/metrics.h"
+#include "serve/cluster.h"
+#include "workload/gen.h"
+#include "workload/trace.h"
+
+typedef struct scenario {
+  char name[128];
+  char source[1024];          /* scenario file it came from ("" = built-in default) */
+  char model[1024];           /* name or path */
+  char gpu[1024];
+  char engine[1024];
+  char profile[1024];         /* "auto" (bundled profile for the GPU if any), "none", or a path */
+  deploy_cfg deploy;
+  /* workload */
+  char trace_path[1024];      /* "" = generated */
+  trace_format trace_fmt;
+  gen_params gen;             /* used when trace_path is empty */
+  double window_start_s;      /* keep arrivals in [start, end) of the trace; end < 0 = no end */
+  double window_end_s;
+  double rate_scale;          /* 2 = arrivals twice as fast (what-if) */
+  double target_rate;         /* > 0: rescale the trace to this mean rate, req/s */
+  double prompt_scale, output_scale;
+  uint64_t max_requests;      /* 0 = all */
+  uint32_t max_concurrency;   /* client slots, 0 = unlimited */
+  /* what-ifs */
+  uint32_t n_failures;
+  struct {
+    uint32_t replica;
+    double at_s;
+  } failures[CLUSTER_MAX_FAILURES];
+  /* metrics and run control */
+  slo_cfg goodput;            /* negative = not part of goodput */
+  double sample_interval_s;   /* time series period; 0 = auto */
+  double time_limit_s;        /* 0 = none */
+  uint64_t seed;
+} scenario;
+
+/* Blank defaults: bundled names (llama-3.1-70b, h200, vllm), every
+ * deployment knob unset, vLLM bench serve generator defaults, no trace. */
+void scenario_init(scenario *s);
+/* The built-in default: Llama-3.1-70B on H200 x TP4 (vLLM), replaying the
+ * bundled chat trace. Kept identical to configs/examples/default.json. */
+void scenario_default(scenario *s);
+/* Loads a scenario JSON file over *s (keys present override; unknown keys are
+ * errors naming the file and key). */
+int scenario_load(scenario *s, const char *path, sim_err *err);
+int scenario_parse(scenario *s, const char *json, const char *what, sim_err *err);
+
+#endif

@@ -1,0 +1,305 @@
+/* cluster.c: arrivals, client slots, routing and replica steps in virtual time. */
+#include "serve/cluster.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL };
+
+const char *rq_reject_name(rq_reject r) {
+  switch (r) {
+    case REJ_NONE: return "none";
+    case REJ_TOO_LONG: return "prompt_plus_output_exceeds_max_model_len";
+    case REJ_KV_TOO_SMALL: return "larger_than_kv_pool";
+    case REJ_NO_REPLICA: return "no_replica_left";
+    case REJ_UNFINISHED: return "unfinished_at_end_of_run";
+  }
+  return "?";
+}
+
+int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model *cost, sim_err *err) {
+  memset(c, 0, sizeof *c);
+  if (cfg->replicas == 0) return sim_errf(err, SIM_EINPUT, "replicas must be >= 1");
+  if (cfg->kv_blocks == 0) return sim_errf(err, SIM_EINPUT, "the KV pool has no blocks");
+  c->cfg = *cfg;
+  c->tr = tr;
+  c->cost = cost;
+  c->n_reqs = tr->n;
+  c->reqs = sim_calloc(tr->n ? tr->n : 1, sizeof *c->reqs);
+  for (size_t i = 0; i < tr->n; i++) {
+    const trace_req *q = &tr->reqs[i];
+    request *r = &c->reqs[i];
+    r->id = (uint32_t)i;
+    r->prompt_tokens = q->prompt_tokens;
+    r->output_tokens = q->output_tokens;
+    r->num_tokens = q->prompt_tokens;
+    r->arrival_ns = q->arrival_ns;
+    r->first_sched_ns = SIM_NS_INF;
+    r->replica = UINT32_MAX;
+    kv_seq_init(&r->kv);
+    r->content.uid = i + 1;
+    r->content.prompt_tokens = q->prompt_tokens;
+    if (q->n_hash) {
+      r->content.kind = KV_CONTENT_HASH_IDS;
+      r->content.hash_ids = tr->hash_ids + q->hash_off;
+      r->content.n_hash = q->n_hash;
+      r->content.hash_block_tokens = tr->hash_block_tokens;
+    } else if (q->session) {
+      r->content.kind = KV_CONTENT_SESSION;
+      r->content.session = q->session;
+    }
+  }
+  c->reps = sim_calloc(cfg->replicas, sizeof *c->reps);
+  c->views = sim_calloc(cfg->replicas, sizeof *c->views);
+  for (uint32_t i = 0; i < cfg->replicas; i++)
+    sched_init(&c->reps[i].s, &cfg->sched, cfg->kv_blocks, cfg->block_tokens, cfg->prefix_caching);
+  c->rt.policy = cfg->router;
+  des_init(&c->ev);
+  metrics_init(&c->m, cfg->sample_interval_ns);
+  c->done_cap = 1024;
+  c->done_buf = sim_malloc(c->done_cap * sizeof *c->done_buf);
+  if (tr->n) des_push(&c->ev, tr->reqs[0].arrival_ns, EV_ARRIVAL, 0, 0);
+  if (cfg->sample_interval_ns) des_push(&c->ev, 0, EV_SAMPLE, 0, 0);
+  for (uint32_t k = 0; k < cfg->n_failures; k++) {
+    if (cfg->failures[k].replica >= cfg->replicas)
+      return sim_errf(err, SIM_EINPUT, "replica failure: replica %u does not exist (replicas: %u)",
+                      cfg->failures[k].replica, cfg->replicas);
+    des_push(&c->ev, cfg->failures[k].at_ns, EV_FAIL, cfg->failures[k].replica, 0);
+  }
+  if (tr->n == 0) c->complete = true;
+  return SIM_OK;
+}
+
+void cluster_deinit(cluster *c) {
+  for (size_t i = 0; i < c->n_reqs; i++) kv_seq_deinit(&c->reqs[i].kv);
+  if (c->reps)
+    for (uint32_t i = 0; i < c->cfg.replicas; i++) sched_deinit(&c->reps[i].s);
+  free(c->reps);
+  free(c->views);
+  free(c->reqs);
+  free(c->cq);
+  free(c->done_buf);
+  free(c->drain_buf);
+  des_deinit(&c->ev);
+  metrics_deinit(&c->m);
+  memset(c, 0, sizeof *c);
+}
+
+uint32_t cluster_waiting(const cluster *c) {
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < c->cfg.replicas; i++) w += sched_num_waiting(&c->reps[i].s);
+  return w;
+}
+
+uint32_t cluster_running(const cluster *c) {
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < c->cfg.replicas; i++) w += sched_num_running(&c->reps[i].s);
+  return w;
+}
+
+static void close_request(cluster *c) {
+  c->n_closed++;
+  if (c->n_closed == c->n_reqs) c->complete = true;
+}
+
+static void release_slot(cluster *c, sim_ns now);
+
+static void start_step(cluster *c, uint32_t ri, sim_ns now) {
+  replica *rep = &c->reps[ri];
+  if (rep->busy || rep->failed || !sched_has_work(&rep->s)) return;
+  while (!sched_schedule(&rep->s, c->reqs, now, &rep->bd)) {
+    /* Nothing fits although nothing runs: the head request needs more blocks
+     * than the whole pool (the memory plan normally rules this out). Reject it
+     * rather than wait forever. */
+    if (rep->s.n_running || !rep->s.wait_len) return;
+    uint32_t idx = sched_pop_head(&rep->s);
+    c->reqs[idx].state = RQ_REJECTED;
+    c->reqs[idx].reject = REJ_KV_TOO_SMALL;
+    rep->outstanding--;
+    close_request(c);
+    release_slot(c, now);
+    if (rep->busy) return; /* release_slot may have started this replica */
+  }
+  if (rep->s.n_step > c->done_cap) {
+    c->done_cap = rep->s.n_step * 2;
+    c->done_buf = sim_realloc(c->done_buf, c->done_cap * sizeof *c->done_buf);
+  }
+  cost_step(c->cost, &rep->bd, &rep->sc);
+  double ns = ceil(rep->sc.total_ns);
+  sim_ns dur = ns < 1.0 ? 1 : (sim_ns)ns;
+  rep->busy = true;
+  rep->steps++;
+  rep->busy_ns += rep->sc.total_ns;
+  metrics_step(&c->m, &rep->bd, &rep->sc);
+  des_push(&c->ev, now + dur, EV_STEP, ri, 0);
+}
+
+static void route(cluster *c, uint32_t idx, sim_ns now) {
+  for (uint32_t i = 0; i < c->cfg.replicas; i++) {
+    c->views[i].failed = c->reps[i].failed;
+    c->views[i].outstanding = c->reps[i].outstanding;
+    c->views[i].kv_usage = c->cfg.router == ROUTE_LEAST_KV ? kv_usage(c->reps[i].s.kv) : 0.0;
+  }
+  uint32_t ri = router_pick(&c->rt, c->views, c->cfg.replicas);
+  request *r = &c->reqs[idx];
+  if (ri == UINT32_MAX) {
+    r->state = RQ_REJECTED;
+    r->reject = REJ_NO_REPLICA;
+    c->in_flight--;
+    close_request(c);
+    return;
+  }
+  r->replica = ri;
+  c->reps[ri].outstanding++;
+  sched_add(&c->reps[ri].s, c->reqs, idx);
+  start_step(c, ri, now);
+}
+
+static void send(cluster *c, uint32_t idx, sim_ns now) {
+  request *r = &c->reqs[idx];
+  r->send_ns = now;
+  c->in_flight++;
+  if ((uint64_t)r->prompt_tokens + r->output_tokens > c->cfg.max_model_len) {
+    r->state = RQ_REJECTED;
+    r->reject = REJ_TOO_LONG;
+    c->in_flight--;
+    close_request(c);
+    return;
+  }
+  route(c, idx, now);
+}
+
+static void cq_push(cluster *c, uint32_t idx) {
+  if (c->cq_len == c->cq_cap) {
+    size_t nc = c->cq_cap ? c->cq_cap * 2 : 1024;
+    uint32_t *q = sim_malloc(nc * sizeof *q);
+    for (size_t i = 0; i < c->cq_len; i++) q[i] = c->cq[(c->cq_head + i) % c->cq_cap];
+    free(c->cq);
+    c->cq = q;
+    c->cq_head = 0;
+    c->cq_cap = nc;
+  }
+  c->cq[(c->cq_head + c->cq_len) % c->cq_cap] = idx;
+  c->cq_len++;
+}
+
+static void release_slot(cluster *c, sim_ns now) {
+  c->in_flight--;
+  while (c->cq_len && (c->cfg.max_concurrency == 0 || c->in_flight < c->cfg.max_concurrency)) {
+    uint32_t idx = c->cq[c->cq_head];
+    c->cq_head = (c->cq_head + 1) % c->cq_cap;
+    c->cq_len--;
+    send(c, idx, now);
+  }
+}
+
+static void on_arrival(cluster *c, uint32_t idx, sim_ns now) {
+  c->next_arrival = idx + 1;
+  if (c->next_arrival < c->n_reqs)
+    des_push(&c->ev, c->tr->reqs[c->next_arrival].arrival_ns, EV_ARRIVAL, 0, c->next_arrival);
+  request *r = &c->reqs[idx];
+  if (c->cfg.max_concurrency && (c->in_flight >= c->cfg.max_concurrency || c->cq_len)) {
+    r->state = RQ_CLIENT;
+    cq_push(c, idx);
+    return;
+  }
+  send(c, idx, now);
+}
+
+static void on_step(cluster *c, uint32_t ri, sim_ns now) {
+  replica *rep = &c->reps[ri];
+  rep->busy = false;
+  if (rep->failed) return;
+  uint32_t n = sched_complete(&rep->s, c->reqs, now, &c->m, c->done_buf);
+  for (uint32_t k = 0; k < n; k++) {
+    rep->outstanding--;
+    c->m.finished++;
+    close_request(c);
+    release_slot(c, now);
+  }
+  start_step(c, ri, now);
+}
+
+static void on_fail(cluster *c, uint32_t ri, sim_ns now) {
+  replica *rep = &c->reps[ri];
+  if (rep->failed) return;
+  rep->failed = true;
+  rep->busy = false;
+  size_t cap = (size_t)rep->s.n_running + rep->s.wait_len + 1;
+  c->drain_buf = sim_realloc(c->drain_buf, cap * sizeof *c->drain_buf);
+  uint32_t n = sched_drain(&rep->s, c->reqs, c->drain_buf);
+  rep->outstanding = 0;
+  /* the clients retry at once on the surviving replicas; TTFT keeps its origin */
+  for (uint32_t k = 0; k < n; k++) route(c, c->drain_buf[k], now);
+}
+
+static void on_sample(cluster *c, sim_ns now) {
+  ts_row row;
+  memset(&row, 0, sizeof row);
+  row.t_ns = now;
+  double kv_sum = 0, kv_max = 0;
+  uint32_t alive = 0;
+  for (uint32_t i = 0; i < c->cfg.replicas; i++) {
+    const replica *rep = &c->reps[i];
+    row.running += sched_num_running(&rep->s);
+    row.waiting += sched_num_waiting(&rep->s);
+    row.preemptions += rep->s.preemptions;
+    if (rep->failed) continue;
+    double u = kv_usage(rep->s.kv);
+    kv_sum += u;
+    if (u > kv_max) kv_max = u;
+    alive++;
+  }
+  row.client_queue = (uint32_t)c->cq_len;
+  row.kv_usage_mean = (float)(alive ? kv_sum / alive : 0.0);
+  row.kv_usage_max = (float)kv_max;
+  row.finished = c->m.finished;
+  metrics_sample(&c->m, &row);
+  c->m.preemptions = row.preemptions;
+  if (!c->complete) des_push(&c->ev, now + c->cfg.sample_interval_ns, EV_SAMPLE, 0, 0);
+}
+
+sim_ns cluster_next_time(const cluster *c) { return des_peek_time(&c->ev); }
+
+bool cluster_run_slice(cluster *c, uint64_t max_events, sim_ns until_ns) {
+  des_event ev;
+  for (uint64_t k = 0; k < max_events; k++) {
+    if (c->complete || c->stopped) return true;
+    sim_ns t = des_peek_time(&c->ev);
+    if (t == SIM_NS_INF) return true;
+    if (c->cfg.time_limit_ns && t > c->cfg.time_limit_ns) {
+      c->stopped = true;
+      return true;
+    }
+    if (t > until_ns) return false;
+    des_pop(&c->ev, &ev);
+    switch (ev.kind) {
+      case EV_ARRIVAL: on_arrival(c, (uint32_t)ev.arg, ev.t_ns); break;
+      case EV_STEP: on_step(c, ev.target, ev.t_ns); break;
+      case EV_SAMPLE: on_sample(c, ev.t_ns); break;
+      case EV_FAIL: on_fail(c, ev.target, ev.t_ns); break;
+      default: SIM_ASSERT(!"unknown event");
+    }
+    metrics_level(&c->m, ev.t_ns, c->in_flight, cluster_waiting(c));
+  }
+  return c->complete || c->stopped;
+}
+
+void cluster_run(cluster *c) {
+  while (!cluster_run_slice(c, UINT64_MAX, SIM_NS_INF)) {
+  }
+}
+
+void cluster_finish(cluster *c) {
+  uint64_t pre = 0;
+  for (uint32_t i = 0; i < c->cfg.replicas; i++) pre += c->reps[i].s.preemptions;
+  c->m.preemptions = pre;
+  for (size_t i = 0; i < c->n_reqs; i++) {
+    request *r = &c->reqs[i];
+    if (r->state == RQ_FINISHED || r->state == RQ_REJECTED) continue;
+    r->state = RQ_REJECTED;
+    r->reject = REJ_UNFINISHED;
+    c->n_closed++;
+  }
+}

@@ -1,0 +1,99 @@
+/* cluster.h: the simulated deployment in virtual time: arrivals from a
+ * trace, the benchmark client (optional --max-concurrency slots), a router,
+ * and N replicas (each a scheduler + KV pool stepping through the cost model).
+ *
+ * Events (des.h): ARRIVAL (the next trace request; only one pending at a time,
+ * so the heap stays small for million-request traces), STEP (a replica's
+ * step finished; a replica with work always has exactly one pending), SAMPLE
+ * (time series), FAIL (what-if: a replica is lost).
+ * A request that arrives is sent at once, or held by the client until a slot
+ * frees (then TTFT counts from the slot acquisition, like vLLM's benchmark).
+ * Requests whose prompt + output exceed max_model_len are rejected at send
+ * with a reason (the server's 400), as are requests when every replica failed.
+ *
+ * Run it with cluster_run (everything), or in slices from the libuv driver.
+ * Ownership: cluster_init/cluster_deinit on caller storage; borrows the trace
+ * and the cost model; owns requests, replicas and metrics. */
+#ifndef SIM_CLUSTER_H
+#define SIM_CLUSTER_H
+
+#include "core/des.h"
+#include "hw/cost.h"
+#include "metrics/metrics.h"
+#include "serve/request.h"
+#include "serve/router.h"
+#include "serve/sched.h"
+#include "workload/trace.h"
+
+enum { CLUSTER_MAX_FAILURES = 16 };
+
+typedef struct cluster_cfg {
+  uint32_t replicas;
+  route_policy router;
+  sched_cfg sched;
+  uint32_t kv_blocks;        /* usable blocks per replica */
+  uint32_t block_tokens;
+  bool prefix_caching;
+  uint32_t max_model_len;    /* tokens: prompt + output above this are rejected */
+  uint32_t max_concurrency;  /* client slots; 0 = unlimited */
+  sim_ns sample_interval_ns; /* time-series period; 0 = no time series */
+  sim_ns time_limit_ns;      /* stop here, reporting the rest unfinished; 0 = none */
+  uint32_t n_failures;       /* what-if: replicas lost at given times */
+  struct {
+    uint32_t replica;
+    sim_ns at_ns;
+  } failures[CLUSTER_MAX_FAILURES];
+} cluster_cfg;
+
+typedef struct replica {
+  sched s;
+  bool busy;            /* a STEP event is pending */
+  bool failed;
+  uint32_t outstanding; /* routed and not finished */
+  uint64_t steps;
+  double busy_ns;       /* sum of its step times */
+  batch_desc bd;        /* in-flight step */
+  step_cost sc;
+} replica;
+
+typedef struct cluster {
+  cluster_cfg cfg;
+  const trace *tr;
+  cost_model *cost;
+  request *reqs;
+  size_t n_reqs;
+  replica *reps;
+  router_view *views;
+  router rt;
+  des ev;
+  metrics_rec m;
+  size_t next_arrival;  /* trace cursor */
+  uint32_t *cq;         /* client FIFO (ring) of arrived, unsent requests */
+  size_t cq_head, cq_len, cq_cap;
+  uint32_t in_flight;   /* sent, not finished (client slots used) */
+  uint32_t *done_buf;
+  size_t done_cap;
+  uint32_t *drain_buf;
+  size_t n_closed;      /* finished + rejected */
+  bool complete;        /* every request closed */
+  bool stopped;         /* time limit reached or interrupted */
+} cluster;
+
+int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model *cost, sim_err *err);
+void cluster_deinit(cluster *c);
+/* Processes at most max_events events with time <= until_ns. Returns true
+ * when the run is over (all requests closed, time limit, or no events). */
+bool cluster_run_slice(cluster *c, uint64_t max_events, sim_ns until_ns);
+/* Runs to the end. */
+void cluster_run(cluster *c);
+/* Closes the run: requests still open are marked REJ_UNFINISHED; final time
+ * series sample; level integrals up to the last event. Idempotent. */
+void cluster_finish(cluster *c);
+/* Time of the next pending event (SIM_NS_INF if none). */
+sim_ns cluster_next_time(const cluster *c);
+
+/* Total waiting / running over replicas, KV usage summaries. */
+uint32_t cluster_waiting(const cluster *c);
+uint32_t cluster_running(const cluster *c);
+
+#endif

@@ -1,0 +1,67 @@
+/* request.h: one request's state as it moves through a simulated deployment.
+ *
+ * Lifecycle: PENDING (not yet arrived) -> CLIENT (arrived, waiting for a
+ * client slot under --max-concurrency) -> WAITING (in a replica's queue) ->
+ * RUNNING (in the batch) -> FINISHED; RUNNING -> WAITING again on preemption
+ * (recompute: KV freed, num_computed reset to 0, front of the queue);
+ * REJECTED when it can never run (prompt + output > max_model_len, or larger
+ * than the whole KV pool).
+ *
+ * Token accounting (vLLM V1): num_tokens = prompt + generated tokens known so
+ * far; num_computed = tokens whose KV is written. A step schedules
+ * n <= num_tokens - num_computed tokens; when num_computed reaches num_tokens
+ * the step samples one token (generated++, num_tokens++). So the step that
+ * computes the last prompt chunk emits the first token, and every decode step
+ * computes the previous token's KV and samples the next.
+ * Invariant: num_computed <= num_tokens = prompt_tokens + generated,
+ * generated <= output_tokens. */
+#ifndef SIM_REQUEST_H
+#define SIM_REQUEST_H
+
+#include "core/common.h"
+#include "serve/kv.h"
+
+typedef enum rq_state {
+  RQ_PENDING = 0,
+  RQ_CLIENT,
+  RQ_WAITING,
+  RQ_RUNNING,
+  RQ_FINISHED,
+  RQ_REJECTED
+} rq_state;
+
+typedef enum rq_reject {
+  REJ_NONE = 0,
+  REJ_TOO_LONG,      /* prompt + output > max_model_len */
+  REJ_KV_TOO_SMALL,  /* needs more KV blocks than the whole pool */
+  REJ_NO_REPLICA,    /* every replica had failed (what-if) */
+  REJ_UNFINISHED     /* still in flight when the run was interrupted or hit its time limit */
+} rq_reject;
+
+typedef struct request {
+  uint32_t id;            /* index in the trace */
+  uint32_t replica;       /* replica it was routed to */
+  uint32_t prompt_tokens; /* input tokens */
+  uint32_t output_tokens; /* tokens to generate (ignore_eos) */
+  uint32_t num_tokens;    /* prompt + generated */
+  uint32_t num_computed;  /* tokens with KV written */
+  uint32_t generated;     /* output tokens emitted */
+  uint32_t sched_tokens;  /* tokens scheduled in the replica's in-flight step */
+  uint32_t cached_tokens; /* prefix-cache hit tokens at the last admission */
+  uint32_t preemptions;   /* times preempted */
+  rq_state state;
+  uint8_t reject;         /* rq_reject */
+  bool zombie;            /* finished, still occupying its slot one step (async scheduling) */
+  sim_ns arrival_ns;      /* trace arrival */
+  sim_ns send_ns;         /* sent to the server (client slot acquired): TTFT/E2EL origin */
+  sim_ns first_sched_ns;  /* first time scheduled (queueing delay = first_sched - send) */
+  sim_ns first_token_ns;  /* first output token */
+  sim_ns last_token_ns;   /* latest output token */
+  sim_ns finish_ns;       /* last output token (= E2EL end) */
+  kv_seq kv;              /* block table */
+  kv_content content;     /* prefix identity */
+} request;
+
+const char *rq_reject_name(rq_reject r);
+
+#endif
