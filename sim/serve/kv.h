@@ -59,16 +59,18 @@ typedef struct kv_seq {
   uint32_t *blocks;  /* block table: block ids in token order */
   uint32_t n_blocks; /* blocks held */
   uint32_t cap;
-  uint32_t n_hashed; /* leading blocks whose hashes are registered (full and cached) */
+  uint32_t n_hashed; /* leading full blocks whose hashes are computed: registered, or
+                        left unregistered as a duplicate of another block (see kv_commit) */
   uint64_t last_hash;/* hash of block n_hashed-1 (chain state) */
 } kv_seq;
 
 typedef struct kv_mgr kv_mgr; /* opaque */
 
 typedef struct kv_stats {
-  uint64_t lookups;          /* prefix lookups of admitted requests */
-  uint64_t lookup_tokens;    /* tokens those requests asked for */
-  uint64_t hit_tokens;       /* tokens served from the cache */
+  uint64_t lookups;          /* kv_match_prefix calls with caching on (a request
+                                retried in a later step counts again) */
+  uint64_t lookup_tokens;    /* num_tokens those calls asked for */
+  uint64_t hit_tokens;       /* tokens those calls found cached */
   uint64_t evictions;        /* cached blocks reused for other content */
   uint64_t alloc_failures;   /* kv_allocate calls that did not fit */
 } kv_stats;
@@ -102,7 +104,9 @@ bool kv_allocate(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached_tok
 uint32_t kv_blocks_needed(const kv_mgr *kv, const kv_seq *s, uint32_t total_tokens);
 
 /* Registers hashes of the blocks of `s` that became full now that
- * `computed_tokens` tokens have their KV written (no-op without caching). */
+ * `computed_tokens` tokens have their KV written (no-op without caching or
+ * with NONE content). A hash already registered for another block (the same
+ * content computed concurrently) keeps that mapping; this block stays uncached. */
 void kv_commit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t computed_tokens);
 
 /* Releases every block of `s` (ref_cnt--; blocks reaching 0 join the free
