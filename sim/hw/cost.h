@@ -93,6 +93,7 @@ typedef struct cost_memo {
   double ns;                    /* T-dependent part of a step for all layers */
   double op_ns[OP_COUNT];
   double bound_ns[BOUND_COUNT];
+  uint8_t src[OP_COUNT];        /* cost_src that served each GEMM op at this T (for src_count) */
   bool valid;
 } cost_memo;
 
@@ -106,7 +107,9 @@ typedef struct cost_model {
   const gpu_cfg *scaled_gpu;  /* the GPU scaled_profile was measured on */
   cost_memo *memo;            /* [0 .. memo_len) by T */
   size_t memo_len;
-  uint64_t src_count[OP_COUNT][SRC_COUNT]; /* how often each source served each op */
+  uint64_t src_count[OP_COUNT][SRC_COUNT]; /* how often each source served each op: counted by
+                                              cost_step, once per op per step (prefill attention once
+                                              per chunk); analytic ops count as SRC_ROOFLINE */
 } cost_model;
 
 int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, const deploy_cfg *d,
@@ -119,7 +122,9 @@ void cost_deinit(cost_model *c);
 /* The hot path: fills *out for one step. */
 void cost_step(cost_model *c, const batch_desc *b, step_cost *out);
 
-/* Components, for `plan`, tests and reports. Times in ns for one GPU. */
+/* Components, for `plan`, tests and reports. Times in ns for one GPU and ONE
+ * layer's call (the LM head: its one call per step); they do not touch
+ * src_count. src and bound may be NULL. */
 double cost_gemm_ns(cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_bound *bound);
 double cost_allreduce_ns(const cost_model *c, uint32_t tokens);
 double cost_attn_decode_ns(cost_model *c, uint32_t batch, uint64_t ctx_tokens_total, cost_src *src);

@@ -1,0 +1,151 @@
+/* memplan.c: per-GPU memory plan of one replica and the KV pool it leaves.
+ *
+ * Weights (bytes), whole model (memplan_weight_bytes):
+ *   layers x [H (qh + 2 kvh) hd + qh hd H + 2 H I + I H] x w_bytes
+ *     w_bytes = dtype_bytes(weight_dtype); INT4 adds one 16-bit scale per 128
+ *     weights (0.5 + 2/128 bytes per weight)
+ *   + QKV bias (if any) layers x (qh + 2 kvh) hd, embedding V H, LM head V H
+ *     (unless tied) and the (2 layers + 1) H RMSNorm weights, all in the
+ *     activation dtype.
+ * Weights per GPU: the same sum over one rank's shards, which is the whole
+ * divided by TP except that KV heads are replicated when tp > kv_heads
+ * (kvh_g = max(1, kvh / tp)), the vocabulary is padded to a multiple of 64
+ * before sharding (vLLM's VocabParallelEmbedding) and norms are replicated.
+ * These shard shapes are the ones sim/hw/cost.c streams each step.
+ *
+ * Activation peak per GPU (the profile run vLLM does before sizing the pool):
+ *   T = max_num_batched_tokens, live tensors of one layer, the larger of
+ *     attention phase: T x act_b x (2 H + (qh_g + 2 kvh_g) hd + qh_g hd)
+ *                      (residual, normed input, qkv output, attention output)
+ *     MLP phase:       T x act_b x (2 H + 3 I_g)
+ *                      (residual, normed input, gate+up output, SiLU x up output)
+ *   + sampler logits: max_num_seqs x V x 4 bytes (fp32, full vocabulary: vLLM
+ *     gathers the logits on every rank)
+ *   all x engine activation_scale (0 = unset = 1), which absorbs allocator
+ *   fragmentation and temporaries the formula leaves out.
+ * CUDA graph pool: engine cuda_graph_bytes, 0 when cuda_graph_max_batch = 0.
+ * Runtime: engine runtime_overhead_bytes.
+ *
+ * Refusals, in order (each fills *p, fits = false, kv_blocks = 0):
+ *   weights alone exceed the budget; nothing left for the KV pool; the pool
+ *   holds fewer than max_model_len tokens. Sizes are printed in GiB (2^30). */
+#include "hw/memplan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define VOCAB_PAD 64u /* must match sim/hw/cost.c */
+#define INT4_GROUP 128.0
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+static uint32_t tp_of(const deploy_cfg *d) { return d->tp ? d->tp : 1; }
+
+static double weight_elem_bytes(sim_dtype w) {
+  return w == DT_INT4 ? 0.5 + 2.0 / INT4_GROUP : dtype_bytes(w);
+}
+
+/* Weight bytes of one rank when heads/intermediate/vocab are split t ways
+ * (t = 1: the whole model, unpadded vocabulary). */
+static double weights_for(const model_cfg *m, const deploy_cfg *d, uint32_t t) {
+  double ab = dtype_bytes(d->act_dtype), wb = weight_elem_bytes(d->weight_dtype);
+  double H = m->hidden, hd = m->head_dim, L = m->layers;
+  double qh = div_up(m->q_heads, t), kvh = m->kv_heads / t ? m->kv_heads / t : 1, I = div_up(m->intermediate, t);
+  double V = t == 1 ? m->vocab : div_up(div_up(m->vocab, VOCAB_PAD) * VOCAB_PAD, t);
+  double qkv_n = (qh + 2.0 * kvh) * hd;
+  double linear = H * qkv_n + qh * hd * H + 2.0 * H * I + I * H;
+  double w = L * linear * wb;
+  if (m->qkv_bias) w += L * qkv_n * ab;
+  w += V * H * ab * (m->tied_embeddings ? 1.0 : 2.0);
+  w += (2.0 * L + 1.0) * H * ab;
+  return w;
+}
+
+double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d) { return weights_for(m, d, 1); }
+
+double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d) {
+  uint32_t t = tp_of(d), kvh = m->kv_heads / t ? m->kv_heads / t : 1;
+  return 2.0 * m->layers * kvh * m->head_dim * dtype_bytes(d->kv_dtype);
+}
+
+static double activation_peak(const model_cfg *m, const engine_cfg *e, const deploy_cfg *d) {
+  uint32_t t = tp_of(d);
+  double T = d->max_num_batched_tokens ? d->max_num_batched_tokens : e->max_num_batched_tokens;
+  double S = d->max_num_seqs ? d->max_num_seqs : e->max_num_seqs;
+  double ab = dtype_bytes(d->act_dtype), H = m->hidden, hd = m->head_dim;
+  double qh = div_up(m->q_heads, t), kvh = m->kv_heads / t ? m->kv_heads / t : 1, I = div_up(m->intermediate, t);
+  double attn = T * ab * (2.0 * H + (qh + 2.0 * kvh) * hd + qh * hd);
+  double mlp = T * ab * (2.0 * H + 3.0 * I);
+  double logits = S * (double)m->vocab * 4.0;
+  double scale = e->activation_scale > 0 ? e->activation_scale : 1.0;
+  return ((attn > mlp ? attn : mlp) + logits) * scale;
+}
+
+/* 1234567 -> "1,234,567" */
+static void fmt_thousands(char *buf, size_t n, uint64_t v) {
+  char raw[32];
+  int len = snprintf(raw, sizeof raw, "%llu", (unsigned long long)v);
+  size_t o = 0;
+  for (int i = 0; i < len && o + 1 < n; i++) {
+    if (i > 0 && (len - i) % 3 == 0 && o + 2 < n) buf[o++] = ',';
+    buf[o++] = raw[i];
+  }
+  buf[o] = 0;
+}
+
+int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e,
+                    const deploy_cfg *d, sim_err *err) {
+  memset(p, 0, sizeof *p);
+  uint32_t t = tp_of(d);
+  double util = d->gpu_memory_utilization > 0 ? d->gpu_memory_utilization : e->gpu_memory_utilization;
+  uint32_t block = d->block_size ? d->block_size : e->block_size;
+  SIM_ASSERT(block > 0);
+  p->device_bytes = g->mem_bytes;
+  p->budget_bytes = g->mem_bytes * util;
+  p->weights_bytes = weights_for(m, d, t);
+  p->weights_total_bytes = memplan_weight_bytes(m, d);
+  p->activation_bytes = activation_peak(m, e, d);
+  p->cuda_graph_bytes = e->cuda_graph_max_batch > 0 ? e->cuda_graph_bytes : 0;
+  p->runtime_bytes = e->runtime_overhead_bytes;
+  p->kv_bytes = p->budget_bytes - p->weights_bytes - p->activation_bytes - p->cuda_graph_bytes - p->runtime_bytes;
+  p->kv_bytes_per_token = memplan_kv_bytes_per_token(m, d);
+  p->block_tokens = block;
+  p->kv_bytes_per_block = p->kv_bytes_per_token * block;
+  p->max_model_len = d->max_model_len ? d->max_model_len : m->max_pos;
+
+  char who[256];
+  snprintf(who, sizeof who, "%s %s on %u x %s", m->name, dtype_name(d->weight_dtype), t, g->name);
+  if (p->weights_bytes > p->budget_bytes)
+    return sim_errf(err, SIM_EINPUT,
+                    "%s: weights %.1f GiB per GPU exceed the %.1f GiB budget (%.1f GiB x gpu_memory_utilization "
+                    "%.2f); use a larger --tensor-parallel-size or --quantization",
+                    who, p->weights_bytes / GIB, p->budget_bytes / GIB, p->device_bytes / GIB, util);
+  if (p->kv_bytes <= 0)
+    return sim_errf(err, SIM_EINPUT,
+                    "%s: no memory left for the KV cache: budget %.1f GiB - weights %.1f GiB - activations %.1f "
+                    "GiB - CUDA graphs %.1f GiB - runtime %.1f GiB = %.1f GiB per GPU; use a larger "
+                    "--tensor-parallel-size or --quantization, lower --max-num-batched-tokens or raise "
+                    "--gpu-memory-utilization",
+                    who, p->budget_bytes / GIB, p->weights_bytes / GIB, p->activation_bytes / GIB,
+                    p->cuda_graph_bytes / GIB, p->runtime_bytes / GIB, p->kv_bytes / GIB);
+
+  double blocks = floor(p->kv_bytes / p->kv_bytes_per_block) - 1.0;
+  if (blocks < 0) blocks = 0;
+  if (blocks > UINT32_MAX) blocks = UINT32_MAX;
+  uint32_t nblocks = (uint32_t)blocks;
+  uint64_t tokens = (uint64_t)nblocks * block;
+  if (tokens < p->max_model_len) {
+    char n[32];
+    fmt_thousands(n, sizeof n, tokens);
+    return sim_errf(err, SIM_EINPUT,
+                    "%s: KV pool holds %s tokens, fewer than max_model_len %u; lower --max-model-len or raise "
+                    "--gpu-memory-utilization",
+                    who, n, p->max_model_len);
+  }
+  p->kv_blocks = nblocks;
+  p->kv_tokens = tokens;
+  p->max_concurrency_at_max_len = p->max_model_len ? (double)tokens / p->max_model_len : 0;
+  p->fits = true;
+  return SIM_OK;
+}

@@ -1,0 +1,541 @@
+/* test_cost.c: the cost model against hand-computed roofline numbers and
+ * physical properties (monotonicity, conservation of time, TP and dtype
+ * effects). Configs are built in code (Llama-3.1-70B, H200, H100, a
+ * vLLM-like engine) so the test does not depend on the config loaders. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "hw/cost.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static model_cfg llama70b(void) {
+  model_cfg m;
+  memset(&m, 0, sizeof m);
+  strcpy(m.name, "llama-3.1-70b");
+  strcpy(m.arch, "llama");
+  m.hidden = 8192, m.intermediate = 28672, m.layers = 80, m.q_heads = 64, m.kv_heads = 8, m.head_dim = 128;
+  m.vocab = 128256, m.max_pos = 131072, m.native_dtype = DT_BF16;
+  return m;
+}
+
+static model_cfg llama1b(void) { /* Llama-3.2-1B */
+  model_cfg m = llama70b();
+  strcpy(m.name, "llama-3.2-1b");
+  m.hidden = 2048, m.intermediate = 8192, m.layers = 16, m.q_heads = 32, m.kv_heads = 8, m.head_dim = 64;
+  m.tied_embeddings = true;
+  return m;
+}
+
+static gpu_cfg h200(void) {
+  gpu_cfg g;
+  memset(&g, 0, sizeof g);
+  strcpy(g.name, "h200");
+  g.mem_bytes = 143771 * MIB, g.hbm_Bps = 4.8e12;
+  g.flops[DT_BF16] = g.flops[DT_FP16] = 989e12;
+  g.flops[DT_FP8] = g.flops[DT_INT8] = 1979e12;
+  g.link = LINK_NVLINK, g.link_Bps = 450e9, g.link_latency_ns = 0;
+  g.sm_count = 132;
+  return g;
+}
+
+static gpu_cfg h100(void) {
+  gpu_cfg g = h200();
+  strcpy(g.name, "h100-sxm");
+  g.mem_bytes = 81559 * MIB, g.hbm_Bps = 3.35e12;
+  return g;
+}
+
+static engine_cfg vllm(void) {
+  engine_cfg e;
+  memset(&e, 0, sizeof e);
+  strcpy(e.name, "vllm");
+  e.max_num_seqs = 1024, e.max_num_batched_tokens = 8192, e.block_size = 16, e.gpu_memory_utilization = 0.92;
+  e.async_scheduling = true;
+  e.step_overhead_ns = 500e3, e.per_seq_overhead_ns = 2e3;
+  e.cuda_graph_max_batch = 512, e.launch_overhead_ns_per_layer = 20e3;
+  e.gemm_compute_eff = 0.75, e.gemm_memory_eff = 0.85, e.gemm_blend = 4;
+  e.attn_prefill_eff = 0.5, e.attn_decode_eff = 0.7, e.elementwise_eff = 0.7;
+  e.allreduce_bw_eff = 0.7, e.allreduce_latency_ns = 10e3;
+  e.runtime_overhead_bytes = 1.5 * 1024 * MIB, e.cuda_graph_bytes = 0.5 * 1024 * MIB, e.activation_scale = 1.2;
+  return e;
+}
+
+static deploy_cfg dep(uint32_t tp, sim_dtype w) {
+  deploy_cfg d;
+  memset(&d, 0, sizeof d);
+  d.tp = tp, d.replicas = 1, d.act_dtype = DT_BF16, d.weight_dtype = w, d.kv_dtype = DT_BF16;
+  d.max_num_seqs = 1024, d.max_num_batched_tokens = 8192, d.block_size = 16, d.max_model_len = 131072;
+  d.gpu_memory_utilization = 0.92, d.enable_prefix_caching = 1, d.enable_chunked_prefill = 1;
+  return d;
+}
+
+/* One test's world: configs live here so the cost model's borrowed pointers stay valid. */
+typedef struct world {
+  model_cfg m;
+  gpu_cfg g;
+  engine_cfg e;
+  deploy_cfg d;
+  cost_model c;
+} world;
+
+static void world_init(world *w, model_cfg m, gpu_cfg g, engine_cfg e, deploy_cfg d) {
+  w->m = m, w->g = g, w->e = e, w->d = d;
+  sim_err err = {0};
+  int rc = cost_init(&w->c, &w->m, &w->g, &w->e, &w->d, &err);
+  cr_assert_eq(rc, SIM_OK, "cost_init: %s", err.msg);
+}
+
+static double gemm_sum(const step_cost *s) {
+  return s->op_ns[OP_GEMM_QKV] + s->op_ns[OP_GEMM_O] + s->op_ns[OP_GEMM_GATEUP] + s->op_ns[OP_GEMM_DOWN];
+}
+
+static void assert_sums(const step_cost *s) {
+  double a = 0, b = 0;
+  for (int i = 0; i < OP_COUNT; i++) {
+    cr_assert_geq(s->op_ns[i], 0, "op %s negative", cost_op_name((cost_op)i));
+    a += s->op_ns[i];
+  }
+  for (int i = 0; i < BOUND_COUNT; i++) {
+    cr_assert_geq(s->bound_ns[i], 0);
+    b += s->bound_ns[i];
+  }
+  cr_assert(s->total_ns > 0);
+  cr_assert(fabs(a - s->total_ns) <= 1e-9 * s->total_ns, "op_ns sum %.6f != total %.6f", a, s->total_ns);
+  cr_assert(fabs(b - s->total_ns) <= 1e-9 * s->total_ns, "bound_ns sum %.6f != total %.6f", b, s->total_ns);
+}
+
+Test(cost, graph_pad_matches_vllm_capture_list) {
+  /* [1, 2, 4] + range(8, 513, 8) */
+  const uint32_t in[] = {0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 255, 504, 505, 511, 512, 513, 1000};
+  const uint32_t out[] = {0, 1, 2, 4, 4, 8, 8, 16, 16, 24, 256, 504, 512, 512, 512, 513, 1000};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(in); i++)
+    cr_assert_eq(cost_graph_pad(in[i], 512), out[i], "pad(%u) = %u, want %u", in[i], cost_graph_pad(in[i], 512),
+                 out[i]);
+  /* max 100: largest capture 96; 97..100 run as they are */
+  cr_assert_eq(cost_graph_pad(95, 100), 96);
+  cr_assert_eq(cost_graph_pad(96, 100), 96);
+  cr_assert_eq(cost_graph_pad(97, 100), 97);
+  /* tiny max: only the sizes <= max exist */
+  cr_assert_eq(cost_graph_pad(3, 2), 3);
+  cr_assert_eq(cost_graph_pad(2, 2), 2);
+  cr_assert_eq(cost_graph_pad(3, 7), 4);
+  cr_assert_eq(cost_graph_pad(5, 7), 5);
+  cr_assert_eq(cost_graph_pad(1, 0), 1);
+}
+
+Test(cost, names) {
+  cr_assert_str_eq(cost_op_name(OP_ALLREDUCE), "allreduce");
+  cr_assert_str_eq(cost_src_name(SRC_PROFILE_SCALED), "profile_scaled");
+  cr_assert_str_eq(cost_bound_name(BOUND_COMM), "comm");
+  for (int i = 0; i < OP_COUNT; i++) cr_assert_str_neq(cost_op_name((cost_op)i), "?");
+}
+
+Test(cost, rejects_bad_engine_and_gpu) {
+  model_cfg m = llama70b();
+  gpu_cfg g = h200();
+  engine_cfg e = vllm();
+  deploy_cfg d = dep(1, DT_BF16);
+  cost_model c;
+  sim_err err = {0};
+  e.gemm_blend = 0.5;
+  cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "gemm_blend"), "%s", err.msg);
+  e = vllm();
+  e.attn_decode_eff = 0;
+  cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "attn_decode_eff"), "%s", err.msg);
+  e = vllm();
+  d = dep(4, DT_BF16);
+  g.link_Bps = 0;
+  cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "link_Bps"), "%s", err.msg);
+  cost_deinit(&c); /* safe after a failed init */
+}
+
+Test(cost, gemm_roofline_by_hand) {
+  world w;
+  world_init(&w, llama70b(), h200(), vllm(), dep(1, DT_BF16));
+  w.e.gemm_blend = 1e9; /* sharp roofline: exactly max(t_c, t_m) */
+  cost_src s;
+  cost_bound b;
+  /* gate+up at TP1, M = 1: N = 57344, K = 8192.
+   * bytes = 57344*8192*2 + 1*8192*2 + 1*57344*2 = 939,524,096 + 16,384 + 114,688 = 939,655,168
+   * t_m = 939,655,168 / (4.8e12 * 0.85) s = 230,307.6 ns;  t_c = 2*57344*8192/(989e12*0.75) = 1.27 us */
+  double ns = cost_gemm_ns(&w.c, OP_GEMM_GATEUP, 1, &s, &b);
+  cr_assert_eq(s, SRC_ROOFLINE);
+  cr_assert_eq(b, BOUND_MEMORY);
+  cr_assert_float_eq(ns, 939655168.0 / (4.8e12 * 0.85) * 1e9, 1e-6);
+  /* M = 8192: t_c = 2*8192*57344*8192 / (989e12*0.75) = 10.377 ms; t_m = (939.5e6 + 134.2e6 + 939.5e6) B /
+   * 4.08e12 = 0.49 ms: compute-bound */
+  ns = cost_gemm_ns(&w.c, OP_GEMM_GATEUP, 8192, &s, &b);
+  cr_assert_eq(b, BOUND_COMPUTE);
+  cr_assert_float_eq(ns, 2.0 * 8192 * 57344 * 8192 / (989e12 * 0.75) * 1e9, 1e-3);
+  /* blend p = 4 lies between max and the sum */
+  w.e.gemm_blend = 4;
+  double tc = 2.0 * 256 * 57344 * 8192 / (989e12 * 0.75) * 1e9;
+  double tm = (939524096.0 + 256.0 * 8192 * 2 + 256.0 * 57344 * 2) / (4.8e12 * 0.85) * 1e9;
+  ns = cost_gemm_ns(&w.c, OP_GEMM_GATEUP, 256, NULL, NULL);
+  cr_assert_float_eq(ns, pow(pow(tc, 4) + pow(tm, 4), 0.25), 1e-6 * ns);
+  cr_assert(ns > fmax(tc, tm) && ns < tc + tm);
+  /* shapes: QKV N = (64 + 16) * 128 = 10240 at TP1; O K = 8192 */
+  cr_assert_float_eq(cost_gemm_ns(&w.c, OP_GEMM_QKV, 0, NULL, NULL), 0.0, 0);
+  w.e.gemm_blend = 1e9;
+  cr_assert_float_eq(cost_gemm_ns(&w.c, OP_GEMM_QKV, 1, NULL, NULL),
+                     (8192.0 * 10240 * 2 + 8192 * 2 + 10240 * 2) / (4.8e12 * 0.85) * 1e9, 1e-6);
+  cost_deinit(&w.c);
+}
+
+Test(cost, tp_shards_shapes_and_replicates_kv_heads) {
+  /* at TP8 each GPU has 8 q heads and 1 kv head: QKV N = (8 + 2) * 128 = 1280;
+   * at TP16 KV heads are replicated: still 1 kv head, 4 q heads: N = 6 * 128 = 768 */
+  world w8, w16;
+  world_init(&w8, llama70b(), h200(), vllm(), dep(8, DT_BF16));
+  world_init(&w16, llama70b(), h200(), vllm(), dep(16, DT_BF16));
+  w8.e.gemm_blend = w16.e.gemm_blend = 1e9;
+  double want8 = (8192.0 * 1280 * 2 + 8192 * 2 + 1280 * 2) / (4.8e12 * 0.85) * 1e9;
+  double want16 = (8192.0 * 768 * 2 + 8192 * 2 + 768 * 2) / (4.8e12 * 0.85) * 1e9;
+  cr_assert_float_eq(cost_gemm_ns(&w8.c, OP_GEMM_QKV, 1, NULL, NULL), want8, 1e-6);
+  cr_assert_float_eq(cost_gemm_ns(&w16.c, OP_GEMM_QKV, 1, NULL, NULL), want16, 1e-6);
+  /* down at TP8: K = 28672 / 8 = 3584, N = 8192 */
+  cr_assert_float_eq(cost_gemm_ns(&w8.c, OP_GEMM_DOWN, 1, NULL, NULL),
+                     (3584.0 * 8192 * 2 + 3584 * 2 + 8192 * 2) / (4.8e12 * 0.85) * 1e9, 1e-6);
+  /* LM head at TP8: N = 128256 / 8 = 16032 */
+  cr_assert_float_eq(cost_gemm_ns(&w8.c, OP_LM_HEAD, 1, NULL, NULL),
+                     (16032.0 * 8192 * 2 + 8192 * 2 + 16032 * 2) / (4.8e12 * 0.85) * 1e9, 1e-6);
+  cost_deinit(&w8.c);
+  cost_deinit(&w16.c);
+}
+
+Test(cost, allreduce_formula_and_zero_at_tp1) {
+  world w1, w4;
+  world_init(&w1, llama70b(), h200(), vllm(), dep(1, DT_BF16));
+  gpu_cfg g = h200();
+  g.link_latency_ns = 3000;
+  world_init(&w4, llama70b(), g, vllm(), dep(4, DT_BF16));
+  cr_assert_float_eq(cost_allreduce_ns(&w1.c, 1000), 0.0, 0);
+  /* 100 tokens x 8192 x 2 B = 1,638,400 B; ring moves 2 * 3/4 of it = 2,457,600 B at 450e9 * 0.7 B/s
+   * = 7,801.9 ns; + 10 us engine latency + 3 us link latency */
+  cr_assert_float_eq(cost_allreduce_ns(&w4.c, 100), 10e3 + 3e3 + 2457600.0 / (450e9 * 0.7) * 1e9, 1e-6);
+  step_cost s;
+  cost_decode_step_ns(&w1.c, 8, 1000, &s);
+  cr_assert_float_eq(s.op_ns[OP_ALLREDUCE], 0.0, 0);
+  cr_assert_float_eq(s.bound_ns[BOUND_COMM], 0.0, 0);
+  /* TP4 decode batch 8: 2 x 80 all-reduces of 8 tokens */
+  cost_decode_step_ns(&w4.c, 8, 1000, &s);
+  cr_assert_float_eq(s.op_ns[OP_ALLREDUCE], 160 * cost_allreduce_ns(&w4.c, 8), 1e-6);
+  cr_assert_float_eq(s.bound_ns[BOUND_COMM], s.op_ns[OP_ALLREDUCE], 1e-6);
+  cost_deinit(&w1.c);
+  cost_deinit(&w4.c);
+}
+
+/* Weight bytes streamed by one TP1 decode step of Llama-3.1-70B in bf16: the
+ * 80 layers' linear weights (855,638,016 params each) plus the LM head
+ * (128,256 x 8192): 80 * 855,638,016 * 2 + 1,050,673,152 * 2 = 138,998,720,512 B. */
+#define W70_STREAMED 138998720512.0
+
+Test(cost, batch1_decode_70b_h200_is_weight_bound) {
+  world w;
+  world_init(&w, llama70b(), h200(), vllm(), dep(1, DT_BF16));
+  step_cost s;
+  double ns = cost_decode_step_ns(&w.c, 1, 1024, &s);
+  assert_sums(&s);
+  /* lower bound: weight reads at the GEMM memory efficiency, 138.999e9 / 4.08e12 = 34.07 ms */
+  double lo = W70_STREAMED / (4.8e12 * 0.85) * 1e9;
+  cr_assert(ns >= lo, "%.0f < %.0f", ns, lo);
+  /* upper bound: + 5%: attention over 1024 cached tokens reads 1024*2*8*128*2*80 B = 0.34 GB (~0.1 ms),
+   * elementwise and the CPU overhead (hidden by async scheduling) are smaller */
+  cr_assert(ns <= lo * 1.05, "%.0f > %.0f", ns, lo * 1.05);
+  cr_assert(s.bound_ns[BOUND_MEMORY] > 0.98 * ns);
+  cr_assert_float_eq(s.op_ns[OP_CPU_OVERHEAD], 0.0, 0); /* 0.5 ms CPU hidden behind 34 ms GPU */
+  cr_assert_float_eq(s.op_ns[OP_LAUNCH], 0.0, 0);       /* CUDA graph */
+  cr_assert(w.c.src_count[OP_GEMM_QKV][SRC_ROOFLINE] == 1 && w.c.src_count[OP_GEMM_QKV][SRC_PROFILE] == 0);
+  cr_assert(w.c.src_count[OP_ATTN_DECODE][SRC_ROOFLINE] == 1);
+  cr_assert(w.c.src_count[OP_LM_HEAD][SRC_ROOFLINE] == 1);
+  cr_assert(w.c.src_count[OP_ALLREDUCE][SRC_ROOFLINE] == 0);
+  cr_log_info("70B bf16 TP1 H200 batch-1 decode step: %.2f ms (weights alone %.2f ms)", ns / 1e6, lo / 1e6);
+  cost_deinit(&w.c);
+}
+
+Test(cost, classic_check_70b_on_h100_cannot_reach_50_tok_s) {
+  /* 70B FP16: 140 GB of weights; 50 tok/s at batch 1 needs 7 TB/s. Even at 100% of every peak
+   * and no overheads, two H100s (3.35 TB/s each, 70 GB each) need 69.5e9 / 3.35e12 = 20.7 ms. */
+  engine_cfg e = vllm();
+  e.gemm_compute_eff = e.gemm_memory_eff = e.attn_decode_eff = e.attn_prefill_eff = e.elementwise_eff = 1.0;
+  e.allreduce_bw_eff = 1.0;
+  e.allreduce_latency_ns = 0, e.step_overhead_ns = 0, e.per_seq_overhead_ns = 0, e.launch_overhead_ns_per_layer = 0;
+  e.gemm_blend = 1e9;
+  world w;
+  world_init(&w, llama70b(), h100(), e, dep(2, DT_BF16));
+  double ns = cost_decode_step_ns(&w.c, 1, 1, NULL);
+  cr_assert(ns > 20e6, "TPOT %.2f ms", ns / 1e6);
+  cr_assert(ns >= W70_STREAMED / 2 / 3.35e12 * 1e9);
+  cr_assert(1e9 / ns < 50.0);
+  cost_deinit(&w.c);
+  /* and with the realistic engine, TP2 and TP4 on H100 stay above 20 ms at TP2 */
+  world_init(&w, llama70b(), h100(), vllm(), dep(2, DT_BF16));
+  cr_assert(cost_decode_step_ns(&w.c, 1, 1024, NULL) > 20e6);
+  cost_deinit(&w.c);
+}
+
+Test(cost, decode_monotone_in_batch_and_context) {
+  world w;
+  world_init(&w, llama70b(), h200(), vllm(), dep(4, DT_BF16));
+  double prev = 0;
+  for (uint32_t b = 1; b <= 1024; b++) {
+    step_cost s;
+    double ns = cost_decode_step_ns(&w.c, b, 2048, &s);
+    assert_sums(&s);
+    cr_assert(ns >= prev, "batch %u: %.0f < %.0f", b, ns, prev);
+    prev = ns;
+  }
+  prev = 0;
+  for (uint32_t ctx = 1; ctx <= 131072; ctx = ctx * 3 / 2 + 1) {
+    double ns = cost_decode_step_ns(&w.c, 64, ctx, NULL);
+    cr_assert(ns >= prev, "ctx %u", ctx);
+    prev = ns;
+  }
+  cost_deinit(&w.c);
+}
+
+Test(cost, prefill_increasing_in_chunk_beyond_memo_too) {
+  world w;
+  world_init(&w, llama70b(), h200(), vllm(), dep(2, DT_BF16));
+  cr_assert_eq(w.c.memo_len, 8193u);
+  double prev = 0;
+  for (uint32_t t = 2; t <= 20000; t += (t < 600 ? 1 : 37)) {
+    step_cost s;
+    double ns = cost_prefill_step_ns(&w.c, t, &s);
+    assert_sums(&s);
+    cr_assert(ns > prev, "chunk %u: %.0f <= %.0f", t, ns, prev);
+    prev = ns;
+  }
+  cost_deinit(&w.c);
+}
+
+Test(cost, memo_equals_direct_computation) {
+  /* A model whose memo covers T = 8192 and one whose memo stops at 512 agree. */
+  world a, b;
+  deploy_cfg d = dep(4, DT_FP8);
+  world_init(&a, llama70b(), h200(), vllm(), d);
+  d.max_num_batched_tokens = 256, d.max_num_seqs = 64;
+  world_init(&b, llama70b(), h200(), vllm(), d);
+  cr_assert_eq(b.c.memo_len, 513u);
+  prefill_chunk ch[2] = {{3000, 500}, {2000, 0}};
+  batch_desc bd = {.num_tokens = 5100, .num_seqs = 102, .num_decode = 100, .decode_ctx_tokens = 100 * 900,
+                   .num_sample = 101, .num_prefill = 2, .prefills = ch};
+  for (int rep = 0; rep < 2; rep++) { /* second time from the memo */
+    step_cost sa, sb;
+    cost_step(&a.c, &bd, &sa);
+    cost_step(&b.c, &bd, &sb);
+    assert_sums(&sa);
+    cr_assert_eq(sa.total_ns, sb.total_ns);
+    for (int i = 0; i < OP_COUNT; i++) cr_assert_eq(sa.op_ns[i], sb.op_ns[i]);
+  }
+  cr_assert(a.c.memo[5100].valid);
+  cr_assert_eq(a.c.src_count[OP_ATTN_PREFILL][SRC_ROOFLINE], 4u); /* 2 chunks x 2 steps */
+  cr_assert_eq(a.c.src_count[OP_GEMM_DOWN][SRC_ROOFLINE], 2u);
+  cost_set_profiles(&a.c, NULL, NULL, NULL);
+  cr_assert_not(a.c.memo[5100].valid);
+  cost_deinit(&a.c);
+  cost_deinit(&b.c);
+}
+
+Test(cost, sums_hold_for_every_kind_of_step) {
+  engine_cfg sync = vllm();
+  sync.async_scheduling = false;
+  const engine_cfg engines[] = {vllm(), sync};
+  const uint32_t tps[] = {1, 2, 8};
+  for (size_t ei = 0; ei < 2; ei++)
+    for (size_t ti = 0; ti < 3; ti++) {
+      world w;
+      world_init(&w, llama70b(), h200(), engines[ei], dep(tps[ti], DT_INT4));
+      step_cost s;
+      cost_decode_step_ns(&w.c, 3, 100, &s); /* graphed, padded to 4 */
+      assert_sums(&s);
+      cost_decode_step_ns(&w.c, 700, 5000, &s); /* eager */
+      assert_sums(&s);
+      cr_assert(s.op_ns[OP_LAUNCH] > 0);
+      cost_prefill_step_ns(&w.c, 8192, &s);
+      assert_sums(&s);
+      prefill_chunk ch = {600, 20000};
+      batch_desc bd = {.num_tokens = 640, .num_seqs = 41, .num_decode = 40, .decode_ctx_tokens = 40 * 3000,
+                       .num_sample = 40, .num_prefill = 1, .prefills = &ch};
+      cost_step(&w.c, &bd, &s);
+      assert_sums(&s);
+      cr_assert(s.op_ns[OP_ATTN_PREFILL] > 0 && s.op_ns[OP_ATTN_DECODE] > 0);
+      cost_deinit(&w.c);
+    }
+  /* a tiny model whose CPU overhead exceeds the GPU time (async: only the excess shows) */
+  world w;
+  world_init(&w, llama1b(), h200(), vllm(), dep(1, DT_BF16));
+  w.e.step_overhead_ns = 2e6; /* the 1B model streams 2.5 GB: ~0.6 ms of GPU */
+  step_cost s;
+  cost_decode_step_ns(&w.c, 1, 10, &s);
+  assert_sums(&s);
+  cr_assert(s.bound_ns[BOUND_CPU] > 0);
+  cost_deinit(&w.c);
+}
+
+Test(cost, graphs_pad_decode_and_skip_launches) {
+  world w;
+  world_init(&w, llama70b(), h200(), vllm(), dep(1, DT_BF16));
+  step_cost s5, s8;
+  cost_decode_step_ns(&w.c, 5, 100, &s5);
+  cost_decode_step_ns(&w.c, 8, 100, &s8);
+  /* batch 5 runs the batch-8 graph: same GEMMs, all-reduces and elementwise */
+  cr_assert_eq(gemm_sum(&s5), gemm_sum(&s8));
+  cr_assert_eq(s5.op_ns[OP_ELEMENTWISE], s8.op_ns[OP_ELEMENTWISE]);
+  cr_assert(s5.op_ns[OP_ATTN_DECODE] < s8.op_ns[OP_ATTN_DECODE]); /* attention sees the real batch */
+  cr_assert_float_eq(s5.op_ns[OP_LAUNCH], 0.0, 0);
+  /* a prefill is never graphed: 80 layers x 20 us of launches */
+  step_cost sp;
+  cost_prefill_step_ns(&w.c, 100, &sp);
+  cr_assert_float_eq(sp.op_ns[OP_LAUNCH], 80 * 20e3, 1e-6);
+  cr_assert_float_eq(sp.bound_ns[BOUND_CPU], sp.op_ns[OP_LAUNCH] + sp.op_ns[OP_CPU_OVERHEAD], 1e-6);
+  /* above cuda_graph_max_batch: eager */
+  step_cost se;
+  cost_decode_step_ns(&w.c, 513, 100, &se);
+  cr_assert_float_eq(se.op_ns[OP_LAUNCH], 80 * 20e3, 1e-6);
+  cost_deinit(&w.c);
+}
+
+Test(cost, async_scheduling_hides_cpu_under_gpu) {
+  engine_cfg ea = vllm(), es = vllm();
+  es.async_scheduling = false;
+  world a, s;
+  world_init(&a, llama70b(), h200(), ea, dep(1, DT_BF16));
+  world_init(&s, llama70b(), h200(), es, dep(1, DT_BF16));
+  step_cost ca, cs;
+  double ta = cost_decode_step_ns(&a.c, 64, 1000, &ca);
+  double ts = cost_decode_step_ns(&s.c, 64, 1000, &cs);
+  double cpu = 500e3 + 2e3 * 64; /* step + per-seq overhead */
+  cr_assert_float_eq(ca.op_ns[OP_CPU_OVERHEAD], 0.0, 0);
+  cr_assert_float_eq(cs.op_ns[OP_CPU_OVERHEAD], cpu, 1e-6);
+  cr_assert_float_eq(ts - ta, cpu, 1e-6 * ts);
+  /* CPU longer than GPU: async shows only the excess, the step lasts cpu */
+  a.e.step_overhead_ns = 100e6;
+  cost_decode_step_ns(&a.c, 64, 1000, &ca);
+  cr_assert_float_eq(ca.total_ns, 100e6 + 2e3 * 64, 1e-6 * ca.total_ns);
+  /* GPU ~41 ms (34 ms of weights + 64 x 1000 tokens x 327,680 B of KV = 21 GB, 6.2 ms): ~59 ms show */
+  double gpu = ca.total_ns - ca.op_ns[OP_CPU_OVERHEAD];
+  cr_assert(gpu > 35e6 && gpu < 45e6, "gpu %.0f", gpu);
+  cr_assert_float_eq(ca.op_ns[OP_CPU_OVERHEAD], 100e6 + 2e3 * 64 - gpu, 1e-6 * ca.total_ns);
+  assert_sums(&ca);
+  cost_deinit(&a.c);
+  cost_deinit(&s.c);
+}
+
+Test(cost, tp4_faster_than_tp1_with_growing_allreduce_share) {
+  double share_prev = -1, t1 = 0;
+  const uint32_t tps[] = {1, 2, 4, 8};
+  for (size_t i = 0; i < 4; i++) {
+    world w;
+    world_init(&w, llama70b(), h200(), vllm(), dep(tps[i], DT_BF16));
+    step_cost s;
+    double ns = cost_decode_step_ns(&w.c, 1, 1024, &s);
+    double share = s.op_ns[OP_ALLREDUCE] / ns;
+    if (tps[i] == 1) t1 = ns;
+    if (tps[i] == 4) cr_assert(ns < t1 / 2.5, "tp4 %.2f ms vs tp1 %.2f ms", ns / 1e6, t1 / 1e6);
+    cr_assert(share > share_prev, "tp%u share %.4f", tps[i], share);
+    cr_log_info("tp%u batch-1 decode %.2f ms, all-reduce share %.1f%%", tps[i], ns / 1e6, 100 * share);
+    share_prev = share;
+    cost_deinit(&w.c);
+  }
+}
+
+Test(cost, fp8_halves_and_int4_quarters_batch1_gemms) {
+  world wb, w8, w4, wi8;
+  world_init(&wb, llama70b(), h200(), vllm(), dep(1, DT_BF16));
+  world_init(&w8, llama70b(), h200(), vllm(), dep(1, DT_FP8));
+  world_init(&w4, llama70b(), h200(), vllm(), dep(1, DT_INT4));
+  gpu_cfg a100 = h200();
+  a100.flops[DT_FP8] = 0; /* no fp8 tensor cores: weight-only fp8 */
+  world_init(&wi8, llama70b(), a100, vllm(), dep(1, DT_FP8));
+  step_cost sb, s8, s4, si8;
+  cost_decode_step_ns(&wb.c, 1, 100, &sb);
+  cost_decode_step_ns(&w8.c, 1, 100, &s8);
+  cost_decode_step_ns(&w4.c, 1, 100, &s4);
+  cost_decode_step_ns(&wi8.c, 1, 100, &si8);
+  double r8 = gemm_sum(&s8) / gemm_sum(&sb), r4 = gemm_sum(&s4) / gemm_sum(&sb);
+  cr_assert(r8 > 0.49 && r8 < 0.52, "fp8/bf16 %.4f", r8);
+  /* int4: 0.5 + 2/128 = 0.515625 bytes per weight vs 2 -> 0.2578 */
+  cr_assert(r4 > 0.255 && r4 < 0.265, "int4/bf16 %.4f", r4);
+  cr_assert(gemm_sum(&si8) / gemm_sum(&sb) < 0.52);
+  /* the LM head stays bf16 */
+  cr_assert_float_eq(s8.op_ns[OP_LM_HEAD], sb.op_ns[OP_LM_HEAD], 1e-9 * sb.op_ns[OP_LM_HEAD]);
+  /* large M, compute-bound: fp8 uses the 2x peak, int4 is slower than bf16 (weight-only 0.8 factor) */
+  double gb = cost_gemm_ns(&wb.c, OP_GEMM_GATEUP, 8192, NULL, NULL);
+  double g8 = cost_gemm_ns(&w8.c, OP_GEMM_GATEUP, 8192, NULL, NULL);
+  double g4 = cost_gemm_ns(&w4.c, OP_GEMM_GATEUP, 8192, NULL, NULL);
+  double gi8 = cost_gemm_ns(&wi8.c, OP_GEMM_GATEUP, 8192, NULL, NULL);
+  cr_assert(g8 < 0.55 * gb, "fp8 %.0f bf16 %.0f", g8, gb);
+  cr_assert(g4 > 1.2 * gb && g4 < 1.3 * gb, "int4 %.0f bf16 %.0f", g4, gb);
+  cr_assert(gi8 > 1.2 * gb, "weight-only fp8 must not use fp8 tensor cores");
+  cost_deinit(&wb.c);
+  cost_deinit(&w8.c);
+  cost_deinit(&w4.c);
+  cost_deinit(&wi8.c);
+}
+
+Test(cost, attention_decode_bytes_and_fp8_kv) {
+  world w, wk;
+  deploy_cfg d = dep(4, DT_BF16);
+  world_init(&w, llama70b(), h200(), vllm(), d);
+  d.kv_dtype = DT_FP8;
+  world_init(&wk, llama70b(), h200(), vllm(), d);
+  w.e.gemm_blend = wk.e.gemm_blend = 1e9;
+  /* 32 sequences, 4096 tokens each, TP4: 2 kv heads per GPU.
+   * KV bytes = 131072 * 2 * 2 * 128 * 2 = 134,217,728; q/o = 32 * 2 * 16 * 128 * 2 = 262,144 B
+   * t = 134,479,872 / (4.8e12 * 0.7) s = 40,023.8 ns per layer */
+  cost_src src;
+  double ns = cost_attn_decode_ns(&w.c, 32, 32 * 4096, &src);
+  cr_assert_eq(src, SRC_ROOFLINE);
+  cr_assert_float_eq(ns, 134479872.0 / (4.8e12 * 0.7) * 1e9, 1e-6);
+  double nk = cost_attn_decode_ns(&wk.c, 32, 32 * 4096, NULL);
+  cr_assert_float_eq(nk, (67108864.0 + 262144) / (4.8e12 * 0.7) * 1e9, 1e-6);
+  cr_assert_float_eq(cost_attn_decode_ns(&w.c, 0, 0, NULL), 0.0, 0);
+  cost_deinit(&w.c);
+  cost_deinit(&wk.c);
+}
+
+Test(cost, attention_prefill_flops) {
+  world w;
+  world_init(&w, llama70b(), h200(), vllm(), dep(1, DT_BF16));
+  w.e.gemm_blend = 1e9;
+  /* chunk 4096 after 8192 cached, 64 heads x 128: 4*64*128*4096*(8192 + 4097/2) = 1.374e12 FLOP
+   * / (989e12 * 0.5) = 2.78 ms per layer; reading 12288 tokens of KV is 50 MB, 10 us: compute-bound */
+  double want = 4.0 * 64 * 128 * 4096 * (8192 + 4097.0 / 2) / (989e12 * 0.5) * 1e9;
+  cr_assert_float_eq(cost_attn_prefill_ns(&w.c, 4096, 8192, NULL), want, 1e-6 * want);
+  /* more context, same chunk: slower */
+  cr_assert(cost_attn_prefill_ns(&w.c, 512, 100000, NULL) > cost_attn_prefill_ns(&w.c, 512, 1000, NULL));
+  cost_deinit(&w.c);
+}
+
+Test(cost, lm_head_only_for_sampling_sequences) {
+  world w;
+  world_init(&w, llama70b(), h200(), vllm(), dep(1, DT_BF16));
+  prefill_chunk ch = {1000, 0};
+  batch_desc bd = {.num_tokens = 1000, .num_seqs = 1, .num_sample = 0, .num_prefill = 1, .prefills = &ch};
+  step_cost s;
+  cost_step(&w.c, &bd, &s);
+  cr_assert_float_eq(s.op_ns[OP_LM_HEAD], 0.0, 0);
+  assert_sums(&s);
+  bd.num_sample = 1;
+  cost_step(&w.c, &bd, &s);
+  /* one row: the LM head streams 128256 x 8192 x 2 B = 2.1 GB: ~0.5 ms */
+  cr_assert(s.op_ns[OP_LM_HEAD] > 2.1e9 / 4.8e12 * 1e9);
+  cost_deinit(&w.c);
+}
+
+Test(cost, empty_batch_costs_cpu_only) {
+  world w;
+  world_init(&w, llama70b(), h200(), vllm(), dep(2, DT_BF16));
+  batch_desc bd = {0};
+  step_cost s;
+  cost_step(&w.c, &bd, &s);
+  cr_assert_float_eq(s.total_ns, 500e3, 1e-6);
+  cr_assert_float_eq(s.bound_ns[BOUND_CPU], 500e3, 1e-6);
+  cost_deinit(&w.c);
+}

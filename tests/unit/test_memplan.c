@@ -1,0 +1,210 @@
+/* test_memplan.c: weights, KV bytes per token, the KV pool and the refusals of
+ * memplan_compute, against numbers computed by hand (Llama-3.1-70B, H200,
+ * H100 built in code, a vLLM-like engine). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "hw/memplan.h"
+
+#define MIB (1024.0 * 1024.0)
+#define GIB (1024.0 * MIB)
+
+static model_cfg llama70b(void) {
+  model_cfg m;
+  memset(&m, 0, sizeof m);
+  strcpy(m.name, "llama-3.1-70b");
+  m.hidden = 8192, m.intermediate = 28672, m.layers = 80, m.q_heads = 64, m.kv_heads = 8, m.head_dim = 128;
+  m.vocab = 128256, m.max_pos = 131072, m.native_dtype = DT_BF16;
+  return m;
+}
+
+static gpu_cfg gpu(const char *name, double mib, double hbm) {
+  gpu_cfg g;
+  memset(&g, 0, sizeof g);
+  strcpy(g.name, name);
+  g.mem_bytes = mib * MIB, g.hbm_Bps = hbm;
+  g.flops[DT_BF16] = g.flops[DT_FP16] = 989e12;
+  g.flops[DT_FP8] = g.flops[DT_INT8] = 1979e12;
+  g.link_Bps = 450e9;
+  return g;
+}
+static gpu_cfg h200(void) { return gpu("h200", 143771, 4.8e12); }
+static gpu_cfg h100(void) { return gpu("h100-sxm", 81559, 3.35e12); }
+
+static engine_cfg vllm(void) {
+  engine_cfg e;
+  memset(&e, 0, sizeof e);
+  strcpy(e.name, "vllm");
+  e.max_num_seqs = 1024, e.max_num_batched_tokens = 8192, e.block_size = 16, e.gpu_memory_utilization = 0.92;
+  e.cuda_graph_max_batch = 512;
+  e.runtime_overhead_bytes = 1.5 * GIB, e.cuda_graph_bytes = 0.5 * GIB, e.activation_scale = 1.2;
+  return e;
+}
+
+static deploy_cfg dep(uint32_t tp, sim_dtype w) {
+  deploy_cfg d;
+  memset(&d, 0, sizeof d);
+  d.tp = tp, d.replicas = 1, d.act_dtype = DT_BF16, d.weight_dtype = w, d.kv_dtype = DT_BF16;
+  d.max_num_seqs = 1024, d.max_num_batched_tokens = 8192, d.block_size = 16, d.max_model_len = 131072;
+  d.gpu_memory_utilization = 0.92;
+  return d;
+}
+
+/* Llama-3.1-70B parameters:
+ *   per layer linear: QKV 8192 x 10240 = 83,886,080; O 67,108,864; gate+up 469,762,048; down 234,881,024
+ *                     = 855,638,016; x 80 layers = 68,451,041,280
+ *   embedding + LM head (untied) 2 x 128256 x 8192 = 2,101,346,304; norms 161 x 8192 = 1,318,912
+ *   total 70,553,706,496 params */
+#define LINEAR_PARAMS 68451041280.0
+#define EMB_NORM_PARAMS (2101346304.0 + 1318912.0)
+
+Test(memplan, weight_bytes_70b_per_dtype) {
+  model_cfg m = llama70b();
+  deploy_cfg d = dep(1, DT_BF16);
+  /* bf16: 70,553,706,496 x 2 = 141,107,412,992 B (the "140 GB" of the classic check) */
+  cr_assert_float_eq(memplan_weight_bytes(&m, &d), 141107412992.0, 0.5);
+  /* fp8: linear 1 B, embeddings and norms 2 B: 68,451,041,280 + 4,205,330,432 = 72,656,371,712 */
+  d.weight_dtype = DT_FP8;
+  cr_assert_float_eq(memplan_weight_bytes(&m, &d), 72656371712.0, 0.5);
+  cr_assert_float_eq(memplan_weight_bytes(&m, &d), LINEAR_PARAMS + 2 * EMB_NORM_PARAMS, 0.5);
+  /* int4: 0.515625 B per linear weight: 35,295,068,160 + 4,205,330,432 = 39,500,398,592 */
+  d.weight_dtype = DT_INT4;
+  cr_assert_float_eq(memplan_weight_bytes(&m, &d), 39500398592.0, 0.5);
+  /* tied embeddings drop one 128256 x 8192 x 2 B tensor */
+  m.tied_embeddings = true;
+  d.weight_dtype = DT_BF16;
+  cr_assert_float_eq(memplan_weight_bytes(&m, &d), 141107412992.0 - 2101346304.0, 0.5);
+}
+
+Test(memplan, kv_bytes_per_token) {
+  model_cfg m = llama70b();
+  deploy_cfg d = dep(1, DT_BF16);
+  cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d), 327680.0, 0); /* 2*80*8*128*2 */
+  d.tp = 4;
+  cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d), 81920.0, 0); /* 2 kv heads per GPU */
+  d.tp = 8;
+  cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d), 40960.0, 0);
+  d.tp = 16; /* KV heads replicated: still one per GPU */
+  cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d), 40960.0, 0);
+  d.tp = 1, d.kv_dtype = DT_FP8;
+  cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d), 163840.0, 0);
+}
+
+Test(memplan, h200_tp4_bf16_pool_by_hand) {
+  model_cfg m = llama70b();
+  gpu_cfg g = h200();
+  engine_cfg e = vllm();
+  deploy_cfg d = dep(4, DT_BF16);
+  mem_plan p;
+  sim_err err = {0};
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert(p.fits);
+  /* device 143771 MiB = 150,754,820,096 B; budget x 0.92 = 138,694,434,488.32 */
+  cr_assert_float_eq(p.device_bytes, 150754820096.0, 0.5);
+  cr_assert_float_eq(p.budget_bytes, 138694434488.32, 0.01);
+  /* weights per GPU: (141,107,412,992 - norms 2,637,824) / 4 + norms = 35,278,831,616 */
+  cr_assert_float_eq(p.weights_bytes, 35278831616.0, 0.5);
+  cr_assert_float_eq(p.weights_total_bytes, 141107412992.0, 0.5);
+  /* activation: MLP phase 8192 x 2 x (2*8192 + 3*7168) = 620,756,992 (> attention phase 343,932,928)
+   * + logits 1024 x 128256 x 4 = 525,336,576; x 1.2 = 1,375,312,281.6 */
+  cr_assert_float_eq(p.activation_bytes, 1375312281.6, 0.01);
+  cr_assert_float_eq(p.cuda_graph_bytes, 0.5 * GIB, 0);
+  cr_assert_float_eq(p.runtime_bytes, 1.5 * GIB, 0);
+  /* kv = 138,694,434,488.32 - 35,278,831,616 - 1,375,312,281.6 - 2 GiB = 99,892,806,942.72 (93.0 GiB) */
+  cr_assert_float_eq(p.kv_bytes, 99892806942.72, 0.01);
+  cr_assert_float_eq(p.kv_bytes_per_token, 81920.0, 0);
+  cr_assert_float_eq(p.kv_bytes_per_block, 16 * 81920.0, 0);
+  /* blocks = floor(99,892,806,942.72 / 1,310,720) - 1 = 76,212 - 1 = 76,211 -> 1,219,376 tokens */
+  cr_assert_eq(p.kv_blocks, 76211u);
+  cr_assert_eq(p.kv_blocks, (uint32_t)floor(p.kv_bytes / (16 * 81920.0)) - 1);
+  cr_assert_eq(p.kv_tokens, 1219376u);
+  cr_assert_eq(p.block_tokens, 16u);
+  cr_assert_eq(p.max_model_len, 131072u);
+  cr_assert_float_eq(p.max_concurrency_at_max_len, 1219376.0 / 131072, 1e-12);
+  /* fp8 KV: half the bytes per token, twice the blocks (+1 for the null block) */
+  d.kv_dtype = DT_FP8;
+  mem_plan p8;
+  cr_assert_eq(memplan_compute(&p8, &m, &g, &e, &d, &err), SIM_OK);
+  cr_assert_eq(p8.kv_blocks, (uint32_t)floor(p.kv_bytes / (16 * 40960.0)) - 1);
+  cr_assert(p8.kv_blocks >= 2 * p.kv_blocks);
+}
+
+Test(memplan, refuses_70b_bf16_on_one_h100_with_numbers) {
+  model_cfg m = llama70b();
+  gpu_cfg g = h100();
+  engine_cfg e = vllm();
+  deploy_cfg d = dep(1, DT_BF16);
+  mem_plan p;
+  sim_err err = {0};
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_EINPUT);
+  cr_assert_not(p.fits);
+  cr_assert_eq(p.kv_blocks, 0u);
+  cr_assert_eq(p.kv_tokens, 0u);
+  /* 141,107,412,992 B = 131.4 GiB; 81559 MiB = 79.6 GiB; x 0.92 = 73.3 GiB */
+  cr_assert_float_eq(p.weights_bytes, 141107412992.0, 0.5);
+  cr_assert(strstr(err.msg, "llama-3.1-70b bf16 on 1 x h100-sxm: weights 131.4 GiB per GPU exceed the 73.3 GiB "
+                            "budget (79.6 GiB x gpu_memory_utilization 0.92); use a larger "
+                            "--tensor-parallel-size or --quantization"),
+            "%s", err.msg);
+  /* int4 fits on one H100: 39.5 GB of weights */
+  d.weight_dtype = DT_INT4;
+  d.max_model_len = 8192;
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert(p.fits && p.kv_blocks > 0);
+}
+
+Test(memplan, refuses_pool_smaller_than_max_model_len) {
+  /* 70B bf16 on 2 x H100: 65.7 GiB weights, 73.3 GiB budget, 1.67 GiB activations, 2 GiB graphs+runtime
+   * -> 3.89 GiB of KV at 163,840 B per token: floor(4,178,493,696 / 2,621,440) - 1 = 1,592 blocks
+   * = 25,472 tokens < 131072 (vLLM refuses to start the same way) */
+  model_cfg m = llama70b();
+  gpu_cfg g = h100();
+  engine_cfg e = vllm();
+  deploy_cfg d = dep(2, DT_BF16);
+  mem_plan p;
+  sim_err err = {0};
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_EINPUT);
+  cr_assert_not(p.fits);
+  cr_assert(p.kv_bytes > 3.8 * GIB && p.kv_bytes < 4.0 * GIB);
+  cr_assert(strstr(err.msg, "llama-3.1-70b bf16 on 2 x h100-sxm: KV pool holds 25,472 tokens, fewer than "
+                            "max_model_len 131072; lower --max-model-len or raise --gpu-memory-utilization"),
+            "%s", err.msg);
+  d.max_model_len = 16384;
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(p.kv_tokens, 25472u);
+  cr_assert_float_eq(p.max_concurrency_at_max_len, 25472.0 / 16384, 1e-12);
+}
+
+Test(memplan, refuses_when_nothing_is_left_for_kv) {
+  /* same deployment at utilization 0.85: budget 67.7 GiB < 65.7 + 1.67 + 2 GiB */
+  model_cfg m = llama70b();
+  gpu_cfg g = h100();
+  engine_cfg e = vllm();
+  deploy_cfg d = dep(2, DT_BF16);
+  d.gpu_memory_utilization = 0.85;
+  mem_plan p;
+  sim_err err = {0};
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_EINPUT);
+  cr_assert(p.kv_bytes < 0);
+  cr_assert_not(p.fits);
+  cr_assert(strstr(err.msg, "no memory left for the KV cache: budget 67.7 GiB - weights 65.7 GiB"), "%s", err.msg);
+}
+
+Test(memplan, graph_pool_only_with_graphs_and_unset_fields_from_engine) {
+  model_cfg m = llama70b();
+  gpu_cfg g = h200();
+  engine_cfg e = vllm();
+  deploy_cfg d = dep(4, DT_FP8);
+  mem_plan a, b;
+  sim_err err = {0};
+  cr_assert_eq(memplan_compute(&a, &m, &g, &e, &d, &err), SIM_OK);
+  e.cuda_graph_max_batch = 0;
+  cr_assert_eq(memplan_compute(&b, &m, &g, &e, &d, &err), SIM_OK);
+  cr_assert_float_eq(b.cuda_graph_bytes, 0.0, 0);
+  cr_assert_float_eq(b.kv_bytes - a.kv_bytes, 0.5 * GIB, 1e-3);
+  /* a smaller token budget shrinks the activation peak */
+  d.max_num_batched_tokens = 2048;
+  cr_assert_eq(memplan_compute(&b, &m, &g, &e, &d, &err), SIM_OK);
+  cr_assert(b.activation_bytes < a.activation_bytes);
+}
