@@ -80,6 +80,7 @@ int cmd_run(int argc, char **argv) {
     return cli_fail("run", &err);
   }
   scenario sc;
+  scenario_default(&sc);
   if (run_flags_apply(&rf, &sc, &err)) return cli_fail("run", &err);
 
   /* check output paths before spending time on the run */

@@ -99,8 +99,6 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
     scenario_init(sc);
     if ((rc = cfg_find(CFG_SCENARIO, f->scenario, path, sizeof path, err))) return rc;
     if ((rc = scenario_load(sc, path, err))) return rc;
-  } else {
-    scenario_default(sc);
   }
   if (f->model && (rc = set_name(sc->model, sizeof sc->model, f->model, "model", err))) return rc;
   if (f->gpu && (rc = set_name(sc->gpu, sizeof sc->gpu, f->gpu, "gpu", err))) return rc;

@@ -38,8 +38,9 @@ typedef struct run_flags {
 void run_flags_init(run_flags *f);
 /* Fills opts[0..cap) with the flag table; returns how many (no terminator). */
 int run_flags_table(run_flags *f, cli_opt *opts, int cap);
-/* Builds the scenario: the --scenario file (or built-in default), then the
- * flags on top. Errors name the flag. */
+/* Applies the flags to *sc (which the caller initialized, e.g. with
+ * scenario_default): a --scenario file replaces it first, then every flag
+ * given overrides. Errors name the flag. */
 int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err);
 
 /* Writes an output file through a temporary (refusing to replace an existing

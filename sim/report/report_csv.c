@@ -15,7 +15,7 @@ int report_requests_csv(const run_ctx *r, FILE *f, sim_err *err) {
   for (size_t i = 0; i < r->cl.n_reqs; i++) {
     const request *q = &r->cl.reqs[i];
     bool done = q->state == RQ_FINISHED;
-    bool sched = q->first_sched_ns != SIM_NS_INF;
+    bool was_sched = q->first_sched_ns != SIM_NS_INF;
     double ttft = done ? ms_between(q->first_token_ns, q->send_ns) : 0.0;
     double e2el = done ? ms_between(q->finish_ns, q->send_ns) : 0.0;
     double tpot = done && q->generated > 1 ? (e2el - ttft) / (q->generated - 1) : 0.0;
@@ -25,7 +25,7 @@ int report_requests_csv(const run_ctx *r, FILE *f, sim_err *err) {
             done ? "" : rq_reject_name((rq_reject)q->reject));
     if (done) fprintf(f, "%.6f,%.6f,%.6f,", ttft, tpot, e2el);
     else fprintf(f, ",,,");
-    if (sched) fprintf(f, "%.6f\n", ms_between(q->first_sched_ns, q->send_ns));
+    if (was_sched) fprintf(f, "%.6f\n", ms_between(q->first_sched_ns, q->send_ns));
     else fprintf(f, "\n");
   }
   return check(f, "per-request", err);

@@ -29,7 +29,7 @@ typedef struct run_ctx {
   prof *profile;         /* measured on this GPU type, or NULL */
   prof *other_profile;   /* measured on another GPU type (scaled), or NULL */
   gpu_cfg other_gpu;
-  char cost_source[256]; /* one line: what served the step costs */
+  char cost_source[1400]; /* one line: what served the step costs */
   cost_model cost;
   cluster cl;
   bool prepared, executed, interrupted;

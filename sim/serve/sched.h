@@ -50,11 +50,13 @@ typedef struct sched {
   uint32_t *waiting;    /* ring deque of request indices */
   uint32_t wait_head, wait_len, wait_cap;
   uint32_t *running;    /* admission order */
-  uint32_t n_running, cap_running;
+  uint32_t n_running;
+  size_t cap_running;
   uint32_t *step;       /* requests in the in-flight step, in schedule order */
-  uint32_t n_step, cap_step;
+  uint32_t n_step;
+  size_t cap_step;
   prefill_chunk *chunks;/* batch_desc storage */
-  uint32_t cap_chunks;
+  size_t cap_chunks;
   uint64_t preemptions;
   uint32_t n_zombies;   /* finished requests still holding a seat */
 } sched;

@@ -1,0 +1,28 @@
+/* cmd_list.c: `servesim list`: the bundled models, GPUs, engines, scenarios, profiles. */
+#include <string.h>
+
+#include "cli/cli.h"
+#include "config/cfg.h"
+
+int cmd_list(int argc, char **argv) {
+  bool help = false;
+  cli_opt opts[] = {{"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
+                    {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
+  sim_err err = {0, ""};
+  if (cli_parse(opts, argc, argv, NULL, &err)) return cli_fail("list", &err);
+  if (help) {
+    cli_print_help(stdout, "servesim list", "Lists the names usable with --model, --gpu, --engine, --scenario and --profile.", opts);
+    return 0;
+  }
+  static const struct {
+    cfg_kind k;
+    const char *title;
+  } kinds[] = {{CFG_MODEL, "models"}, {CFG_GPU, "gpus"}, {CFG_ENGINE, "engines"},
+               {CFG_SCENARIO, "scenarios"}, {CFG_PROFILE, "profiles"}};
+  char buf[4096];
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    cfg_list(kinds[i].k, buf, sizeof buf);
+    printf("%-10s %s\n", kinds[i].title, buf[0] ? buf : "(none)");
+  }
+  return 0;
+}

@@ -1,0 +1,186 @@
+/* test_cli.c: the servesim binary end to end: help, the default scenario,
+ * determinism, result files, and bad input (exit 2 with a message naming the
+ * file, line or field; never a crash). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char out[1 << 20], err[1 << 16];
+
+Test(cli, help_on_every_subcommand) {
+  const char *cmds[] = {"--help", "run --help", "gen-trace --help", "list --help"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    int rc = tu_run_cli(cmds[i], out, sizeof out, err, sizeof err);
+    cr_assert_eq(rc, 0, "%s: exit %d, stderr: %s", cmds[i], rc, err);
+    cr_assert(strstr(out, "usage") != NULL, "%s printed no usage", cmds[i]);
+  }
+}
+
+Test(cli, unknown_command_and_flag_exit_2) {
+  cr_assert_eq(tu_run_cli("frobnicate", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "unknown command") != NULL);
+  cr_assert_eq(tu_run_cli("run --no-such-flag 3", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--no-such-flag") != NULL, "%s", err);
+}
+
+Test(cli, default_run_prints_a_summary) {
+  int rc = tu_run_cli("run", out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "stderr: %s", err);
+  cr_assert(strstr(out, "llama-3.1-70b") != NULL);
+  cr_assert(strstr(out, "h200") != NULL);
+  cr_assert(strstr(out, "Mean TTFT (ms):") != NULL);
+  cr_assert(strstr(out, "Mean TPOT (ms):") != NULL);
+  cr_assert(strstr(out, "Binding limit:") != NULL);
+  cr_assert(strstr(out, "roofline") != NULL, "the cost source must be stated");
+}
+
+Test(cli, json_is_deterministic_and_has_vllm_keys) {
+  char a[256], b[256];
+  snprintf(a, sizeof a, "/tmp/servesim_det_a_%d.json", getpid());
+  snprintf(b, sizeof b, "/tmp/servesim_det_b_%d.json", getpid());
+  unlink(a);
+  unlink(b);
+  char cmd[1024];
+  const char *args = "run --quiet --num-prompts 300 --request-rate 8 --random-range-ratio 0.5 --seed 3";
+  snprintf(cmd, sizeof cmd, "%s --json %s", args, a);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  snprintf(cmd, sizeof cmd, "%s --json %s", args, b);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  size_t la, lb;
+  char *ja = tu_slurp(a, &la), *jb = tu_slurp(b, &lb);
+  cr_assert(ja && jb);
+  cr_assert_eq(la, lb);
+  cr_assert(memcmp(ja, jb, la) == 0, "same inputs and seed must give byte-identical JSON");
+  const char *keys[] = {"\"duration\"", "\"completed\"", "\"total_input_tokens\"", "\"total_output_tokens\"",
+                        "\"request_throughput\"", "\"output_throughput\"", "\"total_token_throughput\"",
+                        "\"mean_ttft_ms\"", "\"median_ttft_ms\"", "\"std_ttft_ms\"", "\"p99_ttft_ms\"",
+                        "\"mean_tpot_ms\"", "\"p99_tpot_ms\"", "\"mean_itl_ms\"", "\"p99_itl_ms\"", "\"mean_e2el_ms\"",
+                        "\"p99_e2el_ms\"", "\"request_goodput\"", "\"memory_plan\"", "\"cost_sources\"",
+                        "\"configuration\"", "\"steps\""};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) cr_assert(strstr(ja, keys[i]), "missing %s", keys[i]);
+  cr_assert(strstr(ja, "\"completed\": 300"), "all 300 requests complete");
+  /* a different seed gives a different result */
+  snprintf(cmd, sizeof cmd, "run --quiet --num-prompts 300 --request-rate 8 --random-range-ratio 0.5 --seed 4 --json %s --force", b);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  free(jb);
+  jb = tu_slurp(b, &lb);
+  cr_assert(la != lb || memcmp(ja, jb, la) != 0);
+  free(ja);
+  free(jb);
+  unlink(a);
+  unlink(b);
+}
+
+Test(cli, refuses_to_overwrite_without_force) {
+  const char *p = tu_tmpfile(".json", "precious");
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "run --quiet --num-prompts 5 --json %s", p);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "already exists") != NULL, "%s", err);
+  char *c = tu_slurp(p, NULL);
+  cr_assert_str_eq(c, "precious");
+  free(c);
+  snprintf(cmd, sizeof cmd, "run --quiet --num-prompts 5 --json %s --force", p);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  c = tu_slurp(p, NULL);
+  cr_assert(strstr(c, "\"completed\": 5"));
+  free(c);
+  unlink(p);
+}
+
+Test(cli, csv_and_timeseries_files) {
+  char a[256], b[256], cmd[1024];
+  snprintf(a, sizeof a, "/tmp/servesim_req_%d.csv", getpid());
+  snprintf(b, sizeof b, "/tmp/servesim_ts_%d.csv", getpid());
+  unlink(a);
+  unlink(b);
+  snprintf(cmd, sizeof cmd, "run --quiet --num-prompts 50 --request-rate 5 --csv %s --timeseries %s", a, b);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  char *c = tu_slurp(a, NULL), *t = tu_slurp(b, NULL);
+  cr_assert(c && t);
+  int lines = 0;
+  for (char *p = c; *p; p++) lines += *p == '\n';
+  cr_assert_eq(lines, 51, "header + one row per request");
+  cr_assert(strstr(c, "ttft_ms") && strstr(c, "finished"));
+  cr_assert(strstr(t, "vllm:num_requests_running") && strstr(t, "vllm:kv_cache_usage_perc"));
+  free(c);
+  free(t);
+  unlink(a);
+  unlink(b);
+}
+
+Test(cli, gen_trace_roundtrip_replays) {
+  char a[256], cmd[1024];
+  snprintf(a, sizeof a, "/tmp/servesim_gen_%d.csv", getpid());
+  unlink(a);
+  snprintf(cmd, sizeof cmd, "gen-trace --num-prompts 40 --request-rate 2 --seed 9 --out %s", a);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  snprintf(cmd, sizeof cmd, "run --quiet --trace %s --json -", a);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "\"completed\": 40"), "%s", out);
+  unlink(a);
+}
+
+/* ---- bad input: exit 2, the message names the file / line / field ---------- */
+
+typedef struct bad_case {
+  const char *name;
+  const char *file_suffix; /* NULL: no file */
+  const char *file_text;
+  const char *args_fmt;    /* %s = the file path */
+  const char *expect[3];   /* substrings of stderr */
+} bad_case;
+
+static const bad_case BAD[] = {
+    {"trace: missing field", ".csv", "arrival_s,prompt_tokens,output_tokens\n0.0,100,10\n1.0,100\n",
+     "run --trace %s", {":3", "output_tokens", NULL}},
+    {"trace: negative tokens", ".csv", "arrival_s,prompt_tokens,output_tokens\n0.0,-5,10\n", "run --trace %s",
+     {":2", "prompt_tokens", NULL}},
+    {"trace: non-numeric tokens", ".csv", "arrival_s,prompt_tokens,output_tokens\n0.0,100,abc\n", "run --trace %s",
+     {":2", "output_tokens", NULL}},
+    {"trace: unsorted timestamps", ".csv", "arrival_s,prompt_tokens,output_tokens\n5.0,100,10\n1.0,100,10\n",
+     "run --trace %s", {":3", NULL, NULL}},
+    {"trace: garbage timestamp", ".csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-13-99 25:61:00.0,10,10\n",
+     "run --trace %s", {":2", "TIMESTAMP", NULL}},
+    {"trace: empty file", ".csv", "", "run --trace %s", {"empty", NULL, NULL}},
+    {"trace: huge values", ".csv", "arrival_s,prompt_tokens,output_tokens\n0.0,99999999999,10\n", "run --trace %s",
+     {":2", "prompt_tokens", NULL}},
+    {"trace: mooncake wrong type", ".jsonl", "{\"timestamp\": 0, \"input_length\": \"x\", \"output_length\": 5}\n",
+     "run --trace %s", {":1", "input_length", NULL}},
+    {"trace: missing file", NULL, NULL, "run --trace /nonexistent/servesim.csv", {"/nonexistent/servesim.csv", NULL, NULL}},
+    {"config: unknown model", NULL, NULL, "run --model llama-9000b", {"llama-9000b", "llama-3.1-70b", NULL}},
+    {"config: unknown gpu", NULL, NULL, "run --gpu tpu-v5", {"tpu-v5", "h200", NULL}},
+    {"scenario: unknown key", ".json", "{\"model\": \"llama-3.1-8b\", \"colour\": \"red\"}", "run --scenario %s",
+     {"colour", NULL, NULL}},
+    {"scenario: wrong type", ".json", "{\"deployment\": {\"tensor_parallel_size\": \"four\"}}", "run --scenario %s",
+     {"tensor_parallel_size", NULL, NULL}},
+    {"scenario: invalid JSON", ".json", "{\"model\": \n\n ,}", "run --scenario %s", {"invalid JSON", NULL, NULL}},
+    {"gpu file: negative bandwidth", ".json",
+     "{\"name\": \"x\", \"hbm_bandwidth_gb_s\": -1}", "run --gpu %s", {"hbm_bandwidth_gb_s", NULL, NULL}},
+    {"deploy: TP does not divide heads", NULL, NULL, "run --tp 3", {"3", "64", NULL}},
+    {"deploy: model does not fit", NULL, NULL, "run --gpu h100-sxm --tp 1", {"GiB", "h100-sxm", NULL}},
+    {"flag: bad number", NULL, NULL, "run --max-num-seqs lots", {"--max-num-seqs", "lots", NULL}},
+    {"flag: bad quantization", NULL, NULL, "run --quantization fp3", {"--quantization", "fp3", NULL}},
+    {"flag: generator flag with trace", NULL, NULL, "run --trace traces/chat_default.csv --random-input-len 5",
+     {"--trace", NULL, NULL}},
+    {"flag: bad goodput", NULL, NULL, "run --goodput ttft=5", {"--goodput", NULL, NULL}},
+};
+
+Test(cli, bad_input_exits_2_with_a_precise_message) {
+  for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+    const bad_case *b = &BAD[i];
+    const char *path = b->file_suffix ? tu_tmpfile(b->file_suffix, b->file_text) : "";
+    char args[2048];
+    snprintf(args, sizeof args, b->args_fmt, path);
+    int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
+    cr_expect_eq(rc, 2, "[%s] exit %d (want 2); stderr: %s", b->name, rc, err);
+    if (b->file_suffix) cr_expect(strstr(err, path) != NULL, "[%s] message does not name the file: %s", b->name, err);
+    for (int k = 0; k < 3 && b->expect[k]; k++)
+      cr_expect(strstr(err, b->expect[k]) != NULL, "[%s] message lacks '%s': %s", b->name, b->expect[k], err);
+    if (b->file_suffix) unlink(path);
+  }
+}

@@ -1,0 +1,236 @@
+/* test_sched.c: vLLM V1 scheduling semantics on small hand-checked cases, and
+ * invariants (token conservation, KV blocks never double-owned) on random ones. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "serve/sched.h"
+
+typedef struct harness {
+  sched s;
+  request reqs[256];
+  uint32_t n;
+  metrics_rec m;
+  sim_ns now;
+  batch_desc bd;
+  uint32_t done[256];
+} harness;
+
+static void h_init(harness *h, uint32_t seqs, uint32_t budget, uint32_t blocks, bool async, admit_policy adm) {
+  memset(h, 0, sizeof *h);
+  sched_cfg c = {seqs, budget, 0, true, async, adm};
+  sched_init(&h->s, &c, blocks, 16, true);
+  metrics_init(&h->m, 0);
+}
+
+static uint32_t h_add(harness *h, uint32_t prompt, uint32_t output) {
+  request *r = &h->reqs[h->n];
+  memset(r, 0, sizeof *r);
+  r->id = h->n;
+  r->prompt_tokens = prompt;
+  r->output_tokens = output;
+  r->num_tokens = prompt;
+  r->first_sched_ns = SIM_NS_INF;
+  r->content.uid = h->n + 1;
+  kv_seq_init(&r->kv);
+  sched_add(&h->s, h->reqs, h->n);
+  return h->n++;
+}
+
+/* one step: schedule, advance time by 1 ms, complete; returns finished count */
+static uint32_t h_step(harness *h) {
+  bool ok = sched_schedule(&h->s, h->reqs, h->now, &h->bd);
+  cr_assert(ok, "nothing scheduled");
+  h->now += SIM_NS_PER_MS;
+  return sched_complete(&h->s, h->reqs, h->now, &h->m, h->done);
+}
+
+static void h_check_kv(harness *h) {
+  const kv_seq *seqs[256];
+  for (uint32_t i = 0; i < h->n; i++) seqs[i] = &h->reqs[i].kv;
+  sim_err err;
+  cr_assert_eq(kv_check(h->s.kv, seqs, h->n, &err), 0, "%s", err.msg);
+}
+
+static void h_free(harness *h) {
+  for (uint32_t i = 0; i < h->n; i++) {
+    kv_seq_free(h->s.kv, &h->reqs[i].kv);
+    kv_seq_deinit(&h->reqs[i].kv);
+  }
+  sched_deinit(&h->s);
+  metrics_deinit(&h->m);
+}
+
+Test(sched, chunked_prefill_emits_first_token_on_last_chunk) {
+  harness h;
+  h_init(&h, 8, 32, 100, false, ADMIT_ON_DEMAND);
+  uint32_t a = h_add(&h, 100, 3);
+  uint32_t chunks[] = {32, 32, 32, 4};
+  for (int i = 0; i < 4; i++) {
+    h_step(&h);
+    cr_assert_eq(h.bd.num_tokens, chunks[i]);
+    cr_assert_eq(h.reqs[a].generated, i == 3 ? 1u : 0u, "step %d", i);
+  }
+  cr_assert_eq(h.bd.num_sample, 1);
+  cr_assert_eq(h.reqs[a].first_token_ns, 4 * SIM_NS_PER_MS);
+  h_step(&h); /* decode: computes token 101, samples the 2nd output */
+  cr_assert_eq(h.bd.num_decode, 1);
+  cr_assert_eq(h.bd.decode_ctx_tokens, 101);
+  cr_assert_eq(h_step(&h), 1); /* 3rd output: finished */
+  cr_assert_eq(h.reqs[a].state, RQ_FINISHED);
+  cr_assert_eq(h.reqs[a].finish_ns, 6 * SIM_NS_PER_MS);
+  cr_assert_eq(kv_num_free(h.s.kv), 100);
+  cr_assert_not(sched_has_work(&h.s));
+  h_free(&h);
+}
+
+Test(sched, running_first_then_waiting_share_the_budget) {
+  harness h;
+  h_init(&h, 8, 64, 100, false, ADMIT_ON_DEMAND);
+  uint32_t a = h_add(&h, 10, 5);
+  h_step(&h); /* a prefilled, first token */
+  uint32_t b = h_add(&h, 100, 5);
+  h_step(&h); /* a decodes (1 token), b gets the remaining 63 */
+  cr_assert_eq(h.bd.num_seqs, 2);
+  cr_assert_eq(h.bd.num_decode, 1);
+  cr_assert_eq(h.bd.num_prefill, 1);
+  cr_assert_eq(h.bd.prefills[0].chunk_tokens, 63);
+  cr_assert_eq(h.reqs[b].num_computed, 63);
+  cr_assert_eq(h.reqs[a].generated, 2);
+  h_step(&h); /* a decodes, b finishes its prompt (37) */
+  cr_assert_eq(h.bd.num_tokens, 38);
+  cr_assert_eq(h.reqs[b].generated, 1);
+  h_check_kv(&h);
+  h_free(&h);
+}
+
+Test(sched, max_num_seqs_caps_admission) {
+  harness h;
+  h_init(&h, 2, 1000, 100, false, ADMIT_ON_DEMAND);
+  for (int i = 0; i < 5; i++) h_add(&h, 10, 10);
+  h_step(&h);
+  cr_assert_eq(h.bd.num_seqs, 2);
+  cr_assert_eq(sched_num_waiting(&h.s), 3);
+  h_free(&h);
+}
+
+Test(sched, preempts_last_admitted_to_front_of_queue) {
+  harness h;
+  /* 6 blocks of 16 tokens: two 40-token prompts take 3 blocks each */
+  h_init(&h, 8, 1000, 6, false, ADMIT_ON_DEMAND);
+  uint32_t a = h_add(&h, 40, 20), b = h_add(&h, 40, 20), c = h_add(&h, 10, 1);
+  h_step(&h); /* both prefilled: 6 blocks used, c cannot be admitted */
+  cr_assert_eq(kv_num_free(h.s.kv), 0);
+  cr_assert_eq(h.reqs[c].state, RQ_WAITING);
+  /* tokens 41..48 fit in block 3; at token 49 a needs a 4th block */
+  for (int i = 0; i < 8; i++) h_step(&h);
+  cr_assert_eq(h.reqs[a].num_computed, 48);
+  h_step(&h);
+  cr_assert_eq(h.reqs[b].preemptions, 1, "the last admitted request is the victim");
+  cr_assert_eq(h.reqs[b].num_computed, 0);
+  cr_assert_eq(h.reqs[b].state, RQ_WAITING);
+  cr_assert_eq(h.s.waiting[h.s.wait_head], b, "preempted request goes to the front");
+  cr_assert_eq(h.reqs[a].preemptions, 0);
+  cr_assert_eq(h.s.preemptions, 1);
+  cr_assert_eq(h.bd.num_seqs, 1, "no admission in a step that preempted");
+  h_check_kv(&h);
+  /* run to completion: every request finishes, tokens conserved */
+  uint32_t fin = 0;
+  for (int i = 0; i < 500 && sched_has_work(&h.s); i++) fin += h_step(&h);
+  cr_assert_eq(fin, 3);
+  cr_assert_eq(h.reqs[a].generated, 20);
+  cr_assert_eq(h.reqs[b].generated, 20);
+  cr_assert_eq(h.reqs[c].generated, 1);
+  cr_assert_eq(kv_num_free(h.s.kv), 6);
+  h_free(&h);
+}
+
+Test(sched, async_scheduling_holds_a_finished_seat_one_step) {
+  harness h;
+  h_init(&h, 1, 1000, 100, true, ADMIT_ON_DEMAND);
+  uint32_t a = h_add(&h, 10, 1), b = h_add(&h, 10, 1);
+  cr_assert_eq(h_step(&h), 1); /* a prefilled and finished (1 output token) */
+  cr_assert_eq(h.reqs[a].state, RQ_FINISHED);
+  h_step(&h); /* a's zombie step: b still cannot get the single seat */
+  cr_assert_eq(h.bd.num_seqs, 1);
+  cr_assert_eq(h.reqs[b].state, RQ_WAITING);
+  h_step(&h);
+  cr_assert_eq(h.reqs[b].state, RQ_FINISHED);
+  cr_assert_eq(h.reqs[b].finish_ns, 3 * SIM_NS_PER_MS);
+  h_free(&h);
+}
+
+Test(sched, reserve_full_admits_only_what_fits_to_the_end) {
+  harness h;
+  /* 10 blocks: a needs ceil((40+100)/16) = 9 blocks reserved up front */
+  h_init(&h, 8, 1000, 10, false, ADMIT_RESERVE_FULL);
+  uint32_t a = h_add(&h, 40, 100), b = h_add(&h, 40, 100);
+  h_step(&h);
+  cr_assert_eq(h.reqs[a].kv.n_blocks, 9);
+  cr_assert_eq(h.reqs[b].state, RQ_WAITING);
+  for (int i = 0; i < 99; i++) h_step(&h);
+  cr_assert_eq(h.reqs[a].state, RQ_FINISHED);
+  cr_assert_eq(h.s.preemptions, 0);
+  h_step(&h);
+  cr_assert_eq(h.reqs[b].state, RQ_RUNNING);
+  h_free(&h);
+}
+
+Test(sched, prefix_hits_skip_cached_tokens) {
+  harness h;
+  h_init(&h, 8, 1000, 100, false, ADMIT_ON_DEMAND);
+  uint32_t a = h_add(&h, 100, 2);
+  h.reqs[a].content.kind = KV_CONTENT_SESSION;
+  h.reqs[a].content.session = 7;
+  h_step(&h);
+  h_step(&h);
+  cr_assert_eq(h.reqs[a].state, RQ_FINISHED);
+  uint32_t b = h_add(&h, 150, 2);
+  h.reqs[b].content.kind = KV_CONTENT_SESSION;
+  h.reqs[b].content.session = 7;
+  h_step(&h);
+  /* a computed 101 tokens: 6 full blocks (96 tokens) are cached */
+  cr_assert_eq(h.reqs[b].cached_tokens, 96);
+  cr_assert_eq(h.bd.num_tokens, 150 - 96);
+  h_free(&h);
+}
+
+Test(sched, random_workloads_conserve_tokens_and_blocks) {
+  rng r;
+  rng_seed(&r, 11);
+  for (int round = 0; round < 40; round++) {
+    harness h;
+    uint32_t blocks = 20 + (uint32_t)rng_below(&r, 60);
+    h_init(&h, 1 + (uint32_t)rng_below(&r, 16), 16 + (uint32_t)rng_below(&r, 200), blocks, round % 2,
+           round % 5 == 0 ? ADMIT_RESERVE_FULL : ADMIT_ON_DEMAND);
+    uint32_t want = 0, n = 30 + (uint32_t)rng_below(&r, 60);
+    uint64_t out_total = 0;
+    uint32_t added = 0, fin = 0;
+    for (int step = 0; step < 20000 && (added < n || sched_has_work(&h.s)); step++) {
+      if (added < n && rng_below(&r, 3) == 0) {
+        /* keep each request within the pool: prompt + output <= blocks*16 */
+        uint32_t cap = blocks * 16;
+        uint32_t p = 1 + (uint32_t)rng_below(&r, cap / 2), o = 1 + (uint32_t)rng_below(&r, cap / 2);
+        uint32_t id = h_add(&h, p, o);
+        h.reqs[id].content.kind = rng_below(&r, 2) ? KV_CONTENT_SESSION : KV_CONTENT_NONE;
+        h.reqs[id].content.session = rng_below(&r, 3);
+        want += o;
+        added++;
+      }
+      if (!sched_has_work(&h.s)) continue;
+      fin += h_step(&h);
+      h_check_kv(&h);
+      for (uint32_t i = 0; i < h.n; i++) {
+        request *q = &h.reqs[i];
+        cr_assert_leq(q->num_computed, q->num_tokens);
+        cr_assert_eq(q->num_tokens, q->prompt_tokens + q->generated);
+        cr_assert_leq(q->generated, q->output_tokens);
+      }
+    }
+    for (uint32_t i = 0; i < h.n; i++) out_total += h.reqs[i].generated;
+    cr_assert_eq(fin, added, "round %d: every request finishes", round);
+    cr_assert_eq(out_total, want, "round %d: output tokens conserved", round);
+    cr_assert_eq(kv_num_free(h.s.kv), blocks);
+    h_free(&h);
+  }
+}
