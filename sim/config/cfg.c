@@ -1,0 +1,406 @@
+/* cfg.c: finding named configs (disk, $SERVESIM_DATA_DIR, embedded), loading
+ * them, and resolving a deployment against its model, GPU and engine.
+ *
+ * Name resolution order (cfg_find), first match wins:
+ *   1. the argument is an existing regular file: read it from disk (for models
+ *      a directory holding config.json also works, like a HF checkout);
+ *   2. the argument contains '/': it must be an embedded relative path
+ *      ("configs/gpus/h200.json"), else it is an unknown file;
+ *   3. a bare name (".json" suffix optional): configs/<dir>/<name>.json under
+ *      $SERVESIM_DATA_DIR when set, then among the embedded files; the name is
+ *      tried as given, then lower-cased ("H200" finds h200).
+ * Unknown names fail with SIM_EINPUT listing the known names of that kind.
+ *
+ * cfg_resolve fills every unset deploy_cfg field (defaults from the engine and
+ * the model) and then validates the combination. It is idempotent: resolving
+ * a resolved deploy_cfg again changes nothing. Error messages name fields the
+ * way vLLM's flags spell them (tensor_parallel_size, max_model_len, ...). */
+#include <ctype.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "config/cfg.h"
+#include "core/embed.h"
+
+#define EMBED_PREFIX "<embedded> "
+
+static const char *const kind_dir[] = {"models", "gpus", "engines", "examples", "profiles"};
+static const char *const kind_word[] = {"model", "gpu", "engine", "scenario", "profile"};
+
+static bool is_file(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool ends_with(const char *s, const char *suf) {
+  size_t n = strlen(s), k = strlen(suf);
+  return n >= k && !strcmp(s + n - k, suf);
+}
+
+/* ---- listing ---------------------------------------------------------------- */
+
+typedef struct name_list {
+  char **v;
+  size_t n, cap;
+} name_list;
+
+static void names_add(name_list *l, const char *s, size_t len) {
+  SIM_GROW(l->v, l->cap, l->n + 1);
+  char *d = sim_malloc(len + 1);
+  memcpy(d, s, len);
+  d[len] = 0;
+  l->v[l->n++] = d;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Collects the names of a kind: embedded files and $SERVESIM_DATA_DIR files,
+ * sorted, without duplicates. */
+static void names_collect(cfg_kind kind, name_list *l) {
+  char prefix[64];
+  snprintf(prefix, sizeof prefix, "configs/%s/", kind_dir[kind]);
+  size_t pl = strlen(prefix);
+  for (const sim_embedded_file *f = sim_embedded_files; f->path; f++) {
+    if (strncmp(f->path, prefix, pl) || !ends_with(f->path, ".json")) continue;
+    const char *name = f->path + pl;
+    if (strchr(name, '/')) continue;
+    names_add(l, name, strlen(name) - 5);
+  }
+  const char *dd = getenv("SERVESIM_DATA_DIR");
+  if (dd && *dd) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", dd, prefix);
+    DIR *d = opendir(dir);
+    if (d) {
+      struct dirent *de;
+      while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || !ends_with(de->d_name, ".json") || strlen(de->d_name) <= 5) continue;
+        char p[2048];
+        snprintf(p, sizeof p, "%s%s", dir, de->d_name);
+        if (is_file(p)) names_add(l, de->d_name, strlen(de->d_name) - 5);
+      }
+      closedir(d);
+    }
+  }
+  if (l->n) qsort(l->v, l->n, sizeof *l->v, cmp_str);
+  size_t k = 0;
+  for (size_t i = 0; i < l->n; i++) {
+    if (k && !strcmp(l->v[k - 1], l->v[i])) {
+      free(l->v[i]);
+      continue;
+    }
+    l->v[k++] = l->v[i];
+  }
+  l->n = k;
+}
+
+static void names_free(name_list *l) {
+  for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+  free(l->v);
+}
+
+void cfg_list(cfg_kind kind, char *buf, size_t n) {
+  SIM_ASSERT((unsigned)kind < SIM_ARRAY_LEN(kind_dir));
+  if (!n) return;
+  buf[0] = 0;
+  name_list l = {0};
+  names_collect(kind, &l);
+  size_t len = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    size_t need = strlen(l.v[i]) + (i ? 2 : 0);
+    if (len + need + 1 > n) { /* does not fit: end with "..." if there is room */
+      if (n >= 4) {
+        size_t at = len + 3 < n ? len : n - 4;
+        memcpy(buf + at, "...", 4);
+      }
+      break;
+    }
+    len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", l.v[i]);
+  }
+  names_free(&l);
+}
+
+/* ---- finding ---------------------------------------------------------------- */
+
+static int unknown(cfg_kind kind, const char *arg, sim_err *err) {
+  char known[640];
+  cfg_list(kind, known, sizeof known);
+  return sim_errf(err, SIM_EINPUT, "unknown %s '%s' (known %ss: %s; or give the path of a JSON file)", kind_word[kind],
+                  arg, kind_word[kind], known[0] ? known : "none");
+}
+
+static int put_path(char *out, size_t n, const char *p, sim_err *err) {
+  if (strlen(p) >= n) return sim_errf(err, SIM_EINPUT, "%s: path too long", p);
+  memcpy(out, p, strlen(p) + 1);
+  return SIM_OK;
+}
+
+/* cfg_find plus whether the result is an embedded file. */
+static int find(cfg_kind kind, const char *arg, char *out, size_t n, bool *embedded, sim_err *err) {
+  SIM_ASSERT((unsigned)kind < SIM_ARRAY_LEN(kind_dir));
+  *embedded = false;
+  if (!arg || !*arg) {
+    char known[640];
+    cfg_list(kind, known, sizeof known);
+    return sim_errf(err, SIM_EINPUT, "no %s given (known %ss: %s)", kind_word[kind], kind_word[kind], known);
+  }
+  if (is_file(arg)) return put_path(out, n, arg, err);
+  if (kind == CFG_MODEL && is_dir(arg)) {
+    char p[1024];
+    snprintf(p, sizeof p, "%s/config.json", arg);
+    if (is_file(p)) return put_path(out, n, p, err);
+    return sim_errf(err, SIM_EINPUT, "%s: a directory without config.json", arg);
+  }
+  if (strchr(arg, '/')) {
+    if (sim_embed_find(arg)) {
+      *embedded = true;
+      return put_path(out, n, arg, err);
+    }
+    char known[640];
+    cfg_list(kind, known, sizeof known);
+    return sim_errf(err, SIM_EINPUT, "%s: no such %s file (known %ss: %s)", arg, kind_word[kind], kind_word[kind],
+                    known);
+  }
+  char name[256];
+  size_t len = strlen(arg);
+  if (ends_with(arg, ".json")) len -= 5;
+  if (len == 0 || len >= sizeof name) return unknown(kind, arg, err);
+  memcpy(name, arg, len);
+  name[len] = 0;
+  const char *dd = getenv("SERVESIM_DATA_DIR");
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) { /* second try: lower case */
+      bool changed = false;
+      for (char *s = name; *s; s++) {
+        char lo = (char)tolower((unsigned char)*s);
+        changed |= lo != *s;
+        *s = lo;
+      }
+      if (!changed) break;
+    }
+    char rel[512], p[1536];
+    snprintf(rel, sizeof rel, "configs/%s/%s.json", kind_dir[kind], name);
+    if (dd && *dd) {
+      snprintf(p, sizeof p, "%s/%s", dd, rel);
+      if (is_file(p)) return put_path(out, n, p, err);
+    }
+    if (sim_embed_find(rel)) {
+      *embedded = true;
+      return put_path(out, n, rel, err);
+    }
+  }
+  return unknown(kind, arg, err);
+}
+
+int cfg_find(cfg_kind kind, const char *name_or_path, char *path_out, size_t n, sim_err *err) {
+  bool emb;
+  return find(kind, name_or_path, path_out, n, &emb, err);
+}
+
+/* Finds and reads a config; *what gets "<path>" or "<embedded> <path>". */
+static int load_text(cfg_kind kind, const char *arg, char **text, char *what, size_t wn, sim_err *err) {
+  char path[1024];
+  bool emb;
+  int rc = find(kind, arg, path, sizeof path, &emb, err);
+  if (rc) return rc;
+  if (emb) {
+    const sim_embedded_file *f = sim_embed_find(path);
+    SIM_ASSERT(f);
+    *text = sim_malloc(f->len + 1);
+    memcpy(*text, f->data, f->len + 1);
+    snprintf(what, wn, EMBED_PREFIX "%s", path);
+    return SIM_OK;
+  }
+  snprintf(what, wn, "%s", path);
+  return sim_read_file(path, text, NULL, err);
+}
+
+int cfg_model_load(model_cfg *m, const char *name_or_path, sim_err *err) {
+  char *text, what[1100];
+  int rc = load_text(CFG_MODEL, name_or_path, &text, what, sizeof what, err);
+  if (rc) return rc;
+  rc = cfg_model_parse(m, text, what, err);
+  free(text);
+  return rc;
+}
+
+int cfg_gpu_load(gpu_cfg *g, const char *name_or_path, sim_err *err) {
+  char *text, what[1100];
+  int rc = load_text(CFG_GPU, name_or_path, &text, what, sizeof what, err);
+  if (rc) return rc;
+  rc = cfg_gpu_parse(g, text, what, err);
+  free(text);
+  return rc;
+}
+
+int cfg_engine_load(engine_cfg *e, const char *name_or_path, sim_err *err) {
+  char *text, what[1100];
+  int rc = load_text(CFG_ENGINE, name_or_path, &text, what, sizeof what, err);
+  if (rc) return rc;
+  rc = cfg_engine_parse(e, text, what, err);
+  free(text);
+  return rc;
+}
+
+/* ---- deployment ------------------------------------------------------------- */
+
+void deploy_init(deploy_cfg *d) {
+  memset(d, 0, sizeof *d);
+  d->act_dtype = d->weight_dtype = d->kv_dtype = DT_BF16;
+  d->gpu_memory_utilization = -1;
+  d->enable_prefix_caching = -1;
+  d->enable_chunked_prefill = -1;
+  d->router = ROUTE_ROUND_ROBIN;
+}
+
+#define MAX_TP 64u
+#define MAX_REPLICAS 100000u
+
+int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, sim_err *err) {
+  /* parallelism */
+  if (!d->tp) d->tp = 1;
+  if (d->tp > MAX_TP)
+    return sim_errf(err, SIM_EINPUT, "tensor_parallel_size %u is out of range 1..%u", d->tp, MAX_TP);
+  if (m->q_heads % d->tp)
+    return sim_errf(err, SIM_EINPUT, "tensor_parallel_size %u does not divide num_attention_heads %u of %s", d->tp,
+                    m->q_heads, m->name);
+  if (m->kv_heads % d->tp && d->tp % m->kv_heads)
+    return sim_errf(err, SIM_EINPUT,
+                    "tensor_parallel_size %u neither divides num_key_value_heads %u of %s nor is a multiple of it",
+                    d->tp, m->kv_heads, m->name);
+  if (!d->replicas) d->replicas = 1;
+  if (d->replicas > MAX_REPLICAS)
+    return sim_errf(err, SIM_EINPUT, "replicas %u is out of range 1..%u", d->replicas, MAX_REPLICAS);
+
+  /* precision */
+  if (!d->act_dtype_set)
+    d->act_dtype = (m->native_dtype == DT_BF16 || m->native_dtype == DT_FP16) ? m->native_dtype : DT_BF16;
+  else if (d->act_dtype != DT_BF16 && d->act_dtype != DT_FP16)
+    return sim_errf(err, SIM_EINPUT, "dtype %s is not supported: activations run in bf16 or fp16 (for %s weights use quantization)",
+                    dtype_name(d->act_dtype), dtype_name(d->act_dtype));
+  if (g->flops[d->act_dtype] <= 0)
+    return sim_errf(err, SIM_EINPUT, "dtype %s is not supported by %s", dtype_name(d->act_dtype), g->name);
+  if (!d->weight_dtype_set) d->weight_dtype = d->act_dtype;
+  switch (d->weight_dtype) {
+    case DT_BF16:
+    case DT_FP16:
+      if (d->weight_dtype != d->act_dtype)
+        return sim_errf(err, SIM_EINPUT, "quantization: unquantized weights run in the activation dtype %s, not %s",
+                        dtype_name(d->act_dtype), dtype_name(d->weight_dtype));
+      break;
+    case DT_FP8:
+    case DT_INT8:
+      if (g->flops[d->weight_dtype] <= 0) {
+        sim_dtype other = d->weight_dtype == DT_FP8 ? DT_INT8 : DT_FP8;
+        return sim_errf(err, SIM_EINPUT,
+                        "quantization %s needs %s tensor cores, which %s (%s) lacks; use %s%sint4 (awq/gptq) or a GPU "
+                        "with %s support",
+                        dtype_name(d->weight_dtype), dtype_name(d->weight_dtype), g->name, g->full_name,
+                        g->flops[other] > 0 ? dtype_name(other) : "", g->flops[other] > 0 ? ", " : "",
+                        dtype_name(d->weight_dtype));
+      }
+      break;
+    case DT_INT4:
+      break; /* weight-only: dequantized into the activation-dtype GEMM, any GPU */
+    default:
+      return sim_errf(err, SIM_EINPUT, "quantization %s is not supported (none, fp8, int8, int4, awq, gptq)",
+                      dtype_name(d->weight_dtype));
+  }
+  if (!d->kv_dtype_set) d->kv_dtype = d->act_dtype;
+  if (d->kv_dtype != d->act_dtype && d->kv_dtype != DT_FP8)
+    return sim_errf(err, SIM_EINPUT, "kv_cache_dtype %s is not supported (auto = dtype %s, or fp8)",
+                    dtype_name(d->kv_dtype), dtype_name(d->act_dtype));
+
+  /* scheduler and memory knobs */
+  if (!d->max_num_seqs) d->max_num_seqs = e->max_num_seqs;
+  if (!d->block_size) d->block_size = e->block_size;
+  if (d->gpu_memory_utilization < 0) d->gpu_memory_utilization = e->gpu_memory_utilization;
+  if (d->enable_prefix_caching < 0) d->enable_prefix_caching = e->enable_prefix_caching;
+  if (d->enable_chunked_prefill < 0) d->enable_chunked_prefill = e->enable_chunked_prefill;
+  d->enable_prefix_caching = d->enable_prefix_caching ? 1 : 0;
+  d->enable_chunked_prefill = d->enable_chunked_prefill ? 1 : 0;
+  if (!d->max_model_len) d->max_model_len = m->max_pos;
+  if (d->max_model_len > m->max_pos)
+    return sim_errf(err, SIM_EINPUT, "max_model_len %u exceeds max_position_embeddings %u of %s", d->max_model_len,
+                    m->max_pos, m->name);
+  if (!d->max_num_batched_tokens) {
+    d->max_num_batched_tokens = e->max_num_batched_tokens;
+    /* vLLM: without chunking the default budget grows to hold a whole prompt */
+    if (!d->enable_chunked_prefill && d->max_num_batched_tokens < d->max_model_len)
+      d->max_num_batched_tokens = d->max_model_len;
+  } else if (!d->enable_chunked_prefill && d->max_num_batched_tokens < d->max_model_len) {
+    return sim_errf(err, SIM_EINPUT,
+                    "max_num_batched_tokens %u is smaller than max_model_len %u while chunked prefill is disabled "
+                    "(a whole prompt must fit one step): raise max_num_batched_tokens, lower max_model_len or "
+                    "enable chunked prefill",
+                    d->max_num_batched_tokens, d->max_model_len);
+  }
+  if (!d->max_num_seqs) return sim_errf(err, SIM_EINPUT, "max_num_seqs must be >= 1");
+  uint32_t b = d->block_size;
+  if (b < 8 || b > 128 || (b & (b - 1)))
+    return sim_errf(err, SIM_EINPUT, "block_size %u is not one of 8, 16, 32, 64, 128", b);
+  if (!(d->gpu_memory_utilization > 0 && d->gpu_memory_utilization <= 1))
+    return sim_errf(err, SIM_EINPUT, "gpu_memory_utilization %g is not in (0, 1]", d->gpu_memory_utilization);
+  if ((unsigned)d->router > ROUTE_LEAST_KV) return sim_errf(err, SIM_EINPUT, "router: unknown policy %d", (int)d->router);
+  return SIM_OK;
+}
+
+/* ---- names ------------------------------------------------------------------ */
+
+bool cfg_parse_quantization(const char *s, sim_dtype act, sim_dtype *weight_out) {
+  static const struct {
+    const char *name;
+    int dt; /* -1: the activation dtype */
+  } tab[] = {{"none", -1},        {"fp8", DT_FP8},         {"int8", DT_INT8},
+             {"int4", DT_INT4},   {"awq", DT_INT4},        {"gptq", DT_INT4},
+             {"awq_marlin", DT_INT4}, {"gptq_marlin", DT_INT4}};
+  if (!s) return false;
+  for (size_t i = 0; i < SIM_ARRAY_LEN(tab); i++)
+    if (!strcasecmp(s, tab[i].name)) {
+      *weight_out = tab[i].dt < 0 ? act : (sim_dtype)tab[i].dt;
+      return true;
+    }
+  return false;
+}
+
+const char *route_policy_name(route_policy r) {
+  switch (r) {
+    case ROUTE_ROUND_ROBIN: return "round_robin";
+    case ROUTE_LEAST_OUTSTANDING: return "least_outstanding";
+    case ROUTE_LEAST_KV: return "least_kv";
+  }
+  return "?";
+}
+
+bool route_policy_parse(const char *s, route_policy *out) {
+  static const struct {
+    const char *name;
+    route_policy r;
+  } tab[] = {{"round_robin", ROUTE_ROUND_ROBIN},
+             {"rr", ROUTE_ROUND_ROBIN},
+             {"least_outstanding", ROUTE_LEAST_OUTSTANDING},
+             {"lor", ROUTE_LEAST_OUTSTANDING},
+             {"least_outstanding_requests", ROUTE_LEAST_OUTSTANDING},
+             {"least_kv", ROUTE_LEAST_KV}};
+  if (!s) return false;
+  char norm[64];
+  size_t n = strlen(s);
+  if (n >= sizeof norm) return false;
+  for (size_t i = 0; i <= n; i++) norm[i] = s[i] == '-' ? '_' : (char)tolower((unsigned char)s[i]);
+  for (size_t i = 0; i < SIM_ARRAY_LEN(tab); i++)
+    if (!strcmp(norm, tab[i].name)) {
+      *out = tab[i].r;
+      return true;
+    }
+  return false;
+}

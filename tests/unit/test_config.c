@@ -1,0 +1,646 @@
+/* test_config.c: bundled configs load by name, parameter counts match the
+ * published model sizes, strict parsing names the file and field, name
+ * resolution (path, name, $SERVESIM_DATA_DIR), and cfg_resolve's defaults and
+ * checks. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config/cfg.h"
+#include "core/embed.h"
+#include "testutil.h"
+
+#define MIB 1048576.0
+
+static void assert_msg_has(const sim_err *e, const char *needle) {
+  cr_assert(strstr(e->msg, needle) != NULL, "expected '%s' in error message: %s", needle, e->msg);
+}
+
+/* A complete, valid GPU file; tests derive broken variants from it. */
+static const char *gpu_json =
+    "{\n"
+    "  \"name\": \"testgpu\",\n"
+    "  \"full_name\": \"Test GPU\",\n"
+    "  \"memory_mib\": 1024,\n"
+    "  \"hbm_bandwidth_gb_s\": 1000,\n"
+    "  \"dense_tflops\": {\"bf16\": 100, \"fp16\": 100, \"fp8\": 200},\n"
+    "  \"interconnect\": \"pcie\",\n"
+    "  \"interconnect_bandwidth_gb_s\": 32,\n"
+    "  \"allreduce_base_latency_us\": 5,\n"
+    "  \"sm_count\": 10,\n"
+    "  \"l2_mib\": 8,\n"
+    "  \"source\": \"unit test\"\n"
+    "}\n";
+
+/* Returns gpu_json with the first occurrence of `from` replaced by `to`. */
+static char *gpu_variant(const char *from, const char *to) {
+  static char buf[4096];
+  const char *p = strstr(gpu_json, from);
+  cr_assert(p, "test bug: '%s' not in gpu_json", from);
+  snprintf(buf, sizeof buf, "%.*s%s%s", (int)(p - gpu_json), gpu_json, to, p + strlen(from));
+  return buf;
+}
+
+static int gpu_parse_err(const char *json, sim_err *e) {
+  gpu_cfg g;
+  return cfg_gpu_parse(&g, json, "t.json", e);
+}
+
+/* ---- bundled configs ------------------------------------------------------- */
+
+Test(config, every_bundled_config_loads_by_name) {
+  static const struct {
+    const char *prefix;
+    cfg_kind kind;
+  } kinds[] = {{"configs/models/", CFG_MODEL}, {"configs/gpus/", CFG_GPU}, {"configs/engines/", CFG_ENGINE}};
+  int counts[3] = {0, 0, 0};
+  for (const sim_embedded_file *f = sim_embedded_files; f->path; f++) {
+    for (int k = 0; k < 3; k++) {
+      size_t pl = strlen(kinds[k].prefix);
+      if (strncmp(f->path, kinds[k].prefix, pl)) continue;
+      char name[128];
+      snprintf(name, sizeof name, "%.*s", (int)(strlen(f->path) - pl - 5), f->path + pl);
+      sim_err e = {0};
+      int rc;
+      if (kinds[k].kind == CFG_MODEL) {
+        model_cfg m;
+        rc = cfg_model_load(&m, name, &e);
+        if (!rc) {
+          cr_assert_str_eq(m.name, name);
+          cr_assert(m.params_total > 1e9);
+          char want[256];
+          snprintf(want, sizeof want, "<embedded> %s", f->path);
+          cr_assert_str_eq(m.path, want);
+        }
+      } else if (kinds[k].kind == CFG_GPU) {
+        gpu_cfg g;
+        rc = cfg_gpu_load(&g, name, &e);
+        if (!rc) {
+          cr_assert_str_eq(g.name, name, "gpu file %s names itself %s", f->path, g.name);
+          cr_assert(g.mem_bytes > 40e9 && g.hbm_Bps > 0 && g.link_Bps > 0 && g.sm_count > 0 && g.l2_bytes > 0);
+          cr_assert(g.flops[DT_BF16] > 0 && g.flops[DT_FP16] > 0 && g.flops[DT_INT4] == 0);
+          cr_assert(g.price_per_hour > 0 && strlen(g.source) > 20);
+        }
+      } else {
+        engine_cfg en;
+        rc = cfg_engine_load(&en, name, &e);
+        if (!rc) cr_assert_str_eq(en.name, name);
+      }
+      cr_assert_eq(rc, SIM_OK, "%s: %s", f->path, e.msg);
+      counts[k]++;
+    }
+  }
+  cr_assert_geq(counts[0], 4);
+  cr_assert_geq(counts[1], 6);
+  cr_assert_geq(counts[2], 2);
+}
+
+Test(config, list_is_sorted_and_complete) {
+  char buf[512];
+  cfg_list(CFG_GPU, buf, sizeof buf);
+  cr_assert_str_eq(buf, "a100-sxm-80gb, b200, h100-sxm, h20, h200, l40s");
+  cfg_list(CFG_ENGINE, buf, sizeof buf);
+  cr_assert_str_eq(buf, "trtllm, vllm");
+  cfg_list(CFG_MODEL, buf, sizeof buf);
+  cr_assert_str_eq(buf, "llama-2-70b, llama-3.1-70b, llama-3.1-8b, qwen2.5-72b");
+  char small[12];
+  cfg_list(CFG_GPU, small, sizeof small);
+  cr_assert(strlen(small) < sizeof small);
+  cr_assert(strstr(small, "...") != NULL, "truncated list should end with ...: %s", small);
+}
+
+/* ---- models ------------------------------------------------------------------ */
+
+Test(config, llama31_70b_architecture_and_params) {
+  model_cfg m;
+  sim_err e = {0};
+  cr_assert_eq(cfg_model_load(&m, "llama-3.1-70b", &e), SIM_OK, "%s", e.msg);
+  cr_assert_str_eq(m.arch, "llama");
+  cr_assert_eq(m.hidden, 8192);
+  cr_assert_eq(m.intermediate, 28672);
+  cr_assert_eq(m.layers, 80);
+  cr_assert_eq(m.q_heads, 64);
+  cr_assert_eq(m.kv_heads, 8);
+  cr_assert_eq(m.head_dim, 128); /* derived: no head_dim key in the file */
+  cr_assert_eq(m.vocab, 128256);
+  cr_assert_eq(m.max_pos, 131072);
+  cr_assert_not(m.tied_embeddings);
+  cr_assert_not(m.qkv_bias);
+  cr_assert_eq(m.native_dtype, DT_BF16);
+  cr_assert_float_eq(m.params_per_layer_linear, 855638016.0, 0.5);
+  cr_assert_float_eq(m.params_embedding, 1050673152.0, 0.5);
+  cr_assert_float_eq(m.params_lm_head, 1050673152.0, 0.5);
+  cr_assert(fabs(m.params_total / 70.55e9 - 1) < 0.005, "params_total %.0f", m.params_total);
+  cr_assert_float_eq(m.params_total, 70553706496.0, 0.5); /* HF's safetensors total for Llama-3.1-70B */
+}
+
+Test(config, other_model_params) {
+  model_cfg m;
+  sim_err e = {0};
+  cr_assert_eq(cfg_model_load(&m, "llama-3.1-8b", &e), SIM_OK, "%s", e.msg);
+  cr_assert(fabs(m.params_total / 8.03e9 - 1) < 0.005, "llama-3.1-8b params_total %.0f", m.params_total);
+  cr_assert_float_eq(m.params_total, 8030261248.0, 0.5);
+
+  cr_assert_eq(cfg_model_load(&m, "llama-2-70b", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.vocab, 32000);
+  cr_assert_eq(m.max_pos, 4096);
+  cr_assert_eq(m.native_dtype, DT_FP16);
+  cr_assert(fabs(m.params_total / 68.98e9 - 1) < 0.005, "llama-2-70b params_total %.0f", m.params_total);
+
+  cr_assert_eq(cfg_model_load(&m, "qwen2.5-72b", &e), SIM_OK, "%s", e.msg);
+  cr_assert_str_eq(m.arch, "qwen2");
+  cr_assert(m.qkv_bias, "qwen2 implies q/k/v biases");
+  cr_assert_eq(m.intermediate, 29568);
+  cr_assert_eq(m.vocab, 152064);
+  cr_assert_eq(m.max_pos, 32768);
+  cr_assert(fabs(m.params_total / 72.71e9 - 1) < 0.005, "qwen2.5-72b params_total %.0f", m.params_total);
+}
+
+Test(config, hf_defaults_tied_embeddings_and_ignored_keys) {
+  const char *j = "{\"model_type\": \"llama\", \"hidden_size\": 2048, \"intermediate_size\": 8192,"
+                  " \"num_hidden_layers\": 16, \"num_attention_heads\": 32, \"vocab_size\": 1000,"
+                  " \"max_position_embeddings\": 2048, \"tie_word_embeddings\": true,"
+                  " \"rope_scaling\": {\"type\": \"x\"}, \"some_future_key\": [1, 2]}";
+  model_cfg m;
+  sim_err e = {0};
+  cr_assert_eq(cfg_model_parse(&m, j, "/x/tiny-model/config.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_str_eq(m.name, "tiny-model");
+  cr_assert_eq(m.kv_heads, 32, "kv heads default to q heads");
+  cr_assert_eq(m.head_dim, 64);
+  cr_assert_eq(m.params_lm_head, 0.0);
+  cr_assert_eq(m.native_dtype, DT_BF16, "no torch_dtype: bf16");
+  double lin = 2048.0 * (32 + 64) * 64 + 32 * 64 * 2048.0 + 3 * 2048.0 * 8192;
+  cr_assert_float_eq(m.params_total, 16 * (lin + 2 * 2048) + 1000 * 2048.0 + 2048, 0.5);
+}
+
+Test(config, hf_text_config_and_dtype_key) {
+  const char *j = "{\"model_type\": \"wrapper\", \"text_config\": {\"model_type\": \"llama\", \"hidden_size\": 1024,"
+                  " \"intermediate_size\": 4096, \"num_hidden_layers\": 2, \"num_attention_heads\": 8,"
+                  " \"num_key_value_heads\": 2, \"head_dim\": 256, \"vocab_size\": 100,"
+                  " \"max_position_embeddings\": 512, \"dtype\": \"float16\"}}";
+  model_cfg m;
+  sim_err e = {0};
+  cr_assert_eq(cfg_model_parse(&m, j, "w.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_str_eq(m.name, "w");
+  cr_assert_eq(m.head_dim, 256, "explicit head_dim wins over hidden/heads");
+  cr_assert_eq(m.kv_heads, 2);
+  cr_assert_eq(m.native_dtype, DT_FP16);
+}
+
+Test(config, hf_errors_name_the_field) {
+  model_cfg m;
+  sim_err e = {0};
+  const char *missing = "{\"model_type\": \"llama\", \"intermediate_size\": 1, \"num_hidden_layers\": 1,"
+                        " \"num_attention_heads\": 1, \"vocab_size\": 1, \"max_position_embeddings\": 1}";
+  cr_assert_eq(cfg_model_parse(&m, missing, "m.json", &e), SIM_EINPUT);
+  assert_msg_has(&e, "m.json");
+  assert_msg_has(&e, "hidden_size");
+  assert_msg_has(&e, "missing");
+
+  const char *wrong = "{\"model_type\": \"llama\",\n \"hidden_size\": \"8192\", \"intermediate_size\": 1,"
+                      " \"num_hidden_layers\": 1, \"num_attention_heads\": 1, \"vocab_size\": 1,"
+                      " \"max_position_embeddings\": 1}";
+  cr_assert_eq(cfg_model_parse(&m, wrong, "m.json", &e), SIM_EINPUT);
+  assert_msg_has(&e, "m.json:2: hidden_size: expected an integer, got a string");
+
+  const char *moe = "{\"model_type\": \"mixtral\", \"num_local_experts\": 8, \"hidden_size\": 4096}";
+  cr_assert_eq(cfg_model_parse(&m, moe, "m.json", &e), SIM_EINPUT);
+  assert_msg_has(&e, "num_local_experts");
+
+  cr_assert_eq(cfg_model_parse(&m, "{\"model_type\": ", "bad.json", &e), SIM_EINPUT);
+  assert_msg_has(&e, "bad.json:1:");
+  assert_msg_has(&e, "invalid JSON");
+}
+
+Test(config, unknown_model_name_lists_known_names) {
+  model_cfg m;
+  sim_err e = {0};
+  cr_assert_eq(cfg_model_load(&m, "llama-9-1t", &e), SIM_EINPUT);
+  assert_msg_has(&e, "unknown model 'llama-9-1t'");
+  assert_msg_has(&e, "llama-3.1-70b");
+  assert_msg_has(&e, "qwen2.5-72b");
+  gpu_cfg g;
+  cr_assert_eq(cfg_gpu_load(&g, "h300", &e), SIM_EINPUT);
+  assert_msg_has(&e, "h100-sxm");
+  assert_msg_has(&e, "l40s");
+}
+
+/* ---- GPUs ------------------------------------------------------------------- */
+
+Test(config, gpu_figures_converted_to_si_units) {
+  gpu_cfg g;
+  sim_err e = {0};
+  cr_assert_eq(cfg_gpu_load(&g, "h100-sxm", &e), SIM_OK, "%s", e.msg);
+  cr_assert_float_eq(g.mem_bytes, 81559 * MIB, 0.5);
+  cr_assert_float_eq(g.hbm_Bps, 3.35e12, 1);
+  cr_assert_float_eq(g.flops[DT_BF16], 989e12, 1);
+  cr_assert_float_eq(g.flops[DT_FP8], 1979e12, 1);
+  cr_assert_eq(g.link, LINK_NVLINK);
+  cr_assert_float_eq(g.link_Bps, 450e9, 1);
+  cr_assert_eq(g.sm_count, 132);
+  cr_assert_float_eq(g.l2_bytes, 50 * MIB, 0.5);
+  cr_assert_eq(cfg_gpu_load(&g, "h200", &e), SIM_OK, "%s", e.msg);
+  cr_assert_float_eq(g.mem_bytes, 143771 * MIB, 0.5);
+  cr_assert_eq(cfg_gpu_load(&g, "a100-sxm-80gb", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(g.flops[DT_FP8], 0.0, "A100 has no FP8 tensor cores");
+  cr_assert_float_eq(g.flops[DT_INT8], 624e12, 1);
+  cr_assert_eq(cfg_gpu_load(&g, "l40s", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(g.link, LINK_PCIE);
+
+  cr_assert_eq(cfg_gpu_parse(&g, gpu_json, "t.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(g.flops[DT_INT8], 0.0, "absent int8 = unsupported");
+  cr_assert_eq(g.price_per_hour, 0.0, "absent price = unknown");
+  cr_assert_float_eq(g.link_latency_ns, 5000.0, 1e-9);
+}
+
+Test(config, gpu_strict_errors) {
+  sim_err e = {0};
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"sm_count\"", "\"sm_cnt\""), &e), SIM_EINPUT);
+  assert_msg_has(&e, "t.json:10: sm_cnt: unknown key");
+  assert_msg_has(&e, "sm_count"); /* the list of known keys */
+
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"memory_mib\": 1024", "\"memory_mib\": \"1024\""), &e), SIM_EINPUT);
+  assert_msg_has(&e, "t.json:4: memory_mib: expected a number, got a string");
+
+  cr_assert_eq(gpu_parse_err(gpu_variant("  \"sm_count\": 10,\n", ""), &e), SIM_EINPUT);
+  assert_msg_has(&e, "t.json: sm_count: missing required key");
+
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"hbm_bandwidth_gb_s\": 1000", "\"hbm_bandwidth_gb_s\": -1"), &e),
+               SIM_EINPUT);
+  assert_msg_has(&e, "hbm_bandwidth_gb_s: must be > 0, got -1");
+
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 0"), &e), SIM_EINPUT);
+  assert_msg_has(&e, "l2_mib: must be > 0");
+
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"fp8\": 200", "\"fp4\": 200"), &e), SIM_EINPUT);
+  assert_msg_has(&e, "dense_tflops.fp4: unknown key");
+
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"bf16\": 100, ", ""), &e), SIM_EINPUT);
+  assert_msg_has(&e, "dense_tflops.bf16: missing required key");
+
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"pcie\"", "\"infiniband\""), &e), SIM_EINPUT);
+  assert_msg_has(&e, "interconnect: expected \"nvlink\" or \"pcie\"");
+
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"sm_count\": 10", "\"sm_count\": 10.5"), &e), SIM_EINPUT);
+  assert_msg_has(&e, "sm_count: expected an integer");
+
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 8, \"l2_mib\": 9"), &e), SIM_EINPUT);
+  assert_msg_has(&e, "l2_mib: given twice");
+
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"Test GPU\"", "\"\""), &e), SIM_EINPUT);
+  assert_msg_has(&e, "full_name: must not be empty");
+
+  cr_assert_eq(gpu_parse_err("[1, 2]", &e), SIM_EINPUT);
+  assert_msg_has(&e, "expected a JSON object");
+  cr_assert_eq(gpu_parse_err("{\"name\": \"x\"} trailing", &e), SIM_EINPUT);
+  assert_msg_has(&e, "invalid JSON");
+}
+
+/* ---- engines ------------------------------------------------------------------ */
+
+Test(config, engine_profiles) {
+  engine_cfg v, t;
+  sim_err e = {0};
+  cr_assert_eq(cfg_engine_load(&v, "vllm", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(v.max_num_seqs, 1024);
+  cr_assert_eq(v.max_num_batched_tokens, 8192);
+  cr_assert_eq(v.block_size, 16);
+  cr_assert_float_eq(v.gpu_memory_utilization, 0.92, 1e-12);
+  cr_assert(v.enable_prefix_caching && v.enable_chunked_prefill && v.async_scheduling);
+  cr_assert_eq(v.admission, ADMIT_ON_DEMAND);
+  cr_assert_eq(v.cuda_graph_max_batch, 512);
+  cr_assert_float_eq(v.step_overhead_ns, 300e3, 1e-6);
+  cr_assert_float_eq(v.runtime_overhead_bytes, 1536 * MIB, 0.5);
+  cr_assert_eq(cfg_engine_load(&t, "trtllm", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(t.admission, ADMIT_RESERVE_FULL);
+  cr_assert_not(t.enable_prefix_caching);
+  cr_assert_eq(t.max_num_batched_tokens, 8192);
+}
+
+/* Replaces the first `from` in the vllm profile by `to` and parses it. */
+static int engine_variant(const char *from, const char *to, sim_err *e) {
+  char path[256];
+  sim_err fe = {0};
+  cr_assert_eq(cfg_find(CFG_ENGINE, "vllm", path, sizeof path, &fe), SIM_OK, "%s", fe.msg);
+  const sim_embedded_file *f = sim_embed_find(path);
+  cr_assert(f);
+  const char *p = strstr(f->data, from);
+  cr_assert(p, "test bug: '%s' not in vllm.json", from);
+  static char buf[8192];
+  snprintf(buf, sizeof buf, "%.*s%s%s", (int)(p - f->data), f->data, to, p + strlen(from));
+  engine_cfg en;
+  return cfg_engine_parse(&en, buf, "vllm-test.json", e);
+}
+
+Test(config, engine_strict_errors) {
+  sim_err e = {0};
+  cr_assert_eq(engine_variant("\"block_size\": 16", "\"block_size\": 24", &e), SIM_EINPUT);
+  assert_msg_has(&e, "vllm-test.json:");
+  assert_msg_has(&e, "block_size: must be one of 8, 16, 32, 64, 128, got 24");
+  cr_assert_eq(engine_variant("\"on_demand\"", "\"lazy\"", &e), SIM_EINPUT);
+  assert_msg_has(&e, "admission: expected \"on_demand\" or \"reserve_full\"");
+  cr_assert_eq(engine_variant("\"gpu_memory_utilization\": 0.92", "\"gpu_memory_utilization\": 1.2", &e), SIM_EINPUT);
+  assert_msg_has(&e, "gpu_memory_utilization: must be in (0, 1]");
+  cr_assert_eq(engine_variant("\"enable_prefix_caching\": true", "\"enable_prefix_caching\": 1", &e), SIM_EINPUT);
+  assert_msg_has(&e, "enable_prefix_caching: expected a boolean");
+  cr_assert_eq(engine_variant("\"gemm_blend\": 3", "\"gemm_blend\": 0.5", &e), SIM_EINPUT);
+  assert_msg_has(&e, "gemm_blend: must be >= 1");
+  cr_assert_eq(engine_variant("\"step_overhead_us\": 300", "\"step_overhead_us\": -1", &e), SIM_EINPUT);
+  assert_msg_has(&e, "step_overhead_us: must be >= 0");
+  cr_assert_eq(engine_variant("\"max_num_seqs\"", "\"max_seqs\"", &e), SIM_EINPUT);
+  assert_msg_has(&e, "max_seqs: unknown key");
+  cr_assert_eq(engine_variant("  \"cuda_graph_mib\": 768,\n", "", &e), SIM_EINPUT);
+  assert_msg_has(&e, "cuda_graph_mib: missing required key");
+  cr_assert_eq(engine_variant("\"step_overhead_us\": 300", "\"step_overhead_us\": 0", &e), SIM_OK, "%s", e.msg);
+}
+
+/* ---- finding ---------------------------------------------------------------- */
+
+Test(config, find_path_vs_name) {
+  char p[1024];
+  sim_err e = {0};
+  cr_assert_eq(cfg_find(CFG_GPU, "h200", p, sizeof p, &e), SIM_OK, "%s", e.msg);
+  cr_assert_str_eq(p, "configs/gpus/h200.json");
+  cr_assert_eq(cfg_find(CFG_GPU, "H200.json", p, sizeof p, &e), SIM_OK, "%s", e.msg);
+  cr_assert_str_eq(p, "configs/gpus/h200.json");
+
+  const char *tmp = tu_tmpfile(".json", gpu_json);
+  cr_assert(tmp);
+  cr_assert_eq(cfg_find(CFG_GPU, tmp, p, sizeof p, &e), SIM_OK, "%s", e.msg);
+  cr_assert_str_eq(p, tmp);
+  gpu_cfg g;
+  cr_assert_eq(cfg_gpu_load(&g, tmp, &e), SIM_OK, "%s", e.msg);
+  cr_assert_str_eq(g.name, "testgpu");
+
+  cr_assert_eq(cfg_find(CFG_GPU, "/nonexistent/dir/x.json", p, sizeof p, &e), SIM_EINPUT);
+  assert_msg_has(&e, "/nonexistent/dir/x.json");
+
+  /* a real file with a bad key: the error names that file */
+  const char *bad = tu_tmpfile(".json", "{\"name\": \"x\", \"bogus\": 1}");
+  cr_assert_eq(cfg_gpu_load(&g, bad, &e), SIM_EINPUT);
+  assert_msg_has(&e, bad);
+  assert_msg_has(&e, "bogus: unknown key");
+  unlink(tmp);
+  unlink(bad);
+
+  /* an HF checkout directory */
+  char dir[] = "/tmp/servesim_model_XXXXXX";
+  cr_assert(mkdtemp(dir));
+  char cfgp[256];
+  snprintf(cfgp, sizeof cfgp, "%s/config.json", dir);
+  FILE *f = fopen(cfgp, "w");
+  cr_assert(f);
+  fputs("{\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": 128, \"num_hidden_layers\": 2,"
+        " \"num_attention_heads\": 4, \"vocab_size\": 10, \"max_position_embeddings\": 128}",
+        f);
+  fclose(f);
+  model_cfg m;
+  cr_assert_eq(cfg_model_load(&m, dir, &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.hidden, 64);
+  cr_assert_str_eq(m.path, cfgp);
+  cr_assert_str_eq(m.name, strrchr(dir, '/') + 1);
+  unlink(cfgp);
+  rmdir(dir);
+}
+
+Test(config, data_dir_overrides_embedded) {
+  char dir[] = "/tmp/servesim_data_XXXXXX";
+  cr_assert(mkdtemp(dir));
+  char p[512];
+  snprintf(p, sizeof p, "%s/configs", dir);
+  cr_assert_eq(mkdir(p, 0755), 0);
+  snprintf(p, sizeof p, "%s/configs/gpus", dir);
+  cr_assert_eq(mkdir(p, 0755), 0);
+  char h200[512], mine[512];
+  snprintf(h200, sizeof h200, "%s/configs/gpus/h200.json", dir);
+  snprintf(mine, sizeof mine, "%s/configs/gpus/mygpu.json", dir);
+  FILE *f = fopen(h200, "w");
+  cr_assert(f);
+  fputs(gpu_variant("\"memory_mib\": 1024", "\"memory_mib\": 777"), f);
+  fclose(f);
+  f = fopen(mine, "w");
+  cr_assert(f);
+  fputs(gpu_json, f);
+  fclose(f);
+
+  cr_assert_eq(setenv("SERVESIM_DATA_DIR", dir, 1), 0);
+  gpu_cfg g;
+  sim_err e = {0};
+  cr_assert_eq(cfg_gpu_load(&g, "h200", &e), SIM_OK, "%s", e.msg);
+  cr_assert_float_eq(g.mem_bytes, 777 * MIB, 0.5, "the data dir's h200.json wins");
+  char out[1024];
+  cr_assert_eq(cfg_find(CFG_GPU, "mygpu", out, sizeof out, &e), SIM_OK, "%s", e.msg);
+  cr_assert_str_eq(out, mine);
+  cr_assert_eq(cfg_gpu_load(&g, "h100-sxm", &e), SIM_OK, "embedded still served: %s", e.msg);
+  char list[512];
+  cfg_list(CFG_GPU, list, sizeof list);
+  cr_assert_str_eq(list, "a100-sxm-80gb, b200, h100-sxm, h20, h200, l40s, mygpu");
+
+  unsetenv("SERVESIM_DATA_DIR");
+  cr_assert_eq(cfg_gpu_load(&g, "h200", &e), SIM_OK, "%s", e.msg);
+  cr_assert_float_eq(g.mem_bytes, 143771 * MIB, 0.5);
+  cr_assert_eq(cfg_find(CFG_GPU, "mygpu", out, sizeof out, &e), SIM_EINPUT);
+  unlink(h200);
+  unlink(mine);
+  rmdir(p);
+  snprintf(p, sizeof p, "%s/configs", dir);
+  rmdir(p);
+  rmdir(dir);
+}
+
+/* ---- deployment ------------------------------------------------------------- */
+
+typedef struct fixture {
+  model_cfg m;
+  gpu_cfg g;
+  engine_cfg e;
+  deploy_cfg d;
+} fixture;
+
+static void load_fixture(fixture *f, const char *model, const char *gpu, const char *engine) {
+  sim_err e = {0};
+  cr_assert_eq(cfg_model_load(&f->m, model, &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(cfg_gpu_load(&f->g, gpu, &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(cfg_engine_load(&f->e, engine, &e), SIM_OK, "%s", e.msg);
+  deploy_init(&f->d);
+}
+
+Test(config, resolve_fills_defaults) {
+  fixture f;
+  load_fixture(&f, "llama-3.1-70b", "h200", "vllm");
+  sim_err e = {0};
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(f.d.tp, 1);
+  cr_assert_eq(f.d.replicas, 1);
+  cr_assert_eq(f.d.act_dtype, DT_BF16);
+  cr_assert_eq(f.d.weight_dtype, DT_BF16);
+  cr_assert_eq(f.d.kv_dtype, DT_BF16);
+  cr_assert_eq(f.d.max_num_seqs, 1024);
+  cr_assert_eq(f.d.max_num_batched_tokens, 8192);
+  cr_assert_eq(f.d.block_size, 16);
+  cr_assert_eq(f.d.max_model_len, 131072);
+  cr_assert_float_eq(f.d.gpu_memory_utilization, 0.92, 1e-12);
+  cr_assert_eq(f.d.enable_prefix_caching, 1);
+  cr_assert_eq(f.d.enable_chunked_prefill, 1);
+  deploy_cfg once = f.d;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
+  cr_assert(!memcmp(&once, &f.d, sizeof once), "resolve is idempotent");
+
+  /* llama-2 is natively fp16: activations follow */
+  load_fixture(&f, "llama-2-70b", "a100-sxm-80gb", "trtllm");
+  f.d.tp = 4;
+  f.d.kv_dtype = DT_FP8;
+  f.d.kv_dtype_set = true;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(f.d.act_dtype, DT_FP16);
+  cr_assert_eq(f.d.weight_dtype, DT_FP16);
+  cr_assert_eq(f.d.kv_dtype, DT_FP8, "fp8 KV is allowed even without FP8 tensor cores");
+  cr_assert_eq(f.d.max_num_seqs, 2048);
+  cr_assert_eq(f.d.block_size, 32);
+  cr_assert_eq(f.d.enable_prefix_caching, 0);
+}
+
+Test(config, resolve_tp_checks) {
+  fixture f;
+  load_fixture(&f, "llama-3.1-70b", "h100-sxm", "vllm");
+  sim_err e = {0};
+  f.d.tp = 3;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "tensor_parallel_size 3 does not divide num_attention_heads 64 of llama-3.1-70b");
+  f.d.tp = 16; /* multiple of 8 KV heads: KV heads are replicated */
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
+  f.d.tp = 128;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "tensor_parallel_size 128 is out of range");
+
+  /* kv_heads 6 with 12 q heads: tp 4 divides 12 but neither divides 6 nor is a multiple of it */
+  f.m.q_heads = 12;
+  f.m.kv_heads = 6;
+  f.d.tp = 4;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "num_key_value_heads 6");
+}
+
+Test(config, resolve_dtype_checks) {
+  fixture f;
+  load_fixture(&f, "llama-3.1-70b", "a100-sxm-80gb", "vllm");
+  sim_err e = {0};
+  sim_dtype w;
+  cr_assert(cfg_parse_quantization("fp8", DT_BF16, &w));
+  f.d.weight_dtype = w;
+  f.d.weight_dtype_set = true;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "quantization fp8");
+  assert_msg_has(&e, "a100-sxm-80gb");
+
+  deploy_init(&f.d);
+  cr_assert(cfg_parse_quantization("awq", DT_BF16, &w));
+  cr_assert_eq(w, DT_INT4);
+  f.d.weight_dtype = w;
+  f.d.weight_dtype_set = true;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "int4 works everywhere: %s", e.msg);
+
+  deploy_init(&f.d);
+  f.d.weight_dtype = DT_INT8;
+  f.d.weight_dtype_set = true;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "A100 has INT8 tensor cores: %s", e.msg);
+
+  deploy_init(&f.d);
+  f.d.act_dtype = DT_FP8;
+  f.d.act_dtype_set = true;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "dtype fp8 is not supported");
+
+  deploy_init(&f.d);
+  f.d.kv_dtype = DT_INT4;
+  f.d.kv_dtype_set = true;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "kv_cache_dtype int4");
+
+  load_fixture(&f, "llama-3.1-70b", "h200", "vllm");
+  f.d.weight_dtype = DT_FP8;
+  f.d.weight_dtype_set = true;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(f.d.act_dtype, DT_BF16);
+}
+
+Test(config, resolve_scheduler_checks) {
+  fixture f;
+  load_fixture(&f, "llama-3.1-70b", "h200", "vllm");
+  sim_err e = {0};
+  f.d.block_size = 24;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "block_size 24 is not one of 8, 16, 32, 64, 128");
+
+  deploy_init(&f.d);
+  f.d.max_model_len = 200000;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "max_model_len 200000 exceeds max_position_embeddings 131072 of llama-3.1-70b");
+
+  deploy_init(&f.d);
+  f.d.gpu_memory_utilization = 0;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "gpu_memory_utilization");
+
+  /* chunked prefill off: an explicit budget must hold max_model_len ... */
+  deploy_init(&f.d);
+  f.d.enable_chunked_prefill = 0;
+  f.d.max_model_len = 16384;
+  f.d.max_num_batched_tokens = 8192;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "max_num_batched_tokens 8192 is smaller than max_model_len 16384");
+  /* ... and the default budget grows to it (vLLM's rule) */
+  deploy_init(&f.d);
+  f.d.enable_chunked_prefill = 0;
+  f.d.max_model_len = 16384;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(f.d.max_num_batched_tokens, 16384);
+  /* with chunking on a small budget is fine */
+  deploy_init(&f.d);
+  f.d.max_num_batched_tokens = 512;
+  f.d.enable_prefix_caching = 0;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(f.d.max_num_batched_tokens, 512);
+  cr_assert_eq(f.d.enable_prefix_caching, 0, "an explicit 0 is kept");
+}
+
+/* ---- names -------------------------------------------------------------------- */
+
+Test(config, quantization_names) {
+  sim_dtype w;
+  cr_assert(cfg_parse_quantization("none", DT_FP16, &w));
+  cr_assert_eq(w, DT_FP16);
+  cr_assert(cfg_parse_quantization("FP8", DT_BF16, &w));
+  cr_assert_eq(w, DT_FP8);
+  cr_assert(cfg_parse_quantization("int8", DT_BF16, &w));
+  cr_assert_eq(w, DT_INT8);
+  cr_assert(cfg_parse_quantization("gptq", DT_BF16, &w));
+  cr_assert_eq(w, DT_INT4);
+  cr_assert(cfg_parse_quantization("int4", DT_BF16, &w));
+  cr_assert_eq(w, DT_INT4);
+  w = DT_BF16;
+  cr_assert_not(cfg_parse_quantization("fp4", DT_BF16, &w));
+  cr_assert_not(cfg_parse_quantization("", DT_BF16, &w));
+  cr_assert_not(cfg_parse_quantization(NULL, DT_BF16, &w));
+  cr_assert_eq(w, DT_BF16, "a failed parse leaves the output alone");
+}
+
+Test(config, route_policy_names) {
+  route_policy r;
+  for (int i = ROUTE_ROUND_ROBIN; i <= ROUTE_LEAST_KV; i++) {
+    cr_assert(route_policy_parse(route_policy_name((route_policy)i), &r));
+    cr_assert_eq((int)r, i);
+  }
+  cr_assert(route_policy_parse("rr", &r));
+  cr_assert_eq(r, ROUTE_ROUND_ROBIN);
+  cr_assert(route_policy_parse("lor", &r));
+  cr_assert_eq(r, ROUTE_LEAST_OUTSTANDING);
+  cr_assert(route_policy_parse("least-kv", &r));
+  cr_assert_eq(r, ROUTE_LEAST_KV);
+  cr_assert_not(route_policy_parse("random", &r));
+  cr_assert_str_eq(route_policy_name(ROUTE_LEAST_OUTSTANDING), "least_outstanding");
+}
