@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,7 +109,12 @@ int cmd_run(int argc, char **argv) {
   if (json && !rc) rc = cli_write_output(json, force, w_json, r, &err);
   if (csv && !rc) rc = cli_write_output(csv, force, w_csv, r, &err);
   if (ts && !rc) rc = cli_write_output(ts, force, w_ts, r, &err);
-  if (!quiet) report_text(r, wall, (json && !strcmp(json, "-")) ? stderr : stdout);
+  if (!quiet) {
+    FILE *tf = (json && !strcmp(json, "-")) ? stderr : stdout;
+    report_text(r, wall, tf);
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) fprintf(tf, "peak memory %.1f MiB\n", ru.ru_maxrss / 1024.0);
+  }
   if (r->interrupted) fprintf(stderr, "servesim run: interrupted: the results above are partial\n");
   runner_free(r);
   free(r);

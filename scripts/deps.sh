@@ -1,0 +1,24 @@
+#!/bin/sh
+# deps.sh: install the Debian 12 packages servesim needs, if any are missing.
+# Sourced by quickstart.sh and test.sh; safe to run again (installs nothing
+# when everything is present). Needs root (or sudo) only when installing.
+set -eu
+need="build-essential cmake pkg-config libuv1-dev libcjson-dev libcriterion-dev libxml2-utils"
+missing=""
+for p in $need; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "servesim: installing missing packages:$missing" >&2
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+      echo "servesim: need root (or sudo) to install:$missing" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  # shellcheck disable=SC2086
+  $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi

@@ -1,0 +1,17 @@
+#!/bin/sh
+# test.sh: build servesim and run the whole test suite twice: a normal build
+# (with the CUDA kernels compiled where nvcc exists) and an AddressSanitizer +
+# UndefinedBehaviorSanitizer build. Exits non-zero if anything fails.
+set -eu
+cd "$(dirname "$0")/.."
+./scripts/deps.sh
+jobs=$(nproc)
+export LC_ALL=C
+echo "== normal build (build/) =="
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+(cd build && ctest --output-on-failure -j"$jobs")
+echo "== ASan + UBSan build (build-asan/) =="
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSERVESIM_SANITIZE=ON -DSERVESIM_CUDA=OFF >/dev/null
+cmake --build build-asan -j"$jobs"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")

@@ -1,0 +1,197 @@
+/* test_engine.c: the whole simulation against analysis:
+ *  - one request at a time: TTFT is the cost model's prefill step, TPOT the
+ *    mean of its batch-1 decode steps;
+ *  - throughput rises with the offered rate and saturates;
+ *  - Little's law on the simulated system and queue;
+ *  - conservation on the Azure 2023 conversation trace (when ../shared exists):
+ *    every request completes or is rejected with a reason, output tokens equal
+ *    the trace's;
+ *  - a lost replica: its requests finish on the others. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/runner.h"
+#include "testutil.h"
+
+static void base(scenario *sc) {
+  scenario_init(sc);
+  sc->deploy.tp = 4;
+}
+
+static run_ctx *run(const scenario *sc) {
+  run_ctx *r = calloc(1, sizeof *r);
+  sim_err err = {0, ""};
+  int rc = runner_prepare(r, sc, &err);
+  cr_assert_eq(rc, 0, "prepare: %s", err.msg);
+  rc = runner_execute(r, NULL, &err);
+  cr_assert_eq(rc, 0, "execute: %s", err.msg);
+  return r;
+}
+
+static void done(run_ctx *r) {
+  runner_free(r);
+  free(r);
+}
+
+Test(engine, isolated_request_matches_the_cost_model) {
+  const uint32_t P = 777, O = 50;
+  /* requests 100 s apart: each runs alone */
+  char text[4096] = "arrival_s,prompt_tokens,output_tokens\n";
+  for (int i = 0; i < 5; i++) {
+    char row[64];
+    snprintf(row, sizeof row, "%d.0,%u,%u\n", 100 * i, P, O);
+    strcat(text, row);
+  }
+  const char *path = tu_tmpfile(".csv", text);
+  scenario sc;
+  base(&sc);
+  snprintf(sc.trace_path, sizeof sc.trace_path, "%s", path);
+  run_ctx *r = run(&sc);
+  cr_assert_eq(r->sum.completed, 5);
+  /* expected, from the cost model directly */
+  step_cost c;
+  prefill_chunk ch = {P, 0};
+  batch_desc pre = {P, 1, 0, 0, 1, 1, &ch};
+  cost_step(&r->cost, &pre, &c);
+  double ttft_ms = ceil(c.total_ns) / 1e6;
+  double dec_ms = 0;
+  for (uint32_t i = 2; i <= O; i++) {
+    batch_desc d = {1, 1, 1, P + i - 1, 1, 0, NULL};
+    cost_step(&r->cost, &d, &c);
+    dec_ms += ceil(c.total_ns) / 1e6;
+  }
+  double tpot_ms = dec_ms / (O - 1);
+  cr_assert_float_eq(r->sum.ttft_ms.mean, ttft_ms, 1e-9 * ttft_ms + 1e-9, "TTFT %f vs prefill step %f",
+                     r->sum.ttft_ms.mean, ttft_ms);
+  cr_assert_float_eq(r->sum.ttft_ms.std, 0.0, 1e-9);
+  cr_assert_float_eq(r->sum.tpot_ms.mean, tpot_ms, 1e-9 * tpot_ms, "TPOT %f vs decode %f", r->sum.tpot_ms.mean, tpot_ms);
+  cr_assert_float_eq(r->sum.e2el_ms.mean, ttft_ms + dec_ms, 1e-6);
+  cr_assert_eq(r->sum.itl_ms.n, 5 * (O - 1));
+  cr_assert_eq(r->cl.m.preemptions, 0);
+  done(r);
+  remove(path);
+}
+
+Test(engine, throughput_rises_with_rate_and_saturates) {
+  const double rates[] = {1, 2, 4, 8, 16, 32, 64, 128, INFINITY};
+  double thr[9];
+  for (int i = 0; i < 9; i++) {
+    scenario sc;
+    base(&sc);
+    sc.deploy.tp = 8;
+    sc.gen.num_prompts = 600;
+    sc.gen.request_rate = rates[i];
+    sc.gen.input.len = 512;
+    sc.gen.output.len = 128;
+    sc.gen.seed = 5;
+    run_ctx *r = run(&sc);
+    cr_assert_eq(r->sum.completed, 600);
+    thr[i] = r->sum.output_throughput;
+    done(r);
+  }
+  for (int i = 1; i < 9; i++)
+    cr_assert_geq(thr[i], thr[i - 1] * 0.98, "throughput fell from rate %g to %g: %f -> %f", rates[i - 1], rates[i],
+                  thr[i - 1], thr[i]);
+  cr_assert_gt(thr[4], 2.0 * thr[0], "throughput must rise well above the light-load value");
+  cr_assert_lt(thr[8], 1.15 * thr[7], "and saturate: inf %f vs 128/s %f", thr[8], thr[7]);
+}
+
+Test(engine, littles_law_holds) {
+  scenario sc;
+  base(&sc);
+  sc.gen.num_prompts = 2000;
+  sc.gen.request_rate = 20;
+  sc.gen.input.len = 1024;
+  sc.gen.input.range_ratio = 0.5;
+  sc.gen.output.len = 200;
+  sc.gen.output.range_ratio = 0.5;
+  sc.gen.seed = 1;
+  sc.deploy.max_num_seqs = 32; /* make requests queue */
+  run_ctx *r = run(&sc);
+  const metrics_summary *s = &r->sum;
+  cr_assert_eq(s->completed, 2000);
+  cr_assert_eq(r->cl.m.preemptions, 0);
+  double T = (double)r->cl.m.level_t_ns / 1e9, lambda = (double)s->completed / T;
+  /* L = lambda W for the whole system (sojourn = E2EL) and for the waiting queue */
+  cr_assert_float_eq(s->mean_in_system, lambda * s->e2el_ms.mean / 1e3, 1e-6 * s->mean_in_system,
+                     "L %f vs lambda W %f", s->mean_in_system, lambda * s->e2el_ms.mean / 1e3);
+  cr_assert_gt(s->queue_ms.mean, 1.0, "the queue must be non-trivial for this test to mean something");
+  cr_assert_float_eq(s->mean_waiting, lambda * s->queue_ms.mean / 1e3, 1e-6 * s->mean_waiting + 1e-9,
+                     "Lq %f vs lambda Wq %f", s->mean_waiting, lambda * s->queue_ms.mean / 1e3);
+  done(r);
+}
+
+Test(engine, closed_loop_keeps_concurrency) {
+  scenario sc;
+  base(&sc);
+  sc.gen.num_prompts = 400;
+  sc.gen.request_rate = INFINITY;
+  sc.max_concurrency = 16;
+  run_ctx *r = run(&sc);
+  cr_assert_eq(r->sum.completed, 400);
+  cr_assert_leq(r->cl.m.peak_in_system, 16);
+  cr_assert_eq(r->cl.m.peak_in_system, 16);
+  /* a client-held request's TTFT counts from slot acquisition: never includes client wait */
+  for (size_t i = 0; i < r->cl.n_reqs; i++) cr_assert_geq(r->cl.reqs[i].send_ns, r->cl.reqs[i].arrival_ns);
+  done(r);
+}
+
+Test(engine, lost_replica_requests_finish_elsewhere) {
+  scenario sc;
+  base(&sc);
+  sc.deploy.replicas = 3;
+  sc.deploy.router = ROUTE_LEAST_OUTSTANDING;
+  sc.gen.num_prompts = 900;
+  sc.gen.request_rate = 30;
+  sc.n_failures = 1;
+  sc.failures[0].replica = 1;
+  sc.failures[0].at_s = 10;
+  run_ctx *r = run(&sc);
+  cr_assert_eq(r->sum.completed, 900);
+  uint64_t late_on_1 = 0;
+  for (size_t i = 0; i < r->cl.n_reqs; i++)
+    if (r->cl.reqs[i].finish_ns > 10 * SIM_NS_PER_S && r->cl.reqs[i].replica == 1) late_on_1++;
+  cr_assert_eq(late_on_1, 0, "nothing finishes on the lost replica after it is lost");
+  done(r);
+}
+
+Test(engine, azure_conversation_trace_conserves_requests_and_tokens) {
+  const char *p = tu_shared("traces/azure2023_conv.csv");
+  if (!p) cr_skip_test("../shared/traces is absent");
+  /* the trace's total output tokens, counted independently of servesim's reader */
+  FILE *f = fopen(p, "r");
+  char line[256];
+  uint64_t rows = 0, out_total = 0;
+  cr_assert(fgets(line, sizeof line, f));
+  while (fgets(line, sizeof line, f)) {
+    char *c = strrchr(line, ',');
+    if (!c) continue;
+    out_total += strtoull(c + 1, NULL, 10);
+    rows++;
+  }
+  fclose(f);
+  scenario sc;
+  base(&sc);
+  snprintf(sc.trace_path, sizeof sc.trace_path, "%s", p);
+  run_ctx *r = run(&sc);
+  const metrics_summary *s = &r->sum;
+  cr_assert_eq(rows, 19366);
+  cr_assert_eq(s->total, rows);
+  cr_assert_eq(s->completed + s->rejected, rows, "every request completes or is rejected with a reason");
+  cr_assert_eq(s->unfinished, 0);
+  uint64_t rej_out = 0;
+  for (size_t i = 0; i < r->cl.n_reqs; i++) {
+    const request *q = &r->cl.reqs[i];
+    if (q->state == RQ_REJECTED) {
+      cr_assert_neq(q->reject, REJ_NONE);
+      rej_out += q->output_tokens;
+    } else {
+      cr_assert_eq(q->generated, q->output_tokens);
+    }
+  }
+  cr_assert_eq(s->total_output_tokens + rej_out, out_total, "output tokens conserved");
+  done(r);
+}
