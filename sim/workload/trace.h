@@ -12,8 +12,10 @@
  *             digits, or none), CRLF or LF, last line may lack a newline.
  *   burstgpt  BurstGPT: `Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type`
  *             or `Timestamp,Session ID,Elapsed time,Model,Request tokens,...`
- *             (columns found by name). Rows with request = response = 0 are
- *             failures: skipped and counted in n_failed_rows.
+ *             (columns found by name). Rows with 0 response tokens are
+ *             failures (upstream: "failure that `Response tokens` are 0s";
+ *             request is 0 too in the public slices): skipped and counted in
+ *             n_failed_rows.
  *   mooncake  JSONL `{"timestamp": ms, "input_length", "output_length", "hash_ids": [...]}`,
  *             hash_block_tokens = 512.
  *
@@ -22,8 +24,13 @@
  * prompt_tokens >= 1 and output_tokens >= 1 (rows with 0 output tokens are
  * errors, except BurstGPT failure rows).
  *
+ * Sessions are numbered 1..n_sessions in order of first appearance (the
+ * transforms renumber), so trace_write_native's `s<index>` reads back the same.
+ *
  * Errors name the file, the 1-based line and the column/field.
- * Ownership: trace_init/trace_free on caller storage; the trace owns its arrays. */
+ * Ownership: trace_init/trace_free on caller storage; the trace owns its arrays.
+ * trace_load/trace_parse (and gen_trace) initialize *t themselves (previous
+ * contents are not freed); on error *t is left empty and trace_free is safe. */
 #ifndef SIM_TRACE_H
 #define SIM_TRACE_H
 
@@ -90,7 +97,7 @@ void trace_truncate(trace *t, size_t n);
 typedef struct trace_stats {
   size_t n;
   double span_s;                /* last - first arrival */
-  double rate_per_s;            /* n / span */
+  double rate_per_s;            /* n / span (0 when span is 0) */
   double prompt_mean, prompt_p50, prompt_p90, prompt_p99, prompt_max;
   double output_mean, output_p50, output_p90, output_p99, output_max;
   uint64_t prompt_total, output_total;
