@@ -55,5 +55,10 @@ int cli_fail(const char *cmd, const sim_err *err);
 int cmd_run(int argc, char **argv);
 int cmd_gen_trace(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_capacity(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 #endif

@@ -13,7 +13,12 @@ typedef struct subcmd {
 static const subcmd cmds[] = {
     {"run", cmd_run, "replay a trace or generated workload through a deployment; print TTFT, TPOT, throughput"},
     {"gen-trace", cmd_gen_trace, "generate a workload trace (vLLM bench serve semantics) as native CSV"},
-    {"list", cmd_list, "list the bundled models, GPUs and engine profiles"},
+    {"plan", cmd_plan, "memory plan and step times of one deployment, and which limit binds"},
+    {"sweep", cmd_sweep, "run a grid of configurations in parallel; Pareto frontier, cost per million tokens"},
+    {"capacity", cmd_capacity, "highest rate a replica sustains at given SLOs; replicas and GPUs for a target"},
+    {"validate", cmd_validate, "compare predictions with published measurements of real engines"},
+    {"calibrate", cmd_calibrate, "time GEMM and attention kernels on the local GPU and write a cost profile"},
+    {"list", cmd_list, "list the bundled models, GPUs, engines, scenarios and profiles"},
 };
 
 static void usage(FILE *f) {

@@ -72,7 +72,11 @@ int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model
 }
 
 void cluster_deinit(cluster *c) {
-  for (size_t i = 0; i < c->n_reqs; i++) kv_seq_deinit(&c->reqs[i].kv);
+  for (size_t i = 0; i < c->n_reqs; i++) {
+    request *r = &c->reqs[i];
+    if (r->kv.n_blocks) kv_seq_free(c->reps[r->replica].s.kv, &r->kv); /* still held at the end (zombie, interrupt) */
+    kv_seq_deinit(&r->kv);
+  }
   if (c->reps)
     for (uint32_t i = 0; i < c->cfg.replicas; i++) sched_deinit(&c->reps[i].s);
   free(c->reps);

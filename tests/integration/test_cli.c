@@ -2,14 +2,27 @@
  * determinism, result files, and bad input (exit 2 with a message naming the
  * file, line or field; never a crash). */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "testutil.h"
 
 static char out[1 << 20], err[1 << 16];
+
+/* Value of a top-level numeric key of a JSON document (NAN if absent). */
+static double jnum(const char *json, const char *key) {
+  cJSON *root = cJSON_Parse(json);
+  cr_assert(root != NULL, "not valid JSON");
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+  double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+  cJSON_Delete(root);
+  return x;
+}
 
 Test(cli, help_on_every_subcommand) {
   const char *cmds[] = {"--help", "run --help", "gen-trace --help", "list --help"};
@@ -62,7 +75,7 @@ Test(cli, json_is_deterministic_and_has_vllm_keys) {
                         "\"p99_e2el_ms\"", "\"request_goodput\"", "\"memory_plan\"", "\"cost_sources\"",
                         "\"configuration\"", "\"steps\""};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) cr_assert(strstr(ja, keys[i]), "missing %s", keys[i]);
-  cr_assert(strstr(ja, "\"completed\": 300"), "all 300 requests complete");
+  cr_assert_eq(jnum(ja, "completed"), 300, "all 300 requests complete");
   /* a different seed gives a different result */
   snprintf(cmd, sizeof cmd, "run --quiet --num-prompts 300 --request-rate 8 --random-range-ratio 0.5 --seed 4 --json %s --force", b);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
@@ -87,7 +100,7 @@ Test(cli, refuses_to_overwrite_without_force) {
   snprintf(cmd, sizeof cmd, "run --quiet --num-prompts 5 --json %s --force", p);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
   c = tu_slurp(p, NULL);
-  cr_assert(strstr(c, "\"completed\": 5"));
+  cr_assert_eq(jnum(c, "completed"), 5);
   free(c);
   unlink(p);
 }
@@ -121,7 +134,7 @@ Test(cli, gen_trace_roundtrip_replays) {
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
   snprintf(cmd, sizeof cmd, "run --quiet --trace %s --json -", a);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
-  cr_assert(strstr(out, "\"completed\": 40"), "%s", out);
+  cr_assert_eq(jnum(out, "completed"), 40, "%s", out);
   unlink(a);
 }
 
@@ -160,7 +173,12 @@ static const bad_case BAD[] = {
      {"tensor_parallel_size", NULL, NULL}},
     {"scenario: invalid JSON", ".json", "{\"model\": \n\n ,}", "run --scenario %s", {"invalid JSON", NULL, NULL}},
     {"gpu file: negative bandwidth", ".json",
-     "{\"name\": \"x\", \"hbm_bandwidth_gb_s\": -1}", "run --gpu %s", {"hbm_bandwidth_gb_s", NULL, NULL}},
+     "{\"name\": \"x\", \"full_name\": \"X\", \"memory_mib\": 81559, \"hbm_bandwidth_gb_s\": -1,"
+     " \"dense_tflops\": {\"bf16\": 989, \"fp16\": 989}, \"interconnect\": \"nvlink\","
+     " \"interconnect_bandwidth_gb_s\": 450, \"allreduce_base_latency_us\": 2, \"sm_count\": 132,"
+     " \"l2_mib\": 50, \"price_usd_per_gpu_hour\": 2, \"source\": \"test\"}",
+     "run --gpu %s", {"hbm_bandwidth_gb_s", NULL, NULL}},
+    {"gpu file: missing key", ".json", "{\"name\": \"x\"}", "run --gpu %s", {"missing", NULL, NULL}},
     {"deploy: TP does not divide heads", NULL, NULL, "run --tp 3", {"3", "64", NULL}},
     {"deploy: model does not fit", NULL, NULL, "run --gpu h100-sxm --tp 1", {"GiB", "h100-sxm", NULL}},
     {"flag: bad number", NULL, NULL, "run --max-num-seqs lots", {"--max-num-seqs", "lots", NULL}},
