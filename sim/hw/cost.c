@@ -179,7 +179,12 @@ static double blend(const cost_model *c, double tc, double tm) {
   double hi = tc > tm ? tc : tm, lo = tc > tm ? tm : tc, p = c->engine->gemm_blend;
   if (hi <= 0) return 0;
   if (p >= SHARP_BLEND) return hi;
-  return hi * pow(1.0 + pow(lo / hi, p), 1.0 / p);
+  double r = lo / hi;
+  /* integer p without pow(): this runs several times per simulated step */
+  if (p == 2.0) return hi * sqrt(1.0 + r * r);
+  if (p == 3.0) return hi * cbrt(1.0 + r * r * r);
+  if (p == 4.0) return hi * sqrt(sqrt(1.0 + (r * r) * (r * r)));
+  return hi * pow(1.0 + pow(r, p), 1.0 / p);
 }
 
 static double ns_of(double work, double rate) { return work / rate * 1e9; }

@@ -8,6 +8,7 @@ int sched_init(sched *s, const sched_cfg *cfg, uint32_t kv_blocks, uint32_t bloc
   memset(s, 0, sizeof *s);
   s->cfg = *cfg;
   s->kv = kv_new(kv_blocks, block_tokens, prefix_caching);
+  s->block_tokens = block_tokens;
   s->wait_cap = 1024;
   s->waiting = sim_malloc(s->wait_cap * sizeof *s->waiting);
   return SIM_OK;
@@ -118,7 +119,9 @@ bool sched_schedule(sched *s, request *reqs, sim_ns now, batch_desc *out) {
     } else {
       n = cap_chunk(s, r->num_tokens - r->num_computed, budget);
       SIM_ASSERT(n > 0);
-      if (s->cfg.admission == ADMIT_ON_DEMAND) {
+      /* fast path: the tokens fit in the blocks it already holds (most decode steps) */
+      bool fits = (uint64_t)r->num_computed + n <= (uint64_t)r->kv.n_blocks * s->block_tokens;
+      if (s->cfg.admission == ADMIT_ON_DEMAND && !fits) {
         while (!kv_allocate(s->kv, &r->kv, &r->content, 0, r->num_computed + n)) {
           uint32_t victim = s->running[--s->n_running];
           preempt(s, reqs, victim);
@@ -198,7 +201,7 @@ uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uin
       continue;
     }
     r->num_computed += n;
-    kv_commit(s->kv, &r->kv, &r->content, r->num_computed);
+    if (r->content.kind != KV_CONTENT_NONE) kv_commit(s->kv, &r->kv, &r->content, r->num_computed);
     if (r->num_computed < r->num_tokens) continue; /* mid-prompt chunk */
     r->generated++;
     r->num_tokens++;

@@ -47,6 +47,7 @@ typedef struct sched_cfg {
 typedef struct sched {
   sched_cfg cfg;
   kv_mgr *kv;
+  uint32_t block_tokens; /* KV block size, tokens */
   uint32_t *waiting;    /* ring deque of request indices */
   uint32_t wait_head, wait_len, wait_cap;
   uint32_t *running;    /* admission order */
