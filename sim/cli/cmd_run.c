@@ -17,7 +17,9 @@ static const char *SUMMARY =
     "Replays a trace (or a generated workload) through a simulated vLLM-style deployment and reports\n"
     "TTFT, TPOT, ITL, end-to-end latency and throughput with vLLM's benchmark definitions.\n"
     "Without options it runs the built-in default: Llama-3.1-70B on 4 x H200 (TP4), vLLM, replaying\n"
-    "the bundled chat trace (traces/chat_default.csv).";
+    "the bundled chat trace (traces/chat_default.csv).\n"
+    "Exit status: 0 done, 2 bad input, 1 internal error, 130 interrupted by Ctrl-C (partial results are\n"
+    "still printed and written).";
 
 static double wall_seconds(void) {
   struct timespec ts;
@@ -115,9 +117,10 @@ int cmd_run(int argc, char **argv) {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) fprintf(tf, "peak memory %.1f MiB\n", ru.ru_maxrss / 1024.0);
   }
-  if (r->interrupted) fprintf(stderr, "servesim run: interrupted: the results above are partial\n");
+  bool interrupted = r->interrupted;
+  if (interrupted) fprintf(stderr, "servesim run: interrupted: the results written are partial\n");
   runner_free(r);
   free(r);
   if (rc) return cli_fail("run", &err);
-  return 0;
+  return interrupted ? 130 : 0; /* 128 + SIGINT, like a shell */
 }

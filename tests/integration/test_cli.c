@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -201,4 +204,55 @@ Test(cli, bad_input_exits_2_with_a_precise_message) {
       cr_expect(strstr(err, b->expect[k]) != NULL, "[%s] message lacks '%s': %s", b->name, b->expect[k], err);
     if (b->file_suffix) unlink(path);
   }
+}
+
+Test(cli, paced_replay_gives_the_same_result_as_virtual_time) {
+  char a[256], b[256], t[256], cmd[1024];
+  snprintf(a, sizeof a, "/tmp/servesim_virt_%d.json", getpid());
+  snprintf(b, sizeof b, "/tmp/servesim_paced_%d.json", getpid());
+  snprintf(t, sizeof t, "/tmp/servesim_paced_%d.csv", getpid());
+  unlink(a), unlink(b), unlink(t);
+  snprintf(cmd, sizeof cmd, "gen-trace --num-prompts 30 --request-rate 15 --seed 2 --out %s", t);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  snprintf(cmd, sizeof cmd, "run --quiet --trace %s --json %s", t, a);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  snprintf(cmd, sizeof cmd, "run --quiet --trace %s --speed 50 --json %s", t, b);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  size_t la, lb;
+  char *ja = tu_slurp(a, &la), *jb = tu_slurp(b, &lb);
+  cr_assert(la == lb && memcmp(ja, jb, la) == 0, "paced and virtual runs must agree exactly");
+  free(ja), free(jb);
+  unlink(a), unlink(b), unlink(t);
+}
+
+Test(cli, ctrl_c_writes_partial_results) {
+  char j[256], t[256], cmd[1024];
+  snprintf(j, sizeof j, "/tmp/servesim_int_%d.json", getpid());
+  snprintf(t, sizeof t, "/tmp/servesim_int_%d.csv", getpid());
+  unlink(j), unlink(t);
+  /* 600 requests over about 60 s of virtual time, replayed in real time */
+  snprintf(cmd, sizeof cmd, "gen-trace --num-prompts 600 --request-rate 10 --seed 1 --out %s", t);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    freopen("/dev/null", "w", stdout);
+    freopen("/dev/null", "w", stderr);
+    execl(SERVESIM_BIN, SERVESIM_BIN, "run", "--trace", t, "--speed", "1", "--json", j, (char *)NULL);
+    _exit(99);
+  }
+  struct timespec ts = {0, 400000000};
+  nanosleep(&ts, NULL);
+  kill(pid, SIGINT);
+  int st;
+  waitpid(pid, &st, 0);
+  cr_assert(WIFEXITED(st), "servesim must exit by itself after Ctrl-C, not die of it");
+  cr_assert_eq(WEXITSTATUS(st), 130);
+  char *js = tu_slurp(j, NULL);
+  cr_assert(js != NULL, "the partial result file must be written");
+  cr_assert(strstr(js, "\"interrupted\":\ttrue"), "%s", js);
+  cr_assert(strstr(js, "\"unfinished\":"));
+  cr_assert_lt(jnum(js, "completed"), 600);
+  free(js);
+  unlink(j), unlink(t);
 }

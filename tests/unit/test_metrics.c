@@ -1,0 +1,136 @@
+/* test_metrics.c: vLLM/numpy statistics: percentiles with linear
+ * interpolation, population std, ITL run-length entries giving exactly the
+ * statistics of the expanded samples, goodput, TPOT definition. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "metrics/metrics.h"
+
+Test(metrics, numpy_percentiles_and_std) {
+  /* numpy: np.percentile([1,2,3,4,10], [50,90,99]) = [3, 7.6, 9.76]; np.std = 3.1622776601683795 */
+  double v[] = {10, 2, 4, 1, 3};
+  dist_stats d;
+  metrics_dist(v, 5, &d);
+  cr_assert_float_eq(d.median, 3.0, 1e-12);
+  cr_assert_float_eq(d.p90, 7.6, 1e-12);
+  cr_assert_float_eq(d.p99, 9.76, 1e-12);
+  cr_assert_float_eq(d.mean, 4.0, 1e-12);
+  cr_assert_float_eq(d.std, 3.1622776601683795, 1e-12);
+  cr_assert_float_eq(d.min, 1.0, 0);
+  cr_assert_float_eq(d.max, 10.0, 0);
+  dist_stats e;
+  metrics_dist(NULL, 0, &e);
+  cr_assert_eq(e.n, 0);
+  cr_assert_float_eq(e.mean, 0.0, 0);
+  double one = 5;
+  metrics_dist(&one, 1, &e);
+  cr_assert_float_eq(e.p99, 5.0, 0);
+  cr_assert_float_eq(e.std, 0.0, 0);
+}
+
+Test(metrics, sort_handles_negative_and_duplicate_values) {
+  double v[] = {3, -1, 0, -0.5, 3, 2, -7, 1e9, 1e-9};
+  double want[] = {-7, -1, -0.5, 0, 1e-9, 2, 3, 3, 1e9};
+  dist_stats d;
+  metrics_dist(v, 9, &d);
+  for (int i = 0; i < 9; i++) cr_assert_float_eq(v[i], want[i], 0, "index %d", i);
+}
+
+static int cmpd(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+Test(metrics, itl_runs_equal_expanded_samples) {
+  /* random run-length entries vs the same samples expanded, summarized by a
+   * naive qsort-based reference */
+  rng r;
+  rng_seed(&r, 3);
+  metrics_rec m;
+  metrics_init(&m, 0);
+  size_t total = 0;
+  double *ref = malloc(200000 * sizeof *ref);
+  request q;
+  memset(&q, 0, sizeof q);
+  for (int i = 0; i < 3000; i++) {
+    sim_ns gap = 1000000 + rng_below(&r, 50) * 250000; /* repeats on purpose */
+    uint64_t cnt = 1 + rng_below(&r, 40);
+    for (uint64_t k = 0; k < cnt; k++) {
+      q.generated = 2;
+      q.last_token_ns = 0;
+      metrics_token(&m, &q, gap); /* gap from 0 */
+      ref[total++] = (double)gap / 1e6;
+    }
+  }
+  cr_assert_lt(m.n_itl, total / 5, "run-length storage must be compact");
+  metrics_summary s;
+  metrics_summarize(&m, NULL, 0, NULL, &s);
+  qsort(ref, total, sizeof *ref, cmpd);
+  double sum = 0, ss = 0;
+  for (size_t i = 0; i < total; i++) sum += ref[i];
+  double mean = sum / total;
+  for (size_t i = 0; i < total; i++) ss += (ref[i] - mean) * (ref[i] - mean);
+  cr_assert_eq(s.itl_ms.n, total);
+  cr_assert_float_eq(s.itl_ms.mean, mean, 1e-9);
+  cr_assert_float_eq(s.itl_ms.std, sqrt(ss / total), 1e-9);
+  cr_assert_float_eq(s.itl_ms.median, metrics_percentile_sorted(ref, total, 50), 1e-12);
+  cr_assert_float_eq(s.itl_ms.p90, metrics_percentile_sorted(ref, total, 90), 1e-12);
+  cr_assert_float_eq(s.itl_ms.p99, metrics_percentile_sorted(ref, total, 99), 1e-12);
+  free(ref);
+  metrics_deinit(&m);
+}
+
+Test(metrics, request_metrics_follow_vllm_definitions) {
+  request rq[4];
+  memset(rq, 0, sizeof rq);
+  /* r0: sent at 1 s, first token at 1.2 s, 11 tokens, last at 2.2 s -> TTFT 200, TPOT 100, E2EL 1200 */
+  rq[0] = (request){.state = RQ_FINISHED, .prompt_tokens = 100, .generated = 11, .send_ns = 1000000000,
+                    .first_sched_ns = 1050000000, .first_token_ns = 1200000000, .finish_ns = 2200000000};
+  /* r1: one output token: TTFT 300, no TPOT sample (tpot 0 for goodput) */
+  rq[1] = (request){.state = RQ_FINISHED, .prompt_tokens = 50, .generated = 1, .send_ns = 0,
+                    .first_sched_ns = 0, .first_token_ns = 300000000, .finish_ns = 300000000};
+  rq[2] = (request){.state = RQ_REJECTED, .reject = REJ_TOO_LONG, .prompt_tokens = 999999};
+  rq[3] = (request){.state = RQ_REJECTED, .reject = REJ_UNFINISHED, .prompt_tokens = 10};
+  metrics_rec m;
+  metrics_init(&m, 0);
+  slo_cfg slo = {250, 50, -1};
+  metrics_summary s;
+  metrics_summarize(&m, rq, 4, &slo, &s);
+  cr_assert_eq(s.completed, 2);
+  cr_assert_eq(s.rejected, 1);
+  cr_assert_eq(s.unfinished, 1);
+  cr_assert_eq(s.total_input_tokens, 150);
+  cr_assert_eq(s.total_output_tokens, 12);
+  cr_assert_float_eq(s.duration_s, 2.2, 1e-12);
+  cr_assert_float_eq(s.request_throughput, 2 / 2.2, 1e-12);
+  cr_assert_float_eq(s.output_throughput, 12 / 2.2, 1e-12);
+  cr_assert_float_eq(s.total_token_throughput, 162 / 2.2, 1e-12);
+  cr_assert_float_eq(s.ttft_ms.mean, 250, 1e-9);
+  cr_assert_eq(s.tpot_ms.n, 1);
+  cr_assert_float_eq(s.tpot_ms.mean, 100, 1e-9);
+  cr_assert_float_eq(s.e2el_ms.mean, (1200 + 300) / 2.0, 1e-9);
+  cr_assert_float_eq(s.queue_ms.mean, 25, 1e-9);
+  /* goodput: r0 has TTFT 200 <= 250 but TPOT 100 > 50; r1 TTFT 300 > 250 -> none good */
+  cr_assert(s.has_goodput);
+  cr_assert_eq(s.good_requests, 0);
+  slo_cfg loose = {400, 150, -1};
+  metrics_summarize(&m, rq, 4, &loose, &s);
+  cr_assert_eq(s.good_requests, 2);
+  cr_assert_float_eq(s.request_goodput, 2 / 2.2, 1e-12);
+  metrics_deinit(&m);
+}
+
+Test(metrics, level_integrals) {
+  metrics_rec m;
+  metrics_init(&m, 0);
+  metrics_level(&m, 0, 2, 1);
+  metrics_level(&m, 1000, 3, 0);
+  metrics_level(&m, 3000, 0, 0);
+  cr_assert_float_eq(m.area_in_system, 2 * 1000 + 3 * 2000, 0);
+  cr_assert_float_eq(m.area_waiting, 1000, 0);
+  cr_assert_eq(m.peak_in_system, 3);
+  metrics_deinit(&m);
+}
