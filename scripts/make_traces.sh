@@ -13,7 +13,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 bin=${SERVESIM:-./build/servesim}
+out=${TRACES_OUT_DIR:-traces}
 "$bin" gen-trace --num-prompts 3300 --request-rate 5.5 --burstiness 0.85 \
   --input-dist lognormal --input-median 1020 --input-sigma 0.77 --input-max 14000 \
   --output-dist lognormal --output-median 129 --output-sigma 0.93 --output-max 1000 \
-  --seed 2026 --out traces/chat_default.csv --force
+  --seed 2026 --out "$out/chat_default.csv" --force

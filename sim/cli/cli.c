@@ -67,6 +67,11 @@ static int set_value(const cli_opt *o, const char *v, sim_err *err) {
 int cli_parse(const cli_opt *opts, int argc, char **argv, cli_list *pos, sim_err *err) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    char longform[8];
+    if (a[0] == '-' && a[1] && a[1] != '-' && a[2] == 0) { /* -q: a one-letter alias */
+      snprintf(longform, sizeof longform, "--%c", a[1]);
+      a = longform;
+    }
     if (strncmp(a, "--", 2) != 0 || a[2] == 0) {
       if (pos && pos->n < (int)SIM_ARRAY_LEN(pos->items) && strcmp(a, "--")) {
         pos->items[pos->n++] = a;
@@ -105,8 +110,8 @@ void cli_print_help(FILE *f, const char *usage, const char *summary, const cli_o
     char left[96];
     const char *neg = o->type == CLI_BOOL ? "[no-]" : "";
     if (o->alias)
-      snprintf(left, sizeof left, "--%s%s, --%s%s%s", neg, o->name, o->alias, o->metavar ? " " : "",
-               o->metavar ? o->metavar : "");
+      snprintf(left, sizeof left, "--%s%s, %s%s%s%s", neg, o->name, strlen(o->alias) == 1 ? "-" : "--", o->alias,
+               o->metavar ? " " : "", o->metavar ? o->metavar : "");
     else
       snprintf(left, sizeof left, "--%s%s%s%s", neg, o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
     if (strlen(left) > 34) fprintf(f, "  %s\n  %-34s %s\n", left, "", o->help);
