@@ -32,7 +32,7 @@ typedef struct bottleneck {
   limit_kind primary;        /* what binds the run overall */
   limit_kind step_bound;     /* what bounds the step time (compute/HBM/interconnect/CPU) */
   double share[BOUND_COUNT]; /* fraction of busy step time by bound */
-  double utilization;        /* busy time / (duration x replicas) */
+  double utilization;        /* time a step was running / (duration x replicas) */
   double queue_share;        /* mean queueing delay / mean TTFT */
   double kv_peak;            /* max KV usage over the time series */
   double kv_full_time;       /* fraction of samples with KV usage >= 0.95 */

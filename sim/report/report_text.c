@@ -46,21 +46,26 @@ void report_bottleneck(const run_ctx *r, bottleneck *b) {
              "The KV cache fills up (peak usage %.0f%%, %llu preemptions): memory capacity limits the batch; "
              "more GPUs per replica, FP8 KV cache or shorter contexts would relieve it.",
              100 * b->kv_peak, (unsigned long long)b->preemptions);
-  } else if (b->utilization > 0.85 && b->queue_share > 0.5) {
+  } else if (s->mean_waiting >= 1.0 && s->queue_ms.mean > 3.0 * s->median_step_ms) {
+    /* requests wait several steps for a seat: the offered load is at or past what the replicas serve */
     b->primary = LIMIT_QUEUEING;
     snprintf(b->explain, sizeof b->explain,
-             "The GPUs are busy %.0f%% of the time and %.0f%% of TTFT is spent waiting for a seat: the offered "
-             "load is at or past capacity; add replicas or lower the rate. Steps are bound by %s.",
-             100 * b->utilization, 100 * b->queue_share, limit_name(b->step_bound));
-  } else if (b->utilization < 0.05 && s->queue_ms.mean < 1.0) {
+             "Requests wait for admission: %.1f waiting on average, %.0f ms mean queueing delay (%.0f%% of TTFT, "
+             "%.0f steps): the offered load is at or past capacity; add replicas or lower the rate. Steps are "
+             "bound by %s.",
+             s->mean_waiting, s->queue_ms.mean, 100 * b->queue_share,
+             s->median_step_ms > 0 ? s->queue_ms.mean / s->median_step_ms : 0.0, limit_name(b->step_bound));
+  } else if (s->mean_batch_seqs < 2.0 && s->queue_ms.mean <= 3.0 * s->median_step_ms) {
     b->primary = LIMIT_NONE;
     snprintf(b->explain, sizeof b->explain,
-             "Light load: the GPUs are busy %.1f%% of the time; latency is the unloaded step time, bound by %s.",
-             100 * b->utilization, limit_name(b->step_bound));
+             "Light load: %.1f sequences per step on average and no queue to speak of; latency is the unloaded "
+             "step time, bound by %s.",
+             s->mean_batch_seqs, limit_name(b->step_bound));
   } else {
     b->primary = b->step_bound;
     snprintf(b->explain, sizeof b->explain,
-             "Step time is %.0f%% %s; the GPUs are busy %.0f%% of the time and queueing is %.0f%% of TTFT.",
+             "Step time is %.0f%% bound by %s; a step was running %.0f%% of the time; waiting for admission is "
+             "%.0f%% of TTFT (about one step: requests join at step boundaries).",
              100 * b->share[top], limit_name(b->step_bound), 100 * b->utilization, 100 * b->queue_share);
   }
 }
