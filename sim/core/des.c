@@ -21,10 +21,10 @@ static inline bool ev_less(const des_event *a, const des_event *b) {
   return a->t_ns < b->t_ns || (a->t_ns == b->t_ns && a->seq < b->seq);
 }
 
-void des_push(des *d, sim_ns t_ns, uint32_t kind, uint32_t target, uint64_t arg) {
+static void push_seq(des *d, sim_ns t_ns, uint64_t seq, uint32_t kind, uint32_t target, uint64_t arg) {
   SIM_ASSERT(t_ns >= d->now_ns);
   SIM_GROW(d->heap, d->cap, d->n + 1);
-  des_event ev = {t_ns, d->next_seq++, kind, target, arg};
+  des_event ev = {t_ns, seq, kind, target, arg};
   size_t i = d->n++;
   while (i > 0) {
     size_t p = (i - 1) / 2;
@@ -33,6 +33,17 @@ void des_push(des *d, sim_ns t_ns, uint32_t kind, uint32_t target, uint64_t arg)
     i = p;
   }
   d->heap[i] = ev;
+}
+
+#define LATE_OFFSET (1ull << 62)
+
+void des_push(des *d, sim_ns t_ns, uint32_t kind, uint32_t target, uint64_t arg) {
+  SIM_ASSERT(d->next_seq < LATE_OFFSET);
+  push_seq(d, t_ns, d->next_seq++, kind, target, arg);
+}
+
+void des_push_late(des *d, sim_ns t_ns, uint32_t kind, uint32_t target, uint64_t arg) {
+  push_seq(d, t_ns, LATE_OFFSET + d->next_seq++, kind, target, arg);
 }
 
 bool des_pop(des *d, des_event *out) {

@@ -4,7 +4,8 @@
  * Invariants:
  *  - des_now() never decreases; an event is never scheduled before now.
  *  - events at equal time pop in the order they were pushed (the sequence
- *    number breaks ties), so runs are deterministic.
+ *    number breaks ties), so runs are deterministic; "late" events pop after
+ *    all ordinary events of their time.
  *  - events are stored by value in one growable array: no allocation per
  *    event (the array doubles only when the heap outgrows it).
  * Ownership: des_init/des_deinit on caller-owned storage. */
@@ -33,6 +34,10 @@ void des_init(des *d);
 void des_deinit(des *d);
 /* Schedules an event at absolute time t_ns (>= now). O(log n). */
 void des_push(des *d, sim_ns t_ns, uint32_t kind, uint32_t target, uint64_t arg);
+/* Like des_push, but the event pops after every ordinary event of the same
+ * time, even ones pushed later (its sequence number is offset by 2^62).
+ * Used to act once all simultaneous arrivals have been seen. */
+void des_push_late(des *d, sim_ns t_ns, uint32_t kind, uint32_t target, uint64_t arg);
 /* Pops the earliest event into *ev and advances the clock. False when empty. */
 bool des_pop(des *d, des_event *ev);
 /* Time of the earliest pending event, or SIM_NS_INF if none. */

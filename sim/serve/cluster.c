@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL };
+enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK };
 
 const char *rq_reject_name(rq_reject r) {
   switch (r) {
@@ -155,9 +155,16 @@ static void route(cluster *c, uint32_t idx, sim_ns now) {
     return;
   }
   r->replica = ri;
-  c->reps[ri].outstanding++;
-  sched_add(&c->reps[ri].s, c->reqs, idx);
-  start_step(c, ri, now);
+  replica *rep = &c->reps[ri];
+  rep->outstanding++;
+  sched_add(&rep->s, c->reqs, idx);
+  /* An idle replica starts its next step once every arrival of this instant
+   * is queued (a burst at t=0 forms one batch, as requests that reach a real
+   * engine together do), not with the first of them alone. */
+  if (!rep->busy && !rep->kick_pending) {
+    rep->kick_pending = true;
+    des_push_late(&c->ev, now, EV_KICK, ri, 0);
+  }
 }
 
 static void send(cluster *c, uint32_t idx, sim_ns now) {
@@ -283,6 +290,10 @@ bool cluster_run_slice(cluster *c, uint64_t max_events, sim_ns until_ns) {
       case EV_STEP: on_step(c, ev.target, ev.t_ns); break;
       case EV_SAMPLE: on_sample(c, ev.t_ns); break;
       case EV_FAIL: on_fail(c, ev.target, ev.t_ns); break;
+      case EV_KICK:
+        c->reps[ev.target].kick_pending = false;
+        start_step(c, ev.target, ev.t_ns);
+        break;
       default: SIM_ASSERT(!"unknown event");
     }
     metrics_level(&c->m, ev.t_ns, c->in_flight, cluster_waiting(c));

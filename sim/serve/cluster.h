@@ -5,7 +5,9 @@
  * Events (des.h): ARRIVAL (the next trace request; only one pending at a time,
  * so the heap stays small for million-request traces), STEP (a replica's
  * step finished; a replica with work always has exactly one pending), SAMPLE
- * (time series), FAIL (what-if: a replica is lost).
+ * (time series), FAIL (what-if: a replica is lost), KICK (an idle replica
+ * starts a step after all events of the current instant, so simultaneous
+ * arrivals form one batch).
  * A request that arrives is sent at once, or held by the client until a slot
  * frees (then TTFT counts from the slot acquisition, like vLLM's benchmark).
  * Requests whose prompt + output exceed max_model_len are rejected at send
@@ -48,6 +50,7 @@ typedef struct cluster_cfg {
 typedef struct replica {
   sched s;
   bool busy;            /* a STEP event is pending */
+  bool kick_pending;    /* a KICK (start a step at the end of this instant) is pending */
   bool failed;
   uint32_t outstanding; /* routed and not finished */
   uint64_t steps;

@@ -195,3 +195,17 @@ Test(engine, azure_conversation_trace_conserves_requests_and_tokens) {
   cr_assert_eq(s->total_output_tokens + rej_out, out_total, "output tokens conserved");
   done(r);
 }
+
+Test(engine, simultaneous_arrivals_form_one_batch) {
+  scenario sc;
+  base(&sc);
+  sc.gen.num_prompts = 8;
+  sc.gen.request_rate = INFINITY;
+  sc.gen.input.len = 100;
+  sc.gen.output.len = 4;
+  run_ctx *r = run(&sc);
+  /* all 8 prompts (800 tokens < the 8192 budget) are prefilled in the first step together */
+  cr_assert_eq(r->cl.m.max_batch_tokens, 800);
+  for (size_t i = 1; i < r->cl.n_reqs; i++) cr_assert_eq(r->cl.reqs[i].first_token_ns, r->cl.reqs[0].first_token_ns);
+  done(r);
+}

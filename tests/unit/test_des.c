@@ -65,3 +65,21 @@ Test(rng, deterministic_and_in_range) {
     cr_assert(v >= 5 && v <= 9);
   }
 }
+
+Test(des, late_events_pop_after_every_ordinary_event_of_their_time) {
+  des d;
+  des_init(&d);
+  des_push(&d, 10, 1, 0, 0);
+  des_push_late(&d, 10, 2, 0, 0);
+  des_push(&d, 10, 3, 0, 0); /* pushed after the late one, still pops before it */
+  des_push(&d, 5, 4, 0, 0);
+  des_push_late(&d, 10, 5, 0, 0);
+  des_push(&d, 11, 6, 0, 0);
+  int want[] = {4, 1, 3, 2, 5, 6};
+  des_event ev;
+  for (int i = 0; i < 6; i++) {
+    cr_assert(des_pop(&d, &ev));
+    cr_assert_eq((int)ev.kind, want[i], "pop %d", i);
+  }
+  des_deinit(&d);
+}
