@@ -10,7 +10,8 @@
 #                                         into build-deps/ (git-ignored) for a GPU machine without them;
 #                                         carry build-deps with the tree (device tool: carry ["build-deps"])
 # Options: --model NAME|PATH (default llama-3.1-70b), --budget SECONDS (whole script, default 480).
-# DEVICE_CHECK_DIRECT=1 skips CMake and builds directly with nvcc and cc (the fallback when CMake fails).
+# DEVICE_CHECK_DIRECT=1 skips CMake and builds directly with nvcc and cc (the fallback when CMake fails);
+# DEVICE_CHECK_NO_SYSDEPS=1 uses the carried packages even when the system has libuv / cJSON (tests).
 # Output: $OUT if set, else ./out: device_check.log (all of it), build.log, check.log, calibrate.log,
 # summary.txt and profile_<gpu>_<model>.json. Exit 0 when every check passed and the calibration
 # completed. Reads the GPU's state with nvidia-smi queries only; never changes clocks or modes.
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
     --fetch-deps) MODE=fetch ;;
     --model) MODEL=$2; shift ;;
     --budget) BUDGET=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "device_check.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -74,8 +75,14 @@ say "CUDA architectures: $ARCH"
 # ---- dependencies: libuv and cJSON from the system, else from carried Debian packages ----------
 EXTRA_INC=() EXTRA_LIB=()
 DEPROOT=$DEPS/root
-have_sys_deps() { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libuv libcjson; }
-if ! have_sys_deps && ls "$DEPS"/debs/*.deb >/dev/null 2>&1; then
+have_sys_deps() { [ -z "${DEVICE_CHECK_NO_SYSDEPS:-}" ] && command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libuv libcjson; }
+if have_sys_deps; then
+  say "libuv $(pkg-config --modversion libuv), cJSON $(pkg-config --modversion libcjson) from the system"
+elif ! ls "$DEPS"/debs/*.deb >/dev/null 2>&1; then
+  say "WARNING: libuv / cJSON development files not found by pkg-config and no build-deps/debs/*.deb carried;"
+  say "  the build will fail unless the compiler finds them anyway. Fix: kernels/device_check.sh --fetch-deps on a"
+  say "  machine with apt, then carry build-deps with the tree."
+else
   say "libuv/cJSON not found by pkg-config: unpacking $(ls "$DEPS"/debs/*.deb | wc -l) carried packages into $DEPROOT"
   mkdir -p "$DEPROOT"
   for d in "$DEPS"/debs/*.deb; do
@@ -145,8 +152,8 @@ if [ -z "${DEVICE_CHECK_DIRECT:-}" ] && build_cmake > "$OUT/build.log" 2>&1 && [
   BIN=$BUILD/servesim
   say "CMake build ok ($(grep -c 'Building' "$OUT/build.log") compile steps)"
 else
-  say "CMake build failed (tail of build.log below); trying a direct nvcc/cc build"
-  tail -15 "$OUT/build.log" | sed 's/^/  | /'
+  if [ -n "${DEVICE_CHECK_DIRECT:-}" ]; then say "DEVICE_CHECK_DIRECT set: direct nvcc/cc build"
+  else say "CMake build failed (tail of build.log below); trying a direct nvcc/cc build"; tail -15 "$OUT/build.log" | sed 's/^/  | /'; fi
   if [ -n "$NVCC" ] && build_direct >> "$OUT/build.log" 2>&1 && [ -x "$BUILD/direct/servesim" ]; then
     BIN=$BUILD/direct/servesim
     say "direct build ok"

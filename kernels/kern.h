@@ -152,8 +152,8 @@ void kern_opts_default(kern_opts *o, bool quick);
 typedef struct kern_protocol {
   uint32_t sets, calls, warmup, reps;
 } kern_protocol;
-#define KERN_MAX_SETS 64
-#define KERN_MAX_CALLS 64
+#define KERN_MAX_SETS 256  /* small calls rotate over many sets so the L2 stays cold */
+#define KERN_MAX_CALLS 256
 /* call_ns: estimated (or first measured) time of one call; set_bytes: bytes
  * one call reads and writes; rotate_bytes: the footprint to span. */
 void kern_protocol_for(const kern_opts *o, double call_ns, double set_bytes, double rotate_bytes,
