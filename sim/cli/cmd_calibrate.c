@@ -742,9 +742,11 @@ static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
   for (size_t i = 0; i < SIM_ARRAY_LEN(pk) && kern_usable(k); i++) {
     if (!r.fam_ok[KF_GEMM][pk[i]]) continue;
     if (kern_probe_gemm_peak(k, pk[i], o->quick, &r.peak[pk[i]], &err)) {
+      /* without its peak a table has no speed of light: the profile would not load */
       fprintf(stderr, "probe: peak %s GEMM: %s\n", dtype_name(pk[i]), err.msg);
-      add_note(&r, "peak %s GEMM probe failed: %s", dtype_name(pk[i]), err.msg);
+      add_note(&r, "peak %s GEMM probe failed, its GEMM tables are left out: %s", dtype_name(pk[i]), err.msg);
       r.peak[pk[i]] = 0;
+      r.fam_ok[KF_GEMM][pk[i]] = false;
       r.failures++;
     } else {
       fprintf(stderr, "probe: peak %s GEMM %.0f TFLOP/s\n", dtype_name(pk[i]), r.peak[pk[i]] / 1e12);
