@@ -226,12 +226,15 @@ int kern_probe_gemm_peak(kern_ctx *k, sim_dtype dt, bool quick, double *flops, s
   if (!kern_supported(k, KF_GEMM, dt, why, sizeof why)) return sim_errf(err, SIM_EINPUT, "%s", why);
   static const uint32_t sizes[] = {8192, 16384};
   int rc;
-  for (int i = 0; i < (quick ? 1 : 2); i++) {
-    uint32_t S = sizes[i];
-    kern_time t;
-    if ((rc = kern_time_gemm(k, dt, S, S, S, &t, err))) return rc;
-    double f = 2.0 * S * S * S / (t.ns * 1e-9);
-    if (f > *flops) *flops = f;
-  }
+  /* each size twice: the first pass also brings the clocks up after the
+   * (CPU-bound) correctness checks; the faster median counts */
+  for (int i = 0; i < (quick ? 1 : 2); i++)
+    for (int pass = 0; pass < 2; pass++) {
+      uint32_t S = sizes[i];
+      kern_time t;
+      if ((rc = kern_time_gemm(k, dt, S, S, S, &t, err))) return rc;
+      double f = 2.0 * S * S * S / (t.ns * 1e-9);
+      if (f > *flops) *flops = f;
+    }
   return SIM_OK;
 }

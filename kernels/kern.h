@@ -273,8 +273,8 @@ uint64_t kern_calls(const kern_ctx *k); /* kernel calls launched by kern_time_* 
 /* Probes. copy: cudaMemcpy device-to-device and a 16-byte-vector copy kernel
  * over 2 GiB, the faster, counting bytes read + written. launch: an empty
  * kernel, eager back-to-back launches and inside a graph replay (ns each).
- * gemm peak: cuBLASLt square GEMMs (8192^3 and, unless quick, 16384^3), the
- * faster, FLOP/s; SIM_EINPUT if the dtype is unsupported on this device. */
+ * gemm peak: cuBLASLt square GEMMs (8192^3 and, unless quick, 16384^3, each
+ * timed twice), the fastest, FLOP/s; SIM_EINPUT if the dtype is unsupported. */
 int kern_probe_copy(kern_ctx *k, double *Bps, sim_err *err);
 int kern_probe_launch(kern_ctx *k, double *eager_ns, double *graph_ns, sim_err *err);
 int kern_probe_gemm_peak(kern_ctx *k, sim_dtype dt, bool quick, double *flops, sim_err *err);

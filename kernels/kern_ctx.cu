@@ -387,12 +387,13 @@ int kern_probe_copy(kern_ctx *k, double *Bps, sim_err *err) {
     return rc;
   copy_state s = {(const uint4 *)k->buf[KB_X].p, (uint4 *)k->buf[KB_Y].p, bytes / 16, false};
   double best = 0;
-  for (int kernel = 0; kernel < 2; kernel++) {
-    s.kernel = kernel;
-    kern_time t;
-    if ((rc = ktime_run(k, copy_launch, &s, 2, 2.0 * bytes, &t, err))) return rc;
-    best = std::max(best, 2.0 * bytes / (t.ns * 1e-9));
-  }
+  for (int pass = 0; pass < 2; pass++) /* the first pass also warms the clocks up */
+    for (int kernel = 0; kernel < 2; kernel++) {
+      s.kernel = kernel;
+      kern_time t;
+      if ((rc = ktime_run(k, copy_launch, &s, 2, 2.0 * bytes, &t, err))) return rc;
+      best = std::max(best, 2.0 * bytes / (t.ns * 1e-9));
+    }
   *Bps = best;
   return SIM_OK;
 }

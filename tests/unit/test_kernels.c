@@ -8,9 +8,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hw/prof.h"
 #include "kern.h"
+#include "testutil.h"
 
 #ifdef SERVESIM_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -387,10 +389,6 @@ Test(kern_gpu, every_check_passes_and_a_point_times, .timeout = 300) {
 }
 
 /* ---- the calibrate command (no GPU needed) ------------------------------------------------------ */
-
-#include <unistd.h>
-
-#include "testutil.h"
 
 static char out_buf[65536], err_buf[65536];
 
