@@ -1,10 +1,1015 @@
-/* cmd_calibrate.c: placeholder until the calibration work lands. */
+/* cmd_calibrate.c: `servesim calibrate`: measure a model's per-operation
+ * costs on the local GPU and write a profile (configs/profiles/README.md).
+ *
+ *   servesim calibrate --model M [--tp 1,2,4,8] [--dtypes bf16,fp8] --out FILE [--quick] [--force]
+ *   servesim calibrate --model M --dry-run       plan and estimated GPU time, no GPU needed
+ *   servesim calibrate --check                   every kernel's correctness check
+ *   servesim calibrate --loo FILE                leave-one-out accuracy of a profile, no GPU needed
+ *
+ * Order of a run: probes (copy bandwidth, launch overhead), correctness checks
+ * of every kernel family the plan needs (a family whose check fails is not
+ * timed), GEMM peak rates, then the sweep (kern_plan.c) table by table in
+ * priority order, then the profile is written (also after a CUDA failure or
+ * when --time-budget runs out: what was measured is kept, "complete": false),
+ * read back through prof_load (so a written profile always loads) and
+ * summarized: achieved rates against the measured ceilings, and the
+ * leave-one-out interpolation error.
+ * The wall clock is read here only (the date, the time budget). Exit codes:
+ * 0 all passed, 1 a check failed or a measurement errored, 2 bad input or no
+ * usable GPU / no CUDA in this build. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "cli/cli.h"
+#include "config/cfg.h"
+#include "hw/prof.h"
+#include "kern.h"
+
+#define CMD "calibrate"
+#define MAX_CHECKS 64
+
+typedef struct cal_opts {
+  const char *model, *out, *gpu_name, *date, *loo, *summary;
+  cli_list tp, dtypes, skip;
+  bool force, quick, dry, check, synthetic, help;
+  double max_call_ms, time_budget_s;
+  uint64_t seed;
+} cal_opts;
+
+/* ---- small helpers ------------------------------------------------------------------ */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Splits every item of l at commas into out[] (pointers into buf). */
+static int split_list(const cli_list *l, char *buf, size_t cap, const char **out, int max, int *n,
+                      const char *flag, sim_err *err) {
+  *n = 0;
+  size_t used = 0;
+  for (int i = 0; i < l->n; i++) {
+    size_t len = strlen(l->items[i]);
+    if (used + len + 1 > cap) return sim_errf(err, SIM_EINPUT, "--%s: list too long", flag);
+    char *s = buf + used;
+    memcpy(s, l->items[i], len + 1);
+    used += len + 1;
+    for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+      if (*n >= max) return sim_errf(err, SIM_EINPUT, "--%s: at most %d values", flag, max);
+      out[(*n)++] = tok;
+    }
+  }
+  return SIM_OK;
+}
+
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c == '\n') fputs("\\n", f);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* "NVIDIA H200" -> "h200": the name of the gpu config (configs/gpus/) the
+ * profile belongs to; --gpu-name overrides. Unknown devices get their name
+ * lower-cased with dashes ("nvidia-rtx-6000-ada" style, "NVIDIA " dropped). */
+static void map_gpu_name(const char *dev, char *out, size_t n) {
+  char low[256];
+  size_t i = 0;
+  for (; dev[i] && i + 1 < sizeof low; i++) low[i] = (char)(dev[i] >= 'A' && dev[i] <= 'Z' ? dev[i] + 32 : dev[i]);
+  low[i] = 0;
+  bool pcie = strstr(low, "pcie") != NULL;
+  const char *m = NULL;
+  if (strstr(low, "gh200")) m = "gh200";
+  else if (strstr(low, "h200")) m = "h200";
+  else if (strstr(low, "h100")) m = pcie ? "h100-pcie" : "h100-sxm";
+  else if (strstr(low, "h800")) m = "h800";
+  else if (strstr(low, "h20")) m = "h20";
+  else if (strstr(low, "b200")) m = "b200";
+  else if (strstr(low, "a100")) m = strstr(low, "40gb") ? (pcie ? "a100-pcie-40gb" : "a100-sxm-40gb")
+                                                         : (pcie ? "a100-pcie-80gb" : "a100-sxm-80gb");
+  else if (strstr(low, "l40s")) m = "l40s";
+  if (m) {
+    snprintf(out, n, "%s", m);
+    return;
+  }
+  const char *s = strncmp(low, "nvidia ", 7) ? low : low + 7;
+  size_t j = 0;
+  for (; *s && j + 1 < n; s++) out[j++] = (char)((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ? *s : '-');
+  out[j] = 0;
+}
+
+/* ---- results of a run ------------------------------------------------------------------- */
+
+typedef struct cal_gemm {
+  const kern_plan_gemm *plan;
+  double ns[KERN_PLAN_MAX_GRID]; /* NAN: not measured (unsupported or failed) */
+  bool done;
+} cal_gemm;
+
+typedef struct cal_attn {
+  const kern_plan_attn *plan;
+  double ns[KERN_PLAN_MAX_GRID][KERN_PLAN_MAX_GRID]; /* NAN: not measured */
+  bool done;
+} cal_attn;
+
+typedef struct cal_run {
+  kern_device_info dev;
+  char gpu[64], date[64], command[1024];
+  double copy_Bps, launch_eager_ns, launch_graph_ns, peak[DT_COUNT];
+  kern_check checks[MAX_CHECKS];
+  int nchecks;
+  bool fam_ok[KF_COUNT][DT_COUNT];
+  cal_gemm *gemm;
+  cal_attn *attn;
+  char notes[8192];
+  int failures;
+  bool complete;
+} cal_run;
+
+static void add_note(cal_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(cal_run *r, const char *fmt, ...) {
+  size_t n = strlen(r->notes);
+  if (n + 2 >= sizeof r->notes) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->notes + n, sizeof r->notes - n - 1, fmt, ap);
+  va_end(ap);
+  n = strlen(r->notes);
+  if (n + 1 < sizeof r->notes) {
+    r->notes[n] = '\n';
+    r->notes[n + 1] = 0;
+  }
+}
+
+static void fill_date(const cal_opts *o, cal_run *r) {
+  if (o->date) {
+    snprintf(r->date, sizeof r->date, "%s", o->date);
+  } else {
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+  }
+}
+
+/* ---- checks -------------------------------------------------------------------------------- */
+
+/* Runs one family/dtype check; prints each result. Returns SIM_EINTERNAL when
+ * CUDA failed (the context may be dead), else SIM_OK (look at r->fam_ok). */
+static int run_check(kern_ctx *k, cal_run *r, kern_family f, sim_dtype dt, FILE *log) {
+  char why[400];
+  if (!kern_supported(k, f, dt, why, sizeof why)) {
+    fprintf(log, "family-result %s %s unsupported (%s)\n", kern_family_name(f), dtype_name(dt), why);
+    return SIM_OK;
+  }
+  kern_check *c = r->checks + r->nchecks;
+  int n = 0;
+  sim_err err = {0};
+  double t0 = now_s();
+  int rc = kern_check_family(k, f, dt, c, MAX_CHECKS - r->nchecks, &n, &err);
+  for (int i = 0; i < n; i++)
+    fprintf(log, "%s %-52s rel_err %-9.3g (tol %.0e)%s%s\n", c[i].ok ? "PASS" : "FAIL", c[i].name, c[i].rel_err,
+            c[i].tol, c[i].note[0] ? "  " : "", c[i].note);
+  r->nchecks += n;
+  bool ok = rc == SIM_OK && n > 0;
+  for (int i = 0; i < n; i++) ok = ok && c[i].ok;
+  r->fam_ok[f][dt] = ok;
+  if (rc) {
+    fprintf(log, "ERROR %s %s check: %s\n", kern_family_name(f), dtype_name(dt), err.msg);
+    add_note(r, "%s %s check: %s", kern_family_name(f), dtype_name(dt), err.msg);
+  }
+  fprintf(log, "family-result %s %s %s (%.1f s)\n", kern_family_name(f), dtype_name(dt),
+          rc ? "error" : ok ? "ok" : "fail", now_s() - t0);
+  fflush(log);
+  if (!ok) r->failures++;
+  return rc ? SIM_EINTERNAL : SIM_OK;
+}
+
+static bool skipped(const bool *skip, kern_family f) { return skip[f]; }
+
+static int cmd_check(const cal_opts *o, const bool *skip) {
+  kern_opts ko;
+  kern_opts_default(&ko, o->quick);
+  if (o->seed) ko.seed = o->seed;
+  sim_err err = {0};
+  kern_ctx *k;
+  int rc = kern_open(&k, &ko, &err);
+  if (rc) return cli_fail(CMD, &err);
+  const kern_device_info *d = kern_info(k);
+  printf("device: %s, %d SMs, compute capability %d.%d, %.1f GiB, CUDA runtime %d, driver %d\n", d->name, d->sm_count,
+         d->cc_major, d->cc_minor, d->mem_bytes / (1u << 30), d->cuda_runtime_version, d->cuda_driver_version);
+  static cal_run r;
+  memset(&r, 0, sizeof r);
+  static const struct {
+    kern_family f;
+    sim_dtype dt;
+  } all[] = {{KF_GEMM, DT_BF16},  {KF_GEMM, DT_FP8},   {KF_GEMM, DT_INT8},   {KF_WQ, DT_INT4},
+             {KF_WQ, DT_INT8},    {KF_DECODE, DT_BF16}, {KF_DECODE, DT_FP8}, {KF_PREFILL, DT_BF16}};
+  int dead = 0;
+  for (size_t i = 0; i < SIM_ARRAY_LEN(all); i++) {
+    if (skipped(skip, all[i].f)) {
+      printf("family-result %s %s skipped (--skip)\n", kern_family_name(all[i].f), dtype_name(all[i].dt));
+      continue;
+    }
+    if (!kern_usable(k)) {
+      printf("family-result %s %s not-run (CUDA context unusable after an earlier error)\n",
+             kern_family_name(all[i].f), dtype_name(all[i].dt));
+      dead = 1;
+      continue;
+    }
+    run_check(k, &r, all[i].f, all[i].dt, stdout);
+  }
+  kern_close(k);
+  printf("%s: %d check(s) failed\n", r.failures || dead ? "FAILED" : "all checks passed", r.failures);
+  return r.failures || dead ? SIM_EINTERNAL : 0;
+}
+
+/* ---- leave-one-out ---------------------------------------------------------------------------- */
+
+static void print_loo(const prof *p, FILE *f) {
+  prof_loo l;
+  prof_loo_error(p, &l);
+  fprintf(f, "leave-one-out interpolation error (each grid point predicted from the others):\n");
+  fprintf(f, "  %-14s %6s %7s %9s %9s %9s\n", "table kind", "tables", "points", "median", "p90", "max");
+  for (int k = 0; k < PK_COUNT; k++)
+    fprintf(f, "  %-14s %6d %7u %8.2f%% %8.2f%% %8.2f%%\n", prof_kind_name((prof_kind)k), prof_table_count(p, k),
+            l.n[k], 100 * l.median[k], 100 * l.p90[k], 100 * l.max[k]);
+}
+
+static int cmd_loo(const char *path) {
+  prof *p;
+  sim_err err = {0};
+  if (prof_load(&p, path, &err)) return cli_fail(CMD, &err);
+  printf("profile %s (gpu %s)\n", path, prof_gpu_name(p));
+  print_loo(p, stdout);
+  prof_free(p);
+  return 0;
+}
+
+/* ---- the plan request --------------------------------------------------------------------------- */
+
+static int build_request(const cal_opts *o, kern_plan_req *req, bool *skip, sim_err *err) {
+  memset(req, 0, sizeof *req);
+  char buf[2048];
+  const char *items[64];
+  int n, rc;
+  if (o->tp.n == 0) {
+    static const uint32_t def[] = {1, 2, 4, 8};
+    for (size_t i = 0; i < SIM_ARRAY_LEN(def); i++) req->tps[req->ntp++] = def[i];
+  } else {
+    if ((rc = split_list(&o->tp, buf, sizeof buf, items, KERN_PLAN_MAX_TP, &n, "tp", err))) return rc;
+    for (int i = 0; i < n; i++) {
+      uint64_t v;
+      if (!sim_parse_u64(items[i], &v) || v == 0 || v > 64)
+        return sim_errf(err, SIM_EINPUT, "--tp: '%s' is not a tensor-parallel degree (1..64)", items[i]);
+      for (int j = 0; j < req->ntp; j++)
+        if (req->tps[j] == v) return sim_errf(err, SIM_EINPUT, "--tp: %s given twice", items[i]);
+      req->tps[req->ntp++] = (uint32_t)v;
+    }
+  }
+  if (o->dtypes.n == 0) {
+    req->gemm_bf16 = req->gemm_fp8 = true;
+  } else {
+    if ((rc = split_list(&o->dtypes, buf, sizeof buf, items, 16, &n, "dtypes", err))) return rc;
+    for (int i = 0; i < n; i++) {
+      sim_dtype d;
+      if (!dtype_parse(items[i], &d) || (d != DT_BF16 && d != DT_FP8 && d != DT_INT8 && d != DT_INT4))
+        return sim_errf(err, SIM_EINPUT, "--dtypes: '%s' is not one of bf16, fp8, int8, int4", items[i]);
+      if (d == DT_BF16) req->gemm_bf16 = true;
+      if (d == DT_FP8) req->gemm_fp8 = true;
+      if (d == DT_INT8) req->gemm_int8 = req->wq_int8 = true;
+      if (d == DT_INT4) req->wq_int4 = true;
+    }
+  }
+  req->kv_bf16 = req->prefill = true;
+  req->kv_fp8 = req->gemm_fp8;
+  memset(skip, 0, sizeof(bool) * KF_COUNT);
+  if (o->skip.n) {
+    if ((rc = split_list(&o->skip, buf, sizeof buf, items, 16, &n, "skip", err))) return rc;
+    for (int i = 0; i < n; i++) {
+      kern_family f;
+      if (!kern_family_parse(items[i], &f))
+        return sim_errf(err, SIM_EINPUT, "--skip: '%s' is not a kernel family (gemm, wq, decode, prefill)", items[i]);
+      skip[f] = true;
+    }
+  }
+  if (skip[KF_GEMM]) req->gemm_bf16 = req->gemm_fp8 = req->gemm_int8 = false;
+  if (skip[KF_WQ]) req->wq_int4 = req->wq_int8 = false;
+  if (skip[KF_DECODE]) req->kv_bf16 = req->kv_fp8 = false;
+  if (skip[KF_PREFILL]) req->prefill = false;
+  req->quick = o->quick;
+  req->max_call_ms = o->max_call_ms;
+  return SIM_OK;
+}
+
+static int model_shape(const char *name, kern_model_shape *s, sim_err *err) {
+  model_cfg m;
+  int rc = cfg_model_load(&m, name, err);
+  if (rc) return rc;
+  memset(s, 0, sizeof *s);
+  snprintf(s->name, sizeof s->name, "%s", m.name);
+  s->hidden = m.hidden;
+  s->intermediate = m.intermediate;
+  s->q_heads = m.q_heads;
+  s->kv_heads = m.kv_heads;
+  s->head_dim = m.head_dim;
+  s->vocab = m.vocab;
+  return SIM_OK;
+}
+
+/* ---- the sweep ---------------------------------------------------------------------------------- */
+
+/* Measurement order under a time budget: the tables the cost model needs most first. */
+static int priority(kern_family fam, sim_dtype w, sim_dtype a) {
+  if (fam == KF_GEMM) return w == DT_BF16 ? 0 : w == DT_FP8 ? 3 : 7;
+  if (fam == KF_DECODE) return a == DT_BF16 ? 1 : 4;
+  if (fam == KF_PREFILL) return 2;
+  return w == DT_INT4 ? 5 : 6; /* KF_WQ */
+}
+
+typedef struct sweep_item {
+  int prio;
+  int idx;     /* into plan gemm[] or attn[] */
+  bool attn;
+} sweep_item;
+
+static int cmp_item(const void *a, const void *b) {
+  const sweep_item *x = a, *y = b;
+  if (x->prio != y->prio) return x->prio - y->prio;
+  if (x->attn != y->attn) return x->attn - y->attn;
+  return x->idx - y->idx;
+}
+
+static double gemm_sol_ns(const cal_run *r, sim_dtype w, sim_dtype a, uint32_t M, uint32_t N, uint32_t K) {
+  prof_work wk;
+  prof_gemm_work(w, a, M, N, K, &wk);
+  double tc = r->peak[wk.compute] > 0 ? wk.flops / r->peak[wk.compute] : 0, tm = wk.bytes / r->copy_Bps;
+  return (tc > tm ? tc : tm) * 1e9;
+}
+
+static void sweep_gemm(kern_ctx *k, cal_run *r, cal_gemm *g) {
+  const kern_plan_gemm *p = g->plan;
+  double t0 = now_s();
+  int ok = 0;
+  for (int i = 0; i < p->nm; i++) {
+    g->ns[i] = NAN;
+    if (!kern_usable(k)) break;
+    kern_time t;
+    sim_err err = {0};
+    int rc = p->fam == KF_WQ ? kern_time_wq(k, p->wdtype, p->m[i], p->n, p->k, &t, &err)
+                             : kern_time_gemm(k, p->wdtype, p->m[i], p->n, p->k, &t, &err);
+    if (rc) {
+      fprintf(stderr, "  %s %s N=%u K=%u M=%u: %s\n", p->fam == KF_WQ ? "wq" : "gemm", dtype_name(p->wdtype), p->n,
+              p->k, p->m[i], err.msg);
+      add_note(r, "%s %s N=%u K=%u M=%u not measured: %s", p->fam == KF_WQ ? "wq" : "gemm", dtype_name(p->wdtype), p->n,
+               p->k, p->m[i], err.msg);
+      if (rc != SIM_EINPUT) r->failures++;
+      continue;
+    }
+    g->ns[i] = t.ns;
+    ok++;
+    double sol = gemm_sol_ns(r, p->wdtype, p->adtype, p->m[i], p->n, p->k);
+    fprintf(stderr, "  %s %s/%s tp%u %s N=%u K=%u M=%u: %.2f us (min %.2f max %.2f, %u calls x %u reps, %u sets%s), "
+                    "eff %.2f\n",
+            p->fam == KF_WQ ? "wq" : "gemm", dtype_name(p->wdtype), dtype_name(p->adtype), p->tp, p->layer, p->n, p->k,
+            p->m[i], t.ns / 1e3, t.min_ns / 1e3, t.max_ns / 1e3, t.calls, t.reps, t.sets, t.graph ? "" : ", no graph",
+            sol / t.ns);
+  }
+  g->done = ok > 0;
+  fprintf(stderr, "table %s %s/%s tp%u %s N=%u K=%u: %d of %d points, %.1f s\n", p->fam == KF_WQ ? "wq" : "gemm",
+          dtype_name(p->wdtype), dtype_name(p->adtype), p->tp, p->layer, p->n, p->k, ok, p->nm, now_s() - t0);
+}
+
+static void sweep_attn(kern_ctx *k, cal_run *r, cal_attn *c) {
+  const kern_plan_attn *p = c->plan;
+  double t0 = now_s();
+  int ok = 0, want = 0;
+  for (int i = 0; i < p->nx; i++)
+    for (int j = 0; j < p->ny; j++) {
+      c->ns[i][j] = NAN;
+      if (p->skip[i][j] || !kern_usable(k)) continue;
+      want++;
+      kern_time t;
+      sim_err err = {0};
+      int rc = p->fam == KF_DECODE
+                   ? kern_time_decode(k, p->kv_dtype, p->x[i], p->y[j], p->q_heads, p->kv_heads, p->head_dim, &t, &err)
+                   : kern_time_prefill(k, p->x[i], p->y[j], p->q_heads, p->kv_heads, p->head_dim, &t, &err);
+      if (rc) {
+        fprintf(stderr, "  %s %s %u x %u: %s\n", kern_family_name(p->fam), dtype_name(p->kv_dtype), p->x[i], p->y[j],
+                err.msg);
+        add_note(r, "%s %s heads %u/%u %u x %u not measured: %s", kern_family_name(p->fam), dtype_name(p->kv_dtype),
+                 p->q_heads, p->kv_heads, p->x[i], p->y[j], err.msg);
+        if (rc != SIM_EINPUT) r->failures++;
+        continue;
+      }
+      c->ns[i][j] = t.ns;
+      ok++;
+      prof_work w;
+      if (p->fam == KF_DECODE) prof_decode_work(p->kv_dtype, p->x[i], p->y[j], p->q_heads, p->kv_heads, p->head_dim, &w);
+      else prof_prefill_work(p->x[i], p->y[j], p->q_heads, p->kv_heads, p->head_dim, &w);
+      fprintf(stderr, "  %s %s tp%u heads %u/%u %s=%u %s=%u: %.2f us (min %.2f max %.2f, %u calls x %u reps%s), "
+                      "%.0f GB/s, %.1f TFLOP/s\n",
+              kern_family_name(p->fam), dtype_name(p->kv_dtype), p->tp, p->q_heads, p->kv_heads,
+              p->fam == KF_DECODE ? "batch" : "chunk", p->x[i], p->fam == KF_DECODE ? "kv_len" : "ctx", p->y[j],
+              t.ns / 1e3, t.min_ns / 1e3, t.max_ns / 1e3, t.calls, t.reps, t.graph ? "" : ", no graph",
+              w.bytes / t.ns, w.flops / t.ns / 1e3);
+    }
+  /* a usable table needs a measured first cell of each row or column chain: the
+   * smallest point (0, 0) is always in the plan; without it drop the table */
+  c->done = ok > 0 && !isnan(c->ns[0][0]);
+  fprintf(stderr, "table %s %s tp%u heads %u/%u: %d of %d points, %.1f s\n", kern_family_name(p->fam),
+          dtype_name(p->kv_dtype), p->tp, p->q_heads, p->kv_heads, ok, want, now_s() - t0);
+}
+
+/* ---- writing the profile ------------------------------------------------------------------------- */
+
+static void write_u32s(FILE *f, const uint32_t *v, int n) {
+  fputc('[', f);
+  for (int i = 0; i < n; i++) fprintf(f, "%s%u", i ? ", " : "", v[i]);
+  fputc(']', f);
+}
+
+static int write_profile(const char *path, const cal_run *r, const kern_plan *plan, const kern_opts *ko,
+                         const kern_plan_req *req, sim_err *err) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return sim_errf(err, SIM_EINPUT, "%s: cannot write: %s", tmp, strerror(errno));
+  const kern_device_info *d = &r->dev;
+  fprintf(f, "{\n  \"format\": \"servesim-profile\",\n  \"version\": 1,\n  \"gpu\": ");
+  json_str(f, r->gpu);
+  fprintf(f, ",\n  \"device\": {\"name\": ");
+  json_str(f, d->name);
+  fprintf(f,
+          ", \"sm_count\": %d, \"mem_bytes\": %.0f, \"cc\": \"%d.%d\", \"sm_clock_mhz\": %.0f, "
+          "\"mem_clock_mhz\": %.0f, \"l2_bytes\": %.0f, \"mem_bus_bits\": %d, \"cuda_runtime\": %d, "
+          "\"cuda_driver\": %d},\n  \"date\": ",
+          d->sm_count, d->mem_bytes, d->cc_major, d->cc_minor, d->sm_clock_mhz, d->mem_clock_mhz, d->l2_bytes,
+          d->mem_bus_bits, d->cuda_runtime_version, d->cuda_driver_version);
+  json_str(f, r->date);
+  fprintf(f, ",\n  \"model\": ");
+  json_str(f, plan->model.name);
+  fprintf(f, ",\n  \"servesim_version\": \"%s\",\n  \"command\": ", SERVESIM_VERSION);
+  json_str(f, r->command);
+  fprintf(f, ",\n  \"settings\": {\"quick\": %s, \"tp\": ", plan->quick ? "true" : "false");
+  write_u32s(f, req->tps, req->ntp);
+  fprintf(f,
+          ", \"max_call_ms\": %g, \"reps\": %u, \"warmup\": %u, \"replay_min_ns\": %.0f, \"point_budget_ns\": %.0f, "
+          "\"rotate_bytes\": %.0f, \"seed\": %llu},\n",
+          plan->max_call_ms, ko->reps, ko->warmup, ko->replay_min_ns, ko->point_budget_ns,
+          ko->rotate_bytes > 0 ? ko->rotate_bytes : 2.5 * d->l2_bytes, (unsigned long long)ko->seed);
+  fprintf(f, "  \"units\": {\"ns\": \"median nanoseconds per call on one GPU (null: not measured)\", "
+             "\"copy_Bps\": \"device-to-device copy, bytes read + written per second\", "
+             "\"peak_flops\": \"FLOP/s of large square cuBLASLt GEMMs\", \"launch_ns\": \"ns per empty kernel\"},\n");
+  fprintf(f, "  \"probes\": {\"copy_Bps\": %.6g, \"peak_flops\": {", r->copy_Bps);
+  int np = 0;
+  static const sim_dtype pk[] = {DT_BF16, DT_FP8, DT_INT8};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(pk); i++)
+    if (r->peak[pk[i]] > 0) fprintf(f, "%s\"%s\": %.6g", np++ ? ", " : "", dtype_name(pk[i]), r->peak[pk[i]]);
+  fprintf(f, "}, \"peak_shape\": \"%s\", \"launch_ns\": {\"eager\": %.1f, \"graph\": %.1f}},\n",
+          plan->quick ? "8192^3" : "max of 8192^3 and 16384^3", r->launch_eager_ns, r->launch_graph_ns);
+  fprintf(f, "  \"checks\": [");
+  for (int i = 0; i < r->nchecks; i++) {
+    const kern_check *c = &r->checks[i];
+    fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+    json_str(f, c->name);
+    if (isfinite(c->rel_err)) fprintf(f, ", \"rel_err\": %.3g", c->rel_err);
+    else fprintf(f, ", \"rel_err\": null");
+    fprintf(f, ", \"tol\": %g, \"ok\": %s", c->tol, c->ok ? "true" : "false");
+    if (c->note[0]) {
+      fprintf(f, ", \"note\": ");
+      json_str(f, c->note);
+    }
+    fputc('}', f);
+  }
+  fprintf(f, "%s],\n  \"gemm\": [", r->nchecks ? "\n  " : "");
+  int nt = 0;
+  for (int i = 0; i < plan->ngemm; i++) {
+    const cal_gemm *g = &r->gemm[i];
+    if (!g->done) continue;
+    const kern_plan_gemm *p = g->plan;
+    uint32_t m[KERN_PLAN_MAX_GRID];
+    int n = 0;
+    for (int j = 0; j < p->nm; j++)
+      if (!isnan(g->ns[j])) m[n++] = p->m[j];
+    fprintf(f, "%s\n    {\"wdtype\": \"%s\", \"adtype\": \"%s\", \"n\": %u, \"k\": %u, \"layer\": \"%s\", \"tp\": %u, "
+               "\"kernel\": \"%s\",\n     \"m\": ",
+            nt++ ? "," : "", dtype_name(p->wdtype), dtype_name(p->adtype), p->n, p->k, p->layer, p->tp,
+            p->fam == KF_WQ ? "servesim wq_gemm (mma.sync, group 128)" : "cublasLt");
+    write_u32s(f, m, n);
+    fprintf(f, ",\n     \"ns\": [");
+    for (int j = 0, c = 0; j < p->nm; j++)
+      if (!isnan(g->ns[j])) fprintf(f, "%s%.1f", c++ ? ", " : "", g->ns[j]);
+    fprintf(f, "]}");
+  }
+  fprintf(f, "%s],\n", nt ? "\n  " : "");
+  for (int pass = 0; pass < 2; pass++) {
+    kern_family fam = pass ? KF_PREFILL : KF_DECODE;
+    fprintf(f, "  \"%s\": [", pass ? "attn_prefill" : "attn_decode");
+    nt = 0;
+    for (int i = 0; i < plan->nattn; i++) {
+      const cal_attn *c = &r->attn[i];
+      const kern_plan_attn *p = c->plan;
+      if (p->fam != fam || !c->done) continue;
+      fprintf(f, "%s\n    {\"%s\": \"%s\", \"q_heads\": %u, \"kv_heads\": %u, \"head_dim\": %u, \"block_size\": 16, "
+                 "\"tp\": %u, \"kernel\": \"%s\",\n     \"%s\": ",
+              nt++ ? "," : "", pass ? "dtype" : "kv_dtype", dtype_name(p->kv_dtype), p->q_heads, p->kv_heads,
+              p->head_dim, p->tp, pass ? "servesim attn_prefill (mma.sync)" : "servesim attn_decode (mma.sync)",
+              pass ? "chunk" : "batch");
+      write_u32s(f, p->x, p->nx);
+      fprintf(f, ", \"%s\": ", pass ? "ctx" : "kv_len");
+      write_u32s(f, p->y, p->ny);
+      fprintf(f, ",\n     \"ns\": [");
+      for (int x = 0; x < p->nx; x++) {
+        fprintf(f, "%s[", x ? ",\n            " : "");
+        for (int y = 0; y < p->ny; y++) {
+          if (isnan(c->ns[x][y])) fprintf(f, "%snull", y ? ", " : "");
+          else fprintf(f, "%s%.1f", y ? ", " : "", c->ns[x][y]);
+        }
+        fputc(']', f);
+      }
+      fprintf(f, "]}");
+    }
+    fprintf(f, "%s],\n", nt ? "\n  " : "");
+  }
+  fprintf(f, "  \"notes\": [");
+  int nn = 0;
+  const char *notes[2] = {plan->notes, r->notes};
+  for (int q = 0; q < 2; q++)
+    for (const char *s = notes[q]; *s;) {
+      const char *e = strchr(s, '\n');
+      size_t len = e ? (size_t)(e - s) : strlen(s);
+      char line[1200];
+      snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1), s);
+      fprintf(f, "%s\n    ", nn++ ? "," : "");
+      json_str(f, line);
+      s += len + (e ? 1 : 0);
+    }
+  fprintf(f, "%s],\n  \"complete\": %s\n}\n", nn ? "\n  " : "", r->complete ? "true" : "false");
+  bool bad = ferror(f) != 0;
+  if (fclose(f) != 0 || bad) {
+    remove(tmp);
+    return sim_errf(err, SIM_EINPUT, "%s: write failed", tmp);
+  }
+  if (rename(tmp, path) != 0) {
+    int e = errno;
+    remove(tmp);
+    return sim_errf(err, SIM_EINPUT, "%s: cannot rename to %s: %s", tmp, path, strerror(e));
+  }
+  return SIM_OK;
+}
+
+/* ---- the summary: achieved rates against the measured ceilings ------------------------------------ */
+
+static void summary(FILE *f, const cal_run *r, const kern_plan *plan, const prof *p, double wall_s) {
+  fprintf(f, "\ncalibration summary: %s on %s (%s), %s\n", plan->model.name, r->dev.name, r->gpu, r->date);
+  fprintf(f, "  %-56s %14s %16s %7s\n", "probe / kernel", "achieved", "ceiling", "ratio");
+  fprintf(f, "  %-56s %11.2f TB/s %16s %7s\n", "copy bandwidth (d2d, read + write)", r->copy_Bps / 1e12, "-", "-");
+  fprintf(f, "  %-56s %12.2f us %16s %7s\n", "launch overhead, eager launches", r->launch_eager_ns / 1e3, "-", "-");
+  fprintf(f, "  %-56s %12.2f us %16s %7s\n", "launch overhead, inside a CUDA graph", r->launch_graph_ns / 1e3, "-",
+          "-");
+  static const sim_dtype pk[] = {DT_BF16, DT_FP8, DT_INT8};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(pk); i++)
+    if (r->peak[pk[i]] > 0) {
+      char name[80];
+      snprintf(name, sizeof name, "peak GEMM %s (cuBLASLt, square)", dtype_name(pk[i]));
+      fprintf(f, "  %-56s %8.0f TFLOP/s %16s %7s\n", name, r->peak[pk[i]] / 1e12, "-", "-");
+    }
+  /* GEMM: the largest measured point of each cuBLASLt dtype vs its peak */
+  static const sim_dtype gd[] = {DT_BF16, DT_FP8, DT_INT8};
+  for (size_t q = 0; q < SIM_ARRAY_LEN(gd); q++) {
+    double best_f = 0, best_ns = 0;
+    const kern_plan_gemm *bp = NULL;
+    uint32_t bm = 0;
+    for (int i = 0; i < plan->ngemm; i++) {
+      const kern_plan_gemm *g = &plan->gemm[i];
+      if (g->fam != KF_GEMM || g->wdtype != gd[q] || !r->gemm[i].done) continue;
+      for (int j = 0; j < g->nm; j++) {
+        double fl = 2.0 * g->m[j] * g->n * g->k;
+        if (!isnan(r->gemm[i].ns[j]) && fl > best_f) best_f = fl, best_ns = r->gemm[i].ns[j], bp = g, bm = g->m[j];
+      }
+    }
+    if (!bp || r->peak[gd[q]] <= 0) continue;
+    char name[96], ceil_s[32];
+    snprintf(name, sizeof name, "GEMM %s largest: M=%u N=%u K=%u", dtype_name(gd[q]), bm, bp->n, bp->k);
+    snprintf(ceil_s, sizeof ceil_s, "%.0f TFLOP/s", r->peak[gd[q]] / 1e12);
+    double ach = best_f / best_ns * 1e9;
+    fprintf(f, "  %-56s %8.0f TFLOP/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->peak[gd[q]]);
+  }
+  /* decode attention: the point moving the most bytes vs copy bandwidth */
+  for (int pass = 0; pass < 2; pass++) {
+    sim_dtype kv = pass ? DT_FP8 : DT_BF16;
+    double best_b = 0, best_ns = 0;
+    const kern_plan_attn *bp = NULL;
+    int bi = 0, bj = 0;
+    for (int i = 0; i < plan->nattn; i++) {
+      const kern_plan_attn *a = &plan->attn[i];
+      if (a->fam != KF_DECODE || a->kv_dtype != kv || !r->attn[i].done) continue;
+      for (int x = 0; x < a->nx; x++)
+        for (int y = 0; y < a->ny; y++) {
+          prof_work w;
+          prof_decode_work(kv, a->x[x], a->y[y], a->q_heads, a->kv_heads, a->head_dim, &w);
+          if (!isnan(r->attn[i].ns[x][y]) && w.bytes > best_b)
+            best_b = w.bytes, best_ns = r->attn[i].ns[x][y], bp = a, bi = x, bj = y;
+        }
+    }
+    if (!bp) continue;
+    char name[96], ceil_s[32];
+    snprintf(name, sizeof name, "decode attn %s KV, heads %u/%u, batch %u x kv_len %u", dtype_name(kv), bp->q_heads,
+             bp->kv_heads, bp->x[bi], bp->y[bj]);
+    snprintf(ceil_s, sizeof ceil_s, "%.2f TB/s", r->copy_Bps / 1e12);
+    double ach = best_b / best_ns * 1e9;
+    fprintf(f, "  %-56s %11.2f TB/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->copy_Bps);
+  }
+  /* prefill: the largest point vs the bf16 GEMM peak */
+  {
+    double best_f = 0, best_ns = 0;
+    const kern_plan_attn *bp = NULL;
+    int bi = 0, bj = 0;
+    for (int i = 0; i < plan->nattn; i++) {
+      const kern_plan_attn *a = &plan->attn[i];
+      if (a->fam != KF_PREFILL || !r->attn[i].done) continue;
+      for (int x = 0; x < a->nx; x++)
+        for (int y = 0; y < a->ny; y++) {
+          prof_work w;
+          prof_prefill_work(a->x[x], a->y[y], a->q_heads, a->kv_heads, a->head_dim, &w);
+          if (!isnan(r->attn[i].ns[x][y]) && w.flops > best_f)
+            best_f = w.flops, best_ns = r->attn[i].ns[x][y], bp = a, bi = x, bj = y;
+        }
+    }
+    if (bp && r->peak[DT_BF16] > 0) {
+      char name[96], ceil_s[32];
+      snprintf(name, sizeof name, "prefill attn bf16, heads %u/%u, chunk %u ctx %u", bp->q_heads, bp->kv_heads,
+               bp->x[bi], bp->y[bj]);
+      snprintf(ceil_s, sizeof ceil_s, "%.0f TFLOP/s", r->peak[DT_BF16] / 1e12);
+      double ach = best_f / best_ns * 1e9;
+      fprintf(f, "  %-56s %8.0f TFLOP/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->peak[DT_BF16]);
+    }
+  }
+  /* weight-only at M = 1: packed weight bytes per second vs copy bandwidth, largest shape */
+  static const sim_dtype wd[] = {DT_INT4, DT_INT8};
+  for (size_t q = 0; q < SIM_ARRAY_LEN(wd); q++) {
+    double best_w = 0, best_ns = 0;
+    const kern_plan_gemm *bp = NULL;
+    for (int i = 0; i < plan->ngemm; i++) {
+      const kern_plan_gemm *g = &plan->gemm[i];
+      if (g->fam != KF_WQ || g->wdtype != wd[q] || !r->gemm[i].done || g->m[0] != 1 || isnan(r->gemm[i].ns[0]))
+        continue;
+      double wb = kern_wq_packed_bytes(wd[q] == DT_INT4 ? 4 : 8, g->n, g->k);
+      if (wb > best_w) best_w = wb, best_ns = r->gemm[i].ns[0], bp = g;
+    }
+    if (!bp) continue;
+    char name[96], ceil_s[32];
+    snprintf(name, sizeof name, "%s GEMV M=1 N=%u K=%u (packed weight bytes)", dtype_name(wd[q]), bp->n, bp->k);
+    snprintf(ceil_s, sizeof ceil_s, "%.2f TB/s", r->copy_Bps / 1e12);
+    double ach = best_w / best_ns * 1e9;
+    fprintf(f, "  %-56s %11.2f TB/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->copy_Bps);
+  }
+  if (p) print_loo(p, f);
+  fprintf(f, "checks: %d run, %d failed families/errors; profile %s; %.0f s\n", r->nchecks, r->failures,
+          r->complete ? "complete" : "INCOMPLETE (see notes)", wall_s);
+}
+
+/* ---- the calibration run ---------------------------------------------------------------------------- */
+
+static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
+  double t_start = now_s();
+  sim_err err = {0};
+  kern_plan_req req;
+  bool skip[KF_COUNT];
+  if (build_request(o, &req, skip, &err)) return cli_fail(CMD, &err);
+  struct stat st;
+  if (!o->force && stat(o->out, &st) == 0) {
+    sim_errf(&err, SIM_EINPUT, "--out %s: file exists (add --force to overwrite it)", o->out);
+    return cli_fail(CMD, &err);
+  }
+  kern_opts ko;
+  kern_opts_default(&ko, o->quick);
+  if (o->seed) ko.seed = o->seed;
+  kern_ctx *k;
+  if (kern_open(&k, &ko, &err)) return cli_fail(CMD, &err); /* no CUDA / no GPU: exit 2 with the reason */
+  static cal_run r;
+  memset(&r, 0, sizeof r);
+  r.dev = *kern_info(k);
+  r.complete = true;
+  if (o->gpu_name) snprintf(r.gpu, sizeof r.gpu, "%s", o->gpu_name);
+  else map_gpu_name(r.dev.name, r.gpu, sizeof r.gpu);
+  fill_date(o, &r);
+  size_t cl = 0;
+  for (int i = 0; i < argc && cl + 2 < sizeof r.command; i++)
+    cl += (size_t)snprintf(r.command + cl, sizeof r.command - cl, "%s%s", i ? " " : "servesim ", argv[i]);
+  kern_model_shape shape;
+  if (model_shape(o->model, &shape, &err)) {
+    kern_close(k);
+    return cli_fail(CMD, &err);
+  }
+  fprintf(stderr, "device: %s (%s), %d SMs, cc %d.%d, %.1f GiB, L2 %.0f MiB, CUDA runtime %d, driver %d\n",
+          r.dev.name, r.gpu, r.dev.sm_count, r.dev.cc_major, r.dev.cc_minor, r.dev.mem_bytes / (1u << 30),
+          r.dev.l2_bytes / (1u << 20), r.dev.cuda_runtime_version, r.dev.cuda_driver_version);
+  /* probes */
+  int rc = kern_probe_copy(k, &r.copy_Bps, &err);
+  if (!rc) rc = kern_probe_launch(k, &r.launch_eager_ns, &r.launch_graph_ns, &err);
+  if (rc) {
+    kern_close(k);
+    sim_err_prefix(&err, "probe");
+    return cli_fail(CMD, &err);
+  }
+  fprintf(stderr, "probe: copy %.3f TB/s, launch %.2f us eager, %.2f us in a graph\n", r.copy_Bps / 1e12,
+          r.launch_eager_ns / 1e3, r.launch_graph_ns / 1e3);
+  /* checks: bf16 GEMM always (its peak bounds attention and weight-only kernels) */
+  struct {
+    bool on;
+    kern_family f;
+    sim_dtype dt;
+  } fams[] = {{true, KF_GEMM, DT_BF16},           {req.gemm_fp8, KF_GEMM, DT_FP8}, {req.gemm_int8, KF_GEMM, DT_INT8},
+              {req.wq_int4, KF_WQ, DT_INT4},       {req.wq_int8, KF_WQ, DT_INT8},   {req.kv_bf16, KF_DECODE, DT_BF16},
+              {req.kv_fp8, KF_DECODE, DT_FP8},     {req.prefill, KF_PREFILL, DT_BF16}};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(fams) && kern_usable(k); i++)
+    if (fams[i].on) run_check(k, &r, fams[i].f, fams[i].dt, stderr);
+  /* GEMM peaks */
+  static const sim_dtype pk[] = {DT_BF16, DT_FP8, DT_INT8};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(pk) && kern_usable(k); i++) {
+    if (!r.fam_ok[KF_GEMM][pk[i]]) continue;
+    if (kern_probe_gemm_peak(k, pk[i], o->quick, &r.peak[pk[i]], &err)) {
+      /* without its peak a table has no speed of light: the profile would not load */
+      fprintf(stderr, "probe: peak %s GEMM: %s\n", dtype_name(pk[i]), err.msg);
+      add_note(&r, "peak %s GEMM probe failed, its GEMM tables are left out: %s", dtype_name(pk[i]), err.msg);
+      r.peak[pk[i]] = 0;
+      r.fam_ok[KF_GEMM][pk[i]] = false;
+      r.failures++;
+    } else {
+      fprintf(stderr, "probe: peak %s GEMM %.0f TFLOP/s\n", dtype_name(pk[i]), r.peak[pk[i]] / 1e12);
+    }
+  }
+  /* the plan, with the measured ceilings */
+  kern_ceilings c;
+  kern_ceilings_h200(&c);
+  c.copy_Bps = r.copy_Bps;
+  for (size_t i = 0; i < SIM_ARRAY_LEN(pk); i++)
+    if (r.peak[pk[i]] > 0) c.peak_flops[pk[i]] = r.peak[pk[i]];
+  c.launch_ns = r.launch_graph_ns;
+  if (r.peak[DT_BF16] <= 0) {
+    add_note(&r, "no bf16 GEMM peak: the profile cannot be written (every table's speed of light needs it)");
+    fprintf(stderr, "calibrate: the bf16 GEMM check or peak probe failed; nothing can be calibrated\n");
+    kern_close(k);
+    return SIM_EINTERNAL;
+  }
+  kern_plan plan;
+  if (kern_plan_build(&plan, &shape, &req, &c, &ko, &err)) {
+    kern_close(k);
+    return cli_fail(CMD, &err);
+  }
+  kern_plan_print(&plan, stderr);
+  r.gemm = sim_calloc((size_t)plan.ngemm + 1, sizeof *r.gemm);
+  r.attn = sim_calloc((size_t)plan.nattn + 1, sizeof *r.attn);
+  sweep_item *items = sim_calloc((size_t)(plan.ngemm + plan.nattn) + 1, sizeof *items);
+  int ni = 0;
+  for (int i = 0; i < plan.ngemm; i++) {
+    r.gemm[i].plan = &plan.gemm[i];
+    for (int j = 0; j < KERN_PLAN_MAX_GRID; j++) r.gemm[i].ns[j] = NAN;
+    items[ni++] = (sweep_item){priority(plan.gemm[i].fam, plan.gemm[i].wdtype, plan.gemm[i].adtype), i, false};
+  }
+  for (int i = 0; i < plan.nattn; i++) {
+    r.attn[i].plan = &plan.attn[i];
+    for (int x = 0; x < KERN_PLAN_MAX_GRID; x++)
+      for (int y = 0; y < KERN_PLAN_MAX_GRID; y++) r.attn[i].ns[x][y] = NAN;
+    items[ni++] = (sweep_item){priority(plan.attn[i].fam, DT_BF16, plan.attn[i].kv_dtype), i, true};
+  }
+  qsort(items, (size_t)ni, sizeof *items, cmp_item);
+  for (int q = 0; q < ni; q++) {
+    const sweep_item *it = &items[q];
+    kern_family fam = it->attn ? plan.attn[it->idx].fam : plan.gemm[it->idx].fam;
+    sim_dtype dt = it->attn ? plan.attn[it->idx].kv_dtype : plan.gemm[it->idx].wdtype;
+    if (!r.fam_ok[fam][dt]) continue; /* its check failed or it is unsupported here (noted at the check) */
+    if (!kern_usable(k)) {
+      r.complete = false;
+      add_note(&r, "sweep stopped: the CUDA context is unusable after an error");
+      break;
+    }
+    if (o->time_budget_s > 0 && now_s() - t_start > o->time_budget_s) {
+      r.complete = false;
+      add_note(&r, "sweep stopped after --time-budget %.0f s: %d of %d tables measured", o->time_budget_s, q, ni);
+      break;
+    }
+    if (it->attn) sweep_attn(k, &r, &r.attn[it->idx]);
+    else sweep_gemm(k, &r, &r.gemm[it->idx]);
+  }
+  free(items);
+  for (size_t i = 0; i < SIM_ARRAY_LEN(fams); i++)
+    if (fams[i].on && !r.fam_ok[fams[i].f][fams[i].dt]) {
+      char why[400];
+      if (kern_supported(k, fams[i].f, fams[i].dt, why, sizeof why)) {
+        add_note(&r, "%s %s: not calibrated, its correctness check did not pass", kern_family_name(fams[i].f),
+                 dtype_name(fams[i].dt));
+        r.complete = false;
+      } else {
+        add_note(&r, "%s %s: %s", kern_family_name(fams[i].f), dtype_name(fams[i].dt), why);
+      }
+    }
+  kern_close(k);
+  int exit_code = r.failures ? SIM_EINTERNAL : 0;
+  if ((rc = write_profile(o->out, &r, &plan, &ko, &req, &err))) {
+    cli_fail(CMD, &err);
+    exit_code = rc;
+  } else {
+    fprintf(stderr, "wrote %s\n", o->out);
+  }
+  prof *p = NULL;
+  if (!rc && prof_load(&p, o->out, &err)) {
+    fprintf(stderr, "calibrate: the written profile does not load back: %s\n", err.msg);
+    exit_code = SIM_EINTERNAL;
+  }
+  summary(stdout, &r, &plan, p, now_s() - t_start);
+  if (o->summary) {
+    FILE *sf = fopen(o->summary, "w");
+    if (sf) {
+      summary(sf, &r, &plan, p, now_s() - t_start);
+      fclose(sf);
+    } else {
+      fprintf(stderr, "calibrate: cannot write --summary %s: %s\n", o->summary, strerror(errno));
+    }
+  }
+  prof_free(p);
+  free(r.gemm);
+  free(r.attn);
+  kern_plan_free(&plan);
+  return exit_code;
+}
+
+static int cmd_dry_run(const cal_opts *o) {
+  sim_err err = {0};
+  kern_plan_req req;
+  bool skip[KF_COUNT];
+  kern_model_shape shape;
+  if (build_request(o, &req, skip, &err) || model_shape(o->model, &shape, &err)) return cli_fail(CMD, &err);
+  kern_opts ko;
+  kern_opts_default(&ko, o->quick);
+  kern_ceilings c;
+  kern_ceilings_h200(&c);
+  kern_plan plan;
+  if (kern_plan_build(&plan, &shape, &req, &c, &ko, &err)) return cli_fail(CMD, &err);
+  printf("dry run: no GPU used; times estimated from H200 ceilings (copy %.1f TB/s, bf16 %.0f TFLOP/s, fp8 %.0f "
+         "TFLOP/s); this build %s CUDA\n",
+         c.copy_Bps / 1e12, c.peak_flops[DT_BF16] / 1e12, c.peak_flops[DT_FP8] / 1e12,
+         kern_built_with_cuda() ? "has" : "does not have");
+  kern_plan_print(&plan, stdout);
+  kern_plan_free(&plan);
+  return 0;
+}
+
+/* --synthetic: the plan's grids filled from a smooth model instead of a GPU.
+ * Exercises the writer, the loader and the leave-one-out path end to end;
+ * the profile says SYNTHETIC in its gpu name (unless --gpu-name) and notes. */
+static double synth_ns(const cal_run *r, const prof_work *w, double eff_c, double eff_m, double fixed_ns) {
+  double tc = w->flops / (r->peak[w->compute] * eff_c) * 1e9, tm = w->bytes / (r->copy_Bps * eff_m) * 1e9;
+  return sqrt(tc * tc + tm * tm) + fixed_ns;
+}
+
+static int cmd_synthetic(const cal_opts *o, int argc, char **argv) {
+  sim_err err = {0};
+  kern_plan_req req;
+  bool skip[KF_COUNT];
+  kern_model_shape shape;
+  struct stat st;
+  if (build_request(o, &req, skip, &err)) return cli_fail(CMD, &err);
+  if (!o->force && stat(o->out, &st) == 0) {
+    sim_errf(&err, SIM_EINPUT, "--out %s: file exists (add --force to overwrite it)", o->out);
+    return cli_fail(CMD, &err);
+  }
+  if (model_shape(o->model, &shape, &err)) return cli_fail(CMD, &err);
+  kern_opts ko;
+  kern_opts_default(&ko, o->quick);
+  kern_ceilings c;
+  kern_ceilings_h200(&c);
+  kern_plan plan;
+  if (kern_plan_build(&plan, &shape, &req, &c, &ko, &err)) return cli_fail(CMD, &err);
+  static cal_run r;
+  memset(&r, 0, sizeof r);
+  snprintf(r.dev.name, sizeof r.dev.name, "SYNTHETIC (no device: smooth roofline model with H200 ceilings)");
+  r.dev.l2_bytes = 50e6;
+  snprintf(r.gpu, sizeof r.gpu, "%s", o->gpu_name ? o->gpu_name : "synthetic");
+  fill_date(o, &r);
+  size_t cl = 0;
+  for (int i = 0; i < argc && cl + 2 < sizeof r.command; i++)
+    cl += (size_t)snprintf(r.command + cl, sizeof r.command - cl, "%s%s", i ? " " : "servesim ", argv[i]);
+  r.copy_Bps = c.copy_Bps;
+  r.peak[DT_BF16] = c.peak_flops[DT_BF16];
+  if (req.gemm_fp8) r.peak[DT_FP8] = c.peak_flops[DT_FP8];
+  if (req.gemm_int8) r.peak[DT_INT8] = c.peak_flops[DT_INT8];
+  r.launch_eager_ns = 4000;
+  r.launch_graph_ns = c.launch_ns;
+  r.complete = true;
+  add_note(&r, "SYNTHETIC profile: times come from a smooth roofline model, not from a GPU (calibrate --synthetic)");
+  r.gemm = sim_calloc((size_t)plan.ngemm + 1, sizeof *r.gemm);
+  r.attn = sim_calloc((size_t)plan.nattn + 1, sizeof *r.attn);
+  for (int i = 0; i < plan.ngemm; i++) {
+    const kern_plan_gemm *g = &plan.gemm[i];
+    r.gemm[i].plan = g;
+    r.gemm[i].done = true;
+    for (int j = 0; j < g->nm; j++) {
+      prof_work w;
+      prof_gemm_work(g->wdtype, g->adtype, g->m[j], g->n, g->k, &w);
+      r.gemm[i].ns[j] = synth_ns(&r, &w, g->fam == KF_WQ ? 0.35 : 0.85, g->fam == KF_WQ ? 0.7 : 0.8, 4000);
+    }
+  }
+  for (int i = 0; i < plan.nattn; i++) {
+    const kern_plan_attn *a = &plan.attn[i];
+    r.attn[i].plan = a;
+    r.attn[i].done = true;
+    for (int x = 0; x < a->nx; x++)
+      for (int y = 0; y < a->ny; y++) {
+        prof_work w;
+        if (a->fam == KF_DECODE) prof_decode_work(a->kv_dtype, a->x[x], a->y[y], a->q_heads, a->kv_heads, a->head_dim, &w);
+        else prof_prefill_work(a->x[x], a->y[y], a->q_heads, a->kv_heads, a->head_dim, &w);
+        r.attn[i].ns[x][y] = a->skip[x][y] ? NAN
+                             : a->fam == KF_DECODE ? synth_ns(&r, &w, 0.3, 0.75, 6000)
+                                                   : synth_ns(&r, &w, 0.4, 0.5, 8000);
+      }
+  }
+  int rc = write_profile(o->out, &r, &plan, &ko, &req, &err), exit_code = 0;
+  prof *p = NULL;
+  if (rc) exit_code = cli_fail(CMD, &err);
+  else if (prof_load(&p, o->out, &err)) exit_code = cli_fail(CMD, &err);
+  if (p) {
+    printf("wrote SYNTHETIC profile %s: %d gemm, %d weight-only, %d decode, %d prefill tables\n", o->out,
+           prof_table_count(p, PK_GEMM), prof_table_count(p, PK_GEMM_WQ), prof_table_count(p, PK_DECODE),
+           prof_table_count(p, PK_PREFILL));
+    print_loo(p, stdout);
+  }
+  prof_free(p);
+  free(r.gemm);
+  free(r.attn);
+  kern_plan_free(&plan);
+  return exit_code;
+}
 
 int cmd_calibrate(int argc, char **argv) {
-  (void)argc, (void)argv;
-  fprintf(stderr, "servesim calibrate: not available in this build yet\n");
-  return 1;
+  cal_opts o;
+  memset(&o, 0, sizeof o);
+  const cli_opt opts[] = {
+      {"model", NULL, CLI_STR, &o.model, "NAME|PATH", "model config (HF config.json): configs/models/NAME.json or a path", NULL},
+      {"tp", NULL, CLI_LIST, &o.tp, "LIST", "tensor-parallel degrees, comma-separated (default 1,2,4,8)", NULL},
+      {"dtypes", NULL, CLI_LIST, &o.dtypes, "LIST",
+       "bf16, fp8 (GEMM + FP8 KV cache), int8 (GEMM + weight-only), int4 (weight-only); default bf16,fp8", NULL},
+      {"out", "o", CLI_STR, &o.out, "FILE", "profile to write (refuses to overwrite without --force)", NULL},
+      {"force", NULL, CLI_FLAG, &o.force, NULL, "overwrite --out", NULL},
+      {"quick", NULL, CLI_FLAG, &o.quick, NULL, "sparser grids and fewer repeats (about a third of the time)", NULL},
+      {"gpu-name", NULL, CLI_STR, &o.gpu_name, "NAME", "gpu config name to record (default: mapped from the device name)", NULL},
+      {"date", NULL, CLI_STR, &o.date, "DATE", "date to record (default: now, UTC)", NULL},
+      {"dry-run", NULL, CLI_FLAG, &o.dry, NULL, "print the plan and its estimated GPU time; needs no GPU", NULL},
+      {"synthetic", NULL, CLI_FLAG, &o.synthetic, NULL,
+       "write a SYNTHETIC profile (smooth roofline model, H200 ceilings, no GPU) to test the profile pipeline", NULL},
+      {"check", NULL, CLI_FLAG, &o.check, NULL, "run every kernel's correctness check and exit", NULL},
+      {"loo", NULL, CLI_STR, &o.loo, "FILE", "print the leave-one-out interpolation error of a profile and exit", NULL},
+      {"skip", NULL, CLI_LIST, &o.skip, "LIST", "kernel families to leave out: gemm, wq, decode, prefill", NULL},
+      {"max-call-ms", NULL, CLI_F64, &o.max_call_ms, "MS", "grid points estimated slower are not measured (default 25, quick 4)", NULL},
+      {"time-budget", NULL, CLI_F64, &o.time_budget_s, "S", "stop starting new tables after S seconds (0 = no limit)", NULL},
+      {"summary", NULL, CLI_STR, &o.summary, "FILE", "also write the summary table to FILE", NULL},
+      {"seed", NULL, CLI_U64, &o.seed, "N", "random input seed (default fixed)", NULL},
+      {"help", "h", CLI_FLAG, &o.help, NULL, "show this help", NULL},
+      {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
+  sim_err err = {0};
+  if (cli_parse(opts, argc, argv, NULL, &err)) return cli_fail(CMD, &err);
+  if (o.help) {
+    cli_print_help(stdout, "servesim calibrate --model M [--tp 1,2,4,8] [--dtypes bf16,fp8] --out FILE [--quick]",
+                   "Measure GEMM and attention costs of a model's layers on the local GPU (cuBLASLt GEMMs, our\n"
+                   "weight-only, paged decode and prefill attention kernels, each checked against a CPU reference\n"
+                   "first) and write a profile for the cost model (configs/profiles/README.md).\n"
+                   "Without a GPU: --dry-run (plan and estimated time) and --loo FILE (profile accuracy) still work.",
+                   opts);
+    return 0;
+  }
+  if (o.max_call_ms < 0 || o.time_budget_s < 0) {
+    sim_errf(&err, SIM_EINPUT, "--max-call-ms and --time-budget must not be negative");
+    return cli_fail(CMD, &err);
+  }
+  if (o.loo) return cmd_loo(o.loo);
+  if (o.check) {
+    kern_plan_req req;
+    bool skip[KF_COUNT];
+    if (build_request(&o, &req, skip, &err)) return cli_fail(CMD, &err);
+    return cmd_check(&o, skip);
+  }
+  if (!o.model) {
+    sim_errf(&err, SIM_EINPUT, "--model is required (a model config name or an HF config.json path)");
+    return cli_fail(CMD, &err);
+  }
+  if (o.dry) return cmd_dry_run(&o);
+  if (!o.out) {
+    sim_errf(&err, SIM_EINPUT, "--out FILE is required (where to write the profile)");
+    return cli_fail(CMD, &err);
+  }
+  if (o.synthetic) return cmd_synthetic(&o, argc, argv);
+  return cmd_run_calibration(&o, argc, argv);
 }
