@@ -40,20 +40,69 @@ static int load_configs(run_ctx *r, sim_err *err) {
   return SIM_OK;
 }
 
-static int load_profiles(run_ctx *r, sim_err *err) {
-  const char *p = r->sc.profile;
-  if (!p[0] || !strcmp(p, "none") || !strcmp(p, "auto")) {
-    /* "auto": bundled measured profiles are looked up by GPU name once the
-     * calibration work provides them; until then the roofline serves. */
+/* Attaches a measured profile: one of this GPU type (SRC_PROFILE), or one of
+ * another GPU type scaled by the datasheet ratios (SRC_PROFILE_SCALED).
+ * "auto" picks among the bundled/$SERVESIM_DATA_DIR profiles: the newest one
+ * (names sort by date) measured on this GPU type, else the newest of any GPU
+ * type servesim has a config for; none -> the roofline alone. */
+static int attach(run_ctx *r, prof *p, const char *what, sim_err *err) {
+  if (!strcmp(prof_gpu_name(p), r->gpu.name)) {
+    r->profile = p;
     snprintf(r->cost_source, sizeof r->cost_source,
-             "roofline from the %s datasheet with the %s engine's efficiency factors (no measured profile)",
-             r->gpu.name, r->engine.name);
+             "measured profile %s (this GPU type); roofline from the %s datasheet where it has no data", what,
+             r->gpu.name);
     return SIM_OK;
   }
-  int rc = prof_load(&r->profile, p, err);
-  if (rc) return rc;
-  snprintf(r->cost_source, sizeof r->cost_source, "measured profile %s (roofline where it has no data)", p);
+  int rc = cfg_gpu_load(&r->other_gpu, prof_gpu_name(p), err);
+  if (rc) {
+    prof_free(p);
+    return sim_err_prefix(err, "%s: measured on GPU '%s'", what, prof_gpu_name(p));
+  }
+  r->other_profile = p;
+  snprintf(r->cost_source, sizeof r->cost_source,
+           "measured profile %s of %s, scaled to %s by the datasheet ratios; roofline where it has no data", what,
+           r->other_gpu.name, r->gpu.name);
   return SIM_OK;
+}
+
+static int load_profiles(run_ctx *r, sim_err *err) {
+  const char *p = r->sc.profile;
+  snprintf(r->cost_source, sizeof r->cost_source,
+           "roofline from the %s datasheet with the %s engine's efficiency factors (no measured profile)", r->gpu.name,
+           r->engine.name);
+  if (!p[0] || !strcmp(p, "none")) return SIM_OK;
+  if (strcmp(p, "auto") != 0) {
+    char path[1024];
+    prof *pr = NULL;
+    int rc = cfg_find(CFG_PROFILE, p, path, sizeof path, err);
+    if (!rc) rc = prof_load(&pr, path, err);
+    if (rc) return rc;
+    return attach(r, pr, path, err);
+  }
+  char names[4096];
+  cfg_list(CFG_PROFILE, names, sizeof names);
+  char best_own[256] = "", best_other[256] = "";
+  for (char *tok = strtok(names, ", "); tok; tok = strtok(NULL, ", ")) {
+    char path[1024];
+    prof *pr = NULL;
+    sim_err ignore;
+    if (cfg_find(CFG_PROFILE, tok, path, sizeof path, &ignore) || prof_load(&pr, path, &ignore)) continue;
+    gpu_cfg g;
+    if (!strcmp(prof_gpu_name(pr), r->gpu.name)) {
+      if (strcmp(tok, best_own) > 0) snprintf(best_own, sizeof best_own, "%s", tok);
+    } else if (!cfg_gpu_load(&g, prof_gpu_name(pr), &ignore)) {
+      if (strcmp(tok, best_other) > 0) snprintf(best_other, sizeof best_other, "%s", tok);
+    }
+    prof_free(pr);
+  }
+  const char *pick = best_own[0] ? best_own : best_other[0] ? best_other : NULL;
+  if (!pick) return SIM_OK;
+  char path[1024];
+  prof *pr = NULL;
+  int rc = cfg_find(CFG_PROFILE, pick, path, sizeof path, err);
+  if (!rc) rc = prof_load(&pr, path, err);
+  if (rc) return rc;
+  return attach(r, pr, path, err);
 }
 
 int runner_prepare(run_ctx *r, const scenario *sc, sim_err *err) {

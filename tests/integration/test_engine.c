@@ -209,3 +209,52 @@ Test(engine, simultaneous_arrivals_form_one_batch) {
   for (size_t i = 1; i < r->cl.n_reqs; i++) cr_assert_eq(r->cl.reqs[i].first_token_ns, r->cl.reqs[0].first_token_ns);
   done(r);
 }
+
+/* A measured table for the exact QKV shape of Llama-3.1-70B at TP4 serves that
+ * operation (source "profile"), and the same profile serves another GPU type
+ * scaled by datasheet ratios ("profile_scaled"); other ops stay on the roofline. */
+#include <cjson/cJSON.h>
+
+static const char *qkv_profile(void) {
+  char *text = tu_slurp(tu_src("tests/data/profiles/synthetic.json"), NULL);
+  cr_assert(text);
+  cJSON *root = cJSON_Parse(text);
+  free(text);
+  cJSON *g0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "gemm"), 0);
+  /* QKV at TP4: N = (64/4 + 2 * 8/4) * 128 = 2560, K = 8192 */
+  cJSON_ReplaceItemInObjectCaseSensitive(g0, "n", cJSON_CreateNumber(2560));
+  cJSON_ReplaceItemInObjectCaseSensitive(g0, "k", cJSON_CreateNumber(8192));
+  char *out = cJSON_Print(root);
+  cJSON_Delete(root);
+  const char *path = tu_tmpfile(".json", out);
+  free(out);
+  return path;
+}
+
+Test(engine, measured_profile_serves_matching_ops) {
+  const char *path = qkv_profile();
+  scenario sc;
+  base(&sc);
+  sc.gen.num_prompts = 50;
+  sc.gen.request_rate = 5;
+  snprintf(sc.profile, sizeof sc.profile, "%s", path);
+  run_ctx *r = run(&sc);
+  cr_assert_gt(r->cost.src_count[OP_GEMM_QKV][SRC_PROFILE], 0);
+  cr_assert_eq(r->cost.src_count[OP_GEMM_QKV][SRC_ROOFLINE], 0);
+  cr_assert_eq(r->cost.src_count[OP_GEMM_O][SRC_PROFILE], 0, "no table for O: roofline");
+  cr_assert(strstr(r->cost_source, "measured profile"));
+  double ttft_prof = r->sum.ttft_ms.mean;
+  done(r);
+  snprintf(sc.profile, sizeof sc.profile, "none");
+  r = run(&sc);
+  cr_assert_neq(r->sum.ttft_ms.mean, ttft_prof, "the profile must change the prediction");
+  done(r);
+  /* another GPU type: the h200 profile is scaled */
+  snprintf(sc.profile, sizeof sc.profile, "%s", path);
+  snprintf(sc.gpu, sizeof sc.gpu, "h100-sxm");
+  r = run(&sc);
+  cr_assert_gt(r->cost.src_count[OP_GEMM_QKV][SRC_PROFILE_SCALED], 0);
+  cr_assert(strstr(r->cost_source, "scaled to h100-sxm"));
+  done(r);
+  remove(path);
+}
