@@ -256,3 +256,21 @@ Test(cli, ctrl_c_writes_partial_results) {
   free(js);
   unlink(j), unlink(t);
 }
+
+Test(cli, every_bundled_scenario_runs) {
+  cr_assert_eq(tu_run_cli("list", out, sizeof out, err, sizeof err), 0);
+  char *line = strstr(out, "scenarios");
+  cr_assert(line);
+  char names[1024];
+  sscanf(line, "scenarios %1023[^\n]", names);
+  int n = 0;
+  for (char *tok = strtok(names, ", "); tok; tok = strtok(NULL, ", ")) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "run --quiet --scenario %s --max-requests 40 --json -", tok);
+    int rc = tu_run_cli(cmd, out, sizeof out, err, sizeof err);
+    cr_expect_eq(rc, 0, "scenario %s: %s", tok, err);
+    cr_expect_eq(jnum(out, "completed"), 40, "scenario %s", tok);
+    n++;
+  }
+  cr_assert_geq(n, 3);
+}
