@@ -310,7 +310,7 @@ int capacity_prepare(capacity_set *s, const scenario *base, const grid_spec *g, 
     return sim_errf(err, SIM_EINPUT, "capacity needs at least one objective: --slo ttft_p99=2000 --slo tpot_p99=50 "
                     "(or \"slo_ms\" in the spec file)");
   if (!(g->target_rate > 0))
-    return sim_errf(err, SIM_EINPUT, "capacity needs --target-rate R (req/s to serve; or \"target_rate\" in the spec file)");
+    return sim_errf(err, SIM_EINPUT, "--target-rate R is required: the req/s the deployment must serve (or \"target_rate\" in the spec file)");
   static const grid_axis_id banned[] = {AX_REPLICAS, AX_RATE, AX_CONC, AX_RATE_SCALE};
   static const char *const why[] = {"capacity computes the replicas", "capacity searches the rate (use --target-rate)",
                                     "capacity needs an open-loop workload", "give one --rate-scale for the base workload"};

@@ -43,6 +43,7 @@ void grid_free(grid_spec *g) {
 
 const char *grid_axis_key(grid_axis_id a) { return (unsigned)a < AX_COUNT ? AX[a].key : "?"; }
 const char *grid_axis_flag(grid_axis_id a) { return (unsigned)a < AX_COUNT ? AX[a].flag : "?"; }
+const char *grid_axis_alias(grid_axis_id a) { return (unsigned)a < AX_COUNT ? AX[a].alias : NULL; }
 
 int grid_axis_of_flag(const char *flag) {
   for (int a = 0; a < AX_COUNT; a++)
@@ -381,7 +382,7 @@ int price_parse(price_spec *p, const char *s, const char *what, sim_err *err) {
     *eq = 0;
     if (p->n >= PRICE_MAX || strlen(tok) >= sizeof p->gpu[0])
       return sim_errf(err, SIM_EINPUT, "%s: too many prices or name too long", what);
-    snprintf(p->gpu[p->n], sizeof p->gpu[0], "%s", tok);
+    snprintf(p->gpu[p->n], sizeof p->gpu[0], "%.63s", tok);
     p->usd[p->n++] = x;
     tok = c;
   }

@@ -88,6 +88,7 @@ void grid_init(grid_spec *g);
 void grid_free(grid_spec *g);
 const char *grid_axis_key(grid_axis_id a);  /* JSON key */
 const char *grid_axis_flag(grid_axis_id a); /* flag name without dashes */
+const char *grid_axis_alias(grid_axis_id a); /* short flag name ("tp") or NULL */
 /* Axis of a flag name (without dashes; "tp" too), or -1. */
 int grid_axis_of_flag(const char *flag);
 

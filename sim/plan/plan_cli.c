@@ -38,7 +38,8 @@ int plan_flags_table(plan_flags *f, const char *grid_name, cli_opt *o, int cap) 
 
 /* The option name (for messages) a given axis was set by. */
 static const char *flag_of(plan_flags *f, int a) {
-  snprintf(f->names[a], sizeof f->names[a], "--%s", grid_axis_flag((grid_axis_id)a));
+  const char *al = grid_axis_alias((grid_axis_id)a);
+  snprintf(f->names[a], sizeof f->names[a], "--%s%s%s", grid_axis_flag((grid_axis_id)a), al ? "/--" : "", al ? al : "");
   return f->names[a];
 }
 
