@@ -268,8 +268,12 @@ static void explain(capacity_set *s, cap_candidate *c) {
   if (c->verified == 1) ADD(", verified at %g req/s", s->target_rate);
   else if (c->verified == -1) ADD(", but the verification at %g req/s missed the SLOs even with %d more replicas", s->target_rate, CAP_VERIFY_EXTRA);
   if (b == c) ADD("; the cheapest: recommended");
-  else if (b && c->usd_per_hour > 0 && b->usd_per_hour > 0)
+  else if (b && c->usd_per_hour > 0 && b->usd_per_hour > 0 && c->usd_per_hour > b->usd_per_hour)
     ADD("; $%.2f/h more than the recommendation", c->usd_per_hour - b->usd_per_hour);
+  else if (b && c->usd_per_hour > 0 && c->usd_per_hour == b->usd_per_hour)
+    ADD("; costs the same as the recommendation, which %s", c->gpus != b->gpus ? "needs fewer GPUs"
+                                                          : c->max_rate != b->max_rate ? "holds more per replica"
+                                                                                       : "comes first");
   else if (b) ADD("; %d more GPUs than the recommendation", (int)c->gpus - (int)b->gpus);
 #undef ADD
 }

@@ -117,8 +117,10 @@ int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err) {
 void capacity_print(const capacity_set *s, FILE *f) {
   char d[512];
   slo_describe(&s->slo, d, sizeof d);
-  fprintf(f, "servesim capacity: %g req/s at %s; workload %s (%zu requests, %.2f req/s as given)\n", s->target_rate, d,
-          s->base.trace_path[0] ? s->base.trace_path : "generated", s->base_stats.n, s->base_stats.rate_per_s);
+  char rate[64] = "all at t=0 as given";
+  if (s->base_stats.rate_per_s > 0) snprintf(rate, sizeof rate, "%.2f req/s as given", s->base_stats.rate_per_s);
+  fprintf(f, "servesim capacity: %g req/s at %s; workload %s (%zu requests, %s)\n", s->target_rate, d,
+          s->base.trace_path[0] ? s->base.trace_path : "generated", s->base_stats.n, rate);
   fprintf(f, "  search: bisection on the rate per replica, relative tolerance %g, at most %d probes per candidate\n\n",
           s->bo.rel_tol, s->bo.max_probes);
   fprintf(f, "%4s  %-34s %10s %8s %6s %9s  %s\n", "#", "candidate", "req/s/rep", "replicas", "GPUs", "$/hour", "verdict");

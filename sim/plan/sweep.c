@@ -31,7 +31,7 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   row->mem = r->plan;
   row->price_per_gpu_hour = r->gpu.name[0] ? price_lookup(price, &r->gpu) : 0;
   row->usd_per_hour = row->gpus * row->price_per_gpu_hour;
-  row->usd_per_m_output = INFINITY;
+  row->usd_per_m_output = row->usd_per_m_total = INFINITY;
   row->tput_per_gpu = row->tok_s_per_user = NAN;
   if (rc) {
     row->feasible = false;
@@ -49,8 +49,10 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   const metrics_summary *s = &r->sum;
   row->tput_per_gpu = s->output_throughput / row->gpus;
   row->tok_s_per_user = s->tpot_ms.n && s->tpot_ms.mean > 0 ? 1000.0 / s->tpot_ms.mean : NAN;
-  if (row->price_per_gpu_hour > 0 && s->output_throughput > 0)
+  if (row->price_per_gpu_hour > 0 && s->output_throughput > 0) {
     row->usd_per_m_output = row->usd_per_hour / (s->output_throughput * 3600.0) * 1e6;
+    row->usd_per_m_total = row->usd_per_hour / (s->total_token_throughput * 3600.0) * 1e6;
+  }
   if (keep) {
     *keep = r;
     return;
@@ -205,7 +207,11 @@ size_t sweep_curves(const sweep_set *s, sweep_curve **out) {
     grid_label(&p, c.label, sizeof c.label);
     c.limit_ms = slo_ttft > 0 ? slo_ttft : 3.0 * p99_ttft(&s->rows[c.row[0]]);
     c.knee = -1;
-    for (size_t k = 0; k < c.n && p99_ttft(&s->rows[c.row[k]]) <= c.limit_ms; k++) c.knee = (int)k;
+    for (size_t k = 0; k < c.n; k++) {
+      const sweep_row *r = &s->rows[c.row[k]];
+      if (s->slo.n ? !r->slo.all_ok : p99_ttft(r) > c.limit_ms) break;
+      c.knee = (int)k;
+    }
     SIM_GROW(cs, cap, nc + 1);
     cs[nc++] = c;
   }

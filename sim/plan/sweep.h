@@ -10,6 +10,7 @@
  *   tokens/s per user    = 1000 / mean TPOT (ms): the decode speed a user sees
  *   USD per hour         = GPUs x price per GPU-hour (price_lookup)
  *   USD per 1M output tokens = USD per hour / (output tokens/s x 3600) x 1e6
+ *   USD per 1M total tokens  = the same with input + output tokens/s
  * Frontiers (pareto.h) over feasible rows that completed requests:
  *   pareto_user: max throughput/GPU and max tokens/s per user
  *   pareto_ttft: max throughput/GPU and min p99 TTFT
@@ -47,6 +48,7 @@ typedef struct sweep_row {
   double tok_s_per_user;      /* 1000 / mean TPOT */
   double usd_per_hour;        /* whole deployment */
   double usd_per_m_output;    /* USD per million output tokens (INFINITY when nothing completed) */
+  double usd_per_m_total;     /* USD per million input + output tokens (prompt-heavy workloads) */
   bool pareto_user, pareto_ttft;
 } sweep_row;
 
@@ -74,9 +76,11 @@ int sweep_execute(sweep_set *s, unsigned jobs, pool_progress_fn progress, void *
 void sweep_free(sweep_set *s);
 
 /* Rows of one deployment under different loads, by offered rate, with the
- * knee: the last point before p99 TTFT exceeds the limit (the SLO's TTFT
- * limit when given, else 3 x its value at the lowest load); knee = -1 when
- * even the lowest load exceeds it, n - 1 when none does. */
+ * knee: the last load before the SLOs are first missed (when SLOs are given;
+ * like capacity's max rate), else the last load before p99 TTFT exceeds 3 x
+ * its value at the lowest load (more than 1% unfinished counts as exceeding);
+ * knee = -1 when even the lowest load fails, n - 1 when none does.
+ * limit_ms: the TTFT line to draw (the SLO's TTFT limit, or the 3x value). */
 typedef struct sweep_curve {
   size_t n;
   size_t *row;                /* indices into rows, by offered rate (heap) */

@@ -41,7 +41,7 @@ int sweep_write_csv(const sweep_set *s, FILE *f, sim_err *err) {
         "duration_s,request_throughput,output_throughput,output_tok_s_per_gpu,tok_s_per_user,mean_ttft_ms,"
         "median_ttft_ms,p99_ttft_ms,mean_tpot_ms,median_tpot_ms,p99_tpot_ms,p99_itl_ms,mean_e2el_ms,p99_e2el_ms,"
         "kv_tokens,kv_usage_peak,preemptions,gpu_busy,binding_limit,usd_per_gpu_hour,usd_per_hour,"
-        "usd_per_m_output_tokens,meets_slo,pareto_throughput_vs_user,pareto_throughput_vs_ttft\n",
+        "usd_per_m_output_tokens,usd_per_m_total_tokens,meets_slo,pareto_throughput_vs_user,pareto_throughput_vs_ttft\n",
         f);
   for (size_t i = 0; i < s->n; i++) {
     const sweep_row *r = &s->rows[i];
@@ -61,7 +61,7 @@ int sweep_write_csv(const sweep_set *s, FILE *f, sim_err *err) {
       fputs(",,,,,,,,,,,,,,,,,,,,,,,,", f);
       csv_num(f, r->price_per_gpu_hour > 0 ? r->price_per_gpu_hour : NAN);
       csv_num(f, r->price_per_gpu_hour > 0 ? r->usd_per_hour : NAN);
-      fputs(",,false,false,false\n", f);
+      fputs(",,,false,false,false\n", f);
       continue;
     }
     csv_num(f, r->offered_rate);
@@ -80,6 +80,7 @@ int sweep_write_csv(const sweep_set *s, FILE *f, sim_err *err) {
     csv_num(f, r->price_per_gpu_hour > 0 ? r->price_per_gpu_hour : NAN);
     csv_num(f, r->price_per_gpu_hour > 0 ? r->usd_per_hour : NAN);
     csv_num(f, r->usd_per_m_output);
+    csv_num(f, r->usd_per_m_total);
     fprintf(f, ",%s,%s,%s\n", s->slo.n ? (r->slo.all_ok ? "true" : "false") : "", r->pareto_user ? "true" : "false",
             r->pareto_ttft ? "true" : "false");
   }
@@ -128,6 +129,7 @@ static void row_json(jw *j, const sweep_set *s, const sweep_row *r) {
     jw_null(j, "usd_per_hour");
   }
   jw_num(j, "usd_per_million_output_tokens", r->usd_per_m_output);
+  jw_num(j, "usd_per_million_total_tokens", r->usd_per_m_total);
   jw_end(j);
   if (r->feasible) {
     const metrics_summary *m = &r->sum;
@@ -286,17 +288,33 @@ void sweep_summary(const sweep_set *s, char *buf, size_t n) {
   ADD(".");
   sweep_curve *cv;
   size_t nc = sweep_curves(s, &cv);
-  for (size_t k = 0; k < nc && k < 6; k++) {
-    const sweep_curve *q = &cv[k];
-    if (q->knee >= 0 && (size_t)q->knee + 1 < q->n)
-      ADD(" %s: p99 TTFT passes %.0f ms above %.2f req/s (knee).", q->label, q->limit_ms,
-          s->rows[q->row[q->knee]].offered_rate);
-    else if (q->knee < 0)
-      ADD(" %s: p99 TTFT is above %.0f ms at every load tried.", q->label, q->limit_ms);
-    else
-      ADD(" %s: p99 TTFT stays within %.0f ms up to %.2f req/s.", q->label, q->limit_ms,
-          s->rows[q->row[q->n - 1]].offered_rate);
+  /* the deployment that holds the highest load (meeting the SLOs, or before TTFT explodes) */
+  const char *what = s->slo.n ? "meeting the SLOs" : "before p99 TTFT explodes";
+  double best = -1;
+  for (size_t k = 0; k < nc; k++)
+    if (cv[k].knee >= 0) best = fmax(best, s->rows[cv[k].row[cv[k].knee]].offered_rate);
+  if (nc > 1 && best > 0) {
+    ADD(" Highest load %s: %.2f req/s, by", what, best);
+    int shown = 0;
+    for (size_t k = 0; k < nc; k++)
+      if (cv[k].knee >= 0 && s->rows[cv[k].row[cv[k].knee]].offered_rate == best && shown++ < 4)
+        ADD("%s %s", shown > 1 ? "," : "", cv[k].label);
+    if (shown > 4) ADD(" and %d more", shown - 4);
+    ADD(".");
   }
+  for (size_t k = 0; k < nc && k < 8; k++) {
+    const sweep_curve *q = &cv[k];
+    double last = s->rows[q->row[q->n - 1]].offered_rate;
+    if (q->knee < 0)
+      ADD(s->slo.n ? " %s: misses the SLOs at every load tried." : " %s: p99 TTFT is high at every load tried.",
+          q->label);
+    else if ((size_t)q->knee + 1 < q->n)
+      ADD(" %s: knee at %.2f req/s (%s above it).", q->label, s->rows[q->row[q->knee]].offered_rate,
+          s->slo.n ? "SLOs missed" : "p99 TTFT explodes");
+    else
+      ADD(" %s: no knee up to %.2f req/s.", q->label, last);
+  }
+  if (nc > 8) ADD(" (%zu more deployments in the curves of the JSON output.)", nc - 8);
   sweep_curves_free(cv, nc);
 #undef ADD
 }

@@ -24,7 +24,7 @@ static const char *CSS =
     ".row{display:flex;flex-wrap:wrap;gap:8px}"
     "table{border-collapse:collapse;font-size:12px;margin:6px 0}"
     "td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}th{background:#f0f0f0}"
-    "td.l,th.l{text-align:left}tr.best td{background:#e8f6e8;font-weight:bold}tr.bad td{color:#888}"
+    "td.l,th.l{text-align:left}td.l:nth-child(2){white-space:nowrap}tr.best td{background:#e8f6e8;font-weight:bold}tr.bad td{color:#888}"
     ".note{color:#555;font-size:12px}";
 
 static void esc(FILE *f, const char *s) { svg_escape(f, s); }
@@ -262,8 +262,8 @@ static void timelines(FILE *f, const run_ctx *r) {
     double x0 = 0, x1 = t1;
     svg_nice_range(&x0, &x1, false);
     svg_chart sc;
-    svg_chart_begin(&sc, f, 374, 250, ch[c].title, (svg_axis){x0, x1, false, "time (s)"},
-                    (svg_axis){lo, hi, false, ch[c].ylab});
+    svg_chart_begin_legend(&sc, f, 374, 250, ch[c].title, (svg_axis){x0, x1, false, "time (s)"},
+                           (svg_axis){lo, hi, false, ch[c].ylab}, ch[c].y2 ? 2 : 0);
     if (ch[c].y2) svg_line(&sc, t, ch[c].y2, n, svg_color(1), 1.2, NULL);
     svg_line(&sc, t, ch[c].y, n, svg_color(0), 1.6, NULL);
     if (ch[c].y2) {

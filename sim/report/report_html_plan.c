@@ -55,10 +55,10 @@ static void pareto_chart(FILE *f, const sweep_set *s, bool ttft) {
   range_of(x, n, ttft, &xlo, &xhi);
   range_of(y, n, false, &ylo, &yhi);
   svg_chart c;
-  svg_chart_begin(&c, f, 562, 380,
+  svg_chart_begin_legend(&c, f, 562, 380,
                   ttft ? "Throughput per GPU vs p99 TTFT" : "Throughput per GPU vs tokens/s per user",
                   (svg_axis){xlo, xhi, ttft, ttft ? "p99 time to first token (ms, log scale)" : "tokens/s per user (1000 / mean TPOT)"},
-                  (svg_axis){ylo, yhi, false, "output tokens/s per GPU"});
+                  (svg_axis){ylo, yhi, false, "output tokens/s per GPU"}, 2);
   svg_dots(&c, x, y, n, "#999999", 3, true);
   svg_line(&c, fx, fy, k, svg_color(1), 2, NULL);
   svg_dots(&c, fx, fy, k, svg_color(1), 4, false);
@@ -75,15 +75,20 @@ static void pareto_chart(FILE *f, const sweep_set *s, bool ttft) {
 }
 
 static void curve_charts(FILE *f, const sweep_set *s) {
-  sweep_curve *cv;
-  size_t nc = sweep_curves(s, &cv), shown = nc < MAX_CURVES ? nc : MAX_CURVES;
+  sweep_curve *all;
+  size_t nc = sweep_curves(s, &all), shown = nc < MAX_CURVES ? nc : MAX_CURVES;
   if (!nc) {
-    sweep_curves_free(cv, nc);
+    sweep_curves_free(all, nc);
     return;
   }
+  /* with more deployments than colors, draw an even spread of them (first and last included) */
+  sweep_curve cv[MAX_CURVES];
+  for (size_t c = 0; c < shown; c++) cv[c] = all[shown == 1 ? 0 : c * (nc - 1) / (shown - 1)];
   rh_heading(f, 2, "Latency and throughput vs request rate");
-  rh_para(f, "note", "One line per deployment; the diamond marks the knee: the last load before p99 TTFT passes the "
-                     "SLO (or 3x its value at the lowest load). Points drawn at the top edge exploded past the axis.");
+  rh_para(f, "note", s->slo.n ? "One line per deployment; the diamond marks the knee: the last load before the SLOs "
+                                 "are first missed. Points drawn at the top edge exploded past the axis."
+                               : "One line per deployment; the diamond marks the knee: the last load before p99 TTFT "
+                                 "passes 3x its value at the lowest load. Points at the top edge exploded past the axis.");
   fputs("<div class=\"row\">\n", f);
   for (int which = 0; which < 2; which++) {
     double *x = sim_malloc((s->n + 1) * sizeof *x), *y = sim_malloc((s->n + 1) * sizeof *y);
@@ -98,9 +103,10 @@ static void curve_charts(FILE *f, const sweep_set *s) {
     range_of(x, m, false, &xlo, &xhi);
     range_of(y, m, which == 0, &ylo, &yhi);
     svg_chart ch;
-    svg_chart_begin(&ch, f, 562, 380, which ? "Output throughput vs offered rate" : "p99 TTFT vs offered rate",
-                    (svg_axis){xlo, xhi, false, "offered request rate (req/s)"},
-                    (svg_axis){ylo, yhi, which == 0, which ? "output tokens/s (all GPUs)" : "p99 TTFT (ms, log scale)"});
+    svg_chart_begin_legend(&ch, f, 562, 380, which ? "Output throughput vs offered rate" : "p99 TTFT vs offered rate",
+                           (svg_axis){xlo, xhi, false, "offered request rate (req/s)"},
+                           (svg_axis){ylo, yhi, which == 0, which ? "output tokens/s (all GPUs)" : "p99 TTFT (ms, log scale)"},
+                           (int)shown);
     for (size_t c = 0; c < shown; c++) {
       double cx[GRID_MAX_VALUES * 4], cy[GRID_MAX_VALUES * 4];
       size_t q = 0;
@@ -116,7 +122,7 @@ static void curve_charts(FILE *f, const sweep_set *s) {
         svg_marker(&ch, cx[cv[c].knee], cy[cv[c].knee], svg_color((int)c), 6, NULL);
         snprintf(lab, sizeof lab, "%s (knee %.3g req/s)", cv[c].label, cx[cv[c].knee]);
       } else {
-        snprintf(lab, sizeof lab, "%s (over the limit at every load)", cv[c].label);
+        snprintf(lab, sizeof lab, "%s (no load passes)", cv[c].label);
       }
       svg_legend(&ch, svg_color((int)c), lab, false);
     }
@@ -127,48 +133,61 @@ static void curve_charts(FILE *f, const sweep_set *s) {
   }
   fputs("</div>\n", f);
   if (nc > shown) {
-    char note[128];
-    snprintf(note, sizeof note, "%zu more deployments are in the JSON output (curves).", nc - shown);
+    char note[160];
+    snprintf(note, sizeof note, "%zu of %zu deployments drawn, evenly spread over the grid; all are in the JSON "
+                                "output (curves) and the Markdown report.", shown, nc);
     rh_para(f, "note", note);
   }
-  sweep_curves_free(cv, nc);
+  sweep_curves_free(all, nc);
 }
 
 static void sweep_memory(FILE *f, const sweep_set *s) {
   const char *labels[MAX_BARS];
   const mem_plan *mp[MAX_BARS];
-  char buf[MAX_BARS][160];
+  char buf[MAX_BARS + 1][160];
   int n = 0;
-  for (size_t i = 0; i < s->n && n < MAX_BARS; i++) {
+  bool more = false;
+  for (size_t i = 0; i < s->n; i++) {
     const sweep_row *r = &s->rows[i];
     if (!r->mem.device_bytes) continue;
-    snprintf(buf[n], sizeof buf[n], "%s TP%u %s kv:%s%s", r->gpu, r->tp, dtype_name(r->weight_dtype),
-             dtype_name(r->kv_dtype), r->feasible ? "" : " (no)");
+    grid_point p = r->pt; /* the deployment: the point without its load */
+    p.set[AX_RATE] = p.set[AX_CONC] = p.set[AX_RATE_SCALE] = false;
+    char dep[256];
+    grid_label(&p, dep, sizeof dep);
+    if (!strcmp(dep, "base"))
+      snprintf(dep, sizeof dep, "%s TP%u %s kv:%s", r->gpu, r->tp, dtype_name(r->weight_dtype), dtype_name(r->kv_dtype));
+    snprintf(buf[n], sizeof buf[n], "%.150s%s", dep, r->feasible ? "" : " (no)");
     bool dup = false;
-    for (int k = 0; k < n; k++) dup |= !strcmp(buf[k], buf[n]) && mp[k]->kv_bytes == r->mem.kv_bytes;
+    for (int k = 0; k < n; k++) dup |= !strcmp(buf[k], buf[n]);
     if (dup) continue;
+    if (n == MAX_BARS) {
+      more = true;
+      break;
+    }
     labels[n] = buf[n];
     mp[n] = &r->mem;
     n++;
   }
   if (!n) return;
   rh_heading(f, 2, "Memory per GPU of each deployment");
-  rh_memory_bars(f, "Where each GPU's memory goes ((no) = cannot start)", labels, mp, n);
+  rh_memory_bars(f, more ? "Where each GPU's memory goes: the first 24 deployments ((no) = cannot start)"
+                         : "Where each GPU's memory goes ((no) = cannot start)",
+                 labels, mp, n);
 }
 
 static void sweep_table(FILE *f, const sweep_set *s) {
   rh_heading(f, 2, "All configurations");
   static const char *const cols[] = {"#", "configuration", "offered req/s", "tok/s/GPU", "tok/s/user", "p99 TTFT ms",
-                                     "p99 TPOT ms", "$/M out tok", "binding limit", "frontier"};
+                                     "p99 TPOT ms", "$/M out tok", "binding limit", "Pareto", "SLOs"};
   fputs("<table>\n", f);
-  rh_th_row(f, cols, (int)SIM_ARRAY_LEN(cols), 0x302);
+  rh_th_row(f, cols, (int)SIM_ARRAY_LEN(cols), 0x702);
   for (size_t i = 0; i < s->n && i < MAX_ROWS; i++) {
     const sweep_row *r = &s->rows[i];
     fprintf(f, "<tr%s>", !r->feasible ? " class=\"bad\"" : r->pareto_user ? " class=\"best\"" : "");
     rh_td(f, false, "%zu", i);
     rh_td(f, true, "%s", r->label);
     if (!r->feasible) {
-      fputs("<td class=\"l\" colspan=\"8\">cannot start: ", f);
+      fputs("<td class=\"l\" colspan=\"9\">cannot start: ", f);
       svg_escape(f, r->reason);
       fputs("</td></tr>\n", f);
       continue;
@@ -180,8 +199,9 @@ static void sweep_table(FILE *f, const sweep_set *s) {
     rh_td(f, false, "%.1f", r->sum.tpot_ms.p99);
     rh_td(f, false, "%.3f", r->usd_per_m_output);
     rh_td(f, true, "%s", short_limit(r->bn.primary));
-    rh_td(f, true, "%s%s%s", r->pareto_user ? "user " : "", r->pareto_ttft ? "ttft " : "",
-          s->slo.n ? (r->slo.all_ok ? "meets SLO" : "misses SLO") : "");
+    rh_td(f, true, "%s%s%s", r->pareto_user ? "vs user" : "", r->pareto_user && r->pareto_ttft ? ", " : "",
+          r->pareto_ttft ? "vs TTFT" : "");
+    rh_td(f, true, "%s", s->slo.n ? (r->slo.all_ok ? "met" : "missed") : "");
     fputs("</tr>\n", f);
   }
   fputs("</table>\n", f);
@@ -227,8 +247,12 @@ static void probe_chart(FILE *f, const capacity_set *s, int item) {
   char title[96];
   snprintf(title, sizeof title, item >= 0 ? "%s vs request rate per replica" : "%s", item >= 0 ? s->slo.it[item].key : "Output throughput vs request rate per replica");
   svg_chart c;
-  svg_chart_begin(&c, f, 562, 380, title, (svg_axis){xlo, xhi, true, "offered request rate per replica (req/s, log scale)"},
-                  (svg_axis){ylo, yhi, ylog, item >= 0 ? "milliseconds (log scale)" : "output tokens/s (one replica)"});
+  int nleg = 0;
+  for (size_t i = 0; i < s->n; i++) nleg += s->c[i].bis.n_probes > 0;
+  svg_chart_begin_legend(&c, f, 562, 380, title,
+                         (svg_axis){xlo, xhi, true, "offered request rate per replica (req/s, log scale)"},
+                         (svg_axis){ylo, yhi, ylog, item >= 0 ? "milliseconds (log scale)" : "output tokens/s (one replica)"},
+                         nleg);
   int col = 0;
   for (size_t i = 0; i < s->n; i++) {
     const cap_candidate *cd = &s->c[i];
@@ -257,7 +281,7 @@ static void probe_chart(FILE *f, const capacity_set *s, int item) {
           snprintf(lab, sizeof lab, "%.3g", cd->max_rate);
           svg_marker(&c, px[k], py[k], color, 6, (int)i == s->best ? lab : NULL);
         }
-    if (col <= 10) svg_legend(&c, color, cd->label, false);
+    svg_legend(&c, color, cd->label, false);
   }
   if (item >= 0) svg_hline(&c, s->slo.it[item].limit_ms, "#d62728", "6,3", "objective");
   svg_chart_end(&c);
@@ -299,7 +323,9 @@ void rh_capacity_sections(FILE *f, const capacity_set *s) {
   cap_table(f, s);
   rh_heading(f, 2, "Latency and throughput vs request rate (one replica)");
   rh_para(f, "note", "Every simulation the search ran; the diamond marks each candidate's knee, the highest rate "
-                     "meeting every objective (labelled for the recommendation).");
+                     "meeting every objective (labelled for the recommendation). Points on the top edge are off the "
+                     "scale: infinite when more requests than the percentile allows were unfinished at the time "
+                     "limit.");
   fputs("<div class=\"row\">\n", f);
   for (int k = 0; k < s->slo.n; k++) probe_chart(f, s, k);
   probe_chart(f, s, -1);

@@ -105,14 +105,15 @@ static void sweep_md(FILE *f, const sweep_set *s) {
   sweep_curve *cv;
   size_t nc = sweep_curves(s, &cv);
   if (nc) {
-    fputs("\n## Where p99 TTFT explodes (knee per deployment)\n\n| deployment | p99 TTFT limit (ms) | knee (req/s) | "
-          "highest load tried (req/s) |\n| :-- | --: | --: | --: |\n", f);
+    fprintf(f, "\n## Knee per deployment (%s)\n\n| deployment | p99 TTFT line (ms) | knee (req/s) | "
+               "highest load tried (req/s) |\n| :-- | --: | --: | --: |\n",
+            s->slo.n ? "the last load meeting the SLOs" : "the last load before p99 TTFT passes 3x its low-load value");
     for (size_t c = 0; c < nc; c++) {
       fputs("|", f);
       cell(f, cv[c].label);
       cellf(f, "%.0f", cv[c].limit_ms);
       if (cv[c].knee >= 0) cellf(f, "%.3g", s->rows[cv[c].row[cv[c].knee]].offered_rate);
-      else cell(f, "below the lowest load");
+      else cell(f, "none: the lowest load already fails");
       cellf(f, "%.3g", s->rows[cv[c].row[cv[c].n - 1]].offered_rate);
       fputs("\n", f);
     }

@@ -109,9 +109,17 @@ static int ticks(const svg_axis *a, double *t, int max) {
 }
 
 void svg_chart_begin(svg_chart *c, FILE *f, double w, double h, const char *title, svg_axis x, svg_axis y) {
+  svg_chart_begin_legend(c, f, w, h, title, x, y, 0);
+}
+
+void svg_chart_begin_legend(svg_chart *c, FILE *f, double w, double h, const char *title, svg_axis x, svg_axis y,
+                            int entries) {
   memset(c, 0, sizeof *c);
+  int rows = entries;
+  h += 15.0 * rows + (rows ? 6 : 0);
   c->f = f, c->w = w, c->h = h, c->x = x, c->y = y;
-  c->ml = 64, c->mr = 18, c->mt = 30, c->mb = 44;
+  c->legend_cap = entries;
+  c->ml = 64, c->mr = 18, c->mt = 30, c->mb = 44 + 15.0 * rows + (rows ? 6 : 0);
   fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
              "font-family=\"Helvetica, Arial, sans-serif\" role=\"img\">\n", w, h, w, h);
   fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
@@ -135,7 +143,7 @@ void svg_chart_begin(svg_chart *c, FILE *f, double w, double h, const char *titl
   }
   fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#999999\"/>\n", x0, y0,
           x1 - x0, y1 - y0);
-  text(f, (x0 + x1) / 2, h - 8, "middle", 11, "#333333", c->x.label ? c->x.label : "");
+  text(f, (x0 + x1) / 2, y1 + 36, "middle", 11, "#333333", c->x.label ? c->x.label : "");
   fprintf(f, "<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333333\" "
              "transform=\"rotate(-90 14 %.1f)\">", (y0 + y1) / 2, (y0 + y1) / 2);
   svg_escape(f, c->y.label ? c->y.label : "");
@@ -203,7 +211,16 @@ void svg_hline(svg_chart *c, double y, const char *color, const char *dash, cons
 }
 
 void svg_legend(svg_chart *c, const char *color, const char *s, bool dashed) {
-  double x = c->ml + 10, y = c->mt + 14 + 15 * c->legend_n++;
+  int k = c->legend_n++;
+  double x = c->ml + 10, y = c->mt + 14 + 15 * k;
+  if (k < c->legend_cap) { /* below the plot, one entry per row */
+    x = c->ml + 4;
+    y = c->h - c->mb + 56 + 15 * k;
+    fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s/>\n", x,
+            y - 4, x + 18, y - 4, color, dashed ? " stroke-dasharray=\"5,3\"" : "");
+    text(c->f, x + 23, y, "start", 10.5, "#222222", s);
+    return;
+  }
   double tw = 6.2 * (double)strlen(s) + 30;
   fprintf(c->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"15\" fill=\"#ffffff\" fill-opacity=\"0.85\"/>\n",
           x - 4, y - 11, tw);

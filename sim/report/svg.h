@@ -27,6 +27,7 @@ typedef struct svg_chart {
   svg_axis x, y;
   int legend_n;         /* legend entries drawn so far */
   int vlabel_n;         /* vertical-line labels drawn so far (stacked upwards) */
+  int legend_cap;       /* entries reserved below the plot (0 = legend inside, top-left) */
 } svg_chart;
 
 /* Escapes & < > " for XML text and attributes. */
@@ -38,6 +39,10 @@ const char *svg_color(int i);
 void svg_nice_range(double *lo, double *hi, bool log);
 
 void svg_chart_begin(svg_chart *c, FILE *f, double w, double h, const char *title, svg_axis x, svg_axis y);
+/* Same, with room for `entries` legend entries below the plot (one per row);
+ * the chart grows by 15 px per entry, so the legend never hides data. */
+void svg_chart_begin_legend(svg_chart *c, FILE *f, double w, double h, const char *title, svg_axis x, svg_axis y,
+                            int entries);
 void svg_chart_end(svg_chart *c);
 double svg_px(const svg_chart *c, double x);
 double svg_py(const svg_chart *c, double y);
@@ -52,7 +57,8 @@ void svg_marker(svg_chart *c, double x, double y, const char *color, double r, c
 /* Vertical / horizontal reference line across the plot with a label. */
 void svg_vline(svg_chart *c, double x, const char *color, const char *dash, const char *label);
 void svg_hline(svg_chart *c, double y, const char *color, const char *dash, const char *label);
-/* Adds a legend entry (top-left of the plot box, one per row). */
+/* Adds a legend entry: below the plot when room was reserved, else top-left
+ * inside the plot box, one per row. */
 void svg_legend(svg_chart *c, const char *color, const char *text, bool dashed);
 
 /* Horizontal stacked bars: nbar bars of nseg segments, vals[b * nseg + s]

@@ -51,6 +51,18 @@ static void assert_wellformed(const char *path) {
 
 #define SMALL "--model llama-3.1-8b --num-prompts 120 --random-input-len 512 --random-output-len 64 --random-range-ratio 0.5"
 
+Test(planning_cli, help) {
+  const char *cmds[] = {"plan --help", "sweep --help", "capacity --help"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    cr_assert_eq(tu_run_cli(cmds[i], out, sizeof out, err, sizeof err), 0, "%s: %s", cmds[i], err);
+    cr_assert(strstr(out, "usage") && strstr(out, "--tp"), "%s", cmds[i]);
+  }
+  tu_run_cli("sweep --help", out, sizeof out, err, sizeof err);
+  cr_assert(strstr(out, "--jobs") && strstr(out, "--grid") && strstr(out, "--traffic-step"), "%s", out);
+  tu_run_cli("capacity --help", out, sizeof out, err, sizeof err);
+  cr_assert(strstr(out, "--target-rate") && strstr(out, "--candidates") && strstr(out, "--rel-tol"), "%s", out);
+}
+
 Test(planning_cli, plan_classic_check_and_refusal) {
   int rc = tu_run_cli("plan --model llama-3.1-70b --gpu h100-sxm --tp 1 --dtype fp16", out, sizeof out, err, sizeof err);
   cr_assert_eq(rc, 2, "a 70B FP16 model on one H100 cannot start: exit %d", rc);
