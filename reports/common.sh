@@ -12,6 +12,8 @@ if [ ! -x "$BIN" ]; then
   exit 1
 fi
 SHARED_IN=${SERVESIM_SHARED_DIR:-$ROOT/../shared}
+# absolute, resolved from the caller's directory (a relative SERVESIM_SHARED_DIR means from where you are)
+SHARED_IN=$(cd "$SHARED_IN" 2>/dev/null && pwd || echo "$SHARED_IN")
 
 # need_trace NAME: fails with a clear message when shared/traces/NAME is absent.
 need_trace() {
@@ -24,7 +26,6 @@ need_trace() {
 }
 
 cd "$STUDY_DIR"
-SHARED_ABS=$(cd "$SHARED_IN" 2>/dev/null && pwd || echo "$SHARED_IN")
-ln -sfn "$SHARED_ABS" shared
+ln -sfn "$SHARED_IN" shared
 trap 'rm -f "$STUDY_DIR/shared"' EXIT
 export LC_ALL=C

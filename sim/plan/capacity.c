@@ -137,14 +137,6 @@ static void work(void *ctx, size_t i) {
   /* early out: TPOT can never beat the decode step of a batch of one */
   double tpot = slo_limit(&s->slo, SLO_TPOT);
   if (tpot > 0 && pl->decode1.ns / 1e6 > tpot) {
-    c->fail_slo = -1;
-    c->limit = pl->decode1.bound == BOUND_COMPUTE ? LIMIT_COMPUTE
-               : pl->decode1.bound == BOUND_COMM  ? LIMIT_INTERCONNECT
-               : pl->decode1.bound == BOUND_CPU   ? LIMIT_CPU
-                                                  : LIMIT_HBM;
-    snprintf(c->fail_explain, sizeof c->fail_explain,
-             "a decode step at batch 1 already takes %.1f ms, more than the %g ms TPOT objective (%.0f%% %s)",
-             pl->decode1.ns / 1e6, tpot, 100 * pl->decode1.bound_share, limit_name(c->limit));
     /* one probe at the start rate, for the configuration echo and the chart */
     probe_ctx px = {s, c, sc};
     bool ok;
@@ -154,6 +146,15 @@ static void work(void *ctx, size_t i) {
     c->bis.probe_x[0] = start;
     c->bis.probe_ok[0] = ok;
     c->bis.n_probes = 1;
+    /* the verdict is the step time, whatever that probe measured */
+    c->fail_slo = -1;
+    c->limit = pl->decode1.bound == BOUND_COMPUTE ? LIMIT_COMPUTE
+               : pl->decode1.bound == BOUND_COMM  ? LIMIT_INTERCONNECT
+               : pl->decode1.bound == BOUND_CPU   ? LIMIT_CPU
+                                                  : LIMIT_HBM;
+    snprintf(c->fail_explain, sizeof c->fail_explain,
+             "a decode step at batch 1 already takes %.1f ms, more than the %g ms TPOT objective (%.0f%% %s)",
+             pl->decode1.ns / 1e6, tpot, 100 * pl->decode1.bound_share, limit_name(c->limit));
     goto done;
   }
   bisect_opts bo = s->bo;

@@ -233,6 +233,22 @@ Test(planning_cli, capacity_bisection_and_recommendation) {
   unlink(j);
 }
 
+Test(planning_cli, capacity_when_nothing_meets_the_slos) {
+  const char *j = tmp("none.json");
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "capacity " SMALL " --tp 1 --slo tpot_p99=1 --target-rate 5 --json %s", j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "no answer is still an answer: %s", err);
+  cr_assert(strstr(out, "No candidate serves"), "%s", out);
+  cJSON *root = load_json(j);
+  cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(root, "max_request_rate")));
+  cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(root, "recommendation")));
+  const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "candidates"), 0);
+  const char *why = cJSON_GetObjectItemCaseSensitive(c, "why")->valuestring;
+  cr_assert(strstr(why, "decode step at batch 1") && strstr(why, "HBM bandwidth"), "%s", why);
+  cJSON_Delete(root);
+  unlink(j);
+}
+
 Test(planning_cli, reports_are_wellformed) {
   const char *h1 = tmp("run.html"), *m1 = tmp("run.md"), *h2 = tmp("sweep.html"), *m2 = tmp("sweep.md");
   const char *h3 = tmp("cap.html"), *m3 = tmp("cap.md");
