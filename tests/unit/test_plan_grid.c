@@ -174,6 +174,7 @@ static void small_scenario(scenario *sc, uint64_t n, double rate) {
   snprintf(sc->model, sizeof sc->model, "llama-3.1-8b");
   snprintf(sc->gpu, sizeof sc->gpu, "h100-sxm");
   sc->deploy.tp = 1;
+  sc->deploy.max_model_len = 8192;
   sc->gen.num_prompts = n;
   sc->gen.request_rate = rate;
   sc->gen.input.len = 512;
