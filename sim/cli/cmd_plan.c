@@ -1,10 +1,76 @@
-/* cmd_plan.c: placeholder until the planning work lands. */
-#include <stdio.h>
+/* cmd_plan.c: `servesim plan`: the memory plan, largest batch, step times and
+ * the gates of one deployment (sim/plan/plan.h). Exit 2 when the deployment
+ * cannot start (after printing the numbers). */
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
+#include "cli/run_flags.h"
+#include "plan/plan.h"
+
+static const char *USAGE = "servesim plan [--model M] [--gpu G] [--tp N] [--quantization Q] [options]";
+static const char *SUMMARY =
+    "Per-GPU memory breakdown (weights, KV bytes per token, KV blocks and tokens, activation peak, runtime\n"
+    "overheads), the largest batch at a given context, decode step time at batch 1 and at that batch, the\n"
+    "prefill time of a prompt, which limit binds for each, and the classic weights/bandwidth check.\n"
+    "Defaults: the built-in scenario's deployment (Llama-3.1-70B on 4 x H200). A deployment that cannot\n"
+    "start is refused with the numbers (exit 2).";
+
+/* The deployment flags of run_flags that plan understands. */
+static const char *const KEEP[] = {"scenario",     "model",          "gpu",
+                                   "engine",       "profile",        "tensor-parallel-size",
+                                   "dtype",        "quantization",   "kv-cache-dtype",
+                                   "max-num-seqs", "max-num-batched-tokens", "block-size",
+                                   "max-model-len", "gpu-memory-utilization", NULL};
+
+static int w_json(const void *p, FILE *f, sim_err *e) { return plan_write_json(p, f, e); }
 
 int cmd_plan(int argc, char **argv) {
-  (void)argc, (void)argv;
-  fprintf(stderr, "servesim plan: not available in this build yet\n");
-  return 1;
+  run_flags rf;
+  run_flags_init(&rf);
+  plan_opts po = {0, 0, 0};
+  const char *json = NULL;
+  bool force = false, help = false;
+  cli_opt all[160], opts[64];
+  int n = run_flags_table(&rf, all, 160), k = 0;
+  for (int i = 0; i < n; i++)
+    for (const char *const *w = KEEP; *w; w++)
+      if (!strcmp(all[i].name, *w)) opts[k++] = all[i];
+  cli_opt extra[] = {
+      {"context", NULL, CLI_U32, &po.context_tokens, "N", "tokens of context per sequence for the batch and decode figures (default 2048)", NULL},
+      {"prompt-len", NULL, CLI_U32, &po.prompt_tokens, "N", "prompt tokens for the prefill figure (default 1024)", NULL},
+      {"target-tps", NULL, CLI_F64, &po.target_tps, "X", "tokens/s one sequence should see, for the bandwidth check (default 50)", NULL},
+      {"json", NULL, CLI_STR, &json, "FILE", "write the plan as JSON (- = stdout)", NULL},
+      {"force", NULL, CLI_FLAG, &force, NULL, "overwrite an existing output file", NULL},
+      {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
+      {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
+  for (int i = 0; extra[i].name; i++) opts[k++] = extra[i];
+  opts[k] = (cli_opt){NULL, NULL, 0, NULL, NULL, NULL, NULL};
+
+  sim_err err = {0, ""};
+  if (cli_parse(opts, argc, argv, NULL, &err)) return cli_fail("plan", &err);
+  if (help) {
+    cli_print_help(stdout, USAGE, SUMMARY, opts);
+    return 0;
+  }
+  if (po.target_tps < 0 || po.target_tps > 1e6) {
+    sim_errf(&err, SIM_EINPUT, "--target-tps must be in (0, 1e6], got %g", po.target_tps);
+    return cli_fail("plan", &err);
+  }
+  scenario sc;
+  scenario_default(&sc);
+  if (run_flags_apply(&rf, &sc, &err)) return cli_fail("plan", &err);
+  plan_result *p = sim_calloc(1, sizeof *p);
+  int rc = plan_analyze(p, &sc, &po, &err);
+  if (!rc) {
+    bool to_stdout = json && !strcmp(json, "-");
+    plan_print(p, to_stdout ? stderr : stdout);
+    if (json) rc = cli_write_output(json, force, w_json, p, &err);
+  }
+  if (!rc && !p->fits) {
+    sim_errf(&err, SIM_EINPUT, "cannot start: %s", p->refusal);
+    rc = SIM_EINPUT;
+  }
+  free(p);
+  return rc ? cli_fail("plan", &err) : 0;
 }

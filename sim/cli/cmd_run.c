@@ -9,7 +9,10 @@
 
 #include "cli/cli.h"
 #include "cli/run_flags.h"
+#include "plan/plan_cli.h"
+#include "plan/slo.h"
 #include "report/report.h"
+#include "report/report_html.h"
 #include "runner/runner.h"
 
 static const char *USAGE = "servesim run [--scenario FILE] [options]";
@@ -51,17 +54,23 @@ int cli_write_output(const char *path, bool force, int (*fn)(const void *, FILE 
 static int w_json(const void *r, FILE *f, sim_err *e) { return report_json(r, f, e); }
 static int w_csv(const void *r, FILE *f, sim_err *e) { return report_requests_csv(r, f, e); }
 static int w_ts(const void *r, FILE *f, sim_err *e) { return report_timeseries_csv(r, f, e); }
+static int w_html(const void *d, FILE *f, sim_err *e) { return report_html(d, f, e); }
+static int w_md(const void *d, FILE *f, sim_err *e) { return report_md(d, f, e); }
 
 int cmd_run(int argc, char **argv) {
   run_flags rf;
   run_flags_init(&rf);
-  const char *json = NULL, *csv = NULL, *ts = NULL;
+  const char *json = NULL, *csv = NULL, *ts = NULL, *html = NULL, *md = NULL;
+  cli_list slo_flags = {{0}, 0};
   bool force = false, quiet = false, help = false;
   double speed = 0;
   cli_opt out_opts[] = {
       {"json", NULL, CLI_STR, &json, "FILE", "write the result JSON (vLLM --save-result keys + servesim section); - = stdout", NULL},
       {"csv", NULL, CLI_STR, &csv, "FILE", "write one CSV row per request", NULL},
       {"timeseries", NULL, CLI_STR, &ts, "FILE", "write the server-side time series CSV", NULL},
+      {"report", NULL, CLI_STR, &html, "FILE.html", "write a self-contained HTML report (charts, no network)", NULL},
+      {"report-md", NULL, CLI_STR, &md, "FILE.md", "write a Markdown report", NULL},
+      {"slo", NULL, CLI_LIST, &slo_flags, "KEY=MS", "objective checked and drawn in reports, repeatable: ttft_p99=2000", NULL},
       {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
       {"quiet", "q", CLI_FLAG, &quiet, NULL, "do not print the summary", NULL},
       {"speed", NULL, CLI_F64, &speed, "X", "paced replay: X simulated seconds per wall second (0 = as fast as possible)", NULL},
@@ -86,10 +95,13 @@ int cmd_run(int argc, char **argv) {
   scenario_default(&sc);
   if (run_flags_apply(&rf, &sc, &err)) return cli_fail("run", &err);
 
+  slo_set slo = {0};
+  for (int i = 0; i < slo_flags.n; i++)
+    if (slo_add(&slo, slo_flags.items[i], "--slo", &err)) return cli_fail("run", &err);
   /* check output paths before spending time on the run */
-  const char *outs[] = {json, csv, ts};
+  const char *outs[] = {json, csv, ts, html, md};
   struct stat st;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 5; i++)
     if (outs[i] && strcmp(outs[i], "-") && !force && stat(outs[i], &st) == 0) {
       sim_errf(&err, SIM_EINPUT, "%s already exists: not overwriting it (pass --force to replace it)", outs[i]);
       return cli_fail("run", &err);
@@ -111,9 +123,24 @@ int cmd_run(int argc, char **argv) {
   if (json && !rc) rc = cli_write_output(json, force, w_json, r, &err);
   if (csv && !rc) rc = cli_write_output(csv, force, w_csv, r, &err);
   if (ts && !rc) rc = cli_write_output(ts, force, w_ts, r, &err);
+  if ((html || md) && !rc) {
+    char cmd[4096];
+    plan_command_line(argc, argv, cmd, sizeof cmd);
+    report_doc doc = {cmd, r, &slo, NULL, NULL};
+    if (html) rc = cli_write_output(html, force, w_html, &doc, &err);
+    if (md && !rc) rc = cli_write_output(md, force, w_md, &doc, &err);
+  }
   if (!quiet) {
     FILE *tf = (json && !strcmp(json, "-")) ? stderr : stdout;
     report_text(r, wall, tf);
+    if (slo.n) {
+      slo_result res;
+      slo_eval(r, &slo, &res);
+      fprintf(tf, "SLOs (over all requests, unfinished = missed): %s\n", res.all_ok ? "all met" : "MISSED");
+      for (int k = 0; k < slo.n; k++)
+        fprintf(tf, "  %-12s %10.2f ms  (limit %g ms)  %s\n", slo.it[k].key, res.value_ms[k], slo.it[k].limit_ms,
+                res.ok[k] ? "ok" : "missed");
+    }
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) fprintf(tf, "peak memory %.1f MiB\n", ru.ru_maxrss / 1024.0);
   }

@@ -64,6 +64,8 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("output-scale", NULL, CLI_F64, &f->output_scale, "X", "what-if: outputs X times as long", &f->seen[F_OUTPUT_SCALE]);
   OPT("max-requests", NULL, CLI_U64, &f->max_requests, "N", "use only the first N requests", &f->seen[F_MAX_REQUESTS]);
   OPT("fail-replica", NULL, CLI_LIST, &f->fail_replica, "R@T", "what-if: replica R is lost at T seconds (repeatable)", NULL);
+  OPT("traffic-step", NULL, CLI_STR, &f->traffic_step, "T:X", "what-if: from T seconds on, X times the arrival rate", NULL);
+  OPT("traffic-ramp", NULL, CLI_STR, &f->traffic_ramp, "T0:T1:X", "what-if: rate multiplier ramps from 1 at T0 to X at T1 seconds, then stays X", NULL);
   OPT("goodput", NULL, CLI_MULTI, &f->goodput, "K:MS...", "SLOs for goodput, e.g. --goodput ttft:2000 tpot:50", NULL);
   OPT("sample-interval", NULL, CLI_F64, &f->sample_interval, "S", "time-series period in seconds (0 = auto)", &f->seen[F_SAMPLE]);
   OPT("time-limit", NULL, CLI_F64, &f->time_limit, "S", "stop the simulation at S seconds (rest reported unfinished)", &f->seen[F_TIME_LIMIT]);
@@ -231,6 +233,10 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
     sc->failures[sc->n_failures].at_s = t;
     sc->n_failures++;
   }
+  if (f->traffic_step && f->traffic_ramp)
+    return sim_errf(err, SIM_EINPUT, "--traffic-step and --traffic-ramp: give one of them, not both");
+  if (f->traffic_step && (rc = warp_parse_step(f->traffic_step, "--traffic-step", &sc->traffic, err))) return rc;
+  if (f->traffic_ramp && (rc = warp_parse_ramp(f->traffic_ramp, "--traffic-ramp", &sc->traffic, err))) return rc;
   for (int i = 0; i < f->goodput.n; i++) {
     const char *v = f->goodput.items[i], *colon = strchr(v, ':');
     double ms;

@@ -30,6 +30,7 @@ typedef struct run_flags {
   uint32_t input_max, output_max;
   double rate_scale, prompt_scale, output_scale;
   cli_list fail_replica; /* "R@T" */
+  const char *traffic_step, *traffic_ramp; /* "T:X", "T0:T1:X" (workload/warp.h) */
   cli_list goodput;      /* "ttft:MS" ... */
   double sample_interval, time_limit;
   bool seen[64];         /* which flags were given, by index in the table */

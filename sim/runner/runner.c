@@ -26,6 +26,8 @@ int runner_load_workload(const scenario *sc, trace *out, sim_err *err) {
   if (sc->rate_scale != 1.0) trace_scale_rate(out, sc->rate_scale);
   if (sc->prompt_scale != 1.0 || sc->output_scale != 1.0)
     trace_scale_lengths(out, sc->prompt_scale, sc->output_scale);
+  /* traffic step / ramp last: its times are on the clock the run shows */
+  warp_apply(out, &sc->traffic);
   return SIM_OK;
 }
 

@@ -13,7 +13,9 @@
  *                 "output_lengths": {...},
  *                 "max_concurrency", "window_s": [start, end], "rate_scale", "request_rate_target",
  *                 "prompt_scale", "output_scale", "max_requests",
- *                 "replica_failures": [{"replica": i, "at_s": t}] },
+ *                 "replica_failures": [{"replica": i, "at_s": t}],
+ *                 "traffic_step": {"at_s": T, "factor": X},                 -- at most one of these two
+ *                 "traffic_ramp": {"from_s": T0, "to_s": T1, "factor": X} },
  *   "goodput_ms": {"ttft", "tpot", "e2el"},
  *   "sample_interval_s", "time_limit_s", "seed" } */
 #include "runner/scenario.h"
@@ -200,12 +202,45 @@ static int parse_lengths(jctx *j, const cJSON *o, const char *where, len_dist *d
   return 0;
 }
 
+/* "traffic_step": {"at_s", "factor"} or "traffic_ramp": {"from_s", "to_s", "factor"} (workload/warp.h). */
+static int parse_traffic(jctx *j, const cJSON *w, scenario *s) {
+  const cJSON *st, *rp;
+  TRY(get_obj(j, w, "traffic_step", "workload", &st));
+  TRY(get_obj(j, w, "traffic_ramp", "workload", &rp));
+  if (st && rp)
+    return sim_errf(j->err, SIM_EINPUT, "%s: workload: give traffic_step or traffic_ramp, not both", j->what);
+  char what[1200];
+  if (st) {
+    static const char *const k[] = {"at_s", "factor", NULL};
+    TRY(unknown_keys(j, st, "workload.traffic_step", k));
+    traffic_warp t = {WARP_STEP, -1, -1, -1};
+    TRY(get_num(j, st, "at_s", "workload.traffic_step", &t.t0_s, 0, 1e9, false));
+    TRY(get_num(j, st, "factor", "workload.traffic_step", &t.factor, 1e-6, 1e6, false));
+    t.t1_s = t.t0_s;
+    snprintf(what, sizeof what, "%s: workload.traffic_step (needs at_s and factor)", j->what);
+    TRY(warp_check(&t, what, j->err));
+    s->traffic = t;
+  }
+  if (rp) {
+    static const char *const k[] = {"from_s", "to_s", "factor", NULL};
+    TRY(unknown_keys(j, rp, "workload.traffic_ramp", k));
+    traffic_warp t = {WARP_RAMP, -1, -1, -1};
+    TRY(get_num(j, rp, "from_s", "workload.traffic_ramp", &t.t0_s, 0, 1e9, false));
+    TRY(get_num(j, rp, "to_s", "workload.traffic_ramp", &t.t1_s, 0, 1e9, false));
+    TRY(get_num(j, rp, "factor", "workload.traffic_ramp", &t.factor, 1e-6, 1e6, false));
+    snprintf(what, sizeof what, "%s: workload.traffic_ramp (needs from_s < to_s and factor)", j->what);
+    TRY(warp_check(&t, what, j->err));
+    s->traffic = t;
+  }
+  return 0;
+}
+
 static int parse_workload(jctx *j, const cJSON *w, scenario *s) {
   static const char *const known[] = {"trace", "trace_format", "num_prompts", "request_rate", "burstiness",
                                       "random_input_len", "random_output_len", "random_range_ratio", "input_lengths",
                                       "output_lengths", "max_concurrency", "window_s", "rate_scale",
                                       "request_rate_target", "prompt_scale", "output_scale", "max_requests",
-                                      "replica_failures", NULL};
+                                      "replica_failures", "traffic_step", "traffic_ramp", NULL};
   TRY(unknown_keys(j, w, "workload", known));
   TRY(get_str(j, w, "trace", "workload", s->trace_path, sizeof s->trace_path));
   char fmt[32] = "";
@@ -266,7 +301,7 @@ static int parse_workload(jctx *j, const cJSON *w, scenario *s) {
       s->n_failures++;
     }
   }
-  return 0;
+  return parse_traffic(j, w, s);
 }
 
 int scenario_parse(scenario *s, const char *json, const char *what, sim_err *err) {

@@ -11,6 +11,7 @@
 #include "serve/cluster.h"
 #include "workload/gen.h"
 #include "workload/trace.h"
+#include "workload/warp.h"
 
 typedef struct scenario {
   char name[128];
@@ -37,6 +38,7 @@ typedef struct scenario {
     uint32_t replica;
     double at_s;
   } failures[CLUSTER_MAX_FAILURES];
+  traffic_warp traffic;       /* traffic step or ramp (workload/warp.h), applied after rate scaling */
   /* metrics and run control */
   slo_cfg goodput;            /* negative = not part of goodput */
   double sample_interval_s;   /* time series period; 0 = auto */

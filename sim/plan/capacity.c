@@ -1,0 +1,384 @@
+/* capacity.c: per-candidate rate search (one replica, bisection on the
+ * thread pool), replicas for the target, verification of the cheapest, and
+ * the verdicts (see capacity.h). Workers write only their own candidate. */
+#include "plan/capacity.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/plan.h"
+
+static void set_rate(scenario *sc, double rate) {
+  if (sc->trace_path[0]) sc->target_rate = rate;
+  else sc->gen.request_rate = rate;
+}
+
+/* Time limit of a probe: last arrival + 30 s + the longest an SLO-meeting
+ * request may take (see capacity.h); the scenario's own limit wins. */
+static void set_time_limit(const capacity_set *s, scenario *sc) {
+  if (s->base.time_limit_s > 0) return;
+  trace t;
+  sim_err err;
+  double last = 0;
+  if (!runner_load_workload(sc, &t, &err) && t.n) last = (double)t.reqs[t.n - 1].arrival_ns / 1e9;
+  trace_free(&t);
+  double ttft = fmax(0, slo_limit(&s->slo, SLO_TTFT)), tpot = fmax(0, slo_limit(&s->slo, SLO_TPOT));
+  double e2el = fmax(0, slo_limit(&s->slo, SLO_E2EL));
+  double longest_ms = fmax(fmax(ttft, e2el), ttft + tpot * s->base_stats.output_max);
+  sc->time_limit_s = last + 30.0 + longest_ms / 1000.0;
+}
+
+typedef struct probe_ctx {
+  const capacity_set *s;
+  cap_candidate *c;
+  const scenario *sc; /* the candidate, one replica */
+} probe_ctx;
+
+static int probe(void *ctx, double rate, bool *ok, sim_err *err) {
+  probe_ctx *p = ctx;
+  cap_candidate *c = p->c;
+  scenario *sc = sim_malloc(sizeof *sc);
+  sweep_row *row = sim_calloc(1, sizeof *row);
+  *sc = *p->sc;
+  set_rate(sc, rate);
+  set_time_limit(p->s, sc);
+  sweep_eval(sc, &p->s->slo, &p->s->price, row, NULL);
+  free(sc);
+  if (!row->feasible) {
+    int rc = sim_errf(err, SIM_EINPUT, "%s", row->reason);
+    free(row);
+    return rc;
+  }
+  int k = c->bis.n_probes; /* c->bis is bisect_max's live result: it records this probe at k after we return */
+  if (k == 0) c->cfg = *row;
+  cap_probe *pr = &c->probe[k];
+  pr->rate = rate;
+  pr->ok = *ok = row->slo.all_ok;
+  memcpy(pr->value_ms, row->slo.value_ms, sizeof pr->value_ms);
+  pr->output_tput = row->sum.output_throughput;
+  pr->request_tput = row->sum.request_throughput;
+  pr->unfinished = row->slo.unfinished;
+  pr->limit = row->bn.primary;
+  if (!pr->ok && (c->fail_rate == 0 || rate < c->fail_rate)) {
+    c->fail_rate = rate;
+    c->fail_slo = row->slo.first_fail;
+    c->fail_value_ms = row->slo.first_fail >= 0 ? row->slo.value_ms[row->slo.first_fail] : 0;
+    c->limit = row->bn.primary;
+    snprintf(c->fail_explain, sizeof c->fail_explain, "%s", row->bn.explain);
+  }
+  free(row);
+  return 0;
+}
+
+/* A start rate from the plan: half the decode throughput at the largest
+ * batch, in requests of the mean output length. */
+static double start_rate(const capacity_set *s, const scenario *sc, cap_candidate *c, plan_result *pl) {
+  const trace_stats *t = &s->base_stats;
+  plan_opts po = {(uint32_t)fmin(fmax(16, t->prompt_mean + t->output_mean / 2), 1024), 0, 0};
+  sim_err err;
+  sweep_row *e = &c->cfg; /* configuration echo, refined by the first probe */
+  snprintf(e->gpu, sizeof e->gpu, "%.63s", sc->gpu);
+  snprintf(e->model, sizeof e->model, "%.63s", sc->model);
+  e->tp = sc->deploy.tp ? sc->deploy.tp : 1;
+  e->replicas = 1;
+  e->gpus = e->tp;
+  if (plan_analyze(pl, sc, &po, &err)) {
+    c->feasible = false;
+    snprintf(c->reason, sizeof c->reason, "%s", err.msg);
+    return 0;
+  }
+  snprintf(e->gpu, sizeof e->gpu, "%s", pl->gpu.name);
+  snprintf(e->model, sizeof e->model, "%s", pl->model.name);
+  e->tp = e->gpus = pl->deploy.tp;
+  e->weight_dtype = pl->deploy.weight_dtype;
+  e->kv_dtype = pl->deploy.kv_dtype;
+  e->max_num_seqs = pl->deploy.max_num_seqs;
+  e->max_num_batched_tokens = pl->deploy.max_num_batched_tokens;
+  e->mem = pl->mem;
+  e->price_per_gpu_hour = price_lookup(&s->price, &pl->gpu);
+  if (!pl->fits) {
+    c->feasible = false;
+    snprintf(c->reason, sizeof c->reason, "%s", pl->refusal);
+    return 0;
+  }
+  c->feasible = true;
+  double out = t->output_mean > 1 ? t->output_mean : 1;
+  double r = pl->max_batch ? 0.5 * pl->decode_max.tokens_per_s / out : 1;
+  return r > 0 ? r : 1;
+}
+
+typedef struct cap_job {
+  capacity_set *s;
+  pool_progress_fn progress;
+  void *pctx;
+} cap_job;
+
+static void job_progress(void *ctx, size_t done, size_t total) {
+  cap_job *j = ctx;
+  if (j->progress) j->progress(j->pctx, done, total);
+}
+
+static void work(void *ctx, size_t i) {
+  capacity_set *s = ((cap_job *)ctx)->s;
+  cap_candidate *c = &s->c[i];
+  scenario *sc = sim_malloc(sizeof *sc);
+  plan_result *pl = sim_calloc(1, sizeof *pl);
+  *sc = s->base;
+  sim_err err;
+  c->fail_slo = -1;
+  if (grid_apply(&c->pt, sc, &err)) {
+    snprintf(c->reason, sizeof c->reason, "%s", err.msg);
+    goto done;
+  }
+  sc->deploy.replicas = 1;
+  double start = start_rate(s, sc, c, pl);
+  if (!c->feasible) goto done;
+  /* early out: TPOT can never beat the decode step of a batch of one */
+  double tpot = slo_limit(&s->slo, SLO_TPOT);
+  if (tpot > 0 && pl->decode1.ns / 1e6 > tpot) {
+    /* one probe at the start rate, for the configuration echo and the chart */
+    probe_ctx px = {s, c, sc};
+    bool ok;
+    memset(&c->bis, 0, sizeof c->bis);
+    c->bis.bad = INFINITY;
+    if (probe(&px, start, &ok, &err)) goto infeasible;
+    c->bis.probe_x[0] = start;
+    c->bis.probe_ok[0] = ok;
+    c->bis.n_probes = 1;
+    /* the verdict is the step time, whatever that probe measured */
+    c->fail_slo = -1;
+    c->limit = pl->decode1.bound == BOUND_COMPUTE ? LIMIT_COMPUTE
+               : pl->decode1.bound == BOUND_COMM  ? LIMIT_INTERCONNECT
+               : pl->decode1.bound == BOUND_CPU   ? LIMIT_CPU
+                                                  : LIMIT_HBM;
+    snprintf(c->fail_explain, sizeof c->fail_explain,
+             "a decode step at batch 1 already takes %.1f ms, more than the %g ms TPOT objective (%.0f%% %s)",
+             pl->decode1.ns / 1e6, tpot, 100 * pl->decode1.bound_share, limit_name(c->limit));
+    goto done;
+  }
+  bisect_opts bo = s->bo;
+  bo.start = start;
+  probe_ctx px = {s, c, sc};
+  if (bisect_max(&bo, probe, &px, &c->bis, &err)) goto infeasible;
+  c->max_rate = c->bis.found ? c->bis.good : 0;
+  goto done;
+infeasible:
+  c->feasible = false;
+  snprintf(c->reason, sizeof c->reason, "%s", err.msg);
+done:
+  free(sc);
+  free(pl);
+}
+
+/* ---- verification ------------------------------------------------------------ */
+
+static void verify(capacity_set *s, cap_candidate *c) {
+  for (uint32_t R = c->replicas; R <= c->replicas + CAP_VERIFY_EXTRA; R++) {
+    scenario *sc = sim_malloc(sizeof *sc);
+    sweep_row *row = sim_calloc(1, sizeof *row);
+    sim_err err;
+    *sc = s->base;
+    grid_apply(&c->pt, sc, &err);
+    sc->deploy.replicas = R;
+    sc->deploy.router = ROUTE_LEAST_OUTSTANDING;
+    set_rate(sc, s->target_rate);
+    set_time_limit(s, sc);
+    run_ctx *run = NULL;
+    sweep_eval(sc, &s->slo, &s->price, row, &run);
+    s->n_verify_runs++;
+    free(sc);
+    bool ok = row->feasible && row->slo.all_ok;
+    c->verify_slo = row->slo;
+    c->verify_sum = row->sum;
+    if (ok) {
+      c->verified = 1;
+      c->replicas = R;
+      c->gpus = R * c->cfg.tp;
+      c->usd_per_hour = c->gpus * c->cfg.price_per_gpu_hour;
+      if (s->verify_run) {
+        runner_free(s->verify_run);
+        free(s->verify_run);
+      }
+      s->verify_run = run;
+      free(row);
+      return;
+    }
+    if (run) {
+      runner_free(run);
+      free(run);
+    }
+    bool stop = !row->feasible;
+    free(row);
+    if (stop) break;
+  }
+  c->verified = -1;
+}
+
+/* Cost order: known cost ascending (unknown last), then GPUs, then higher max rate, then index. */
+static bool cheaper(const cap_candidate *a, const cap_candidate *b) {
+  double ca = a->usd_per_hour > 0 ? a->usd_per_hour : INFINITY, cb = b->usd_per_hour > 0 ? b->usd_per_hour : INFINITY;
+  if (ca != cb) return ca < cb;
+  if (a->gpus != b->gpus) return a->gpus < b->gpus;
+  if (a->max_rate != b->max_rate) return a->max_rate > b->max_rate;
+  return a->index < b->index;
+}
+
+static void recommend(capacity_set *s) {
+  s->best = -1;
+  for (;;) {
+    int next = -1;
+    for (size_t i = 0; i < s->n; i++) {
+      cap_candidate *c = &s->c[i];
+      if (!c->feasible || c->max_rate <= 0 || c->verified) continue;
+      if (next < 0 || cheaper(c, &s->c[next])) next = (int)i;
+    }
+    if (next < 0) break;
+    if (s->best >= 0 && !cheaper(&s->c[next], &s->c[s->best])) break;
+    verify(s, &s->c[next]);
+    if (s->c[next].verified == 1 && (s->best < 0 || cheaper(&s->c[next], &s->c[s->best]))) s->best = next;
+  }
+}
+
+/* ---- verdicts -------------------------------------------------------------- */
+
+static void explain(capacity_set *s, cap_candidate *c) {
+  char *w = c->why;
+  size_t n = sizeof c->why, o = 0;
+#define ADD(...) o += (size_t)snprintf(w + o, o < n ? n - o : 0, __VA_ARGS__)
+  if (!c->feasible) {
+    ADD("cannot start: %s", c->reason);
+    return;
+  }
+  const cap_candidate *b = s->best >= 0 ? &s->c[s->best] : NULL;
+  if (c->max_rate <= 0) {
+    ADD("misses the SLOs at any rate");
+    if (c->fail_slo >= 0)
+      ADD(": even at %.3g req/s %s is %.4g ms (objective %g ms); %s", c->fail_rate, s->slo.it[c->fail_slo].key,
+          c->fail_value_ms, s->slo.it[c->fail_slo].limit_ms, c->fail_explain);
+    else ADD(": %s", c->fail_explain);
+    return;
+  }
+  ADD("one replica sustains %.3g req/s at the SLOs", c->max_rate);
+  if (c->bis.unbounded) ADD(" (the top of the search range)");
+  else if (c->fail_slo >= 0)
+    ADD("; at %.3g req/s %s reaches %.4g ms (objective %g ms), %s binds", c->fail_rate, s->slo.it[c->fail_slo].key,
+        c->fail_value_ms, s->slo.it[c->fail_slo].limit_ms, limit_name(c->limit));
+  ADD(": %u replica%s = %u GPUs", c->replicas, c->replicas == 1 ? "" : "s", c->gpus);
+  if (c->usd_per_hour > 0) ADD(" ($%.2f/h)", c->usd_per_hour);
+  if (c->verified == 1) ADD(", verified at %g req/s", s->target_rate);
+  else if (c->verified == -1) ADD(", but the verification at %g req/s missed the SLOs even with %d more replicas", s->target_rate, CAP_VERIFY_EXTRA);
+  if (b == c) ADD("; the cheapest: recommended");
+  else if (b && c->usd_per_hour > 0 && b->usd_per_hour > 0 && c->usd_per_hour > b->usd_per_hour)
+    ADD("; $%.2f/h more than the recommendation", c->usd_per_hour - b->usd_per_hour);
+  else if (b && c->usd_per_hour > 0 && c->usd_per_hour == b->usd_per_hour)
+    ADD("; costs the same as the recommendation, which %s", c->gpus != b->gpus ? "needs fewer GPUs"
+                                                          : c->max_rate != b->max_rate ? "holds more per replica"
+                                                                                       : "comes first");
+  else if (b) ADD("; %d more GPUs than the recommendation", (int)c->gpus - (int)b->gpus);
+#undef ADD
+}
+
+static void summarize(capacity_set *s) {
+  char d[512];
+  slo_describe(&s->slo, d, sizeof d);
+  size_t o = 0, n = sizeof s->summary;
+  char *w = s->summary;
+#define ADD(...) o += (size_t)snprintf(w + o, o < n ? n - o : 0, __VA_ARGS__)
+  if (s->best < 0) {
+    ADD("No candidate serves %g req/s at %s. ", s->target_rate, d);
+  } else {
+    const cap_candidate *b = &s->c[s->best];
+    ADD("Serve %g req/s at %s with %s: %u replica%s of TP%u on %s = %u GPUs", s->target_rate, d, b->label, b->replicas,
+        b->replicas == 1 ? "" : "s", b->cfg.tp, b->cfg.gpu, b->gpus);
+    if (b->usd_per_hour > 0) ADD(" ($%.2f per hour)", b->usd_per_hour);
+    ADD(". Verified by simulating %g req/s on %u replicas (least-outstanding router):", s->target_rate, b->replicas);
+    for (int k = 0; k < s->slo.n; k++)
+      ADD(" %s %.4g ms%s", s->slo.it[k].key, b->verify_slo.value_ms[k], k + 1 < s->slo.n ? "," : ".");
+    ADD(" One replica sustains %.3g req/s at the SLOs", b->max_rate);
+    if (!b->bis.unbounded && b->fail_slo >= 0) ADD("; beyond that %s binds", limit_name(b->limit));
+    ADD(". ");
+  }
+  size_t nf = 0, nm = 0;
+  for (size_t i = 0; i < s->n; i++) nf += !s->c[i].feasible, nm += s->c[i].feasible && s->c[i].max_rate <= 0;
+  ADD("%zu candidate%s: %zu cannot start, %zu miss the SLOs at any rate, %zu meet them.", s->n, s->n == 1 ? "" : "s",
+      nf, nm, s->n - nf - nm);
+#undef ADD
+}
+
+/* ---- public ---------------------------------------------------------------- */
+
+int capacity_prepare(capacity_set *s, const scenario *base, const grid_spec *g, const bisect_opts *bo, sim_err *err) {
+  memset(s, 0, sizeof *s);
+  s->best = -1;
+  if (!g->slo.n)
+    return sim_errf(err, SIM_EINPUT, "capacity needs at least one objective: --slo ttft_p99=2000 --slo tpot_p99=50 "
+                    "(or \"slo_ms\" in the spec file)");
+  if (!(g->target_rate > 0))
+    return sim_errf(err, SIM_EINPUT, "--target-rate R is required: the req/s the deployment must serve (or \"target_rate\" in the spec file)");
+  static const grid_axis_id banned[] = {AX_REPLICAS, AX_RATE, AX_CONC, AX_RATE_SCALE};
+  static const char *const why[] = {"capacity computes the replicas", "capacity searches the rate (use --target-rate)",
+                                    "capacity needs an open-loop workload", "give one --rate-scale for the base workload"};
+  for (size_t k = 0; k < SIM_ARRAY_LEN(banned); k++)
+    if (g->n[banned[k]] || (g->n_configs && g->configs[0].set[banned[k]]))
+      return sim_errf(err, SIM_EINPUT, "%s: %s is not a candidate axis: %s", g->n[banned[k]] ? g->src[banned[k]] : g->file,
+                      grid_axis_key(banned[k]), why[k]);
+  if (base->max_concurrency)
+    return sim_errf(err, SIM_EINPUT, "--max-concurrency: capacity needs an open-loop workload (a closed loop has no rate)");
+  if (!base->trace_path[0] && isinf(base->gen.request_rate) && base->gen.num_prompts < 2)
+    return sim_errf(err, SIM_EINPUT, "the generated workload needs at least 2 requests");
+  sweep_set tmp; /* checks names, the workload and every point */
+  int rc = sweep_prepare(&tmp, base, g, &g->slo, &g->price, err);
+  sweep_free(&tmp);
+  if (rc) return rc;
+  s->base = *base;
+  s->grid = *g;
+  s->slo = g->slo;
+  s->price = g->price;
+  s->target_rate = g->target_rate;
+  s->bo = *bo;
+  trace t;
+  if ((rc = runner_load_workload(base, &t, err))) {
+    trace_free(&t);
+    return rc;
+  }
+  trace_compute_stats(&t, &s->base_stats);
+  trace_free(&t);
+  s->n = grid_size(g);
+  s->c = sim_calloc(s->n, sizeof *s->c);
+  for (size_t i = 0; i < s->n; i++) {
+    s->c[i].index = i;
+    grid_point_at(g, i, &s->c[i].pt);
+    grid_label(&s->c[i].pt, s->c[i].label, sizeof s->c[i].label);
+  }
+  return SIM_OK;
+}
+
+int capacity_execute(capacity_set *s, unsigned jobs, pool_progress_fn progress, void *pctx, sim_err *err) {
+  cap_job j = {s, progress, pctx};
+  int rc = pool_run(s->n, jobs, work, job_progress, &j, err);
+  if (rc) return rc;
+  for (size_t i = 0; i < s->n; i++) {
+    cap_candidate *c = &s->c[i];
+    if (!c->feasible || c->max_rate <= 0) continue;
+    double per = c->bis.unbounded ? s->bo.hi : c->max_rate;
+    c->replicas = (uint32_t)ceil(s->target_rate / per - 1e-9);
+    if (c->replicas < 1) c->replicas = 1;
+    c->gpus = c->replicas * c->cfg.tp;
+    c->usd_per_hour = c->gpus * c->cfg.price_per_gpu_hour;
+  }
+  recommend(s);
+  for (size_t i = 0; i < s->n; i++) explain(s, &s->c[i]);
+  summarize(s);
+  return SIM_OK;
+}
+
+void capacity_free(capacity_set *s) {
+  if (s->verify_run) {
+    runner_free(s->verify_run);
+    free(s->verify_run);
+  }
+  free(s->c);
+  memset(s, 0, sizeof *s);
+  s->best = -1;
+}

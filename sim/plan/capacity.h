@@ -1,0 +1,95 @@
+/* capacity.h: how many GPUs of which configuration serve a target rate at
+ * given SLOs.
+ *
+ * For each candidate configuration (a grid point, grid.h), with ONE replica:
+ * the highest request rate whose run meets every SLO (slo.h), found by
+ * bisection (bisect.h) over the rate: a trace is rescaled to the probed mean
+ * rate (its burstiness kept), a generator runs at it. Then
+ *     replicas = ceil(target_rate / max_rate),  GPUs = replicas x TP,
+ *     USD/hour = GPUs x price per GPU-hour.
+ * The cheapest candidate (then fewest GPUs, then highest max_rate) is
+ * verified by simulating the target rate on that many replicas behind a
+ * least_outstanding router; if it misses the SLOs, one more replica is tried
+ * (at most CAP_VERIFY_EXTRA more), and the next cheapest is verified as
+ * long as it could still be cheaper. The recommendation is the cheapest
+ * verified candidate.
+ *
+ * Robustness: an overloaded run grows without bound, so every probe runs
+ * with a time limit (scenario.time_limit_s; when the scenario sets none:
+ * last arrival + 30 s + the longest time an SLO-meeting request may take,
+ * max(ttft, e2el, ttft + tpot x longest output)); requests unfinished at the
+ * limit count as SLO misses (slo.h), so a limit this long never fails a
+ * configuration that meets the SLOs. The bisection is bounded by
+ * max_probes and stops at relative tolerance rel_tol (default 2%): the
+ * reported max_rate passed and a rate at most (1 + rel_tol) x higher failed.
+ * Ownership: capacity_set owns candidates and the kept verification run. */
+#ifndef SIM_CAPACITY_H
+#define SIM_CAPACITY_H
+
+#include <stdio.h>
+
+#include "plan/bisect.h"
+#include "plan/sweep.h"
+
+enum { CAP_VERIFY_EXTRA = 4 };
+
+typedef struct cap_probe {
+  double rate;              /* offered mean rate per replica, req/s */
+  bool ok;                  /* every SLO met */
+  double value_ms[SLO_MAX]; /* the SLO statistics measured */
+  double output_tput;       /* output tokens/s */
+  double request_tput;      /* completed requests/s */
+  size_t unfinished;        /* requests that did not complete by the time limit */
+  limit_kind limit;         /* binding limit of the run */
+} cap_probe;
+
+typedef struct cap_candidate {
+  size_t index;             /* grid index */
+  grid_point pt;
+  char label[256];
+  sweep_row cfg;            /* configuration echo, memory plan, price (from the first probe) */
+  bool feasible;            /* can start */
+  char reason[1024];        /* why not */
+  bisect_result bis;
+  cap_probe probe[BISECT_MAX_PROBES]; /* in bis.probe_x order */
+  double max_rate;          /* req/s per replica at the SLOs (bis.good; 0 = none) */
+  uint32_t replicas, gpus;  /* needed for the target rate (after verification when verified) */
+  double usd_per_hour;      /* GPUs x price; 0 = unknown price */
+  limit_kind limit;         /* binding limit at the smallest failing rate */
+  int fail_slo;             /* index of the SLO missed first there (-1 = none) */
+  double fail_rate;         /* that rate */
+  double fail_value_ms;     /* the value that missed */
+  char fail_explain[512];   /* report_bottleneck's sentence there */
+  char why[1600];           /* plain-language verdict */
+  int verified;             /* 0 = not verified, 1 = verified at `replicas`, -1 = failed verification */
+  slo_result verify_slo;    /* the verification run's SLO values */
+  metrics_summary verify_sum;
+} cap_candidate;
+
+typedef struct capacity_set {
+  scenario base;
+  grid_spec grid;           /* shallow copy (configs borrowed) */
+  slo_set slo;
+  price_spec price;
+  double target_rate;       /* req/s for the whole deployment */
+  bisect_opts bo;
+  trace_stats base_stats;   /* the workload as given (before rescaling) */
+  size_t n;
+  cap_candidate *c;
+  int best;                 /* recommended candidate, -1 = none */
+  run_ctx *verify_run;      /* its verification run (for reports), or NULL */
+  int n_verify_runs;
+  char summary[4096];
+} capacity_set;
+
+/* Checks the spec (SLOs and a target rate present, an open-loop workload,
+ * names exist) and sets up the candidates. */
+int capacity_prepare(capacity_set *s, const scenario *base, const grid_spec *g, const bisect_opts *bo,
+                     sim_err *err);
+int capacity_execute(capacity_set *s, unsigned jobs, pool_progress_fn progress, void *pctx, sim_err *err);
+void capacity_free(capacity_set *s);
+
+int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err);
+void capacity_print(const capacity_set *s, FILE *f);
+
+#endif

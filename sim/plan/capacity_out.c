@@ -1,0 +1,137 @@
+/* capacity_out.c: a capacity search as JSON and as the terminal table. */
+#include <math.h>
+#include <string.h>
+
+#include "plan/capacity.h"
+#include "plan/jsonw.h"
+
+static void config_json(jw *j, const cap_candidate *c) {
+  jw_obj(j, "config");
+  jw_str(j, "model", c->cfg.model);
+  jw_str(j, "gpu", c->cfg.gpu);
+  jw_u64(j, "tensor_parallel_size", c->cfg.tp);
+  jw_str(j, "weight_dtype", dtype_name(c->cfg.weight_dtype));
+  jw_str(j, "kv_cache_dtype", dtype_name(c->cfg.kv_dtype));
+  jw_u64(j, "max_num_seqs", c->cfg.max_num_seqs);
+  jw_u64(j, "max_num_batched_tokens", c->cfg.max_num_batched_tokens);
+  if (c->cfg.price_per_gpu_hour > 0) jw_num(j, "usd_per_gpu_hour", c->cfg.price_per_gpu_hour);
+  else jw_null(j, "usd_per_gpu_hour");
+  jw_u64(j, "kv_tokens_per_replica", c->cfg.mem.kv_tokens);
+  jw_end(j);
+}
+
+static void slo_values(jw *j, const char *key, const capacity_set *s, const double *v) {
+  jw_obj(j, key);
+  for (int k = 0; k < s->slo.n; k++) jw_num(j, s->slo.it[k].key, v[k]);
+  jw_end(j);
+}
+
+static void candidate_json(jw *j, const capacity_set *s, const cap_candidate *c) {
+  jw_obj(j, NULL);
+  jw_u64(j, "index", c->index);
+  jw_str(j, "label", c->label);
+  config_json(j, c);
+  jw_bool(j, "feasible", c->feasible);
+  if (c->feasible) jw_null(j, "reason");
+  else jw_str(j, "reason", c->reason);
+  if (c->feasible && c->max_rate > 0) {
+    jw_num(j, "max_request_rate", c->max_rate);
+    jw_bool(j, "max_request_rate_at_search_limit", c->bis.unbounded);
+    jw_u64(j, "replicas_needed", c->replicas);
+    jw_u64(j, "gpus_needed", c->gpus);
+    if (c->usd_per_hour > 0) jw_num(j, "usd_per_hour", c->usd_per_hour);
+    else jw_null(j, "usd_per_hour");
+  } else {
+    jw_null(j, "max_request_rate");
+    jw_null(j, "replicas_needed");
+    jw_null(j, "gpus_needed");
+    jw_null(j, "usd_per_hour");
+  }
+  jw_str(j, "verification", c->verified == 1 ? "passed" : c->verified == -1 ? "failed" : "not run");
+  if (c->feasible && c->bis.n_probes) jw_str(j, "binding_limit_beyond", c->fail_rate > 0 ? limit_name(c->limit) : "none found");
+  jw_str(j, "why", c->why);
+  jw_arr(j, "probes");
+  for (int k = 0; k < c->bis.n_probes; k++) {
+    const cap_probe *p = &c->probe[k];
+    jw_obj(j, NULL);
+    jw_num(j, "rate", p->rate);
+    jw_bool(j, "meets_slo", p->ok);
+    for (int q = 0; q < s->slo.n; q++) jw_num(j, s->slo.it[q].key, p->value_ms[q]);
+    jw_num(j, "output_throughput", p->output_tput);
+    jw_num(j, "request_throughput", p->request_tput);
+    jw_u64(j, "unfinished", p->unfinished);
+    jw_str(j, "binding_limit", limit_name(p->limit));
+    jw_end(j);
+  }
+  jw_end(j);
+  jw_end(j);
+}
+
+int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err) {
+  jw j;
+  jw_begin(&j, f);
+  jw_num(&j, "target_rate", s->target_rate);
+  jw_obj(&j, "slo_ms");
+  for (int k = 0; k < s->slo.n; k++) jw_num(&j, s->slo.it[k].key, s->slo.it[k].limit_ms);
+  jw_end(&j);
+  jw_obj(&j, "search");
+  jw_num(&j, "relative_tolerance", s->bo.rel_tol);
+  jw_u64(&j, "max_probes", (uint64_t)s->bo.max_probes);
+  jw_num(&j, "rate_min", s->bo.lo);
+  jw_num(&j, "rate_max", s->bo.hi);
+  jw_str(&j, "workload", s->base.trace_path[0] ? s->base.trace_path : "generated");
+  jw_u64(&j, "requests", s->base_stats.n);
+  jw_num(&j, "workload_mean_rate", s->base_stats.rate_per_s);
+  jw_u64(&j, "verification_runs", (uint64_t)s->n_verify_runs);
+  jw_end(&j);
+  const cap_candidate *b = s->best >= 0 ? &s->c[s->best] : NULL;
+  if (b) jw_num(&j, "max_request_rate", b->max_rate);
+  else jw_null(&j, "max_request_rate");
+  if (b) {
+    jw_obj(&j, "recommendation");
+    jw_u64(&j, "index", b->index);
+    jw_str(&j, "label", b->label);
+    jw_str(&j, "gpu", b->cfg.gpu);
+    jw_u64(&j, "tensor_parallel_size", b->cfg.tp);
+    jw_str(&j, "weight_dtype", dtype_name(b->cfg.weight_dtype));
+    jw_str(&j, "kv_cache_dtype", dtype_name(b->cfg.kv_dtype));
+    jw_u64(&j, "replicas", b->replicas);
+    jw_u64(&j, "gpus", b->gpus);
+    if (b->usd_per_hour > 0) jw_num(&j, "usd_per_hour", b->usd_per_hour);
+    else jw_null(&j, "usd_per_hour");
+    jw_num(&j, "max_request_rate", b->max_rate);
+    jw_bool(&j, "verified", b->verified == 1);
+    slo_values(&j, "verified_slo_ms", s, b->verify_slo.value_ms);
+    jw_num(&j, "verified_output_throughput", b->verify_sum.output_throughput);
+    jw_end(&j);
+  } else {
+    jw_null(&j, "recommendation");
+  }
+  jw_str(&j, "summary", s->summary);
+  jw_arr(&j, "candidates");
+  for (size_t i = 0; i < s->n; i++) candidate_json(&j, s, &s->c[i]);
+  jw_end(&j);
+  return jw_finish(&j, err);
+}
+
+void capacity_print(const capacity_set *s, FILE *f) {
+  char d[512];
+  slo_describe(&s->slo, d, sizeof d);
+  char rate[64] = "all at t=0 as given";
+  if (s->base_stats.rate_per_s > 0) snprintf(rate, sizeof rate, "%.2f req/s as given", s->base_stats.rate_per_s);
+  fprintf(f, "servesim capacity: %g req/s at %s; workload %s (%zu requests, %s)\n", s->target_rate, d,
+          s->base.trace_path[0] ? s->base.trace_path : "generated", s->base_stats.n, rate);
+  fprintf(f, "  search: bisection on the rate per replica, relative tolerance %g, at most %d probes per candidate\n\n",
+          s->bo.rel_tol, s->bo.max_probes);
+  fprintf(f, "%4s  %-34s %10s %8s %6s %9s  %s\n", "#", "candidate", "req/s/rep", "replicas", "GPUs", "$/hour", "verdict");
+  for (size_t i = 0; i < s->n; i++) {
+    const cap_candidate *c = &s->c[i];
+    const char *mark = (int)i == s->best ? "*" : " ";
+    if (c->feasible && c->max_rate > 0)
+      fprintf(f, "%3zu%s  %-34.34s %10.3g %8u %6u %9.2f  %s\n", i, mark, c->label, c->max_rate, c->replicas, c->gpus,
+              c->usd_per_hour, c->why);
+    else
+      fprintf(f, "%3zu%s  %-34.34s %10s %8s %6s %9s  %s\n", i, mark, c->label, "-", "-", "-", "-", c->why);
+  }
+  fprintf(f, "\n%s\n", s->summary);
+}

@@ -1,0 +1,331 @@
+/* plan.c: the arithmetic of one deployment (see plan.h): memory plan, largest
+ * batch, decode and prefill step times from the cost model, the classic
+ * weights-and-bandwidth check, and the four gates. Sizes print in GiB (2^30)
+ * where they are device memory and in GB (1e9) for the classic check, as the
+ * datasheets and the usual back-of-envelope write them. */
+#include "plan/plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/prof.h"
+#include "plan/jsonw.h"
+#include "report/report.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static const limit_kind of_bound[BOUND_COUNT] = {LIMIT_COMPUTE, LIMIT_HBM, LIMIT_INTERCONNECT, LIMIT_CPU};
+
+static void finish_step(plan_step *s) {
+  double top = -1;
+  for (int b = 0; b < BOUND_COUNT; b++)
+    if (s->cost.bound_ns[b] > top) top = s->cost.bound_ns[b], s->bound = (cost_bound)b;
+  s->bound_share = s->ns > 0 ? top / s->ns : 0;
+}
+
+static void decode_step(cost_model *c, uint32_t batch, uint32_t ctx, plan_step *s) {
+  memset(s, 0, sizeof *s);
+  s->batch = batch;
+  s->ctx_tokens = ctx;
+  s->chunks = 1;
+  s->ns = cost_decode_step_ns(c, batch, ctx, &s->cost);
+  s->tokens_per_s = s->ns > 0 ? batch * 1e9 / s->ns : 0;
+  s->seq_tokens_per_s = s->ns > 0 ? 1e9 / s->ns : 0;
+  finish_step(s);
+}
+
+/* One prompt of `tokens`, chunked by the token budget like the scheduler does
+ * on an idle replica; the last chunk samples the first token. */
+static void prefill_steps(cost_model *c, uint32_t tokens, uint32_t budget, plan_step *s) {
+  memset(s, 0, sizeof *s);
+  s->batch = 1;
+  s->ctx_tokens = tokens;
+  uint32_t done = 0;
+  while (done < tokens) {
+    uint32_t n = SIM_MIN(budget, tokens - done);
+    step_cost sc;
+    if (n < 2 && done == 0) {
+      cost_decode_step_ns(c, 1, 1, &sc);
+    } else {
+      prefill_chunk ch = {.chunk_tokens = n, .ctx_tokens = done};
+      bool last = done + n == tokens;
+      batch_desc b = {.num_tokens = n, .num_seqs = 1, .num_sample = last ? 1 : 0, .num_prefill = 1, .prefills = &ch};
+      if (n < 2) b = (batch_desc){.num_tokens = 1, .num_seqs = 1, .num_decode = 1, .decode_ctx_tokens = done + 1,
+                                  .num_sample = 1};
+      cost_step(c, &b, &sc);
+    }
+    s->ns += sc.total_ns;
+    for (int i = 0; i < OP_COUNT; i++) s->cost.op_ns[i] += sc.op_ns[i];
+    for (int i = 0; i < BOUND_COUNT; i++) s->cost.bound_ns[i] += sc.bound_ns[i];
+    s->chunks++;
+    done += n;
+  }
+  s->cost.total_ns = s->ns;
+  s->tokens_per_s = s->ns > 0 ? tokens * 1e9 / s->ns : 0;
+  finish_step(s);
+}
+
+static void gates(plan_result *p) {
+  plan_gate *g = p->gates;
+  const mem_plan *m = &p->mem;
+  g[PLAN_GATE_CAPACITY].name = "can it start (memory capacity)";
+  g[PLAN_GATE_BANDWIDTH].name = "is it fed (HBM bandwidth)";
+  g[PLAN_GATE_COMPUTE].name = "is it computed (tensor cores)";
+  g[PLAN_GATE_INTERCONNECT].name = "does it scale (interconnect)";
+  if (p->fits) {
+    g[0].status = "ok";
+    snprintf(g[0].detail, sizeof g[0].detail,
+             "weights %.1f GiB + activations %.1f GiB + CUDA graphs and runtime %.1f GiB leave %.1f GiB per GPU "
+             "for the KV cache: %llu tokens, %llu sequences of %u tokens",
+             m->weights_bytes / GIB, m->activation_bytes / GIB, (m->cuda_graph_bytes + m->runtime_bytes) / GIB,
+             m->kv_bytes / GIB, (unsigned long long)m->kv_tokens, (unsigned long long)p->max_batch_memory,
+             p->opts.context_tokens);
+  } else {
+    g[0].status = "fails";
+    snprintf(g[0].detail, sizeof g[0].detail, "%s", p->refusal);
+  }
+  uint32_t tp = p->deploy.tp;
+  double need = p->weight_read_Bps, have = p->deploy_hbm_Bps;
+  if (have < need) g[1].status = "fails";
+  else if (p->decode1.seq_tokens_per_s < p->opts.target_tps) g[1].status = "short";
+  else g[1].status = "ok";
+  snprintf(g[1].detail, sizeof g[1].detail,
+           "one sequence at %g tokens/s reads the weights %g times a second: %.1f GB x %g = %.2f TB/s; %u x %s "
+           "give %.2f TB/s (%u GPU%s at least); the cost model predicts %.1f tokens/s at batch 1 (%s)",
+           p->opts.target_tps, p->opts.target_tps, p->weights_total_bytes / 1e9, p->opts.target_tps, need / 1e12, tp,
+           p->gpu.name, have / 1e12, p->min_gpus_bandwidth, p->min_gpus_bandwidth == 1 ? "" : "s",
+           p->decode1.seq_tokens_per_s, limit_name(of_bound[p->decode1.bound]));
+  const plan_step *dm = p->max_batch ? &p->decode_max : &p->decode1;
+  g[2].status = dm->bound == BOUND_COMPUTE || p->prefill.bound == BOUND_COMPUTE ? "binds" : "ok";
+  snprintf(g[2].detail, sizeof g[2].detail,
+           "prefill of a %u-token prompt takes %.1f ms (%.0f%% %s, %.0f tokens/s): the TTFT floor of an idle "
+           "replica; decode at batch %u is %.0f%% compute-bound",
+           p->prefill.ctx_tokens, p->prefill.ns / 1e6, 100 * p->prefill.bound_share,
+           limit_name(of_bound[p->prefill.bound]), p->prefill.tokens_per_s, dm->batch,
+           dm->ns > 0 ? 100 * dm->cost.bound_ns[BOUND_COMPUTE] / dm->ns : 0.0);
+  if (tp <= 1) {
+    g[3].status = "ok";
+    snprintf(g[3].detail, sizeof g[3].detail, "no all-reduce at TP1");
+  } else {
+    double s1 = p->decode1.ns > 0 ? p->decode1.cost.bound_ns[BOUND_COMM] / p->decode1.ns : 0;
+    double sm = dm->ns > 0 ? dm->cost.bound_ns[BOUND_COMM] / dm->ns : 0;
+    g[3].status = p->decode1.bound == BOUND_COMM || dm->bound == BOUND_COMM ? "binds" : (s1 < 0.1 && sm < 0.1) ? "minor" : "ok";
+    snprintf(g[3].detail, sizeof g[3].detail,
+             "2 all-reduces per layer over %s (%.0f GB/s one way): %.0f%% of the batch-1 decode step, %.0f%% at "
+             "batch %u",
+             p->gpu.link == LINK_NVLINK ? "NVLink" : "PCIe", p->gpu.link_Bps / 1e9, 100 * s1, 100 * sm, dm->batch);
+  }
+}
+
+int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_err *err) {
+  memset(p, 0, sizeof *p);
+  p->opts = *opts;
+  if (!p->opts.context_tokens) p->opts.context_tokens = 2048;
+  if (!p->opts.prompt_tokens) p->opts.prompt_tokens = 1024;
+  if (!(p->opts.target_tps > 0)) p->opts.target_tps = 50;
+  int rc;
+  if ((rc = cfg_model_load(&p->model, sc->model, err))) return rc;
+  if ((rc = cfg_gpu_load(&p->gpu, sc->gpu, err))) return rc;
+  if ((rc = cfg_engine_load(&p->engine, sc->engine, err))) return rc;
+  p->deploy = sc->deploy;
+  if ((rc = cfg_resolve(&p->deploy, &p->model, &p->gpu, &p->engine, err))) return rc;
+  const deploy_cfg *d = &p->deploy;
+  if (p->opts.context_tokens > d->max_model_len)
+    return sim_errf(err, SIM_EINPUT, "context %u tokens exceeds max_model_len %u (lower --context or raise --max-model-len)",
+                    p->opts.context_tokens, d->max_model_len);
+  sim_err merr = {0, ""};
+  p->fits = memplan_compute(&p->mem, &p->model, &p->gpu, &p->engine, d, &merr) == SIM_OK;
+  if (!p->fits) snprintf(p->refusal, sizeof p->refusal, "%s", merr.msg);
+
+  cost_model c;
+  if ((rc = cost_init(&c, &p->model, &p->gpu, &p->engine, d, err))) return rc;
+  prof *pr = NULL;
+  const char *pf = sc->profile;
+  if (pf[0] && strcmp(pf, "auto") && strcmp(pf, "none")) {
+    if ((rc = prof_load(&pr, pf, err))) {
+      cost_deinit(&c);
+      return rc;
+    }
+    cost_set_profiles(&c, pr, NULL, NULL);
+    snprintf(p->cost_source, sizeof p->cost_source, "measured profile %s (roofline where it has no data)", pf);
+  } else {
+    snprintf(p->cost_source, sizeof p->cost_source, "roofline from the %s datasheet, %s efficiency factors",
+             p->gpu.name, p->engine.name);
+  }
+
+  uint32_t block = p->mem.block_tokens ? p->mem.block_tokens : 16;
+  p->blocks_per_seq = (p->opts.context_tokens + block - 1) / block;
+  p->max_batch_memory = p->fits ? p->mem.kv_blocks / p->blocks_per_seq : 0;
+  uint64_t mb = p->max_batch_memory;
+  p->batch_limit = "memory capacity (KV cache)";
+  if (d->max_num_seqs < mb) mb = d->max_num_seqs, p->batch_limit = "max_num_seqs";
+  if (d->max_num_batched_tokens < mb) mb = d->max_num_batched_tokens, p->batch_limit = "max_num_batched_tokens";
+  p->max_batch = (uint32_t)mb;
+
+  decode_step(&c, 1, p->opts.context_tokens, &p->decode1);
+  if (p->max_batch) decode_step(&c, p->max_batch, p->opts.context_tokens, &p->decode_max);
+  prefill_steps(&c, p->opts.prompt_tokens, d->max_num_batched_tokens, &p->prefill);
+
+  p->params = p->model.params_total;
+  p->weights_total_bytes = p->mem.weights_total_bytes;
+  p->min_gpus_weights = (uint32_t)ceil(p->weights_total_bytes / p->gpu.mem_bytes);
+  p->weight_read_Bps = p->weights_total_bytes * p->opts.target_tps;
+  p->min_gpus_bandwidth = (uint32_t)ceil(p->weight_read_Bps / p->gpu.hbm_Bps);
+  p->deploy_hbm_Bps = d->tp * p->gpu.hbm_Bps;
+  gates(p);
+  cost_deinit(&c);
+  prof_free(pr);
+  return SIM_OK;
+}
+
+/* ---- text ------------------------------------------------------------------------ */
+
+static void step_line(FILE *f, const char *what, const plan_step *s, bool decode) {
+  char head[96];
+  snprintf(head, sizeof head, "%s", what);
+  if (decode)
+    fprintf(f, "  %-38s %9.2f ms/step  %10.0f tokens/s (%.1f per sequence)   bound: %s (%.0f%%)\n", head, s->ns / 1e6,
+            s->tokens_per_s, s->seq_tokens_per_s, limit_name(of_bound[s->bound]), 100 * s->bound_share);
+  else
+    fprintf(f, "  %-38s %9.2f ms in %u step%s %7.0f tokens/s                 bound: %s (%.0f%%)\n", head, s->ns / 1e6,
+            s->chunks, s->chunks == 1 ? " " : "s", s->tokens_per_s, limit_name(of_bound[s->bound]),
+            100 * s->bound_share);
+}
+
+void plan_print(const plan_result *p, FILE *f) {
+  const deploy_cfg *d = &p->deploy;
+  const mem_plan *m = &p->mem;
+  fprintf(f, "servesim plan: %s (%.2f B parameters) on %u x %s (TP%u), %s engine\n", p->model.name, p->params / 1e9,
+          d->tp, p->gpu.name, d->tp, p->engine.name);
+  fprintf(f, "  weights %s, activations %s, KV cache %s; max_model_len %u, max_num_seqs %u, max_num_batched_tokens %u\n\n",
+          dtype_name(d->weight_dtype), dtype_name(d->act_dtype), dtype_name(d->kv_dtype), d->max_model_len,
+          d->max_num_seqs, d->max_num_batched_tokens);
+  fprintf(f, "Memory per GPU (%s: %.1f GiB as the driver reports it)\n", p->gpu.full_name, m->device_bytes / GIB);
+  fprintf(f, "  %-44s %8.1f GiB\n", "budget (x gpu_memory_utilization)", m->budget_bytes / GIB);
+  fprintf(f, "  %-44s %8.1f GiB\n", "weights", m->weights_bytes / GIB);
+  char act[96];
+  snprintf(act, sizeof act, "activation peak (%u-token forward)", d->max_num_batched_tokens);
+  fprintf(f, "  %-44s %8.1f GiB\n", act, m->activation_bytes / GIB);
+  fprintf(f, "  %-44s %8.1f GiB\n", "CUDA graph pool", m->cuda_graph_bytes / GIB);
+  fprintf(f, "  %-44s %8.1f GiB\n", "runtime (CUDA context, NCCL, allocator)", m->runtime_bytes / GIB);
+  fprintf(f, "  %-44s %8.1f GiB%s\n", "KV cache", m->kv_bytes / GIB, m->kv_bytes <= 0 ? "  (nothing left)" : "");
+  fprintf(f, "  %-44s %8.0f bytes (%.1f KiB)\n", "KV cache per token", m->kv_bytes_per_token,
+          m->kv_bytes_per_token / 1024);
+  fprintf(f, "  %-44s %8u of %u tokens = %llu tokens (%.1f sequences of max_model_len)\n", "KV blocks", m->kv_blocks,
+          m->block_tokens, (unsigned long long)m->kv_tokens, m->max_concurrency_at_max_len);
+  if (p->fits)
+    fprintf(f, "\nLargest batch at %u tokens of context: %u sequences (%llu fit in the KV cache; %s binds)\n",
+            p->opts.context_tokens, p->max_batch, (unsigned long long)p->max_batch_memory, p->batch_limit);
+  fprintf(f, "\nStep times (%s)\n", p->cost_source);
+  char w[96];
+  snprintf(w, sizeof w, "decode, batch 1, context %u", p->opts.context_tokens);
+  step_line(f, w, &p->decode1, true);
+  if (p->max_batch) {
+    snprintf(w, sizeof w, "decode, batch %u, context %u", p->max_batch, p->opts.context_tokens);
+    step_line(f, w, &p->decode_max, true);
+  }
+  snprintf(w, sizeof w, "prefill of a %u-token prompt", p->opts.prompt_tokens);
+  step_line(f, w, &p->prefill, false);
+
+  fprintf(f, "\nThe classic check\n");
+  fprintf(f, "  weights: %.2f B parameters in %s = %.1f GB: at least %u GPU%s of %.1f GB (%s) just to hold them\n",
+          p->params / 1e9, dtype_name(d->weight_dtype), p->weights_total_bytes / 1e9, p->min_gpus_weights,
+          p->min_gpus_weights == 1 ? "" : "s", p->gpu.mem_bytes / 1e9, p->gpu.name);
+  fprintf(f, "  one sequence at %g tokens/s reads every weight %g times a second: %.1f GB x %g = %.2f TB/s\n",
+          p->opts.target_tps, p->opts.target_tps, p->weights_total_bytes / 1e9, p->opts.target_tps,
+          p->weight_read_Bps / 1e12);
+  fprintf(f, "  one %s has %.2f TB/s: %s; at least %u GPUs' bandwidth (ideal tensor parallelism); this deployment "
+             "has %u x %.2f = %.2f TB/s\n",
+          p->gpu.name, p->gpu.hbm_Bps / 1e12, p->gpu.hbm_Bps >= p->weight_read_Bps ? "enough" : "not enough",
+          p->min_gpus_bandwidth, d->tp, p->gpu.hbm_Bps / 1e12, p->deploy_hbm_Bps / 1e12);
+  fprintf(f, "\nGates\n");
+  for (int i = 0; i < PLAN_GATES; i++)
+    fprintf(f, "  %-32s %-5s  %s\n", p->gates[i].name, p->gates[i].status, p->gates[i].detail);
+  if (!p->fits) fprintf(f, "\nREFUSED: %s\n", p->refusal);
+}
+
+/* ---- JSON ------------------------------------------------------------------------ */
+
+static void step_json(jw *j, const char *key, const plan_step *s) {
+  jw_obj(j, key);
+  jw_u64(j, "batch", s->batch);
+  jw_u64(j, "context_tokens", s->ctx_tokens);
+  jw_u64(j, "steps", s->chunks);
+  jw_num(j, "time_ms", s->ns / 1e6);
+  jw_num(j, "tokens_per_s", s->tokens_per_s);
+  if (s->batch && s->chunks == 1) jw_num(j, "tokens_per_s_per_sequence", s->seq_tokens_per_s);
+  jw_str(j, "bound", limit_name(of_bound[s->bound]));
+  jw_num(j, "bound_share", s->bound_share);
+  jw_obj(j, "time_by_bound_ms");
+  for (int b = 0; b < BOUND_COUNT; b++) jw_num(j, cost_bound_name((cost_bound)b), s->cost.bound_ns[b] / 1e6);
+  jw_end(j);
+  jw_end(j);
+}
+
+int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
+  const deploy_cfg *d = &p->deploy;
+  const mem_plan *m = &p->mem;
+  jw j;
+  jw_begin(&j, f);
+  jw_str(&j, "model", p->model.name);
+  jw_str(&j, "gpu", p->gpu.name);
+  jw_str(&j, "engine", p->engine.name);
+  jw_u64(&j, "tensor_parallel_size", d->tp);
+  jw_str(&j, "dtype", dtype_name(d->act_dtype));
+  jw_str(&j, "weight_dtype", dtype_name(d->weight_dtype));
+  jw_str(&j, "kv_cache_dtype", dtype_name(d->kv_dtype));
+  jw_u64(&j, "max_model_len", d->max_model_len);
+  jw_u64(&j, "max_num_seqs", d->max_num_seqs);
+  jw_u64(&j, "max_num_batched_tokens", d->max_num_batched_tokens);
+  jw_u64(&j, "context_tokens", p->opts.context_tokens);
+  jw_u64(&j, "prompt_tokens", p->opts.prompt_tokens);
+  jw_bool(&j, "fits", p->fits);
+  if (p->fits) jw_null(&j, "refusal");
+  else jw_str(&j, "refusal", p->refusal);
+  jw_obj(&j, "memory_per_gpu");
+  jw_num(&j, "device_gib", m->device_bytes / GIB);
+  jw_num(&j, "budget_gib", m->budget_bytes / GIB);
+  jw_num(&j, "weights_gib", m->weights_bytes / GIB);
+  jw_num(&j, "activation_gib", m->activation_bytes / GIB);
+  jw_num(&j, "cuda_graph_gib", m->cuda_graph_bytes / GIB);
+  jw_num(&j, "runtime_overhead_gib", m->runtime_bytes / GIB);
+  jw_num(&j, "kv_cache_gib", m->kv_bytes / GIB);
+  jw_num(&j, "kv_bytes_per_token", m->kv_bytes_per_token);
+  jw_u64(&j, "block_size", m->block_tokens);
+  jw_u64(&j, "kv_blocks", m->kv_blocks);
+  jw_u64(&j, "kv_tokens", m->kv_tokens);
+  jw_end(&j);
+  jw_obj(&j, "batch");
+  jw_u64(&j, "blocks_per_sequence", p->blocks_per_seq);
+  jw_u64(&j, "max_batch_memory", p->max_batch_memory);
+  jw_u64(&j, "max_batch", p->max_batch);
+  jw_str(&j, "limit", p->batch_limit);
+  jw_end(&j);
+  jw_str(&j, "cost_source", p->cost_source);
+  step_json(&j, "decode_batch1", &p->decode1);
+  if (p->max_batch) step_json(&j, "decode_max_batch", &p->decode_max);
+  else jw_null(&j, "decode_max_batch");
+  step_json(&j, "prefill", &p->prefill);
+  jw_obj(&j, "classic_check");
+  jw_num(&j, "parameters", p->params);
+  jw_num(&j, "weights_total_gb", p->weights_total_bytes / 1e9);
+  jw_num(&j, "gpu_memory_gb", p->gpu.mem_bytes / 1e9);
+  jw_u64(&j, "min_gpus_for_weights", p->min_gpus_weights);
+  jw_num(&j, "target_tokens_per_s_per_sequence", p->opts.target_tps);
+  jw_num(&j, "weight_read_tb_s", p->weight_read_Bps / 1e12);
+  jw_num(&j, "gpu_hbm_tb_s", p->gpu.hbm_Bps / 1e12);
+  jw_u64(&j, "min_gpus_for_bandwidth", p->min_gpus_bandwidth);
+  jw_num(&j, "deployment_hbm_tb_s", p->deploy_hbm_Bps / 1e12);
+  jw_end(&j);
+  jw_arr(&j, "gates");
+  for (int i = 0; i < PLAN_GATES; i++) {
+    jw_obj(&j, NULL);
+    jw_str(&j, "gate", p->gates[i].name);
+    jw_str(&j, "status", p->gates[i].status);
+    jw_str(&j, "detail", p->gates[i].detail);
+    jw_end(&j);
+  }
+  jw_end(&j);
+  return jw_finish(&j, err);
+}

@@ -1,0 +1,110 @@
+/* plan_cli.c: flag glue shared by sweep and capacity, and the progress bar
+ * (see plan_cli.h). The only wall clock of the planning code is here: it
+ * times the progress bar and the "configs per second" line, never a result. */
+#include "plan/plan_cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void plan_flags_init(plan_flags *f) {
+  memset(f, 0, sizeof *f);
+  run_flags_init(&f->rf);
+}
+
+int plan_flags_table(plan_flags *f, const char *grid_name, cli_opt *o, int cap) {
+  int n = run_flags_table(&f->rf, o, cap - 8);
+  for (int i = 0; i < n; i++) {
+    int a = grid_axis_of_flag(o[i].name);
+    if (a < 0) continue;
+    snprintf(f->help[a], sizeof f->help[a], "%.150s (a comma list sweeps it: A,B,...)", o[i].help);
+    o[i].type = CLI_STR;
+    o[i].dest = &f->axis[a];
+    o[i].seen = NULL;
+    o[i].help = f->help[a];
+  }
+  o[n++] = (cli_opt){grid_name, NULL, CLI_STR, &f->grid_file, "FILE",
+                     "JSON spec: scenario, grid, configs, slo_ms, target_rate, gpu_hour_price (docs/planning.md)", NULL};
+  o[n++] = (cli_opt){"slo", NULL, CLI_LIST, &f->slo, "KEY=MS",
+                     "objective, repeatable: ttft_p99=2000, tpot_p99=50, e2el_p90=..., ttft_mean=...", NULL};
+  o[n++] = (cli_opt){"gpu-hour-price", NULL, CLI_STR, &f->price, "USD|GPU=USD,...",
+                     "USD per GPU-hour (default: the GPU config's price)", NULL};
+  o[n++] = (cli_opt){"jobs", "j", CLI_U32, &f->jobs, "N", "simulations in parallel on libuv's thread pool (default: all processors)", NULL};
+  o[n++] = (cli_opt){"progress", NULL, CLI_BOOL, &f->progress, NULL, "progress bar on stderr (default: when it is a terminal)",
+                     &f->seen_progress};
+  return n;
+}
+
+/* The option name (for messages) a given axis was set by. */
+static const char *flag_of(plan_flags *f, int a) {
+  const char *al = grid_axis_alias((grid_axis_id)a);
+  snprintf(f->names[a], sizeof f->names[a], "--%s%s%s", grid_axis_flag((grid_axis_id)a), al ? "/--" : "", al ? al : "");
+  return f->names[a];
+}
+
+int plan_flags_apply(plan_flags *f, scenario *base, grid_spec *g, sim_err *err) {
+  int rc;
+  scenario_default(base);
+  if (f->grid_file && (rc = grid_load(g, f->grid_file, err))) return rc;
+  if ((g->scenario_ref[0] || g->scenario_json) && f->rf.scenario)
+    return sim_errf(err, SIM_EINPUT, "--scenario and the \"scenario\" of %s: give the base scenario once", g->file);
+  if (g->scenario_ref[0]) {
+    char path[1024];
+    scenario_init(base);
+    if ((rc = cfg_find(CFG_SCENARIO, g->scenario_ref, path, sizeof path, err))) return sim_err_prefix(err, "%s: scenario", g->file);
+    if ((rc = scenario_load(base, path, err))) return rc;
+  } else if (g->scenario_json) {
+    scenario_init(base);
+    char what[1200];
+    snprintf(what, sizeof what, "%s: scenario", g->file);
+    if ((rc = scenario_parse(base, g->scenario_json, what, err))) return rc;
+  }
+  if ((rc = run_flags_apply(&f->rf, base, err))) return rc;
+  for (int a = 0; a < AX_COUNT; a++)
+    if (f->axis[a] && (rc = grid_set_axis_list(g, (grid_axis_id)a, f->axis[a], flag_of(f, a), err))) return rc;
+  if (g->n[AX_RATE] && g->n[AX_CONC])
+    return sim_errf(err, SIM_EINPUT, "request_rate and max_concurrency: sweep one load axis at a time");
+  for (int i = 0; i < f->slo.n; i++)
+    if ((rc = slo_add(&g->slo, f->slo.items[i], "--slo", err))) return rc;
+  if (f->price && (rc = price_parse(&g->price, f->price, "--gpu-hour-price", err))) return rc;
+  if (!grid_size(g)) return sim_errf(err, SIM_EINPUT, "the grid has more than %d points", GRID_MAX_POINTS);
+  return 0;
+}
+
+double plan_wall_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void plan_progress_start(plan_progress *p, const char *unit, bool enabled) {
+  p->unit = unit;
+  p->t0_s = p->last_s = plan_wall_s();
+  p->enabled = enabled;
+}
+
+void plan_progress_cb(void *ctx, size_t done, size_t total) {
+  plan_progress *p = ctx;
+  if (!p->enabled) return;
+  double now = plan_wall_s();
+  if (done < total && done > 0 && now - p->last_s < 0.1) return;
+  p->last_s = now;
+  enum { W = 30 };
+  int fill = total ? (int)(W * done / total) : W;
+  char bar[W + 1];
+  for (int i = 0; i < W; i++) bar[i] = i < fill ? '#' : '-';
+  bar[W] = 0;
+  double el = now - p->t0_s, rate = el > 0 ? (double)done / el : 0;
+  char eta[32] = "";
+  if (done && done < total && rate > 0) snprintf(eta, sizeof eta, "  ETA %.0f s", (double)(total - done) / rate);
+  fprintf(stderr, "\r[%s] %zu/%zu %s  %.1f/s%s   ", bar, done, total, p->unit, rate, eta);
+  if (done == total) fputc('\n', stderr);
+  fflush(stderr);
+}
+
+void plan_command_line(int argc, char **argv, char *buf, size_t n) {
+  size_t o = (size_t)snprintf(buf, n, "servesim");
+  for (int i = 0; i < argc && o < n; i++)
+    o += (size_t)snprintf(buf + o, n - o, strpbrk(argv[i], " \"'") ? " '%s'" : " %s", argv[i]);
+}

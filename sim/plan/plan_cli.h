@@ -1,0 +1,51 @@
+/* plan_cli.h: the command-line glue shared by `sweep` and `capacity`: the
+ * run flags (cli/run_flags.h) with the grid axes (--gpu, --tp, --replicas,
+ * --quantization, --kv-cache-dtype, --max-num-seqs, --max-num-batched-tokens,
+ * --request-rate, --max-concurrency, --rate-scale) taking comma lists, plus
+ * --grid FILE, --slo KEY=MS, --gpu-hour-price, --jobs; and the progress bar.
+ * Lives here rather than in cli/ because both subcommands share it; it only
+ * borrows cli.h's types. */
+#ifndef SIM_PLAN_CLI_H
+#define SIM_PLAN_CLI_H
+
+#include "cli/cli.h"
+#include "cli/run_flags.h"
+#include "plan/grid.h"
+
+typedef struct plan_flags {
+  run_flags rf;
+  const char *axis[AX_COUNT]; /* comma lists as given */
+  const char *grid_file;
+  cli_list slo;
+  const char *price;
+  uint32_t jobs;              /* 0 = all processors */
+  bool progress;              /* --[no-]progress; default: when stderr is a terminal */
+  bool seen_progress;
+  char help[AX_COUNT][200];   /* help texts of the list-valued axis flags */
+  char names[AX_COUNT][48];   /* "--tp" etc., for messages */
+} plan_flags;
+
+void plan_flags_init(plan_flags *f);
+/* Fills opts[0..cap) with the run flags (axes as lists) and the grid flags
+ * (--grid named `grid_name`, e.g. "grid" or "candidates"); returns the count. */
+int plan_flags_table(plan_flags *f, const char *grid_name, cli_opt *opts, int cap);
+/* Builds the base scenario and the grid: scenario_default, the spec file's
+ * scenario, the run flags, then the axes from flags; SLOs and prices merged
+ * (flags win). grid must be grid_init'ed. */
+int plan_flags_apply(plan_flags *f, scenario *base, grid_spec *g, sim_err *err);
+
+/* Progress bar on stderr: "[#####-----] 57/210 configs  12.3/s  ETA 13 s".
+ * Throttled to 10 updates a second; a newline when done. ctx: a plan_progress. */
+typedef struct plan_progress {
+  const char *unit;   /* "configs", "candidates" */
+  double t0_s;        /* wall clock at start */
+  double last_s;      /* last update */
+  bool enabled;
+} plan_progress;
+void plan_progress_start(plan_progress *p, const char *unit, bool enabled);
+void plan_progress_cb(void *ctx, size_t done, size_t total);
+double plan_wall_s(void);
+/* "servesim <cmd> args..." (argv[0] = the subcommand), arguments with spaces quoted. */
+void plan_command_line(int argc, char **argv, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,226 @@
+/* sweep.c: running a grid of simulations on the thread pool, one row per
+ * point, then the Pareto frontiers and the load curves (see sweep.h). Every
+ * worker touches only its own row and its own run_ctx; the base scenario and
+ * the grid are read-only while the pool runs. */
+#include "plan/sweep.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/pareto.h"
+
+void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price, sweep_row *row, run_ctx **keep) {
+  run_ctx *r = sim_calloc(1, sizeof *r);
+  sim_err err = {0, ""};
+  if (keep) *keep = NULL;
+  int rc = runner_prepare(r, sc, &err);
+  if (!rc) rc = runner_execute(r, NULL, &err);
+  snprintf(row->model, sizeof row->model, "%.63s", r->model.name[0] ? r->model.name : sc->model);
+  snprintf(row->gpu, sizeof row->gpu, "%.63s", r->gpu.name[0] ? r->gpu.name : sc->gpu);
+  const deploy_cfg *d = r->deploy.tp ? &r->deploy : &sc->deploy;
+  row->tp = d->tp ? d->tp : 1;
+  row->replicas = d->replicas ? d->replicas : 1;
+  row->gpus = row->tp * row->replicas;
+  row->weight_dtype = d->weight_dtype;
+  row->kv_dtype = d->kv_dtype;
+  row->max_num_seqs = d->max_num_seqs;
+  row->max_num_batched_tokens = d->max_num_batched_tokens;
+  row->max_concurrency = sc->max_concurrency;
+  row->rate_scale = sc->rate_scale;
+  row->mem = r->plan;
+  row->price_per_gpu_hour = r->gpu.name[0] ? price_lookup(price, &r->gpu) : 0;
+  row->usd_per_hour = row->gpus * row->price_per_gpu_hour;
+  row->usd_per_m_output = row->usd_per_m_total = INFINITY;
+  row->tput_per_gpu = row->tok_s_per_user = NAN;
+  if (rc) {
+    row->feasible = false;
+    snprintf(row->reason, sizeof row->reason, "%s", err.msg);
+    runner_free(r);
+    free(r);
+    return;
+  }
+  row->feasible = true;
+  row->reason[0] = 0;
+  row->offered_rate = r->tr_stats.rate_per_s;
+  row->sum = r->sum;
+  report_bottleneck(r, &row->bn);
+  slo_eval(r, slo, &row->slo);
+  const metrics_summary *s = &r->sum;
+  row->tput_per_gpu = s->output_throughput / row->gpus;
+  row->tok_s_per_user = s->tpot_ms.n && s->tpot_ms.mean > 0 ? 1000.0 / s->tpot_ms.mean : NAN;
+  if (row->price_per_gpu_hour > 0 && s->output_throughput > 0) {
+    row->usd_per_m_output = row->usd_per_hour / (s->output_throughput * 3600.0) * 1e6;
+    row->usd_per_m_total = row->usd_per_hour / (s->total_token_throughput * 3600.0) * 1e6;
+  }
+  if (keep) {
+    *keep = r;
+    return;
+  }
+  runner_free(r);
+  free(r);
+}
+
+int sweep_prepare(sweep_set *s, const scenario *base, const grid_spec *g, const slo_set *slo, const price_spec *price,
+                  sim_err *err) {
+  memset(s, 0, sizeof *s);
+  s->base = *base;
+  s->grid = *g;
+  s->slo = *slo;
+  s->price = *price;
+  s->n = grid_size(g);
+  if (!s->n) return sim_errf(err, SIM_EINPUT, "the grid has more than %d points", GRID_MAX_POINTS);
+  /* names first: a typo is a bad spec, not an infeasible configuration */
+  model_cfg m;
+  engine_cfg e;
+  gpu_cfg gc;
+  int rc;
+  if ((rc = cfg_model_load(&m, base->model, err))) return rc;
+  if ((rc = cfg_engine_load(&e, base->engine, err))) return rc;
+  if (!g->n[AX_GPU] && (rc = cfg_gpu_load(&gc, base->gpu, err))) return rc;
+  for (int i = 0; i < g->n[AX_GPU]; i++)
+    if ((rc = cfg_gpu_load(&gc, g->v[AX_GPU][i].s, err))) return sim_err_prefix(err, "%s", g->src[AX_GPU]);
+  for (size_t i = 0; i < g->n_configs; i++)
+    if (g->configs[i].set[AX_GPU] && (rc = cfg_gpu_load(&gc, g->configs[i].v[AX_GPU].s, err)))
+      return sim_err_prefix(err, "%s: configs[%zu].gpu", g->file, i);
+  trace t;
+  if ((rc = runner_load_workload(base, &t, err))) {
+    trace_free(&t);
+    return rc;
+  }
+  trace_free(&t);
+  s->rows = sim_calloc(s->n, sizeof *s->rows);
+  for (size_t i = 0; i < s->n; i++) {
+    sweep_row *r = &s->rows[i];
+    r->index = i;
+    grid_point_at(g, i, &r->pt);
+    grid_label(&r->pt, r->label, sizeof r->label);
+    scenario sc = *base;
+    if ((rc = grid_apply(&r->pt, &sc, err))) return sim_err_prefix(err, "grid point %zu (%s)", i, r->label);
+  }
+  return SIM_OK;
+}
+
+typedef struct run_job {
+  sweep_set *s;
+  pool_progress_fn progress;
+  void *pctx;
+} run_job;
+
+static void job_progress(void *ctx, size_t done, size_t total) {
+  run_job *j = ctx;
+  if (j->progress) j->progress(j->pctx, done, total);
+}
+
+static void work(void *ctx, size_t i) {
+  sweep_set *s = ((run_job *)ctx)->s;
+  sweep_row *r = &s->rows[i];
+  scenario *sc = sim_malloc(sizeof *sc);
+  *sc = s->base;
+  sim_err err;
+  if (grid_apply(&r->pt, sc, &err)) { /* checked in sweep_prepare */
+    r->feasible = false;
+    snprintf(r->reason, sizeof r->reason, "%s", err.msg);
+  } else {
+    sweep_eval(sc, &s->slo, &s->price, r, NULL);
+  }
+  free(sc);
+}
+
+static void pareto(sweep_set *s) {
+  double *x = sim_malloc((s->n + 1) * sizeof *x), *y = sim_malloc((s->n + 1) * sizeof *y);
+  double *z = sim_malloc((s->n + 1) * sizeof *z);
+  bool *valid = sim_malloc(s->n + 1), *on = sim_malloc(s->n + 1);
+  s->n_feasible = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    const sweep_row *r = &s->rows[i];
+    s->n_feasible += r->feasible;
+    valid[i] = r->feasible && r->sum.completed > 0;
+    x[i] = r->tput_per_gpu;
+    y[i] = r->tok_s_per_user;
+    z[i] = r->sum.ttft_ms.p99;
+  }
+  s->n_pareto_user = pareto_front(x, y, valid, s->n, true, true, on);
+  for (size_t i = 0; i < s->n; i++) s->rows[i].pareto_user = on[i];
+  s->n_pareto_ttft = pareto_front(x, z, valid, s->n, true, false, on);
+  for (size_t i = 0; i < s->n; i++) s->rows[i].pareto_ttft = on[i];
+  free(x), free(y), free(z), free(valid), free(on);
+}
+
+int sweep_execute(sweep_set *s, unsigned jobs, pool_progress_fn progress, void *pctx, sim_err *err) {
+  run_job j = {s, progress, pctx};
+  int rc = pool_run(s->n, jobs, work, job_progress, &j, err);
+  if (rc) return rc;
+  pareto(s);
+  return SIM_OK;
+}
+
+void sweep_free(sweep_set *s) {
+  free(s->rows);
+  s->rows = NULL;
+  s->n = 0;
+}
+
+/* ---- load curves --------------------------------------------------------------- */
+
+/* Insertion sort of row indices by offered rate, then index (curves are short). */
+static void sort_by_rate(const sweep_row *rows, size_t *v, size_t n) {
+  for (size_t i = 1; i < n; i++) {
+    size_t x = v[i], k = i;
+    while (k > 0 && (rows[v[k - 1]].offered_rate > rows[x].offered_rate ||
+                     (rows[v[k - 1]].offered_rate == rows[x].offered_rate && v[k - 1] > x))) {
+      v[k] = v[k - 1];
+      k--;
+    }
+    v[k] = x;
+  }
+}
+
+/* p99 TTFT of a row, +infinity when more than 1% of requests did not finish. */
+static double p99_ttft(const sweep_row *r) {
+  if (r->sum.total && (double)r->sum.unfinished > 0.01 * (double)r->sum.total) return INFINITY;
+  return r->sum.ttft_ms.p99;
+}
+
+size_t sweep_curves(const sweep_set *s, sweep_curve **out) {
+  bool *used = sim_calloc(s->n + 1, 1);
+  size_t nc = 0, cap = 0;
+  sweep_curve *cs = NULL;
+  double slo_ttft = slo_limit(&s->slo, SLO_TTFT);
+  for (size_t i = 0; i < s->n; i++) {
+    if (used[i] || !s->rows[i].feasible) continue;
+    sweep_curve c;
+    memset(&c, 0, sizeof c);
+    c.row = sim_malloc(s->n * sizeof *c.row);
+    for (size_t j = i; j < s->n; j++)
+      if (!used[j] && s->rows[j].feasible && grid_same_deployment(&s->rows[i].pt, &s->rows[j].pt)) {
+        used[j] = true;
+        c.row[c.n++] = j;
+      }
+    if (c.n < 2) {
+      free(c.row);
+      continue;
+    }
+    sort_by_rate(s->rows, c.row, c.n);
+    grid_point p = s->rows[i].pt;
+    p.set[AX_RATE] = p.set[AX_CONC] = p.set[AX_RATE_SCALE] = false;
+    grid_label(&p, c.label, sizeof c.label);
+    c.limit_ms = slo_ttft > 0 ? slo_ttft : 3.0 * p99_ttft(&s->rows[c.row[0]]);
+    c.knee = -1;
+    for (size_t k = 0; k < c.n; k++) {
+      const sweep_row *r = &s->rows[c.row[k]];
+      if (s->slo.n ? !r->slo.all_ok : p99_ttft(r) > c.limit_ms) break;
+      c.knee = (int)k;
+    }
+    SIM_GROW(cs, cap, nc + 1);
+    cs[nc++] = c;
+  }
+  free(used);
+  *out = cs;
+  return nc;
+}
+
+void sweep_curves_free(sweep_curve *c, size_t n) {
+  for (size_t i = 0; i < n; i++) free(c[i].row);
+  free(c);
+}

@@ -1,0 +1,342 @@
+/* report_html.c: the self-contained XHTML report (see report_html.h): the
+ * answer first, then the evidence as inline SVG charts (svg.h) and tables.
+ * Well-formed XML throughout: every element closed, text escaped, only
+ * numeric character references. No dates, so identical inputs give
+ * identical files. */
+#include "report/report_html.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/svg.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static const char *CSS =
+    "body{font-family:Helvetica,Arial,sans-serif;color:#222;max-width:1160px;margin:16px auto;padding:0 12px;"
+    "line-height:1.4;font-size:14px}"
+    "h1{font-size:22px;margin:8px 0}h2{font-size:17px;margin:26px 0 6px;border-bottom:1px solid #ccc}"
+    "h3{font-size:14px;margin:14px 0 4px}"
+    ".cmd{font-family:monospace;font-size:12px;background:#f4f4f4;padding:6px 8px;word-break:break-all}"
+    ".answer{background:#eef5ff;border-left:5px solid #1f77b4;padding:8px 14px;font-size:15px}"
+    ".row{display:flex;flex-wrap:wrap;gap:8px}"
+    "table{border-collapse:collapse;font-size:12px;margin:6px 0}"
+    "td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}th{background:#f0f0f0}"
+    "td.l,th.l{text-align:left}td.l:nth-child(2){white-space:nowrap}tr.best td{background:#e8f6e8;font-weight:bold}tr.bad td{color:#888}"
+    ".note{color:#555;font-size:12px}";
+
+static void esc(FILE *f, const char *s) { svg_escape(f, s); }
+
+void rh_para(FILE *f, const char *cls, const char *s) {
+  fprintf(f, "<p%s%s%s>", cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
+  esc(f, s);
+  fputs("</p>\n", f);
+}
+
+void rh_heading(FILE *f, int level, const char *s) {
+  fprintf(f, "<h%d>", level);
+  esc(f, s);
+  fprintf(f, "</h%d>\n", level);
+}
+
+void rh_td(FILE *f, bool left, const char *fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fputs(left ? "<td class=\"l\">" : "<td>", f);
+  esc(f, buf);
+  fputs("</td>", f);
+}
+
+void rh_th_row(FILE *f, const char *const *cols, int n, unsigned left_mask) {
+  fputs("<tr>", f);
+  for (int i = 0; i < n; i++) {
+    fputs(left_mask >> i & 1 ? "<th class=\"l\">" : "<th>", f);
+    esc(f, cols[i]);
+    fputs("</th>", f);
+  }
+  fputs("</tr>\n", f);
+}
+
+/* ---- shared with report_md.c ------------------------------------------------------ */
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+size_t report_latencies(const run_ctx *r, int metric, double **out) {
+  size_t n = r->cl.n_reqs, m = 0;
+  double *v = sim_malloc((n + 1) * sizeof *v);
+  for (size_t i = 0; i < n; i++) {
+    const request *q = &r->cl.reqs[i];
+    if (q->state != RQ_FINISHED) continue;
+    double ttft = (double)(q->first_token_ns - q->send_ns) / 1e6, e2el = (double)(q->finish_ns - q->send_ns) / 1e6;
+    if (metric == SLO_TTFT) v[m++] = ttft;
+    else if (metric == SLO_E2EL) v[m++] = e2el;
+    else if (q->generated > 1) v[m++] = (e2el - ttft) / (double)(q->generated - 1);
+  }
+  qsort(v, m, sizeof *v, cmp_d);
+  *out = v;
+  return m;
+}
+
+void report_run_summary(const run_ctx *r, const slo_set *slo, char *buf, size_t n) {
+  const metrics_summary *s = &r->sum;
+  const deploy_cfg *d = &r->deploy;
+  size_t o = 0;
+#define ADD(...) o += (size_t)snprintf(buf + o, o < n ? n - o : 0, __VA_ARGS__)
+  uint32_t gpus = d->tp * d->replicas;
+  ADD("%s on %u x %s (TP%u x %u replica%s, %s weights, %s KV cache) served %zu of %zu requests of %s "
+      "(%.2f req/s offered) in %.0f s: p99 TTFT %.0f ms, p99 TPOT %.1f ms, %.0f output tokens/s (%.0f per GPU).",
+      r->model.name, gpus, r->gpu.name, d->tp, d->replicas, d->replicas == 1 ? "" : "s", dtype_name(d->weight_dtype),
+      dtype_name(d->kv_dtype), s->completed, s->total, r->tr.source, r->tr_stats.rate_per_s, s->duration_s,
+      s->ttft_ms.p99, s->tpot_ms.p99, s->output_throughput, gpus ? s->output_throughput / gpus : 0);
+  if (s->unfinished) ADD(" %zu requests were still unfinished when the run stopped.", s->unfinished);
+  if (slo && slo->n) {
+    slo_result res;
+    slo_eval(r, slo, &res);
+    if (res.all_ok) ADD(" Every objective is met (");
+    else ADD(" Objectives missed (");
+    for (int k = 0; k < slo->n; k++)
+      ADD("%s%s %.1f ms %s %g", k ? ", " : "", slo->it[k].key, res.value_ms[k], res.ok[k] ? "<=" : ">",
+          slo->it[k].limit_ms);
+    ADD(").");
+  }
+  bottleneck b;
+  report_bottleneck(r, &b);
+  ADD(" Binding limit: %s. %s", limit_name(b.primary), b.explain);
+  for (uint32_t i = 0; i < r->sc.n_failures; i++)
+    ADD(" What-if: replica %u is lost at %g s.", r->sc.failures[i].replica, r->sc.failures[i].at_s);
+  if (r->sc.traffic.kind != WARP_NONE) {
+    char w[128];
+    warp_describe(&r->sc.traffic, w, sizeof w);
+    ADD(" What-if: %s.", w);
+  }
+#undef ADD
+}
+
+/* ---- memory ----------------------------------------------------------------------- */
+
+void rh_memory_bars(FILE *f, const char *title, const char *const *labels, const mem_plan *const *mp, int n) {
+  static const char *const seg[] = {"weights", "activations", "CUDA graphs", "runtime", "KV cache", "reserve"};
+  static const char *const col[] = {"#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#2ca02c", "#cccccc"};
+  double *v = sim_calloc((size_t)n * 6 + 1, sizeof *v);
+  for (int b = 0; b < n; b++) {
+    const mem_plan *m = mp[b];
+    double *x = v + b * 6;
+    x[0] = m->weights_bytes / GIB;
+    x[1] = m->activation_bytes / GIB;
+    x[2] = m->cuda_graph_bytes / GIB;
+    x[3] = m->runtime_bytes / GIB;
+    x[4] = m->kv_bytes > 0 ? m->kv_bytes / GIB : 0;
+    x[5] = (m->device_bytes - m->budget_bytes) / GIB;
+  }
+  svg_stacked_bars(f, 1140, title, "GiB per GPU (reserve = memory outside gpu_memory_utilization)", seg, col, 6,
+                   labels, v, n, 0);
+  free(v);
+}
+
+/* ---- a run ------------------------------------------------------------------------- */
+
+static void key_numbers(FILE *f, const run_ctx *r) {
+  const metrics_summary *s = &r->sum;
+  fputs("<table><tr><th class=\"l\">metric</th><th>mean</th><th>median</th><th>p90</th><th>p99</th></tr>\n", f);
+  const char *names[] = {"TTFT (ms)", "TPOT (ms)", "ITL (ms)", "E2E latency (ms)", "queueing (ms)"};
+  const dist_stats *d[] = {&s->ttft_ms, &s->tpot_ms, &s->itl_ms, &s->e2el_ms, &s->queue_ms};
+  for (int i = 0; i < 5; i++) {
+    fputs("<tr>", f);
+    rh_td(f, true, "%s", names[i]);
+    rh_td(f, false, "%.1f", d[i]->mean);
+    rh_td(f, false, "%.1f", d[i]->median);
+    rh_td(f, false, "%.1f", d[i]->p90);
+    rh_td(f, false, "%.1f", d[i]->p99);
+    fputs("</tr>\n", f);
+  }
+  fputs("</table>\n<table>", f);
+  fputs("<tr>", f);
+  rh_td(f, true, "completed / unfinished / rejected");
+  rh_td(f, false, "%zu / %zu / %zu", s->completed, s->unfinished, s->rejected);
+  fputs("</tr><tr>", f);
+  rh_td(f, true, "request / output token throughput");
+  rh_td(f, false, "%.2f req/s / %.0f tok/s", s->request_throughput, s->output_throughput);
+  fputs("</tr><tr>", f);
+  rh_td(f, true, "mean batch, steps, preemptions");
+  rh_td(f, false, "%.1f seqs, %llu steps, %llu", s->mean_batch_seqs, (unsigned long long)s->steps,
+     (unsigned long long)r->cl.m.preemptions);
+  fputs("</tr><tr>", f);
+  rh_td(f, true, "cost model");
+  rh_td(f, false, "%s", r->cost_source);
+  fputs("</tr></table>\n", f);
+}
+
+static void cdf_chart(FILE *f, const run_ctx *r, const slo_set *slo, int metric, const char *title) {
+  double *v;
+  size_t n = report_latencies(r, metric, &v);
+  if (!n) {
+    free(v);
+    return;
+  }
+  double lo = v[0] > 0.1 ? v[0] : 0.1, hi = v[n - 1];
+  for (int k = 0; slo && k < slo->n; k++)
+    if ((int)slo->it[k].metric == metric && slo->it[k].limit_ms * 1.3 > hi) hi = slo->it[k].limit_ms * 1.3;
+  svg_nice_range(&lo, &hi, true);
+  svg_chart c;
+  svg_chart_begin(&c, f, 374, 280, title, (svg_axis){lo, hi, true, "milliseconds (log scale)"},
+                  (svg_axis){0, 1, false, "fraction of requests"});
+  enum { P = 600 };
+  size_t m = n < P ? n : P;
+  double x[P], y[P];
+  for (size_t i = 0; i < m; i++) {
+    size_t k = m == 1 ? 0 : (size_t)((double)i * (double)(n - 1) / (double)(m - 1) + 0.5);
+    x[i] = v[k] > lo ? v[k] : lo;
+    y[i] = (double)(k + 1) / (double)n;
+  }
+  svg_line(&c, x, y, m, svg_color(0), 2, NULL);
+  double p50 = v[(n - 1) / 2], p99 = v[(size_t)floor(0.99 * (double)(n - 1))];
+  char lab[96];
+  snprintf(lab, sizeof lab, p50 >= 100 ? "p50 %.0f ms" : "p50 %.3g ms", p50);
+  svg_marker(&c, p50, 0.5, svg_color(0), 4, lab);
+  snprintf(lab, sizeof lab, p99 >= 100 ? "p99 %.0f ms" : "p99 %.3g ms", p99);
+  svg_marker(&c, p99, 0.99, svg_color(0), 4, lab);
+  for (int k = 0; slo && k < slo->n; k++)
+    if ((int)slo->it[k].metric == metric) {
+      snprintf(lab, sizeof lab, "SLO %s %g ms", slo->it[k].key, slo->it[k].limit_ms);
+      svg_vline(&c, slo->it[k].limit_ms, "#d62728", "6,3", lab);
+      if (slo->it[k].pct > 0) svg_hline(&c, slo->it[k].pct / 100, "#999999", "2,3", NULL);
+    }
+  svg_chart_end(&c);
+  free(v);
+}
+
+/* Marks failures and traffic shapes on a timeline. */
+static void whatif_lines(svg_chart *c, const run_ctx *r) {
+  char lab[96];
+  for (uint32_t i = 0; i < r->sc.n_failures; i++) {
+    snprintf(lab, sizeof lab, "replica %u lost", r->sc.failures[i].replica);
+    svg_vline(c, r->sc.failures[i].at_s, "#d62728", "4,3", lab);
+  }
+  const traffic_warp *w = &r->sc.traffic;
+  if (w->kind != WARP_NONE) {
+    snprintf(lab, sizeof lab, "traffic x%g", w->factor);
+    svg_vline(c, w->t0_s, "#9467bd", "4,3", w->kind == WARP_STEP ? lab : "ramp starts");
+    if (w->kind == WARP_RAMP) svg_vline(c, w->t1_s, "#9467bd", "4,3", lab);
+  }
+}
+
+static void timelines(FILE *f, const run_ctx *r) {
+  const metrics_rec *m = &r->cl.m;
+  if (m->n_ts < 2) return;
+  enum { P = 600 };
+  size_t k = (m->n_ts + P - 1) / P, n = 0;
+  double t[P], wait[P], run[P], kv[P], kvmax[P];
+  for (size_t i = 0; i < m->n_ts && n < P; i += k, n++) {
+    t[n] = (double)m->ts[i].t_ns / 1e9;
+    wait[n] = run[n] = kv[n] = kvmax[n] = 0;
+    for (size_t j = i; j < i + k && j < m->n_ts; j++) { /* bucket maxima keep the spikes */
+      const ts_row *q = &m->ts[j];
+      wait[n] = fmax(wait[n], q->waiting + q->client_queue);
+      run[n] = fmax(run[n], q->running);
+      kv[n] = fmax(kv[n], 100.0 * q->kv_usage_mean);
+      kvmax[n] = fmax(kvmax[n], 100.0 * q->kv_usage_max);
+    }
+  }
+  double t1 = t[n - 1];
+  const struct {
+    const char *title, *ylab;
+    double *y, *y2;
+    const char *l1, *l2;
+  } ch[] = {{"Requests waiting (replica queues + client)", "requests", wait, NULL, NULL, NULL},
+            {"Running batch (sequences in the step, all replicas)", "sequences", run, NULL, NULL, NULL},
+            {"KV cache usage", "% of the KV pool", kv, kvmax, "mean over replicas", "busiest replica"}};
+  fputs("<div class=\"row\">\n", f);
+  for (size_t c = 0; c < SIM_ARRAY_LEN(ch); c++) {
+    double lo = 0, hi = 1;
+    for (size_t i = 0; i < n; i++) hi = fmax(hi, fmax(ch[c].y[i], ch[c].y2 ? ch[c].y2[i] : 0));
+    if (ch[c].y2) hi = 100;
+    svg_nice_range(&lo, &hi, false);
+    double x0 = 0, x1 = t1;
+    svg_nice_range(&x0, &x1, false);
+    svg_chart sc;
+    svg_chart_begin_legend(&sc, f, 374, 250, ch[c].title, (svg_axis){x0, x1, false, "time (s)"},
+                           (svg_axis){lo, hi, false, ch[c].ylab}, ch[c].y2 ? 2 : 0);
+    if (ch[c].y2) svg_line(&sc, t, ch[c].y2, n, svg_color(1), 1.2, NULL);
+    svg_line(&sc, t, ch[c].y, n, svg_color(0), 1.6, NULL);
+    if (ch[c].y2) {
+      svg_legend(&sc, svg_color(0), ch[c].l1, false);
+      svg_legend(&sc, svg_color(1), ch[c].l2, false);
+    }
+    whatif_lines(&sc, r);
+    svg_chart_end(&sc);
+  }
+  fputs("</div>\n", f);
+}
+
+static void run_sections(FILE *f, const run_ctx *r, const slo_set *slo, const char *what) {
+  char h[256];
+  snprintf(h, sizeof h, "%s: latency distributions", what);
+  rh_heading(f, 2, h);
+  rh_para(f, "note", "Cumulative distributions over completed requests (vLLM's definitions); red dashed lines are the "
+                  "objectives, the dotted line their percentile.");
+  fputs("<div class=\"row\">\n", f);
+  cdf_chart(f, r, slo, SLO_TTFT, "Time to first token");
+  cdf_chart(f, r, slo, SLO_TPOT, "Time per output token");
+  cdf_chart(f, r, slo, SLO_E2EL, "End-to-end latency");
+  fputs("</div>\n", f);
+  key_numbers(f, r);
+  snprintf(h, sizeof h, "%s: over time", what);
+  rh_heading(f, 2, h);
+  timelines(f, r);
+  snprintf(h, sizeof h, "%s: memory per GPU", what);
+  rh_heading(f, 2, h);
+  char lab[160];
+  snprintf(lab, sizeof lab, "%s TP%u %s", r->gpu.name, r->deploy.tp, dtype_name(r->deploy.weight_dtype));
+  const char *labels[] = {lab};
+  const mem_plan *mp[] = {&r->plan};
+  rh_memory_bars(f, "Memory plan of one GPU", labels, mp, 1);
+  snprintf(h, sizeof h, "KV cache: %.1f KiB per token, %u blocks of %u tokens = %llu tokens per replica.",
+           r->plan.kv_bytes_per_token / 1024, r->plan.kv_blocks, r->plan.block_tokens,
+           (unsigned long long)r->plan.kv_tokens);
+  rh_para(f, "note", h);
+}
+
+/* ---- the document ------------------------------------------------------------------ */
+
+int report_html(const report_doc *d, FILE *f, sim_err *err) {
+  const char *kind = d->cap ? "capacity" : d->sweep ? "sweep" : "run";
+  fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n"
+        "<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta charset=\"UTF-8\"/>\n",
+        f);
+  fprintf(f, "<title>servesim %s report</title>\n<style>%s</style>\n</head>\n<body>\n", kind, CSS);
+  fprintf(f, "<h1>servesim %s report</h1>\n", kind);
+  if (d->command) rh_para(f, "cmd", d->command);
+  char *sum = sim_malloc(8192);
+  if (d->cap) snprintf(sum, 8192, "%s", d->cap->summary);
+  else if (d->sweep) sweep_summary(d->sweep, sum, 8192);
+  else if (d->run) report_run_summary(d->run, d->slo, sum, 8192);
+  else sum[0] = 0;
+  fputs("<div class=\"answer\"><h3>The answer</h3>\n", f);
+  rh_para(f, NULL, sum);
+  fputs("</div>\n", f);
+  free(sum);
+  if (d->cap) rh_capacity_sections(f, d->cap);
+  if (d->sweep) rh_sweep_sections(f, d->sweep);
+  if (d->run) {
+    if (d->cap) {
+      char s[4096];
+      report_run_summary(d->run, d->slo, s, sizeof s);
+      rh_heading(f, 2, "The recommendation, simulated at the target rate");
+      rh_para(f, NULL, s);
+    }
+    run_sections(f, d->run, d->slo, d->cap ? "Verification run" : "Run");
+  }
+  rh_para(f, "note", "Generated by servesim " SERVESIM_VERSION ". Simulated, not measured: see the cost model line "
+                  "for what served the step times.");
+  fputs("</body>\n</html>\n", f);
+  if (ferror(f)) return sim_errf(err, SIM_EINPUT, "write failed");
+  return SIM_OK;
+}

@@ -1,0 +1,51 @@
+/* report_html.h: reports people read: one self-contained XHTML file (inline
+ * SVG charts, inline CSS, no scripts, no network) or Markdown, for `run`,
+ * `sweep` and `capacity`. What a report holds depends on what it is given:
+ *   a run (or capacity's verification run): TTFT/TPOT/E2EL CDFs with the SLO
+ *     lines, timelines of the queue, the running batch and KV usage, the
+ *     memory breakdown;
+ *   a sweep: the Pareto frontiers, latency and throughput vs request rate
+ *     with the knee marked (sweep_curves), the memory breakdown of each
+ *     deployment, the results table;
+ *   a capacity search: latency and throughput vs rate from the probes with
+ *     the knee (max rate at the SLOs) marked, the candidates' verdicts, the
+ *     memory breakdown of each candidate, the recommendation;
+ * always: a plain-language summary of the answer first, and the command.
+ * Well-formed XML (xmllint --noout passes); deterministic (no dates). */
+#ifndef SIM_REPORT_HTML_H
+#define SIM_REPORT_HTML_H
+
+#include <stdio.h>
+
+#include "plan/capacity.h"
+#include "plan/slo.h"
+#include "plan/sweep.h"
+
+typedef struct report_doc {
+  const char *command;      /* command line shown in the report, or NULL */
+  const run_ctx *run;       /* a finished run, or NULL */
+  const slo_set *slo;       /* objectives (lines on the CDFs), or NULL */
+  const sweep_set *sweep;   /* or NULL */
+  const capacity_set *cap;  /* or NULL */
+} report_doc;
+
+int report_html(const report_doc *d, FILE *f, sim_err *err);
+int report_md(const report_doc *d, FILE *f, sim_err *err);
+
+/* Shared by the HTML and Markdown writers. */
+/* The summary paragraph of a single run. */
+void report_run_summary(const run_ctx *r, const slo_set *slo, char *buf, size_t n);
+/* Sorted per-request latencies of finished requests (ms), for CDFs; caller frees. */
+size_t report_latencies(const run_ctx *r, int metric /* slo_metric */, double **out);
+
+/* XHTML pieces shared by report_html.c and report_html_plan.c (text escaped). */
+void rh_para(FILE *f, const char *cls, const char *s);
+void rh_heading(FILE *f, int level, const char *s);
+void rh_td(FILE *f, bool left, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Header row; bit i of left_mask left-aligns column i. */
+void rh_th_row(FILE *f, const char *const *cols, int n, unsigned left_mask);
+void rh_memory_bars(FILE *f, const char *title, const char *const *labels, const mem_plan *const *mp, int n);
+void rh_sweep_sections(FILE *f, const sweep_set *s);
+void rh_capacity_sections(FILE *f, const capacity_set *s);
+
+#endif

@@ -1,0 +1,315 @@
+/* test_planning_cli.c: plan, sweep and capacity end to end through the
+ * binary: the classic check and the refusal (exit 2), sweep output that does
+ * not depend on --jobs, infeasible rows, capacity's bisection (monotone,
+ * within tolerance, verified), bad specs (exit 2 naming the flag or field),
+ * and reports that are well-formed XHTML (xmllint --noout, skipped when
+ * xmllint is absent). Workloads are small generated ones, except one sweep
+ * over the Azure conversation trace (skipped when ../shared is absent). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "testutil.h"
+
+static char out[1 << 20], err[1 << 16];
+
+static const char *tmp(const char *name) {
+  static char buf[8][512];
+  static int k;
+  char *b = buf[k++ % 8];
+  snprintf(b, 512, "/tmp/servesim_plan_%d_%s", getpid(), name);
+  unlink(b);
+  return b;
+}
+
+static cJSON *load_json(const char *path) {
+  char *t = tu_slurp(path, NULL);
+  cr_assert(t, "%s missing", path);
+  cJSON *j = cJSON_Parse(t);
+  free(t);
+  cr_assert(j, "%s: invalid JSON", path);
+  return j;
+}
+
+static double jnum(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static bool have_xmllint(void) { return system("xmllint --version >/dev/null 2>&1") == 0; }
+
+static void assert_wellformed(const char *path) {
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "xmllint --noout %s", path);
+  cr_assert_eq(system(cmd), 0, "%s is not well-formed XML", path);
+}
+
+#define SMALL                                                                                                 \
+  "--model llama-3.1-8b --max-model-len 8192 --num-prompts 120 --random-input-len 512 --random-output-len 64 " \
+  "--random-range-ratio 0.5"
+
+Test(planning_cli, help) {
+  const char *cmds[] = {"plan --help", "sweep --help", "capacity --help"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    cr_assert_eq(tu_run_cli(cmds[i], out, sizeof out, err, sizeof err), 0, "%s: %s", cmds[i], err);
+    cr_assert(strstr(out, "usage") && strstr(out, "--tp"), "%s", cmds[i]);
+  }
+  tu_run_cli("sweep --help", out, sizeof out, err, sizeof err);
+  cr_assert(strstr(out, "--jobs") && strstr(out, "--grid") && strstr(out, "--traffic-step"), "%s", out);
+  tu_run_cli("capacity --help", out, sizeof out, err, sizeof err);
+  cr_assert(strstr(out, "--target-rate") && strstr(out, "--candidates") && strstr(out, "--rel-tol"), "%s", out);
+}
+
+Test(planning_cli, plan_classic_check_and_refusal) {
+  int rc = tu_run_cli("plan --model llama-3.1-70b --gpu h100-sxm --tp 1 --dtype fp16", out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 2, "a 70B FP16 model on one H100 cannot start: exit %d", rc);
+  cr_assert(strstr(err, "cannot start") && strstr(err, "131.4 GiB") && strstr(err, "exceed"), "%s", err);
+  cr_assert(strstr(out, "141.1 GB"), "weights in GB: %s", out);
+  cr_assert(strstr(out, "at least 2 GPUs"), "%s", out);
+  cr_assert(strstr(out, "7.06 TB/s"), "%s", out);
+  cr_assert(strstr(out, "3.35 TB/s"), "%s", out);
+}
+
+Test(planning_cli, plan_json) {
+  const char *j = tmp("plan.json");
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "plan --gpu h200 --tp 4 --context 4096 --prompt-len 2000 --json %s", j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "Largest batch at 4096 tokens"), "%s", out);
+  cJSON *root = load_json(j);
+  cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "fits")));
+  const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory_per_gpu");
+  cr_assert_float_eq(jnum(mem, "kv_bytes_per_token"), 81920, 0);
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
+  cr_assert_eq(jnum(b, "max_batch_memory"), floor(jnum(mem, "kv_blocks") / 256));
+  const cJSON *pf = cJSON_GetObjectItemCaseSensitive(root, "prefill");
+  cr_assert_eq(jnum(pf, "context_tokens"), 2000);
+  cJSON_Delete(root);
+  /* bad flags */
+  cr_assert_eq(tu_run_cli("plan --context x", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--context"), "%s", err);
+  cr_assert_eq(tu_run_cli("plan --tp 3", out, sizeof out, err, sizeof err), 2);
+  unlink(j);
+}
+
+Test(planning_cli, sweep_is_deterministic_across_jobs) {
+  const char *a = tmp("a.json"), *b = tmp("b.json"), *c = tmp("a.csv");
+  char cmd[2048];
+  const char *args = "sweep " SMALL " --gpu h100-sxm,l40s --tp 1,2 --max-num-seqs 16,128 --request-rate 4,30 "
+                     "--slo ttft_p99=1000 --slo tpot_p99=40";
+  snprintf(cmd, sizeof cmd, "%s --jobs 1 --json %s --csv %s", args, a, c);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(err[0], 0, "no progress bar when stderr is not a terminal: %s", err);
+  cr_assert(strstr(out, "swept 16 configurations"), "%s", out);
+  snprintf(cmd, sizeof cmd, "%s --jobs 2 --json %s", args, b);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  size_t la, lb;
+  char *ja = tu_slurp(a, &la), *jb = tu_slurp(b, &lb);
+  cr_assert(ja && jb);
+  cr_assert_eq(la, lb);
+  cr_assert(memcmp(ja, jb, la) == 0, "--jobs must not change the output");
+  cJSON *root = cJSON_Parse(ja);
+  const cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "results");
+  cr_assert_eq(cJSON_GetArraySize(res), 16);
+  int i = 0;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, res) cr_assert_eq(jnum(r, "index"), i++, "sorted by grid index");
+  const cJSON *p = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "pareto"),
+                                                     "throughput_per_gpu_vs_tokens_per_user");
+  cr_assert_gt(cJSON_GetArraySize(p), 0);
+  cJSON_Delete(root);
+  char *csv = tu_slurp(c, NULL);
+  cr_assert(csv && strstr(csv, "index,label,feasible"), "CSV header");
+  int lines = 0;
+  for (char *q = csv; *q; q++) lines += *q == '\n';
+  cr_assert_eq(lines, 17);
+  free(csv), free(ja), free(jb);
+  unlink(a), unlink(b), unlink(c);
+}
+
+Test(planning_cli, sweep_lists_infeasible_configs) {
+  int rc = tu_run_cli("sweep --num-prompts 30 --tp 1,2,4 --gpu h100-sxm", out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "infeasible points are results, not a failure: %s", err);
+  cr_assert(strstr(out, "cannot start"), "%s", out);
+  cr_assert(strstr(out, "3 configurations: 1 ran, 2 could not start"), "%s", out);
+}
+
+Test(planning_cli, bad_sweep_specs_exit_2) {
+  const char *g = tu_tmpfile(".json", "{\"grid\": {\"tensor_parallel_size\": [1, 2], \"gpus\": [\"h200\"]}}");
+  const char *g2 = tu_tmpfile(".json", "{\"grid\": {\"max_num_seqs\": [16, -4]}}");
+  char c1[1024], c2[1024];
+  snprintf(c1, sizeof c1, "sweep --num-prompts 10 --grid %s", g);
+  snprintf(c2, sizeof c2, "sweep --num-prompts 10 --grid %s", g2);
+  const struct {
+    const char *args, *e1, *e2;
+  } bad[] = {
+      {"sweep --num-prompts 10 --tp 2,x", "--tp", "'x'"},
+      {"sweep --num-prompts 10 --quantization none,fp7", "--quantization", "fp7"},
+      {"sweep --num-prompts 10 --gpu h200,nosuchgpu", "nosuchgpu", "--gpu"},
+      {"sweep --num-prompts 10 --slo ttft_p99", "--slo", "KEY=MS"},
+      {"sweep --num-prompts 10 --slo latency_p99=5", "--slo", "unknown objective"},
+      {"sweep --num-prompts 10 --gpu-hour-price cheap", "--gpu-hour-price", "cheap"},
+      {"sweep --num-prompts 10 --request-rate 1,2 --max-concurrency 4,8", "request_rate", "one load axis"},
+      {c1, "gpus", g},
+      {c2, "grid.max_num_seqs[1]", "-4"},
+      {"sweep --grid /nonexistent/grid.json", "/nonexistent/grid.json", ""},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int rc = tu_run_cli(bad[i].args, out, sizeof out, err, sizeof err);
+    cr_assert_eq(rc, 2, "%s: exit %d", bad[i].args, rc);
+    cr_assert(strstr(err, bad[i].e1) && strstr(err, bad[i].e2), "%s: %s", bad[i].args, err);
+  }
+}
+
+Test(planning_cli, bad_capacity_specs_exit_2) {
+  const struct {
+    const char *args, *e1, *e2;
+  } bad[] = {
+      {"capacity " SMALL " --target-rate 5", "--slo", "objective"},
+      {"capacity " SMALL " --slo ttft_p99=1000", "--target-rate", "required"},
+      {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 0", "--target-rate", "> 0"},
+      {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 5 --replicas 1,2", "replicas", "computes"},
+      {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 5 --request-rate 3", "request_rate", "searches"},
+      {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 5 --max-concurrency 8", "max", "open-loop"},
+      {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 5 --rel-tol 0", "--rel-tol", "(0, 1]"},
+      {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 5 --max-probes 1", "--max-probes", "[2,"},
+      {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 5 --tp 1,y", "--tp", "'y'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int rc = tu_run_cli(bad[i].args, out, sizeof out, err, sizeof err);
+    cr_assert_eq(rc, 2, "%s: exit %d", bad[i].args, rc);
+    cr_assert(strstr(err, bad[i].e1) && strstr(err, bad[i].e2), "%s: %s", bad[i].args, err);
+  }
+}
+
+Test(planning_cli, capacity_bisection_and_recommendation) {
+  const char *j = tmp("cap.json");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "capacity --model llama-3.1-8b --max-model-len 8192 --num-prompts 200 --random-input-len 1024 --random-output-len 128 "
+           "--random-range-ratio 0.5 --gpu h100-sxm,l40s --tp 1,2 --slo ttft_p99=1500 --slo tpot_p99=40 "
+           "--target-rate 60 --rel-tol 0.03 --json %s",
+           j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "recommended"), "%s", out);
+  cJSON *root = load_json(j);
+  double maxr = jnum(root, "max_request_rate");
+  cr_assert(maxr > 0, "max_request_rate %g", maxr);
+  const cJSON *rec = cJSON_GetObjectItemCaseSensitive(root, "recommendation");
+  cr_assert(cJSON_IsObject(rec));
+  cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "verified")));
+  double reps = jnum(rec, "replicas");
+  cr_assert_geq(reps, ceil(60 / maxr) - 1e-9, "at least ceil(target / per-replica rate) replicas");
+  cr_assert_leq(reps, ceil(60 / maxr) + 4);
+  const cJSON *c;
+  double best_cost = jnum(rec, "usd_per_hour");
+  cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(root, "candidates")) {
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(c, "why");
+    cr_assert(cJSON_IsString(why) && why->valuestring[0], "every candidate says why");
+    double m = jnum(c, "max_request_rate");
+    if (isnan(m)) continue;
+    /* the bisection: passing probes all below failing ones, stopped within tolerance */
+    double lo_fail = INFINITY, hi_pass = 0;
+    const cJSON *p;
+    int n = 0;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(c, "probes")) {
+      double r = jnum(p, "rate");
+      if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "meets_slo"))) hi_pass = fmax(hi_pass, r);
+      else lo_fail = fmin(lo_fail, r);
+      n++;
+    }
+    cr_assert_leq(n, 24);
+    cr_assert_float_eq(hi_pass, m, 1e-9, "max_request_rate is the highest passing probe");
+    cr_assert_lt(hi_pass, lo_fail, "monotone: no failing probe below a passing one");
+    cr_assert_leq(lo_fail, m * 1.03 * (1 + 1e-9), "stops within the 3%% tolerance");
+    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(c, "usd_per_hour")) &&
+        !strcmp(cJSON_GetObjectItemCaseSensitive(c, "verification")->valuestring, "passed"))
+      cr_assert_geq(jnum(c, "usd_per_hour"), best_cost - 1e-9, "the recommendation is the cheapest verified");
+  }
+  cJSON_Delete(root);
+  unlink(j);
+}
+
+Test(planning_cli, capacity_when_nothing_meets_the_slos) {
+  const char *j = tmp("none.json");
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "capacity " SMALL " --tp 1 --slo tpot_p99=1 --target-rate 5 --json %s", j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "no answer is still an answer: %s", err);
+  cr_assert(strstr(out, "No candidate serves"), "%s", out);
+  cJSON *root = load_json(j);
+  cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(root, "max_request_rate")));
+  cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(root, "recommendation")));
+  const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "candidates"), 0);
+  const char *why = cJSON_GetObjectItemCaseSensitive(c, "why")->valuestring;
+  cr_assert(strstr(why, "decode step at batch 1") && strstr(why, "HBM bandwidth"), "%s", why);
+  cJSON_Delete(root);
+  unlink(j);
+}
+
+Test(planning_cli, reports_are_wellformed) {
+  const char *h1 = tmp("run.html"), *m1 = tmp("run.md"), *h2 = tmp("sweep.html"), *m2 = tmp("sweep.md");
+  const char *h3 = tmp("cap.html"), *m3 = tmp("cap.md");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "run " SMALL " --request-rate 10 --replicas 2 --fail-replica 1@5 --traffic-step 4:2 --slo ttft_p99=500 "
+           "--report %s --report-md %s --quiet", h1, m1);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  snprintf(cmd, sizeof cmd, "sweep " SMALL " --tp 1,2 --request-rate 5,20,80 --report %s --report-md %s --quiet", h2, m2);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  snprintf(cmd, sizeof cmd,
+           "capacity " SMALL " --tp 1,2 --slo ttft_p99=800 --target-rate 30 --report %s --report-md %s --quiet", h3, m3);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  const char *html[] = {h1, h2, h3}, *md[] = {m1, m2, m3};
+  const char *must[] = {"Time to first token", "Pareto frontier", "Candidates"};
+  for (int i = 0; i < 3; i++) {
+    char *t = tu_slurp(html[i], NULL);
+    cr_assert(t && strstr(t, "<svg") && strstr(t, "The answer") && strstr(t, must[i]), "%s", html[i]);
+    cr_assert(!strstr(t, "<script"), "no scripts");
+    cr_assert(!strstr(t, "https://"), "no network references");
+    free(t);
+    t = tu_slurp(md[i], NULL);
+    cr_assert(t && strstr(t, "**The answer.**"), "%s", md[i]);
+    free(t);
+  }
+  char *t = tu_slurp(h1, NULL);
+  cr_assert(strstr(t, "replica 1 lost") && strstr(t, "traffic x2"), "what-ifs are marked on the timelines");
+  free(t);
+  if (!have_xmllint()) {
+    for (int i = 0; i < 3; i++) unlink(html[i]), unlink(md[i]);
+    cr_skip_test("xmllint is not installed");
+  }
+  for (int i = 0; i < 3; i++) assert_wellformed(html[i]);
+  /* and xmllint does catch a broken file */
+  const char *broken = tu_tmpfile(".html", "<html><body><p>unclosed</body></html>");
+  char c2[600];
+  snprintf(c2, sizeof c2, "xmllint --noout %s 2>/dev/null", broken);
+  cr_assert_neq(system(c2), 0);
+  for (int i = 0; i < 3; i++) unlink(html[i]), unlink(md[i]);
+}
+
+Test(planning_cli, sweep_over_the_azure_conversation_trace) {
+  const char *tr = tu_shared("traces/azure2023_conv.csv");
+  if (!tr) cr_skip_test("../shared/traces/azure2023_conv.csv is absent");
+  const char *j = tmp("conv.json");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "sweep --trace %s --window 0:300 --tp 2,4 --request-rate 2,8 --traffic-step 120:2 --json %s --quiet", tr, j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cJSON *root = load_json(j);
+  const cJSON *r;
+  int n = 0;
+  cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(root, "results")) {
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "feasible")));
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "metrics");
+    cr_assert_gt(jnum(m, "completed"), 100);
+    n++;
+  }
+  cr_assert_eq(n, 4);
+  cJSON_Delete(root);
+  unlink(j);
+}
