@@ -9,103 +9,25 @@
  *   - Hugging Face config.json files (models/) carry dozens of keys servesim
  *     does not need; those are ignored, the needed ones must be present with
  *     the right type.
- * Every error is SIM_EINPUT with "<what>:<line>: <key>: <problem>"; <what>
- * names the file and <line> is the line of the key's first occurrence in the
- * text (omitted when it cannot be found).
+ * Both read through config/jsonx.h: every error is SIM_EINPUT with
+ * "<what>:<line>: <key>: <problem>"; <what> names the file and <line> is the
+ * line of the offending key in the text (omitted for a missing key).
  *
  * Invariants on success: all figures of a gpu_cfg are > 0 except flops of
  * dtypes without native support (0) and price (0 = unknown); an engine_cfg's
  * efficiencies lie in (0, 1], gemm_blend >= 1, block_size is a power of two
  * in 8..128; a model_cfg's head counts divide as the architecture requires and
  * its parameter counts are filled. */
-#include <cJSON.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config/cfg.h"
+#include "config/jsonx.h"
 
 #define MIB 1048576.0
 
-/* ---- error helpers ------------------------------------------------------ */
-
-typedef struct jctx {
-  const char *text; /* the JSON text, for line numbers */
-  const char *what; /* file name for messages */
-  sim_err *err;
-} jctx;
-
-/* 1-based line of the first `"key"` followed by ':' at or after the first
- * `"parent"` key (if given); 0 if not found. */
-static int key_line(const char *text, const char *parent, const char *key) {
-  const char *from = text;
-  char pat[160];
-  if (parent) {
-    snprintf(pat, sizeof pat, "\"%s\"", parent);
-    const char *p = strstr(text, pat);
-    if (p) from = p + strlen(pat);
-  }
-  snprintf(pat, sizeof pat, "\"%s\"", key);
-  for (const char *p = strstr(from, pat); p; p = strstr(p + 1, pat)) {
-    const char *q = p + strlen(pat);
-    while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n') q++;
-    if (*q != ':') continue;
-    int line = 1;
-    for (const char *s = text; s < p; s++) line += *s == '\n';
-    return line;
-  }
-  return 0;
-}
-
-/* Fails with "<what>:<line>: <parent.>key: <message>". */
-static int jfail(const jctx *c, const char *parent, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int jfail(const jctx *c, const char *parent, const char *key, const char *fmt, ...) {
-  char msg[768], loc[48] = "";
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  int line = key ? key_line(c->text, parent, key) : 0;
-  if (line) snprintf(loc, sizeof loc, ":%d", line);
-  if (!key) return sim_errf(c->err, SIM_EINPUT, "%s%s: %s", c->what, loc, msg);
-  return sim_errf(c->err, SIM_EINPUT, "%s%s: %s%s%s: %s", c->what, loc, parent ? parent : "", parent ? "." : "", key,
-                  msg);
-}
-
-static const char *json_type_name(const cJSON *v) {
-  if (cJSON_IsNumber(v)) return "a number";
-  if (cJSON_IsString(v)) return "a string";
-  if (cJSON_IsBool(v)) return "a boolean";
-  if (cJSON_IsNull(v)) return "null";
-  if (cJSON_IsArray(v)) return "an array";
-  if (cJSON_IsObject(v)) return "an object";
-  return "an invalid value";
-}
-
-/* Parses text into a cJSON tree whose root must be an object. */
-static int parse_root(const jctx *c, cJSON **out) {
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(c->text, strlen(c->text) + 1, &end, 1);
-  if (!root) {
-    int line = 1, col = 1;
-    const char *stop = end ? end : c->text;
-    for (const char *s = c->text; *s && s < stop; s++) {
-      if (*s == '\n') line++, col = 1;
-      else col++;
-    }
-    return sim_errf(c->err, SIM_EINPUT, "%s:%d:%d: invalid JSON", c->what, line, col);
-  }
-  if (!cJSON_IsObject(root)) {
-    cJSON_Delete(root);
-    return sim_errf(c->err, SIM_EINPUT, "%s: expected a JSON object at the top level", c->what);
-  }
-  *out = root;
-  return SIM_OK;
-}
-
-/* ---- strict, table-driven objects --------------------------------------- */
+/* ---- strict, table-driven objects (on config/jsonx.h) -------------------- */
 
 typedef enum kkind { K_STR, K_U32, K_NUM, K_BOOL, K_SPECIAL } kkind;
 typedef enum krange { R_ANY, R_POS, R_NONNEG, R_FRAC, R_GE1 } krange;
@@ -120,59 +42,31 @@ typedef struct kspec {
   double scale;    /* K_NUM: stored value = JSON value x scale */
 } kspec;
 
-static int check_range(const jctx *c, const char *parent, const kspec *s, double v) {
-  switch (s->range) {
-    case R_ANY:
-      return SIM_OK;
-    case R_POS:
-      if (v > 0) return SIM_OK;
-      return jfail(c, parent, s->key, "must be > 0, got %g", v);
-    case R_NONNEG:
-      if (v >= 0) return SIM_OK;
-      return jfail(c, parent, s->key, "must be >= 0, got %g", v);
-    case R_FRAC:
-      if (v > 0 && v <= 1) return SIM_OK;
-      return jfail(c, parent, s->key, "must be in (0, 1], got %g", v);
-    case R_GE1:
-      if (v >= 1) return SIM_OK;
-      return jfail(c, parent, s->key, "must be >= 1, got %g", v);
-  }
-  return SIM_OK;
-}
+enum { MAX_SPECS = 32 };
 
-static int store(const jctx *c, const char *parent, const kspec *s, const cJSON *v, void *dst) {
+/* Reads spec s of obj (present: parse_strict checked) into dst. */
+static int store(const jx *j, const cJSON *obj, const char *parent, const kspec *s, void *dst) {
+  static const struct {
+    double lo, hi;
+    unsigned flags;
+  } R[] = {[R_ANY] = {-INFINITY, INFINITY, 0},
+           [R_POS] = {0, INFINITY, JX_GT},
+           [R_NONNEG] = {0, INFINITY, 0},
+           [R_FRAC] = {0, 1, JX_GT},
+           [R_GE1] = {1, INFINITY, 0}};
   char *base = (char *)dst + s->off;
   switch (s->kind) {
-    case K_STR: {
-      if (!cJSON_IsString(v)) return jfail(c, parent, s->key, "expected a string, got %s", json_type_name(v));
-      size_t n = strlen(v->valuestring);
-      if (n == 0) return jfail(c, parent, s->key, "must not be empty");
-      if (n >= s->size) return jfail(c, parent, s->key, "longer than %zu characters", s->size - 1);
-      memcpy(base, v->valuestring, n + 1);
-      return SIM_OK;
-    }
+    case K_STR:
+      return jx_str(j, obj, parent, s->key, base, s->size);
     case K_BOOL:
-      if (!cJSON_IsBool(v)) return jfail(c, parent, s->key, "expected a boolean (true or false), got %s", json_type_name(v));
-      *(bool *)base = cJSON_IsTrue(v);
-      return SIM_OK;
-    case K_U32: {
-      if (!cJSON_IsNumber(v)) return jfail(c, parent, s->key, "expected an integer, got %s", json_type_name(v));
-      double x = v->valuedouble;
-      if (!isfinite(x) || x != floor(x)) return jfail(c, parent, s->key, "expected an integer, got %g", x);
-      if (x < 0 || x > (double)UINT32_MAX) return jfail(c, parent, s->key, "out of range 0..%u, got %g", UINT32_MAX, x);
-      int rc = check_range(c, parent, s, x);
-      if (rc) return rc;
-      *(uint32_t *)base = (uint32_t)x;
-      return SIM_OK;
-    }
+      return jx_bool(j, obj, parent, s->key, (bool *)base);
+    case K_U32:
+      return jx_u32(j, obj, parent, s->key, (uint32_t *)base, R[s->range].lo, R[s->range].hi, R[s->range].flags);
     case K_NUM: {
-      if (!cJSON_IsNumber(v)) return jfail(c, parent, s->key, "expected a number, got %s", json_type_name(v));
-      double x = v->valuedouble;
-      if (!isfinite(x)) return jfail(c, parent, s->key, "must be finite");
-      int rc = check_range(c, parent, s, x);
-      if (rc) return rc;
-      *(double *)base = x * s->scale;
-      return SIM_OK;
+      double x = 0;
+      int rc = jx_num(j, obj, parent, s->key, &x, R[s->range].lo, R[s->range].hi, R[s->range].flags);
+      if (!rc) *(double *)base = x * s->scale;
+      return rc;
     }
     case K_SPECIAL:
       return SIM_OK; /* the caller converts it */
@@ -180,34 +74,24 @@ static int store(const jctx *c, const char *parent, const kspec *s, const cJSON 
   return SIM_OK;
 }
 
-/* Walks obj's members against specs[0..n): unknown or duplicate keys and
- * missing required keys fail; plain kinds are stored into dst; found[i] gets
- * the member matching specs[i] (NULL if absent), for the caller's K_SPECIAL
- * keys. */
-static int parse_strict(const jctx *c, const cJSON *obj, const char *parent, const kspec *specs, size_t n, void *dst,
+/* Checks obj's members against specs[0..n) (unknown or repeated keys fail,
+ * missing required keys fail) and stores the plain kinds into dst; found[i]
+ * gets the member matching specs[i] (NULL if absent), for the caller's
+ * K_SPECIAL keys. */
+static int parse_strict(const jx *j, const cJSON *obj, const char *parent, const kspec *specs, size_t n, void *dst,
                         const cJSON **found) {
-  for (size_t i = 0; i < n; i++) found[i] = NULL;
-  for (const cJSON *it = obj->child; it; it = it->next) {
-    size_t i = 0;
-    while (i < n && strcmp(specs[i].key, it->string) != 0) i++;
-    if (i == n) {
-      char known[640] = "";
-      size_t len = 0;
-      for (size_t k = 0; k < n && len + 2 < sizeof known; k++)
-        len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", k ? ", " : "", specs[k].key);
-      return jfail(c, parent, it->string, "unknown key (known keys: %s)", known);
-    }
-    if (found[i]) return jfail(c, parent, it->string, "given twice");
-    found[i] = it;
-  }
+  const char *known[MAX_SPECS + 1];
+  SIM_ASSERT(n <= MAX_SPECS);
+  for (size_t i = 0; i < n; i++) known[i] = specs[i].key;
+  known[n] = NULL;
+  int rc = jx_keys(j, obj, parent, known, found);
+  if (rc) return rc;
   for (size_t i = 0; i < n; i++) {
     if (!found[i]) {
       if (!specs[i].required) continue;
-      if (parent) return sim_errf(c->err, SIM_EINPUT, "%s: %s.%s: missing required key", c->what, parent, specs[i].key);
-      return sim_errf(c->err, SIM_EINPUT, "%s: %s: missing required key", c->what, specs[i].key);
+      return jx_fail(j, NULL, parent, specs[i].key, "missing required key");
     }
-    int rc = store(c, parent, &specs[i], found[i], dst);
-    if (rc) return rc;
+    if ((rc = store(j, obj, parent, &specs[i], dst))) return rc;
   }
   return SIM_OK;
 }
@@ -246,64 +130,59 @@ static void copy_str(char *dst, size_t n, const char *src) {
 
 /* ---- models: Hugging Face config.json ----------------------------------- */
 
-/* Reads an optional non-negative integer key; *present says if it was there. */
-static int hf_u32(const jctx *c, const cJSON *o, const char *key, bool required, uint32_t *out, bool *present) {
+/* HF configs write null for "not set": such a key counts as absent. */
+static const cJSON *hf_get(const cJSON *o, const char *key) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (present) *present = v != NULL && !cJSON_IsNull(v);
-  if (!v || cJSON_IsNull(v)) {
-    if (required) return sim_errf(c->err, SIM_EINPUT, "%s: %s: missing required key", c->what, key);
-    return SIM_OK;
-  }
-  if (!cJSON_IsNumber(v)) return jfail(c, NULL, key, "expected an integer, got %s", json_type_name(v));
-  double x = v->valuedouble;
-  if (!isfinite(x) || x != floor(x)) return jfail(c, NULL, key, "expected an integer, got %g", x);
-  if (x < 1 || x > (double)UINT32_MAX) return jfail(c, NULL, key, "must be a positive integer, got %g", x);
-  *out = (uint32_t)x;
-  return SIM_OK;
+  return cJSON_IsNull(v) ? NULL : v;
 }
 
-static int hf_bool(const jctx *c, const cJSON *o, const char *key, bool *out, bool *present) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (present) *present = v != NULL && !cJSON_IsNull(v);
-  if (!v || cJSON_IsNull(v)) return SIM_OK;
-  if (!cJSON_IsBool(v)) return jfail(c, NULL, key, "expected a boolean (true or false), got %s", json_type_name(v));
-  *out = cJSON_IsTrue(v);
-  return SIM_OK;
+/* Reads a positive integer key; *present says if it was there. */
+static int hf_u32(const jx *j, const cJSON *o, const char *key, bool required, uint32_t *out, bool *present) {
+  bool have = hf_get(o, key) != NULL;
+  if (present) *present = have;
+  if (!have) return required ? jx_fail(j, NULL, NULL, key, "missing required key") : SIM_OK;
+  return jx_u32(j, o, NULL, key, out, 0, INFINITY, JX_GT);
+}
+
+static int hf_bool(const jx *j, const cJSON *o, const char *key, bool *out, bool *present) {
+  bool have = hf_get(o, key) != NULL;
+  if (present) *present = have;
+  return have ? jx_bool(j, o, NULL, key, out) : SIM_OK;
 }
 
 /* Keys that mark a mixture-of-experts model, whose per-token weights the
  * dense parameter formula below does not describe. */
 static const char *const moe_keys[] = {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"};
 
-static int model_from(const jctx *c, const cJSON *o, model_cfg *m) {
+static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   const cJSON *mt = cJSON_GetObjectItemCaseSensitive(o, "model_type");
-  if (!mt) return sim_errf(c->err, SIM_EINPUT, "%s: model_type: missing required key", c->what);
-  if (!cJSON_IsString(mt)) return jfail(c, NULL, "model_type", "expected a string, got %s", json_type_name(mt));
+  if (!mt) return jx_fail(j, NULL, NULL, "model_type", "missing required key");
+  if (!cJSON_IsString(mt)) return jx_fail(j, mt, NULL, "model_type", "expected a string, got %s", jx_type_name(mt));
   copy_str(m->arch, sizeof m->arch, mt->valuestring);
 
   for (size_t i = 0; i < SIM_ARRAY_LEN(moe_keys); i++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, moe_keys[i]);
     if (cJSON_IsNumber(v) && v->valuedouble > 1)
-      return jfail(c, NULL, moe_keys[i], "mixture-of-experts models (%g experts) are not supported: servesim models dense transformers",
+      return jx_fail(j, v, NULL, moe_keys[i], "mixture-of-experts models (%g experts) are not supported: servesim models dense transformers",
                    v->valuedouble);
   }
 
   int rc;
   bool have_kv = false, have_hd = false;
-  if ((rc = hf_u32(c, o, "hidden_size", true, &m->hidden, NULL))) return rc;
-  if ((rc = hf_u32(c, o, "intermediate_size", true, &m->intermediate, NULL))) return rc;
-  if ((rc = hf_u32(c, o, "num_hidden_layers", true, &m->layers, NULL))) return rc;
-  if ((rc = hf_u32(c, o, "num_attention_heads", true, &m->q_heads, NULL))) return rc;
-  if ((rc = hf_u32(c, o, "num_key_value_heads", false, &m->kv_heads, &have_kv))) return rc;
-  if ((rc = hf_u32(c, o, "head_dim", false, &m->head_dim, &have_hd))) return rc;
-  if ((rc = hf_u32(c, o, "vocab_size", true, &m->vocab, NULL))) return rc;
-  if ((rc = hf_u32(c, o, "max_position_embeddings", true, &m->max_pos, NULL))) return rc;
+  if ((rc = hf_u32(j, o, "hidden_size", true, &m->hidden, NULL))) return rc;
+  if ((rc = hf_u32(j, o, "intermediate_size", true, &m->intermediate, NULL))) return rc;
+  if ((rc = hf_u32(j, o, "num_hidden_layers", true, &m->layers, NULL))) return rc;
+  if ((rc = hf_u32(j, o, "num_attention_heads", true, &m->q_heads, NULL))) return rc;
+  if ((rc = hf_u32(j, o, "num_key_value_heads", false, &m->kv_heads, &have_kv))) return rc;
+  if ((rc = hf_u32(j, o, "head_dim", false, &m->head_dim, &have_hd))) return rc;
+  if ((rc = hf_u32(j, o, "vocab_size", true, &m->vocab, NULL))) return rc;
+  if ((rc = hf_u32(j, o, "max_position_embeddings", true, &m->max_pos, NULL))) return rc;
 
   m->tied_embeddings = false;
-  if ((rc = hf_bool(c, o, "tie_word_embeddings", &m->tied_embeddings, NULL))) return rc;
+  if ((rc = hf_bool(j, o, "tie_word_embeddings", &m->tied_embeddings, NULL))) return rc;
   bool have_bias = false;
   m->qkv_bias = false;
-  if ((rc = hf_bool(c, o, "attention_bias", &m->qkv_bias, &have_bias))) return rc;
+  if ((rc = hf_bool(j, o, "attention_bias", &m->qkv_bias, &have_bias))) return rc;
   if (!have_bias) m->qkv_bias = !strcmp(m->arch, "qwen2"); /* Qwen2 always has q/k/v biases */
 
   /* dtype: "torch_dtype" (transformers < 4.56) or "dtype" (newer). */
@@ -312,20 +191,20 @@ static int model_from(const jctx *c, const cJSON *o, model_cfg *m) {
   const cJSON *dt = cJSON_GetObjectItemCaseSensitive(o, dkey);
   if (!dt || cJSON_IsNull(dt)) dt = cJSON_GetObjectItemCaseSensitive(o, dkey = "dtype");
   if (dt && !cJSON_IsNull(dt)) {
-    if (!cJSON_IsString(dt)) return jfail(c, NULL, dkey, "expected a string, got %s", json_type_name(dt));
+    if (!cJSON_IsString(dt)) return jx_fail(j, dt, NULL, dkey, "expected a string, got %s", jx_type_name(dt));
     sim_dtype d;
     if (!dtype_parse(dt->valuestring, &d) || (d != DT_BF16 && d != DT_FP16 && d != DT_FP32))
-      return jfail(c, NULL, dkey, "unsupported dtype '%s' (expected bfloat16, float16 or float32)", dt->valuestring);
+      return jx_fail(j, dt, NULL, dkey, "unsupported dtype '%s' (expected bfloat16, float16 or float32)", dt->valuestring);
     m->native_dtype = d;
   }
 
   if (!have_kv) m->kv_heads = m->q_heads;
   if (m->q_heads % m->kv_heads)
-    return jfail(c, NULL, "num_key_value_heads", "%u does not divide num_attention_heads %u", m->kv_heads, m->q_heads);
+    return jx_fail(j, hf_get(o, "num_key_value_heads"), NULL, "num_key_value_heads", "%u does not divide num_attention_heads %u", m->kv_heads, m->q_heads);
   if (!have_hd) {
     if (m->hidden % m->q_heads)
-      return jfail(c, NULL, "num_attention_heads", "%u does not divide hidden_size %u and head_dim is not given",
-                   m->q_heads, m->hidden);
+      return jx_fail(j, hf_get(o, "num_attention_heads"), NULL, "num_attention_heads",
+                     "%u does not divide hidden_size %u and head_dim is not given", m->q_heads, m->hidden);
     m->head_dim = m->hidden / m->q_heads;
   }
 
@@ -342,16 +221,15 @@ static int model_from(const jctx *c, const cJSON *o, model_cfg *m) {
 
 int cfg_model_parse(model_cfg *m, const char *json, const char *what, sim_err *err) {
   memset(m, 0, sizeof *m);
-  jctx c = {json, what, err};
-  cJSON *root;
-  int rc = parse_root(&c, &root);
+  jx j;
+  int rc = jx_parse(&j, json, what, err);
   if (rc) return rc;
-  const cJSON *o = root;
+  const cJSON *root = j.root, *o = root;
   /* multimodal wrappers keep the language model under text_config */
   const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "text_config");
   if (!cJSON_GetObjectItemCaseSensitive(root, "hidden_size") && cJSON_IsObject(tc)) o = tc;
-  rc = model_from(&c, o, m);
-  cJSON_Delete(root);
+  rc = model_from(&j, o, m);
+  jx_free(&j);
   if (rc) return rc;
   file_stem(what, m->name, sizeof m->name);
   copy_str(m->path, sizeof m->path, what);
@@ -390,29 +268,29 @@ static const kspec tflops_specs[] = {
 
 int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err) {
   memset(g, 0, sizeof *g);
-  jctx c = {json, what, err};
-  cJSON *root;
-  int rc = parse_root(&c, &root);
+  jx j;
+  int rc = jx_parse(&j, json, what, err);
   if (rc) return rc;
   const cJSON *found[SIM_ARRAY_LEN(gpu_specs)];
   const cJSON *ffound[SIM_ARRAY_LEN(tflops_specs)];
-  rc = parse_strict(&c, root, NULL, gpu_specs, SIM_ARRAY_LEN(gpu_specs), g, found);
+  rc = parse_strict(&j, j.root, NULL, gpu_specs, SIM_ARRAY_LEN(gpu_specs), g, found);
   if (!rc) {
     const cJSON *t = found[G_TFLOPS];
     if (!cJSON_IsObject(t))
-      rc = jfail(&c, NULL, "dense_tflops", "expected an object {\"bf16\": ..., \"fp16\": ..., \"fp8\": ..., \"int8\": ...}, got %s",
-                 json_type_name(t));
+      rc = jx_fail(&j, t, NULL, "dense_tflops",
+                   "expected an object {\"bf16\": ..., \"fp16\": ..., \"fp8\": ..., \"int8\": ...}, got %s",
+                   jx_type_name(t));
     else
-      rc = parse_strict(&c, t, "dense_tflops", tflops_specs, SIM_ARRAY_LEN(tflops_specs), g->flops, ffound);
+      rc = parse_strict(&j, t, "dense_tflops", tflops_specs, SIM_ARRAY_LEN(tflops_specs), g->flops, ffound);
   }
   if (!rc) {
     const cJSON *l = found[G_LINK];
-    if (!cJSON_IsString(l)) rc = jfail(&c, NULL, "interconnect", "expected a string, got %s", json_type_name(l));
+    if (!cJSON_IsString(l)) rc = jx_fail(&j, l, NULL, "interconnect", "expected a string, got %s", jx_type_name(l));
     else if (!strcmp(l->valuestring, "nvlink")) g->link = LINK_NVLINK;
     else if (!strcmp(l->valuestring, "pcie")) g->link = LINK_PCIE;
-    else rc = jfail(&c, NULL, "interconnect", "expected \"nvlink\" or \"pcie\", got \"%s\"", l->valuestring);
+    else rc = jx_fail(&j, l, NULL, "interconnect", "expected \"nvlink\" or \"pcie\", got \"%s\"", l->valuestring);
   }
-  cJSON_Delete(root);
+  jx_free(&j);
   return rc;
 }
 
@@ -451,25 +329,25 @@ enum { E_ADMISSION = 10 };
 
 int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err *err) {
   memset(e, 0, sizeof *e);
-  jctx c = {json, what, err};
-  cJSON *root;
-  int rc = parse_root(&c, &root);
+  jx j;
+  int rc = jx_parse(&j, json, what, err);
   if (rc) return rc;
   const cJSON *found[SIM_ARRAY_LEN(engine_specs)];
   SIM_ASSERT(!strcmp(engine_specs[E_ADMISSION].key, "admission"));
-  rc = parse_strict(&c, root, NULL, engine_specs, SIM_ARRAY_LEN(engine_specs), e, found);
+  rc = parse_strict(&j, j.root, NULL, engine_specs, SIM_ARRAY_LEN(engine_specs), e, found);
   if (!rc) {
     const cJSON *a = found[E_ADMISSION];
-    if (!cJSON_IsString(a)) rc = jfail(&c, NULL, "admission", "expected a string, got %s", json_type_name(a));
+    if (!cJSON_IsString(a)) rc = jx_fail(&j, a, NULL, "admission", "expected a string, got %s", jx_type_name(a));
     else if (!strcmp(a->valuestring, "on_demand")) e->admission = ADMIT_ON_DEMAND;
     else if (!strcmp(a->valuestring, "reserve_full")) e->admission = ADMIT_RESERVE_FULL;
-    else rc = jfail(&c, NULL, "admission", "expected \"on_demand\" or \"reserve_full\", got \"%s\"", a->valuestring);
+    else rc = jx_fail(&j, a, NULL, "admission", "expected \"on_demand\" or \"reserve_full\", got \"%s\"", a->valuestring);
   }
   if (!rc) {
     uint32_t b = e->block_size;
     if (b < 8 || b > 128 || (b & (b - 1)))
-      rc = jfail(&c, NULL, "block_size", "must be one of 8, 16, 32, 64, 128, got %u", b);
+      rc = jx_fail(&j, cJSON_GetObjectItemCaseSensitive(j.root, "block_size"), NULL, "block_size",
+                   "must be one of 8, 16, 32, 64, 128, got %u", b);
   }
-  cJSON_Delete(root);
+  jx_free(&j);
   return rc;
 }
