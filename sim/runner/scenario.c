@@ -20,11 +20,12 @@
  *   "sample_interval_s", "time_limit_s", "seed" } */
 #include "runner/scenario.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "config/jsonx.h"
 
 void scenario_init(scenario *s) {
   memset(s, 0, sizeof *s);
@@ -55,84 +56,7 @@ void scenario_default(scenario *s) {
   }
 }
 
-/* --- strict JSON access ------------------------------------------------------ */
-
-typedef struct jctx {
-  const char *what; /* file name */
-  sim_err *err;
-} jctx;
-
-static int unknown_keys(jctx *j, const cJSON *obj, const char *where, const char *const *known) {
-  for (const cJSON *it = obj->child; it; it = it->next) {
-    bool ok = false;
-    for (const char *const *k = known; *k; k++)
-      if (!strcmp(it->string, *k)) ok = true;
-    if (!ok) {
-      char list[512] = "";
-      for (const char *const *k = known; *k; k++) {
-        strncat(list, *k, sizeof list - strlen(list) - 1);
-        if (k[1]) strncat(list, ", ", sizeof list - strlen(list) - 1);
-      }
-      return sim_errf(j->err, SIM_EINPUT, "%s: %s: unknown key '%s' (known: %s)", j->what, where, it->string, list);
-    }
-  }
-  return 0;
-}
-
-static int get_str(jctx *j, const cJSON *o, const char *key, const char *where, char *dst, size_t n) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (!v) return 0;
-  if (!cJSON_IsString(v) || !v->valuestring[0])
-    return sim_errf(j->err, SIM_EINPUT, "%s: %s.%s: expected a non-empty string", j->what, where, key);
-  if (strlen(v->valuestring) >= n)
-    return sim_errf(j->err, SIM_EINPUT, "%s: %s.%s: string too long", j->what, where, key);
-  snprintf(dst, n, "%s", v->valuestring);
-  return 0;
-}
-
-static int get_num(jctx *j, const cJSON *o, const char *key, const char *where, double *dst, double lo, double hi,
-                   bool allow_inf) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (!v) return 0;
-  double x;
-  if (allow_inf && cJSON_IsString(v) && !strcmp(v->valuestring, "inf")) x = INFINITY;
-  else if (cJSON_IsNumber(v)) x = v->valuedouble;
-  else
-    return sim_errf(j->err, SIM_EINPUT, "%s: %s.%s: expected a number%s", j->what, where, key,
-                    allow_inf ? " or \"inf\"" : "");
-  if (!(x >= lo && x <= hi) && !(allow_inf && isinf(x)))
-    return sim_errf(j->err, SIM_EINPUT, "%s: %s.%s: %g is out of range [%g, %g]", j->what, where, key, x, lo, hi);
-  *dst = x;
-  return 0;
-}
-
-static int get_u32(jctx *j, const cJSON *o, const char *key, const char *where, uint32_t *dst, double lo, double hi) {
-  double x = -1;
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (!v) return 0;
-  int rc = get_num(j, o, key, where, &x, lo, hi, false);
-  if (rc) return rc;
-  if (x != floor(x)) return sim_errf(j->err, SIM_EINPUT, "%s: %s.%s: expected an integer, got %g", j->what, where, key, x);
-  *dst = (uint32_t)x;
-  return 0;
-}
-
-static int get_bool(jctx *j, const cJSON *o, const char *key, const char *where, int8_t *dst) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (!v) return 0;
-  if (!cJSON_IsBool(v)) return sim_errf(j->err, SIM_EINPUT, "%s: %s.%s: expected true or false", j->what, where, key);
-  *dst = cJSON_IsTrue(v) ? 1 : 0;
-  return 0;
-}
-
-static int get_obj(jctx *j, const cJSON *o, const char *key, const char *where, const cJSON **out) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  *out = NULL;
-  if (!v) return 0;
-  if (!cJSON_IsObject(v)) return sim_errf(j->err, SIM_EINPUT, "%s: %s.%s: expected an object", j->what, where, key);
-  *out = v;
-  return 0;
-}
+/* --- reading (config/jsonx.h: strict keys and types, errors with lines) ------ */
 
 #define TRY(x)            \
   do {                    \
@@ -140,212 +64,223 @@ static int get_obj(jctx *j, const cJSON *o, const char *key, const char *where, 
     if (rc_) return rc_;  \
   } while (0)
 
-static int parse_dtype(jctx *j, const cJSON *o, const char *key, sim_dtype *dst, bool *set) {
+/* A boolean into a tri-state knob (-1 = engine default) when present. */
+static int get_tristate(const jx *j, const cJSON *o, const char *where, const char *key, int8_t *dst) {
+  bool b = false;
+  if (!cJSON_GetObjectItemCaseSensitive(o, key)) return 0;
+  TRY(jx_bool(j, o, where, key, &b));
+  *dst = b ? 1 : 0;
+  return 0;
+}
+
+static int parse_dtype(const jx *j, const cJSON *o, const char *key, sim_dtype *dst, bool *set) {
   char buf[32] = "";
-  TRY(get_str(j, o, key, "deployment", buf, sizeof buf));
+  TRY(jx_str(j, o, "deployment", key, buf, sizeof buf));
   if (!buf[0] || !strcmp(buf, "auto")) return 0;
   if (!dtype_parse(buf, dst))
-    return sim_errf(j->err, SIM_EINPUT, "%s: deployment.%s: unknown dtype '%s' (bf16, fp16, fp8, int8, int4)", j->what,
-                    key, buf);
+    return jx_fail(j, cJSON_GetObjectItemCaseSensitive(o, key), "deployment", key,
+                   "unknown dtype '%s' (bf16, fp16, fp8, int8, int4)", buf);
   *set = true;
   return 0;
 }
 
-static int parse_deployment(jctx *j, const cJSON *d, scenario *s) {
+static int parse_deployment(const jx *j, const cJSON *d, scenario *s) {
   static const char *const known[] = {"tensor_parallel_size", "replicas", "dtype", "quantization", "kv_cache_dtype",
                                       "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
                                       "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill",
                                       "router", NULL};
-  TRY(unknown_keys(j, d, "deployment", known));
+  const char *W = "deployment";
+  TRY(jx_keys(j, d, W, known, NULL));
   deploy_cfg *p = &s->deploy;
-  TRY(get_u32(j, d, "tensor_parallel_size", "deployment", &p->tp, 1, 64));
-  TRY(get_u32(j, d, "replicas", "deployment", &p->replicas, 1, 4096));
+  TRY(jx_u32(j, d, W, "tensor_parallel_size", &p->tp, 1, 64, 0));
+  TRY(jx_u32(j, d, W, "replicas", &p->replicas, 1, 4096, 0));
   TRY(parse_dtype(j, d, "dtype", &p->act_dtype, &p->act_dtype_set));
   TRY(parse_dtype(j, d, "kv_cache_dtype", &p->kv_dtype, &p->kv_dtype_set));
   char q[32] = "";
-  TRY(get_str(j, d, "quantization", "deployment", q, sizeof q));
+  TRY(jx_str(j, d, W, "quantization", q, sizeof q));
   if (q[0]) {
     sim_dtype act = p->act_dtype_set ? p->act_dtype : DT_BF16;
     if (!cfg_parse_quantization(q, act, &p->weight_dtype))
-      return sim_errf(j->err, SIM_EINPUT,
-                      "%s: deployment.quantization: unknown method '%s' (none, fp8, int8, int4, awq, gptq)", j->what, q);
+      return jx_fail(j, cJSON_GetObjectItemCaseSensitive(d, "quantization"), W, "quantization",
+                     "unknown method '%s' (none, fp8, int8, int4, awq, gptq)", q);
     p->weight_dtype_set = strcmp(q, "none") != 0;
   }
-  TRY(get_u32(j, d, "max_num_seqs", "deployment", &p->max_num_seqs, 1, 1e6));
-  TRY(get_u32(j, d, "max_num_batched_tokens", "deployment", &p->max_num_batched_tokens, 1, 1e7));
-  TRY(get_u32(j, d, "block_size", "deployment", &p->block_size, 1, 1024));
-  TRY(get_u32(j, d, "max_model_len", "deployment", &p->max_model_len, 1, 1e8));
-  TRY(get_num(j, d, "gpu_memory_utilization", "deployment", &p->gpu_memory_utilization, 0.01, 1.0, false));
-  TRY(get_bool(j, d, "enable_prefix_caching", "deployment", &p->enable_prefix_caching));
-  TRY(get_bool(j, d, "enable_chunked_prefill", "deployment", &p->enable_chunked_prefill));
+  TRY(jx_u32(j, d, W, "max_num_seqs", &p->max_num_seqs, 1, 1e6, 0));
+  TRY(jx_u32(j, d, W, "max_num_batched_tokens", &p->max_num_batched_tokens, 1, 1e7, 0));
+  TRY(jx_u32(j, d, W, "block_size", &p->block_size, 1, 1024, 0));
+  TRY(jx_u32(j, d, W, "max_model_len", &p->max_model_len, 1, 1e8, 0));
+  TRY(jx_num(j, d, W, "gpu_memory_utilization", &p->gpu_memory_utilization, 0.01, 1.0, 0));
+  TRY(get_tristate(j, d, W, "enable_prefix_caching", &p->enable_prefix_caching));
+  TRY(get_tristate(j, d, W, "enable_chunked_prefill", &p->enable_chunked_prefill));
   char rt[32] = "";
-  TRY(get_str(j, d, "router", "deployment", rt, sizeof rt));
+  TRY(jx_str(j, d, W, "router", rt, sizeof rt));
   if (rt[0] && !route_policy_parse(rt, &p->router))
-    return sim_errf(j->err, SIM_EINPUT,
-                    "%s: deployment.router: unknown policy '%s' (round_robin, least_outstanding, least_kv)", j->what, rt);
+    return jx_fail(j, cJSON_GetObjectItemCaseSensitive(d, "router"), W, "router",
+                   "unknown policy '%s' (round_robin, least_outstanding, least_kv)", rt);
   return 0;
 }
 
-static int parse_lengths(jctx *j, const cJSON *o, const char *where, len_dist *d) {
+static int parse_lengths(const jx *j, const cJSON *o, const char *where, len_dist *d) {
   static const char *const known[] = {"dist", "median", "sigma", "min", "max", NULL};
-  TRY(unknown_keys(j, o, where, known));
+  TRY(jx_keys(j, o, where, known, NULL));
   char dist[32] = "";
-  TRY(get_str(j, o, "dist", where, dist, sizeof dist));
-  if (strcmp(dist, "lognormal"))
-    return sim_errf(j->err, SIM_EINPUT, "%s: %s.dist: expected \"lognormal\" (use random_*_len for uniform)", j->what,
-                    where);
+  TRY(jx_str(j, o, where, "dist", dist, sizeof dist));
+  if (strcmp(dist, "lognormal")) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "dist");
+    return jx_fail(j, v ? v : o, where, "dist", "expected \"lognormal\" (use random_*_len for uniform)");
+  }
   d->kind = LEN_LOGNORMAL;
-  TRY(get_num(j, o, "median", where, &d->median, 1, 1e7, false));
-  TRY(get_num(j, o, "sigma", where, &d->sigma, 0, 10, false));
-  TRY(get_u32(j, o, "min", where, &d->min, 0, 1e7));
-  TRY(get_u32(j, o, "max", where, &d->max, 0, 1e7));
+  TRY(jx_num(j, o, where, "median", &d->median, 1, 1e7, 0));
+  TRY(jx_num(j, o, where, "sigma", &d->sigma, 0, 10, 0));
+  TRY(jx_u32(j, o, where, "min", &d->min, 0, 1e7, 0));
+  TRY(jx_u32(j, o, where, "max", &d->max, 0, 1e7, 0));
   return 0;
 }
 
 /* "traffic_step": {"at_s", "factor"} or "traffic_ramp": {"from_s", "to_s", "factor"} (workload/warp.h). */
-static int parse_traffic(jctx *j, const cJSON *w, scenario *s) {
+static int parse_traffic(const jx *j, const cJSON *w, scenario *s) {
   const cJSON *st, *rp;
-  TRY(get_obj(j, w, "traffic_step", "workload", &st));
-  TRY(get_obj(j, w, "traffic_ramp", "workload", &rp));
-  if (st && rp)
-    return sim_errf(j->err, SIM_EINPUT, "%s: workload: give traffic_step or traffic_ramp, not both", j->what);
+  TRY(jx_obj(j, w, "workload", "traffic_step", &st));
+  TRY(jx_obj(j, w, "workload", "traffic_ramp", &rp));
+  if (st && rp) return jx_fail(j, rp, "workload", NULL, "give traffic_step or traffic_ramp, not both");
   char what[1200];
   if (st) {
     static const char *const k[] = {"at_s", "factor", NULL};
-    TRY(unknown_keys(j, st, "workload.traffic_step", k));
+    const char *W = "workload.traffic_step";
+    TRY(jx_keys(j, st, W, k, NULL));
     traffic_warp t = {WARP_STEP, -1, -1, -1};
-    TRY(get_num(j, st, "at_s", "workload.traffic_step", &t.t0_s, 0, 1e9, false));
-    TRY(get_num(j, st, "factor", "workload.traffic_step", &t.factor, 1e-6, 1e6, false));
+    TRY(jx_num(j, st, W, "at_s", &t.t0_s, 0, 1e9, 0));
+    TRY(jx_num(j, st, W, "factor", &t.factor, 1e-6, 1e6, 0));
     t.t1_s = t.t0_s;
-    snprintf(what, sizeof what, "%s: workload.traffic_step (needs at_s and factor)", j->what);
+    jx_where(j, st, "workload.traffic_step (needs at_s and factor)", what, sizeof what);
     TRY(warp_check(&t, what, j->err));
     s->traffic = t;
   }
   if (rp) {
     static const char *const k[] = {"from_s", "to_s", "factor", NULL};
-    TRY(unknown_keys(j, rp, "workload.traffic_ramp", k));
+    const char *W = "workload.traffic_ramp";
+    TRY(jx_keys(j, rp, W, k, NULL));
     traffic_warp t = {WARP_RAMP, -1, -1, -1};
-    TRY(get_num(j, rp, "from_s", "workload.traffic_ramp", &t.t0_s, 0, 1e9, false));
-    TRY(get_num(j, rp, "to_s", "workload.traffic_ramp", &t.t1_s, 0, 1e9, false));
-    TRY(get_num(j, rp, "factor", "workload.traffic_ramp", &t.factor, 1e-6, 1e6, false));
-    snprintf(what, sizeof what, "%s: workload.traffic_ramp (needs from_s < to_s and factor)", j->what);
+    TRY(jx_num(j, rp, W, "from_s", &t.t0_s, 0, 1e9, 0));
+    TRY(jx_num(j, rp, W, "to_s", &t.t1_s, 0, 1e9, 0));
+    TRY(jx_num(j, rp, W, "factor", &t.factor, 1e-6, 1e6, 0));
+    jx_where(j, rp, "workload.traffic_ramp (needs from_s < to_s and factor)", what, sizeof what);
     TRY(warp_check(&t, what, j->err));
     s->traffic = t;
   }
   return 0;
 }
 
-static int parse_workload(jctx *j, const cJSON *w, scenario *s) {
+static int parse_failures(const jx *j, const cJSON *fa, scenario *s) {
+  static const char *const fk[] = {"replica", "at_s", NULL};
+  int i = 0;
+  for (const cJSON *e = fa->child; e; e = e->next, i++) {
+    char where[64];
+    snprintf(where, sizeof where, "workload.replica_failures[%d]", i);
+    if (!cJSON_IsObject(e)) return jx_fail(j, e, where, NULL, "expected an object, got %s", jx_type_name(e));
+    TRY(jx_keys(j, e, where, fk, NULL));
+    if (s->n_failures >= CLUSTER_MAX_FAILURES)
+      return jx_fail(j, e, "workload.replica_failures", NULL, "at most %d", CLUSTER_MAX_FAILURES);
+    uint32_t rep = 0;
+    double at = 0;
+    TRY(jx_u32(j, e, where, "replica", &rep, 0, 4095, 0));
+    TRY(jx_num(j, e, where, "at_s", &at, 0, 1e9, 0));
+    s->failures[s->n_failures].replica = rep;
+    s->failures[s->n_failures].at_s = at;
+    s->n_failures++;
+  }
+  return 0;
+}
+
+static int parse_workload(const jx *j, const cJSON *w, scenario *s) {
   static const char *const known[] = {"trace", "trace_format", "num_prompts", "request_rate", "burstiness",
                                       "random_input_len", "random_output_len", "random_range_ratio", "input_lengths",
                                       "output_lengths", "max_concurrency", "window_s", "rate_scale",
                                       "request_rate_target", "prompt_scale", "output_scale", "max_requests",
                                       "replica_failures", "traffic_step", "traffic_ramp", NULL};
-  TRY(unknown_keys(j, w, "workload", known));
-  TRY(get_str(j, w, "trace", "workload", s->trace_path, sizeof s->trace_path));
+  const char *W = "workload";
+  TRY(jx_keys(j, w, W, known, NULL));
+  TRY(jx_str(j, w, W, "trace", s->trace_path, sizeof s->trace_path));
   char fmt[32] = "";
-  TRY(get_str(j, w, "trace_format", "workload", fmt, sizeof fmt));
+  TRY(jx_str(j, w, W, "trace_format", fmt, sizeof fmt));
   if (fmt[0] && !trace_format_parse(fmt, &s->trace_fmt))
-    return sim_errf(j->err, SIM_EINPUT, "%s: workload.trace_format: unknown format '%s' (auto, native, azure, "
-                    "burstgpt, mooncake)", j->what, fmt);
+    return jx_fail(j, cJSON_GetObjectItemCaseSensitive(w, "trace_format"), W, "trace_format",
+                   "unknown format '%s' (auto, native, azure, burstgpt, mooncake)", fmt);
   double np = -1;
-  TRY(get_num(j, w, "num_prompts", "workload", &np, 1, 1e9, false));
+  TRY(jx_num(j, w, W, "num_prompts", &np, 1, 1e9, 0));
   if (np > 0) s->gen.num_prompts = (uint64_t)np;
-  TRY(get_num(j, w, "request_rate", "workload", &s->gen.request_rate, 1e-9, 1e9, true));
-  TRY(get_num(j, w, "burstiness", "workload", &s->gen.burstiness, 1e-6, 1e6, false));
-  TRY(get_num(j, w, "random_input_len", "workload", &s->gen.input.len, 1, 1e7, false));
-  TRY(get_num(j, w, "random_output_len", "workload", &s->gen.output.len, 1, 1e7, false));
+  TRY(jx_num(j, w, W, "request_rate", &s->gen.request_rate, 1e-9, 1e9, JX_INF));
+  TRY(jx_num(j, w, W, "burstiness", &s->gen.burstiness, 1e-6, 1e6, 0));
+  TRY(jx_num(j, w, W, "random_input_len", &s->gen.input.len, 1, 1e7, 0));
+  TRY(jx_num(j, w, W, "random_output_len", &s->gen.output.len, 1, 1e7, 0));
   double rr = -1;
-  TRY(get_num(j, w, "random_range_ratio", "workload", &rr, 0, 0.999999, false));
+  TRY(jx_num(j, w, W, "random_range_ratio", &rr, 0, 0.999999, 0));
   if (rr >= 0) s->gen.input.range_ratio = s->gen.output.range_ratio = rr;
   const cJSON *o;
-  TRY(get_obj(j, w, "input_lengths", "workload", &o));
+  TRY(jx_obj(j, w, W, "input_lengths", &o));
   if (o) TRY(parse_lengths(j, o, "workload.input_lengths", &s->gen.input));
-  TRY(get_obj(j, w, "output_lengths", "workload", &o));
+  TRY(jx_obj(j, w, W, "output_lengths", &o));
   if (o) TRY(parse_lengths(j, o, "workload.output_lengths", &s->gen.output));
-  TRY(get_u32(j, w, "max_concurrency", "workload", &s->max_concurrency, 0, 1e7));
+  TRY(jx_u32(j, w, W, "max_concurrency", &s->max_concurrency, 0, 1e7, 0));
   const cJSON *win = cJSON_GetObjectItemCaseSensitive(w, "window_s");
   if (win) {
     if (!cJSON_IsArray(win) || cJSON_GetArraySize(win) != 2 || !cJSON_IsNumber(cJSON_GetArrayItem(win, 0)) ||
         !cJSON_IsNumber(cJSON_GetArrayItem(win, 1)))
-      return sim_errf(j->err, SIM_EINPUT, "%s: workload.window_s: expected [start, end] in seconds (end -1 = no end)",
-                      j->what);
+      return jx_fail(j, win, W, "window_s", "expected [start, end] in seconds (end -1 = no end)");
     s->window_start_s = cJSON_GetArrayItem(win, 0)->valuedouble;
     s->window_end_s = cJSON_GetArrayItem(win, 1)->valuedouble;
   }
-  TRY(get_num(j, w, "rate_scale", "workload", &s->rate_scale, 1e-6, 1e6, false));
-  TRY(get_num(j, w, "request_rate_target", "workload", &s->target_rate, 1e-9, 1e9, false));
-  TRY(get_num(j, w, "prompt_scale", "workload", &s->prompt_scale, 1e-6, 1e6, false));
-  TRY(get_num(j, w, "output_scale", "workload", &s->output_scale, 1e-6, 1e6, false));
+  TRY(jx_num(j, w, W, "rate_scale", &s->rate_scale, 1e-6, 1e6, 0));
+  TRY(jx_num(j, w, W, "request_rate_target", &s->target_rate, 1e-9, 1e9, 0));
+  TRY(jx_num(j, w, W, "prompt_scale", &s->prompt_scale, 1e-6, 1e6, 0));
+  TRY(jx_num(j, w, W, "output_scale", &s->output_scale, 1e-6, 1e6, 0));
   double mr = -1;
-  TRY(get_num(j, w, "max_requests", "workload", &mr, 1, 1e12, false));
+  TRY(jx_num(j, w, W, "max_requests", &mr, 1, 1e12, 0));
   if (mr > 0) s->max_requests = (uint64_t)mr;
-  const cJSON *fa = cJSON_GetObjectItemCaseSensitive(w, "replica_failures");
-  if (fa) {
-    if (!cJSON_IsArray(fa))
-      return sim_errf(j->err, SIM_EINPUT, "%s: workload.replica_failures: expected an array", j->what);
-    const cJSON *e;
-    cJSON_ArrayForEach(e, fa) {
-      static const char *const fk[] = {"replica", "at_s", NULL};
-      if (!cJSON_IsObject(e))
-        return sim_errf(j->err, SIM_EINPUT, "%s: workload.replica_failures: expected objects", j->what);
-      TRY(unknown_keys(j, e, "workload.replica_failures[]", fk));
-      if (s->n_failures >= CLUSTER_MAX_FAILURES)
-        return sim_errf(j->err, SIM_EINPUT, "%s: workload.replica_failures: at most %d", j->what, CLUSTER_MAX_FAILURES);
-      uint32_t rep = 0;
-      double at = 0;
-      TRY(get_u32(j, e, "replica", "workload.replica_failures[]", &rep, 0, 4095));
-      TRY(get_num(j, e, "at_s", "workload.replica_failures[]", &at, 0, 1e9, false));
-      s->failures[s->n_failures].replica = rep;
-      s->failures[s->n_failures].at_s = at;
-      s->n_failures++;
-    }
-  }
+  const cJSON *fa;
+  TRY(jx_arr(j, w, W, "replica_failures", &fa));
+  if (fa) TRY(parse_failures(j, fa, s));
   return parse_traffic(j, w, s);
 }
 
-int scenario_parse(scenario *s, const char *json, const char *what, sim_err *err) {
-  jctx j = {what, err};
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(json, strlen(json), &end, 0);
-  if (!root) {
-    int line = 1;
-    for (const char *p = json; end && p < end; p++) line += *p == '\n';
-    return sim_errf(err, SIM_EINPUT, "%s:%d: invalid JSON", what, line);
-  }
-  int rc = 0;
+static int parse_root(const jx *j, scenario *s) {
   static const char *const known[] = {"name", "description", "model", "gpu", "engine", "profile", "deployment",
                                       "workload", "goodput_ms", "sample_interval_s", "time_limit_s", "seed", NULL};
-  const cJSON *o;
-  if (!cJSON_IsObject(root)) rc = sim_errf(err, SIM_EINPUT, "%s: expected a JSON object", what);
-  if (!rc) rc = unknown_keys(&j, root, "scenario", known);
-  if (!rc) rc = get_str(&j, root, "name", "scenario", s->name, sizeof s->name);
-  if (!rc) {
-    char desc[1024];
-    rc = get_str(&j, root, "description", "scenario", desc, sizeof desc);
-  }
-  if (!rc) rc = get_str(&j, root, "model", "scenario", s->model, sizeof s->model);
-  if (!rc) rc = get_str(&j, root, "gpu", "scenario", s->gpu, sizeof s->gpu);
-  if (!rc) rc = get_str(&j, root, "engine", "scenario", s->engine, sizeof s->engine);
-  if (!rc) rc = get_str(&j, root, "profile", "scenario", s->profile, sizeof s->profile);
-  if (!rc) rc = get_obj(&j, root, "deployment", "scenario", &o);
-  if (!rc && o) rc = parse_deployment(&j, o, s);
-  if (!rc) rc = get_obj(&j, root, "workload", "scenario", &o);
-  if (!rc && o) rc = parse_workload(&j, o, s);
-  if (!rc) rc = get_obj(&j, root, "goodput_ms", "scenario", &o);
-  if (!rc && o) {
+  const cJSON *root = j->root, *o;
+  TRY(jx_keys(j, root, NULL, known, NULL));
+  TRY(jx_str(j, root, NULL, "name", s->name, sizeof s->name));
+  char desc[1024];
+  TRY(jx_str(j, root, NULL, "description", desc, sizeof desc));
+  TRY(jx_str(j, root, NULL, "model", s->model, sizeof s->model));
+  TRY(jx_str(j, root, NULL, "gpu", s->gpu, sizeof s->gpu));
+  TRY(jx_str(j, root, NULL, "engine", s->engine, sizeof s->engine));
+  TRY(jx_str(j, root, NULL, "profile", s->profile, sizeof s->profile));
+  TRY(jx_obj(j, root, NULL, "deployment", &o));
+  if (o) TRY(parse_deployment(j, o, s));
+  TRY(jx_obj(j, root, NULL, "workload", &o));
+  if (o) TRY(parse_workload(j, o, s));
+  TRY(jx_obj(j, root, NULL, "goodput_ms", &o));
+  if (o) {
     static const char *const gk[] = {"ttft", "tpot", "e2el", NULL};
-    rc = unknown_keys(&j, o, "goodput_ms", gk);
-    if (!rc) rc = get_num(&j, o, "ttft", "goodput_ms", &s->goodput.ttft_ms, 0, 1e12, false);
-    if (!rc) rc = get_num(&j, o, "tpot", "goodput_ms", &s->goodput.tpot_ms, 0, 1e12, false);
-    if (!rc) rc = get_num(&j, o, "e2el", "goodput_ms", &s->goodput.e2el_ms, 0, 1e12, false);
+    TRY(jx_keys(j, o, "goodput_ms", gk, NULL));
+    TRY(jx_num(j, o, "goodput_ms", "ttft", &s->goodput.ttft_ms, 0, 1e12, 0));
+    TRY(jx_num(j, o, "goodput_ms", "tpot", &s->goodput.tpot_ms, 0, 1e12, 0));
+    TRY(jx_num(j, o, "goodput_ms", "e2el", &s->goodput.e2el_ms, 0, 1e12, 0));
   }
-  if (!rc) rc = get_num(&j, root, "sample_interval_s", "scenario", &s->sample_interval_s, 0, 1e9, false);
-  if (!rc) rc = get_num(&j, root, "time_limit_s", "scenario", &s->time_limit_s, 0, 1e12, false);
+  TRY(jx_num(j, root, NULL, "sample_interval_s", &s->sample_interval_s, 0, 1e9, 0));
+  TRY(jx_num(j, root, NULL, "time_limit_s", &s->time_limit_s, 0, 1e12, 0));
   double seed = -1;
-  if (!rc) rc = get_num(&j, root, "seed", "scenario", &seed, 0, 9007199254740992.0, false);
-  if (!rc && seed >= 0) s->seed = s->gen.seed = (uint64_t)seed;
-  cJSON_Delete(root);
+  TRY(jx_num(j, root, NULL, "seed", &seed, 0, 9007199254740992.0, 0));
+  if (seed >= 0) s->seed = s->gen.seed = (uint64_t)seed;
+  return 0;
+}
+
+int scenario_parse(scenario *s, const char *json, const char *what, sim_err *err) {
+  jx j;
+  int rc = jx_parse(&j, json, what, err);
+  if (rc) return rc;
+  rc = parse_root(&j, s);
+  jx_free(&j);
   return rc;
 }
 
