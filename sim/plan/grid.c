@@ -4,11 +4,12 @@
  * with a message naming the flag or the file and field. */
 #include "plan/grid.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "config/jsonx.h"
 
 typedef enum ax_kind { K_NAME = 0, K_INT, K_QUANT, K_KV, K_POS } ax_kind;
 
@@ -119,7 +120,7 @@ int grid_set_axis_list(grid_spec *g, grid_axis_id a, const char *list, const cha
   return 0;
 }
 
-/* ---- spec files ------------------------------------------------------------------ */
+/* ---- spec files (config/jsonx.h: strict keys, errors with lines) ------------------ */
 
 static int json_value_text(const cJSON *v, grid_axis_id a, char *buf, size_t n, const char *what, sim_err *err) {
   if (cJSON_IsString(v)) {
@@ -142,36 +143,39 @@ static int axis_of_key(const char *key) {
   return -1;
 }
 
-static int unknown_axis(const char *what, const char *key, sim_err *err) {
+/* Member `it` of the object at `where` names no axis. */
+static int unknown_axis(const jx *j, const cJSON *it, const char *where) {
   char list[512] = "";
   for (int a = 0; a < AX_COUNT; a++) {
     strncat(list, AX[a].key, sizeof list - strlen(list) - 1);
     if (a + 1 < AX_COUNT) strncat(list, ", ", sizeof list - strlen(list) - 1);
   }
-  return sim_errf(err, SIM_EINPUT, "%s: unknown axis '%s' (known: %s)", what, key, list);
+  return jx_fail(j, it, where, NULL, "unknown axis '%s' (known: %s)", it->string, list);
 }
 
-static int parse_grid_obj(grid_spec *g, const cJSON *o, const char *file, sim_err *err) {
+static int parse_grid_obj(grid_spec *g, const jx *j, const cJSON *o) {
+  if (!cJSON_IsObject(o)) return jx_fail(j, o, NULL, "grid", "expected an object of axes");
   for (const cJSON *it = o->child; it; it = it->next) {
-    char what[1400];
-    snprintf(what, sizeof what, "%s: grid", file);
     int a = axis_of_key(it->string);
-    if (a < 0) return unknown_axis(what, it->string, err);
-    snprintf(what, sizeof what, "%s: grid.%s", file, it->string);
-    int rc = axis_taken(g, (grid_axis_id)a, what, err);
+    if (a < 0) return unknown_axis(j, it, "grid");
+    char path[256], what[1400];
+    snprintf(path, sizeof path, "grid.%s", it->string);
+    jx_where(j, it, path, what, sizeof what);
+    int rc = axis_taken(g, (grid_axis_id)a, what, j->err);
     if (rc) return rc;
     int n = 0;
     const cJSON *e;
     bool arr = cJSON_IsArray(it);
-    if (arr && cJSON_GetArraySize(it) == 0) return sim_errf(err, SIM_EINPUT, "%s: empty list", what);
+    if (arr && cJSON_GetArraySize(it) == 0) return sim_errf(j->err, SIM_EINPUT, "%s: empty list", what);
     for (e = arr ? it->child : it; e; e = arr ? e->next : NULL) {
-      char w2[1500], txt[128];
-      snprintf(w2, sizeof w2, "%s[%d]", what, n);
-      if (n >= GRID_MAX_VALUES) return sim_errf(err, SIM_EINPUT, "%s: at most %d values", what, GRID_MAX_VALUES);
-      if ((rc = json_value_text(e, (grid_axis_id)a, txt, sizeof txt, w2, err))) return rc;
-      if ((rc = check_value((grid_axis_id)a, txt, &g->v[a][n], w2, err))) return rc;
+      char p2[300], w2[1500], txt[128];
+      snprintf(p2, sizeof p2, "%s[%d]", path, n);
+      jx_where(j, e, p2, w2, sizeof w2);
+      if (n >= GRID_MAX_VALUES) return sim_errf(j->err, SIM_EINPUT, "%s: at most %d values", what, GRID_MAX_VALUES);
+      if ((rc = json_value_text(e, (grid_axis_id)a, txt, sizeof txt, w2, j->err))) return rc;
+      if ((rc = check_value((grid_axis_id)a, txt, &g->v[a][n], w2, j->err))) return rc;
       for (int k = 0; k < n; k++)
-        if (!strcmp(g->v[a][k].s, txt)) return sim_errf(err, SIM_EINPUT, "%s: value '%s' appears twice", w2, txt);
+        if (!strcmp(g->v[a][k].s, txt)) return sim_errf(j->err, SIM_EINPUT, "%s: value '%s' appears twice", w2, txt);
       n++;
     }
     g->n[a] = n;
@@ -180,25 +184,27 @@ static int parse_grid_obj(grid_spec *g, const cJSON *o, const char *file, sim_er
   return 0;
 }
 
-static int parse_configs(grid_spec *g, const cJSON *arr, const char *file, sim_err *err) {
-  if (!cJSON_IsArray(arr)) return sim_errf(err, SIM_EINPUT, "%s: configs: expected an array of objects", file);
+static int parse_configs(grid_spec *g, const jx *j, const cJSON *arr) {
+  if (!cJSON_IsArray(arr)) return jx_fail(j, arr, NULL, "configs", "expected an array of objects");
   size_t n = (size_t)cJSON_GetArraySize(arr);
-  if (!n) return sim_errf(err, SIM_EINPUT, "%s: configs: empty list", file);
-  if (n > GRID_MAX_POINTS) return sim_errf(err, SIM_EINPUT, "%s: configs: too many (max %d)", file, GRID_MAX_POINTS);
+  if (!n) return jx_fail(j, arr, NULL, "configs", "empty list");
+  if (n > GRID_MAX_POINTS) return jx_fail(j, arr, NULL, "configs", "too many (max %d)", GRID_MAX_POINTS);
   g->configs = sim_calloc(n, sizeof *g->configs);
   size_t i = 0;
   for (const cJSON *c = arr->child; c; c = c->next, i++) {
-    if (!cJSON_IsObject(c)) return sim_errf(err, SIM_EINPUT, "%s: configs[%zu]: expected an object", file, i);
+    char where[64];
+    snprintf(where, sizeof where, "configs[%zu]", i);
+    if (!cJSON_IsObject(c)) return jx_fail(j, c, where, NULL, "expected an object");
     for (const cJSON *it = c->child; it; it = it->next) {
-      char what[1400], txt[128];
-      snprintf(what, sizeof what, "%s: configs[%zu]", file, i);
       int a = axis_of_key(it->string);
-      if (a < 0) return unknown_axis(what, it->string, err);
-      snprintf(what, sizeof what, "%s: configs[%zu].%s", file, i, it->string);
+      if (a < 0) return unknown_axis(j, it, where);
+      char path[256], what[1400], txt[128];
+      snprintf(path, sizeof path, "%s.%s", where, it->string);
+      jx_where(j, it, path, what, sizeof what);
       if (g->n[a])
-        return sim_errf(err, SIM_EINPUT, "%s: %s is also a grid axis; give it in one place", what, AX[a].key);
-      int rc = json_value_text(it, (grid_axis_id)a, txt, sizeof txt, what, err);
-      if (!rc) rc = check_value((grid_axis_id)a, txt, &g->configs[i].v[a], what, err);
+        return sim_errf(j->err, SIM_EINPUT, "%s: %s is also a grid axis; give it in one place", what, AX[a].key);
+      int rc = json_value_text(it, (grid_axis_id)a, txt, sizeof txt, what, j->err);
+      if (!rc) rc = check_value((grid_axis_id)a, txt, &g->configs[i].v[a], what, j->err);
       if (rc) return rc;
       g->configs[i].set[a] = true;
     }
@@ -207,73 +213,83 @@ static int parse_configs(grid_spec *g, const cJSON *arr, const char *file, sim_e
   return 0;
 }
 
-static int parse_price_json(grid_spec *g, const cJSON *v, const char *file, sim_err *err) {
+static int parse_price_json(grid_spec *g, const jx *j, const cJSON *v) {
   if (cJSON_IsNumber(v)) {
-    if (!(v->valuedouble > 0)) return sim_errf(err, SIM_EINPUT, "%s: gpu_hour_price: must be > 0", file);
+    if (!(v->valuedouble > 0)) return jx_fail(j, v, NULL, "gpu_hour_price", "must be > 0");
     g->price.all = v->valuedouble;
     return 0;
   }
   if (!cJSON_IsObject(v))
-    return sim_errf(err, SIM_EINPUT, "%s: gpu_hour_price: expected USD per GPU-hour or {\"gpu\": USD, ...}", file);
+    return jx_fail(j, v, NULL, "gpu_hour_price", "expected USD per GPU-hour or {\"gpu\": USD, ...}");
   for (const cJSON *it = v->child; it; it = it->next) {
     if (!cJSON_IsNumber(it) || !(it->valuedouble > 0))
-      return sim_errf(err, SIM_EINPUT, "%s: gpu_hour_price.%s: expected a number > 0", file, it->string);
+      return jx_fail(j, it, "gpu_hour_price", it->string, "expected a number > 0");
     if (g->price.n >= PRICE_MAX || strlen(it->string) >= sizeof g->price.gpu[0])
-      return sim_errf(err, SIM_EINPUT, "%s: gpu_hour_price: too many entries or name too long", file);
+      return jx_fail(j, it, NULL, "gpu_hour_price", "too many entries or name too long");
     snprintf(g->price.gpu[g->price.n], sizeof g->price.gpu[0], "%s", it->string);
     g->price.usd[g->price.n++] = it->valuedouble;
   }
   return 0;
 }
 
-int grid_parse(grid_spec *g, const char *json, const char *what, sim_err *err) {
-  const char *end = NULL;
-  snprintf(g->file, sizeof g->file, "%s", what);
-  cJSON *root = cJSON_ParseWithLengthOpts(json, strlen(json), &end, 0);
-  if (!root) {
-    int line = 1;
-    for (const char *p = json; end && p < end; p++) line += *p == '\n';
-    return sim_errf(err, SIM_EINPUT, "%s:%d: invalid JSON", what, line);
+static int parse_slo(grid_spec *g, const jx *j, const cJSON *v) {
+  if (!cJSON_IsObject(v)) return jx_fail(j, v, NULL, "slo_ms", "expected an object such as {\"ttft_p99\": 2000}");
+  for (const cJSON *it = v->child; it; it = it->next) {
+    char path[256], what[1400];
+    snprintf(path, sizeof path, "slo_ms.%s", it->string);
+    jx_where(j, it, path, what, sizeof what);
+    if (!cJSON_IsNumber(it)) return sim_errf(j->err, SIM_EINPUT, "%s: expected milliseconds", what);
+    int rc = slo_add_kv(&g->slo, it->string, it->valuedouble, what, j->err);
+    if (rc) return rc;
   }
-  int rc = 0;
-  if (!cJSON_IsObject(root)) rc = sim_errf(err, SIM_EINPUT, "%s: expected a JSON object", what);
+  return 0;
+}
+
+/* The inline "scenario" object as a text of its own for scenario_parse: the
+ * file's bytes of the object after as many newlines as precede it, so that
+ * errors in it give the file's line numbers. Heap (grid_free). */
+static char *scenario_text(const jx *j, const cJSON *v) {
+  size_t b, e, nl = 0;
+  bool found = jx_span(j, v, &b, &e);
+  SIM_ASSERT(found);
+  for (size_t i = 0; i < b; i++) nl += j->text[i] == '\n';
+  char *s = sim_malloc(nl + (e - b) + 1);
+  memset(s, '\n', nl);
+  memcpy(s + nl, j->text + b, e - b);
+  s[nl + (e - b)] = 0;
+  return s;
+}
+
+static int parse_spec(grid_spec *g, const jx *j) {
   static const char *const known[] = {"description", "scenario", "grid", "configs", "slo_ms", "target_rate",
                                       "gpu_hour_price", NULL};
-  for (const cJSON *it = rc ? NULL : root->child; it && !rc; it = it->next) {
-    bool ok = false;
-    for (const char *const *k = known; *k; k++) ok |= !strcmp(it->string, *k);
-    if (!ok)
-      rc = sim_errf(err, SIM_EINPUT, "%s: unknown key '%s' (known: description, scenario, grid, configs, slo_ms, "
-                    "target_rate, gpu_hour_price)", what, it->string);
-  }
-  const cJSON *v;
+  const cJSON *root = j->root, *v;
+  int rc = jx_keys(j, root, NULL, known, NULL);
   if (!rc && (v = cJSON_GetObjectItemCaseSensitive(root, "scenario"))) {
     if (cJSON_IsString(v) && v->valuestring[0] && strlen(v->valuestring) < sizeof g->scenario_ref)
       snprintf(g->scenario_ref, sizeof g->scenario_ref, "%s", v->valuestring);
-    else if (cJSON_IsObject(v)) g->scenario_json = cJSON_PrintUnformatted(v);
-    else rc = sim_errf(err, SIM_EINPUT, "%s: scenario: expected a scenario name, a path or a scenario object", what);
+    else if (cJSON_IsObject(v)) g->scenario_json = scenario_text(j, v);
+    else rc = jx_fail(j, v, NULL, "scenario", "expected a scenario name, a path or a scenario object");
   }
-  if (!rc && (v = cJSON_GetObjectItemCaseSensitive(root, "configs"))) rc = parse_configs(g, v, what, err);
-  if (!rc && (v = cJSON_GetObjectItemCaseSensitive(root, "grid"))) {
-    if (!cJSON_IsObject(v)) rc = sim_errf(err, SIM_EINPUT, "%s: grid: expected an object of axes", what);
-    else rc = parse_grid_obj(g, v, what, err);
-  }
-  if (!rc && (v = cJSON_GetObjectItemCaseSensitive(root, "slo_ms"))) {
-    if (!cJSON_IsObject(v)) rc = sim_errf(err, SIM_EINPUT, "%s: slo_ms: expected an object such as {\"ttft_p99\": 2000}", what);
-    for (const cJSON *it = rc ? NULL : v->child; it && !rc; it = it->next) {
-      char w[1200];
-      snprintf(w, sizeof w, "%s: slo_ms.%s", what, it->string);
-      if (!cJSON_IsNumber(it)) rc = sim_errf(err, SIM_EINPUT, "%s: expected milliseconds", w);
-      else rc = slo_add_kv(&g->slo, it->string, it->valuedouble, w, err);
-    }
-  }
+  if (!rc && (v = cJSON_GetObjectItemCaseSensitive(root, "configs"))) rc = parse_configs(g, j, v);
+  if (!rc && (v = cJSON_GetObjectItemCaseSensitive(root, "grid"))) rc = parse_grid_obj(g, j, v);
+  if (!rc && (v = cJSON_GetObjectItemCaseSensitive(root, "slo_ms"))) rc = parse_slo(g, j, v);
   if (!rc && (v = cJSON_GetObjectItemCaseSensitive(root, "target_rate"))) {
     if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble))
-      rc = sim_errf(err, SIM_EINPUT, "%s: target_rate: expected req/s > 0", what);
+      rc = jx_fail(j, v, NULL, "target_rate", "expected req/s > 0");
     else g->target_rate = v->valuedouble;
   }
-  if (!rc && (v = cJSON_GetObjectItemCaseSensitive(root, "gpu_hour_price"))) rc = parse_price_json(g, v, what, err);
-  cJSON_Delete(root);
+  if (!rc && (v = cJSON_GetObjectItemCaseSensitive(root, "gpu_hour_price"))) rc = parse_price_json(g, j, v);
+  return rc;
+}
+
+int grid_parse(grid_spec *g, const char *json, const char *what, sim_err *err) {
+  snprintf(g->file, sizeof g->file, "%s", what);
+  jx j;
+  int rc = jx_parse(&j, json, what, err);
+  if (rc) return rc;
+  rc = parse_spec(g, &j);
+  jx_free(&j);
   if (!rc && !grid_size(g)) rc = sim_errf(err, SIM_EINPUT, "%s: the grid has more than %d points", what, GRID_MAX_POINTS);
   return rc;
 }

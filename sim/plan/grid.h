@@ -76,7 +76,8 @@ typedef struct grid_spec {
   const char *src[AX_COUNT];                 /* who set the axis ("--tp", "grid.json"), for messages */
   grid_point *configs;                       /* explicit points, heap */
   size_t n_configs;
-  char *scenario_json;                       /* base scenario as JSON text (file "scenario" object), heap */
+  char *scenario_json;                       /* base scenario as JSON text (the file's "scenario" object after
+                                                the file's newlines before it: errors keep the file's lines), heap */
   char scenario_ref[1024];                   /* or a scenario name/path; "" = none */
   char file[1024];                           /* spec file, for messages; "" = flags only */
   slo_set slo;

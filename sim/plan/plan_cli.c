@@ -56,9 +56,8 @@ int plan_flags_apply(plan_flags *f, scenario *base, grid_spec *g, sim_err *err) 
     if ((rc = scenario_load(base, path, err))) return rc;
   } else if (g->scenario_json) {
     scenario_init(base);
-    char what[1200];
-    snprintf(what, sizeof what, "%s: scenario", g->file);
-    if ((rc = scenario_parse(base, g->scenario_json, what, err))) return rc;
+    /* scenario_json keeps the object's lines in the file (grid.c) */
+    if ((rc = scenario_parse(base, g->scenario_json, g->file, err))) return rc;
   }
   if ((rc = run_flags_apply(&f->rf, base, err))) return rc;
   for (int a = 0; a < AX_COUNT; a++)
