@@ -1,8 +1,11 @@
-/* cli.c: the table-driven flag parser shared by every subcommand. */
+/* cli.c: the table-driven flag parser shared by every subcommand, the
+ * start every subcommand shares (parse, help) and output files. */
 #include "cli/cli.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const cli_opt *find(const cli_opt *opts, const char *name, size_t len, bool *negated) {
   *negated = false;
@@ -123,4 +126,61 @@ int cli_fail(const char *cmd, const sim_err *err) {
   fprintf(stderr, "servesim %s: %s\n", cmd, err->msg);
   if (err->code == SIM_EINPUT) fprintf(stderr, "(see `servesim %s --help`)\n", cmd);
   return err->code ? err->code : SIM_EINTERNAL;
+}
+
+int cli_opts_append(cli_opt *opts, int n, int cap, const cli_opt *add) {
+  for (; add->name; add++) {
+    SIM_ASSERT(n + 1 < cap);
+    opts[n++] = *add;
+  }
+  SIM_ASSERT(n < cap);
+  opts[n] = (cli_opt){NULL, NULL, 0, NULL, NULL, NULL, NULL};
+  return n;
+}
+
+int cli_opts_pick(cli_opt *dst, int cap, const cli_opt *src, int n, const char *const *names) {
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    for (const char *const *w = names; *w; w++)
+      if (!strcmp(src[i].name, *w)) {
+        SIM_ASSERT(k < cap);
+        dst[k++] = src[i];
+      }
+  return k;
+}
+
+int cli_start(const char *cmd, const char *usage, const char *summary, const cli_opt *opts, const bool *help, int argc,
+              char **argv) {
+  sim_err err = {0, ""};
+  if (cli_parse(opts, argc, argv, NULL, &err)) return cli_fail(cmd, &err);
+  if (!*help) return CLI_GO;
+  cli_print_help(stdout, usage, summary, opts);
+  return 0;
+}
+
+static int refuse(const char *path, sim_err *err) {
+  return sim_errf(err, SIM_EINPUT, "%s already exists: not overwriting it (pass --force to replace it)", path);
+}
+
+int cli_write_output(const char *path, bool force, cli_write_fn fn, const void *arg, sim_err *err) {
+  struct stat st;
+  bool to_stdout = !strcmp(path, "-");
+  if (!to_stdout && !force && stat(path, &st) == 0) return refuse(path, err);
+  if (to_stdout) return fn(arg, stdout, err);
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) return sim_errf(err, SIM_EINPUT, "%s: cannot create the file", path);
+  int rc = fn(arg, f, err);
+  if (fclose(f) != 0 && !rc) rc = sim_errf(err, SIM_EINPUT, "%s: write failed", path);
+  if (!rc && rename(tmp, path) != 0) rc = sim_errf(err, SIM_EINPUT, "%s: cannot rename the temporary file", path);
+  if (rc) unlink(tmp);
+  return rc;
+}
+
+int cli_refuse_existing(const char *const *paths, int n, bool force, sim_err *err) {
+  struct stat st;
+  for (int i = 0; i < n && !force; i++)
+    if (paths[i] && strcmp(paths[i], "-") && stat(paths[i], &st) == 0) return refuse(paths[i], err);
+  return SIM_OK;
 }

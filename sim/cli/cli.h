@@ -52,6 +52,31 @@ void cli_print_help(FILE *f, const char *usage, const char *summary, const cli_o
 /* Prints "servesim <cmd>: <msg>" and a hint to stderr; returns code. */
 int cli_fail(const char *cmd, const sim_err *err);
 
+/* Building option tables: appends the NULL-terminated add[] to opts[0..n)
+ * and terminates opts (cap entries in all); returns the count without the
+ * terminator. */
+int cli_opts_append(cli_opt *opts, int n, int cap, const cli_opt *add);
+/* Copies to dst (cap entries) the options of src[0..n) named in names[]
+ * (NULL-terminated), in src's order; returns how many (no terminator). */
+int cli_opts_pick(cli_opt *dst, int cap, const cli_opt *src, int n, const char *const *names);
+
+/* The start of every subcommand: parses argv against opts. A bad flag is
+ * reported (cli_fail) and its exit status returned; --help (the table's
+ * flag behind `help`) prints the help and returns 0; else CLI_GO: go on. */
+enum { CLI_GO = -1 };
+int cli_start(const char *cmd, const char *usage, const char *summary, const cli_opt *opts, const bool *help, int argc,
+              char **argv);
+
+/* Output files. */
+typedef int (*cli_write_fn)(const void *arg, FILE *f, sim_err *err);
+/* Writes fn(arg) to path through a temporary renamed into place, so a failed
+ * run never leaves a half-written file; refuses to replace an existing file
+ * without force; "-" = stdout. */
+int cli_write_output(const char *path, bool force, cli_write_fn fn, const void *arg, sim_err *err);
+/* Before a long run: fails if one of paths[0..n) (NULL = not asked for,
+ * "-" = stdout) exists and force is not given. */
+int cli_refuse_existing(const char *const *paths, int n, bool force, sim_err *err);
+
 int cmd_run(int argc, char **argv);
 int cmd_gen_trace(int argc, char **argv);
 int cmd_list(int argc, char **argv);

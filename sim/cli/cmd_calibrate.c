@@ -979,17 +979,14 @@ int cmd_calibrate(int argc, char **argv) {
       {"seed", NULL, CLI_U64, &o.seed, "N", "random input seed (default fixed)", NULL},
       {"help", "h", CLI_FLAG, &o.help, NULL, "show this help", NULL},
       {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
+  int rc = cli_start(CMD, "servesim calibrate --model M [--tp 1,2,4,8] [--dtypes bf16,fp8] --out FILE [--quick]",
+                     "Measure GEMM and attention costs of a model's layers on the local GPU (cuBLASLt GEMMs, our\n"
+                     "weight-only, paged decode and prefill attention kernels, each checked against a CPU reference\n"
+                     "first) and write a profile for the cost model (configs/profiles/README.md).\n"
+                     "Without a GPU: --dry-run (plan and estimated time) and --loo FILE (profile accuracy) still work.",
+                     opts, &o.help, argc, argv);
+  if (rc != CLI_GO) return rc;
   sim_err err = {0};
-  if (cli_parse(opts, argc, argv, NULL, &err)) return cli_fail(CMD, &err);
-  if (o.help) {
-    cli_print_help(stdout, "servesim calibrate --model M [--tp 1,2,4,8] [--dtypes bf16,fp8] --out FILE [--quick]",
-                   "Measure GEMM and attention costs of a model's layers on the local GPU (cuBLASLt GEMMs, our\n"
-                   "weight-only, paged decode and prefill attention kernels, each checked against a CPU reference\n"
-                   "first) and write a profile for the cost model (configs/profiles/README.md).\n"
-                   "Without a GPU: --dry-run (plan and estimated time) and --loo FILE (profile accuracy) still work.",
-                   opts);
-    return 0;
-  }
   if (o.max_call_ms < 0 || o.time_budget_s < 0) {
     sim_errf(&err, SIM_EINPUT, "--max-call-ms and --time-budget must not be negative");
     return cli_fail(CMD, &err);

@@ -4,13 +4,11 @@
  * (sim/plan/capacity.h). */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "plan/capacity.h"
 #include "plan/plan_cli.h"
-#include "report/report_html.h"
 
 static const char *USAGE =
     "servesim capacity --slo ttft_p99=2000 --slo tpot_p99=50 --target-rate R [--gpu h100-sxm,h200] [--tp 2,4,8] "
@@ -22,49 +20,33 @@ static const char *SUMMARY =
     "replicas (least-outstanding router), and says why the others lose. The workload is the base scenario's\n"
     "(trace rescaled to each probed rate, keeping its burstiness; or the generator at that rate).";
 
-typedef struct out_args {
-  const capacity_set *s;
-  const report_doc *doc;
-} out_args;
-
-static int w_json(const void *a, FILE *f, sim_err *e) { return capacity_write_json(((const out_args *)a)->s, f, e); }
-static int w_html(const void *a, FILE *f, sim_err *e) { return report_html(((const out_args *)a)->doc, f, e); }
-static int w_md(const void *a, FILE *f, sim_err *e) { return report_md(((const out_args *)a)->doc, f, e); }
+static int w_json(const void *s, FILE *f, sim_err *e) { return capacity_write_json(s, f, e); }
 
 int cmd_capacity(int argc, char **argv) {
   plan_flags *pf = sim_calloc(1, sizeof *pf);
   plan_flags_init(pf);
-  const char *json = NULL, *html = NULL, *md = NULL;
-  bool force = false, quiet = false, help = false;
   double target = 0, tol = 0;
   uint32_t max_probes = 0;
   bool seen_target = false, seen_tol = false;
-  cli_opt opts[200];
-  int n = plan_flags_table(pf, "candidates", opts, 180);
-  cli_opt extra[] = {
+  const cli_opt extra[] = {
       {"target-rate", NULL, CLI_F64, &target, "R", "requests/s the whole deployment must serve (the peak to plan for)", &seen_target},
       {"rel-tol", NULL, CLI_F64, &tol, "F", "bisection stops when the failing rate is within F of the passing one (default 0.02)", &seen_tol},
       {"max-probes", NULL, CLI_U32, &max_probes, "N", "simulations per candidate at most (default 24)", NULL},
-      {"json", NULL, CLI_STR, &json, "FILE", "write the result as JSON (max_request_rate, recommendation, candidates)", NULL},
-      {"report", NULL, CLI_STR, &html, "FILE.html", "write a self-contained HTML report", NULL},
-      {"report-md", NULL, CLI_STR, &md, "FILE.md", "write a Markdown report", NULL},
-      {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
-      {"quiet", "q", CLI_FLAG, &quiet, NULL, "print nothing but errors", NULL},
-      {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
       {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
-  for (int i = 0; extra[i].name; i++) opts[n++] = extra[i];
-  opts[n] = (cli_opt){NULL, NULL, 0, NULL, NULL, NULL, NULL};
+  cli_opt opts[200];
+  int n = cli_opts_append(opts, plan_flags_table(pf, "candidates", opts, 180), 200, extra);
+  plan_flags_outputs(pf, "write the result as JSON (max_request_rate, recommendation, candidates)", NULL, opts, n, 200);
+  int rc = cli_start("capacity", USAGE, SUMMARY, opts, &pf->show_help, argc, argv);
+  if (rc != CLI_GO) {
+    free(pf);
+    return rc;
+  }
+  rc = 0;
   sim_err err = {0, ""};
-  int rc = 0;
   grid_spec *g = sim_calloc(1, sizeof *g);
   scenario *base = sim_calloc(1, sizeof *base);
   capacity_set *s = sim_calloc(1, sizeof *s);
   grid_init(g);
-  if (cli_parse(opts, argc, argv, NULL, &err)) goto fail;
-  if (help) {
-    cli_print_help(stdout, USAGE, SUMMARY, opts);
-    goto out;
-  }
   unsigned jobs = pf->jobs ? pf->jobs : pool_default_jobs();
   pool_set_threads(jobs);
   bisect_opts bo;
@@ -93,27 +75,18 @@ int cmd_capacity(int argc, char **argv) {
     }
     g->target_rate = target;
   }
-  if (capacity_prepare(s, base, g, &bo, &err)) goto fail;
-  const char *outs[] = {json, html, md};
-  for (int i = 0; i < 3; i++)
-    if (outs[i] && strcmp(outs[i], "-") && !force && access(outs[i], F_OK) == 0) {
-      sim_errf(&err, SIM_EINPUT, "%s already exists: not overwriting it (pass --force to replace it)", outs[i]);
-      goto fail;
-    }
+  if (capacity_prepare(s, base, g, &bo, &err) || plan_flags_check_outputs(pf, &err)) goto fail;
   plan_progress prog;
-  plan_progress_start(&prog, "candidates", pf->seen_progress ? pf->progress : (!quiet && isatty(2)));
+  plan_progress_start(&prog, "candidates", pf->seen_progress ? pf->progress : (!pf->quiet && isatty(2)));
   double t0 = plan_wall_s();
   if (capacity_execute(s, jobs, plan_progress_cb, &prog, &err)) goto fail;
   double wall = plan_wall_s() - t0;
   char cmd[4096];
   plan_command_line(argc, argv, cmd, sizeof cmd);
   report_doc doc = {cmd, s->verify_run, &s->slo, NULL, s};
-  out_args oa = {s, &doc};
-  if (json && cli_write_output(json, force, w_json, &oa, &err)) goto fail;
-  if (html && cli_write_output(html, force, w_html, &oa, &err)) goto fail;
-  if (md && cli_write_output(md, force, w_md, &oa, &err)) goto fail;
-  if (!quiet) {
-    FILE *tf = json && !strcmp(json, "-") ? stderr : stdout;
+  if (plan_flags_write(pf, w_json, NULL, s, &doc, &err)) goto fail;
+  if (!pf->quiet) {
+    FILE *tf = plan_flags_text_out(pf);
     capacity_print(s, tf);
     int probes = 0;
     for (size_t i = 0; i < s->n; i++) probes += s->c[i].bis.n_probes;

@@ -1,8 +1,6 @@
 /* cmd_gen_trace.c: `servesim gen-trace`: write a generated (or transformed)
  * workload as a native CSV trace. With --trace it converts any supported
  * trace format (and applies --window/--rate-scale/...) losslessly. */
-#include <string.h>
-
 #include "cli/cli.h"
 #include "cli/run_flags.h"
 #include "runner/runner.h"
@@ -23,29 +21,24 @@ static int w_trace(const void *t, FILE *f, sim_err *e) { return trace_write_nati
 int cmd_gen_trace(int argc, char **argv) {
   run_flags rf;
   run_flags_init(&rf);
-  cli_opt all[160], opts[64];
-  int n_all = run_flags_table(&rf, all, 160), n = 0;
-  for (int i = 0; i < n_all; i++)
-    for (const char *const *w = WORKLOAD_FLAGS; *w; w++)
-      if (!strcmp(all[i].name, *w)) opts[n++] = all[i];
   const char *out = "-";
   bool force = false, help = false;
-  opts[n++] = (cli_opt){"out", "o", CLI_STR, &out, "FILE", "output file (default: stdout)", NULL};
-  opts[n++] = (cli_opt){"force", NULL, CLI_FLAG, &force, NULL, "overwrite an existing output file", NULL};
-  opts[n++] = (cli_opt){"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL};
-  opts[n] = (cli_opt){NULL, NULL, 0, NULL, NULL, NULL, NULL};
+  const cli_opt extra[] = {{"out", "o", CLI_STR, &out, "FILE", "output file (default: stdout)", NULL},
+                           {"force", NULL, CLI_FLAG, &force, NULL, "overwrite an existing output file", NULL},
+                           {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
+                           {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
+  cli_opt all[160], opts[64];
+  int n = run_flags_table(&rf, all, 160);
+  cli_opts_append(opts, cli_opts_pick(opts, 64, all, n, WORKLOAD_FLAGS), 64, extra);
+  int rc = cli_start("gen-trace", USAGE, SUMMARY, opts, &help, argc, argv);
+  if (rc != CLI_GO) return rc;
   sim_err err = {0, ""};
-  if (cli_parse(opts, argc, argv, NULL, &err)) return cli_fail("gen-trace", &err);
-  if (help) {
-    cli_print_help(stdout, USAGE, SUMMARY, opts);
-    return 0;
-  }
   scenario sc;
   scenario_init(&sc);
   /* blank scenario: without --trace this generates, with vLLM's defaults for what is not given */
   if (run_flags_apply(&rf, &sc, &err)) return cli_fail("gen-trace", &err);
   trace t;
-  int rc = runner_load_workload(&sc, &t, &err);
+  rc = runner_load_workload(&sc, &t, &err);
   if (!rc) rc = cli_write_output(out, force, w_trace, &t, &err);
   trace_free(&t);
   if (rc) return cli_fail("gen-trace", &err);

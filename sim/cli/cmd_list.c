@@ -8,12 +8,9 @@ int cmd_list(int argc, char **argv) {
   bool help = false;
   cli_opt opts[] = {{"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
                     {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
-  sim_err err = {0, ""};
-  if (cli_parse(opts, argc, argv, NULL, &err)) return cli_fail("list", &err);
-  if (help) {
-    cli_print_help(stdout, "servesim list", "Lists the names usable with --model, --gpu, --engine, --scenario and --profile.", opts);
-    return 0;
-  }
+  int rc = cli_start("list", "servesim list", "Lists the names usable with --model, --gpu, --engine, --scenario and --profile.",
+                     opts, &help, argc, argv);
+  if (rc != CLI_GO) return rc;
   static const struct {
     cfg_kind k;
     const char *title;

@@ -31,11 +31,6 @@ int cmd_plan(int argc, char **argv) {
   plan_opts po = {0, 0, 0};
   const char *json = NULL;
   bool force = false, help = false;
-  cli_opt all[160], opts[64];
-  int n = run_flags_table(&rf, all, 160), k = 0;
-  for (int i = 0; i < n; i++)
-    for (const char *const *w = KEEP; *w; w++)
-      if (!strcmp(all[i].name, *w)) opts[k++] = all[i];
   cli_opt extra[] = {
       {"context", NULL, CLI_U32, &po.context_tokens, "N", "tokens of context per sequence for the batch and decode figures (default 2048)", NULL},
       {"prompt-len", NULL, CLI_U32, &po.prompt_tokens, "N", "prompt tokens for the prefill figure (default 1024)", NULL},
@@ -44,15 +39,13 @@ int cmd_plan(int argc, char **argv) {
       {"force", NULL, CLI_FLAG, &force, NULL, "overwrite an existing output file", NULL},
       {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
       {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
-  for (int i = 0; extra[i].name; i++) opts[k++] = extra[i];
-  opts[k] = (cli_opt){NULL, NULL, 0, NULL, NULL, NULL, NULL};
+  cli_opt all[160], opts[64];
+  int n = run_flags_table(&rf, all, 160);
+  cli_opts_append(opts, cli_opts_pick(opts, 64, all, n, KEEP), 64, extra);
+  int rc = cli_start("plan", USAGE, SUMMARY, opts, &help, argc, argv);
+  if (rc != CLI_GO) return rc;
 
   sim_err err = {0, ""};
-  if (cli_parse(opts, argc, argv, NULL, &err)) return cli_fail("plan", &err);
-  if (help) {
-    cli_print_help(stdout, USAGE, SUMMARY, opts);
-    return 0;
-  }
   if (po.target_tps < 0 || po.target_tps > 1e6) {
     sim_errf(&err, SIM_EINPUT, "--target-tps must be in (0, 1e6], got %g", po.target_tps);
     return cli_fail("plan", &err);
@@ -61,7 +54,7 @@ int cmd_plan(int argc, char **argv) {
   scenario_default(&sc);
   if (run_flags_apply(&rf, &sc, &err)) return cli_fail("plan", &err);
   plan_result *p = sim_calloc(1, sizeof *p);
-  int rc = plan_analyze(p, &sc, &po, &err);
+  rc = plan_analyze(p, &sc, &po, &err);
   if (!rc) {
     bool to_stdout = json && !strcmp(json, "-");
     plan_print(p, to_stdout ? stderr : stdout);

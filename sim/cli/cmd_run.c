@@ -3,9 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/run_flags.h"
@@ -23,33 +20,6 @@ static const char *SUMMARY =
     "the bundled chat trace (traces/chat_default.csv).\n"
     "Exit status: 0 done, 2 bad input, 1 internal error, 130 interrupted by Ctrl-C (partial results are\n"
     "still printed and written).";
-
-static double wall_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Writes through a temporary file renamed into place, so a failed run never
- * leaves a half-written result; refuses to replace an existing file without
- * --force. */
-int cli_write_output(const char *path, bool force, int (*fn)(const void *, FILE *, sim_err *), const void *arg,
-                     sim_err *err) {
-  struct stat st;
-  bool to_stdout = !strcmp(path, "-");
-  if (!to_stdout && !force && stat(path, &st) == 0)
-    return sim_errf(err, SIM_EINPUT, "%s already exists: not overwriting it (pass --force to replace it)", path);
-  if (to_stdout) return fn(arg, stdout, err);
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (!f) return sim_errf(err, SIM_EINPUT, "%s: cannot create the file", path);
-  int rc = fn(arg, f, err);
-  if (fclose(f) != 0 && !rc) rc = sim_errf(err, SIM_EINPUT, "%s: write failed", path);
-  if (!rc && rename(tmp, path) != 0) rc = sim_errf(err, SIM_EINPUT, "%s: cannot rename the temporary file", path);
-  if (rc) unlink(tmp);
-  return rc;
-}
 
 static int w_json(const void *r, FILE *f, sim_err *e) { return report_json(r, f, e); }
 static int w_csv(const void *r, FILE *f, sim_err *e) { return report_requests_csv(r, f, e); }
@@ -77,16 +47,11 @@ int cmd_run(int argc, char **argv) {
       {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
       {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
   cli_opt opts[160];
-  int n = run_flags_table(&rf, opts, 140);
-  for (int i = 0; out_opts[i].name; i++) opts[n++] = out_opts[i];
-  opts[n] = (cli_opt){NULL, NULL, 0, NULL, NULL, NULL, NULL};
+  cli_opts_append(opts, run_flags_table(&rf, opts, 140), 160, out_opts);
+  int rc = cli_start("run", USAGE, SUMMARY, opts, &help, argc, argv);
+  if (rc != CLI_GO) return rc;
 
   sim_err err = {0, ""};
-  if (cli_parse(opts, argc, argv, NULL, &err)) return cli_fail("run", &err);
-  if (help) {
-    cli_print_help(stdout, USAGE, SUMMARY, opts);
-    return 0;
-  }
   if (speed < 0 || !isfinite(speed)) {
     sim_errf(&err, SIM_EINPUT, "--speed must be a finite number >= 0");
     return cli_fail("run", &err);
@@ -100,21 +65,16 @@ int cmd_run(int argc, char **argv) {
     if (slo_add(&slo, slo_flags.items[i], "--slo", &err)) return cli_fail("run", &err);
   /* check output paths before spending time on the run */
   const char *outs[] = {json, csv, ts, html, md};
-  struct stat st;
-  for (int i = 0; i < 5; i++)
-    if (outs[i] && strcmp(outs[i], "-") && !force && stat(outs[i], &st) == 0) {
-      sim_errf(&err, SIM_EINPUT, "%s already exists: not overwriting it (pass --force to replace it)", outs[i]);
-      return cli_fail("run", &err);
-    }
+  if (cli_refuse_existing(outs, 5, force, &err)) return cli_fail("run", &err);
 
-  double t0 = wall_seconds();
+  double t0 = plan_wall_s();
   run_ctx *r = sim_calloc(1, sizeof *r);
-  int rc = runner_prepare(r, &sc, &err);
+  rc = runner_prepare(r, &sc, &err);
   if (!rc) {
     drv_opts d = {speed, 0, 0};
     rc = runner_execute(r, &d, &err);
   }
-  double wall = wall_seconds() - t0;
+  double wall = plan_wall_s() - t0;
   if (rc) {
     runner_free(r);
     free(r);

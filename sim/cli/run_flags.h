@@ -44,9 +44,4 @@ int run_flags_table(run_flags *f, cli_opt *opts, int cap);
  * given overrides. Errors name the flag. */
 int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err);
 
-/* Writes an output file through a temporary (refusing to replace an existing
- * one without force; "-" = stdout). */
-int cli_write_output(const char *path, bool force, int (*fn)(const void *, FILE *, sim_err *), const void *arg,
-                     sim_err *err);
-
 #endif

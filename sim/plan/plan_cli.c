@@ -71,6 +71,43 @@ int plan_flags_apply(plan_flags *f, scenario *base, grid_spec *g, sim_err *err) 
   return 0;
 }
 
+int plan_flags_outputs(plan_flags *f, const char *json_help, const char *csv_help, cli_opt *opts, int n, int cap) {
+  const cli_opt out[] = {
+      {"json", NULL, CLI_STR, &f->json, "FILE", json_help, NULL},
+      {"csv", NULL, CLI_STR, &f->csv, "FILE", csv_help, NULL},
+      {"report", NULL, CLI_STR, &f->html, "FILE.html", "write a self-contained HTML report", NULL},
+      {"report-md", NULL, CLI_STR, &f->md, "FILE.md", "write a Markdown report", NULL},
+      {"force", NULL, CLI_FLAG, &f->force, NULL, "overwrite existing output files", NULL},
+      {"quiet", "q", CLI_FLAG, &f->quiet, NULL, "print nothing but errors", NULL},
+      {"help", "h", CLI_FLAG, &f->show_help, NULL, "show this help", NULL}};
+  cli_opt pick[SIM_ARRAY_LEN(out) + 1];
+  int k = 0;
+  for (size_t i = 0; i < SIM_ARRAY_LEN(out); i++)
+    if (out[i].dest != &f->csv || csv_help) pick[k++] = out[i];
+  pick[k] = (cli_opt){NULL, NULL, 0, NULL, NULL, NULL, NULL};
+  return cli_opts_append(opts, n, cap, pick);
+}
+
+int plan_flags_check_outputs(const plan_flags *f, sim_err *err) {
+  const char *outs[] = {f->json, f->csv, f->html, f->md};
+  return cli_refuse_existing(outs, 4, f->force, err);
+}
+
+static int w_html(const void *doc, FILE *f, sim_err *e) { return report_html(doc, f, e); }
+static int w_md(const void *doc, FILE *f, sim_err *e) { return report_md(doc, f, e); }
+
+int plan_flags_write(const plan_flags *f, cli_write_fn json_fn, cli_write_fn csv_fn, const void *set,
+                     const report_doc *doc, sim_err *err) {
+  int rc = 0;
+  if (f->json && (rc = cli_write_output(f->json, f->force, json_fn, set, err))) return rc;
+  if (f->csv && (rc = cli_write_output(f->csv, f->force, csv_fn, set, err))) return rc;
+  if (f->html && (rc = cli_write_output(f->html, f->force, w_html, doc, err))) return rc;
+  if (f->md && (rc = cli_write_output(f->md, f->force, w_md, doc, err))) return rc;
+  return 0;
+}
+
+FILE *plan_flags_text_out(const plan_flags *f) { return f->json && !strcmp(f->json, "-") ? stderr : stdout; }
+
 double plan_wall_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -2,7 +2,9 @@
  * run flags (cli/run_flags.h) with the grid axes (--gpu, --tp, --replicas,
  * --quantization, --kv-cache-dtype, --max-num-seqs, --max-num-batched-tokens,
  * --request-rate, --max-concurrency, --rate-scale) taking comma lists, plus
- * --grid FILE, --slo KEY=MS, --gpu-hour-price, --jobs; and the progress bar.
+ * --grid FILE, --slo KEY=MS, --gpu-hour-price, --jobs; the output flags
+ * (--json, --csv, --report, --report-md, --force, --quiet) and their files;
+ * and the progress bar.
  * Lives here rather than in cli/ because both subcommands share it; it only
  * borrows cli.h's types. */
 #ifndef SIM_PLAN_CLI_H
@@ -11,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/run_flags.h"
 #include "plan/grid.h"
+#include "report/report_html.h"
 
 typedef struct plan_flags {
   run_flags rf;
@@ -23,6 +26,10 @@ typedef struct plan_flags {
   bool seen_progress;
   char help[AX_COUNT][200];   /* help texts of the list-valued axis flags */
   char names[AX_COUNT][48];   /* "--tp" etc., for messages */
+  /* output flags (plan_flags_outputs) */
+  const char *json, *csv;     /* result files (json: "-" = stdout) */
+  const char *html, *md;      /* report files */
+  bool force, quiet, show_help;
 } plan_flags;
 
 void plan_flags_init(plan_flags *f);
@@ -33,6 +40,18 @@ int plan_flags_table(plan_flags *f, const char *grid_name, cli_opt *opts, int ca
  * scenario, the run flags, then the axes from flags; SLOs and prices merged
  * (flags win). grid must be grid_init'ed. */
 int plan_flags_apply(plan_flags *f, scenario *base, grid_spec *g, sim_err *err);
+/* Appends the output flags to opts[0..n) (cap entries in all) and terminates
+ * the table: --json (json_help), --csv (only when csv_help is not NULL),
+ * --report, --report-md, --force, --quiet, --help. Returns the count. */
+int plan_flags_outputs(plan_flags *f, const char *json_help, const char *csv_help, cli_opt *opts, int n, int cap);
+/* Fails if an output file exists and --force is not given (before the runs). */
+int plan_flags_check_outputs(const plan_flags *f, sim_err *err);
+/* Writes the files asked for: JSON and CSV of `set` (json_fn, csv_fn), the
+ * HTML and Markdown reports of doc. */
+int plan_flags_write(const plan_flags *f, cli_write_fn json_fn, cli_write_fn csv_fn, const void *set,
+                     const report_doc *doc, sim_err *err);
+/* Where the text summary goes: stderr when the JSON goes to stdout. */
+FILE *plan_flags_text_out(const plan_flags *f);
 
 /* Progress bar on stderr: "[#####-----] 57/210 configs  12.3/s  ETA 13 s".
  * Throttled to 10 updates a second; a newline when done. ctx: a plan_progress. */
