@@ -16,7 +16,6 @@
  * Estimates use the ceilings given (measured probes, or H200 leads for a dry
  * run) with assumed efficiencies; they budget time, they are not results. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,21 +117,6 @@ static double est_prefill_ns(const kern_ceilings *c, uint32_t chunk, uint32_t ct
 
 /* ---- building ----------------------------------------------------------------------- */
 
-static void note(kern_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(kern_plan *p, const char *fmt, ...) {
-  size_t n = strlen(p->notes);
-  if (n + 2 >= sizeof p->notes) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(p->notes + n, sizeof p->notes - n - 1, fmt, ap);
-  va_end(ap);
-  n = strlen(p->notes);
-  if (n + 1 < sizeof p->notes) {
-    p->notes[n] = '\n';
-    p->notes[n + 1] = 0;
-  }
-}
-
 typedef struct plan_build {
   kern_plan *p;
   size_t gcap, acap;
@@ -145,8 +129,9 @@ static void add_gemm(plan_build *b, const char *layer, uint32_t tp, kern_family 
                      uint32_t N, uint32_t K) {
   kern_plan *p = b->p;
   if (fam == KF_WQ && !kern_wq_shape_ok(N, K)) {
-    note(p, "wq %s %s tp%u N=%u K=%u: the weight-only kernel needs N %% 32 == 0 and K %% 128 == 0", dtype_name(wdt),
-         layer, tp, N, K);
+    sim_append_line(p->notes, sizeof p->notes,
+                    "wq %s %s tp%u N=%u K=%u: the weight-only kernel needs N %% 32 == 0 and K %% 128 == 0",
+                    dtype_name(wdt), layer, tp, N, K);
     return;
   }
   for (int i = 0; i < p->ngemm; i++) {
@@ -198,8 +183,10 @@ static void add_attn(plan_build *b, kern_family fam, uint32_t tp, sim_dtype kv, 
                      uint32_t hd) {
   kern_plan *p = b->p;
   if (hd != 128 || qh % kvh || qh / kvh > 16) {
-    note(p, "%s tp%u: our attention kernels need head_dim 128 and at most 16 query heads per KV head (have %u, %u)",
-         kern_family_name(fam), tp, hd, qh / kvh);
+    sim_append_line(
+        p->notes, sizeof p->notes,
+        "%s tp%u: our attention kernels need head_dim 128 and at most 16 query heads per KV head (have %u, %u)",
+        kern_family_name(fam), tp, hd, qh / kvh);
     return;
   }
   for (int i = 0; i < p->nattn; i++) {

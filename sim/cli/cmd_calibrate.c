@@ -137,22 +137,19 @@ typedef struct cal_run {
   bool complete;
 } cal_run;
 
-static void add_note(cal_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_note(cal_run *r, const char *fmt, ...) {
-  size_t n = strlen(r->notes);
-  if (n + 2 >= sizeof r->notes) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(r->notes + n, sizeof r->notes - n - 1, fmt, ap);
-  va_end(ap);
-  n = strlen(r->notes);
-  if (n + 1 < sizeof r->notes) {
-    r->notes[n] = '\n';
-    r->notes[n + 1] = 0;
-  }
+/* Refuses to replace --out without --force. */
+static int check_out(const cal_opts *o, sim_err *err) {
+  struct stat st;
+  if (!o->force && stat(o->out, &st) == 0)
+    return sim_errf(err, SIM_EINPUT, "--out %s: file exists (add --force to overwrite it)", o->out);
+  return SIM_OK;
 }
 
-static void fill_date(const cal_opts *o, cal_run *r) {
+/* What the profile records of how it was made: the date and the command. */
+static void fill_provenance(const cal_opts *o, cal_run *r, int argc, char **argv) {
+  size_t cl = 0;
+  for (int i = 0; i < argc && cl + 2 < sizeof r->command; i++)
+    cl += (size_t)snprintf(r->command + cl, sizeof r->command - cl, "%s%s", i ? " " : "servesim ", argv[i]);
   if (o->date) {
     snprintf(r->date, sizeof r->date, "%s", o->date);
   } else {
@@ -187,7 +184,7 @@ static int run_check(kern_ctx *k, cal_run *r, kern_family f, sim_dtype dt, FILE 
   r->fam_ok[f][dt] = ok;
   if (rc) {
     fprintf(log, "ERROR %s %s check: %s\n", kern_family_name(f), dtype_name(dt), err.msg);
-    add_note(r, "%s %s check: %s", kern_family_name(f), dtype_name(dt), err.msg);
+    sim_append_line(r->notes, sizeof r->notes, "%s %s check: %s", kern_family_name(f), dtype_name(dt), err.msg);
   }
   fprintf(log, "family-result %s %s %s (%.1f s)\n", kern_family_name(f), dtype_name(dt),
           rc ? "error" : ok ? "ok" : "fail", now_s() - t0);
@@ -372,8 +369,8 @@ static void sweep_gemm(kern_ctx *k, cal_run *r, cal_gemm *g) {
     if (rc) {
       fprintf(stderr, "  %s %s N=%u K=%u M=%u: %s\n", p->fam == KF_WQ ? "wq" : "gemm", dtype_name(p->wdtype), p->n,
               p->k, p->m[i], err.msg);
-      add_note(r, "%s %s N=%u K=%u M=%u not measured: %s", p->fam == KF_WQ ? "wq" : "gemm", dtype_name(p->wdtype), p->n,
-               p->k, p->m[i], err.msg);
+      sim_append_line(r->notes, sizeof r->notes, "%s %s N=%u K=%u M=%u not measured: %s",
+                      p->fam == KF_WQ ? "wq" : "gemm", dtype_name(p->wdtype), p->n, p->k, p->m[i], err.msg);
       if (rc != SIM_EINPUT) r->failures++;
       continue;
     }
@@ -408,8 +405,9 @@ static void sweep_attn(kern_ctx *k, cal_run *r, cal_attn *c) {
       if (rc) {
         fprintf(stderr, "  %s %s %u x %u: %s\n", kern_family_name(p->fam), dtype_name(p->kv_dtype), p->x[i], p->y[j],
                 err.msg);
-        add_note(r, "%s %s heads %u/%u %u x %u not measured: %s", kern_family_name(p->fam), dtype_name(p->kv_dtype),
-                 p->q_heads, p->kv_heads, p->x[i], p->y[j], err.msg);
+        sim_append_line(r->notes, sizeof r->notes, "%s %s heads %u/%u %u x %u not measured: %s",
+                        kern_family_name(p->fam), dtype_name(p->kv_dtype), p->q_heads, p->kv_heads, p->x[i], p->y[j],
+                        err.msg);
         if (rc != SIM_EINPUT) r->failures++;
         continue;
       }
@@ -688,12 +686,7 @@ static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
   sim_err err = {0};
   kern_plan_req req;
   bool skip[KF_COUNT];
-  if (build_request(o, &req, skip, &err)) return cli_fail(CMD, &err);
-  struct stat st;
-  if (!o->force && stat(o->out, &st) == 0) {
-    sim_errf(&err, SIM_EINPUT, "--out %s: file exists (add --force to overwrite it)", o->out);
-    return cli_fail(CMD, &err);
-  }
+  if (build_request(o, &req, skip, &err) || check_out(o, &err)) return cli_fail(CMD, &err);
   kern_opts ko;
   kern_opts_default(&ko, o->quick);
   if (o->seed) ko.seed = o->seed;
@@ -705,10 +698,7 @@ static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
   r.complete = true;
   if (o->gpu_name) snprintf(r.gpu, sizeof r.gpu, "%s", o->gpu_name);
   else map_gpu_name(r.dev.name, r.gpu, sizeof r.gpu);
-  fill_date(o, &r);
-  size_t cl = 0;
-  for (int i = 0; i < argc && cl + 2 < sizeof r.command; i++)
-    cl += (size_t)snprintf(r.command + cl, sizeof r.command - cl, "%s%s", i ? " " : "servesim ", argv[i]);
+  fill_provenance(o, &r, argc, argv);
   kern_model_shape shape;
   if (model_shape(o->model, &shape, &err)) {
     kern_close(k);
@@ -744,7 +734,8 @@ static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
     if (kern_probe_gemm_peak(k, pk[i], o->quick, &r.peak[pk[i]], &err)) {
       /* without its peak a table has no speed of light: the profile would not load */
       fprintf(stderr, "probe: peak %s GEMM: %s\n", dtype_name(pk[i]), err.msg);
-      add_note(&r, "peak %s GEMM probe failed, its GEMM tables are left out: %s", dtype_name(pk[i]), err.msg);
+      sim_append_line(r.notes, sizeof r.notes, "peak %s GEMM probe failed, its GEMM tables are left out: %s",
+                      dtype_name(pk[i]), err.msg);
       r.peak[pk[i]] = 0;
       r.fam_ok[KF_GEMM][pk[i]] = false;
       r.failures++;
@@ -760,7 +751,8 @@ static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
     if (r.peak[pk[i]] > 0) c.peak_flops[pk[i]] = r.peak[pk[i]];
   c.launch_ns = r.launch_graph_ns;
   if (r.peak[DT_BF16] <= 0) {
-    add_note(&r, "no bf16 GEMM peak: the profile cannot be written (every table's speed of light needs it)");
+    sim_append_line(r.notes, sizeof r.notes,
+                    "no bf16 GEMM peak: the profile cannot be written (every table's speed of light needs it)");
     fprintf(stderr, "calibrate: the bf16 GEMM check or peak probe failed; nothing can be calibrated\n");
     kern_close(k);
     return SIM_EINTERNAL;
@@ -794,12 +786,13 @@ static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
     if (!r.fam_ok[fam][dt]) continue; /* its check failed or it is unsupported here (noted at the check) */
     if (!kern_usable(k)) {
       r.complete = false;
-      add_note(&r, "sweep stopped: the CUDA context is unusable after an error");
+      sim_append_line(r.notes, sizeof r.notes, "sweep stopped: the CUDA context is unusable after an error");
       break;
     }
     if (o->time_budget_s > 0 && now_s() - t_start > o->time_budget_s) {
       r.complete = false;
-      add_note(&r, "sweep stopped after --time-budget %.0f s: %d of %d tables measured", o->time_budget_s, q, ni);
+      sim_append_line(r.notes, sizeof r.notes, "sweep stopped after --time-budget %.0f s: %d of %d tables measured",
+                      o->time_budget_s, q, ni);
       break;
     }
     if (it->attn) sweep_attn(k, &r, &r.attn[it->idx]);
@@ -810,11 +803,11 @@ static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
     if (fams[i].on && !r.fam_ok[fams[i].f][fams[i].dt]) {
       char why[400];
       if (kern_supported(k, fams[i].f, fams[i].dt, why, sizeof why)) {
-        add_note(&r, "%s %s: not calibrated, its correctness check did not pass", kern_family_name(fams[i].f),
-                 dtype_name(fams[i].dt));
+        sim_append_line(r.notes, sizeof r.notes, "%s %s: not calibrated, its correctness check did not pass",
+                        kern_family_name(fams[i].f), dtype_name(fams[i].dt));
         r.complete = false;
       } else {
-        add_note(&r, "%s %s: %s", kern_family_name(fams[i].f), dtype_name(fams[i].dt), why);
+        sim_append_line(r.notes, sizeof r.notes, "%s %s: %s", kern_family_name(fams[i].f), dtype_name(fams[i].dt), why);
       }
     }
   kern_close(k);
@@ -847,18 +840,26 @@ static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
   return exit_code;
 }
 
+/* The plan without a GPU (--dry-run, --synthetic): default options in *ko,
+ * H200 ceilings in *c. */
+static int h200_plan(const cal_opts *o, const kern_plan_req *req, kern_opts *ko, kern_ceilings *c, kern_plan *plan,
+                     sim_err *err) {
+  kern_model_shape shape;
+  int rc = model_shape(o->model, &shape, err);
+  if (rc) return rc;
+  kern_opts_default(ko, o->quick);
+  kern_ceilings_h200(c);
+  return kern_plan_build(plan, &shape, req, c, ko, err);
+}
+
 static int cmd_dry_run(const cal_opts *o) {
   sim_err err = {0};
   kern_plan_req req;
   bool skip[KF_COUNT];
-  kern_model_shape shape;
-  if (build_request(o, &req, skip, &err) || model_shape(o->model, &shape, &err)) return cli_fail(CMD, &err);
   kern_opts ko;
-  kern_opts_default(&ko, o->quick);
   kern_ceilings c;
-  kern_ceilings_h200(&c);
   kern_plan plan;
-  if (kern_plan_build(&plan, &shape, &req, &c, &ko, &err)) return cli_fail(CMD, &err);
+  if (build_request(o, &req, skip, &err) || h200_plan(o, &req, &ko, &c, &plan, &err)) return cli_fail(CMD, &err);
   printf("dry run: no GPU used; times estimated from H200 ceilings (copy %.1f TB/s, bf16 %.0f TFLOP/s, fp8 %.0f "
          "TFLOP/s); this build %s CUDA\n",
          c.copy_Bps / 1e12, c.peak_flops[DT_BF16] / 1e12, c.peak_flops[DT_FP8] / 1e12,
@@ -880,29 +881,17 @@ static int cmd_synthetic(const cal_opts *o, int argc, char **argv) {
   sim_err err = {0};
   kern_plan_req req;
   bool skip[KF_COUNT];
-  kern_model_shape shape;
-  struct stat st;
-  if (build_request(o, &req, skip, &err)) return cli_fail(CMD, &err);
-  if (!o->force && stat(o->out, &st) == 0) {
-    sim_errf(&err, SIM_EINPUT, "--out %s: file exists (add --force to overwrite it)", o->out);
-    return cli_fail(CMD, &err);
-  }
-  if (model_shape(o->model, &shape, &err)) return cli_fail(CMD, &err);
   kern_opts ko;
-  kern_opts_default(&ko, o->quick);
   kern_ceilings c;
-  kern_ceilings_h200(&c);
   kern_plan plan;
-  if (kern_plan_build(&plan, &shape, &req, &c, &ko, &err)) return cli_fail(CMD, &err);
+  if (build_request(o, &req, skip, &err) || check_out(o, &err) || h200_plan(o, &req, &ko, &c, &plan, &err))
+    return cli_fail(CMD, &err);
   static cal_run r;
   memset(&r, 0, sizeof r);
   snprintf(r.dev.name, sizeof r.dev.name, "SYNTHETIC (no device: smooth roofline model with H200 ceilings)");
   r.dev.l2_bytes = 50e6;
   snprintf(r.gpu, sizeof r.gpu, "%s", o->gpu_name ? o->gpu_name : "synthetic");
-  fill_date(o, &r);
-  size_t cl = 0;
-  for (int i = 0; i < argc && cl + 2 < sizeof r.command; i++)
-    cl += (size_t)snprintf(r.command + cl, sizeof r.command - cl, "%s%s", i ? " " : "servesim ", argv[i]);
+  fill_provenance(o, &r, argc, argv);
   r.copy_Bps = c.copy_Bps;
   r.peak[DT_BF16] = c.peak_flops[DT_BF16];
   if (req.gemm_fp8) r.peak[DT_FP8] = c.peak_flops[DT_FP8];
@@ -910,7 +899,8 @@ static int cmd_synthetic(const cal_opts *o, int argc, char **argv) {
   r.launch_eager_ns = 4000;
   r.launch_graph_ns = c.launch_ns;
   r.complete = true;
-  add_note(&r, "SYNTHETIC profile: times come from a smooth roofline model, not from a GPU (calibrate --synthetic)");
+  sim_append_line(r.notes, sizeof r.notes,
+                  "SYNTHETIC profile: times come from a smooth roofline model, not from a GPU (calibrate --synthetic)");
   r.gemm = sim_calloc((size_t)plan.ngemm + 1, sizeof *r.gemm);
   r.attn = sim_calloc((size_t)plan.nattn + 1, sizeof *r.attn);
   for (int i = 0; i < plan.ngemm; i++) {

@@ -39,6 +39,20 @@ int sim_err_prefix(sim_err *err, const char *fmt, ...) {
   return err->code;
 }
 
+void sim_append_line(char *buf, size_t cap, const char *fmt, ...) {
+  size_t n = strlen(buf);
+  if (n + 2 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + n, cap - n - 1, fmt, ap);
+  va_end(ap);
+  n = strlen(buf);
+  if (n + 1 < cap) {
+    buf[n] = '\n';
+    buf[n + 1] = 0;
+  }
+}
+
 void sim_assert_fail(const char *expr, const char *file, int line) {
   fprintf(stderr, "servesim: internal error: assertion `%s` failed at %s:%d\n", expr, file, line);
   abort();

@@ -37,6 +37,11 @@ int sim_errf(sim_err *err, int code, const char *fmt, ...)
 /* Prepends "prefix: " to an existing message (keeps the code). Returns code. */
 int sim_err_prefix(sim_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Appends one line (printf-style, then '\n') to the NUL-terminated text in
+ * buf[0..cap); a line that does not fit is cut, nothing is written once the
+ * buffer is full. For notes collected along a computation. */
+void sim_append_line(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 void sim_assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
 #define SIM_ASSERT(e) ((e) ? (void)0 : sim_assert_fail(#e, __FILE__, __LINE__))
 
