@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "config/cfg.h"
+
 /* Runs `servesim <args>` (args is a shell-quoted string), captures stdout and
  * stderr (each truncated to cap-1 bytes, NUL-terminated) and returns the exit
  * status (or -1 if it did not exit normally, e.g. a crash). */
@@ -18,5 +20,19 @@ const char *tu_shared(const char *rel);
 const char *tu_tmpfile(const char *suffix, const char *text);
 /* Reads a whole file (malloc'd, NUL-terminated) or NULL. */
 char *tu_slurp(const char *path, size_t *len);
+
+/* Configs built in code, independent of the config loaders and files, for
+ * tests that check numbers computed by hand: Llama-3.1-70B (bf16, untied
+ * embeddings); H200 and H100 SXM datasheet figures (NVLink, 132 SMs, no
+ * all-reduce base latency); a vLLM-like engine (vLLM's limits, the memory
+ * overheads and efficiency factors of configs/engines/vllm.json at the time
+ * the tests were written); a deployment of one replica of tp GPUs with
+ * weights w, bf16 activations and KV cache, vLLM's limits, max_model_len
+ * 131072, memory utilization 0.92 (prefix caching and chunked prefill 0). */
+model_cfg tu_model_llama70b(void);
+gpu_cfg tu_gpu_h200(void);
+gpu_cfg tu_gpu_h100(void);
+engine_cfg tu_engine_vllm(void);
+deploy_cfg tu_deploy(uint32_t tp, sim_dtype w);
 
 #endif

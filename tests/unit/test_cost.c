@@ -1,73 +1,26 @@
 /* test_cost.c: the cost model against hand-computed roofline numbers and
  * physical properties (monotonicity, conservation of time, TP and dtype
  * effects). Configs are built in code (Llama-3.1-70B, H200, H100, a
- * vLLM-like engine) so the test does not depend on the config loaders. */
+ * vLLM-like engine: testutil.h) so the test does not depend on the config
+ * loaders. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
 
 #include "hw/cost.h"
-
-#define MIB (1024.0 * 1024.0)
-
-static model_cfg llama70b(void) {
-  model_cfg m;
-  memset(&m, 0, sizeof m);
-  strcpy(m.name, "llama-3.1-70b");
-  strcpy(m.arch, "llama");
-  m.hidden = 8192, m.intermediate = 28672, m.layers = 80, m.q_heads = 64, m.kv_heads = 8, m.head_dim = 128;
-  m.vocab = 128256, m.max_pos = 131072, m.native_dtype = DT_BF16;
-  return m;
-}
+#include "testutil.h"
 
 static model_cfg llama1b(void) { /* Llama-3.2-1B */
-  model_cfg m = llama70b();
+  model_cfg m = tu_model_llama70b();
   strcpy(m.name, "llama-3.2-1b");
   m.hidden = 2048, m.intermediate = 8192, m.layers = 16, m.q_heads = 32, m.kv_heads = 8, m.head_dim = 64;
   m.tied_embeddings = true;
   return m;
 }
 
-static gpu_cfg h200(void) {
-  gpu_cfg g;
-  memset(&g, 0, sizeof g);
-  strcpy(g.name, "h200");
-  g.mem_bytes = 143771 * MIB, g.hbm_Bps = 4.8e12;
-  g.flops[DT_BF16] = g.flops[DT_FP16] = 989e12;
-  g.flops[DT_FP8] = g.flops[DT_INT8] = 1979e12;
-  g.link = LINK_NVLINK, g.link_Bps = 450e9, g.link_latency_ns = 0;
-  g.sm_count = 132;
-  return g;
-}
-
-static gpu_cfg h100(void) {
-  gpu_cfg g = h200();
-  strcpy(g.name, "h100-sxm");
-  g.mem_bytes = 81559 * MIB, g.hbm_Bps = 3.35e12;
-  return g;
-}
-
-static engine_cfg vllm(void) {
-  engine_cfg e;
-  memset(&e, 0, sizeof e);
-  strcpy(e.name, "vllm");
-  e.max_num_seqs = 1024, e.max_num_batched_tokens = 8192, e.block_size = 16, e.gpu_memory_utilization = 0.92;
-  e.async_scheduling = true;
-  e.step_overhead_ns = 500e3, e.per_seq_overhead_ns = 2e3;
-  e.cuda_graph_max_batch = 512, e.launch_overhead_ns_per_layer = 20e3;
-  e.gemm_compute_eff = 0.75, e.gemm_memory_eff = 0.85, e.gemm_blend = 4;
-  e.attn_prefill_eff = 0.5, e.attn_decode_eff = 0.7, e.elementwise_eff = 0.7;
-  e.allreduce_bw_eff = 0.7, e.allreduce_latency_ns = 10e3;
-  e.runtime_overhead_bytes = 1.5 * 1024 * MIB, e.cuda_graph_bytes = 0.5 * 1024 * MIB, e.activation_scale = 1.2;
-  return e;
-}
-
 static deploy_cfg dep(uint32_t tp, sim_dtype w) {
-  deploy_cfg d;
-  memset(&d, 0, sizeof d);
-  d.tp = tp, d.replicas = 1, d.act_dtype = DT_BF16, d.weight_dtype = w, d.kv_dtype = DT_BF16;
-  d.max_num_seqs = 1024, d.max_num_batched_tokens = 8192, d.block_size = 16, d.max_model_len = 131072;
-  d.gpu_memory_utilization = 0.92, d.enable_prefix_caching = 1, d.enable_chunked_prefill = 1;
+  deploy_cfg d = tu_deploy(tp, w);
+  d.enable_prefix_caching = 1, d.enable_chunked_prefill = 1;
   return d;
 }
 
@@ -133,20 +86,20 @@ Test(cost, names) {
 }
 
 Test(cost, rejects_bad_engine_and_gpu) {
-  model_cfg m = llama70b();
-  gpu_cfg g = h200();
-  engine_cfg e = vllm();
+  model_cfg m = tu_model_llama70b();
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
   deploy_cfg d = dep(1, DT_BF16);
   cost_model c;
   sim_err err = {0};
   e.gemm_blend = 0.5;
   cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), SIM_EINPUT);
   cr_assert(strstr(err.msg, "gemm_blend"), "%s", err.msg);
-  e = vllm();
+  e = tu_engine_vllm();
   e.attn_decode_eff = 0;
   cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), SIM_EINPUT);
   cr_assert(strstr(err.msg, "attn_decode_eff"), "%s", err.msg);
-  e = vllm();
+  e = tu_engine_vllm();
   d = dep(4, DT_BF16);
   g.link_Bps = 0;
   cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), SIM_EINPUT);
@@ -156,7 +109,7 @@ Test(cost, rejects_bad_engine_and_gpu) {
 
 Test(cost, gemm_roofline_by_hand) {
   world w;
-  world_init(&w, llama70b(), h200(), vllm(), dep(1, DT_BF16));
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
   w.e.gemm_blend = 1e9; /* sharp roofline: exactly max(t_c, t_m) */
   cost_src s;
   cost_bound b;
@@ -191,8 +144,8 @@ Test(cost, tp_shards_shapes_and_replicates_kv_heads) {
   /* at TP8 each GPU has 8 q heads and 1 kv head: QKV N = (8 + 2) * 128 = 1280;
    * at TP16 KV heads are replicated: still 1 kv head, 4 q heads: N = 6 * 128 = 768 */
   world w8, w16;
-  world_init(&w8, llama70b(), h200(), vllm(), dep(8, DT_BF16));
-  world_init(&w16, llama70b(), h200(), vllm(), dep(16, DT_BF16));
+  world_init(&w8, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(8, DT_BF16));
+  world_init(&w16, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(16, DT_BF16));
   w8.e.gemm_blend = w16.e.gemm_blend = 1e9;
   double want8 = (8192.0 * 1280 * 2 + 8192 * 2 + 1280 * 2) / (4.8e12 * 0.85) * 1e9;
   double want16 = (8192.0 * 768 * 2 + 8192 * 2 + 768 * 2) / (4.8e12 * 0.85) * 1e9;
@@ -210,10 +163,10 @@ Test(cost, tp_shards_shapes_and_replicates_kv_heads) {
 
 Test(cost, allreduce_formula_and_zero_at_tp1) {
   world w1, w4;
-  world_init(&w1, llama70b(), h200(), vllm(), dep(1, DT_BF16));
-  gpu_cfg g = h200();
+  world_init(&w1, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
+  gpu_cfg g = tu_gpu_h200();
   g.link_latency_ns = 3000;
-  world_init(&w4, llama70b(), g, vllm(), dep(4, DT_BF16));
+  world_init(&w4, tu_model_llama70b(), g, tu_engine_vllm(), dep(4, DT_BF16));
   cr_assert_float_eq(cost_allreduce_ns(&w1.c, 1000), 0.0, 0);
   /* 100 tokens x 8192 x 2 B = 1,638,400 B; ring moves 2 * 3/4 of it = 2,457,600 B at 450e9 * 0.7 B/s
    * = 7,801.9 ns; + 10 us engine latency + 3 us link latency */
@@ -237,7 +190,7 @@ Test(cost, allreduce_formula_and_zero_at_tp1) {
 
 Test(cost, batch1_decode_70b_h200_is_weight_bound) {
   world w;
-  world_init(&w, llama70b(), h200(), vllm(), dep(1, DT_BF16));
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
   step_cost s;
   double ns = cost_decode_step_ns(&w.c, 1, 1024, &s);
   assert_sums(&s);
@@ -261,27 +214,27 @@ Test(cost, batch1_decode_70b_h200_is_weight_bound) {
 Test(cost, classic_check_70b_on_h100_cannot_reach_50_tok_s) {
   /* 70B FP16: 140 GB of weights; 50 tok/s at batch 1 needs 7 TB/s. Even at 100% of every peak
    * and no overheads, two H100s (3.35 TB/s each, 70 GB each) need 69.5e9 / 3.35e12 = 20.7 ms. */
-  engine_cfg e = vllm();
+  engine_cfg e = tu_engine_vllm();
   e.gemm_compute_eff = e.gemm_memory_eff = e.attn_decode_eff = e.attn_prefill_eff = e.elementwise_eff = 1.0;
   e.allreduce_bw_eff = 1.0;
   e.allreduce_latency_ns = 0, e.step_overhead_ns = 0, e.per_seq_overhead_ns = 0, e.launch_overhead_ns_per_layer = 0;
   e.gemm_blend = 1e9;
   world w;
-  world_init(&w, llama70b(), h100(), e, dep(2, DT_BF16));
+  world_init(&w, tu_model_llama70b(), tu_gpu_h100(), e, dep(2, DT_BF16));
   double ns = cost_decode_step_ns(&w.c, 1, 1, NULL);
   cr_assert(ns > 20e6, "TPOT %.2f ms", ns / 1e6);
   cr_assert(ns >= W70_STREAMED / 2 / 3.35e12 * 1e9);
   cr_assert(1e9 / ns < 50.0);
   cost_deinit(&w.c);
   /* and with the realistic engine, TP2 and TP4 on H100 stay above 20 ms at TP2 */
-  world_init(&w, llama70b(), h100(), vllm(), dep(2, DT_BF16));
+  world_init(&w, tu_model_llama70b(), tu_gpu_h100(), tu_engine_vllm(), dep(2, DT_BF16));
   cr_assert(cost_decode_step_ns(&w.c, 1, 1024, NULL) > 20e6);
   cost_deinit(&w.c);
 }
 
 Test(cost, decode_monotone_in_batch_and_context) {
   world w;
-  world_init(&w, llama70b(), h200(), vllm(), dep(4, DT_BF16));
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(4, DT_BF16));
   double prev = 0;
   for (uint32_t b = 1; b <= 1024; b++) {
     step_cost s;
@@ -301,7 +254,7 @@ Test(cost, decode_monotone_in_batch_and_context) {
 
 Test(cost, prefill_increasing_in_chunk_beyond_memo_too) {
   world w;
-  world_init(&w, llama70b(), h200(), vllm(), dep(2, DT_BF16));
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(2, DT_BF16));
   cr_assert_eq(w.c.memo_len, 8193u);
   double prev = 0;
   for (uint32_t t = 2; t <= 20000; t += (t < 600 ? 1 : 37)) {
@@ -318,9 +271,9 @@ Test(cost, memo_equals_direct_computation) {
   /* A model whose memo covers T = 8192 and one whose memo stops at 512 agree. */
   world a, b;
   deploy_cfg d = dep(4, DT_FP8);
-  world_init(&a, llama70b(), h200(), vllm(), d);
+  world_init(&a, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), d);
   d.max_num_batched_tokens = 256, d.max_num_seqs = 64;
-  world_init(&b, llama70b(), h200(), vllm(), d);
+  world_init(&b, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), d);
   cr_assert_eq(b.c.memo_len, 513u);
   prefill_chunk ch[2] = {{3000, 500}, {2000, 0}};
   batch_desc bd = {.num_tokens = 5100, .num_seqs = 102, .num_decode = 100, .decode_ctx_tokens = 100 * 900,
@@ -343,14 +296,14 @@ Test(cost, memo_equals_direct_computation) {
 }
 
 Test(cost, sums_hold_for_every_kind_of_step) {
-  engine_cfg sync = vllm();
+  engine_cfg sync = tu_engine_vllm();
   sync.async_scheduling = false;
-  const engine_cfg engines[] = {vllm(), sync};
+  const engine_cfg engines[] = {tu_engine_vllm(), sync};
   const uint32_t tps[] = {1, 2, 8};
   for (size_t ei = 0; ei < 2; ei++)
     for (size_t ti = 0; ti < 3; ti++) {
       world w;
-      world_init(&w, llama70b(), h200(), engines[ei], dep(tps[ti], DT_INT4));
+      world_init(&w, tu_model_llama70b(), tu_gpu_h200(), engines[ei], dep(tps[ti], DT_INT4));
       step_cost s;
       cost_decode_step_ns(&w.c, 3, 100, &s); /* graphed, padded to 4 */
       assert_sums(&s);
@@ -369,7 +322,7 @@ Test(cost, sums_hold_for_every_kind_of_step) {
     }
   /* a tiny model whose CPU overhead exceeds the GPU time (async: only the excess shows) */
   world w;
-  world_init(&w, llama1b(), h200(), vllm(), dep(1, DT_BF16));
+  world_init(&w, llama1b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
   w.e.step_overhead_ns = 2e6; /* the 1B model streams 2.5 GB: ~0.6 ms of GPU */
   step_cost s;
   cost_decode_step_ns(&w.c, 1, 10, &s);
@@ -380,7 +333,7 @@ Test(cost, sums_hold_for_every_kind_of_step) {
 
 Test(cost, graphs_pad_decode_and_skip_launches) {
   world w;
-  world_init(&w, llama70b(), h200(), vllm(), dep(1, DT_BF16));
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
   step_cost s5, s8;
   cost_decode_step_ns(&w.c, 5, 100, &s5);
   cost_decode_step_ns(&w.c, 8, 100, &s8);
@@ -402,11 +355,11 @@ Test(cost, graphs_pad_decode_and_skip_launches) {
 }
 
 Test(cost, async_scheduling_hides_cpu_under_gpu) {
-  engine_cfg ea = vllm(), es = vllm();
+  engine_cfg ea = tu_engine_vllm(), es = tu_engine_vllm();
   es.async_scheduling = false;
   world a, s;
-  world_init(&a, llama70b(), h200(), ea, dep(1, DT_BF16));
-  world_init(&s, llama70b(), h200(), es, dep(1, DT_BF16));
+  world_init(&a, tu_model_llama70b(), tu_gpu_h200(), ea, dep(1, DT_BF16));
+  world_init(&s, tu_model_llama70b(), tu_gpu_h200(), es, dep(1, DT_BF16));
   step_cost ca, cs;
   double ta = cost_decode_step_ns(&a.c, 64, 1000, &ca);
   double ts = cost_decode_step_ns(&s.c, 64, 1000, &cs);
@@ -432,7 +385,7 @@ Test(cost, tp4_faster_than_tp1_with_growing_allreduce_share) {
   const uint32_t tps[] = {1, 2, 4, 8};
   for (size_t i = 0; i < 4; i++) {
     world w;
-    world_init(&w, llama70b(), h200(), vllm(), dep(tps[i], DT_BF16));
+    world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(tps[i], DT_BF16));
     step_cost s;
     double ns = cost_decode_step_ns(&w.c, 1, 1024, &s);
     double share = s.op_ns[OP_ALLREDUCE] / ns;
@@ -447,12 +400,12 @@ Test(cost, tp4_faster_than_tp1_with_growing_allreduce_share) {
 
 Test(cost, fp8_halves_and_int4_quarters_batch1_gemms) {
   world wb, w8, w4, wi8;
-  world_init(&wb, llama70b(), h200(), vllm(), dep(1, DT_BF16));
-  world_init(&w8, llama70b(), h200(), vllm(), dep(1, DT_FP8));
-  world_init(&w4, llama70b(), h200(), vllm(), dep(1, DT_INT4));
-  gpu_cfg a100 = h200();
+  world_init(&wb, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
+  world_init(&w8, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_FP8));
+  world_init(&w4, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_INT4));
+  gpu_cfg a100 = tu_gpu_h200();
   a100.flops[DT_FP8] = 0; /* no fp8 tensor cores: weight-only fp8 */
-  world_init(&wi8, llama70b(), a100, vllm(), dep(1, DT_FP8));
+  world_init(&wi8, tu_model_llama70b(), a100, tu_engine_vllm(), dep(1, DT_FP8));
   step_cost sb, s8, s4, si8;
   cost_decode_step_ns(&wb.c, 1, 100, &sb);
   cost_decode_step_ns(&w8.c, 1, 100, &s8);
@@ -482,9 +435,9 @@ Test(cost, fp8_halves_and_int4_quarters_batch1_gemms) {
 Test(cost, attention_decode_bytes_and_fp8_kv) {
   world w, wk;
   deploy_cfg d = dep(4, DT_BF16);
-  world_init(&w, llama70b(), h200(), vllm(), d);
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), d);
   d.kv_dtype = DT_FP8;
-  world_init(&wk, llama70b(), h200(), vllm(), d);
+  world_init(&wk, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), d);
   w.e.gemm_blend = wk.e.gemm_blend = 1e9;
   /* 32 sequences, 4096 tokens each, TP4: 2 kv heads per GPU.
    * KV bytes = 131072 * 2 * 2 * 128 * 2 = 134,217,728; q/o = 32 * 2 * 16 * 128 * 2 = 262,144 B
@@ -502,7 +455,7 @@ Test(cost, attention_decode_bytes_and_fp8_kv) {
 
 Test(cost, attention_prefill_flops) {
   world w;
-  world_init(&w, llama70b(), h200(), vllm(), dep(1, DT_BF16));
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
   w.e.gemm_blend = 1e9;
   /* chunk 4096 after 8192 cached, 64 heads x 128: 4*64*128*4096*(8192 + 4097/2) = 1.374e12 FLOP
    * / (989e12 * 0.5) = 2.78 ms per layer; reading 12288 tokens of KV is 50 MB, 10 us: compute-bound */
@@ -515,7 +468,7 @@ Test(cost, attention_prefill_flops) {
 
 Test(cost, lm_head_only_for_sampling_sequences) {
   world w;
-  world_init(&w, llama70b(), h200(), vllm(), dep(1, DT_BF16));
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
   prefill_chunk ch = {1000, 0};
   batch_desc bd = {.num_tokens = 1000, .num_seqs = 1, .num_sample = 0, .num_prefill = 1, .prefills = &ch};
   step_cost s;
@@ -531,7 +484,7 @@ Test(cost, lm_head_only_for_sampling_sequences) {
 
 Test(cost, empty_batch_costs_cpu_only) {
   world w;
-  world_init(&w, llama70b(), h200(), vllm(), dep(2, DT_BF16));
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(2, DT_BF16));
   batch_desc bd = {0};
   step_cost s;
   cost_step(&w.c, &bd, &s);

@@ -1,55 +1,15 @@
 /* test_memplan.c: weights, KV bytes per token, the KV pool and the refusals of
  * memplan_compute, against numbers computed by hand (Llama-3.1-70B, H200,
- * H100 built in code, a vLLM-like engine). */
+ * H100 built in code, a vLLM-like engine: testutil.h). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
 
 #include "hw/memplan.h"
+#include "testutil.h"
 
 #define MIB (1024.0 * 1024.0)
 #define GIB (1024.0 * MIB)
-
-static model_cfg llama70b(void) {
-  model_cfg m;
-  memset(&m, 0, sizeof m);
-  strcpy(m.name, "llama-3.1-70b");
-  m.hidden = 8192, m.intermediate = 28672, m.layers = 80, m.q_heads = 64, m.kv_heads = 8, m.head_dim = 128;
-  m.vocab = 128256, m.max_pos = 131072, m.native_dtype = DT_BF16;
-  return m;
-}
-
-static gpu_cfg gpu(const char *name, double mib, double hbm) {
-  gpu_cfg g;
-  memset(&g, 0, sizeof g);
-  strcpy(g.name, name);
-  g.mem_bytes = mib * MIB, g.hbm_Bps = hbm;
-  g.flops[DT_BF16] = g.flops[DT_FP16] = 989e12;
-  g.flops[DT_FP8] = g.flops[DT_INT8] = 1979e12;
-  g.link_Bps = 450e9;
-  return g;
-}
-static gpu_cfg h200(void) { return gpu("h200", 143771, 4.8e12); }
-static gpu_cfg h100(void) { return gpu("h100-sxm", 81559, 3.35e12); }
-
-static engine_cfg vllm(void) {
-  engine_cfg e;
-  memset(&e, 0, sizeof e);
-  strcpy(e.name, "vllm");
-  e.max_num_seqs = 1024, e.max_num_batched_tokens = 8192, e.block_size = 16, e.gpu_memory_utilization = 0.92;
-  e.cuda_graph_max_batch = 512;
-  e.runtime_overhead_bytes = 1.5 * GIB, e.cuda_graph_bytes = 0.5 * GIB, e.activation_scale = 1.2;
-  return e;
-}
-
-static deploy_cfg dep(uint32_t tp, sim_dtype w) {
-  deploy_cfg d;
-  memset(&d, 0, sizeof d);
-  d.tp = tp, d.replicas = 1, d.act_dtype = DT_BF16, d.weight_dtype = w, d.kv_dtype = DT_BF16;
-  d.max_num_seqs = 1024, d.max_num_batched_tokens = 8192, d.block_size = 16, d.max_model_len = 131072;
-  d.gpu_memory_utilization = 0.92;
-  return d;
-}
 
 /* Llama-3.1-70B parameters:
  *   per layer linear: QKV 8192 x 10240 = 83,886,080; O 67,108,864; gate+up 469,762,048; down 234,881,024
@@ -60,8 +20,8 @@ static deploy_cfg dep(uint32_t tp, sim_dtype w) {
 #define EMB_NORM_PARAMS (2101346304.0 + 1318912.0)
 
 Test(memplan, weight_bytes_70b_per_dtype) {
-  model_cfg m = llama70b();
-  deploy_cfg d = dep(1, DT_BF16);
+  model_cfg m = tu_model_llama70b();
+  deploy_cfg d = tu_deploy(1, DT_BF16);
   /* bf16: 70,553,706,496 x 2 = 141,107,412,992 B (the "140 GB" of the classic check) */
   cr_assert_float_eq(memplan_weight_bytes(&m, &d), 141107412992.0, 0.5);
   /* fp8: linear 1 B, embeddings and norms 2 B: 68,451,041,280 + 4,205,330,432 = 72,656,371,712 */
@@ -78,8 +38,8 @@ Test(memplan, weight_bytes_70b_per_dtype) {
 }
 
 Test(memplan, kv_bytes_per_token) {
-  model_cfg m = llama70b();
-  deploy_cfg d = dep(1, DT_BF16);
+  model_cfg m = tu_model_llama70b();
+  deploy_cfg d = tu_deploy(1, DT_BF16);
   cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d), 327680.0, 0); /* 2*80*8*128*2 */
   d.tp = 4;
   cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d), 81920.0, 0); /* 2 kv heads per GPU */
@@ -92,10 +52,10 @@ Test(memplan, kv_bytes_per_token) {
 }
 
 Test(memplan, h200_tp4_bf16_pool_by_hand) {
-  model_cfg m = llama70b();
-  gpu_cfg g = h200();
-  engine_cfg e = vllm();
-  deploy_cfg d = dep(4, DT_BF16);
+  model_cfg m = tu_model_llama70b();
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg d = tu_deploy(4, DT_BF16);
   mem_plan p;
   sim_err err = {0};
   cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
@@ -131,10 +91,10 @@ Test(memplan, h200_tp4_bf16_pool_by_hand) {
 }
 
 Test(memplan, refuses_70b_bf16_on_one_h100_with_numbers) {
-  model_cfg m = llama70b();
-  gpu_cfg g = h100();
-  engine_cfg e = vllm();
-  deploy_cfg d = dep(1, DT_BF16);
+  model_cfg m = tu_model_llama70b();
+  gpu_cfg g = tu_gpu_h100();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg d = tu_deploy(1, DT_BF16);
   mem_plan p;
   sim_err err = {0};
   cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_EINPUT);
@@ -158,10 +118,10 @@ Test(memplan, refuses_pool_smaller_than_max_model_len) {
   /* 70B bf16 on 2 x H100: 65.7 GiB weights, 73.3 GiB budget, 1.67 GiB activations, 2 GiB graphs+runtime
    * -> 3.89 GiB of KV at 163,840 B per token: floor(4,178,493,696 / 2,621,440) - 1 = 1,592 blocks
    * = 25,472 tokens < 131072 (vLLM refuses to start the same way) */
-  model_cfg m = llama70b();
-  gpu_cfg g = h100();
-  engine_cfg e = vllm();
-  deploy_cfg d = dep(2, DT_BF16);
+  model_cfg m = tu_model_llama70b();
+  gpu_cfg g = tu_gpu_h100();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg d = tu_deploy(2, DT_BF16);
   mem_plan p;
   sim_err err = {0};
   cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_EINPUT);
@@ -178,10 +138,10 @@ Test(memplan, refuses_pool_smaller_than_max_model_len) {
 
 Test(memplan, refuses_when_nothing_is_left_for_kv) {
   /* same deployment at utilization 0.85: budget 67.7 GiB < 65.7 + 1.67 + 2 GiB */
-  model_cfg m = llama70b();
-  gpu_cfg g = h100();
-  engine_cfg e = vllm();
-  deploy_cfg d = dep(2, DT_BF16);
+  model_cfg m = tu_model_llama70b();
+  gpu_cfg g = tu_gpu_h100();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg d = tu_deploy(2, DT_BF16);
   d.gpu_memory_utilization = 0.85;
   mem_plan p;
   sim_err err = {0};
@@ -192,10 +152,10 @@ Test(memplan, refuses_when_nothing_is_left_for_kv) {
 }
 
 Test(memplan, graph_pool_only_with_graphs_and_unset_fields_from_engine) {
-  model_cfg m = llama70b();
-  gpu_cfg g = h200();
-  engine_cfg e = vllm();
-  deploy_cfg d = dep(4, DT_FP8);
+  model_cfg m = tu_model_llama70b();
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg d = tu_deploy(4, DT_FP8);
   mem_plan a, b;
   sim_err err = {0};
   cr_assert_eq(memplan_compute(&a, &m, &g, &e, &d, &err), SIM_OK);
