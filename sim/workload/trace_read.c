@@ -397,11 +397,32 @@ static int parse_azure_ts(rd *r, span s, const char *what, uint64_t *ns) {
   return SIM_OK;
 }
 
+/* A whole span of decimal digits that fits a uint64 (a hash id). */
+static bool sp_u64(span s, uint64_t *out) {
+  uint64_t v = 0;
+  if (!s.n) return false;
+  for (size_t i = 0; i < s.n; i++) {
+    unsigned d = (unsigned)(s.p[i] - '0');
+    if (d > 9 || v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return true;
+}
+
+/* Appends one hash id to the trace's pool. */
+static int push_hash(rd *r, const char *what, uint64_t v) {
+  trace *t = r->t;
+  if (t->n_hash >= UINT32_MAX) return rd_fail(r, what, "more than %u hash ids in the trace", UINT32_MAX);
+  SIM_GROW(t->hash_ids, t->cap_hash, t->n_hash + 1);
+  t->hash_ids[t->n_hash++] = v;
+  return SIM_OK;
+}
+
 /* `|`-separated unsigned integers appended to t->hash_ids; empty = none. */
 static int parse_hash_list(rd *r, span s, const char *what, uint32_t *n_out) {
   char b[256];
   uint32_t n = 0;
-  trace *t = r->t;
   if (s.n == 0) {
     *n_out = 0;
     return SIM_OK;
@@ -411,18 +432,11 @@ static int parse_hash_list(rd *r, span s, const char *what, uint32_t *n_out) {
     const char *bar = memchr(p, '|', (size_t)(e - p));
     span el = sp_trim((span){p, (size_t)((bar ? bar : e) - p)});
     uint64_t v = 0;
-    bool ok = el.n > 0;
-    for (size_t i = 0; ok && i < el.n; i++) {
-      unsigned dgt = (unsigned)(el.p[i] - '0');
-      if (dgt > 9 || v > (UINT64_MAX - dgt) / 10) ok = false;
-      else v = v * 10 + dgt;
-    }
-    if (!ok)
+    if (!sp_u64(el, &v))
       return rd_fail(r, what, "element %u: expected a non-negative integer (ids separated by '|'), got '%s'", n + 1,
                      show(b, sizeof b, el));
-    if (t->n_hash >= UINT32_MAX) return rd_fail(r, what, "more than %u hash ids in the trace", UINT32_MAX);
-    SIM_GROW(t->hash_ids, t->cap_hash, t->n_hash + 1);
-    t->hash_ids[t->n_hash++] = v;
+    int rc = push_hash(r, what, v);
+    if (rc) return rc;
     n++;
     if (!bar) break;
     p = bar + 1;
@@ -733,7 +747,6 @@ static int mc_hash_ids(rd *r, span line, const char **pp, const char *e, uint32_
   const char *label = "key 'hash_ids'";
   char b[256];
   const char *p = *pp;
-  trace *t = r->t;
   if (p >= e || *p != '[')
     return rd_fail(r, label, "expected an array of non-negative integers, got %s", p < e ? js_kind(*p) : "nothing");
   uint32_t n = 0;
@@ -750,18 +763,11 @@ static int mc_hash_ids(rd *r, span line, const char **pp, const char *e, uint32_
       return rd_fail(r, label, "element %u: expected a non-negative integer, got %s", n + 1, js_kind(*p));
     span num = js_number(&p, e);
     uint64_t v = 0;
-    bool ok = num.n > 0;
-    for (size_t i = 0; ok && i < num.n; i++) {
-      unsigned d = (unsigned)(num.p[i] - '0');
-      if (d > 9 || v > (UINT64_MAX - d) / 10) ok = false;
-      else v = v * 10 + d;
-    }
-    if (!ok)
+    if (!sp_u64(num, &v))
       return rd_fail(r, label, "element %u: expected a non-negative integer, got '%s'", n + 1,
                      show(b, sizeof b, num));
-    if (t->n_hash >= UINT32_MAX) return rd_fail(r, label, "more than %u hash ids in the trace", UINT32_MAX);
-    SIM_GROW(t->hash_ids, t->cap_hash, t->n_hash + 1);
-    t->hash_ids[t->n_hash++] = v;
+    int rc = push_hash(r, label, v);
+    if (rc) return rc;
     n++;
     p = js_ws(p, e);
     if (p < e && *p == ',') {
