@@ -124,12 +124,8 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
   if (!p->opts.context_tokens) p->opts.context_tokens = 2048;
   if (!p->opts.prompt_tokens) p->opts.prompt_tokens = 1024;
   if (!(p->opts.target_tps > 0)) p->opts.target_tps = 50;
-  int rc;
-  if ((rc = cfg_model_load(&p->model, sc->model, err))) return rc;
-  if ((rc = cfg_gpu_load(&p->gpu, sc->gpu, err))) return rc;
-  if ((rc = cfg_engine_load(&p->engine, sc->engine, err))) return rc;
-  p->deploy = sc->deploy;
-  if ((rc = cfg_resolve(&p->deploy, &p->model, &p->gpu, &p->engine, err))) return rc;
+  int rc = scenario_load_configs(sc, &p->model, &p->gpu, &p->engine, &p->deploy, err);
+  if (rc) return rc;
   const deploy_cfg *d = &p->deploy;
   if (p->opts.context_tokens > d->max_model_len)
     return sim_errf(err, SIM_EINPUT, "context %u tokens exceeds max_model_len %u (lower --context or raise --max-model-len)",

@@ -306,8 +306,17 @@ static void run_sections(FILE *f, const run_ctx *r, const slo_set *slo, const ch
 
 /* ---- the document ------------------------------------------------------------------ */
 
+const char *report_doc_kind(const report_doc *d) { return d->cap ? "capacity" : d->sweep ? "sweep" : "run"; }
+
+void report_doc_answer(const report_doc *d, char *buf, size_t n) {
+  if (d->cap) snprintf(buf, n, "%s", d->cap->summary);
+  else if (d->sweep) sweep_summary(d->sweep, buf, n);
+  else if (d->run) report_run_summary(d->run, d->slo, buf, n);
+  else buf[0] = 0;
+}
+
 int report_html(const report_doc *d, FILE *f, sim_err *err) {
-  const char *kind = d->cap ? "capacity" : d->sweep ? "sweep" : "run";
+  const char *kind = report_doc_kind(d);
   fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n"
         "<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta charset=\"UTF-8\"/>\n",
         f);
@@ -315,10 +324,7 @@ int report_html(const report_doc *d, FILE *f, sim_err *err) {
   fprintf(f, "<h1>servesim %s report</h1>\n", kind);
   if (d->command) rh_para(f, "cmd", d->command);
   char *sum = sim_malloc(8192);
-  if (d->cap) snprintf(sum, 8192, "%s", d->cap->summary);
-  else if (d->sweep) sweep_summary(d->sweep, sum, 8192);
-  else if (d->run) report_run_summary(d->run, d->slo, sum, 8192);
-  else sum[0] = 0;
+  report_doc_answer(d, sum, 8192);
   fputs("<div class=\"answer\"><h3>The answer</h3>\n", f);
   rh_para(f, NULL, sum);
   fputs("</div>\n", f);

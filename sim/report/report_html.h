@@ -33,6 +33,10 @@ int report_html(const report_doc *d, FILE *f, sim_err *err);
 int report_md(const report_doc *d, FILE *f, sim_err *err);
 
 /* Shared by the HTML and Markdown writers. */
+/* What the document is: "capacity", "sweep" or "run". */
+const char *report_doc_kind(const report_doc *d);
+/* The answer first: the capacity summary, the sweep summary or the run summary ("" for none). */
+void report_doc_answer(const report_doc *d, char *buf, size_t n);
 /* The summary paragraph of a single run. */
 void report_run_summary(const run_ctx *r, const slo_set *slo, char *buf, size_t n);
 /* Sorted per-request latencies of finished requests (ms), for CDFs; caller frees. */

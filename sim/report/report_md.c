@@ -160,14 +160,10 @@ static void capacity_md(FILE *f, const capacity_set *s) {
 }
 
 int report_md(const report_doc *d, FILE *f, sim_err *err) {
-  const char *kind = d->cap ? "capacity" : d->sweep ? "sweep" : "run";
-  fprintf(f, "# servesim %s report\n\n", kind);
+  fprintf(f, "# servesim %s report\n\n", report_doc_kind(d));
   if (d->command) fprintf(f, "```\n%s\n```\n\n", d->command);
   char *sum = sim_malloc(8192);
-  if (d->cap) snprintf(sum, 8192, "%s", d->cap->summary);
-  else if (d->sweep) sweep_summary(d->sweep, sum, 8192);
-  else if (d->run) report_run_summary(d->run, d->slo, sum, 8192);
-  else sum[0] = 0;
+  report_doc_answer(d, sum, 8192);
   fprintf(f, "**The answer.** %s\n", sum);
   if (d->cap) capacity_md(f, d->cap);
   if (d->sweep) sweep_md(f, d->sweep);

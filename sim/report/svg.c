@@ -54,23 +54,19 @@ static double tx(const svg_axis *a, double v) {
   return v;
 }
 
-double svg_px(const svg_chart *c, double x) {
-  double pw = c->w - c->ml - c->mr;
-  double t0 = tx(&c->x, c->x.lo), t1 = tx(&c->x, c->x.hi), v = isinf(x) ? (x > 0 ? t1 : t0) : tx(&c->x, x);
-  double p = (v - t0) / (t1 - t0);
+/* Where v falls along axis a, as a fraction of its length clamped to [0, 1]
+ * (infinities go to the ends). */
+static double frac(const svg_axis *a, double v) {
+  double t0 = tx(a, a->lo), t1 = tx(a, a->hi), t = isinf(v) ? (v > 0 ? t1 : t0) : tx(a, v);
+  double p = (t - t0) / (t1 - t0);
   if (p < 0) p = 0;
   if (p > 1) p = 1;
-  return c->ml + p * pw;
+  return p;
 }
 
-double svg_py(const svg_chart *c, double y) {
-  double ph = c->h - c->mt - c->mb;
-  double t0 = tx(&c->y, c->y.lo), t1 = tx(&c->y, c->y.hi), v = isinf(y) ? (y > 0 ? t1 : t0) : tx(&c->y, y);
-  double p = (v - t0) / (t1 - t0);
-  if (p < 0) p = 0;
-  if (p > 1) p = 1;
-  return c->mt + (1 - p) * ph;
-}
+double svg_px(const svg_chart *c, double x) { return c->ml + frac(&c->x, x) * (c->w - c->ml - c->mr); }
+
+double svg_py(const svg_chart *c, double y) { return c->mt + (1 - frac(&c->y, y)) * (c->h - c->mt - c->mb); }
 
 static void fmt_tick(char *buf, size_t n, double v) {
   double a = fabs(v);

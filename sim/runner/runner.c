@@ -31,17 +31,6 @@ int runner_load_workload(const scenario *sc, trace *out, sim_err *err) {
   return SIM_OK;
 }
 
-static int load_configs(run_ctx *r, sim_err *err) {
-  const scenario *sc = &r->sc;
-  int rc;
-  if ((rc = cfg_model_load(&r->model, sc->model, err))) return rc;
-  if ((rc = cfg_gpu_load(&r->gpu, sc->gpu, err))) return rc;
-  if ((rc = cfg_engine_load(&r->engine, sc->engine, err))) return rc;
-  r->deploy = sc->deploy;
-  if ((rc = cfg_resolve(&r->deploy, &r->model, &r->gpu, &r->engine, err))) return rc;
-  return SIM_OK;
-}
-
 /* Attaches a measured profile: one of this GPU type (SRC_PROFILE), or one of
  * another GPU type scaled by the datasheet ratios (SRC_PROFILE_SCALED).
  * "auto" picks among the bundled/$SERVESIM_DATA_DIR profiles: the newest one
@@ -67,20 +56,23 @@ static int attach(run_ctx *r, prof *p, const char *what, sim_err *err) {
   return SIM_OK;
 }
 
+/* Loads profile `name` (a bundled name or a path) and attaches it. */
+static int load_profile(run_ctx *r, const char *name, sim_err *err) {
+  char path[1024];
+  prof *pr = NULL;
+  int rc = cfg_find(CFG_PROFILE, name, path, sizeof path, err);
+  if (!rc) rc = prof_load(&pr, path, err);
+  if (rc) return rc;
+  return attach(r, pr, path, err);
+}
+
 static int load_profiles(run_ctx *r, sim_err *err) {
   const char *p = r->sc.profile;
   snprintf(r->cost_source, sizeof r->cost_source,
            "roofline from the %s datasheet with the %s engine's efficiency factors (no measured profile)", r->gpu.name,
            r->engine.name);
   if (!p[0] || !strcmp(p, "none")) return SIM_OK;
-  if (strcmp(p, "auto") != 0) {
-    char path[1024];
-    prof *pr = NULL;
-    int rc = cfg_find(CFG_PROFILE, p, path, sizeof path, err);
-    if (!rc) rc = prof_load(&pr, path, err);
-    if (rc) return rc;
-    return attach(r, pr, path, err);
-  }
+  if (strcmp(p, "auto") != 0) return load_profile(r, p, err);
   char names[4096];
   cfg_list(CFG_PROFILE, names, sizeof names);
   char best_own[256] = "", best_other[256] = "";
@@ -98,13 +90,7 @@ static int load_profiles(run_ctx *r, sim_err *err) {
     prof_free(pr);
   }
   const char *pick = best_own[0] ? best_own : best_other[0] ? best_other : NULL;
-  if (!pick) return SIM_OK;
-  char path[1024];
-  prof *pr = NULL;
-  int rc = cfg_find(CFG_PROFILE, pick, path, sizeof path, err);
-  if (!rc) rc = prof_load(&pr, path, err);
-  if (rc) return rc;
-  return attach(r, pr, path, err);
+  return pick ? load_profile(r, pick, err) : SIM_OK;
 }
 
 int runner_prepare(run_ctx *r, const scenario *sc, sim_err *err) {
@@ -112,7 +98,7 @@ int runner_prepare(run_ctx *r, const scenario *sc, sim_err *err) {
   r->sc = *sc;
   trace_init(&r->tr);
   int rc;
-  if ((rc = load_configs(r, err))) return rc;
+  if ((rc = scenario_load_configs(&r->sc, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
   if ((rc = memplan_compute(&r->plan, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
   if ((rc = runner_load_workload(sc, &r->tr, err))) return rc;
   trace_compute_stats(&r->tr, &r->tr_stats);

@@ -293,3 +293,12 @@ int scenario_load(scenario *s, const char *path, sim_err *err) {
   if (!rc) snprintf(s->source, sizeof s->source, "%s", path);
   return rc;
 }
+
+int scenario_load_configs(const scenario *s, model_cfg *m, gpu_cfg *g, engine_cfg *e, deploy_cfg *d, sim_err *err) {
+  int rc;
+  if ((rc = cfg_model_load(m, s->model, err))) return rc;
+  if ((rc = cfg_gpu_load(g, s->gpu, err))) return rc;
+  if ((rc = cfg_engine_load(e, s->engine, err))) return rc;
+  *d = s->deploy;
+  return cfg_resolve(d, m, g, e, err);
+}

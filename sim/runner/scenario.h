@@ -56,5 +56,8 @@ void scenario_default(scenario *s);
  * errors naming the file and key). */
 int scenario_load(scenario *s, const char *path, sim_err *err);
 int scenario_parse(scenario *s, const char *json, const char *what, sim_err *err);
+/* Loads the scenario's model, GPU and engine configs (by name or path) and
+ * resolves its deployment against them (cfg_resolve) into *d. */
+int scenario_load_configs(const scenario *s, model_cfg *m, gpu_cfg *g, engine_cfg *e, deploy_cfg *d, sim_err *err);
 
 #endif
