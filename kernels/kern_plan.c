@@ -37,6 +37,20 @@ static const uint32_t pre_c_full[] = {2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 
 static const uint32_t pre_x_full[] = {0, 64, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
 static const uint32_t pre_c_quick[] = {8, 64, 256, 1024, 4096};
 static const uint32_t pre_x_quick[] = {0, 1024, 8192};
+
+/* One axis's grid; each axis has two, indexed by kern_plan.quick: [0] full, [1] quick. */
+typedef struct axis_grid {
+  const uint32_t *v;
+  size_t n;
+} axis_grid;
+#define AXIS(a) {a, SIM_ARRAY_LEN(a)}
+static const axis_grid GEMM_M[2] = {AXIS(gemm_m_full), AXIS(gemm_m_quick)};
+static const axis_grid WQ_M[2] = {AXIS(wq_m_full), AXIS(wq_m_quick)};
+static const axis_grid DEC_B[2] = {AXIS(dec_b_full), AXIS(dec_b_quick)};
+static const axis_grid DEC_L[2] = {AXIS(dec_l_full), AXIS(dec_l_quick)};
+static const axis_grid PRE_C[2] = {AXIS(pre_c_full), AXIS(pre_c_quick)};
+static const axis_grid PRE_X[2] = {AXIS(pre_x_full), AXIS(pre_x_quick)};
+#undef AXIS
 #define LM_HEAD_MAX_M 1024
 
 void kern_ceilings_h200(kern_ceilings *c) {
@@ -153,18 +167,10 @@ static void add_gemm(plan_build *b, const char *layer, uint32_t tp, kern_family 
   g->adtype = adt;
   g->n = N;
   g->k = K;
-  const uint32_t *grid;
-  size_t ng;
-  if (fam == KF_WQ) {
-    grid = p->quick ? wq_m_quick : wq_m_full;
-    ng = p->quick ? SIM_ARRAY_LEN(wq_m_quick) : SIM_ARRAY_LEN(wq_m_full);
-  } else {
-    grid = p->quick ? gemm_m_quick : gemm_m_full;
-    ng = p->quick ? SIM_ARRAY_LEN(gemm_m_quick) : SIM_ARRAY_LEN(gemm_m_full);
-  }
+  axis_grid grid = (fam == KF_WQ ? WQ_M : GEMM_M)[p->quick];
   bool lm = strcmp(layer, "lm_head") == 0;
-  for (size_t i = 0; i < ng; i++) {
-    uint32_t M = grid[i];
+  for (size_t i = 0; i < grid.n; i++) {
+    uint32_t M = grid.v[i];
     if (lm && M > LM_HEAD_MAX_M) break;
     double t = est_gemm_ns(b->c, fam, wdt, adt, M, N, K);
     if (t > p->max_call_ms * 1e6 && g->nm >= 2) break; /* keep at least two points */
@@ -202,19 +208,10 @@ static void add_attn(plan_build *b, kern_family fam, uint32_t tp, sim_dtype kv, 
   a->q_heads = qh;
   a->kv_heads = kvh;
   a->head_dim = hd;
-  const uint32_t *xs, *ys;
-  size_t nx, ny;
-  if (fam == KF_DECODE) {
-    xs = p->quick ? dec_b_quick : dec_b_full;
-    nx = p->quick ? SIM_ARRAY_LEN(dec_b_quick) : SIM_ARRAY_LEN(dec_b_full);
-    ys = p->quick ? dec_l_quick : dec_l_full;
-    ny = p->quick ? SIM_ARRAY_LEN(dec_l_quick) : SIM_ARRAY_LEN(dec_l_full);
-  } else {
-    xs = p->quick ? pre_c_quick : pre_c_full;
-    nx = p->quick ? SIM_ARRAY_LEN(pre_c_quick) : SIM_ARRAY_LEN(pre_c_full);
-    ys = p->quick ? pre_x_quick : pre_x_full;
-    ny = p->quick ? SIM_ARRAY_LEN(pre_x_quick) : SIM_ARRAY_LEN(pre_x_full);
-  }
+  bool dec = fam == KF_DECODE;
+  axis_grid X = (dec ? DEC_B : PRE_C)[p->quick], Y = (dec ? DEC_L : PRE_X)[p->quick];
+  const uint32_t *xs = X.v, *ys = Y.v;
+  size_t nx = X.n, ny = Y.n;
   a->nx = (int)nx;
   a->ny = (int)ny;
   memcpy(a->x, xs, nx * sizeof *xs);
