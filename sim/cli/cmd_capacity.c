@@ -4,7 +4,6 @@
  * (sim/plan/capacity.h). */
 #include <math.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "plan/capacity.h"
@@ -47,8 +46,7 @@ int cmd_capacity(int argc, char **argv) {
   scenario *base = sim_calloc(1, sizeof *base);
   capacity_set *s = sim_calloc(1, sizeof *s);
   grid_init(g);
-  unsigned jobs = pf->jobs ? pf->jobs : pool_default_jobs();
-  pool_set_threads(jobs);
+  unsigned jobs = plan_flags_jobs(pf);
   bisect_opts bo;
   bisect_opts_default(&bo);
   bo.lo = 0.01;
@@ -77,7 +75,7 @@ int cmd_capacity(int argc, char **argv) {
   }
   if (capacity_prepare(s, base, g, &bo, &err) || plan_flags_check_outputs(pf, &err)) goto fail;
   plan_progress prog;
-  plan_progress_start(&prog, "candidates", pf->seen_progress ? pf->progress : (!pf->quiet && isatty(2)));
+  plan_progress_start(&prog, "candidates", plan_flags_progress(pf));
   double t0 = plan_wall_s();
   if (capacity_execute(s, jobs, plan_progress_cb, &prog, &err)) goto fail;
   double wall = plan_wall_s() - t0;

@@ -2,7 +2,6 @@
  * libuv's thread pool; results as a table, CSV, JSON and reports, with the
  * Pareto frontiers and cost per million tokens (sim/plan/sweep.h). */
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "plan/plan_cli.h"
@@ -36,14 +35,12 @@ int cmd_sweep(int argc, char **argv) {
   scenario *base = sim_calloc(1, sizeof *base);
   sweep_set *s = sim_calloc(1, sizeof *s);
   grid_init(g);
-  /* the pool size must be in the environment before libuv's first use */
-  unsigned jobs = pf->jobs ? pf->jobs : pool_default_jobs();
-  pool_set_threads(jobs);
+  unsigned jobs = plan_flags_jobs(pf);
   if (plan_flags_apply(pf, base, g, &err) || sweep_prepare(s, base, g, &g->slo, &g->price, &err) ||
       plan_flags_check_outputs(pf, &err))
     goto fail;
   plan_progress prog;
-  plan_progress_start(&prog, "configs", pf->seen_progress ? pf->progress : (!pf->quiet && isatty(2)));
+  plan_progress_start(&prog, "configs", plan_flags_progress(pf));
   double t0 = plan_wall_s();
   if (sweep_execute(s, jobs, plan_progress_cb, &prog, &err)) goto fail;
   double wall = plan_wall_s() - t0;

@@ -108,19 +108,8 @@ static double start_rate(const capacity_set *s, const scenario *sc, cap_candidat
   return r > 0 ? r : 1;
 }
 
-typedef struct cap_job {
-  capacity_set *s;
-  pool_progress_fn progress;
-  void *pctx;
-} cap_job;
-
-static void job_progress(void *ctx, size_t done, size_t total) {
-  cap_job *j = ctx;
-  if (j->progress) j->progress(j->pctx, done, total);
-}
-
 static void work(void *ctx, size_t i) {
-  capacity_set *s = ((cap_job *)ctx)->s;
+  capacity_set *s = ctx;
   cap_candidate *c = &s->c[i];
   scenario *sc = sim_malloc(sizeof *sc);
   plan_result *pl = sim_calloc(1, sizeof *pl);
@@ -355,8 +344,7 @@ int capacity_prepare(capacity_set *s, const scenario *base, const grid_spec *g, 
 }
 
 int capacity_execute(capacity_set *s, unsigned jobs, pool_progress_fn progress, void *pctx, sim_err *err) {
-  cap_job j = {s, progress, pctx};
-  int rc = pool_run(s->n, jobs, work, job_progress, &j, err);
+  int rc = pool_run(s->n, jobs, work, s, progress, pctx, err);
   if (rc) return rc;
   for (size_t i = 0; i < s->n; i++) {
     cap_candidate *c = &s->c[i];

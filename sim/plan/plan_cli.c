@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void plan_flags_init(plan_flags *f) {
   memset(f, 0, sizeof *f);
@@ -107,6 +108,14 @@ int plan_flags_write(const plan_flags *f, cli_write_fn json_fn, cli_write_fn csv
 }
 
 FILE *plan_flags_text_out(const plan_flags *f) { return f->json && !strcmp(f->json, "-") ? stderr : stdout; }
+
+unsigned plan_flags_jobs(const plan_flags *f) {
+  unsigned jobs = f->jobs ? f->jobs : pool_default_jobs();
+  pool_set_threads(jobs);
+  return jobs;
+}
+
+bool plan_flags_progress(const plan_flags *f) { return f->seen_progress ? f->progress : (!f->quiet && isatty(2)); }
 
 double plan_wall_s(void) {
   struct timespec ts;

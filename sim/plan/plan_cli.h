@@ -52,6 +52,12 @@ int plan_flags_write(const plan_flags *f, cli_write_fn json_fn, cli_write_fn csv
                      const report_doc *doc, sim_err *err);
 /* Where the text summary goes: stderr when the JSON goes to stdout. */
 FILE *plan_flags_text_out(const plan_flags *f);
+/* --jobs (default: all processors), put in effect for libuv's thread pool:
+ * call before anything touches libuv (pool.h). */
+unsigned plan_flags_jobs(const plan_flags *f);
+/* Whether to draw the progress bar: --[no-]progress, else when stderr is a
+ * terminal and --quiet is not given. */
+bool plan_flags_progress(const plan_flags *f);
 
 /* Progress bar on stderr: "[#####-----] 57/210 configs  12.3/s  ETA 13 s".
  * Throttled to 10 updates a second; a newline when done. ctx: a plan_progress. */

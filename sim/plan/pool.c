@@ -12,8 +12,9 @@ typedef struct pool_state {
   uv_work_t *reqs; /* one per job; req.data = this state */
   size_t n, next, done;
   pool_work_fn work;
+  void *ctx;       /* work's */
   pool_progress_fn progress;
-  void *ctx;
+  void *pctx;      /* progress's */
   int fail;        /* libuv error code of a failed queue, 0 = none */
 } pool_state;
 
@@ -28,7 +29,7 @@ static void on_after(uv_work_t *w, int status) {
   pool_state *s = w->data;
   if (status) s->fail = status;
   s->done++;
-  if (s->progress) s->progress(s->ctx, s->done, s->n);
+  if (s->progress) s->progress(s->pctx, s->done, s->n);
   submit(s);
 }
 
@@ -56,13 +57,14 @@ unsigned pool_default_jobs(void) {
   return n ? n : 1;
 }
 
-int pool_run(size_t n, unsigned jobs, pool_work_fn work, pool_progress_fn progress, void *ctx, sim_err *err) {
+int pool_run(size_t n, unsigned jobs, pool_work_fn work, void *ctx, pool_progress_fn progress, void *pctx,
+             sim_err *err) {
   if (n == 0) return SIM_OK;
-  pool_state s = {.n = n, .work = work, .progress = progress, .ctx = ctx};
+  pool_state s = {.n = n, .work = work, .ctx = ctx, .progress = progress, .pctx = pctx};
   int rc = uv_loop_init(&s.loop);
   if (rc) return sim_errf(err, SIM_EINTERNAL, "libuv: %s", uv_strerror(rc));
   s.reqs = sim_calloc(n, sizeof *s.reqs);
-  if (progress) progress(ctx, 0, n);
+  if (progress) progress(pctx, 0, n);
   if (jobs < 1) jobs = 1;
   for (unsigned k = 0; k < jobs && k < n; k++) submit(&s);
   uv_run(&s.loop, UV_RUN_DEFAULT);

@@ -9,8 +9,8 @@
  * The work function runs on worker threads: it must touch only job i's own
  * data (each simulation owns its run_ctx; nothing is shared). Results are
  * written by index, so their order does not depend on completion order.
- * progress(ctx, done, total) runs on the calling thread after each completion
- * (and once at the start with done = 0). */
+ * progress(pctx, done, total) runs on the calling thread after each
+ * completion (and once at the start with done = 0). */
 #ifndef SIM_POOL_H
 #define SIM_POOL_H
 
@@ -24,7 +24,9 @@ typedef void (*pool_progress_fn)(void *ctx, size_t done, size_t total);
 unsigned pool_set_threads(unsigned jobs);
 /* Processors available to this process (>= 1). */
 unsigned pool_default_jobs(void);
-/* Runs work(ctx, i) for i in [0, n). Returns SIM_EINTERNAL if libuv fails. */
-int pool_run(size_t n, unsigned jobs, pool_work_fn work, pool_progress_fn progress, void *ctx, sim_err *err);
+/* Runs work(ctx, i) for i in [0, n), reporting to progress(pctx, ...) (may
+ * be NULL). Returns SIM_EINTERNAL if libuv fails. */
+int pool_run(size_t n, unsigned jobs, pool_work_fn work, void *ctx, pool_progress_fn progress, void *pctx,
+             sim_err *err);
 
 #endif

@@ -101,19 +101,8 @@ int sweep_prepare(sweep_set *s, const scenario *base, const grid_spec *g, const 
   return SIM_OK;
 }
 
-typedef struct run_job {
-  sweep_set *s;
-  pool_progress_fn progress;
-  void *pctx;
-} run_job;
-
-static void job_progress(void *ctx, size_t done, size_t total) {
-  run_job *j = ctx;
-  if (j->progress) j->progress(j->pctx, done, total);
-}
-
 static void work(void *ctx, size_t i) {
-  sweep_set *s = ((run_job *)ctx)->s;
+  sweep_set *s = ctx;
   sweep_row *r = &s->rows[i];
   scenario *sc = sim_malloc(sizeof *sc);
   *sc = s->base;
@@ -148,8 +137,7 @@ static void pareto(sweep_set *s) {
 }
 
 int sweep_execute(sweep_set *s, unsigned jobs, pool_progress_fn progress, void *pctx, sim_err *err) {
-  run_job j = {s, progress, pctx};
-  int rc = pool_run(s->n, jobs, work, job_progress, &j, err);
+  int rc = pool_run(s->n, jobs, work, s, progress, pctx, err);
   if (rc) return rc;
   pareto(s);
   return SIM_OK;
