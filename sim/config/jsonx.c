@@ -28,8 +28,9 @@ int jx_parse(jx *j, const char *text, const char *what, sim_err *err) {
     return sim_errf(err, SIM_EINPUT, "%s:%d:%d: invalid JSON", what, line, col);
   }
   if (!cJSON_IsObject(root)) {
+    int rc = sim_errf(err, SIM_EINPUT, "%s: (top level): expected a JSON object, got %s", what, jx_type_name(root));
     cJSON_Delete(root);
-    return sim_errf(err, SIM_EINPUT, "%s: expected a JSON object at the top level", what);
+    return rc;
   }
   j->root = root;
   return SIM_OK;

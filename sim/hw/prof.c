@@ -27,11 +27,13 @@
  * the cost model memoizes per step size). Reads are thread-safe. */
 #include "hw/prof.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "config/jsonx.h"
 
 typedef struct gemm_tab {
   sim_dtype wdtype, adtype;
@@ -131,34 +133,26 @@ static double attn_sol(const prof *p, const attn_tab *t, uint32_t x, uint32_t y)
 
 /* ---- parsing ------------------------------------------------------------------------ */
 
+/* Reading goes through config/jsonx.h (strict keys, lines in messages); the
+ * messages name the field as a path ("gemm[3].ns[2]") after the file and the
+ * line of the offending node (of the enclosing table for a missing key). */
 typedef struct pctx {
-  const char *what; /* file name for messages */
-  sim_err *err;
+  const jx *j;
 } pctx;
 
-static int bad(pctx *c, const char *field, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int bad(pctx *c, const char *field, const char *fmt, ...) {
+static int bad(pctx *c, const cJSON *at, const char *field, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int bad(pctx *c, const cJSON *at, const char *field, const char *fmt, ...) {
   char msg[600];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return sim_errf(c->err, SIM_EINPUT, "%s: %s: %s", c->what, field, msg);
+  return jx_fail(c->j, at, field, NULL, "%s", msg);
 }
 
-/* Rejects keys not in allowed (NULL-terminated); exact case. */
+/* Rejects keys not in allowed (NULL-terminated) and repeated keys. */
 static int check_keys(pctx *c, const cJSON *obj, const char *field, const char *const *allowed) {
-  for (const cJSON *it = obj->child; it; it = it->next) {
-    bool ok = false;
-    for (const char *const *a = allowed; *a; a++)
-      if (it->string && !strcmp(it->string, *a)) ok = true;
-    if (!ok) {
-      char f[256];
-      snprintf(f, sizeof f, "%s%s%s", field, *field ? "." : "", it->string ? it->string : "?");
-      return bad(c, f, "unknown field (known: see configs/profiles/README.md)");
-    }
-  }
-  return SIM_OK;
+  return jx_keys(c->j, obj, *field ? field : NULL, allowed, NULL);
 }
 
 static const cJSON *get(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
@@ -167,17 +161,17 @@ static int get_u32(pctx *c, const cJSON *obj, const char *key, const char *field
   const cJSON *v = get(obj, key);
   char f[256];
   snprintf(f, sizeof f, "%s.%s", field, key);
-  if (!v) return required ? bad(c, f, "missing (a positive integer)") : SIM_OK;
+  if (!v) return required ? bad(c, obj, f, "missing (a positive integer)") : SIM_OK;
   if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 4294967295.0 ||
       v->valuedouble != floor(v->valuedouble))
-    return bad(c, f, "expected a positive integer");
+    return bad(c, v, f, "expected a positive integer");
   *out = (uint32_t)v->valuedouble;
   return SIM_OK;
 }
 
 static int get_pos(pctx *c, const cJSON *v, const char *f, double *out) {
   if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble <= 0)
-    return bad(c, f, "expected a positive number");
+    return bad(c, v, f, "expected a positive number");
   *out = v->valuedouble;
   return SIM_OK;
 }
@@ -186,9 +180,9 @@ static int get_dtype(pctx *c, const cJSON *obj, const char *key, const char *fie
   const cJSON *v = get(obj, key);
   char f[256];
   snprintf(f, sizeof f, "%s.%s", field, key);
-  if (!v) return bad(c, f, "missing (a dtype name: bf16, fp16, fp8, int8, int4)");
+  if (!v) return bad(c, obj, f, "missing (a dtype name: bf16, fp16, fp8, int8, int4)");
   if (!cJSON_IsString(v) || !dtype_parse(v->valuestring, out) || *out == DT_FP32)
-    return bad(c, f, "expected a dtype name (bf16, fp16, fp8, int8, int4)");
+    return bad(c, v, f, "expected a dtype name (bf16, fp16, fp8, int8, int4)");
   return SIM_OK;
 }
 
@@ -198,8 +192,8 @@ static int get_grid(pctx *c, const cJSON *obj, const char *key, const char *fiel
   const cJSON *v = get(obj, key);
   char f[256];
   snprintf(f, sizeof f, "%s.%s", field, key);
-  if (!v) return bad(c, f, "missing (an increasing array of integers)");
-  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1) return bad(c, f, "expected a non-empty array of integers");
+  if (!v) return bad(c, obj, f, "missing (an increasing array of integers)");
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1) return bad(c, v, f, "expected a non-empty array of integers");
   int k = cJSON_GetArraySize(v);
   uint32_t *g = sim_malloc(sizeof *g * (size_t)k);
   int i = 0;
@@ -209,7 +203,7 @@ static int get_grid(pctx *c, const cJSON *obj, const char *key, const char *fiel
       free(g);
       char fi[300];
       snprintf(fi, sizeof fi, "%s[%d]", f, i);
-      return bad(c, fi, "expected a %s integer greater than the previous one", allow_zero ? "non-negative" : "positive");
+      return bad(c, e, fi, "expected a %s integer greater than the previous one", allow_zero ? "non-negative" : "positive");
     }
     g[i] = (uint32_t)d;
   }
@@ -246,38 +240,38 @@ void prof_free(prof *p) {
 static int parse_probes(pctx *c, prof *p, const cJSON *pr) {
   static const char *const keys[] = {"copy_Bps", "memcpy_Bps", "copy_kernel_Bps", "peak_flops", "peak_shape",
                                      "launch_ns", NULL};
-  if (!cJSON_IsObject(pr)) return bad(c, "probes", "expected an object");
+  if (!cJSON_IsObject(pr)) return bad(c, pr, "probes", "expected an object");
   int rc = check_keys(c, pr, "probes", keys);
   if (rc) return rc;
   const cJSON *v = get(pr, "copy_Bps");
-  if (!v) return bad(c, "probes.copy_Bps", "missing (device-to-device copy bandwidth, bytes read + written per s)");
+  if (!v) return bad(c, pr, "probes.copy_Bps", "missing (device-to-device copy bandwidth, bytes read + written per s)");
   if ((rc = get_pos(c, v, "probes.copy_Bps", &p->copy_Bps))) return rc;
   const cJSON *pf = get(pr, "peak_flops");
-  if (!pf) return bad(c, "probes.peak_flops", "missing (object: dtype name -> FLOP/s)");
-  if (!cJSON_IsObject(pf)) return bad(c, "probes.peak_flops", "expected an object: dtype name -> FLOP/s");
+  if (!pf) return bad(c, pr, "probes.peak_flops", "missing (object: dtype name -> FLOP/s)");
+  if (!cJSON_IsObject(pf)) return bad(c, pf, "probes.peak_flops", "expected an object: dtype name -> FLOP/s");
   for (const cJSON *e = pf->child; e; e = e->next) {
     char f[256];
     snprintf(f, sizeof f, "probes.peak_flops.%s", e->string ? e->string : "?");
     sim_dtype d;
     if (!e->string || !dtype_parse(e->string, &d) || d == DT_INT4 || d == DT_FP32)
-      return bad(c, f, "unknown dtype (expected bf16, fp16, fp8 or int8)");
+      return bad(c, e, f, "unknown dtype (expected bf16, fp16, fp8 or int8)");
     if ((rc = get_pos(c, e, f, &p->peak[d]))) return rc;
   }
-  if (p->peak[DT_BF16] <= 0) return bad(c, "probes.peak_flops.bf16", "missing (the bf16 GEMM peak bounds attention too)");
+  if (p->peak[DT_BF16] <= 0) return bad(c, pf, "probes.peak_flops.bf16", "missing (the bf16 GEMM peak bounds attention too)");
   if (p->peak[DT_FP16] <= 0) p->peak[DT_FP16] = p->peak[DT_BF16];
   return SIM_OK;
 }
 
 static int parse_gemm(pctx *c, prof *p, const cJSON *arr) {
   static const char *const keys[] = {"wdtype", "adtype", "n", "k", "m", "ns", "layer", "tp", "kernel", NULL};
-  if (!cJSON_IsArray(arr)) return bad(c, "gemm", "expected an array of tables");
+  if (!cJSON_IsArray(arr)) return bad(c, arr, "gemm", "expected an array of tables");
   int cnt = cJSON_GetArraySize(arr);
   p->gemm = sim_calloc((size_t)(cnt ? cnt : 1), sizeof *p->gemm);
   int i = 0;
   for (const cJSON *t = arr->child; t; t = t->next, i++) {
     char f[64];
     snprintf(f, sizeof f, "gemm[%d]", i);
-    if (!cJSON_IsObject(t)) return bad(c, f, "expected an object");
+    if (!cJSON_IsObject(t)) return bad(c, t, f, "expected an object");
     int rc = check_keys(c, t, f, keys);
     if (rc) return rc;
     gemm_tab *g = &p->gemm[p->ngemm++];
@@ -290,9 +284,9 @@ static int parse_gemm(pctx *c, prof *p, const cJSON *arr) {
     const cJSON *ns = get(t, "ns");
     char fn[96];
     snprintf(fn, sizeof fn, "%s.ns", f);
-    if (!ns) return bad(c, fn, "missing (measured ns per M)");
+    if (!ns) return bad(c, t, fn, "missing (measured ns per M)");
     if (!cJSON_IsArray(ns) || cJSON_GetArraySize(ns) != g->np)
-      return bad(c, fn, "expected an array of %d numbers (one per m)", g->np);
+      return bad(c, ns, fn, "expected an array of %d numbers (one per m)", g->np);
     g->ns = sim_malloc(sizeof(double) * (size_t)g->np);
     g->lx = sim_malloc(sizeof(double) * (size_t)g->np);
     g->le = sim_malloc(sizeof(double) * (size_t)g->np);
@@ -301,7 +295,7 @@ static int parse_gemm(pctx *c, prof *p, const cJSON *arr) {
     if (p->peak[w.compute] <= 0) {
       char fp[64];
       snprintf(fp, sizeof fp, "probes.peak_flops.%s", dtype_name(w.compute));
-      return bad(c, fp, "missing, but %s holds a %s GEMM table", f, dtype_name(w.compute));
+      return bad(c, t, fp, "missing, but %s holds a %s GEMM table", f, dtype_name(w.compute));
     }
     int j = 0;
     for (const cJSON *e = ns->child; e; e = e->next, j++) {
@@ -314,7 +308,7 @@ static int parse_gemm(pctx *c, prof *p, const cJSON *arr) {
     for (int q = 0; q + 1 < p->ngemm; q++) {
       gemm_tab *o = &p->gemm[q];
       if (o->wdtype == g->wdtype && o->adtype == g->adtype && o->n == g->n && o->k == g->k)
-        return bad(c, f, "duplicate table for %s/%s N=%u K=%u (also gemm[%d])", dtype_name(g->wdtype),
+        return bad(c, t, f, "duplicate table for %s/%s N=%u K=%u (also gemm[%d])", dtype_name(g->wdtype),
                    dtype_name(g->adtype), g->n, g->k, q);
     }
   }
@@ -322,7 +316,7 @@ static int parse_gemm(pctx *c, prof *p, const cJSON *arr) {
 }
 
 /* Fills unmeasured cells (see the file comment). */
-static int fill_attn(pctx *c, const char *f, attn_tab *t) {
+static int fill_attn(pctx *c, const cJSON *at, const char *f, attn_tab *t) {
   for (int i = 0; i < t->nx; i++)
     for (int j = 0; j < t->ny; j++) {
       double *e = &t->le[i * t->ny + j];
@@ -333,7 +327,7 @@ static int fill_attn(pctx *c, const char *f, attn_tab *t) {
       for (int ii = i - 1; ii >= 0 && isnan(*e); ii--)
         if (!isnan(t->ns[ii * t->ny + j])) *e = t->le[ii * t->ny + j];
       if (isnan(*e))
-        return bad(c, f,
+        return bad(c, at, f,
                    "cell ns[%d][%d] is null and no measured cell precedes it in its row or column "
                    "(the efficiency to hold is unknown)",
                    i, j);
@@ -347,7 +341,7 @@ static int parse_attn(pctx *c, prof *p, const cJSON *arr, bool prefill) {
   static const char *const pkeys[] = {"dtype", "q_heads", "kv_heads", "head_dim", "block_size", "tp",
                                       "kernel", "chunk",  "ctx",      "ns",       NULL};
   const char *name = prefill ? "attn_prefill" : "attn_decode";
-  if (!cJSON_IsArray(arr)) return bad(c, name, "expected an array of tables");
+  if (!cJSON_IsArray(arr)) return bad(c, arr, name, "expected an array of tables");
   int cnt = cJSON_GetArraySize(arr);
   attn_tab *tabs = sim_calloc((size_t)(cnt ? cnt : 1), sizeof *tabs);
   int *ntabs = prefill ? &p->npre : &p->ndec;
@@ -357,7 +351,7 @@ static int parse_attn(pctx *c, prof *p, const cJSON *arr, bool prefill) {
   for (const cJSON *t = arr->child; t; t = t->next, i++) {
     char f[64];
     snprintf(f, sizeof f, "%s[%d]", name, i);
-    if (!cJSON_IsObject(t)) return bad(c, f, "expected an object");
+    if (!cJSON_IsObject(t)) return bad(c, t, f, "expected an object");
     int rc = check_keys(c, t, f, prefill ? pkeys : dkeys);
     if (rc) return rc;
     attn_tab *a = &tabs[(*ntabs)++];
@@ -372,7 +366,7 @@ static int parse_attn(pctx *c, prof *p, const cJSON *arr, bool prefill) {
     char fd[96];
     snprintf(fd, sizeof fd, "%s.%s", f, prefill ? "dtype" : "kv_dtype");
     if (a->kv_dtype != DT_BF16 && (prefill || a->kv_dtype != DT_FP8))
-      return bad(c, fd, "expected %s", prefill ? "bf16" : "bf16 or fp8");
+      return bad(c, get(t, prefill ? "dtype" : "kv_dtype"), fd, "expected %s", prefill ? "bf16" : "bf16 or fp8");
     uint32_t bs = 16;
     if ((rc = get_u32(c, t, "q_heads", f, true, &a->q_heads)) || (rc = get_u32(c, t, "kv_heads", f, true, &a->kv_heads)) ||
         (rc = get_u32(c, t, "head_dim", f, true, &a->head_dim)) || (rc = get_u32(c, t, "block_size", f, false, &bs)) ||
@@ -382,14 +376,14 @@ static int parse_attn(pctx *c, prof *p, const cJSON *arr, bool prefill) {
     if (a->q_heads % a->kv_heads) {
       char fq[96];
       snprintf(fq, sizeof fq, "%s.q_heads", f);
-      return bad(c, fq, "%u is not a multiple of kv_heads %u", a->q_heads, a->kv_heads);
+      return bad(c, get(t, "q_heads"), fq, "%u is not a multiple of kv_heads %u", a->q_heads, a->kv_heads);
     }
     const cJSON *ns = get(t, "ns");
     char fn[96];
     snprintf(fn, sizeof fn, "%s.ns", f);
-    if (!ns) return bad(c, fn, "missing (rows of measured ns, one row per %s)", prefill ? "chunk" : "batch");
+    if (!ns) return bad(c, t, fn, "missing (rows of measured ns, one row per %s)", prefill ? "chunk" : "batch");
     if (!cJSON_IsArray(ns) || cJSON_GetArraySize(ns) != a->nx)
-      return bad(c, fn, "expected %d rows (one per %s)", a->nx, prefill ? "chunk" : "batch");
+      return bad(c, ns, fn, "expected %d rows (one per %s)", a->nx, prefill ? "chunk" : "batch");
     size_t cells = (size_t)a->nx * (size_t)a->ny;
     a->ns = sim_malloc(sizeof(double) * cells);
     a->le = sim_malloc(sizeof(double) * cells);
@@ -402,7 +396,7 @@ static int parse_attn(pctx *c, prof *p, const cJSON *arr, bool prefill) {
       char fr[128];
       snprintf(fr, sizeof fr, "%s[%d]", fn, x);
       if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != a->ny)
-        return bad(c, fr, "expected %d values (one per %s; null = not measured)", a->ny, prefill ? "ctx" : "kv_len");
+        return bad(c, row, fr, "expected %d values (one per %s; null = not measured)", a->ny, prefill ? "ctx" : "kv_len");
       int y = 0;
       for (const cJSON *e = row->child; e; e = e->next, y++) {
         char fe[160];
@@ -417,13 +411,13 @@ static int parse_attn(pctx *c, prof *p, const cJSON *arr, bool prefill) {
         measured++;
       }
     }
-    if (!measured) return bad(c, fn, "no measured value");
-    if ((rc = fill_attn(c, fn, a))) return rc;
+    if (!measured) return bad(c, ns, fn, "no measured value");
+    if ((rc = fill_attn(c, ns, fn, a))) return rc;
     for (int q = 0; q + 1 < *ntabs; q++) {
       attn_tab *o = &tabs[q];
       if (o->kv_dtype == a->kv_dtype && o->q_heads == a->q_heads && o->kv_heads == a->kv_heads &&
           o->head_dim == a->head_dim)
-        return bad(c, f, "duplicate table for heads %u/%u d%u (also %s[%d])", a->q_heads, a->kv_heads, a->head_dim,
+        return bad(c, t, f, "duplicate table for heads %u/%u d%u (also %s[%d])", a->q_heads, a->kv_heads, a->head_dim,
                    name, q);
     }
   }
@@ -432,46 +426,37 @@ static int parse_attn(pctx *c, prof *p, const cJSON *arr, bool prefill) {
 
 int prof_parse(prof **out, const char *json, const char *what, sim_err *err) {
   *out = NULL;
-  pctx c = {what, err};
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(json, strlen(json), &end, 0);
-  if (!root) {
-    int line = 1;
-    for (const char *s = json; end && s < end && *s; s++) line += *s == '\n';
-    return sim_errf(err, SIM_EINPUT, "%s:%d: invalid JSON", what, line);
-  }
+  jx j;
+  int rc = jx_parse(&j, json, what, err);
+  if (rc) return rc;
+  pctx c = {&j};
+  const cJSON *root = j.root, *v;
   prof *p = sim_calloc(1, sizeof *p);
   snprintf(p->source, sizeof p->source, "%s", what);
-  int rc = SIM_OK;
   static const char *const keys[] = {"format", "version",  "gpu",    "device",      "date",         "model",
                                      "servesim_version", "command", "settings", "units", "probes",
                                      "gemm",   "attn_decode", "attn_prefill", "checks", "notes", "complete",
                                      "summary", NULL};
-  const cJSON *v;
-  if (!cJSON_IsObject(root)) {
-    rc = bad(&c, "(top level)", "expected an object");
-    goto done;
-  }
   if ((rc = check_keys(&c, root, "", keys))) goto done;
   v = get(root, "format");
   if (!cJSON_IsString(v) || strcmp(v->valuestring, "servesim-profile")) {
-    rc = bad(&c, "format", "expected \"servesim-profile\"");
+    rc = bad(&c, v, "format", "expected \"servesim-profile\"");
     goto done;
   }
   v = get(root, "version");
   if (!cJSON_IsNumber(v) || v->valuedouble != 1) {
-    rc = bad(&c, "version", "expected 1 (this servesim reads profile format version 1)");
+    rc = bad(&c, v, "version", "expected 1 (this servesim reads profile format version 1)");
     goto done;
   }
   v = get(root, "gpu");
   if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) >= sizeof p->gpu) {
-    rc = bad(&c, "gpu", "expected the gpu config name the profile was measured on (e.g. \"h200\")");
+    rc = bad(&c, v, "gpu", "expected the gpu config name the profile was measured on (e.g. \"h200\")");
     goto done;
   }
   snprintf(p->gpu, sizeof p->gpu, "%s", v->valuestring);
   v = get(root, "probes");
   if (!v) {
-    rc = bad(&c, "probes", "missing (copy_Bps and peak_flops)");
+    rc = bad(&c, NULL, "probes", "missing (copy_Bps and peak_flops)");
     goto done;
   }
   if ((rc = parse_probes(&c, p, v))) goto done;
@@ -479,7 +464,7 @@ int prof_parse(prof **out, const char *json, const char *what, sim_err *err) {
   if ((v = get(root, "attn_decode")) && (rc = parse_attn(&c, p, v, false))) goto done;
   if ((v = get(root, "attn_prefill")) && (rc = parse_attn(&c, p, v, true))) goto done;
 done:
-  cJSON_Delete(root);
+  jx_free(&j);
   if (rc) {
     prof_free(p);
     return rc;

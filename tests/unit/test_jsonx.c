@@ -28,7 +28,7 @@ Test(jsonx, parse_errors_give_line_and_column) {
   has("t.json:3:8: invalid JSON");
   cr_assert_null(J.root);
   cr_assert_eq(jx_parse(&J, "[1, 2]", "t.json", &E), SIM_EINPUT);
-  has("t.json: expected a JSON object at the top level");
+  has("t.json: (top level): expected a JSON object, got an array");
   cr_assert_eq(jx_parse(&J, "{\"a\": 1}\nextra", "t.json", &E), SIM_EINPUT);
   has("t.json:2:1: invalid JSON");
   cr_assert_eq(jx_parse(&J, "", "t.json", &E), SIM_EINPUT);

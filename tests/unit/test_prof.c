@@ -217,7 +217,7 @@ static void expect_error(const char *file, const char *field) {
 }
 
 Test(prof, malformed_files_name_the_field) {
-  expect_error("bad_json.json", "bad_json.json:5: invalid JSON");
+  expect_error("bad_json.json", "bad_json.json:5:89: invalid JSON");
   expect_error("bad_missing_copy.json", "probes.copy_Bps");
   expect_error("bad_ns_length.json", "gemm[0].ns");
   expect_error("bad_m_order.json", "gemm[0].m[2]");
