@@ -138,17 +138,6 @@ int cli_opts_append(cli_opt *opts, int n, int cap, const cli_opt *add) {
   return n;
 }
 
-int cli_opts_pick(cli_opt *dst, int cap, const cli_opt *src, int n, const char *const *names) {
-  int k = 0;
-  for (int i = 0; i < n; i++)
-    for (const char *const *w = names; *w; w++)
-      if (!strcmp(src[i].name, *w)) {
-        SIM_ASSERT(k < cap);
-        dst[k++] = src[i];
-      }
-  return k;
-}
-
 int cli_start(const char *cmd, const char *usage, const char *summary, const cli_opt *opts, const bool *help, int argc,
               char **argv) {
   sim_err err = {0, ""};

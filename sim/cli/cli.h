@@ -56,9 +56,6 @@ int cli_fail(const char *cmd, const sim_err *err);
  * and terminates opts (cap entries in all); returns the count without the
  * terminator. */
 int cli_opts_append(cli_opt *opts, int n, int cap, const cli_opt *add);
-/* Copies to dst (cap entries) the options of src[0..n) named in names[]
- * (NULL-terminated), in src's order; returns how many (no terminator). */
-int cli_opts_pick(cli_opt *dst, int cap, const cli_opt *src, int n, const char *const *names);
 
 /* The start of every subcommand: parses argv against opts. A bad flag is
  * reported (cli_fail) and its exit status returned; --help (the table's

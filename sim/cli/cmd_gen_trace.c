@@ -27,9 +27,8 @@ int cmd_gen_trace(int argc, char **argv) {
                            {"force", NULL, CLI_FLAG, &force, NULL, "overwrite an existing output file", NULL},
                            {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
                            {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
-  cli_opt all[160], opts[64];
-  int n = run_flags_table(&rf, all, 160);
-  cli_opts_append(opts, cli_opts_pick(opts, 64, all, n, WORKLOAD_FLAGS), 64, extra);
+  cli_opt opts[64];
+  run_flags_subset(&rf, WORKLOAD_FLAGS, extra, opts, 64);
   int rc = cli_start("gen-trace", USAGE, SUMMARY, opts, &help, argc, argv);
   if (rc != CLI_GO) return rc;
   sim_err err = {0, ""};

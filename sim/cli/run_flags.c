@@ -73,6 +73,18 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   return n;
 }
 
+int run_flags_subset(run_flags *f, const char *const *names, const cli_opt *extra, cli_opt *opts, int cap) {
+  cli_opt all[160];
+  int n = run_flags_table(f, all, 160), k = 0;
+  for (int i = 0; i < n; i++)
+    for (const char *const *w = names; *w; w++)
+      if (!strcmp(all[i].name, *w)) {
+        SIM_ASSERT(k < cap);
+        opts[k++] = all[i];
+      }
+  return cli_opts_append(opts, k, cap, extra);
+}
+
 static int set_name(char *dst, size_t n, const char *v, const char *flag, sim_err *err) {
   if (strlen(v) >= n) return sim_errf(err, SIM_EINPUT, "--%s: value too long", flag);
   snprintf(dst, n, "%s", v);

@@ -39,6 +39,10 @@ typedef struct run_flags {
 void run_flags_init(run_flags *f);
 /* Fills opts[0..cap) with the flag table; returns how many (no terminator). */
 int run_flags_table(run_flags *f, cli_opt *opts, int cap);
+/* The table of a command that takes only some of the run flags: those named
+ * in names[] (NULL-terminated; in the order of the full table), then extra[]
+ * (NULL-terminated); terminated; returns the count. */
+int run_flags_subset(run_flags *f, const char *const *names, const cli_opt *extra, cli_opt *opts, int cap);
 /* Applies the flags to *sc (which the caller initialized, e.g. with
  * scenario_default): a --scenario file replaces it first, then every flag
  * given overrides. Errors name the flag. */
