@@ -46,8 +46,9 @@ static int attach(run_ctx *r, prof *p, const char *what, sim_err *err) {
   }
   int rc = cfg_gpu_load(&r->other_gpu, prof_gpu_name(p), err);
   if (rc) {
+    sim_err_prefix(err, "%s: measured on GPU '%s'", what, prof_gpu_name(p));
     prof_free(p);
-    return sim_err_prefix(err, "%s: measured on GPU '%s'", what, prof_gpu_name(p));
+    return rc;
   }
   r->other_profile = p;
   snprintf(r->cost_source, sizeof r->cost_source,

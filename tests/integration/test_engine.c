@@ -258,3 +258,23 @@ Test(engine, measured_profile_serves_matching_ops) {
   done(r);
   remove(path);
 }
+
+Test(engine, profile_of_an_unknown_gpu_is_a_clear_error) {
+  char *text = tu_slurp(tu_src("tests/data/profiles/synthetic.json"), NULL);
+  char *g = strstr(text, "\"gpu\": \"h200\"");
+  cr_assert(g);
+  memcpy(g, "\"gpu\": \"zz99\"", 13);
+  const char *path = tu_tmpfile(".json", text);
+  free(text);
+  scenario sc;
+  base(&sc);
+  sc.gen.num_prompts = 5;
+  snprintf(sc.profile, sizeof sc.profile, "%s", path);
+  run_ctx *r = calloc(1, sizeof *r);
+  sim_err err = {0, ""};
+  cr_assert_eq(runner_prepare(r, &sc, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "zz99") && strstr(err.msg, path), "%s", err.msg);
+  runner_free(r);
+  free(r);
+  remove(path);
+}
