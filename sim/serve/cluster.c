@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL };
+enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_WAKE };
 
 const char *rq_reject_name(rq_reject r) {
   switch (r) {
@@ -157,6 +157,27 @@ static void route(cluster *c, uint32_t idx, sim_ns now) {
   r->replica = ri;
   c->reps[ri].outstanding++;
   sched_add(&c->reps[ri].s, c->reqs, idx);
+  /* An idle replica wakes up and schedules once every request that arrives at
+   * this same instant is in its queue (a burst sent at t=0 lands in one step,
+   * as in an engine that drains its input queue before scheduling): the wake
+   * is an event at `now` that runs after every other event of this instant.
+   * `busy` covers the pending wake so that only one is queued. */
+  replica *rep = &c->reps[ri];
+  if (!rep->busy && !rep->failed) {
+    rep->busy = true;
+    des_push(&c->ev, now, EV_WAKE, ri, 0);
+  }
+}
+
+static void on_wake(cluster *c, uint32_t ri, sim_ns now) {
+  /* arrivals are queued one at a time (each pushes the next), so an arrival at
+   * this instant may still be behind the wake: go after it */
+  if (des_peek_time(&c->ev) == now) {
+    des_push(&c->ev, now, EV_WAKE, ri, 0);
+    return;
+  }
+  c->reps[ri].busy = false;
+  if (c->reps[ri].failed) return;
   start_step(c, ri, now);
 }
 
@@ -291,6 +312,7 @@ bool cluster_run_slice(cluster *c, uint64_t max_events, sim_ns until_ns) {
       case EV_STEP: on_step(c, ev.target, ev.t_ns); break;
       case EV_SAMPLE: on_sample(c, ev.t_ns); break;
       case EV_FAIL: on_fail(c, ev.target, ev.t_ns); break;
+      case EV_WAKE: on_wake(c, ev.target, ev.t_ns); break;
       default: SIM_ASSERT(!"unknown event");
     }
     metrics_level(&c->m, ev.t_ns, c->in_flight, cluster_waiting(c));
