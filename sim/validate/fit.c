@@ -11,13 +11,19 @@
  * and workload: no point gets its own constant.
  *
  * Objective (vfit_objective): for one engine, the mean over its training
- * points of |ln(predicted / measured)| for TTFT plus the same for TPOT. The
- * absolute log error is scale-free (a 2x miss costs the same at 50 ms and at
- * 50 s, so the saturation cliffs do not dominate) and robust like the median
- * the targets are stated in. A training point whose run fails adds ln(10).
+ * points of min(|ln(predicted / measured)|, ln 1.5) for TTFT plus the same
+ * for TPOT. The log error is scale-free (a 2x miss costs the same at 50 ms and
+ * at 50 s, so the saturation cliffs do not dominate); the cap makes it a
+ * robust (trimmed) loss like the medians the targets are stated in: a point
+ * missed by more than 50%, such as a series whose clients stayed phase-locked
+ * (docs/ACCURACY.md), no longer pulls every other point toward it. A training
+ * point whose run fails costs the cap.
+ * Fitted parameters: those of validate.h's vparam except elementwise_eff,
+ * which stays at the engine file's value (left free, the search used it to
+ * trade prefill against decode cost at unphysical values).
  *
  * Procedure (vfit_engine): coordinate search in log space over the parameters
- * of validate.h's vparam, from the engine file's values. Round r uses the
+ * of validate.h's vparam, from the fixed PRIORS below (the pre-fit values). Round r uses the
  * multiplicative step s_r = 1.6^(1/2^r); within a round each parameter in turn
  * tries x * s_r and x / s_r (clamped to its bounds below) and keeps a change
  * that lowers the objective; the sweep repeats (at most 4 times) while
@@ -30,16 +36,50 @@
 #include "config/cfg.h"
 #include "validate/validate.h"
 
+/* Per-point loss cap: ln 1.5, a 50% miss (see the header comment). */
+#define LOSS_CAP 0.4054651081081644
+
 typedef struct pbound {
   double lo, hi;
 } pbound;
 
-/* Physically plausible ranges; the fit never leaves them. */
+/* Physical ranges; the fit never leaves them (a value pinned at a bound is
+ * reported, see docs/ACCURACY.md):
+ *   gemm_compute_eff <= 0.80: the best large-GEMM fraction measured on Hopper
+ *     (stas00's MAMF: BF16 80.3% of dense peak, FP8 71%; 769-798 of 989 TFLOP/s
+ *     BF16 on our H200, shared/validation/SOURCES.md);
+ *   gemm_memory_eff, attn_decode_eff, elementwise_eff <= 0.90: the
+ *     device-to-device copy reaches 4.3 of 4.8 TB/s on H200;
+ *   allreduce_bw_eff <= 1.07: NVLink SHARP all-reduce bus bandwidth 480 GB/s
+ *     over the 450 GB/s link (nccl-tests, published_facts.json);
+ *   attn_prefill_eff <= 1.0 of the BF16 peak (FP8 attention kernels can reach
+ *     it);
+ *   overheads and latencies: from a few us (C++ engines) to ms (Python). */
 static const pbound BOUNDS[VP_COUNT] = {
     [VP_STEP_OVERHEAD_US] = {5, 5000},      [VP_PER_SEQ_OVERHEAD_US] = {0.1, 200},
-    [VP_GEMM_COMPUTE_EFF] = {0.2, 1.0},     [VP_GEMM_MEMORY_EFF] = {0.2, 1.0},
-    [VP_ATTN_PREFILL_EFF] = {0.1, 1.0},     [VP_ATTN_DECODE_EFF] = {0.1, 1.0},
-    [VP_ALLREDUCE_LATENCY_US] = {0.5, 200}, [VP_RUNTIME_OVERHEAD_MIB] = {64, 32768}};
+    [VP_GEMM_COMPUTE_EFF] = {0.3, 0.80},    [VP_GEMM_MEMORY_EFF] = {0.4, 0.90},
+    [VP_GEMM_BLEND] = {1.0, 16},            [VP_ATTN_PREFILL_EFF] = {0.2, 1.0},
+    [VP_ATTN_DECODE_EFF] = {0.3, 0.90},     [VP_ELEMENTWISE_EFF] = {0.3, 0.90},
+    [VP_ALLREDUCE_BW_EFF] = {0.3, 1.07},    [VP_ALLREDUCE_LATENCY_US] = {1, 100},
+    [VP_RUNTIME_OVERHEAD_MIB] = {256, 16384}};
+
+/* Starting point of the search: the engines' values before fitting (the
+ * physically motivated estimates of configs/README.md), fixed here so that
+ * `servesim validate --fit` reproduces the committed values whatever the
+ * engine files hold now. Unknown engines start from their files. */
+static const struct {
+  const char *engine;
+  double v[VP_COUNT];
+} PRIORS[] = {
+    {"vllm", {[VP_STEP_OVERHEAD_US] = 300, [VP_PER_SEQ_OVERHEAD_US] = 3, [VP_GEMM_COMPUTE_EFF] = 0.70,
+              [VP_GEMM_MEMORY_EFF] = 0.80, [VP_GEMM_BLEND] = 3, [VP_ATTN_PREFILL_EFF] = 0.50,
+              [VP_ATTN_DECODE_EFF] = 0.70, [VP_ELEMENTWISE_EFF] = 0.60, [VP_ALLREDUCE_BW_EFF] = 0.80,
+              [VP_ALLREDUCE_LATENCY_US] = 10, [VP_RUNTIME_OVERHEAD_MIB] = 1536}},
+    {"trtllm", {[VP_STEP_OVERHEAD_US] = 150, [VP_PER_SEQ_OVERHEAD_US] = 2, [VP_GEMM_COMPUTE_EFF] = 0.75,
+                [VP_GEMM_MEMORY_EFF] = 0.80, [VP_GEMM_BLEND] = 3, [VP_ATTN_PREFILL_EFF] = 0.55,
+                [VP_ATTN_DECODE_EFF] = 0.75, [VP_ELEMENTWISE_EFF] = 0.70, [VP_ALLREDUCE_BW_EFF] = 0.80,
+                [VP_ALLREDUCE_LATENCY_US] = 8, [VP_RUNTIME_OVERHEAD_MIB] = 1024}},
+};
 
 void vfit_mark_training(vset *s) {
   for (size_t i = 0; i < s->n; i++) {
@@ -59,8 +99,8 @@ double vfit_objective(vset *s, const voverrides *ov, const char *engine, sim_err
     for (int m = 0; m < 2; m++) {
       if (!isfinite(p->meas[m])) continue;
       n[m]++;
-      if (p->fail[0] || !isfinite(p->pred[m]) || p->pred[m] <= 0) sum[m] += log(10.0);
-      else sum[m] += fabs(log(p->pred[m] / p->meas[m]));
+      if (p->fail[0] || !isfinite(p->pred[m]) || p->pred[m] <= 0) sum[m] += LOSS_CAP;
+      else sum[m] += fmin(fabs(log(p->pred[m] / p->meas[m])), LOSS_CAP);
     }
   }
   double f = 0;
@@ -86,8 +126,11 @@ int vfit_engine(vset *s, voverrides *ov, const char *engine, const vfit_opts *o,
   vparam_apply(ov, &base);
   vengine_override *slot = slot_for(ov, engine);
   double x[VP_COUNT];
+  int prior = -1;
+  for (size_t i = 0; i < SIM_ARRAY_LEN(PRIORS); i++)
+    if (!strcmp(PRIORS[i].engine, engine)) prior = (int)i;
   for (int k = 0; k < VP_COUNT; k++) {
-    x[k] = vparam_get(&base, (vparam)k);
+    x[k] = prior >= 0 ? PRIORS[prior].v[k] : vparam_get(&base, (vparam)k);
     if (x[k] < BOUNDS[k].lo) x[k] = BOUNDS[k].lo;
     if (x[k] > BOUNDS[k].hi) x[k] = BOUNDS[k].hi;
     slot->v[k] = x[k];
@@ -103,6 +146,7 @@ int vfit_engine(vset *s, voverrides *ov, const char *engine, const vfit_opts *o,
     for (int sweep = 0; sweep < 4; sweep++) {
       bool improved = false;
       for (int k = 0; k < VP_COUNT; k++) {
+        if (k == VP_ELEMENTWISE_EFF) continue;
         for (int dir = 0; dir < 2; dir++) {
           double old = x[k], nv = dir == 0 ? old * step : old / step;
           if (nv < BOUNDS[k].lo) nv = BOUNDS[k].lo;

@@ -40,9 +40,13 @@
  * gets a `fail` reason and counts against the model.
  *
  * Saturation cliff: a closed-loop point is "on the cliff" when its TTFT
- * exceeds VAL_CLIFF_FACTOR x the TTFT of the lowest-concurrency point of the
- * same series (GPU, engine, TP, isl, osl), measured and predicted each against
- * their own baseline. The baseline points themselves are not classified.
+ * exceeds VAL_CLIFF_FACTOR x the TTFT of the point with the next lower
+ * concurrency of the same series (GPU, engine, TP, isl, osl), or when that
+ * point already is on it; measured and predicted are each classified on
+ * their own values. This is the jump the KV pool causes when it fills and
+ * requests queue for it (TTFT of tens of seconds at TP1/TP2 with long
+ * sequences), told apart from the gradual growth of prefill queueing. The
+ * lowest concurrency of each series is not classified.
  *
  * Ownership: vset_init/vset_free on caller storage; the set owns its points
  * and every array they point to. Thread safety: vrun_point on distinct points
@@ -102,6 +106,9 @@ typedef struct vpoint {
   double pred_kv_tokens;   /* KV pool of one replica, tokens */
   double pred_queue_ms;    /* mean send -> first scheduled */
   uint64_t pred_preemptions;
+  uint64_t pred_completed;      /* requests that finished */
+  uint32_t pred_peak_in_system; /* most requests sent and not finished at once */
+  double pred_ttft_min_ms, pred_ttft_max_ms;
   double wall_s;           /* wall time of the run */
 } vpoint;
 
@@ -154,8 +161,11 @@ typedef enum vparam {
   VP_PER_SEQ_OVERHEAD_US,
   VP_GEMM_COMPUTE_EFF,
   VP_GEMM_MEMORY_EFF,
+  VP_GEMM_BLEND,
   VP_ATTN_PREFILL_EFF,
   VP_ATTN_DECODE_EFF,
+  VP_ELEMENTWISE_EFF,
+  VP_ALLREDUCE_BW_EFF,
   VP_ALLREDUCE_LATENCY_US,
   VP_RUNTIME_OVERHEAD_MIB,
   VP_COUNT
@@ -166,10 +176,20 @@ typedef struct vengine_override {
   double v[VP_COUNT];
 } vengine_override;
 
+/* How the points are run: engine parameter overrides (fit, --param) and the
+ * closed-loop output spread. */
 typedef struct voverrides {
   vengine_override e[4];
   int n;
+  /* Closed-loop points only: output lengths uniform in [osl (1 - s), osl (1 + s)]
+   * (vLLM's range-ratio draw; mean osl). Published closed-loop TTFTs lie below
+   * what any schedule of identical-length clients allows (docs/ACCURACY.md):
+   * the clients desynchronize, which only a spread in request lengths does in
+   * a deterministic simulation. 0 = strictly fixed lengths. */
+  double closed_output_spread;
 } voverrides;
+
+#define VAL_DEFAULT_OUTPUT_SPREAD 0.02
 
 const char *vparam_name(vparam p);
 /* Applies the overrides for e->name to *e (NULL = none). */
@@ -177,7 +197,7 @@ void vparam_apply(const voverrides *ov, engine_cfg *e);
 double vparam_get(const engine_cfg *e, vparam p);
 
 /* Builds the scenario that reproduces p (not for skipped points). */
-void vpoint_scenario(const vpoint *p, scenario *sc);
+void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc);
 /* Runs one point: fills pred (or fail). Returns SIM_OK even when the point's
  * run fails for a modelled reason (fail is set); SIM_EINTERNAL only for bugs. */
 int vrun_point(vpoint *p, const voverrides *ov, sim_err *err);

@@ -336,9 +336,10 @@ int vdata_parse_static_batch(vset *s, const char *text, const char *what, sim_er
     vfmt(p->id, sizeof p->id, "static09/%s/%s/tp%u/%ux%u/b%u", gpu ? gpu : glabel, prec, p->tp, p->isl, p->osl,
              p->concurrency);
     set_group(p, gpu ? gpu : glabel);
+    bool prec_ok = set_precision(p, prec);
     if (!gpu) vfmt(p->skip, sizeof p->skip, "no servesim GPU config for %s", glabel);
     else if (p->pp > 1) vfmt(p->skip, sizeof p->skip, "pipeline parallelism %u: not modelled", p->pp);
-    else if (!set_precision(p, prec)) vfmt(p->skip, sizeof p->skip, "precision %s: not modelled", prec);
+    else if (!prec_ok) vfmt(p->skip, sizeof p->skip, "precision %s: not modelled", prec);
   }
   vcsv_free(&c);
   return rc;

@@ -101,26 +101,43 @@ void verr_summarize(const vset *s, vmetric m, vfilter f, const void *arg, verr_s
   free(sg);
 }
 
+/* The closed-loop point of the same series with the next lower concurrency, or NULL. */
+static const vpoint *lower_neighbour(const vset *s, const vpoint *p) {
+  const vpoint *b = NULL;
+  for (size_t k = 0; k < s->n; k++) {
+    const vpoint *q = &s->pts[k];
+    if (q->shape != VSHAPE_CLOSED || q->skip[0] || strcmp(q->group, p->group) || q->concurrency >= p->concurrency)
+      continue;
+    if (!b || q->concurrency > b->concurrency) b = q;
+  }
+  return b;
+}
+
+/* On the cliff (which = 0 measured, 1 predicted): the TTFT jumps by more than
+ * VAL_CLIFF_FACTOR from the next lower concurrency, or that point already is
+ * on the cliff. Returns -1 when it cannot be told (lowest concurrency of the
+ * series, or a TTFT missing along the way). */
+static int on_cliff(const vset *s, const vpoint *p, int which) {
+  const vpoint *b = lower_neighbour(s, p);
+  if (!b) return -1;
+  double a = which ? p->pred[VM_TTFT] : p->meas[VM_TTFT], z = which ? b->pred[VM_TTFT] : b->meas[VM_TTFT];
+  if (!isfinite(a) || !isfinite(z) || (which && (!p->ran || !b->ran))) return -1;
+  if (a > VAL_CLIFF_FACTOR * z) return 1;
+  int below = on_cliff(s, b, which);
+  return below < 0 ? 0 : below;
+}
+
 void vcliff_count(const vset *s, vfilter f, const void *arg, vcliff *out, uint8_t *side) {
   memset(out, 0, sizeof *out);
   for (size_t i = 0; i < s->n; i++) {
     const vpoint *p = &s->pts[i];
     if (side) side[i] = 0;
     if (p->shape != VSHAPE_CLOSED || p->skip[0] || (f && !f(p, arg))) continue;
-    /* the baseline: lowest concurrency of the same series */
-    const vpoint *b = NULL;
-    for (size_t k = 0; k < s->n; k++) {
-      const vpoint *q = &s->pts[k];
-      if (q->shape != VSHAPE_CLOSED || q->skip[0] || strcmp(q->group, p->group)) continue;
-      if (!b || q->concurrency < b->concurrency) b = q;
-    }
-    if (b == p || !b || !isfinite(p->pred[VM_TTFT]) || !isfinite(b->pred[VM_TTFT]) || !isfinite(p->meas[VM_TTFT]) ||
-        !isfinite(b->meas[VM_TTFT])) {
+    int m = on_cliff(s, p, 0), pr = on_cliff(s, p, 1);
+    if (m < 0 || pr < 0) {
       out->unclassified++;
       continue;
     }
-    bool m = p->meas[VM_TTFT] > VAL_CLIFF_FACTOR * b->meas[VM_TTFT];
-    bool pr = p->pred[VM_TTFT] > VAL_CLIFF_FACTOR * b->pred[VM_TTFT];
     if (side) side[i] = (uint8_t)(4 | (m ? 1 : 0) | (pr ? 2 : 0));
     if (m && pr) out->tp++;
     else if (!m && !pr) out->tn++;
@@ -277,8 +294,8 @@ void vreport_text(const vset *s, const vreport_opts *o, FILE *f) {
     }
   }
   fprintf(f,
-          "\nSaturation cliffs (closed loop; on the cliff = TTFT > %.0fx the lowest-concurrency TTFT of the same "
-          "series):\n  measured yes / predicted yes %zu, measured no / predicted no %zu, measured no / predicted yes "
+          "\nSaturation cliffs (closed loop; on the cliff = TTFT > %.0fx the TTFT at the next lower concurrency of "
+          "the same series, or already on it there):\n  measured yes / predicted yes %zu, measured no / predicted no %zu, measured no / predicted yes "
           "%zu, measured yes / predicted no %zu (%zu baselines unclassified)\n",
           VAL_CLIFF_FACTOR, cl.tp, cl.tn, cl.fp, cl.fn, cl.unclassified);
   if (n_fail) {

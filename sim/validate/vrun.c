@@ -30,8 +30,9 @@
 /* ---- engine parameters the fit may change --------------------------------------- */
 
 const char *vparam_name(vparam p) {
-  static const char *const n[VP_COUNT] = {"step_overhead_us",  "per_seq_overhead_us", "gemm_compute_eff",
-                                          "gemm_memory_eff",   "attn_prefill_eff",    "attn_decode_eff",
+  static const char *const n[VP_COUNT] = {"step_overhead_us", "per_seq_overhead_us", "gemm_compute_eff",
+                                          "gemm_memory_eff",  "gemm_blend",          "attn_prefill_eff",
+                                          "attn_decode_eff",  "elementwise_eff",     "allreduce_bw_eff",
                                           "allreduce_latency_us", "runtime_overhead_mib"};
   return (unsigned)p < VP_COUNT ? n[p] : "?";
 }
@@ -43,8 +44,11 @@ static double *vparam_field(engine_cfg *e, vparam p, double *scale) {
   case VP_PER_SEQ_OVERHEAD_US: *scale = 1e3; return &e->per_seq_overhead_ns;
   case VP_GEMM_COMPUTE_EFF: return &e->gemm_compute_eff;
   case VP_GEMM_MEMORY_EFF: return &e->gemm_memory_eff;
+  case VP_GEMM_BLEND: return &e->gemm_blend;
   case VP_ATTN_PREFILL_EFF: return &e->attn_prefill_eff;
   case VP_ATTN_DECODE_EFF: return &e->attn_decode_eff;
+  case VP_ELEMENTWISE_EFF: return &e->elementwise_eff;
+  case VP_ALLREDUCE_BW_EFF: return &e->allreduce_bw_eff;
   case VP_ALLREDUCE_LATENCY_US: *scale = 1e3; return &e->allreduce_latency_ns;
   case VP_RUNTIME_OVERHEAD_MIB: *scale = 1024.0 * 1024.0; return &e->runtime_overhead_bytes;
   default: SIM_ASSERT(!"unknown vparam");
@@ -73,7 +77,7 @@ void vparam_apply(const voverrides *ov, engine_cfg *e) {
 
 /* ---- the scenario of a point --------------------------------------------------------- */
 
-void vpoint_scenario(const vpoint *p, scenario *sc) {
+void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
   if (p->user_sc) {
     *sc = *p->user_sc;
   } else {
@@ -99,7 +103,10 @@ void vpoint_scenario(const vpoint *p, scenario *sc) {
   g->burstiness = 1.0;
   sc->max_concurrency = 0;
   switch (p->shape) {
-  case VSHAPE_CLOSED: sc->max_concurrency = p->concurrency; break;
+  case VSHAPE_CLOSED:
+    sc->max_concurrency = p->concurrency;
+    g->output.range_ratio = ov ? ov->closed_output_spread : 0;
+    break;
   case VSHAPE_OFFLINE: break;
   case VSHAPE_STATIC:
     sc->deploy.max_num_seqs = p->concurrency;
@@ -135,7 +142,11 @@ void vpoint_scenario(const vpoint *p, scenario *sc) {
  *    of the device), not a fraction of free memory: the whole device is the
  *    budget; CUDA graphs are off by default there.
  *  - TensorRT-LLM (AIConfigurator, 0.14): the KV pool is free_gpu_memory_fraction
- *    0.9 (KvCacheConfig default) of the memory left after weights (below). */
+ *    0.9 (KvCacheConfig default) of the memory left after weights (below), and
+ *    chunked prefill (chunked context) is off, its default in the LLM API and
+ *    trtllm-bench: a context is scheduled whole when it fits the step's token
+ *    budget (servesim grows the default budget to max_model_len = ISL + OSL,
+ *    as the benchmarks size max_num_tokens for their prompts). */
 #define TRT_FREE_FRACTION 0.9
 
 static void source_engine_facts(const vpoint *p, engine_cfg *e, deploy_cfg *d) {
@@ -143,12 +154,16 @@ static void source_engine_facts(const vpoint *p, engine_cfg *e, deploy_cfg *d) {
   bool trt = !strcmp(e->name, "trtllm");
   switch (p->src) {
   case VSRC_AIC:
+    if (trt) d->enable_chunked_prefill = 0;
     if (!trt) {
       e->async_scheduling = false;
       d->gpu_memory_utilization = 0.9;
     }
     break;
-  case VSRC_TRT_OVERVIEW: e->async_scheduling = false; break;
+  case VSRC_TRT_OVERVIEW:
+    e->async_scheduling = false;
+    d->enable_chunked_prefill = 0;
+    break;
   case VSRC_STATIC_BATCH:
     e->async_scheduling = false;
     e->cuda_graph_max_batch = 0;
@@ -198,7 +213,7 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
   for (int m = 0; m < VM_COUNT; m++) p->pred[m] = NAN;
   if (p->skip[0]) return SIM_OK;
   scenario sc;
-  vpoint_scenario(p, &sc);
+  vpoint_scenario(p, ov, &sc);
   vrun_ctx *x = sim_calloc(1, sizeof *x);
   trace_init(&x->tr);
   sim_err e = {0, ""};
@@ -209,16 +224,16 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
   if (p->shape == VSHAPE_STATIC && x->model.max_pos < p->isl + p->osl) x->model.max_pos = p->isl + p->osl;
   x->deploy = sc.deploy;
   source_engine_facts(p, &x->engine, &x->deploy);
-  if (cfg_resolve(&x->deploy, &x->model, &x->gpu, &x->engine, &e)) FAIL("deployment: %s", e.msg);
   /* the context each request needs, not the model's whole window: engines size
    * max_model_len from the benchmark (trtllm-bench builds for max ISL + OSL)
    * and the plan refuses a pool smaller than max_model_len */
-  if (!sc.deploy.max_model_len && !p->user_sc) {
-    uint32_t need = p->isl + p->osl;
+  if (!x->deploy.max_model_len && !p->user_sc) {
+    uint32_t need = p->isl + (uint32_t)floor(p->osl * (1.0 + sc.gen.output.range_ratio));
     if (p->in_lens)
       for (size_t i = 0; i < p->n_lens; i++) need = SIM_MAX(need, p->in_lens[i] + p->out_lens[i]);
     x->deploy.max_model_len = SIM_MIN(x->model.max_pos, need);
   }
+  if (cfg_resolve(&x->deploy, &x->model, &x->gpu, &x->engine, &e)) FAIL("deployment: %s", e.msg);
   if (!p->user_sc && !strcmp(x->engine.name, "trtllm") && p->shape != VSHAPE_STATIC) {
     /* TensorRT-LLM sizes its pool as free_gpu_memory_fraction of the memory
      * left after weights, activations and runtime (configs/README.md):
@@ -276,6 +291,10 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
   p->pred[VM_TPOT] = sum.tpot_ms.n ? sum.tpot_ms.mean : NAN;
   p->pred_queue_ms = sum.queue_ms.mean;
   p->pred_preemptions = x->cl.m.preemptions;
+  p->pred_completed = sum.completed;
+  p->pred_peak_in_system = sum.peak_in_system;
+  p->pred_ttft_min_ms = sum.ttft_ms.min;
+  p->pred_ttft_max_ms = sum.ttft_ms.max;
   if (p->shape == VSHAPE_CLOSED)
     p->pred[VM_TPUT] = p->concurrency * (double)p->osl /
                        ((p->pred[VM_TTFT] + (p->osl - 1.0) * p->pred[VM_TPOT]) / 1000.0);
