@@ -580,3 +580,59 @@ Test(validate_stats, data_dir_resolution) {
   cr_assert(strstr(err.msg, "none of the known validation files"), "%s", err.msg);
   vset_free(&s);
 }
+
+/* ---- the fit ------------------------------------------------------------------------------------ */
+
+Test(validate_fit, search_recovers_lower_error_and_is_deterministic) {
+  /* "measurements" made by the model itself with a weight-streaming efficiency of
+   * 0.55 instead of the starting 0.80: the search must lower the objective, stay
+   * in bounds and give the same values twice */
+  vset s;
+  vset_init(&s);
+  const uint32_t cs[] = {4, 8, 16};
+  for (int i = 0; i < 3; i++) {
+    vpoint *p = tiny_point(&s, VSHAPE_CLOSED, cs[i], 256, 24);
+    p->src = VSRC_AIC;
+    snprintf(p->engine, sizeof p->engine, "vllm");
+    snprintf(p->group, sizeof p->group, "g");
+  }
+  vfit_mark_training(&s);
+  cr_assert(s.pts[0].train && !s.pts[1].train && s.pts[2].train);
+  voverrides truth;
+  memset(&truth, 0, sizeof truth);
+  truth.n = 1;
+  snprintf(truth.e[0].engine, sizeof truth.e[0].engine, "vllm");
+  for (int k = 0; k < VP_COUNT; k++) truth.e[0].v[k] = NAN;
+  truth.e[0].v[VP_GEMM_MEMORY_EFF] = 0.55;
+  sim_err err = {0, ""};
+  cr_assert_eq(vrun_all(&s, &truth, false, NULL, &err), 0, "%s", err.msg);
+  for (size_t i = 0; i < s.n; i++) {
+    cr_assert(s.pts[i].ran, "%s", s.pts[i].fail);
+    for (int m = 0; m < VM_COUNT; m++) s.pts[i].meas[m] = s.pts[i].pred[m];
+  }
+  /* the starting point: fit.c's vLLM priors */
+  voverrides start;
+  memset(&start, 0, sizeof start);
+  start.n = 1;
+  snprintf(start.e[0].engine, sizeof start.e[0].engine, "vllm");
+  const double prior[VP_COUNT] = {300, 3, 0.70, 0.80, 3, 0.50, 0.70, NAN, 0.80, 10, 1536};
+  for (int k = 0; k < VP_COUNT; k++) start.e[0].v[k] = prior[k];
+  double f0 = vfit_objective(&s, &start, "vllm", &err);
+  cr_assert(f0 > 0.05, "the starting point misses the synthetic data (%g)", f0);
+  voverrides a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  vfit_opts o = {2, false, NULL};
+  cr_assert_eq(vfit_engine(&s, &a, "vllm", &o, &err), 0, "%s", err.msg);
+  cr_assert_eq(vfit_engine(&s, &b, "vllm", &o, &err), 0, "%s", err.msg);
+  double f1 = vfit_objective(&s, &a, "vllm", &err);
+  cr_assert_lt(f1, f0 / 3, "objective %g -> %g", f0, f1);
+  cr_assert_eq(a.n, 1);
+  for (int k = 0; k < VP_COUNT; k++) {
+    if (isnan(a.e[0].v[k])) continue;
+    cr_assert_eq(a.e[0].v[k], b.e[0].v[k], "%s differs between two fits", vparam_name((vparam)k));
+  }
+  cr_assert_leq(a.e[0].v[VP_GEMM_COMPUTE_EFF], 0.80, "bounds hold");
+  cr_assert_geq(a.e[0].v[VP_GEMM_MEMORY_EFF], 0.40);
+  vset_free(&s);
+}
