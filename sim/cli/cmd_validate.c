@@ -92,7 +92,7 @@ int cmd_validate(int argc, char **argv) {
   const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL;
   cli_list meas = {{0}, 0}, groups = {{0}, 0}, params = {{0}, 0};
   bool force = false, help = false, no_table = false, show_skipped = false, fit = false;
-  uint32_t rounds = 5;
+  uint32_t rounds = 4;
   double spread = VAL_DEFAULT_OUTPUT_SPREAD;
   cli_opt opts[] = {
       {"data", NULL, CLI_STR, &data, "DIR", "validation directory (default $SERVESIM_SHARED_DIR/validation, else ../shared/validation)", NULL},
@@ -107,7 +107,7 @@ int cmd_validate(int argc, char **argv) {
       {"output-spread", NULL, CLI_F64, &spread, "S", "closed-loop points: output lengths uniform in osl x [1-S, 1+S] (default 0.02; 0 = strictly fixed, see docs/ACCURACY.md)", NULL},
       {"param", NULL, CLI_LIST, &params, "E.NAME=V", "override an engine parameter, e.g. vllm.step_overhead_us=250 (repeatable)", NULL},
       {"fit", NULL, CLI_FLAG, &fit, NULL, "refit the engines' global parameters on the training subset, then validate with them", NULL},
-      {"fit-rounds", NULL, CLI_U32, &rounds, "N", "coordinate-search rounds of --fit (default 5)", NULL},
+      {"fit-rounds", NULL, CLI_U32, &rounds, "N", "coordinate-search rounds of --fit (default 4)", NULL},
       {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
       {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
   sim_err err = {0, ""};

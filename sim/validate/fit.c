@@ -141,7 +141,7 @@ int vfit_engine(vset *s, voverrides *ov, const char *engine, const vfit_opts *o,
   int evals = 1;
   FILE *log_f = o && o->log ? o->log : NULL;
   if (log_f) fprintf(log_f, "fit %s: start objective %.5f\n", engine, f);
-  int rounds = o && o->max_rounds > 0 ? o->max_rounds : 5;
+  int rounds = o && o->max_rounds > 0 ? o->max_rounds : 4;
   for (int r = 0; r < rounds; r++) {
     double step = pow(1.6, 1.0 / pow(2.0, r));
     for (int sweep = 0; sweep < 4; sweep++) {

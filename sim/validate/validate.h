@@ -14,7 +14,9 @@
  *                   AIConfigurator guide), all queued at t=0, a client slot
  *                   frees when its request finishes and the next request is
  *                   sent at once; TTFT counts from slot acquisition; prefix
- *                   caching off (random prompts, cache reuse disabled).
+ *                   caching off (random prompts, cache reuse disabled); ISL
+ *                   fixed, OSL fixed or spread by +-closed_output_spread
+ *                   (voverrides; docs/ACCURACY.md says why).
  *   VSHAPE_OFFLINE  num_prompts requests all at t=0, no client limit
  *                   (trtllm-bench throughput).
  *   VSHAPE_STATIC   one batch of `concurrency` identical requests at t=0,

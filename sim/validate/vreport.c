@@ -10,6 +10,7 @@
  * then "closed-loop targets", per-shape and per-group summaries, the cliff
  * confusion counts, the failed and skipped points. */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <math.h>
@@ -187,6 +188,29 @@ static int group_keys(const vset *s, vgroup_by g, char keys[][96], int max) {
 
 /* ---- text ---------------------------------------------------------------------------- */
 
+/* Natural order of ids: digit runs compare as numbers (c8 before c16). */
+static int natcmp(const char *a, const char *b) {
+  while (*a && *b) {
+    if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+      char *ea, *eb;
+      unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
+      if (x != y) return x < y ? -1 : 1;
+      a = ea, b = eb;
+      continue;
+    }
+    if (*a != *b) return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+    a++, b++;
+  }
+  return *a ? 1 : *b ? -1 : 0;
+}
+
+/* qsort on pointers into the set: ties keep the set's order (address order). */
+static int cmp_by_id(const void *x, const void *y) {
+  const vpoint *a = *(const vpoint *const *)x, *b = *(const vpoint *const *)y;
+  int c = natcmp(a->id, b->id);
+  return c ? c : (a < b ? -1 : a > b);
+}
+
 static void fmt_val(char *b, size_t n, double v) {
   if (!isfinite(v)) vfmt(b, n, "-");
   else if (v >= 1e5) vfmt(b, n, "%.0f", v);
@@ -238,8 +262,13 @@ void vreport_text(const vset *s, const vreport_opts *o, FILE *f) {
   vcliff_count(s, NULL, NULL, &cl, side);
   if (!o || o->table) {
     fprintf(f, "\n%-48s %-12s %11s %11s %8s  %s\n", "point", "metric", "measured", "predicted", "error", "notes");
-    for (size_t i = 0; i < s->n; i++) {
-      const vpoint *p = &s->pts[i];
+    /* rows in id order, so a series reads down the page */
+    const vpoint **ord = sim_malloc((s->n ? s->n : 1) * sizeof *ord);
+    for (size_t i = 0; i < s->n; i++) ord[i] = &s->pts[i];
+    qsort(ord, s->n, sizeof *ord, cmp_by_id);
+    for (size_t oi = 0; oi < s->n; oi++) {
+      const vpoint *p = ord[oi];
+      size_t i = (size_t)(p - s->pts);
       if (p->skip[0] || !p->ran) continue;
       for (int m = 0; m < VM_COUNT; m++) {
         if (!isfinite(p->meas[m])) continue;
@@ -255,6 +284,7 @@ void vreport_text(const vset *s, const vreport_opts *o, FILE *f) {
         fprintf(f, "%-48s %-12s %11s %11s %+7.1f%%  %s\n", p->id, vmetric_name((vmetric)m), a, b, e, note);
       }
     }
+    free(ord);
   }
   /* the targets: closed-loop points */
   summary_block(f, s, "Closed-loop points (targets: median |error| <= 15% TTFT, <= 10% TPOT and throughput):",

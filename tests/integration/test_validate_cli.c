@@ -178,6 +178,13 @@ Test(validate_cli, own_run_validates_with_no_error) {
   cJSON_Delete(root);
 }
 
+Test(validate_cli, help_lists_the_options) {
+  cr_assert_eq(tu_run_cli("validate --help", out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "usage") && strstr(out, "--measurements") && strstr(out, "--fit") &&
+                strstr(out, "--output-spread"),
+            "%s", out);
+}
+
 Test(validate_cli, bad_input_exits_2_with_a_precise_message) {
   cr_assert_eq(tu_run_cli("validate --data /nonexistent/validation", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "/nonexistent/validation"), "%s", err);
