@@ -555,6 +555,16 @@ static int user_record(vset *s, const cJSON *rec, const char *what, int line, in
     return sim_errf(err, SIM_EINPUT, "%s:%d: scenario.workload.trace: not allowed: the workload comes from the result",
                     what, line);
   }
+  { /* the deployment must name configs that exist: a typo is bad input, not a failed prediction */
+    model_cfg m;
+    gpu_cfg g;
+    engine_cfg e;
+    sim_err ce = {0, ""};
+    if (cfg_model_load(&m, sc->model, &ce) || cfg_gpu_load(&g, sc->gpu, &ce) || cfg_engine_load(&e, sc->engine, &ce)) {
+      free(sc);
+      return sim_errf(err, SIM_EINPUT, "%s:%d: scenario: %s", what, line, ce.msg);
+    }
+  }
   vpoint *p = vset_add(s);
   p->user_sc = sc;
   p->src = VSRC_USER;

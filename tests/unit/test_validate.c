@@ -277,6 +277,9 @@ Test(validate_read, user_wrapper_reproduces_the_run_it_describes) {
                        "\"total_output_tokens\": 1}}";
   cr_assert_eq(vdata_parse_user(&s, bad_sc, "u.json", &err), SIM_EINPUT);
   cr_assert(strstr(err.msg, "u.json:1: scenario") && strstr(err.msg, "tensor_parallel_size"), "%s", err.msg);
+  const char *bad_gpu = "{\"scenario\": {\"gpu\": \"h900\"}, \"result\": {\"num_prompts\": 1, \"mean_ttft_ms\": 5}}";
+  cr_assert_eq(vdata_parse_user(&s, bad_gpu, "u.json", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "u.json:1: scenario") && strstr(err.msg, "h900"), "%s", err.msg);
   const char *bad_lens = "{\"scenario\": {}, \"result\": {\"num_prompts\": 2, \"input_lens\": [1], "
                          "\"output_lens\": [1, 2], \"mean_ttft_ms\": 5}}";
   cr_assert_eq(vdata_parse_user(&s, bad_lens, "u.json", &err), SIM_EINPUT);
