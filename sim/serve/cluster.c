@@ -171,8 +171,9 @@ static void route(cluster *c, uint32_t idx, sim_ns now) {
 
 static void on_wake(cluster *c, uint32_t ri, sim_ns now) {
   /* arrivals are queued one at a time (each pushes the next), so an arrival at
-   * this instant may still be behind the wake: go after it */
-  if (des_peek_time(&c->ev) == now) {
+   * this instant may still be behind the wake: go after it (only arrivals: two
+   * replicas' wakes at one instant must not wait for each other) */
+  if (c->next_arrival < c->n_reqs && c->tr->reqs[c->next_arrival].arrival_ns == now) {
     des_push(&c->ev, now, EV_WAKE, ri, 0);
     return;
   }

@@ -639,3 +639,24 @@ Test(validate_fit, search_recovers_lower_error_and_is_deterministic) {
   cr_assert_geq(a.e[0].v[VP_GEMM_MEMORY_EFF], 0.40);
   vset_free(&s);
 }
+
+Test(validate_shape, burst_on_several_replicas_completes) {
+  /* simultaneous arrivals on idle replicas: each replica's wake must run once
+   * the burst is queued, without waiting for the others' wakes */
+  const char *text = "{\"name\": \"two\",\n"
+                     " \"scenario\": {\"model\": \"llama-3.1-8b\", \"gpu\": \"h200\", \"engine\": \"vllm\",\n"
+                     "              \"deployment\": {\"tensor_parallel_size\": 1, \"replicas\": 3}},\n"
+                     " \"result\": {\"num_prompts\": 12, \"request_rate\": \"inf\", \"completed\": 12,\n"
+                     "            \"total_input_tokens\": 1536, \"total_output_tokens\": 96, \"mean_tpot_ms\": 5}}\n";
+  vset s;
+  vset_init(&s);
+  sim_err err = {0, ""};
+  cr_assert_eq(vdata_parse_user(&s, text, "u.json", &err), 0, "%s", err.msg);
+  cr_assert_eq(vrun_point(&s.pts[0], NULL, &err), 0);
+  cr_assert(s.pts[0].ran, "%s", s.pts[0].fail);
+  cr_assert_eq(s.pts[0].pred_completed, 12);
+  cr_assert_eq(s.pts[0].pred_peak_in_system, 12);
+  /* round robin: 4 prompts per replica, prefilled together in each replica's first step */
+  cr_assert_float_eq(s.pts[0].pred_ttft_min_ms, s.pts[0].pred_ttft_max_ms, 1e-9);
+  vset_free(&s);
+}
