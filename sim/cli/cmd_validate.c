@@ -1,10 +1,240 @@
-/* cmd_validate.c: placeholder until the fidelity work lands. */
-#include <stdio.h>
+/* cmd_validate.c: `servesim validate`: servesim against published
+ * measurements of real engines (sim/validate/), with the error table.
+ *
+ * Sources: the known files of the validation directory (--data DIR, default
+ * $SERVESIM_SHARED_DIR/validation, else ../shared/validation from the cwd) and
+ * any --measurements FILE in the user format (validate.h). With only
+ * --measurements, the directory is not read unless --data is given too.
+ * --fit refits the engine profiles' global parameters on the training subset
+ * (fit.c) before validating with them, and prints the fitted values.
+ * Exit: 0 when the validation ran (whatever the errors), 2 on bad input. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
+#include "cli/run_flags.h"
+#include "validate/validate.h"
+
+static const char *USAGE = "servesim validate [--data DIR] [--measurements FILE] [options]";
+static const char *SUMMARY =
+    "Runs servesim on every published measurement in the validation directory (AIConfigurator closed-loop\n"
+    "points, TensorRT-LLM offline and static-batch tables, MLPerf) and on your own `vllm bench serve\n"
+    "--save-result` runs, and prints measured vs predicted with the error per point, then median and mean\n"
+    "absolute error per metric and per group, and the saturation-cliff confusion counts. Points servesim\n"
+    "cannot represent are listed with the reason. See docs/ACCURACY.md.";
+
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+typedef struct out_arg {
+  const vset *s;
+  const vreport_opts *o;
+} out_arg;
+
+static int w_json(const void *a, FILE *f, sim_err *e) {
+  const out_arg *x = a;
+  return vreport_json(x->s, x->o, f, e);
+}
+static int w_csv(const void *a, FILE *f, sim_err *e) { return vreport_csv(((const out_arg *)a)->s, f, e); }
+
+/* "engine.param=value" */
+static int parse_param(const char *s, voverrides *ov, sim_err *err) {
+  const char *dot = strchr(s, '.'), *eq = strchr(s, '=');
+  if (!dot || !eq || eq < dot || dot == s)
+    return sim_errf(err, SIM_EINPUT, "--param %s: expected ENGINE.NAME=VALUE, e.g. vllm.step_overhead_us=250", s);
+  char engine[32], name[64];
+  snprintf(engine, sizeof engine, "%.*s", (int)(dot - s), s);
+  snprintf(name, sizeof name, "%.*s", (int)(eq - dot - 1), dot + 1);
+  double v;
+  if (!sim_parse_double(eq + 1, &v) || !(v >= 0) || !isfinite(v))
+    return sim_errf(err, SIM_EINPUT, "--param %s: expected a finite number >= 0 after '='", s);
+  int k = 0;
+  while (k < VP_COUNT && strcmp(vparam_name((vparam)k), name)) k++;
+  if (k == VP_COUNT) {
+    char known[512] = "";
+    for (int i = 0; i < VP_COUNT; i++) {
+      strncat(known, vparam_name((vparam)i), sizeof known - strlen(known) - 1);
+      if (i + 1 < VP_COUNT) strncat(known, ", ", sizeof known - strlen(known) - 1);
+    }
+    return sim_errf(err, SIM_EINPUT, "--param %s: unknown parameter '%s' (known: %s)", s, name, known);
+  }
+  int i = 0;
+  while (i < ov->n && strcmp(ov->e[i].engine, engine)) i++;
+  if (i == ov->n) {
+    if (ov->n >= (int)SIM_ARRAY_LEN(ov->e)) return sim_errf(err, SIM_EINPUT, "--param: too many engines");
+    memset(&ov->e[i], 0, sizeof ov->e[i]);
+    snprintf(ov->e[i].engine, sizeof ov->e[i].engine, "%s", engine);
+    for (int j = 0; j < VP_COUNT; j++) ov->e[i].v[j] = NAN;
+    ov->n++;
+  }
+  ov->e[i].v[k] = v;
+  return SIM_OK;
+}
+
+static void describe_overrides(const voverrides *ov, char *buf, size_t n) {
+  buf[0] = 0;
+  for (int i = 0; i < ov->n; i++)
+    for (int k = 0; k < VP_COUNT; k++) {
+      if (isnan(ov->e[i].v[k])) continue;
+      char one[128];
+      snprintf(one, sizeof one, "%s%s.%s=%.4g", buf[0] ? ", " : "", ov->e[i].engine, vparam_name((vparam)k),
+               ov->e[i].v[k]);
+      strncat(buf, one, n - strlen(buf) - 1);
+    }
+}
 
 int cmd_validate(int argc, char **argv) {
-  (void)argc, (void)argv;
-  fprintf(stderr, "servesim validate: not available in this build yet\n");
-  return 1;
+  const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL;
+  cli_list meas = {{0}, 0}, groups = {{0}, 0}, params = {{0}, 0};
+  bool force = false, help = false, no_table = false, show_skipped = false, fit = false;
+  uint32_t rounds = 4;
+  double spread = VAL_DEFAULT_OUTPUT_SPREAD;
+  cli_opt opts[] = {
+      {"data", NULL, CLI_STR, &data, "DIR", "validation directory (default $SERVESIM_SHARED_DIR/validation, else ../shared/validation)", NULL},
+      {"measurements", NULL, CLI_LIST, &meas, "FILE", "your own runs: {scenario, result: vllm bench serve --save-result JSON} (repeatable)", NULL},
+      {"json", NULL, CLI_STR, &json, "FILE", "write every point and the summaries as JSON (- = stdout)", NULL},
+      {"csv", NULL, CLI_STR, &csv, "FILE", "write one CSV row per point", NULL},
+      {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
+      {"group-by", NULL, CLI_LIST, &groups, "G[,G]", "per-group summaries: source, gpu, engine, tp, shape (default source,gpu,engine,tp)", NULL},
+      {"only", NULL, CLI_STR, &only, "TEXT", "validate only the points whose id contains TEXT", NULL},
+      {"no-table", NULL, CLI_FLAG, &no_table, NULL, "print the summaries only, not one row per point", NULL},
+      {"show-skipped", NULL, CLI_FLAG, &show_skipped, NULL, "list every skipped point (default: one line per reason)", NULL},
+      {"output-spread", NULL, CLI_F64, &spread, "S", "closed-loop points: output lengths uniform in osl x [1-S, 1+S] (default 0.02; 0 = strictly fixed, see docs/ACCURACY.md)", NULL},
+      {"param", NULL, CLI_LIST, &params, "E.NAME=V", "override an engine parameter, e.g. vllm.step_overhead_us=250 (repeatable)", NULL},
+      {"fit", NULL, CLI_FLAG, &fit, NULL, "refit the engines' global parameters on the training subset, then validate with them", NULL},
+      {"fit-rounds", NULL, CLI_U32, &rounds, "N", "coordinate-search rounds of --fit (default 4)", NULL},
+      {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
+      {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
+  sim_err err = {0, ""};
+  if (cli_parse(opts, argc, argv, NULL, &err)) return cli_fail("validate", &err);
+  if (help) {
+    cli_print_help(stdout, USAGE, SUMMARY, opts);
+    return 0;
+  }
+  vreport_opts ro;
+  memset(&ro, 0, sizeof ro);
+  ro.table = !no_table;
+  ro.show_skipped = show_skipped;
+  if (groups.n == 0) {
+    ro.groups[VG_SOURCE] = ro.groups[VG_GPU] = ro.groups[VG_ENGINE] = ro.groups[VG_TP] = true;
+  } else {
+    for (int i = 0; i < groups.n; i++) {
+      char buf[256];
+      snprintf(buf, sizeof buf, "%s", groups.items[i]);
+      for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        vgroup_by g;
+        if (!vgroup_parse(tok, &g)) {
+          sim_errf(&err, SIM_EINPUT, "--group-by: unknown group '%s' (source, gpu, engine, tp, shape)", tok);
+          return cli_fail("validate", &err);
+        }
+        ro.groups[g] = true;
+      }
+    }
+  }
+  voverrides ov;
+  memset(&ov, 0, sizeof ov);
+  ov.closed_output_spread = spread;
+  for (int i = 0; i < params.n; i++)
+    if (parse_param(params.items[i], &ov, &err)) return cli_fail("validate", &err);
+  if (!(spread >= 0 && spread < 0.5)) {
+    sim_errf(&err, SIM_EINPUT, "--output-spread must be in [0, 0.5)");
+    return cli_fail("validate", &err);
+  }
+  if (fit && (rounds < 1 || rounds > 12)) {
+    sim_errf(&err, SIM_EINPUT, "--fit-rounds must be in 1..12");
+    return cli_fail("validate", &err);
+  }
+  const char *outs[] = {json, csv};
+  for (int i = 0; i < 2; i++) {
+    FILE *t;
+    if (outs[i] && strcmp(outs[i], "-") && !force && (t = fopen(outs[i], "r"))) {
+      fclose(t);
+      sim_errf(&err, SIM_EINPUT, "%s already exists: not overwriting it (pass --force to replace it)", outs[i]);
+      return cli_fail("validate", &err);
+    }
+  }
+
+  vset s;
+  vset_init(&s);
+  int rc = SIM_OK;
+  if (data || meas.n == 0) {
+    char dir[2048];
+    rc = vdata_find_dir(data, dir, sizeof dir, &err);
+    if (!rc) rc = vdata_load_dir(&s, dir, &err);
+  }
+  for (int i = 0; i < meas.n && !rc; i++) {
+    size_t before = s.n;
+    rc = vdata_read_user(&s, meas.items[i], &err);
+    if (!rc && s.n_notes < (int)SIM_ARRAY_LEN(s.notes))
+      snprintf(s.notes[s.n_notes++], sizeof s.notes[0], "%s: %zu points", meas.items[i], s.n - before);
+  }
+  if (rc) {
+    vset_free(&s);
+    return cli_fail("validate", &err);
+  }
+  if (only) { /* keep the matching points only */
+    size_t w = 0;
+    for (size_t i = 0; i < s.n; i++) {
+      if (strstr(s.pts[i].id, only)) {
+        vpoint tmp = s.pts[w];
+        s.pts[w++] = s.pts[i];
+        s.pts[i] = tmp;
+      }
+    }
+    for (size_t i = w; i < s.n; i++) {
+      free(s.pts[i].user_sc);
+      free(s.pts[i].in_lens);
+      free(s.pts[i].out_lens);
+    }
+    s.n = w;
+    if (!w) {
+      vset_free(&s);
+      sim_errf(&err, SIM_EINPUT, "--only %s: no point id contains it", only);
+      return cli_fail("validate", &err);
+    }
+  }
+  vfit_mark_training(&s);
+  double t0 = wall_now();
+  if (fit) {
+    vfit_opts fo = {(int)rounds, true, stderr};
+    const char *engines[] = {"vllm", "trtllm"};
+    for (int i = 0; i < 2 && !rc; i++) {
+      bool any = false;
+      for (size_t k = 0; k < s.n; k++) any |= s.pts[k].train && !strcmp(s.pts[k].engine, engines[i]);
+      if (any) rc = vfit_engine(&s, &ov, engines[i], &fo, &err);
+    }
+    if (!rc) {
+      printf("Fitted parameters (put them in configs/engines/<engine>.json; configs/README.md documents them):\n");
+      for (int i = 0; i < ov.n; i++) {
+        printf("  %s:", ov.e[i].engine);
+        for (int k = 0; k < VP_COUNT; k++)
+          if (!isnan(ov.e[i].v[k])) printf(" %s=%.4g", vparam_name((vparam)k), ov.e[i].v[k]);
+        printf("\n");
+      }
+      printf("\n");
+    }
+  }
+  if (!rc) rc = vrun_all(&s, &ov, false, NULL, &err);
+  ro.wall_s = wall_now() - t0;
+  char desc[2048];
+  describe_overrides(&ov, desc, sizeof desc);
+  char title[2100];
+  snprintf(title, sizeof title, "engine files (configs/engines/*.json)%s%s; closed-loop output spread +-%g%%",
+           desc[0] ? " with " : "", desc, 100 * spread);
+  ro.title = title;
+  if (!rc) {
+    FILE *tf = (json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ? stderr : stdout;
+    vreport_text(&s, &ro, tf);
+    out_arg oa = {&s, &ro};
+    if (json) rc = cli_write_output(json, force, w_json, &oa, &err);
+    if (!rc && csv) rc = cli_write_output(csv, force, w_csv, &oa, &err);
+  }
+  vset_free(&s);
+  if (rc) return cli_fail("validate", &err);
+  return 0;
 }

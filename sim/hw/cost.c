@@ -45,10 +45,22 @@
  *   prof_attn_prefill_ns(chunk, ctx); a scaled profile is scaled by the HBM
  *   ratio (decode) or the flops[act] ratio (prefill).
  *
- * All-reduce (BOUND_COMM), 2 per layer when t > 1, one call of T tokens:
- *   allreduce_latency_ns (engine: software cost of a call)
- *   + link_latency_ns (GPU: hardware base latency; 0 if the config has none)
- *   + 2 (t-1)/t x T x H x act_b / (link_Bps x allreduce_bw_eff)
+ * All-reduce (BOUND_COMM), 2 per layer when t > 1, one call of S = T x H x
+ * act_b bytes. Engines pick the algorithm by message size (vLLM's custom
+ * all-reduce: one-shot for small messages, two-shot above; TensorRT-LLM's
+ * AUTO strategy likewise; NCCL ring for large ones), so the cost is the
+ * cheaper of the two families, with bw = link_Bps x allreduce_bw_eff,
+ * sw = allreduce_latency_ns (engine: software cost of a call) and
+ * hop = link_latency_ns (GPU: one synchronization with a peer over the
+ * fabric; 0 if the config has none):
+ *   one-shot: every GPU reads its t-1 peers' buffers and reduces locally:
+ *             sw + (t-1) hop + (t-1) S / bw
+ *   ring / two-shot (reduce-scatter + all-gather, bandwidth-optimal):
+ *             sw + 2 (t-1) hop + 2 (t-1)/t S / bw
+ *   cost = min(one-shot, ring). Small messages (decode) are latency-bound
+ *   and grow with t through the per-peer handshakes; mid-size ones (a decode
+ *   batch of 64-256 tokens: 1-4 MB) pay one-shot's t-1 copies until ring
+ *   wins; prefill-size messages run at the ring's bus bandwidth.
  * PCIe GPUs use their own link_Bps and latency through the same formula.
  *
  * Elementwise (BOUND_MEMORY), bytes per token per layer, / (HBM x elementwise_eff):
@@ -461,9 +473,11 @@ double cost_allreduce_ns(const cost_model *c, uint32_t tokens) {
   uint32_t t = tp_of(c);
   if (t <= 1 || tokens == 0) return 0;
   const engine_cfg *e = c->engine;
-  double bytes = (double)tokens * c->model->hidden * act_b(c);
-  double wire = 2.0 * (t - 1) / t * bytes;
-  return e->allreduce_latency_ns + c->gpu->link_latency_ns + ns_of(wire, c->gpu->link_Bps * e->allreduce_bw_eff);
+  double bytes = (double)tokens * c->model->hidden * act_b(c), peers = t - 1.0;
+  double bw = c->gpu->link_Bps * e->allreduce_bw_eff, hop = c->gpu->link_latency_ns;
+  double one_shot = e->allreduce_latency_ns + peers * hop + ns_of(peers * bytes, bw);
+  double ring = e->allreduce_latency_ns + 2.0 * peers * hop + ns_of(2.0 * peers / t * bytes, bw);
+  return one_shot < ring ? one_shot : ring;
 }
 
 double cost_attn_decode_ns(cost_model *c, uint32_t batch, uint64_t ctx_tokens_total, cost_src *src) {

@@ -223,6 +223,14 @@ static void on_step(cluster *c, uint32_t ri, sim_ns now) {
   rep->busy = false;
   if (rep->failed) return;
   uint32_t n = sched_complete(&rep->s, c->reqs, now, &c->m, c->done_buf);
+  /* The engine starts its next step as soon as this one ends; the requests
+   * that finished in it go back to their clients first (HTTP response, the
+   * client's next request, tokenization: milliseconds), so a closed-loop
+   * client's next request cannot join that step: it waits for the one after
+   * (when the replica idles, it starts one at once). Scheduling the next step
+   * before handing the finished requests back models that visibility delay
+   * the same way for every finished request of the step. */
+  start_step(c, ri, now);
   for (uint32_t k = 0; k < n; k++) {
     rep->outstanding--;
     c->m.finished++;

@@ -168,9 +168,21 @@ Test(cost, allreduce_formula_and_zero_at_tp1) {
   g.link_latency_ns = 3000;
   world_init(&w4, tu_model_llama70b(), g, tu_engine_vllm(), dep(4, DT_BF16));
   cr_assert_float_eq(cost_allreduce_ns(&w1.c, 1000), 0.0, 0);
-  /* 100 tokens x 8192 x 2 B = 1,638,400 B; ring moves 2 * 3/4 of it = 2,457,600 B at 450e9 * 0.7 B/s
-   * = 7,801.9 ns; + 10 us engine latency + 3 us link latency */
-  cr_assert_float_eq(cost_allreduce_ns(&w4.c, 100), 10e3 + 3e3 + 2457600.0 / (450e9 * 0.7) * 1e9, 1e-6);
+  /* 100 tokens x 8192 x 2 B = 1,638,400 B at 450e9 * 0.7 B/s, 10 us engine latency, 3 us per hop:
+   * one-shot reads 3 peers' copies (4,915,200 B) after 3 hops; ring moves 2 * 3/4 of it
+   * (2,457,600 B) after 6 hops; the cheaper wins */
+  double one_shot = 10e3 + 3 * 3e3 + 4915200.0 / (450e9 * 0.7) * 1e9;
+  double ring = 10e3 + 6 * 3e3 + 2457600.0 / (450e9 * 0.7) * 1e9;
+  cr_assert(one_shot < ring);
+  cr_assert_float_eq(cost_allreduce_ns(&w4.c, 100), one_shot, 1e-6);
+  /* a prefill-size message: ring wins (bandwidth-optimal) */
+  cr_assert_float_eq(cost_allreduce_ns(&w4.c, 8192), 10e3 + 6 * 3e3 + 1.5 * 8192 * 8192 * 2 / (450e9 * 0.7) * 1e9,
+                     1e-6);
+  /* small messages: the latency grows with the peers (handshakes) */
+  world w8;
+  world_init(&w8, llama70b(), g, vllm(), dep(8, DT_BF16));
+  cr_assert(cost_allreduce_ns(&w8.c, 1) > cost_allreduce_ns(&w4.c, 1) + 3 * 3e3 - 1);
+  cost_deinit(&w8.c);
   step_cost s;
   cost_decode_step_ns(&w1.c, 8, 1000, &s);
   cr_assert_float_eq(s.op_ns[OP_ALLREDUCE], 0.0, 0);

@@ -1,0 +1,280 @@
+/* validate.h: servesim against published measurements of real engines.
+ *
+ * A validation point is one published measurement (a closed-loop benchmark at
+ * a fixed concurrency, an offline max-throughput run, a static batch, or a
+ * user's `vllm bench serve --save-result` run) with everything needed to
+ * reproduce it in servesim: model, GPU, engine, TP, precision and workload
+ * shape. Readers (vdata.c) turn each source file into points; vrun.c
+ * reproduces each point faithfully and records the prediction; vreport.c
+ * computes the errors and the summaries; fit.c fits the engine profiles'
+ * global parameters on a documented training subset.
+ *
+ * Workload shapes (vpoint.shape), reproduced exactly:
+ *   VSHAPE_CLOSED   `concurrency` clients, num_prompts = 10 x concurrency (the
+ *                   AIConfigurator guide), all queued at t=0, a client slot
+ *                   frees when its request finishes and the next request is
+ *                   sent at once; TTFT counts from slot acquisition; prefix
+ *                   caching off (random prompts, cache reuse disabled); ISL
+ *                   fixed, OSL fixed or spread by +-closed_output_spread
+ *                   (voverrides; docs/ACCURACY.md says why).
+ *   VSHAPE_OFFLINE  num_prompts requests all at t=0, no client limit
+ *                   (trtllm-bench throughput).
+ *   VSHAPE_STATIC   one batch of `concurrency` identical requests at t=0,
+ *                   max_num_seqs = batch, max_num_batched_tokens = batch x isl
+ *                   so the whole batch is prefilled in one step, then decoded
+ *                   together (TensorRT-LLM gptSessionBenchmark).
+ *   VSHAPE_OPEN     a user's run: num_prompts, request_rate (gamma gaps with
+ *                   `burstiness`), optional max_concurrency, per-request
+ *                   lengths when the result JSON lists them.
+ *
+ * Metrics (vmetric), compared as the source defines them:
+ *   VM_TTFT  mean TTFT, ms (static batch: the batch's first-token latency)
+ *   VM_TPOT  mean TPOT, ms (static batch: token-to-token latency)
+ *   VM_TPUT  output tokens/s of the whole deployment. Closed-loop sources
+ *            publish only TTFT and TPOT: there it is derived, for measured and
+ *            predicted alike, as concurrency x osl / (TTFT + (osl - 1) TPOT)
+ *            (a closed loop without think time completes C / E2EL req/s).
+ * Error of a metric: 100 x (predicted - measured) / measured.
+ *
+ * A point the simulator cannot represent keeps its measured values and gets a
+ * `skip` reason (listed, never dropped). A point servesim should represent
+ * but whose run fails (e.g. the memory plan refuses a deployment that ran)
+ * gets a `fail` reason and counts against the model.
+ *
+ * Saturation cliff: a closed-loop point is "on the cliff" when its TTFT
+ * exceeds VAL_CLIFF_FACTOR x the TTFT of the point with the next lower
+ * concurrency of the same series (GPU, engine, TP, isl, osl), or when that
+ * point already is on it; measured and predicted are each classified on
+ * their own values. This is the jump the KV pool causes when it fills and
+ * requests queue for it (TTFT of tens of seconds at TP1/TP2 with long
+ * sequences), told apart from the gradual growth of prefill queueing. The
+ * lowest concurrency of each series is not classified.
+ *
+ * Ownership: vset_init/vset_free on caller storage; the set owns its points
+ * and every array they point to. Thread safety: vrun_point on distinct points
+ * may run concurrently (each run builds its own configs and engine). */
+#ifndef SIM_VALIDATE_H
+#define SIM_VALIDATE_H
+
+#include <stdio.h>
+
+#include "config/cfg.h"
+#include "core/common.h"
+#include "runner/scenario.h"
+
+#define VAL_CLIFF_FACTOR 5.0
+#define VAL_CLOSED_PROMPTS_PER_CLIENT 10
+
+typedef enum vsource {
+  VSRC_AIC = 0,      /* aic_silicon_llama31_70b.csv */
+  VSRC_TRT_OVERVIEW, /* trtllm_v0.14_perf_overview_llama31_70b.csv */
+  VSRC_STATIC_BATCH, /* trtllm090_static_batch_llama2_70b.csv */
+  VSRC_MLPERF,       /* published_facts.json, kind mlperf_result */
+  VSRC_USER,         /* --measurements FILE */
+  VSRC_COUNT
+} vsource;
+
+typedef enum vshape { VSHAPE_CLOSED = 0, VSHAPE_OFFLINE, VSHAPE_STATIC, VSHAPE_OPEN, VSHAPE_COUNT } vshape;
+
+typedef enum vmetric { VM_TTFT = 0, VM_TPOT, VM_TPUT, VM_COUNT } vmetric;
+
+typedef struct vpoint {
+  char id[128];            /* unique readable id, e.g. "aic/h200/trtllm/tp4/1024x1024/c64" */
+  char where[320];         /* "file:line" of the row it came from */
+  vsource src;
+  vshape shape;
+  /* what to simulate: servesim config names ("" when unmapped: then skip is set) */
+  char model[64], gpu[64], engine[32];
+  char group[96];          /* series key "gpu/engine/tpN/islxosl": cliffs and baselines */
+  uint32_t tp, pp;         /* pp > 1 is skipped */
+  sim_dtype act_dtype, weight_dtype, kv_dtype;
+  uint32_t isl, osl;       /* tokens (fixed lengths; user points: means) */
+  uint32_t concurrency;    /* CLOSED: client slots; STATIC: batch size; OPEN: max_concurrency (0 = none) */
+  uint64_t num_prompts;    /* requests in the run */
+  double request_rate;     /* OPEN: requests/s (INFINITY = all at t=0) */
+  double burstiness;       /* OPEN: gamma shape of the gaps */
+  scenario *user_sc;       /* OPEN: the user's deployment (owned by the set), else NULL */
+  uint32_t *in_lens, *out_lens; /* OPEN: per-request lengths from the result JSON (owned), or NULL */
+  size_t n_lens;
+  /* published values: NAN = not published for this point */
+  double meas[VM_COUNT];
+  bool tput_derived;       /* VM_TPUT derived from TTFT and TPOT (closed loop) */
+  bool train;              /* in the fitting subset (fit.c, documented there) */
+  char skip[256];          /* non-empty: cannot be represented; the reason */
+  /* results of vrun_point */
+  bool ran;
+  char fail[512];          /* non-empty: the run failed; the reason */
+  double pred[VM_COUNT];   /* NAN when not predicted */
+  double pred_kv_tokens;   /* KV pool of one replica, tokens */
+  double pred_queue_ms;    /* mean send -> first scheduled */
+  uint64_t pred_preemptions;
+  uint64_t pred_completed;      /* requests that finished */
+  uint32_t pred_peak_in_system; /* most requests sent and not finished at once */
+  double pred_ttft_min_ms, pred_ttft_max_ms;
+  double wall_s;           /* wall time of the run */
+} vpoint;
+
+typedef struct vset {
+  vpoint *pts;
+  size_t n, cap;
+  char notes[16][384];     /* source files found / not found, one line each */
+  int n_notes;
+} vset;
+
+void vset_init(vset *s);
+void vset_free(vset *s);
+/* Appends a blank point (meas/pred NAN, dtypes bf16) and returns it. */
+vpoint *vset_add(vset *s);
+
+/* ---- readers (vdata.c) -------------------------------------------------------
+ * Each appends the points of one file. A malformed row is SIM_EINPUT with
+ * "FILE:LINE: FIELD: problem". Cells a table leaves empty are not points. */
+int vdata_read_aic(vset *s, const char *path, sim_err *err);
+int vdata_read_trt_overview(vset *s, const char *path, sim_err *err);
+int vdata_read_static_batch(vset *s, const char *path, sim_err *err);
+int vdata_read_mlperf(vset *s, const char *path, sim_err *err);
+/* The user format (docs/ACCURACY.md):
+ *   {"name": str (optional),
+ *    "scenario": {servesim scenario keys: model, gpu, engine, deployment{...},
+ *                 optionally workload{random_input_len, random_output_len,
+ *                 random_range_ratio} when the result has no per-request lengths},
+ *    "result": {the `vllm bench serve --save-result` JSON}}
+ * or a JSON array of such objects. */
+int vdata_read_user(vset *s, const char *path, sim_err *err);
+/* Parses from memory (what names the source in messages); used by the readers and tests. */
+int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err);
+int vdata_parse_trt_overview(vset *s, const char *text, const char *what, sim_err *err);
+int vdata_parse_static_batch(vset *s, const char *text, const char *what, sim_err *err);
+int vdata_parse_mlperf(vset *s, const char *text, const char *what, sim_err *err);
+int vdata_parse_user(vset *s, const char *text, const char *what, sim_err *err);
+/* Reads every known file found in dir (notes say which were found); error if
+ * the directory does not exist or holds none of them. */
+int vdata_load_dir(vset *s, const char *dir, sim_err *err);
+/* Resolves the data directory: explicit (may be NULL), else
+ * $SERVESIM_SHARED_DIR/validation, else ../shared/validation from the cwd. */
+int vdata_find_dir(const char *explicit_dir, char *out, size_t n, sim_err *err);
+
+/* ---- reproduction (vrun.c) -------------------------------------------------- */
+
+/* Global engine parameters the fit may change (fit.c); NAN = keep the
+ * engine file's value. One set per engine name. */
+typedef enum vparam {
+  VP_STEP_OVERHEAD_US = 0,
+  VP_PER_SEQ_OVERHEAD_US,
+  VP_GEMM_COMPUTE_EFF,
+  VP_GEMM_MEMORY_EFF,
+  VP_GEMM_BLEND,
+  VP_ATTN_PREFILL_EFF,
+  VP_ATTN_DECODE_EFF,
+  VP_ELEMENTWISE_EFF,
+  VP_ALLREDUCE_BW_EFF,
+  VP_ALLREDUCE_LATENCY_US,
+  VP_RUNTIME_OVERHEAD_MIB,
+  VP_COUNT
+} vparam;
+
+typedef struct vengine_override {
+  char engine[32];         /* engine name it applies to ("" = unused slot) */
+  double v[VP_COUNT];
+} vengine_override;
+
+/* How the points are run: engine parameter overrides (fit, --param) and the
+ * closed-loop output spread. */
+typedef struct voverrides {
+  vengine_override e[4];
+  int n;
+  /* Closed-loop points only: output lengths uniform in [osl (1 - s), osl (1 + s)]
+   * (vLLM's range-ratio draw; mean osl). Published closed-loop TTFTs lie below
+   * what any schedule of identical-length clients allows (docs/ACCURACY.md):
+   * the clients desynchronize, which only a spread in request lengths does in
+   * a deterministic simulation. 0 = strictly fixed lengths. */
+  double closed_output_spread;
+} voverrides;
+
+#define VAL_DEFAULT_OUTPUT_SPREAD 0.02
+
+const char *vparam_name(vparam p);
+/* Applies the overrides for e->name to *e (NULL = none). */
+void vparam_apply(const voverrides *ov, engine_cfg *e);
+double vparam_get(const engine_cfg *e, vparam p);
+
+/* Builds the scenario that reproduces p (not for skipped points). */
+void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc);
+/* Runs one point: fills pred (or fail). Returns SIM_OK even when the point's
+ * run fails for a modelled reason (fail is set); SIM_EINTERNAL only for bugs. */
+int vrun_point(vpoint *p, const voverrides *ov, sim_err *err);
+/* Runs every point that is not skipped (and, if only_train, in the training
+ * set; if engine is non-NULL, only points of that engine), in parallel on
+ * libuv's thread pool. */
+int vrun_all(vset *s, const voverrides *ov, bool only_train, const char *engine, sim_err *err);
+
+/* ---- errors and summaries (vreport.c) --------------------------------------- */
+
+typedef struct verr_stats {
+  size_t n;                /* points with both values */
+  double median_abs, mean_abs, median_signed; /* percent */
+  double worst_abs;        /* percent */
+  const vpoint *worst;     /* the point of the worst error (borrowed) */
+} verr_stats;
+
+/* Signed percent error of metric m of p; NAN when either value is missing. */
+double verr_pct(const vpoint *p, vmetric m);
+/* Statistics of |error| over the points accepted by filter (NULL = all). */
+typedef bool (*vfilter)(const vpoint *p, const void *arg);
+void verr_summarize(const vset *s, vmetric m, vfilter f, const void *arg, verr_stats *out);
+
+typedef struct vcliff {
+  size_t tp, tn, fp, fn;   /* predicted vs measured: on the cliff / not */
+  size_t unclassified;     /* baselines and points without both TTFTs */
+} vcliff;
+/* Classifies closed-loop points (see the header comment). side[i] for point i:
+ * bit0 measured on the cliff, bit1 predicted on the cliff, bit2 classified. */
+void vcliff_count(const vset *s, vfilter f, const void *arg, vcliff *out, uint8_t *side);
+
+/* snprintf that may truncate on purpose (ids, notes, reasons): always
+ * NUL-terminates. */
+void vfmt(char *dst, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+const char *vsource_name(vsource s);
+const char *vshape_name(vshape s);
+const char *vmetric_name(vmetric m);
+
+typedef enum vgroup_by { VG_SOURCE = 0, VG_GPU, VG_ENGINE, VG_TP, VG_SHAPE, VG_COUNT } vgroup_by;
+const char *vgroup_name(vgroup_by g);
+bool vgroup_parse(const char *s, vgroup_by *out);
+
+typedef struct vreport_opts {
+  bool table;              /* per-point table */
+  bool groups[VG_COUNT];   /* per-group summaries to print */
+  bool show_skipped;
+  double wall_s;           /* total wall time of the runs */
+  const char *title;       /* e.g. the parameter set used */
+} vreport_opts;
+
+void vreport_text(const vset *s, const vreport_opts *o, FILE *f);
+int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err);
+int vreport_csv(const vset *s, FILE *f, sim_err *err);
+
+/* Filters used by the summaries. */
+bool vfilter_closed(const vpoint *p, const void *arg);
+bool vfilter_shape(const vpoint *p, const void *arg);   /* arg: const vshape * */
+bool vfilter_train(const vpoint *p, const void *arg);   /* arg: const bool * (true = training set) */
+
+/* ---- fitting (fit.c) ---------------------------------------------------------- */
+
+typedef struct vfit_opts {
+  int max_rounds;          /* coordinate-search rounds (halvings of the step) */
+  bool verbose;            /* progress lines on stderr */
+  FILE *log;               /* progress output (NULL = none) */
+} vfit_opts;
+
+/* Marks the training subset (documented in fit.c and docs/ACCURACY.md). */
+void vfit_mark_training(vset *s);
+/* Objective of one engine on its training points: mean over TTFT and TPOT of
+ * the mean squared log error. Runs them. */
+double vfit_objective(vset *s, const voverrides *ov, const char *engine, sim_err *err);
+/* Fits the parameters of `engine` (coordinate search in log space, from the
+ * engine file's values); writes the result into *ov. */
+int vfit_engine(vset *s, voverrides *ov, const char *engine, const vfit_opts *o, sim_err *err);
+
+#endif

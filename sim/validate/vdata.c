@@ -1,0 +1,759 @@
+/* vdata.c: readers of the published measurements (see validate.h and
+ * ../shared/validation/SOURCES.md) and the user format.
+ *
+ * Mapping rules, applied the same way to every row (no per-row constants):
+ *  - GPUs: h100_sxm / "H100 80GB HBM3" / H100 -> h100-sxm; h200_sxm / H200 ->
+ *    h200; "A100-SXM4-80GB" / A100SXM80 -> a100-sxm-80gb; L40S -> l40s.
+ *    Anything else (A100 PCIe, GH200, H100 NVL, ...) has no GPU config: skipped
+ *    with that reason.
+ *  - Models: Llama-3.1-70B and Llama-3-70B -> llama-3.1-70b (identical layer
+ *    shapes and vocabulary: the files differ only in RoPE scaling and context
+ *    length, which do not enter the cost model at these lengths);
+ *    Llama-3.1-8B -> llama-3.1-8b; Llama-2-70B -> llama-2-70b; others skipped.
+ *  - Precision: FP8 = FP8 weights (W8A8 on FP8 tensor cores). TensorRT-LLM
+ *    sources: FP8 implies an FP8 KV cache (perf-overview: "If you specify FP8
+ *    quantization, the KV cache will automatically be set to FP8 as well").
+ *    vLLM keeps its default `--kv-cache-dtype auto` = the activation dtype.
+ *    FP16 / "Mixed" = FP16 activations, weights and KV cache.
+ *  - Engines: vllm, trtllm (TensorRT-LLM). Others skipped.
+ *  - Workload sizes: AIConfigurator closed loop: 10 x concurrency requests
+ *    (its benchmarking guide, SOURCES.md); trtllm-bench offline: the
+ *    $num_requests table of perf-overview.md v0.14 (kept below); static batch:
+ *    one batch.
+ * Errors: a malformed row is "FILE:LINE: COLUMN: problem"; JSON records name
+ * the line where the record starts. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "validate/validate.h"
+#include "validate/vcsv.h"
+
+void vset_init(vset *s) { memset(s, 0, sizeof *s); }
+
+void vset_free(vset *s) {
+  for (size_t i = 0; i < s->n; i++) {
+    free(s->pts[i].user_sc);
+    free(s->pts[i].in_lens);
+    free(s->pts[i].out_lens);
+  }
+  free(s->pts);
+  memset(s, 0, sizeof *s);
+}
+
+vpoint *vset_add(vset *s) {
+  SIM_GROW(s->pts, s->cap, s->n + 1);
+  vpoint *p = &s->pts[s->n++];
+  memset(p, 0, sizeof *p);
+  for (int m = 0; m < VM_COUNT; m++) p->meas[m] = p->pred[m] = NAN;
+  p->act_dtype = p->weight_dtype = p->kv_dtype = DT_BF16;
+  p->tp = p->pp = 1;
+  p->burstiness = 1.0;
+  p->request_rate = INFINITY;
+  return p;
+}
+
+static void note(vset *s, const char *fmt, const char *a, const char *b) {
+  if (s->n_notes >= (int)SIM_ARRAY_LEN(s->notes)) return;
+  vfmt(s->notes[s->n_notes++], sizeof s->notes[0], fmt, a, b);
+}
+
+/* ---- mapping helpers ---------------------------------------------------------- */
+
+static const char *map_gpu(const char *label) {
+  static const struct {
+    const char *label, *gpu;
+  } t[] = {{"h100_sxm", "h100-sxm"},       {"H100 80GB HBM3", "h100-sxm"}, {"H100", "h100-sxm"},
+           {"h200_sxm", "h200"},           {"H200", "h200"},               {"A100-SXM4-80GB", "a100-sxm-80gb"},
+           {"A100SXM80", "a100-sxm-80gb"}, {"L40S", "l40s"},               {"l40s", "l40s"}};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(t); i++)
+    if (!strcmp(label, t[i].label)) return t[i].gpu;
+  return NULL;
+}
+
+/* Model names as the sources spell them (case-insensitive). */
+static const char *map_model(const char *label) {
+  static const struct {
+    const char *label, *model;
+  } t[] = {{"meta-llama/Llama-3.1-70B", "llama-3.1-70b"}, {"meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b"},
+           {"llama3.1-70b", "llama-3.1-70b"},            {"llama3-70b", "llama-3.1-70b"},
+           {"llama3.1-8b", "llama-3.1-8b"},              {"meta-llama/Llama-3.1-8B", "llama-3.1-8b"},
+           {"llama-2-70b", "llama-2-70b"}};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(t); i++)
+    if (!strcasecmp(label, t[i].label)) return t[i].model;
+  return NULL;
+}
+
+static void set_str(char *dst, size_t n, const char *v) { vfmt(dst, n, "%s", v ? v : ""); }
+
+/* Precision: "fp8" (weights FP8; KV FP8 for TensorRT-LLM), "fp16"/"mixed" (all FP16),
+ * "bf16". Returns false when unknown. */
+static bool set_precision(vpoint *p, const char *prec) {
+  bool trt = !strcmp(p->engine, "trtllm");
+  if (!strcasecmp(prec, "fp8")) {
+    p->act_dtype = DT_BF16;
+    p->weight_dtype = DT_FP8;
+    p->kv_dtype = trt ? DT_FP8 : DT_BF16;
+    return true;
+  }
+  if (!strcasecmp(prec, "fp16") || !strcasecmp(prec, "mixed") || !strcasecmp(prec, "float16")) {
+    p->act_dtype = p->weight_dtype = p->kv_dtype = DT_FP16;
+    return true;
+  }
+  if (!strcasecmp(prec, "bf16") || !strcasecmp(prec, "bfloat16")) {
+    p->act_dtype = p->weight_dtype = p->kv_dtype = DT_BF16;
+    return true;
+  }
+  return false;
+}
+
+static void set_group(vpoint *p, const char *gpu_label) {
+  vfmt(p->group, sizeof p->group, "%s/%s/%s/tp%u/%ux%u", p->model[0] ? p->model : "?", gpu_label,
+           p->engine[0] ? p->engine : "?", p->tp, p->isl, p->osl);
+}
+
+/* ---- AIConfigurator closed-loop silicon sample ----------------------------------- */
+
+/* "key=value; key=value" -> value of key, into out. */
+static bool kv_field(const char *s, const char *key, char *out, size_t n) {
+  size_t kl = strlen(key);
+  for (const char *p = s; (p = strstr(p, key)) != NULL; p += kl) {
+    if ((p == s || p[-1] == ' ' || p[-1] == ';') && p[kl] == '=') {
+      const char *v = p + kl + 1, *e = strchr(v, ';');
+      size_t len = e ? (size_t)(e - v) : strlen(v);
+      if (len >= n) len = n - 1;
+      memcpy(out, v, len);
+      out[len] = 0;
+      return true;
+    }
+  }
+  return false;
+}
+
+int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
+  vcsv c;
+  int rc = vcsv_parse(&c, text, what, err);
+  if (rc) return rc;
+  enum { C_SRC, C_BACKEND, C_MODEL, C_SYSTEM, C_MODE, C_ISL, C_OSL, C_QUANT, C_BATCH, C_TP, C_PP, C_ADP, C_TTFT, C_TPOT, NC };
+  static const char *const names[NC] = {"silicon_data_source", "backend",    "model_path",        "system",
+                                        "mode",                "isl",        "osl",               "gemm_quant_mode",
+                                        "batch_size",          "tp_size",    "pp_size",           "attention_dp_size",
+                                        "silicon_ttft_ms",     "silicon_tpot_ms"};
+  int col[NC];
+  for (int i = 0; i < NC && !rc; i++) rc = vcsv_need(&c, names[i], what, &col[i], err);
+  for (size_t i = 0; i < c.n && !rc; i++) {
+    const vcsv_row *r = &c.rows[i];
+    vpoint *p = vset_add(s);
+    p->src = VSRC_AIC;
+    p->shape = VSHAPE_CLOSED;
+    vfmt(p->where, sizeof p->where, "%s:%d", what, r->line);
+    uint32_t adp = 1, conc_src = 0;
+    if ((rc = vcsv_u32(&c, r, col[C_ISL], what, 1, 10000000, &p->isl, err))) break;
+    if ((rc = vcsv_u32(&c, r, col[C_OSL], what, 1, 10000000, &p->osl, err))) break;
+    if ((rc = vcsv_u32(&c, r, col[C_BATCH], what, 1, 1000000, &p->concurrency, err))) break;
+    if ((rc = vcsv_u32(&c, r, col[C_TP], what, 1, 1024, &p->tp, err))) break;
+    if ((rc = vcsv_u32(&c, r, col[C_PP], what, 1, 1024, &p->pp, err))) break;
+    if ((rc = vcsv_u32(&c, r, col[C_ADP], what, 1, 1024, &adp, err))) break;
+    if ((rc = vcsv_pos(&c, r, col[C_TTFT], what, &p->meas[VM_TTFT], err))) break;
+    if ((rc = vcsv_pos(&c, r, col[C_TPOT], what, &p->meas[VM_TPOT], err))) break;
+    char cs[32];
+    if (kv_field(r->f[col[C_SRC]], "silicon_concurrency", cs, sizeof cs)) {
+      uint64_t v;
+      if (!sim_parse_u64(cs, &v) || v < 1 || v > 1000000) {
+        rc = sim_errf(err, SIM_EINPUT, "%s:%d: silicon_data_source: silicon_concurrency: expected an integer >= 1, got '%s'",
+                      what, r->line, cs);
+        break;
+      }
+      conc_src = (uint32_t)v;
+      if (conc_src != p->concurrency) {
+        rc = sim_errf(err, SIM_EINPUT,
+                      "%s:%d: batch_size: %u differs from silicon_concurrency=%u in silicon_data_source", what,
+                      r->line, p->concurrency, conc_src);
+        break;
+      }
+    }
+    const char *backend = r->f[col[C_BACKEND]], *system = r->f[col[C_SYSTEM]];
+    if (!backend[0]) {
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: backend: empty", what, r->line);
+      break;
+    }
+    if (!system[0]) {
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: system: empty", what, r->line);
+      break;
+    }
+    const char *gpu = map_gpu(system), *model = map_model(r->f[col[C_MODEL]]);
+    set_str(p->gpu, sizeof p->gpu, gpu);
+    set_str(p->model, sizeof p->model, model);
+    if (!strcmp(backend, "vllm") || !strcmp(backend, "trtllm")) set_str(p->engine, sizeof p->engine, backend);
+    p->num_prompts = (uint64_t)VAL_CLOSED_PROMPTS_PER_CLIENT * p->concurrency;
+    p->tput_derived = true;
+    /* derived throughput: C x osl / E2EL (see validate.h) */
+    p->meas[VM_TPUT] = p->concurrency * (double)p->osl /
+                       ((p->meas[VM_TTFT] + (p->osl - 1.0) * p->meas[VM_TPOT]) / 1000.0);
+    vfmt(p->id, sizeof p->id, "aic/%s/%s/tp%u/%ux%u/c%u", gpu ? gpu : system, backend, p->tp, p->isl, p->osl,
+             p->concurrency);
+    set_group(p, gpu ? gpu : system);
+    const char *quant = r->f[col[C_QUANT]], *mode = r->f[col[C_MODE]];
+    if (!model) vfmt(p->skip, sizeof p->skip, "no servesim model config for %s", r->f[col[C_MODEL]]);
+    else if (!gpu) vfmt(p->skip, sizeof p->skip, "no servesim GPU config for system %s", system);
+    else if (!p->engine[0]) vfmt(p->skip, sizeof p->skip, "no servesim engine profile for backend %s", backend);
+    else if (strcmp(mode, "agg"))
+      vfmt(p->skip, sizeof p->skip, "mode %s: servesim models aggregated serving only", mode);
+    else if (p->pp > 1) vfmt(p->skip, sizeof p->skip, "pipeline parallelism %u: not modelled", p->pp);
+    else if (adp > 1) vfmt(p->skip, sizeof p->skip, "attention data parallelism %u: not modelled", adp);
+    else if (!set_precision(p, quant))
+      vfmt(p->skip, sizeof p->skip, "gemm_quant_mode %s: no matching servesim precision", quant);
+  }
+  vcsv_free(&c);
+  return rc;
+}
+
+/* ---- TensorRT-LLM v0.14 perf overview (offline throughput) ----------------------- */
+
+/* perf-overview.md v0.14, "Preparing a Dataset": $num_requests per ISL/OSL. */
+static uint64_t trt_num_requests(uint32_t isl, uint32_t osl) {
+  static const uint32_t t[][3] = {{128, 128, 30000},  {128, 2048, 3000},  {128, 4096, 1500},
+                                  {2048, 128, 3000},  {2048, 2048, 1500}, {5000, 500, 1500},
+                                  {1000, 1000, 3000}, {500, 2000, 3000},  {20000, 2000, 1000}};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(t); i++)
+    if (t[i][0] == isl && t[i][1] == osl) return t[i][2];
+  return 0;
+}
+
+int vdata_parse_trt_overview(vset *s, const char *text, const char *what, sim_err *err) {
+  vcsv c;
+  int rc = vcsv_parse(&c, text, what, err);
+  if (rc) return rc;
+  int cm, ci, co, ct;
+  if (!rc) rc = vcsv_need(&c, "model", what, &cm, err);
+  if (!rc) rc = vcsv_need(&c, "isl", what, &ci, err);
+  if (!rc) rc = vcsv_need(&c, "osl", what, &co, err);
+  if (!rc) rc = vcsv_need(&c, "tp", what, &ct, err);
+  /* value columns: GPU_PRECISION */
+  for (int k = 0; k < c.header.n && !rc; k++) {
+    if (k == cm || k == ci || k == co || k == ct) continue;
+    if (!strrchr(c.header.f[k], '_'))
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: %s: expected a GPU_PRECISION column name (e.g. H200_FP8)", what,
+                    c.header.line, c.header.f[k]);
+  }
+  for (size_t i = 0; i < c.n && !rc; i++) {
+    const vcsv_row *r = &c.rows[i];
+    uint32_t isl, osl, tp;
+    if ((rc = vcsv_u32(&c, r, ci, what, 1, 10000000, &isl, err))) break;
+    if ((rc = vcsv_u32(&c, r, co, what, 1, 10000000, &osl, err))) break;
+    if ((rc = vcsv_u32(&c, r, ct, what, 1, 1024, &tp, err))) break;
+    const char *mlabel = r->f[cm];
+    if (!mlabel[0]) {
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: model: empty", what, r->line);
+      break;
+    }
+    for (int k = 0; k < c.header.n && !rc; k++) {
+      if (k == cm || k == ci || k == co || k == ct || !r->f[k][0]) continue; /* empty cell: not measured */
+      double v;
+      if ((rc = vcsv_pos(&c, r, k, what, &v, err))) break;
+      char glabel[64];
+      set_str(glabel, sizeof glabel, c.header.f[k]);
+      char *us = strrchr(glabel, '_');
+      *us = 0;
+      const char *prec = us + 1;
+      vpoint *p = vset_add(s);
+      p->src = VSRC_TRT_OVERVIEW;
+      p->shape = VSHAPE_OFFLINE;
+      vfmt(p->where, sizeof p->where, "%s:%d", what, r->line);
+      p->isl = isl, p->osl = osl, p->tp = tp;
+      p->meas[VM_TPUT] = v;
+      const char *gpu = map_gpu(glabel), *model = map_model(mlabel);
+      set_str(p->gpu, sizeof p->gpu, gpu);
+      set_str(p->model, sizeof p->model, model);
+      set_str(p->engine, sizeof p->engine, "trtllm");
+      p->num_prompts = trt_num_requests(isl, osl);
+      vfmt(p->id, sizeof p->id, "trt014/%s/%s/%s/tp%u/%ux%u", mlabel, gpu ? gpu : glabel, prec, tp, isl, osl);
+      set_group(p, gpu ? gpu : glabel);
+      if (!model) vfmt(p->skip, sizeof p->skip, "no servesim model config for %s", mlabel);
+      else if (!gpu) vfmt(p->skip, sizeof p->skip, "no servesim GPU config for %s (no sourced datasheet figures in the data)", glabel);
+      else if (!set_precision(p, prec)) vfmt(p->skip, sizeof p->skip, "precision %s: not modelled", prec);
+      else if (!p->num_prompts)
+        vfmt(p->skip, sizeof p->skip, "ISL/OSL %u/%u: number of requests not published", isl, osl);
+    }
+  }
+  vcsv_free(&c);
+  return rc;
+}
+
+/* ---- TensorRT-LLM 0.9 static-batch sweep of Llama-2-70B ------------------------ */
+
+int vdata_parse_static_batch(vset *s, const char *text, const char *what, sim_err *err) {
+  vcsv c;
+  int rc = vcsv_parse(&c, text, what, err);
+  if (rc) return rc;
+  enum { C_GPU, C_PREC, C_TP, C_PP, C_LENS, C_BATCH, C_FTL, C_TTL, C_TPUT, NC };
+  static const char *const names[NC] = {"GPU",
+                                        "Precision",
+                                        "Tensor Model Parallel Size",
+                                        "Pipeline Model Parallel Size",
+                                        "Input/Output Lengths",
+                                        "Batch Size",
+                                        "1st Token Latency (ms)",
+                                        "Token-to-token Latency (ms)",
+                                        "Throughput (tokens / sec)"};
+  int col[NC];
+  for (int i = 0; i < NC && !rc; i++) rc = vcsv_need(&c, names[i], what, &col[i], err);
+  for (size_t i = 0; i < c.n && !rc; i++) {
+    const vcsv_row *r = &c.rows[i];
+    vpoint *p = vset_add(s);
+    p->src = VSRC_STATIC_BATCH;
+    p->shape = VSHAPE_STATIC;
+    vfmt(p->where, sizeof p->where, "%s:%d", what, r->line);
+    if ((rc = vcsv_u32(&c, r, col[C_TP], what, 1, 1024, &p->tp, err))) break;
+    if ((rc = vcsv_u32(&c, r, col[C_PP], what, 1, 1024, &p->pp, err))) break;
+    if ((rc = vcsv_u32(&c, r, col[C_BATCH], what, 1, 1000000, &p->concurrency, err))) break;
+    if ((rc = vcsv_pos(&c, r, col[C_FTL], what, &p->meas[VM_TTFT], err))) break;
+    if ((rc = vcsv_pos(&c, r, col[C_TTL], what, &p->meas[VM_TPOT], err))) break;
+    if ((rc = vcsv_pos(&c, r, col[C_TPUT], what, &p->meas[VM_TPUT], err))) break;
+    const char *lens = r->f[col[C_LENS]];
+    unsigned a, b;
+    char tail;
+    if (sscanf(lens, "%u,%u%c", &a, &b, &tail) != 2 || a < 1 || b < 1 || a > 10000000 || b > 10000000) {
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: Input/Output Lengths: expected \"ISL,OSL\" (positive integers), got '%s'",
+                    what, r->line, lens);
+      break;
+    }
+    p->isl = a, p->osl = b;
+    p->num_prompts = p->concurrency;
+    const char *glabel = r->f[col[C_GPU]], *prec = r->f[col[C_PREC]];
+    if (!glabel[0]) {
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: GPU: empty", what, r->line);
+      break;
+    }
+    const char *gpu = map_gpu(glabel);
+    set_str(p->gpu, sizeof p->gpu, gpu);
+    set_str(p->model, sizeof p->model, "llama-2-70b");
+    set_str(p->engine, sizeof p->engine, "trtllm");
+    vfmt(p->id, sizeof p->id, "static09/%s/%s/tp%u/%ux%u/b%u", gpu ? gpu : glabel, prec, p->tp, p->isl, p->osl,
+             p->concurrency);
+    set_group(p, gpu ? gpu : glabel);
+    bool prec_ok = set_precision(p, prec);
+    if (!gpu) vfmt(p->skip, sizeof p->skip, "no servesim GPU config for %s", glabel);
+    else if (p->pp > 1) vfmt(p->skip, sizeof p->skip, "pipeline parallelism %u: not modelled", p->pp);
+    else if (!prec_ok) vfmt(p->skip, sizeof p->skip, "precision %s: not modelled", prec);
+  }
+  vcsv_free(&c);
+  return rc;
+}
+
+/* ---- JSON helpers ------------------------------------------------------------------ */
+
+/* Line (1-based) where the k-th element of the top-level array starts, by a
+ * scan that skips strings; 0 if not found. cJSON keeps no positions. */
+static int json_elem_line(const char *text, int k) {
+  int line = 1, depth = 0, idx = -1;
+  bool in_str = false;
+  for (const char *p = text; *p; p++) {
+    char ch = *p;
+    if (ch == '\n') line++;
+    if (in_str) {
+      if (ch == '\\' && p[1]) {
+        p++;
+        continue;
+      }
+      if (ch == '"') in_str = false;
+      continue;
+    }
+    if (ch == '"') {
+      in_str = true;
+      if (depth == 1 && ++idx == k) return line;
+      continue;
+    }
+    if (ch == '{' || ch == '[') {
+      if (depth == 1 && ++idx == k) return line;
+      depth++;
+    } else if (ch == ']' || ch == '}') {
+      depth--;
+    } else if (depth == 1 && ch != ',' && ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') {
+      /* a bare scalar element: count its first character only */
+      if (++idx == k) return line;
+      while (p[1] && p[1] != ',' && p[1] != ']' && p[1] != '\n') p++;
+    }
+  }
+  return 0;
+}
+
+static cJSON *json_parse(const char *text, const char *what, sim_err *err) {
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(text, strlen(text), &end, 0);
+  if (!root) {
+    int line = 1;
+    for (const char *p = text; end && p < end; p++) line += *p == '\n';
+    sim_errf(err, SIM_EINPUT, "%s:%d: invalid JSON", what, line);
+  }
+  return root;
+}
+
+static const cJSON *jget(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+static const char *jstr(const cJSON *o, const char *k) {
+  const cJSON *v = jget(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Positive finite number at o[k]; absent = NAN with rc 0; wrong type = error. */
+static int jpos(const cJSON *o, const char *k, const char *what, int line, const char *ctx, double *out,
+                sim_err *err) {
+  const cJSON *v = jget(o, k);
+  *out = NAN;
+  if (!v || cJSON_IsNull(v)) return SIM_OK;
+  if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble))
+    return sim_errf(err, SIM_EINPUT, "%s:%d: %s%s: expected a positive number", what, line, ctx, k);
+  *out = v->valuedouble;
+  return SIM_OK;
+}
+
+/* ---- MLPerf v4.0 results (published_facts.json) --------------------------------- */
+
+int vdata_parse_mlperf(vset *s, const char *text, const char *what, sim_err *err) {
+  cJSON *root = json_parse(text, what, err);
+  if (!root) return SIM_EINPUT;
+  int rc = SIM_OK;
+  if (!cJSON_IsArray(root)) rc = sim_errf(err, SIM_EINPUT, "%s:1: expected a JSON array of records", what);
+  int k = -1;
+  const cJSON *rec;
+  cJSON_ArrayForEach(rec, root) {
+    if (rc) break;
+    k++;
+    int line = json_elem_line(text, k);
+    if (!cJSON_IsObject(rec)) {
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: record %d: expected an object", what, line, k);
+      break;
+    }
+    const char *kind = jstr(rec, "kind");
+    if (!kind) {
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: record %d: kind: expected a string", what, line, k);
+      break;
+    }
+    if (strcmp(kind, "mlperf_result")) continue;
+    const cJSON *cond = jget(rec, "conditions"), *val = jget(rec, "values");
+    if (!cJSON_IsObject(cond) || !cJSON_IsObject(val)) {
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: record %d: %s: expected an object", what, line, k,
+                    cJSON_IsObject(cond) ? "values" : "conditions");
+      break;
+    }
+    const char *system = jstr(cond, "system"), *scen = jstr(cond, "scenario");
+    if (!system || !scen) {
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: record %d: conditions.%s: expected a string", what, line, k,
+                    system ? "scenario" : "system");
+      break;
+    }
+    vpoint *p = vset_add(s);
+    p->src = VSRC_MLPERF;
+    p->shape = !strcmp(scen, "Offline") ? VSHAPE_OFFLINE : VSHAPE_OPEN;
+    vfmt(p->where, sizeof p->where, "%s:%d", what, line);
+    vfmt(p->id, sizeof p->id, "mlperf40/%s/%s", system, scen);
+    set_str(p->model, sizeof p->model, "llama-2-70b");
+    set_str(p->engine, sizeof p->engine, "trtllm");
+    vfmt(p->group, sizeof p->group, "mlperf40/%s", system);
+    if ((rc = jpos(val, "tokens_per_s", what, line, "values.", &p->meas[VM_TPUT], err))) break;
+    const cJSON *tt = jget(val, "ttft_ms"), *tp = jget(val, "tpot_ms");
+    if (tt && (rc = jpos(tt, "mean", what, line, "values.ttft_ms.", &p->meas[VM_TTFT], err))) break;
+    if (tp && (rc = jpos(tp, "mean", what, line, "values.tpot_ms.", &p->meas[VM_TPOT], err))) break;
+    if (isnan(p->meas[VM_TPUT]) && isnan(p->meas[VM_TTFT])) {
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: record %d: values: neither tokens_per_s nor ttft_ms.mean", what, line, k);
+      break;
+    }
+    vfmt(p->skip, sizeof p->skip,
+             "MLPerf OpenOrca workload: the data gives the mean output length but not the input-length distribution "
+             "(published_facts.json), so the workload cannot be reproduced");
+  }
+  cJSON_Delete(root);
+  return rc;
+}
+
+/* ---- user files: vllm bench serve --save-result + the deployment ------------------- */
+
+/* vLLM writes request_rate inf as the bare token Infinity (Python json); cJSON
+ * rejects it. Replaces bare Infinity / -Infinity / NaN outside strings with
+ * quoted strings of equal meaning (a fresh copy). */
+static char *fix_nonfinite(const char *text) {
+  size_t n = strlen(text);
+  char *o = sim_malloc(n * 2 + 1);
+  size_t k = 0;
+  bool in_str = false;
+  for (size_t i = 0; i < n; i++) {
+    char ch = text[i];
+    if (in_str) {
+      o[k++] = ch;
+      if (ch == '\\' && i + 1 < n) o[k++] = text[++i];
+      else if (ch == '"') in_str = false;
+      continue;
+    }
+    if (ch == '"') in_str = true;
+    if (!strncmp(text + i, "Infinity", 8)) {
+      memcpy(o + k, "\"inf\"", 5);
+      k += 5;
+      i += 7;
+      continue;
+    }
+    if (!strncmp(text + i, "NaN", 3)) {
+      memcpy(o + k, "null", 4);
+      k += 4;
+      i += 2;
+      continue;
+    }
+    o[k++] = ch;
+  }
+  o[k] = 0;
+  return o;
+}
+
+static int user_lens(const cJSON *res, const char *key, const char *what, int line, uint64_t n, uint32_t **out,
+                     sim_err *err) {
+  const cJSON *a = jget(res, key);
+  *out = NULL;
+  if (!a || cJSON_IsNull(a)) return SIM_OK;
+  if (!cJSON_IsArray(a) || (uint64_t)cJSON_GetArraySize(a) != n)
+    return sim_errf(err, SIM_EINPUT, "%s:%d: result.%s: expected an array of num_prompts (%llu) integers", what, line,
+                    key, (unsigned long long)n);
+  uint32_t *v = sim_malloc((size_t)n * sizeof *v);
+  size_t i = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, a) {
+    if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 1e7 || e->valuedouble != floor(e->valuedouble)) {
+      free(v);
+      return sim_errf(err, SIM_EINPUT, "%s:%d: result.%s[%zu]: expected a token count", what, line, key, i);
+    }
+    v[i++] = (uint32_t)e->valuedouble;
+  }
+  *out = v;
+  return SIM_OK;
+}
+
+static int user_record(vset *s, const cJSON *rec, const char *what, int line, int k, sim_err *err) {
+  if (!cJSON_IsObject(rec)) return sim_errf(err, SIM_EINPUT, "%s:%d: record %d: expected an object", what, line, k);
+  for (const cJSON *it = rec->child; it; it = it->next)
+    if (strcmp(it->string, "name") && strcmp(it->string, "scenario") && strcmp(it->string, "result"))
+      return sim_errf(err, SIM_EINPUT, "%s:%d: %s: unknown key (known: name, scenario, result)", what, line,
+                      it->string);
+  const cJSON *scj = jget(rec, "scenario"), *res = jget(rec, "result");
+  if (!cJSON_IsObject(scj)) return sim_errf(err, SIM_EINPUT, "%s:%d: scenario: expected an object", what, line);
+  if (!cJSON_IsObject(res)) return sim_errf(err, SIM_EINPUT, "%s:%d: result: expected an object", what, line);
+  scenario *sc = sim_malloc(sizeof *sc);
+  scenario_init(sc);
+  char *sctext = cJSON_PrintUnformatted(scj);
+  char ctx[400];
+  vfmt(ctx, sizeof ctx, "%s:%d: scenario", what, line);
+  int rc = scenario_parse(sc, sctext, ctx, err);
+  free(sctext);
+  if (rc) {
+    free(sc);
+    return rc;
+  }
+  if (sc->trace_path[0]) {
+    free(sc);
+    return sim_errf(err, SIM_EINPUT, "%s:%d: scenario.workload.trace: not allowed: the workload comes from the result",
+                    what, line);
+  }
+  { /* the deployment must name configs that exist: a typo is bad input, not a failed prediction */
+    model_cfg m;
+    gpu_cfg g;
+    engine_cfg e;
+    sim_err ce = {0, ""};
+    if (cfg_model_load(&m, sc->model, &ce) || cfg_gpu_load(&g, sc->gpu, &ce) || cfg_engine_load(&e, sc->engine, &ce)) {
+      free(sc);
+      return sim_errf(err, SIM_EINPUT, "%s:%d: scenario: %s", what, line, ce.msg);
+    }
+  }
+  vpoint *p = vset_add(s);
+  p->user_sc = sc;
+  p->src = VSRC_USER;
+  p->shape = VSHAPE_OPEN;
+  vfmt(p->where, sizeof p->where, "%s:%d", what, line);
+  const char *name = jstr(rec, "name");
+  vfmt(p->id, sizeof p->id, "user/%s", name ? name : "");
+  if (!name) vfmt(p->id, sizeof p->id, "user/%d", (int)s->n);
+  set_str(p->model, sizeof p->model, sc->model);
+  set_str(p->gpu, sizeof p->gpu, sc->gpu);
+  set_str(p->engine, sizeof p->engine, sc->engine);
+  p->tp = sc->deploy.tp ? sc->deploy.tp : 1;
+  /* the workload, from the result */
+  double np, mc, burst, completed, tin, tout;
+  if ((rc = jpos(res, "num_prompts", what, line, "result.", &np, err))) return rc;
+  if (isnan(np) || np != floor(np) || np > 1e8)
+    return sim_errf(err, SIM_EINPUT, "%s:%d: result.num_prompts: expected a positive integer", what, line);
+  p->num_prompts = (uint64_t)np;
+  const cJSON *rr = jget(res, "request_rate");
+  if (!rr || cJSON_IsNull(rr) || (cJSON_IsString(rr) && !strcasecmp(rr->valuestring, "inf")))
+    p->request_rate = INFINITY;
+  else if (cJSON_IsNumber(rr) && rr->valuedouble > 0)
+    p->request_rate = rr->valuedouble;
+  else
+    return sim_errf(err, SIM_EINPUT, "%s:%d: result.request_rate: expected a positive number or \"inf\"", what, line);
+  if ((rc = jpos(res, "burstiness", what, line, "result.", &burst, err))) return rc;
+  p->burstiness = isnan(burst) ? 1.0 : burst;
+  if ((rc = jpos(res, "max_concurrency", what, line, "result.", &mc, err))) return rc;
+  if (!isnan(mc) && (mc != floor(mc) || mc > 1e7))
+    return sim_errf(err, SIM_EINPUT, "%s:%d: result.max_concurrency: expected a positive integer or null", what, line);
+  p->concurrency = isnan(mc) ? 0 : (uint32_t)mc;
+  if ((rc = jpos(res, "completed", what, line, "result.", &completed, err))) return rc;
+  if ((rc = jpos(res, "total_input_tokens", what, line, "result.", &tin, err))) return rc;
+  if ((rc = jpos(res, "total_output_tokens", what, line, "result.", &tout, err))) return rc;
+  if ((rc = user_lens(res, "input_lens", what, line, p->num_prompts, &p->in_lens, err))) return rc;
+  if ((rc = user_lens(res, "output_lens", what, line, p->num_prompts, &p->out_lens, err))) return rc;
+  if (!p->in_lens != !p->out_lens)
+    return sim_errf(err, SIM_EINPUT, "%s:%d: result: input_lens and output_lens must be given together", what, line);
+  if (p->in_lens) {
+    p->n_lens = p->num_prompts;
+    double si = 0, so = 0;
+    size_t ok = 0;
+    for (size_t i = 0; i < p->n_lens; i++) {
+      if (!p->out_lens[i] || !p->in_lens[i]) continue; /* a failed request: replayed with its intended lengths below */
+      si += p->in_lens[i], so += p->out_lens[i], ok++;
+    }
+    if (!ok) return sim_errf(err, SIM_EINPUT, "%s:%d: result.output_lens: no request produced tokens", what, line);
+    p->isl = (uint32_t)floor(si / ok + 0.5), p->osl = (uint32_t)floor(so / ok + 0.5);
+    for (size_t i = 0; i < p->n_lens; i++) {
+      if (!p->in_lens[i]) p->in_lens[i] = p->isl;
+      if (!p->out_lens[i]) p->out_lens[i] = p->osl;
+    }
+  } else if (jget(scj, "workload") && jget(jget(scj, "workload"), "random_input_len")) {
+    p->isl = (uint32_t)sc->gen.input.len, p->osl = (uint32_t)sc->gen.output.len;
+  } else {
+    if (isnan(completed) || isnan(tin) || isnan(tout))
+      return sim_errf(err, SIM_EINPUT,
+                      "%s:%d: result: without input_lens/output_lens (--save-detailed) or scenario.workload."
+                      "random_input_len, completed, total_input_tokens and total_output_tokens are needed for the "
+                      "lengths",
+                      what, line);
+    p->isl = (uint32_t)floor(tin / completed + 0.5), p->osl = (uint32_t)floor(tout / completed + 0.5);
+    if (!p->isl || !p->osl)
+      return sim_errf(err, SIM_EINPUT, "%s:%d: result: mean lengths round to 0 tokens", what, line);
+  }
+  if ((rc = jpos(res, "mean_ttft_ms", what, line, "result.", &p->meas[VM_TTFT], err))) return rc;
+  if ((rc = jpos(res, "mean_tpot_ms", what, line, "result.", &p->meas[VM_TPOT], err))) return rc;
+  if ((rc = jpos(res, "output_throughput", what, line, "result.", &p->meas[VM_TPUT], err))) return rc;
+  if (isnan(p->meas[VM_TTFT]) && isnan(p->meas[VM_TPOT]) && isnan(p->meas[VM_TPUT]))
+    return sim_errf(err, SIM_EINPUT, "%s:%d: result: none of mean_ttft_ms, mean_tpot_ms, output_throughput", what,
+                    line);
+  vfmt(p->group, sizeof p->group, "user/%s/%s/%s/tp%u", p->model, p->gpu, p->engine, p->tp);
+  return SIM_OK;
+}
+
+int vdata_parse_user(vset *s, const char *text, const char *what, sim_err *err) {
+  char *fixed = fix_nonfinite(text);
+  cJSON *root = json_parse(fixed, what, err);
+  if (!root) {
+    free(fixed);
+    return SIM_EINPUT;
+  }
+  int rc = SIM_OK;
+  if (cJSON_IsArray(root)) {
+    int k = 0;
+    const cJSON *rec;
+    cJSON_ArrayForEach(rec, root) {
+      rc = user_record(s, rec, what, json_elem_line(fixed, k), k, err);
+      if (rc) break;
+      k++;
+    }
+    if (!rc && k == 0) rc = sim_errf(err, SIM_EINPUT, "%s:1: empty array: no measurements", what);
+  } else {
+    rc = user_record(s, root, what, 1, 0, err);
+  }
+  cJSON_Delete(root);
+  free(fixed);
+  return rc;
+}
+
+/* ---- files and the data directory -------------------------------------------------- */
+
+typedef int (*parse_fn)(vset *, const char *, const char *, sim_err *);
+
+static int read_with(vset *s, const char *path, parse_fn fn, sim_err *err) {
+  char *text = NULL;
+  int rc = sim_read_file(path, &text, NULL, err);
+  if (rc) return rc;
+  rc = fn(s, text, path, err);
+  free(text);
+  return rc;
+}
+
+int vdata_read_aic(vset *s, const char *path, sim_err *err) { return read_with(s, path, vdata_parse_aic, err); }
+int vdata_read_trt_overview(vset *s, const char *path, sim_err *err) {
+  return read_with(s, path, vdata_parse_trt_overview, err);
+}
+int vdata_read_static_batch(vset *s, const char *path, sim_err *err) {
+  return read_with(s, path, vdata_parse_static_batch, err);
+}
+int vdata_read_mlperf(vset *s, const char *path, sim_err *err) { return read_with(s, path, vdata_parse_mlperf, err); }
+int vdata_read_user(vset *s, const char *path, sim_err *err) { return read_with(s, path, vdata_parse_user, err); }
+
+static bool is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int vdata_find_dir(const char *explicit_dir, char *out, size_t n, sim_err *err) {
+  if (explicit_dir) {
+    if (!is_dir(explicit_dir))
+      return sim_errf(err, SIM_EINPUT, "--data %s: no such directory", explicit_dir);
+    vfmt(out, n, "%s", explicit_dir);
+    return SIM_OK;
+  }
+  const char *env = getenv("SERVESIM_SHARED_DIR");
+  char buf[2048];
+  if (env && *env) {
+    vfmt(buf, sizeof buf, "%s/validation", env);
+    if (is_dir(buf)) {
+      vfmt(out, n, "%s", buf);
+      return SIM_OK;
+    }
+  }
+  if (is_dir("../shared/validation")) {
+    vfmt(out, n, "%s", "../shared/validation");
+    return SIM_OK;
+  }
+  return sim_errf(err, SIM_EINPUT,
+                  "no validation data: pass --data DIR, set SERVESIM_SHARED_DIR (its validation/ subdirectory is "
+                  "used), or run from a directory beside ../shared/validation%s%s%s",
+                  env && *env ? " (" : "", env && *env ? buf : "", env && *env ? " does not exist)" : "");
+}
+
+int vdata_load_dir(vset *s, const char *dir, sim_err *err) {
+  static const struct {
+    const char *file;
+    parse_fn fn;
+  } known[] = {{"aic_silicon_llama31_70b.csv", vdata_parse_aic},
+               {"trtllm_v0.14_perf_overview_llama31_70b.csv", vdata_parse_trt_overview},
+               {"trtllm090_static_batch_llama2_70b.csv", vdata_parse_static_batch},
+               {"published_facts.json", vdata_parse_mlperf}};
+  if (!is_dir(dir)) return sim_errf(err, SIM_EINPUT, "%s: no such directory", dir);
+  int found = 0;
+  for (size_t i = 0; i < SIM_ARRAY_LEN(known); i++) {
+    char path[2048];
+    vfmt(path, sizeof path, "%s/%s", dir, known[i].file);
+    if (!is_file(path)) {
+      note(s, "%s/%s: not found (skipped)", dir, known[i].file);
+      continue;
+    }
+    size_t before = s->n;
+    int rc = read_with(s, path, known[i].fn, err);
+    if (rc) return rc;
+    char cnt[32];
+    vfmt(cnt, sizeof cnt, "%zu", s->n - before);
+    note(s, "%s: %s points", path, cnt);
+    found++;
+  }
+  if (!found)
+    return sim_errf(err, SIM_EINPUT,
+                    "%s: none of the known validation files (aic_silicon_llama31_70b.csv, "
+                    "trtllm_v0.14_perf_overview_llama31_70b.csv, trtllm090_static_batch_llama2_70b.csv, "
+                    "published_facts.json) is there",
+                    dir);
+  return SIM_OK;
+}

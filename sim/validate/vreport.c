@@ -1,0 +1,532 @@
+/* vreport.c: errors, summaries and the validation report (text, JSON, CSV).
+ *
+ * Error of a metric: 100 x (predicted - measured) / measured, signed; the
+ * summaries use its absolute value: median (numpy linear interpolation, like
+ * metrics_percentile_sorted at 50) and mean over the points that have both
+ * values, and the worst point. Points that failed to run are counted apart
+ * (they have no prediction) and are listed; skipped points are listed with
+ * their reason.
+ * Text layout: the per-point table (one row per point and published metric),
+ * then "closed-loop targets", per-shape and per-group summaries, the cliff
+ * confusion counts, the failed and skipped points. */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/metrics.h"
+#include "validate/validate.h"
+
+void vfmt(char *dst, size_t n, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(dst, n, fmt, ap);
+  va_end(ap);
+}
+
+const char *vsource_name(vsource s) {
+  static const char *const n[VSRC_COUNT] = {"aic_closed_loop", "trtllm_0.14_offline", "trtllm_0.9_static_batch",
+                                            "mlperf_4.0", "user"};
+  return (unsigned)s < VSRC_COUNT ? n[s] : "?";
+}
+
+const char *vshape_name(vshape s) {
+  static const char *const n[VSHAPE_COUNT] = {"closed_loop", "offline", "static_batch", "open_loop"};
+  return (unsigned)s < VSHAPE_COUNT ? n[s] : "?";
+}
+
+const char *vmetric_name(vmetric m) {
+  static const char *const n[VM_COUNT] = {"ttft_ms", "tpot_ms", "output_tok_s"};
+  return (unsigned)m < VM_COUNT ? n[m] : "?";
+}
+
+const char *vgroup_name(vgroup_by g) {
+  static const char *const n[VG_COUNT] = {"source", "gpu", "engine", "tp", "shape"};
+  return (unsigned)g < VG_COUNT ? n[g] : "?";
+}
+
+bool vgroup_parse(const char *s, vgroup_by *out) {
+  for (int g = 0; g < VG_COUNT; g++)
+    if (!strcmp(s, vgroup_name((vgroup_by)g))) {
+      *out = (vgroup_by)g;
+      return true;
+    }
+  return false;
+}
+
+double verr_pct(const vpoint *p, vmetric m) {
+  double a = p->meas[m], b = p->pred[m];
+  if (!isfinite(a) || !isfinite(b) || a <= 0 || p->skip[0] || p->fail[0] || !p->ran) return NAN;
+  return 100.0 * (b - a) / a;
+}
+
+bool vfilter_closed(const vpoint *p, const void *arg) {
+  (void)arg;
+  return p->shape == VSHAPE_CLOSED;
+}
+
+bool vfilter_shape(const vpoint *p, const void *arg) { return p->shape == *(const vshape *)arg; }
+
+bool vfilter_train(const vpoint *p, const void *arg) { return p->train == *(const bool *)arg; }
+
+void verr_summarize(const vset *s, vmetric m, vfilter f, const void *arg, verr_stats *out) {
+  memset(out, 0, sizeof *out);
+  out->median_abs = out->mean_abs = out->median_signed = out->worst_abs = NAN;
+  double *a = sim_malloc((s->n ? s->n : 1) * sizeof *a), *sg = sim_malloc((s->n ? s->n : 1) * sizeof *sg);
+  size_t n = 0;
+  double sum = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    const vpoint *p = &s->pts[i];
+    if (f && !f(p, arg)) continue;
+    double e = verr_pct(p, m);
+    if (isnan(e)) continue;
+    sg[n] = e;
+    a[n] = fabs(e);
+    sum += a[n];
+    if (!out->worst || a[n] > out->worst_abs) out->worst = p, out->worst_abs = a[n];
+    n++;
+  }
+  out->n = n;
+  if (n) {
+    dist_stats d;
+    metrics_dist(a, n, &d);
+    out->median_abs = d.median;
+    out->mean_abs = sum / n;
+    metrics_dist(sg, n, &d);
+    out->median_signed = d.median;
+  }
+  free(a);
+  free(sg);
+}
+
+/* The closed-loop point of the same series with the next lower concurrency, or NULL. */
+static const vpoint *lower_neighbour(const vset *s, const vpoint *p) {
+  const vpoint *b = NULL;
+  for (size_t k = 0; k < s->n; k++) {
+    const vpoint *q = &s->pts[k];
+    if (q->shape != VSHAPE_CLOSED || q->skip[0] || strcmp(q->group, p->group) || q->concurrency >= p->concurrency)
+      continue;
+    if (!b || q->concurrency > b->concurrency) b = q;
+  }
+  return b;
+}
+
+/* On the cliff (which = 0 measured, 1 predicted): the TTFT jumps by more than
+ * VAL_CLIFF_FACTOR from the next lower concurrency, or that point already is
+ * on the cliff. Returns -1 when it cannot be told (lowest concurrency of the
+ * series, or a TTFT missing along the way). */
+static int on_cliff(const vset *s, const vpoint *p, int which) {
+  const vpoint *b = lower_neighbour(s, p);
+  if (!b) return -1;
+  double a = which ? p->pred[VM_TTFT] : p->meas[VM_TTFT], z = which ? b->pred[VM_TTFT] : b->meas[VM_TTFT];
+  if (!isfinite(a) || !isfinite(z) || (which && (!p->ran || !b->ran))) return -1;
+  if (a > VAL_CLIFF_FACTOR * z) return 1;
+  int below = on_cliff(s, b, which);
+  return below < 0 ? 0 : below;
+}
+
+void vcliff_count(const vset *s, vfilter f, const void *arg, vcliff *out, uint8_t *side) {
+  memset(out, 0, sizeof *out);
+  for (size_t i = 0; i < s->n; i++) {
+    const vpoint *p = &s->pts[i];
+    if (side) side[i] = 0;
+    if (p->shape != VSHAPE_CLOSED || p->skip[0] || (f && !f(p, arg))) continue;
+    int m = on_cliff(s, p, 0), pr = on_cliff(s, p, 1);
+    if (m < 0 || pr < 0) {
+      out->unclassified++;
+      continue;
+    }
+    if (side) side[i] = (uint8_t)(4 | (m ? 1 : 0) | (pr ? 2 : 0));
+    if (m && pr) out->tp++;
+    else if (!m && !pr) out->tn++;
+    else if (pr) out->fp++;
+    else out->fn++;
+  }
+}
+
+/* ---- group keys -------------------------------------------------------------------- */
+
+static void group_key(const vpoint *p, vgroup_by g, char *buf, size_t n) {
+  switch (g) {
+  case VG_SOURCE: vfmt(buf, n, "%s", vsource_name(p->src)); break;
+  case VG_GPU: vfmt(buf, n, "%s", p->gpu[0] ? p->gpu : "?"); break;
+  case VG_ENGINE: vfmt(buf, n, "%s", p->engine[0] ? p->engine : "?"); break;
+  case VG_TP: vfmt(buf, n, "tp%u", p->tp); break;
+  case VG_SHAPE: vfmt(buf, n, "%s", vshape_name(p->shape)); break;
+  default: vfmt(buf, n, "?");
+  }
+}
+
+typedef struct gkey_arg {
+  vgroup_by g;
+  const char *key;
+} gkey_arg;
+
+static bool vfilter_group(const vpoint *p, const void *arg) {
+  const gkey_arg *a = arg;
+  char k[96];
+  group_key(p, a->g, k, sizeof k);
+  return !strcmp(k, a->key);
+}
+
+/* Distinct keys of group g among points that ran, in first-seen order. */
+static int group_keys(const vset *s, vgroup_by g, char keys[][96], int max) {
+  int n = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    if (!s->pts[i].ran) continue;
+    char k[96];
+    group_key(&s->pts[i], g, k, sizeof k);
+    int j = 0;
+    while (j < n && strcmp(keys[j], k)) j++;
+    if (j == n && n < max) vfmt(keys[n++], 96, "%s", k);
+  }
+  return n;
+}
+
+/* ---- text ---------------------------------------------------------------------------- */
+
+/* Natural order of ids: digit runs compare as numbers (c8 before c16). */
+static int natcmp(const char *a, const char *b) {
+  while (*a && *b) {
+    if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+      char *ea, *eb;
+      unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
+      if (x != y) return x < y ? -1 : 1;
+      a = ea, b = eb;
+      continue;
+    }
+    if (*a != *b) return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+    a++, b++;
+  }
+  return *a ? 1 : *b ? -1 : 0;
+}
+
+/* qsort on pointers into the set: ties keep the set's order (address order). */
+static int cmp_by_id(const void *x, const void *y) {
+  const vpoint *a = *(const vpoint *const *)x, *b = *(const vpoint *const *)y;
+  int c = natcmp(a->id, b->id);
+  return c ? c : (a < b ? -1 : a > b);
+}
+
+static void fmt_val(char *b, size_t n, double v) {
+  if (!isfinite(v)) vfmt(b, n, "-");
+  else if (v >= 1e5) vfmt(b, n, "%.0f", v);
+  else if (v >= 100) vfmt(b, n, "%.1f", v);
+  else vfmt(b, n, "%.2f", v);
+}
+
+static void stats_line(FILE *f, const char *label, const verr_stats *st) {
+  if (!st->n) {
+    fprintf(f, "  %-34s %5s\n", label, "0");
+    return;
+  }
+  fprintf(f, "  %-34s %5zu %9.1f%% %9.1f%% %+9.1f%%   %7.1f%%  %s\n", label, st->n, st->median_abs, st->mean_abs,
+          st->median_signed, st->worst_abs, st->worst ? st->worst->id : "");
+}
+
+static void stats_header(FILE *f, const char *title) {
+  fprintf(f, "\n%s\n  %-34s %5s %10s %10s %10s   %8s  %s\n", title, "metric", "n", "median|e|", "mean|e|",
+          "median e", "worst", "worst point");
+}
+
+static void summary_block(FILE *f, const vset *s, const char *title, vfilter flt, const void *arg) {
+  stats_header(f, title);
+  for (int m = 0; m < VM_COUNT; m++) {
+    verr_stats st;
+    verr_summarize(s, (vmetric)m, flt, arg, &st);
+    if (!st.n) continue;
+    char label[64];
+    vfmt(label, sizeof label, "%s", vmetric_name((vmetric)m));
+    stats_line(f, label, &st);
+  }
+}
+
+void vreport_text(const vset *s, const vreport_opts *o, FILE *f) {
+  size_t n_run = 0, n_skip = 0, n_fail = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    const vpoint *p = &s->pts[i];
+    if (p->skip[0]) n_skip++;
+    else if (p->fail[0]) n_fail++;
+    else if (p->ran) n_run++;
+  }
+  fprintf(f, "servesim validate: %zu points: %zu predicted, %zu failed, %zu skipped", s->n, n_run, n_fail, n_skip);
+  if (o && o->wall_s > 0) fprintf(f, " (%.1f s)", o->wall_s);
+  fprintf(f, "\n");
+  for (int i = 0; i < s->n_notes; i++) fprintf(f, "  %s\n", s->notes[i]);
+  if (o && o->title) fprintf(f, "  parameters: %s\n", o->title);
+  uint8_t *side = sim_calloc(s->n ? s->n : 1, 1);
+  vcliff cl;
+  vcliff_count(s, NULL, NULL, &cl, side);
+  if (!o || o->table) {
+    fprintf(f, "\n%-48s %-12s %11s %11s %8s  %s\n", "point", "metric", "measured", "predicted", "error", "notes");
+    /* rows in id order, so a series reads down the page */
+    const vpoint **ord = sim_malloc((s->n ? s->n : 1) * sizeof *ord);
+    for (size_t i = 0; i < s->n; i++) ord[i] = &s->pts[i];
+    qsort(ord, s->n, sizeof *ord, cmp_by_id);
+    for (size_t oi = 0; oi < s->n; oi++) {
+      const vpoint *p = ord[oi];
+      size_t i = (size_t)(p - s->pts);
+      if (p->skip[0] || !p->ran) continue;
+      for (int m = 0; m < VM_COUNT; m++) {
+        if (!isfinite(p->meas[m])) continue;
+        char a[32], b[32], note[96] = "";
+        fmt_val(a, sizeof a, p->meas[m]);
+        fmt_val(b, sizeof b, p->pred[m]);
+        double e = verr_pct(p, (vmetric)m);
+        if (m == VM_TPUT && p->tput_derived) vfmt(note, sizeof note, "derived C*osl/E2EL");
+        if (m == VM_TTFT && (side[i] & 4))
+          vfmt(note, sizeof note, "cliff: measured %s, predicted %s", (side[i] & 1) ? "yes" : "no",
+                   (side[i] & 2) ? "yes" : "no");
+        if (p->train && m != VM_TPUT) strncat(note, note[0] ? ", train" : "train", sizeof note - strlen(note) - 1);
+        fprintf(f, "%-48s %-12s %11s %11s %+7.1f%%  %s\n", p->id, vmetric_name((vmetric)m), a, b, e, note);
+      }
+    }
+    free(ord);
+  }
+  /* the targets: closed-loop points */
+  summary_block(f, s, "Closed-loop points (targets: median |error| <= 15% TTFT, <= 10% TPOT and throughput):",
+                vfilter_closed, NULL);
+  bool t = true, h = false;
+  bool any_train = false;
+  for (size_t i = 0; i < s->n; i++) any_train |= s->pts[i].train;
+  if (any_train) {
+    summary_block(f, s, "Training subset (the fit saw these):", vfilter_train, &t);
+    summary_block(f, s, "Held-out points (everything else):", vfilter_train, &h);
+  }
+  for (int sh = 0; sh < VSHAPE_COUNT; sh++) {
+    vshape v = (vshape)sh;
+    bool any = false;
+    for (size_t i = 0; i < s->n; i++) any |= s->pts[i].ran && s->pts[i].shape == v;
+    if (!any || v == VSHAPE_CLOSED) continue;
+    char title[96];
+    vfmt(title, sizeof title, "%s points:", vshape_name(v));
+    summary_block(f, s, title, vfilter_shape, &v);
+  }
+  for (int g = 0; g < VG_COUNT; g++) {
+    if (!o || !o->groups[g]) continue;
+    char keys[64][96];
+    int nk = group_keys(s, (vgroup_by)g, keys, 64);
+    fprintf(f, "\nBy %s:\n  %-34s %5s %10s %10s %10s   %8s  %s\n", vgroup_name((vgroup_by)g), "group / metric", "n",
+            "median|e|", "mean|e|", "median e", "worst", "worst point");
+    for (int k = 0; k < nk; k++) {
+      gkey_arg ga = {(vgroup_by)g, keys[k]};
+      for (int m = 0; m < VM_COUNT; m++) {
+        verr_stats st;
+        verr_summarize(s, (vmetric)m, vfilter_group, &ga, &st);
+        if (!st.n) continue;
+        char label[128];
+        vfmt(label, sizeof label, "%s %s", keys[k], vmetric_name((vmetric)m));
+        stats_line(f, label, &st);
+      }
+    }
+  }
+  fprintf(f,
+          "\nSaturation cliffs (closed loop; on the cliff = TTFT > %.0fx the TTFT at the next lower concurrency of "
+          "the same series, or already on it there):\n  measured yes / predicted yes %zu, measured no / predicted no %zu, measured no / predicted yes "
+          "%zu, measured yes / predicted no %zu (%zu baselines unclassified)\n",
+          VAL_CLIFF_FACTOR, cl.tp, cl.tn, cl.fp, cl.fn, cl.unclassified);
+  if (n_fail) {
+    fprintf(f, "\nFailed (servesim could not reproduce a run that happened; counted against the model):\n");
+    for (size_t i = 0; i < s->n; i++)
+      if (s->pts[i].fail[0]) fprintf(f, "  %s (%s): %s\n", s->pts[i].id, s->pts[i].where, s->pts[i].fail);
+  }
+  if (n_skip) {
+    fprintf(f, "\nSkipped (cannot be represented; measured values kept in --json/--csv):\n");
+    for (size_t i = 0; i < s->n; i++)
+      if (s->pts[i].skip[0] && (!o || o->show_skipped))
+        fprintf(f, "  %s (%s): %s\n", s->pts[i].id, s->pts[i].where, s->pts[i].skip);
+    if (o && !o->show_skipped) {
+      /* one line per distinct reason */
+      for (size_t i = 0; i < s->n; i++) {
+        const vpoint *p = &s->pts[i];
+        if (!p->skip[0]) continue;
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++) seen = s->pts[k].skip[0] && !strcmp(s->pts[k].skip, p->skip);
+        if (seen) continue;
+        size_t cnt = 0;
+        for (size_t k = i; k < s->n; k++) cnt += !strcmp(s->pts[k].skip, p->skip);
+        fprintf(f, "  %3zu x %s (e.g. %s)\n", cnt, p->skip, p->id);
+      }
+      fprintf(f, "  (--show-skipped lists each one)\n");
+    }
+  }
+  free(side);
+}
+
+/* ---- JSON -------------------------------------------------------------------------- */
+
+static void jnum(cJSON *o, const char *k, double v) {
+  if (!isfinite(v)) {
+    cJSON_AddNullToObject(o, k);
+    return;
+  }
+  char buf[64];
+  vfmt(buf, sizeof buf, "%.6g", v);
+  cJSON_AddRawToObject(o, k, buf);
+}
+
+static cJSON *stats_json(const verr_stats *st) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "n", (double)st->n);
+  jnum(o, "median_abs_pct", st->median_abs);
+  jnum(o, "mean_abs_pct", st->mean_abs);
+  jnum(o, "median_signed_pct", st->median_signed);
+  jnum(o, "worst_abs_pct", st->worst_abs);
+  if (st->worst) cJSON_AddStringToObject(o, "worst_point", st->worst->id);
+  else cJSON_AddNullToObject(o, "worst_point");
+  return o;
+}
+
+static cJSON *block_json(const vset *s, vfilter f, const void *arg) {
+  cJSON *o = cJSON_CreateObject();
+  for (int m = 0; m < VM_COUNT; m++) {
+    verr_stats st;
+    verr_summarize(s, (vmetric)m, f, arg, &st);
+    cJSON_AddItemToObject(o, vmetric_name((vmetric)m), stats_json(&st));
+  }
+  return o;
+}
+
+int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "tool", "servesim validate");
+  cJSON_AddStringToObject(root, "version", SERVESIM_VERSION);
+  if (o && o->title) cJSON_AddStringToObject(root, "parameters", o->title);
+  cJSON *notes = cJSON_AddArrayToObject(root, "sources");
+  for (int i = 0; i < s->n_notes; i++) cJSON_AddItemToArray(notes, cJSON_CreateString(s->notes[i]));
+  cJSON *sum = cJSON_AddObjectToObject(root, "summary");
+  cJSON_AddItemToObject(sum, "closed_loop", block_json(s, vfilter_closed, NULL));
+  bool t = true, h = false;
+  cJSON_AddItemToObject(sum, "train", block_json(s, vfilter_train, &t));
+  cJSON_AddItemToObject(sum, "held_out", block_json(s, vfilter_train, &h));
+  cJSON *bs = cJSON_AddObjectToObject(sum, "by_shape");
+  for (int sh = 0; sh < VSHAPE_COUNT; sh++) {
+    vshape v = (vshape)sh;
+    cJSON_AddItemToObject(bs, vshape_name(v), block_json(s, vfilter_shape, &v));
+  }
+  cJSON *bg = cJSON_AddObjectToObject(sum, "by_group");
+  for (int g = 0; g < VG_COUNT; g++) {
+    cJSON *go = cJSON_AddObjectToObject(bg, vgroup_name((vgroup_by)g));
+    char keys[64][96];
+    int nk = group_keys(s, (vgroup_by)g, keys, 64);
+    for (int k = 0; k < nk; k++) {
+      gkey_arg ga = {(vgroup_by)g, keys[k]};
+      cJSON_AddItemToObject(go, keys[k], block_json(s, vfilter_group, &ga));
+    }
+  }
+  uint8_t *side = sim_calloc(s->n ? s->n : 1, 1);
+  vcliff cl;
+  vcliff_count(s, NULL, NULL, &cl, side);
+  cJSON *cj = cJSON_AddObjectToObject(sum, "cliffs");
+  jnum(cj, "factor", VAL_CLIFF_FACTOR);
+  cJSON_AddNumberToObject(cj, "measured_yes_predicted_yes", (double)cl.tp);
+  cJSON_AddNumberToObject(cj, "measured_no_predicted_no", (double)cl.tn);
+  cJSON_AddNumberToObject(cj, "measured_no_predicted_yes", (double)cl.fp);
+  cJSON_AddNumberToObject(cj, "measured_yes_predicted_no", (double)cl.fn);
+  cJSON_AddNumberToObject(cj, "unclassified", (double)cl.unclassified);
+  size_t counts[3] = {0, 0, 0};
+  cJSON *pts = cJSON_AddArrayToObject(root, "points");
+  for (size_t i = 0; i < s->n; i++) {
+    const vpoint *p = &s->pts[i];
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "id", p->id);
+    cJSON_AddStringToObject(e, "where", p->where);
+    cJSON_AddStringToObject(e, "source", vsource_name(p->src));
+    cJSON_AddStringToObject(e, "shape", vshape_name(p->shape));
+    const char *status = p->skip[0] ? "skipped" : p->fail[0] ? "failed" : p->ran ? "predicted" : "not_run";
+    counts[p->skip[0] ? 2 : p->fail[0] ? 1 : 0]++;
+    cJSON_AddStringToObject(e, "status", status);
+    if (p->skip[0]) cJSON_AddStringToObject(e, "reason", p->skip);
+    else if (p->fail[0]) cJSON_AddStringToObject(e, "reason", p->fail);
+    cJSON_AddStringToObject(e, "model", p->model);
+    cJSON_AddStringToObject(e, "gpu", p->gpu);
+    cJSON_AddStringToObject(e, "engine", p->engine);
+    cJSON_AddNumberToObject(e, "tp", p->tp);
+    cJSON_AddStringToObject(e, "weight_dtype", dtype_name(p->weight_dtype));
+    cJSON_AddStringToObject(e, "kv_cache_dtype", dtype_name(p->kv_dtype));
+    cJSON_AddNumberToObject(e, "isl", p->isl);
+    cJSON_AddNumberToObject(e, "osl", p->osl);
+    cJSON_AddNumberToObject(e, "concurrency", p->concurrency);
+    cJSON_AddNumberToObject(e, "num_prompts", (double)p->num_prompts);
+    cJSON_AddBoolToObject(e, "train", p->train);
+    cJSON *mj = cJSON_AddObjectToObject(e, "measured"), *pj = cJSON_AddObjectToObject(e, "predicted"),
+          *ej = cJSON_AddObjectToObject(e, "error_pct");
+    for (int m = 0; m < VM_COUNT; m++) {
+      jnum(mj, vmetric_name((vmetric)m), p->meas[m]);
+      jnum(pj, vmetric_name((vmetric)m), p->pred[m]);
+      jnum(ej, vmetric_name((vmetric)m), verr_pct(p, (vmetric)m));
+    }
+    cJSON_AddBoolToObject(e, "output_tok_s_derived", p->tput_derived);
+    if (side[i] & 4) {
+      cJSON *c = cJSON_AddObjectToObject(e, "cliff");
+      cJSON_AddBoolToObject(c, "measured", side[i] & 1);
+      cJSON_AddBoolToObject(c, "predicted", (side[i] & 2) != 0);
+    }
+    if (p->ran) {
+      jnum(e, "kv_pool_tokens", p->pred_kv_tokens);
+      jnum(e, "mean_queue_ms", p->pred_queue_ms);
+      cJSON_AddNumberToObject(e, "preemptions", (double)p->pred_preemptions);
+    }
+    cJSON_AddItemToArray(pts, e);
+  }
+  cJSON *cnt = cJSON_AddObjectToObject(sum, "points");
+  cJSON_AddNumberToObject(cnt, "total", (double)s->n);
+  cJSON_AddNumberToObject(cnt, "predicted", (double)counts[0]);
+  cJSON_AddNumberToObject(cnt, "failed", (double)counts[1]);
+  cJSON_AddNumberToObject(cnt, "skipped", (double)counts[2]);
+  free(side);
+  char *text = cJSON_Print(root);
+  cJSON_Delete(root);
+  if (!text) return sim_errf(err, SIM_EINTERNAL, "cannot format the JSON report");
+  int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF;
+  free(text);
+  if (bad) return sim_errf(err, SIM_EINPUT, "cannot write the JSON report");
+  return SIM_OK;
+}
+
+/* ---- CSV --------------------------------------------------------------------------------- */
+
+static void csv_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static void csv_num(FILE *f, double v) {
+  if (isfinite(v)) fprintf(f, ",%.6g", v);
+  else fputs(",", f);
+}
+
+int vreport_csv(const vset *s, FILE *f, sim_err *err) {
+  fprintf(f, "id,source,shape,model,gpu,engine,tp,weight_dtype,kv_cache_dtype,isl,osl,concurrency,num_prompts,train,"
+             "status,reason");
+  for (int m = 0; m < VM_COUNT; m++)
+    fprintf(f, ",measured_%s,predicted_%s,error_pct_%s", vmetric_name((vmetric)m), vmetric_name((vmetric)m),
+            vmetric_name((vmetric)m));
+  fprintf(f, ",where\n");
+  for (size_t i = 0; i < s->n; i++) {
+    const vpoint *p = &s->pts[i];
+    csv_str(f, p->id);
+    fprintf(f, ",%s,%s,%s,%s,%s,%u,%s,%s,%u,%u,%u,%llu,%d,%s,", vsource_name(p->src), vshape_name(p->shape),
+            p->model, p->gpu, p->engine, p->tp, dtype_name(p->weight_dtype), dtype_name(p->kv_dtype), p->isl, p->osl,
+            p->concurrency, (unsigned long long)p->num_prompts, p->train ? 1 : 0,
+            p->skip[0] ? "skipped" : p->fail[0] ? "failed" : p->ran ? "predicted" : "not_run");
+    csv_str(f, p->skip[0] ? p->skip : p->fail);
+    for (int m = 0; m < VM_COUNT; m++) {
+      csv_num(f, p->meas[m]);
+      csv_num(f, p->pred[m]);
+      csv_num(f, verr_pct(p, (vmetric)m));
+    }
+    fputc(',', f);
+    csv_str(f, p->where);
+    fputc('\n', f);
+  }
+  if (ferror(f)) return sim_errf(err, SIM_EINPUT, "cannot write the CSV report");
+  return SIM_OK;
+}

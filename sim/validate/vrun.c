@@ -1,0 +1,369 @@
+/* vrun.c: reproduces one validation point in servesim (see validate.h for
+ * the workload shapes) and records the prediction.
+ *
+ * The pipeline is runner_prepare's (configs -> resolve -> memory plan ->
+ * workload -> cost model -> cluster -> summary), written out here because the
+ * fit must hand the cost model an engine_cfg with overridden parameters and
+ * runner_prepare loads the engine by name only. Keep the cluster_cfg filling
+ * identical to sim/runner/runner.c.
+ *
+ * Static-batch points: TensorRT-LLM 0.9 ran Llama-2-70B with random weights
+ * past its 4096-token context (128 + 4096 tokens); the context limit does not
+ * enter the cost model, so max_pos is raised to isl + osl for those points.
+ *
+ * Parallel runs: vrun_all queues one uv_work_t per point on a private libuv
+ * loop's thread pool; points share nothing (each run loads its own configs),
+ * so the result does not depend on the order or the number of threads. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uv.h>
+
+#include "hw/cost.h"
+#include "hw/memplan.h"
+#include "metrics/metrics.h"
+#include "serve/cluster.h"
+#include "validate/validate.h"
+#include "workload/gen.h"
+
+/* ---- engine parameters the fit may change --------------------------------------- */
+
+const char *vparam_name(vparam p) {
+  static const char *const n[VP_COUNT] = {"step_overhead_us", "per_seq_overhead_us", "gemm_compute_eff",
+                                          "gemm_memory_eff",  "gemm_blend",          "attn_prefill_eff",
+                                          "attn_decode_eff",  "elementwise_eff",     "allreduce_bw_eff",
+                                          "allreduce_latency_us", "runtime_overhead_mib"};
+  return (unsigned)p < VP_COUNT ? n[p] : "?";
+}
+
+static double *vparam_field(engine_cfg *e, vparam p, double *scale) {
+  *scale = 1.0;
+  switch (p) {
+  case VP_STEP_OVERHEAD_US: *scale = 1e3; return &e->step_overhead_ns;
+  case VP_PER_SEQ_OVERHEAD_US: *scale = 1e3; return &e->per_seq_overhead_ns;
+  case VP_GEMM_COMPUTE_EFF: return &e->gemm_compute_eff;
+  case VP_GEMM_MEMORY_EFF: return &e->gemm_memory_eff;
+  case VP_GEMM_BLEND: return &e->gemm_blend;
+  case VP_ATTN_PREFILL_EFF: return &e->attn_prefill_eff;
+  case VP_ATTN_DECODE_EFF: return &e->attn_decode_eff;
+  case VP_ELEMENTWISE_EFF: return &e->elementwise_eff;
+  case VP_ALLREDUCE_BW_EFF: return &e->allreduce_bw_eff;
+  case VP_ALLREDUCE_LATENCY_US: *scale = 1e3; return &e->allreduce_latency_ns;
+  case VP_RUNTIME_OVERHEAD_MIB: *scale = 1024.0 * 1024.0; return &e->runtime_overhead_bytes;
+  default: SIM_ASSERT(!"unknown vparam");
+  }
+  return NULL;
+}
+
+double vparam_get(const engine_cfg *e, vparam p) {
+  double scale;
+  double *f = vparam_field((engine_cfg *)e, p, &scale);
+  return *f / scale;
+}
+
+void vparam_apply(const voverrides *ov, engine_cfg *e) {
+  if (!ov) return;
+  for (int i = 0; i < ov->n; i++) {
+    if (strcmp(ov->e[i].engine, e->name)) continue;
+    for (int k = 0; k < VP_COUNT; k++) {
+      if (isnan(ov->e[i].v[k])) continue;
+      double scale;
+      double *f = vparam_field(e, (vparam)k, &scale);
+      *f = ov->e[i].v[k] * scale;
+    }
+  }
+}
+
+/* ---- the scenario of a point --------------------------------------------------------- */
+
+void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
+  if (p->user_sc) {
+    *sc = *p->user_sc;
+  } else {
+    scenario_init(sc);
+    vfmt(sc->model, sizeof sc->model, "%s", p->model);
+    vfmt(sc->gpu, sizeof sc->gpu, "%s", p->gpu);
+    vfmt(sc->engine, sizeof sc->engine, "%s", p->engine);
+    vfmt(sc->profile, sizeof sc->profile, "none");
+    sc->deploy.tp = p->tp;
+    sc->deploy.act_dtype = p->act_dtype, sc->deploy.act_dtype_set = true;
+    sc->deploy.weight_dtype = p->weight_dtype, sc->deploy.weight_dtype_set = true;
+    sc->deploy.kv_dtype = p->kv_dtype, sc->deploy.kv_dtype_set = true;
+    /* random prompts with cache reuse disabled: nothing to hit */
+    sc->deploy.enable_prefix_caching = 0;
+  }
+  vfmt(sc->name, sizeof sc->name, "%s", p->id);
+  gen_params *g = &sc->gen;
+  g->num_prompts = p->num_prompts;
+  g->input.kind = g->output.kind = LEN_UNIFORM_RATIO;
+  g->input.len = p->isl, g->output.len = p->osl;
+  g->input.range_ratio = g->output.range_ratio = 0;
+  g->request_rate = INFINITY;
+  g->burstiness = 1.0;
+  sc->max_concurrency = 0;
+  switch (p->shape) {
+  case VSHAPE_CLOSED:
+    sc->max_concurrency = p->concurrency;
+    g->output.range_ratio = ov ? ov->closed_output_spread : 0;
+    break;
+  case VSHAPE_OFFLINE: break;
+  case VSHAPE_STATIC:
+    sc->deploy.max_num_seqs = p->concurrency;
+    sc->deploy.max_num_batched_tokens = p->concurrency * p->isl;
+    break;
+  case VSHAPE_OPEN:
+    if (p->user_sc) { /* the user's generator lengths (range ratio) when they gave them */
+      g->input = p->user_sc->gen.input;
+      g->output = p->user_sc->gen.output;
+      g->input.len = p->isl, g->output.len = p->osl;
+    }
+    g->request_rate = p->request_rate;
+    g->burstiness = p->burstiness;
+    sc->max_concurrency = p->concurrency;
+    break;
+  default: SIM_ASSERT(!"unknown shape");
+  }
+}
+
+/* ---- engine versions of the sources ---------------------------------------------------
+ * Each source ran one engine version; its defaults differ from the current
+ * ones the engine files describe. These are facts about the measurement
+ * setup (like a flag the benchmark passed), applied to every point of the
+ * source alike:
+ *  - AIConfigurator vLLM points (measured 2025-10, vLLM <= 0.11): async
+ *    scheduling was not yet the default (it became so in v0.14.0) and
+ *    gpu_memory_utilization defaulted to 0.9 (configs/README.md).
+ *  - TensorRT-LLM 0.14 offline (trtllm-bench, TensorRT engine, C++ executor)
+ *    and 0.9 static batch (gptSessionBenchmark): no overlap scheduler (it came
+ *    with the PyTorch backend), so CPU work does not hide behind the GPU.
+ *  - TensorRT-LLM 0.9 static batch: gptSessionBenchmark allocates the KV
+ *    cache for exactly the batch it runs (its reported peak memory reaches 97%
+ *    of the device), not a fraction of free memory: the whole device is the
+ *    budget; CUDA graphs are off by default there.
+ *  - TensorRT-LLM (AIConfigurator, 0.14): the KV pool is free_gpu_memory_fraction
+ *    0.9 (KvCacheConfig default) of the memory left after weights (below), and
+ *    chunked prefill (chunked context) is off, its default in the LLM API and
+ *    trtllm-bench: a context is scheduled whole when it fits the step's token
+ *    budget (servesim grows the default budget to max_model_len = ISL + OSL,
+ *    as the benchmarks size max_num_tokens for their prompts). */
+#define TRT_FREE_FRACTION 0.9
+
+static void source_engine_facts(const vpoint *p, engine_cfg *e, deploy_cfg *d) {
+  if (p->user_sc) return; /* the user's scenario says what ran */
+  bool trt = !strcmp(e->name, "trtllm");
+  switch (p->src) {
+  case VSRC_AIC:
+    if (trt) d->enable_chunked_prefill = 0;
+    if (!trt) {
+      e->async_scheduling = false;
+      d->gpu_memory_utilization = 0.9;
+    }
+    break;
+  case VSRC_TRT_OVERVIEW:
+    e->async_scheduling = false;
+    d->enable_chunked_prefill = 0;
+    break;
+  case VSRC_STATIC_BATCH:
+    e->async_scheduling = false;
+    e->cuda_graph_max_batch = 0;
+    d->gpu_memory_utilization = 1.0;
+    break;
+  default: break;
+  }
+}
+
+/* ---- one run ----------------------------------------------------------------------- */
+
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+typedef struct vrun_ctx {
+  model_cfg model;
+  gpu_cfg gpu;
+  engine_cfg engine;
+  deploy_cfg deploy;
+  mem_plan plan;
+  trace tr;
+  cost_model cost;
+  cluster cl;
+  bool cost_ok, cl_ok;
+} vrun_ctx;
+
+static void ctx_free(vrun_ctx *x) {
+  if (x->cl_ok) cluster_deinit(&x->cl);
+  if (x->cost_ok) cost_deinit(&x->cost);
+  trace_free(&x->tr);
+}
+
+#define FAIL(...)                                         \
+  do {                                                    \
+    vfmt(p->fail, sizeof p->fail, __VA_ARGS__);       \
+    goto done;                                            \
+  } while (0)
+
+int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
+  (void)err;
+  double t0 = wall_now();
+  p->ran = false;
+  p->fail[0] = 0;
+  for (int m = 0; m < VM_COUNT; m++) p->pred[m] = NAN;
+  if (p->skip[0]) return SIM_OK;
+  scenario sc;
+  vpoint_scenario(p, ov, &sc);
+  vrun_ctx *x = sim_calloc(1, sizeof *x);
+  trace_init(&x->tr);
+  sim_err e = {0, ""};
+  if (cfg_model_load(&x->model, sc.model, &e) || cfg_gpu_load(&x->gpu, sc.gpu, &e) ||
+      cfg_engine_load(&x->engine, sc.engine, &e))
+    FAIL("configuration: %s", e.msg);
+  vparam_apply(ov, &x->engine);
+  if (p->shape == VSHAPE_STATIC && x->model.max_pos < p->isl + p->osl) x->model.max_pos = p->isl + p->osl;
+  x->deploy = sc.deploy;
+  source_engine_facts(p, &x->engine, &x->deploy);
+  /* the context each request needs, not the model's whole window: engines size
+   * max_model_len from the benchmark (trtllm-bench builds for max ISL + OSL)
+   * and the plan refuses a pool smaller than max_model_len */
+  if (!x->deploy.max_model_len && !p->user_sc) {
+    uint32_t need = p->isl + (uint32_t)floor(p->osl * (1.0 + sc.gen.output.range_ratio));
+    if (p->in_lens)
+      for (size_t i = 0; i < p->n_lens; i++) need = SIM_MAX(need, p->in_lens[i] + p->out_lens[i]);
+    x->deploy.max_model_len = SIM_MIN(x->model.max_pos, need);
+  }
+  if (cfg_resolve(&x->deploy, &x->model, &x->gpu, &x->engine, &e)) FAIL("deployment: %s", e.msg);
+  if (!p->user_sc && !strcmp(x->engine.name, "trtllm") && p->shape != VSHAPE_STATIC) {
+    /* TensorRT-LLM sizes its pool as free_gpu_memory_fraction of the memory
+     * left after weights, activations and runtime (configs/README.md):
+     * kv = f (M - W - A - R), i.e. u = f + (1 - f)(W + A + R) / M. */
+    deploy_cfg d1 = x->deploy;
+    d1.gpu_memory_utilization = 1.0;
+    mem_plan p1;
+    sim_err e1;
+    memplan_compute(&p1, &x->model, &x->gpu, &x->engine, &d1, &e1);
+    double used = p1.weights_bytes + p1.activation_bytes + p1.cuda_graph_bytes + p1.runtime_bytes;
+    double u = TRT_FREE_FRACTION + (1.0 - TRT_FREE_FRACTION) * used / p1.device_bytes;
+    x->deploy.gpu_memory_utilization = u < 1.0 ? u : 1.0;
+  }
+  if (memplan_compute(&x->plan, &x->model, &x->gpu, &x->engine, &x->deploy, &e)) FAIL("memory plan: %s", e.msg);
+  p->pred_kv_tokens = (double)x->plan.kv_tokens;
+  if (gen_trace(&x->tr, &sc.gen, &e)) FAIL("workload: %s", e.msg);
+  if (p->in_lens) {
+    SIM_ASSERT(x->tr.n == p->n_lens);
+    for (size_t i = 0; i < p->n_lens; i++) {
+      x->tr.reqs[i].prompt_tokens = p->in_lens[i];
+      x->tr.reqs[i].output_tokens = p->out_lens[i];
+    }
+  }
+  if (cost_init(&x->cost, &x->model, &x->gpu, &x->engine, &x->deploy, &e)) FAIL("cost model: %s", e.msg);
+  x->cost_ok = true;
+  cluster_cfg cc;
+  memset(&cc, 0, sizeof cc);
+  cc.replicas = x->deploy.replicas;
+  cc.router = x->deploy.router;
+  cc.sched.max_num_seqs = x->deploy.max_num_seqs;
+  cc.sched.max_num_batched_tokens = x->deploy.max_num_batched_tokens;
+  cc.sched.long_prefill_token_threshold = x->engine.long_prefill_token_threshold;
+  cc.sched.chunked_prefill = x->deploy.enable_chunked_prefill != 0;
+  cc.sched.async_scheduling = x->engine.async_scheduling;
+  cc.sched.admission = x->engine.admission;
+  cc.kv_blocks = x->plan.kv_blocks;
+  cc.block_tokens = x->plan.block_tokens;
+  cc.prefix_caching = x->deploy.enable_prefix_caching != 0;
+  cc.max_model_len = x->deploy.max_model_len;
+  cc.max_concurrency = sc.max_concurrency;
+  cc.sample_interval_ns = 0;
+  if (cluster_init(&x->cl, &cc, &x->tr, &x->cost, &e)) FAIL("cluster: %s", e.msg);
+  x->cl_ok = true;
+  cluster_run(&x->cl);
+  cluster_finish(&x->cl);
+  metrics_summary sum;
+  metrics_summarize(&x->cl.m, x->cl.reqs, x->cl.n_reqs, &sc.goodput, &sum);
+  if (sum.rejected || sum.completed != sum.total)
+    FAIL("%zu of %zu requests did not complete (first reason: %s)", sum.total - sum.completed, sum.total,
+         sum.rejected_by_reason[REJ_KV_TOO_SMALL] ? rq_reject_name(REJ_KV_TOO_SMALL)
+         : sum.rejected_by_reason[REJ_TOO_LONG]   ? rq_reject_name(REJ_TOO_LONG)
+                                                  : "other");
+  p->ran = true;
+  p->pred[VM_TTFT] = sum.ttft_ms.mean;
+  p->pred[VM_TPOT] = sum.tpot_ms.n ? sum.tpot_ms.mean : NAN;
+  p->pred_queue_ms = sum.queue_ms.mean;
+  p->pred_preemptions = x->cl.m.preemptions;
+  p->pred_completed = sum.completed;
+  p->pred_peak_in_system = sum.peak_in_system;
+  p->pred_ttft_min_ms = sum.ttft_ms.min;
+  p->pred_ttft_max_ms = sum.ttft_ms.max;
+  if (p->shape == VSHAPE_CLOSED)
+    p->pred[VM_TPUT] = p->concurrency * (double)p->osl /
+                       ((p->pred[VM_TTFT] + (p->osl - 1.0) * p->pred[VM_TPOT]) / 1000.0);
+  else
+    p->pred[VM_TPUT] = sum.output_throughput;
+done:
+  ctx_free(x);
+  free(x);
+  p->wall_s = wall_now() - t0;
+  return SIM_OK;
+}
+
+/* ---- all points, in parallel --------------------------------------------------------- */
+
+typedef struct vjob {
+  uv_work_t w;
+  vpoint *p;
+  const voverrides *ov;
+  int rc;
+  sim_err err;
+} vjob;
+
+static void job_work(uv_work_t *w) {
+  vjob *j = w->data;
+  j->rc = vrun_point(j->p, j->ov, &j->err);
+}
+
+static void job_after(uv_work_t *w, int status) { (void)w, (void)status; }
+
+/* Rough work estimate: requests x (prompt + output) tokens, to start the long runs first. */
+static double job_weight(const vpoint *p) { return (double)p->num_prompts * (p->osl + p->isl / 64.0); }
+
+static int cmp_jobs(const void *a, const void *b) {
+  double wa = job_weight(((const vjob *)a)->p), wb = job_weight(((const vjob *)b)->p);
+  return wa < wb ? 1 : wa > wb ? -1 : 0;
+}
+
+int vrun_all(vset *s, const voverrides *ov, bool only_train, const char *engine, sim_err *err) {
+  vjob *jobs = sim_calloc(s->n ? s->n : 1, sizeof *jobs);
+  size_t nj = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    vpoint *p = &s->pts[i];
+    if (p->skip[0]) continue;
+    if (only_train && !p->train) continue;
+    if (engine && strcmp(p->engine, engine)) continue;
+    jobs[nj].p = p;
+    jobs[nj].ov = ov;
+    nj++;
+  }
+  qsort(jobs, nj, sizeof *jobs, cmp_jobs);
+  uv_loop_t loop;
+  int rc = uv_loop_init(&loop);
+  if (rc) {
+    free(jobs);
+    return sim_errf(err, SIM_EINTERNAL, "libuv: %s", uv_strerror(rc));
+  }
+  for (size_t i = 0; i < nj; i++) {
+    jobs[i].w.data = &jobs[i];
+    rc = uv_queue_work(&loop, &jobs[i].w, job_work, job_after);
+    SIM_ASSERT(rc == 0);
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  int out = SIM_OK;
+  for (size_t i = 0; i < nj && !out; i++)
+    if (jobs[i].rc) {
+      *err = jobs[i].err;
+      out = jobs[i].rc;
+    }
+  free(jobs);
+  return out;
+}

@@ -1,0 +1,206 @@
+/* test_validate_cli.c: `servesim validate` end to end.
+ *  - on the shared validation data (skipped when ../shared is absent): exits
+ *    0 and reports every published point, counted independently from the
+ *    files here, as predicted, or skipped/failed with a reason; the summary
+ *    meets the fidelity targets of docs/ACCURACY.md (a regression gate: one
+ *    full run, the only one in the suite);
+ *  - a user's own run (servesim run --json wrapped with its deployment)
+ *    validates with ~0% error: the user path reproduces the workload exactly;
+ *  - bad input exits 2 with a message naming the flag, file or line. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "testutil.h"
+
+static char out[1 << 20], err[1 << 16];
+
+static size_t count_lines(const char *path) {
+  size_t len;
+  char *t = tu_slurp(path, &len);
+  cr_assert(t != NULL, "cannot read %s", path);
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++) n += t[i] == '\n';
+  if (len && t[len - 1] != '\n') n++;
+  free(t);
+  return n;
+}
+
+/* Non-empty value cells (after the 4 key columns) of the offline table; its
+ * cells hold plain numbers (no quotes), comment lines start with '#'. */
+static size_t count_offline_cells(const char *path) {
+  char *t = tu_slurp(path, NULL);
+  cr_assert(t != NULL);
+  size_t n = 0;
+  bool header = true;
+  for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n")) {
+    if (line[0] == '#' || !line[0]) continue;
+    if (header) {
+      header = false;
+      continue;
+    }
+    int col = 0;
+    const char *start = line;
+    for (const char *p = line;; p++) {
+      if (*p == ',' || *p == 0 || *p == '\r') {
+        if (col >= 4 && p > start) n++;
+        col++;
+        start = p + 1;
+        if (*p != ',') break;
+      }
+    }
+  }
+  free(t);
+  return n;
+}
+
+static size_t count_substr(const char *path, const char *needle) {
+  char *t = tu_slurp(path, NULL);
+  cr_assert(t != NULL);
+  size_t n = 0;
+  for (const char *p = t; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+  free(t);
+  return n;
+}
+
+static double jget_num(const cJSON *o, const char *a, const char *b, const char *c) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+  if (b) v = cJSON_GetObjectItemCaseSensitive(v, b);
+  if (c) v = cJSON_GetObjectItemCaseSensitive(v, c);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout = 900) {
+  const char *dir = tu_shared("validation");
+  if (!dir) cr_skip_test("../shared/validation is absent");
+  char d[2048], path[4200];
+  snprintf(d, sizeof d, "%s", dir);
+  size_t want[4];
+  snprintf(path, sizeof path, "%s/aic_silicon_llama31_70b.csv", d);
+  want[0] = count_lines(path) - 1;
+  snprintf(path, sizeof path, "%s/trtllm_v0.14_perf_overview_llama31_70b.csv", d);
+  want[1] = count_offline_cells(path);
+  snprintf(path, sizeof path, "%s/trtllm090_static_batch_llama2_70b.csv", d);
+  want[2] = count_lines(path) - 1;
+  snprintf(path, sizeof path, "%s/published_facts.json", d);
+  want[3] = count_substr(path, "\"mlperf_result\"");
+  char json[256], args[8192];
+  snprintf(json, sizeof json, "/tmp/servesim_validate_%d.json", getpid());
+  snprintf(args, sizeof args, "validate --data '%s' --no-table --json '%s' --force", d, json);
+  int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "exit %d, stderr: %s", rc, err);
+  cr_assert(strstr(out, "Closed-loop points") && strstr(out, "Saturation cliffs"), "%s", out);
+  char *text = tu_slurp(json, NULL);
+  cr_assert(text != NULL);
+  unlink(json);
+  cJSON *root = cJSON_Parse(text);
+  free(text);
+  cr_assert(root != NULL, "invalid JSON report");
+  const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points");
+  static const char *const src[4] = {"aic_closed_loop", "trtllm_0.14_offline", "trtllm_0.9_static_batch",
+                                     "mlperf_4.0"};
+  size_t got[4] = {0, 0, 0, 0}, predicted = 0;
+  const cJSON *p;
+  cJSON_ArrayForEach(p, pts) {
+    const char *s = cJSON_GetObjectItemCaseSensitive(p, "source")->valuestring;
+    const char *status = cJSON_GetObjectItemCaseSensitive(p, "status")->valuestring;
+    const char *id = cJSON_GetObjectItemCaseSensitive(p, "id")->valuestring;
+    for (int k = 0; k < 4; k++) got[k] += !strcmp(s, src[k]);
+    if (!strcmp(status, "predicted")) {
+      predicted++;
+    } else {
+      cr_assert(!strcmp(status, "skipped") || !strcmp(status, "failed"), "%s: status %s", id, status);
+      const cJSON *why = cJSON_GetObjectItemCaseSensitive(p, "reason");
+      cr_assert(cJSON_IsString(why) && why->valuestring[0], "%s: %s without a reason", id, status);
+    }
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(p, "where");
+    cr_assert(cJSON_IsString(w) && strchr(w->valuestring, ':'), "%s: no file:line", id);
+  }
+  for (int k = 0; k < 4; k++) cr_assert_eq(got[k], want[k], "%s: %zu points reported, %zu in the file", src[k], got[k], want[k]);
+  cr_assert_gt(predicted, 600u, "only %zu points predicted", predicted);
+  /* the fidelity targets over the closed-loop points (docs/ACCURACY.md) */
+  const cJSON *sum = cJSON_GetObjectItemCaseSensitive(root, "summary");
+  double ttft = jget_num(sum, "closed_loop", "ttft_ms", "median_abs_pct");
+  double tpot = jget_num(sum, "closed_loop", "tpot_ms", "median_abs_pct");
+  double tput = jget_num(sum, "closed_loop", "output_tok_s", "median_abs_pct");
+  cr_assert_leq(ttft, 15.0, "closed-loop TTFT median |error| %.1f%%", ttft);
+  cr_assert_leq(tpot, 10.0, "closed-loop TPOT median |error| %.1f%%", tpot);
+  cr_assert_leq(tput, 10.0, "closed-loop throughput median |error| %.1f%%", tput);
+  double fn = jget_num(sum, "cliffs", "measured_yes_predicted_no", NULL);
+  double tp = jget_num(sum, "cliffs", "measured_yes_predicted_yes", NULL);
+  cr_assert_eq(fn, 0, "a measured saturation cliff was not predicted");
+  cr_assert_gt(tp, 0);
+  cJSON_Delete(root);
+}
+
+Test(validate_cli, own_run_validates_with_no_error) {
+  char run_json[256], wrap[256], args[2048];
+  snprintf(run_json, sizeof run_json, "/tmp/servesim_own_%d.json", getpid());
+  snprintf(wrap, sizeof wrap, "/tmp/servesim_own_wrap_%d.json", getpid());
+  snprintf(args, sizeof args,
+           "run --model llama-3.1-8b --gpu h200 --engine vllm --tp 1 --num-prompts 24 --max-concurrency 4 "
+           "--random-input-len 256 --random-output-len 32 --quiet --force --json '%s'",
+           run_json);
+  int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "run: %s", err);
+  char *result = tu_slurp(run_json, NULL);
+  cr_assert(result != NULL);
+  unlink(run_json);
+  FILE *f = fopen(wrap, "w");
+  cr_assert(f != NULL);
+  fprintf(f,
+          "{\"name\": \"own\",\n \"scenario\": {\"model\": \"llama-3.1-8b\", \"gpu\": \"h200\", \"engine\": \"vllm\",\n"
+          "              \"deployment\": {\"tensor_parallel_size\": 1}},\n \"result\": %s}\n",
+          result);
+  fclose(f);
+  free(result);
+  snprintf(args, sizeof args, "validate --measurements '%s' --json -", wrap);
+  rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
+  unlink(wrap);
+  cr_assert_eq(rc, 0, "validate: %s", err);
+  cJSON *root = cJSON_Parse(out);
+  cr_assert(root != NULL, "stdout is not the JSON report");
+  const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points");
+  cr_assert_eq(cJSON_GetArraySize(pts), 1);
+  const cJSON *p = cJSON_GetArrayItem(pts, 0);
+  cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(p, "status")->valuestring, "predicted");
+  static const char *const m[] = {"ttft_ms", "tpot_ms", "output_tok_s"};
+  for (int k = 0; k < 3; k++) {
+    double e = jget_num(p, "error_pct", m[k], NULL);
+    cr_assert(fabs(e) < 0.01, "%s error %g%%", m[k], e);
+  }
+  cr_assert(strstr(err, "user/own"), "the table goes to stderr when the JSON takes stdout");
+  cJSON_Delete(root);
+}
+
+Test(validate_cli, help_lists_the_options) {
+  cr_assert_eq(tu_run_cli("validate --help", out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "usage") && strstr(out, "--measurements") && strstr(out, "--fit") &&
+                strstr(out, "--output-spread"),
+            "%s", out);
+}
+
+Test(validate_cli, bad_input_exits_2_with_a_precise_message) {
+  cr_assert_eq(tu_run_cli("validate --data /nonexistent/validation", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "/nonexistent/validation"), "%s", err);
+  cr_assert_eq(tu_run_cli("validate --data . --group-by colour", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "colour"), "%s", err);
+  cr_assert_eq(tu_run_cli("validate --data . --output-spread 0.9", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--output-spread"), "%s", err);
+  cr_assert_eq(tu_run_cli("validate --data .", out, sizeof out, err, sizeof err), 2, "no known file in the source root");
+  cr_assert(strstr(err, "none of the known validation files"), "%s", err);
+  const char *bad = tu_tmpfile(".json", "[\n {\"scenario\": {\"model\": \"llama-3.1-8b\"},\n  \"result\": "
+                                        "{\"num_prompts\": -4, \"mean_ttft_ms\": 3}}\n]\n");
+  char args[1024];
+  snprintf(args, sizeof args, "validate --measurements '%s'", bad);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, bad) && strstr(err, ":2:") && strstr(err, "result.num_prompts"), "%s", err);
+  unlink(bad);
+  cr_assert_eq(tu_run_cli("validate --param vllm.warp_speed=3 --data .", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "warp_speed"), "%s", err);
+}

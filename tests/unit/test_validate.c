@@ -1,0 +1,662 @@
+/* test_validate.c: the validation harness (sim/validate/).
+ *  - each reader: a well-formed row becomes the right point; a malformed row
+ *    is rejected with FILE:LINE: FIELD; unrepresentable rows are kept as
+ *    skipped with a reason;
+ *  - each workload shape maps to the right scenario (closed loop 10 x C,
+ *    offline all at t=0, static batch in one step);
+ *  - tiny runs checked by hand against the cost model: a static batch's TTFT
+ *    is one step over the whole batch and its TPOT the mean of the decode
+ *    steps; a closed loop at concurrency 1 prefills each request alone; the
+ *    client never holds more than C requests;
+ *  - error statistics, the cliff rule and the training subset. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/cfg.h"
+#include "hw/cost.h"
+#include "testutil.h"
+#include "validate/validate.h"
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+static const char *AIC_HEADER =
+    "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+    "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,silicon_ttft_ms,silicon_tpot_ms\n";
+
+static int parse_err(int (*fn)(vset *, const char *, const char *, sim_err *), const char *text, sim_err *err) {
+  vset s;
+  vset_init(&s);
+  int rc = fn(&s, text, "x.csv", err);
+  vset_free(&s);
+  return rc;
+}
+
+static void expect_error(int (*fn)(vset *, const char *, const char *, sim_err *), const char *text,
+                         const char *where, const char *field) {
+  sim_err err = {0, ""};
+  int rc = parse_err(fn, text, &err);
+  cr_assert_eq(rc, SIM_EINPUT, "accepted: %s", text);
+  cr_assert(strstr(err.msg, where), "message '%s' lacks '%s'", err.msg, where);
+  cr_assert(strstr(err.msg, field), "message '%s' lacks '%s'", err.msg, field);
+}
+
+/* ---- AIConfigurator closed-loop rows ----------------------------------------------------- */
+
+Test(validate_read, aic_row_becomes_a_closed_loop_point) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "%s"
+           "a,source_file=x.csv; model=Llama-3.1-70B; silicon_concurrency=16; wip=False,trtllm,,meta-llama/"
+           "Llama-3.1-70B,h200_sxm,fp8,agg,1024,8192,fp8,fp8,16,4,1,1,120.5,9.4\n"
+           "b,silicon_concurrency=8,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,8192,1024,fp8,fp8,8,2,1,1,900,20\n",
+           AIC_HEADER);
+  vset s;
+  vset_init(&s);
+  sim_err err = {0, ""};
+  cr_assert_eq(vdata_parse_aic(&s, text, "x.csv", &err), 0, "%s", err.msg);
+  cr_assert_eq(s.n, 2);
+  const vpoint *p = &s.pts[0];
+  cr_assert_eq(p->shape, VSHAPE_CLOSED);
+  cr_assert_str_eq(p->gpu, "h200");
+  cr_assert_str_eq(p->engine, "trtllm");
+  cr_assert_str_eq(p->model, "llama-3.1-70b");
+  cr_assert_eq(p->tp, 4);
+  cr_assert_eq(p->isl, 1024);
+  cr_assert_eq(p->osl, 8192);
+  cr_assert_eq(p->concurrency, 16);
+  cr_assert_eq(p->num_prompts, 160);
+  cr_assert_eq(p->weight_dtype, DT_FP8);
+  cr_assert_eq(p->kv_dtype, DT_FP8, "TensorRT-LLM: FP8 weights imply an FP8 KV cache");
+  cr_assert_float_eq(p->meas[VM_TTFT], 120.5, 1e-12);
+  cr_assert_float_eq(p->meas[VM_TPOT], 9.4, 1e-12);
+  /* derived: C x osl / E2EL = 16 x 8192 / (0.1205 + 8191 x 0.0094) */
+  cr_assert_float_eq(p->meas[VM_TPUT], 16.0 * 8192 / (0.1205 + 8191 * 0.0094), 1e-9);
+  cr_assert(p->tput_derived);
+  cr_assert_str_eq(p->where, "x.csv:2");
+  cr_assert_eq(p->skip[0], 0);
+  const vpoint *q = &s.pts[1];
+  cr_assert_str_eq(q->gpu, "h100-sxm");
+  cr_assert_eq(q->kv_dtype, DT_BF16, "vLLM keeps --kv-cache-dtype auto");
+  cr_assert_str_eq(q->where, "x.csv:3");
+  vset_free(&s);
+}
+
+Test(validate_read, aic_unrepresentable_rows_are_skipped_with_a_reason) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "%s"
+           "a,silicon_concurrency=4,trtllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,2,1,1,1\n"
+           "b,silicon_concurrency=4,trtllm,,meta-llama/Llama-3.1-70B,b300_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,1,1\n"
+           "c,silicon_concurrency=4,sglang,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,1,1\n"
+           "d,silicon_concurrency=4,trtllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,disagg,1024,1024,fp8,fp8,4,4,1,1,1,1\n",
+           AIC_HEADER);
+  vset s;
+  vset_init(&s);
+  sim_err err = {0, ""};
+  cr_assert_eq(vdata_parse_aic(&s, text, "x.csv", &err), 0, "%s", err.msg);
+  cr_assert_eq(s.n, 4, "skipped rows stay in the set");
+  cr_assert(strstr(s.pts[0].skip, "pipeline"), "%s", s.pts[0].skip);
+  cr_assert(strstr(s.pts[1].skip, "GPU config"), "%s", s.pts[1].skip);
+  cr_assert(strstr(s.pts[2].skip, "engine"), "%s", s.pts[2].skip);
+  cr_assert(strstr(s.pts[3].skip, "disagg"), "%s", s.pts[3].skip);
+  vset_free(&s);
+}
+
+Test(validate_read, aic_malformed_rows_name_file_line_and_field) {
+  char text[4096];
+  const char *good = "a,silicon_concurrency=4,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,80,11\n";
+  snprintf(text, sizeof text, "%s%sb,x,vllm,,m,h100_sxm,fp8,agg,abc,1024,fp8,fp8,4,4,1,1,80,11\n", AIC_HEADER, good);
+  expect_error(vdata_parse_aic, text, "x.csv:3:", "isl");
+  snprintf(text, sizeof text, "%s%sb,x,vllm,,m,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,-3,11\n", AIC_HEADER, good);
+  expect_error(vdata_parse_aic, text, "x.csv:3:", "silicon_ttft_ms");
+  snprintf(text, sizeof text, "%s%sb,x,vllm,,m,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,0,1,1,80,11\n", AIC_HEADER, good);
+  expect_error(vdata_parse_aic, text, "x.csv:3:", "tp_size");
+  snprintf(text, sizeof text, "%s%sb,x,vllm,,m,h100_sxm\n", AIC_HEADER, good);
+  expect_error(vdata_parse_aic, text, "x.csv:3:", "fields");
+  snprintf(text, sizeof text, "%sb,silicon_concurrency=8,vllm,,m,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,80,11\n",
+           AIC_HEADER);
+  expect_error(vdata_parse_aic, text, "x.csv:2:", "silicon_concurrency");
+  expect_error(vdata_parse_aic, "id,isl\n1,2\n", "x.csv:1:", "required column");
+  snprintf(text, sizeof text, "%sb,\"unterminated,vllm\n", AIC_HEADER);
+  expect_error(vdata_parse_aic, text, "x.csv:2:", "quote");
+}
+
+/* ---- TensorRT-LLM offline table -------------------------------------------------------------- */
+
+Test(validate_read, trt_overview_cells_become_offline_points) {
+  const char *text = "# source: test\n"
+                     "model,isl,osl,tp,H200_FP8,H100_FP16,A100PCIE80_FP16\n"
+                     "llama3.1-70b,128,128,2,5357.0,,806.7\n"
+                     "llama3.1-405b,1000,1000,8,3391.0,,\n"
+                     "llama3.1-70b,999,999,1,10.0,,\n";
+  vset s;
+  vset_init(&s);
+  sim_err err = {0, ""};
+  cr_assert_eq(vdata_parse_trt_overview(&s, text, "x.csv", &err), 0, "%s", err.msg);
+  cr_assert_eq(s.n, 4, "empty cells are not points");
+  const vpoint *p = &s.pts[0];
+  cr_assert_eq(p->shape, VSHAPE_OFFLINE);
+  cr_assert_str_eq(p->gpu, "h200");
+  cr_assert_eq(p->tp, 2);
+  cr_assert_eq(p->num_prompts, 30000, "perf-overview: 30000 requests at 128/128");
+  cr_assert_float_eq(p->meas[VM_TPUT], 5357.0, 1e-9);
+  cr_assert(isnan(p->meas[VM_TTFT]));
+  cr_assert_eq(p->skip[0], 0);
+  cr_assert_str_eq(p->where, "x.csv:3");
+  cr_assert(strstr(s.pts[1].skip, "A100PCIE80"), "%s", s.pts[1].skip);
+  cr_assert(strstr(s.pts[2].skip, "405b"), "%s", s.pts[2].skip);
+  cr_assert(strstr(s.pts[3].skip, "number of requests"), "%s", s.pts[3].skip);
+  vset_free(&s);
+  expect_error(vdata_parse_trt_overview, "model,isl,osl,tp,H200_FP8\nllama3.1-70b,128,128,2,fast\n", "x.csv:2:",
+               "H200_FP8");
+  expect_error(vdata_parse_trt_overview, "model,isl,osl,tp,H200_FP8\nllama3.1-70b,128,x,2,1\n", "x.csv:2:", "osl");
+  expect_error(vdata_parse_trt_overview, "model,isl,osl,H200_FP8\nllama3.1-70b,128,128,1\n", "x.csv:1:", "tp");
+  expect_error(vdata_parse_trt_overview, "model,isl,osl,tp,H200FP8\nllama3.1-70b,128,128,2,1\n", "x.csv:1:",
+               "H200FP8");
+}
+
+/* ---- TensorRT-LLM 0.9 static batch ------------------------------------------------------------- */
+
+static const char *STATIC_HEADER =
+    "GPU,Precision,Tensor Model Parallel Size,Pipeline Model Parallel Size,Input/Output Lengths,Batch Size,"
+    "1st Token Latency (ms),Token-to-token Latency (ms),Latency (ms),Throughput (tokens / sec),Throughput per GPU "
+    "(tokens / sec / GPU),Generation Throughput (tokens / sec),GPU Peak Memory Usage (GB),Enable XQA,Use Fake Weight\n";
+
+Test(validate_read, static_rows_and_their_errors) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "%sA100-SXM4-80GB,Mixed,2,1,\"128,2048\",4,179.7,52.4,107644.6,76.1,38.05,76.23,72.68,Yes,Yes\n"
+           "L40S,FP8,4,2,\"128,128\",1,70,20,2600,49,12,50,40,Yes,Yes\n",
+           STATIC_HEADER);
+  vset s;
+  vset_init(&s);
+  sim_err err = {0, ""};
+  cr_assert_eq(vdata_parse_static_batch(&s, text, "x.csv", &err), 0, "%s", err.msg);
+  cr_assert_eq(s.n, 2);
+  const vpoint *p = &s.pts[0];
+  cr_assert_eq(p->shape, VSHAPE_STATIC);
+  cr_assert_str_eq(p->gpu, "a100-sxm-80gb");
+  cr_assert_str_eq(p->model, "llama-2-70b");
+  cr_assert_eq(p->isl, 128);
+  cr_assert_eq(p->osl, 2048);
+  cr_assert_eq(p->concurrency, 4);
+  cr_assert_eq(p->num_prompts, 4);
+  cr_assert_eq(p->act_dtype, DT_FP16, "Mixed = FP16");
+  cr_assert_eq(p->kv_dtype, DT_FP16);
+  cr_assert_float_eq(p->meas[VM_TTFT], 179.7, 1e-9);
+  cr_assert_float_eq(p->meas[VM_TPOT], 52.4, 1e-9);
+  cr_assert_float_eq(p->meas[VM_TPUT], 76.1, 1e-9);
+  cr_assert(strstr(s.pts[1].skip, "pipeline"), "%s", s.pts[1].skip);
+  cr_assert_eq(s.pts[1].weight_dtype, DT_FP8);
+  vset_free(&s);
+  snprintf(text, sizeof text, "%sH100 80GB HBM3,Mixed,2,1,\"128;128\",4,1,1,1,1,1,1,1,Yes,Yes\n", STATIC_HEADER);
+  expect_error(vdata_parse_static_batch, text, "x.csv:2:", "Input/Output Lengths");
+  snprintf(text, sizeof text, "%sH100 80GB HBM3,Mixed,2,1,\"128,128\",0,1,1,1,1,1,1,1,Yes,Yes\n", STATIC_HEADER);
+  expect_error(vdata_parse_static_batch, text, "x.csv:2:", "Batch Size");
+  snprintf(text, sizeof text, "%sH100 80GB HBM3,Mixed,2,1,\"128,128\",4,1,nan,1,1,1,1,1,Yes,Yes\n", STATIC_HEADER);
+  expect_error(vdata_parse_static_batch, text, "x.csv:2:", "Token-to-token");
+}
+
+/* ---- MLPerf records -------------------------------------------------------------------------- */
+
+Test(validate_read, mlperf_records_are_listed_as_skipped) {
+  const char *text = "[\n"
+                     " {\"kind\": \"hardware_spec\", \"conditions\": {}, \"values\": {}},\n"
+                     " {\"kind\": \"mlperf_result\",\n"
+                     "  \"conditions\": {\"system\": \"X\", \"scenario\": \"Server\"},\n"
+                     "  \"values\": {\"tokens_per_s\": 20556.4, \"ttft_ms\": {\"mean\": 381.6},\n"
+                     "             \"tpot_ms\": {\"mean\": 136.8}}}\n"
+                     "]\n";
+  vset s;
+  vset_init(&s);
+  sim_err err = {0, ""};
+  cr_assert_eq(vdata_parse_mlperf(&s, text, "f.json", &err), 0, "%s", err.msg);
+  cr_assert_eq(s.n, 1, "only mlperf_result records are points");
+  cr_assert_float_eq(s.pts[0].meas[VM_TTFT], 381.6, 1e-9);
+  cr_assert_float_eq(s.pts[0].meas[VM_TPUT], 20556.4, 1e-9);
+  cr_assert(strstr(s.pts[0].skip, "input-length"), "%s", s.pts[0].skip);
+  cr_assert_str_eq(s.pts[0].where, "f.json:3");
+  vset_free(&s);
+  vset_init(&s);
+  const char *bad = "[\n {\"kind\": \"mlperf_result\", \"conditions\": {\"system\": \"X\", \"scenario\": \"Offline\"},\n"
+                    "  \"values\": {\"tokens_per_s\": \"fast\"}}\n]\n";
+  cr_assert_eq(vdata_parse_mlperf(&s, bad, "f.json", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "f.json:2:") && strstr(err.msg, "tokens_per_s"), "%s", err.msg);
+  cr_assert_eq(vdata_parse_mlperf(&s, "[\n {\"kind\": 3}\n]", "f.json", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "f.json:2:") && strstr(err.msg, "kind"), "%s", err.msg);
+  cr_assert_eq(vdata_parse_mlperf(&s, "[{\"kind\": ", "f.json", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "invalid JSON"), "%s", err.msg);
+  vset_free(&s);
+}
+
+/* ---- the user format --------------------------------------------------------------------------- */
+
+Test(validate_read, user_wrapper_reproduces_the_run_it_describes) {
+  const char *text = "{\"name\": \"mine\",\n"
+                     " \"scenario\": {\"model\": \"llama-3.1-8b\", \"gpu\": \"h200\", \"engine\": \"vllm\",\n"
+                     "              \"deployment\": {\"tensor_parallel_size\": 1}},\n"
+                     " \"result\": {\"num_prompts\": 3, \"request_rate\": Infinity, \"burstiness\": 1.0,\n"
+                     "            \"max_concurrency\": 2, \"completed\": 3, \"total_input_tokens\": 300,\n"
+                     "            \"total_output_tokens\": 30, \"input_lens\": [100, 90, 110],\n"
+                     "            \"output_lens\": [10, 10, 10], \"mean_ttft_ms\": 20.5, \"mean_tpot_ms\": 7.5,\n"
+                     "            \"output_throughput\": 99.0}}\n";
+  vset s;
+  vset_init(&s);
+  sim_err err = {0, ""};
+  cr_assert_eq(vdata_parse_user(&s, text, "u.json", &err), 0, "%s", err.msg);
+  cr_assert_eq(s.n, 1);
+  const vpoint *p = &s.pts[0];
+  cr_assert_str_eq(p->id, "user/mine");
+  cr_assert_eq(p->shape, VSHAPE_OPEN);
+  cr_assert(isinf(p->request_rate), "Infinity is vLLM's inf");
+  cr_assert_eq(p->concurrency, 2);
+  cr_assert_eq(p->num_prompts, 3);
+  cr_assert_eq(p->n_lens, 3);
+  cr_assert_eq(p->in_lens[1], 90);
+  cr_assert_eq(p->isl, 100);
+  cr_assert_eq(p->osl, 10);
+  cr_assert_float_eq(p->meas[VM_TPOT], 7.5, 1e-12);
+  scenario sc;
+  vpoint_scenario(p, NULL, &sc);
+  cr_assert_eq(sc.max_concurrency, 2);
+  cr_assert_eq(sc.gen.num_prompts, 3);
+  cr_assert_str_eq(sc.model, "llama-3.1-8b");
+  vset_free(&s);
+  vset_init(&s);
+  const char *no_np = "{\"scenario\": {}, \"result\": {\"mean_ttft_ms\": 5}}";
+  cr_assert_eq(vdata_parse_user(&s, no_np, "u.json", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "u.json:1:") && strstr(err.msg, "result.num_prompts"), "%s", err.msg);
+  const char *bad_key = "[\n {\"scenario\": {}, \"result\": {}, \"extra\": 1}\n]";
+  cr_assert_eq(vdata_parse_user(&s, bad_key, "u.json", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "u.json:2:") && strstr(err.msg, "extra"), "%s", err.msg);
+  const char *bad_sc = "{\"scenario\": {\"deployment\": {\"tensor_parallel_size\": \"two\"}}, \"result\": "
+                       "{\"num_prompts\": 1, \"mean_ttft_ms\": 5, \"completed\": 1, \"total_input_tokens\": 1, "
+                       "\"total_output_tokens\": 1}}";
+  cr_assert_eq(vdata_parse_user(&s, bad_sc, "u.json", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "u.json:1: scenario") && strstr(err.msg, "tensor_parallel_size"), "%s", err.msg);
+  const char *bad_gpu = "{\"scenario\": {\"gpu\": \"h900\"}, \"result\": {\"num_prompts\": 1, \"mean_ttft_ms\": 5}}";
+  cr_assert_eq(vdata_parse_user(&s, bad_gpu, "u.json", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "u.json:1: scenario") && strstr(err.msg, "h900"), "%s", err.msg);
+  const char *bad_lens = "{\"scenario\": {}, \"result\": {\"num_prompts\": 2, \"input_lens\": [1], "
+                         "\"output_lens\": [1, 2], \"mean_ttft_ms\": 5}}";
+  cr_assert_eq(vdata_parse_user(&s, bad_lens, "u.json", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "result.input_lens"), "%s", err.msg);
+  vset_free(&s);
+}
+
+/* ---- workload shapes -------------------------------------------------------------------------- */
+
+static vpoint *tiny_point(vset *s, vshape shape, uint32_t conc, uint32_t isl, uint32_t osl) {
+  vpoint *p = vset_add(s);
+  p->shape = shape;
+  snprintf(p->id, sizeof p->id, "test/%d/%u", (int)shape, conc);
+  snprintf(p->model, sizeof p->model, "llama-3.1-8b");
+  snprintf(p->gpu, sizeof p->gpu, "h200");
+  p->tp = 1;
+  p->isl = isl, p->osl = osl, p->concurrency = conc;
+  p->num_prompts = shape == VSHAPE_CLOSED ? 10ull * conc : conc;
+  p->meas[VM_TTFT] = p->meas[VM_TPOT] = p->meas[VM_TPUT] = 1.0;
+  return p;
+}
+
+Test(validate_shape, scenarios_of_the_three_shapes) {
+  vset s;
+  vset_init(&s);
+  voverrides ov;
+  memset(&ov, 0, sizeof ov);
+  ov.closed_output_spread = 0.02;
+  scenario sc;
+  vpoint *c = tiny_point(&s, VSHAPE_CLOSED, 8, 1024, 256);
+  snprintf(c->engine, sizeof c->engine, "vllm");
+  vpoint_scenario(c, &ov, &sc);
+  cr_assert_eq(sc.max_concurrency, 8);
+  cr_assert_eq(sc.gen.num_prompts, 80);
+  cr_assert(isinf(sc.gen.request_rate), "first wave at t=0");
+  cr_assert_eq(sc.deploy.enable_prefix_caching, 0);
+  cr_assert_float_eq(sc.gen.input.len, 1024, 0);
+  cr_assert_float_eq(sc.gen.input.range_ratio, 0, 0);
+  cr_assert_float_eq(sc.gen.output.range_ratio, 0.02, 0, "the closed-loop output spread");
+  vpoint_scenario(c, NULL, &sc);
+  cr_assert_float_eq(sc.gen.output.range_ratio, 0, 0);
+  vpoint *o = tiny_point(&s, VSHAPE_OFFLINE, 0, 128, 128);
+  o->num_prompts = 300;
+  snprintf(o->engine, sizeof o->engine, "trtllm");
+  vpoint_scenario(o, &ov, &sc);
+  cr_assert_eq(sc.max_concurrency, 0, "offline: no client limit");
+  cr_assert_eq(sc.gen.num_prompts, 300);
+  cr_assert(isinf(sc.gen.request_rate));
+  cr_assert_float_eq(sc.gen.output.range_ratio, 0, 0, "offline lengths stay fixed");
+  vpoint *b = tiny_point(&s, VSHAPE_STATIC, 16, 2048, 128);
+  snprintf(b->engine, sizeof b->engine, "trtllm");
+  vpoint_scenario(b, &ov, &sc);
+  cr_assert_eq(sc.gen.num_prompts, 16);
+  cr_assert_eq(sc.deploy.max_num_seqs, 16);
+  cr_assert_geq(sc.deploy.max_num_batched_tokens, 16u * 2048, "the whole batch prefills in one step");
+  cr_assert_eq(sc.max_concurrency, 0);
+  vset_free(&s);
+}
+
+/* Builds the cost model vrun uses for a tiny static point: TensorRT-LLM 0.9
+ * facts (no overlap, no CUDA graphs), FP16, the batch as the step budget. */
+static void static_cost(cost_model *c, model_cfg *m, gpu_cfg *g, engine_cfg *e, deploy_cfg *d, uint32_t B,
+                        uint32_t isl, uint32_t osl) {
+  sim_err err = {0, ""};
+  cr_assert_eq(cfg_model_load(m, "llama-3.1-8b", &err), 0, "%s", err.msg);
+  cr_assert_eq(cfg_gpu_load(g, "h200", &err), 0, "%s", err.msg);
+  cr_assert_eq(cfg_engine_load(e, "trtllm", &err), 0, "%s", err.msg);
+  e->async_scheduling = false;
+  e->cuda_graph_max_batch = 0;
+  deploy_init(d);
+  d->tp = 1;
+  d->act_dtype = d->weight_dtype = d->kv_dtype = DT_FP16;
+  d->act_dtype_set = d->weight_dtype_set = d->kv_dtype_set = true;
+  d->max_num_seqs = B;
+  d->max_num_batched_tokens = B * isl;
+  d->max_model_len = isl + osl;
+  d->gpu_memory_utilization = 1.0;
+  d->enable_prefix_caching = 0;
+  cr_assert_eq(cfg_resolve(d, m, g, e, &err), 0, "%s", err.msg);
+  cr_assert_eq(cost_init(c, m, g, e, d, &err), 0, "%s", err.msg);
+}
+
+static double step_ms(cost_model *c, const batch_desc *b) {
+  step_cost sc;
+  cost_step(c, b, &sc);
+  return ceil(sc.total_ns) / 1e6; /* the cluster rounds every step up to whole ns */
+}
+
+Test(validate_shape, static_batch_matches_the_cost_model_by_hand) {
+  const uint32_t B = 4, ISL = 64, OSL = 8;
+  vset s;
+  vset_init(&s);
+  vpoint *p = tiny_point(&s, VSHAPE_STATIC, B, ISL, OSL);
+  p->src = VSRC_STATIC_BATCH;
+  snprintf(p->engine, sizeof p->engine, "trtllm");
+  p->act_dtype = p->weight_dtype = p->kv_dtype = DT_FP16;
+  sim_err err = {0, ""};
+  cr_assert_eq(vrun_point(p, NULL, &err), 0);
+  cr_assert(p->ran, "failed: %s", p->fail);
+  /* by hand: one step prefills the four prompts, then OSL - 1 decode steps */
+  model_cfg m;
+  gpu_cfg g;
+  engine_cfg e;
+  deploy_cfg d;
+  cost_model c;
+  static_cost(&c, &m, &g, &e, &d, B, ISL, OSL);
+  prefill_chunk ch[4] = {{ISL, 0}, {ISL, 0}, {ISL, 0}, {ISL, 0}};
+  batch_desc pre = {B * ISL, B, 0, 0, B, B, ch};
+  double ttft = step_ms(&c, &pre), dec = 0;
+  for (uint32_t j = 1; j < OSL; j++) {
+    batch_desc bd = {B, B, B, (uint64_t)B * (ISL + j), B, 0, NULL};
+    dec += step_ms(&c, &bd);
+  }
+  cr_assert_float_eq(p->pred[VM_TTFT], ttft, 1e-6, "ttft %.6f vs %.6f", p->pred[VM_TTFT], ttft);
+  cr_assert_float_eq(p->pred_ttft_min_ms, p->pred_ttft_max_ms, 1e-9, "the whole batch gets its first token together");
+  cr_assert_float_eq(p->pred[VM_TPOT], dec / (OSL - 1), 1e-6, "tpot %.6f vs %.6f", p->pred[VM_TPOT],
+                     dec / (OSL - 1));
+  cr_assert_float_eq(p->pred[VM_TPUT], B * OSL / ((ttft + dec) / 1e3), 1e-6);
+  cr_assert_eq(p->pred_completed, B);
+  cr_assert_eq(p->pred_peak_in_system, B);
+  cost_deinit(&c);
+  vset_free(&s);
+}
+
+Test(validate_shape, closed_loop_of_one_prefills_each_request_alone) {
+  const uint32_t ISL = 128, OSL = 4;
+  vset s;
+  vset_init(&s);
+  vpoint *p = tiny_point(&s, VSHAPE_CLOSED, 1, ISL, OSL);
+  p->src = VSRC_AIC; /* vLLM as measured there: no async scheduling, utilization 0.9 */
+  snprintf(p->engine, sizeof p->engine, "vllm");
+  sim_err err = {0, ""};
+  cr_assert_eq(vrun_point(p, NULL, &err), 0);
+  cr_assert(p->ran, "failed: %s", p->fail);
+  cr_assert_eq(p->pred_completed, 10, "10 x concurrency requests");
+  cr_assert_eq(p->pred_peak_in_system, 1);
+  model_cfg m;
+  gpu_cfg g;
+  engine_cfg e;
+  cr_assert_eq(cfg_model_load(&m, "llama-3.1-8b", &err), 0);
+  cr_assert_eq(cfg_gpu_load(&g, "h200", &err), 0);
+  cr_assert_eq(cfg_engine_load(&e, "vllm", &err), 0);
+  e.async_scheduling = false;
+  deploy_cfg d;
+  deploy_init(&d);
+  d.tp = 1;
+  d.enable_prefix_caching = 0;
+  d.gpu_memory_utilization = 0.9;
+  d.max_model_len = ISL + OSL;
+  cr_assert_eq(cfg_resolve(&d, &m, &g, &e, &err), 0, "%s", err.msg);
+  cost_model c;
+  cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), 0);
+  prefill_chunk ch = {ISL, 0};
+  batch_desc pre = {ISL, 1, 0, 0, 1, 1, &ch};
+  double ttft = step_ms(&c, &pre), dec = 0;
+  for (uint32_t j = 1; j < OSL; j++) {
+    batch_desc bd = {1, 1, 1, ISL + j, 1, 0, NULL};
+    dec += step_ms(&c, &bd);
+  }
+  /* the engine idles when the lone request finishes, so each next one starts at once */
+  cr_assert_float_eq(p->pred_ttft_min_ms, ttft, 1e-6, "min %.6f vs %.6f", p->pred_ttft_min_ms, ttft);
+  cr_assert_float_eq(p->pred_ttft_max_ms, ttft, 1e-6, "max %.6f vs %.6f", p->pred_ttft_max_ms, ttft);
+  cr_assert_float_eq(p->pred[VM_TPOT], dec / (OSL - 1), 1e-6);
+  cr_assert_float_eq(p->pred[VM_TPUT], 1.0 * OSL / ((ttft + dec) / 1e3), 1e-6, "derived C x osl / E2EL");
+  cost_deinit(&c);
+  vset_free(&s);
+}
+
+Test(validate_shape, closed_loop_holds_c_requests_and_offline_sends_all_at_once) {
+  vset s;
+  vset_init(&s);
+  vpoint *c = tiny_point(&s, VSHAPE_CLOSED, 3, 64, 16);
+  c->src = VSRC_AIC;
+  snprintf(c->engine, sizeof c->engine, "vllm");
+  vpoint *one = tiny_point(&s, VSHAPE_CLOSED, 1, 64, 16);
+  one->src = VSRC_AIC;
+  snprintf(one->engine, sizeof one->engine, "vllm");
+  vpoint *o = tiny_point(&s, VSHAPE_OFFLINE, 0, 64, 16);
+  o->src = VSRC_TRT_OVERVIEW;
+  o->num_prompts = 7;
+  snprintf(o->engine, sizeof o->engine, "trtllm");
+  voverrides ov;
+  memset(&ov, 0, sizeof ov);
+  sim_err err = {0, ""};
+  cr_assert_eq(vrun_all(&s, &ov, false, NULL, &err), 0, "%s", err.msg);
+  cr_assert(c->ran && o->ran, "%s %s", c->fail, o->fail);
+  cr_assert_eq(c->pred_completed, 30);
+  cr_assert_eq(c->pred_peak_in_system, 3, "the client holds at most C requests");
+  cr_assert_eq(o->pred_completed, 7);
+  cr_assert_eq(o->pred_peak_in_system, 7, "offline: every request is in the system at t=0");
+  /* the three clients' first requests arrive together and prefill in one step, and
+   * their successors keep that phase (fixed lengths): every TTFT is one three-prompt
+   * step, longer than a lone prompt's */
+  cr_assert_float_eq(c->pred_ttft_min_ms, c->pred_ttft_max_ms, 1e-9);
+  cr_assert_gt(c->pred_ttft_min_ms, one->pred_ttft_max_ms);
+  vset_free(&s);
+}
+
+Test(validate_shape, unrepresentable_deployment_fails_with_a_reason) {
+  vset s;
+  vset_init(&s);
+  vpoint *p = tiny_point(&s, VSHAPE_CLOSED, 4, 1024, 128);
+  snprintf(p->model, sizeof p->model, "llama-3.1-70b");
+  snprintf(p->gpu, sizeof p->gpu, "l40s");
+  snprintf(p->engine, sizeof p->engine, "vllm");
+  p->act_dtype = p->weight_dtype = p->kv_dtype = DT_BF16; /* 141 GB of weights on one 48 GB GPU */
+  sim_err err = {0, ""};
+  cr_assert_eq(vrun_point(p, NULL, &err), 0);
+  cr_assert(!p->ran);
+  cr_assert(strstr(p->fail, "memory plan"), "%s", p->fail);
+  cr_assert(isnan(verr_pct(p, VM_TTFT)), "a failed point has no error");
+  vset_free(&s);
+}
+
+/* ---- statistics, cliffs, training subset --------------------------------------------------------- */
+
+static vpoint *stat_point(vset *s, const char *group, uint32_t conc, double meas, double pred) {
+  vpoint *p = vset_add(s);
+  p->shape = VSHAPE_CLOSED;
+  p->ran = true;
+  snprintf(p->group, sizeof p->group, "%s", group);
+  snprintf(p->id, sizeof p->id, "%s/c%u", group, conc);
+  p->concurrency = conc;
+  p->meas[VM_TTFT] = meas;
+  p->pred[VM_TTFT] = pred;
+  return p;
+}
+
+Test(validate_stats, median_mean_and_worst) {
+  vset s;
+  vset_init(&s);
+  stat_point(&s, "a", 4, 100, 110);  /* +10% */
+  stat_point(&s, "a", 8, 100, 80);   /* -20% */
+  stat_point(&s, "a", 16, 200, 230); /* +15% */
+  vpoint *skip = stat_point(&s, "a", 32, 100, 1000);
+  snprintf(skip->skip, sizeof skip->skip, "not representable");
+  vpoint *fail = stat_point(&s, "a", 64, 100, 1000);
+  snprintf(fail->fail, sizeof fail->fail, "plan refused");
+  verr_stats st;
+  verr_summarize(&s, VM_TTFT, NULL, NULL, &st);
+  cr_assert_eq(st.n, 3, "skipped and failed points have no error");
+  cr_assert_float_eq(st.median_abs, 15.0, 1e-9);
+  cr_assert_float_eq(st.mean_abs, 15.0, 1e-9);
+  cr_assert_float_eq(st.median_signed, 10.0, 1e-9);
+  cr_assert_float_eq(st.worst_abs, 20.0, 1e-9);
+  cr_assert_eq(st.worst, &s.pts[1]);
+  verr_summarize(&s, VM_TPOT, NULL, NULL, &st);
+  cr_assert_eq(st.n, 0);
+  vset_free(&s);
+}
+
+Test(validate_stats, cliff_is_a_jump_from_the_next_lower_concurrency) {
+  vset s;
+  vset_init(&s);
+  /* measured: gradual growth, then a jump at c32 that stays; predicted: jump at c16 */
+  stat_point(&s, "a", 4, 100, 100);
+  stat_point(&s, "a", 8, 150, 150);
+  stat_point(&s, "a", 16, 400, 900); /* measured 2.7x, predicted 6x: false positive */
+  stat_point(&s, "a", 32, 9000, 8000);
+  stat_point(&s, "a", 64, 12000, 9000); /* 1.3x from c32 but already on the cliff */
+  stat_point(&s, "b", 4, 100, 100);    /* another series, never on the cliff */
+  stat_point(&s, "b", 8, 400, 400);
+  vcliff cl;
+  uint8_t side[7];
+  vcliff_count(&s, NULL, NULL, &cl, side);
+  cr_assert_eq(cl.unclassified, 2, "the lowest concurrency of each series");
+  cr_assert_eq(cl.tp, 2);
+  cr_assert_eq(cl.fp, 1);
+  cr_assert_eq(cl.fn, 0);
+  cr_assert_eq(cl.tn, 2);
+  cr_assert_eq(side[2], 4 | 2);
+  cr_assert_eq(side[4], 4 | 1 | 2);
+  vset_free(&s);
+}
+
+Test(validate_stats, training_subset_is_every_other_concurrency_of_the_closed_loop_source) {
+  vset s;
+  vset_init(&s);
+  const uint32_t cs[] = {4, 8, 16, 32, 64, 128};
+  for (size_t i = 0; i < 6; i++) stat_point(&s, "a", cs[i], 1, 1)->src = VSRC_AIC;
+  stat_point(&s, "b", 4, 1, 1)->src = VSRC_STATIC_BATCH;
+  vpoint *sk = stat_point(&s, "a", 16, 1, 1);
+  sk->src = VSRC_AIC;
+  snprintf(sk->skip, sizeof sk->skip, "x");
+  vfit_mark_training(&s);
+  const bool want[] = {true, false, true, false, true, false, false, false};
+  for (size_t i = 0; i < s.n; i++) cr_assert_eq(s.pts[i].train, want[i], "point %zu", i);
+  vset_free(&s);
+}
+
+Test(validate_stats, data_dir_resolution) {
+  char dir[1024];
+  sim_err err = {0, ""};
+  cr_assert_eq(vdata_find_dir("/nonexistent/validation", dir, sizeof dir, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "/nonexistent/validation"), "%s", err.msg);
+  cr_assert_eq(vdata_find_dir(SERVESIM_SOURCE_DIR, dir, sizeof dir, &err), 0);
+  cr_assert_str_eq(dir, SERVESIM_SOURCE_DIR);
+  vset s;
+  vset_init(&s);
+  cr_assert_eq(vdata_load_dir(&s, SERVESIM_SOURCE_DIR, &err), SIM_EINPUT, "no known file there");
+  cr_assert(strstr(err.msg, "none of the known validation files"), "%s", err.msg);
+  vset_free(&s);
+}
+
+/* ---- the fit ------------------------------------------------------------------------------------ */
+
+Test(validate_fit, search_recovers_lower_error_and_is_deterministic) {
+  /* "measurements" made by the model itself with a weight-streaming efficiency of
+   * 0.55 instead of the starting 0.80: the search must lower the objective, stay
+   * in bounds and give the same values twice */
+  vset s;
+  vset_init(&s);
+  const uint32_t cs[] = {4, 8, 16};
+  for (int i = 0; i < 3; i++) {
+    vpoint *p = tiny_point(&s, VSHAPE_CLOSED, cs[i], 256, 24);
+    p->src = VSRC_AIC;
+    snprintf(p->engine, sizeof p->engine, "vllm");
+    snprintf(p->group, sizeof p->group, "g");
+  }
+  vfit_mark_training(&s);
+  cr_assert(s.pts[0].train && !s.pts[1].train && s.pts[2].train);
+  voverrides truth;
+  memset(&truth, 0, sizeof truth);
+  truth.n = 1;
+  snprintf(truth.e[0].engine, sizeof truth.e[0].engine, "vllm");
+  for (int k = 0; k < VP_COUNT; k++) truth.e[0].v[k] = NAN;
+  truth.e[0].v[VP_GEMM_MEMORY_EFF] = 0.55;
+  sim_err err = {0, ""};
+  cr_assert_eq(vrun_all(&s, &truth, false, NULL, &err), 0, "%s", err.msg);
+  for (size_t i = 0; i < s.n; i++) {
+    cr_assert(s.pts[i].ran, "%s", s.pts[i].fail);
+    for (int m = 0; m < VM_COUNT; m++) s.pts[i].meas[m] = s.pts[i].pred[m];
+  }
+  /* the starting point: fit.c's vLLM priors */
+  voverrides start;
+  memset(&start, 0, sizeof start);
+  start.n = 1;
+  snprintf(start.e[0].engine, sizeof start.e[0].engine, "vllm");
+  const double prior[VP_COUNT] = {300, 3, 0.70, 0.80, 3, 0.50, 0.70, NAN, 0.80, 10, 1536};
+  for (int k = 0; k < VP_COUNT; k++) start.e[0].v[k] = prior[k];
+  double f0 = vfit_objective(&s, &start, "vllm", &err);
+  cr_assert(f0 > 0.05, "the starting point misses the synthetic data (%g)", f0);
+  voverrides a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  vfit_opts o = {2, false, NULL};
+  cr_assert_eq(vfit_engine(&s, &a, "vllm", &o, &err), 0, "%s", err.msg);
+  cr_assert_eq(vfit_engine(&s, &b, "vllm", &o, &err), 0, "%s", err.msg);
+  double f1 = vfit_objective(&s, &a, "vllm", &err);
+  cr_assert_lt(f1, f0 / 3, "objective %g -> %g", f0, f1);
+  cr_assert_eq(a.n, 1);
+  for (int k = 0; k < VP_COUNT; k++) {
+    if (isnan(a.e[0].v[k])) continue;
+    cr_assert_eq(a.e[0].v[k], b.e[0].v[k], "%s differs between two fits", vparam_name((vparam)k));
+  }
+  cr_assert_leq(a.e[0].v[VP_GEMM_COMPUTE_EFF], 0.80, "bounds hold");
+  cr_assert_geq(a.e[0].v[VP_GEMM_MEMORY_EFF], 0.40);
+  vset_free(&s);
+}
+
+Test(validate_shape, burst_on_several_replicas_completes) {
+  /* simultaneous arrivals on idle replicas: each replica's wake must run once
+   * the burst is queued, without waiting for the others' wakes */
+  const char *text = "{\"name\": \"two\",\n"
+                     " \"scenario\": {\"model\": \"llama-3.1-8b\", \"gpu\": \"h200\", \"engine\": \"vllm\",\n"
+                     "              \"deployment\": {\"tensor_parallel_size\": 1, \"replicas\": 3}},\n"
+                     " \"result\": {\"num_prompts\": 12, \"request_rate\": \"inf\", \"completed\": 12,\n"
+                     "            \"total_input_tokens\": 1536, \"total_output_tokens\": 96, \"mean_tpot_ms\": 5}}\n";
+  vset s;
+  vset_init(&s);
+  sim_err err = {0, ""};
+  cr_assert_eq(vdata_parse_user(&s, text, "u.json", &err), 0, "%s", err.msg);
+  cr_assert_eq(vrun_point(&s.pts[0], NULL, &err), 0);
+  cr_assert(s.pts[0].ran, "%s", s.pts[0].fail);
+  cr_assert_eq(s.pts[0].pred_completed, 12);
+  cr_assert_eq(s.pts[0].pred_peak_in_system, 12);
+  /* round robin: 4 prompts per replica, prefilled together in each replica's first step */
+  cr_assert_float_eq(s.pts[0].pred_ttft_min_ms, s.pts[0].pred_ttft_max_ms, 1e-9);
+  vset_free(&s);
+}
