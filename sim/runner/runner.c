@@ -94,14 +94,24 @@ static int load_profiles(run_ctx *r, sim_err *err) {
   return pick ? load_profile(r, pick, err) : SIM_OK;
 }
 
-int runner_prepare(run_ctx *r, const scenario *sc, sim_err *err) {
+void runner_init(run_ctx *r, const scenario *sc) {
   memset(r, 0, sizeof *r);
   r->sc = *sc;
   trace_init(&r->tr);
+}
+
+int runner_prepare(run_ctx *r, const scenario *sc, sim_err *err) {
+  runner_init(r, sc);
+  int rc = scenario_load_configs(&r->sc, &r->model, &r->gpu, &r->engine, &r->deploy, err);
+  if (rc) return rc;
+  return runner_build(r, false, err);
+}
+
+int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
+  const scenario *sc = &r->sc;
   int rc;
-  if ((rc = scenario_load_configs(&r->sc, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
   if ((rc = memplan_compute(&r->plan, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
-  if ((rc = runner_load_workload(sc, &r->tr, err))) return rc;
+  if (!have_trace && (rc = runner_load_workload(sc, &r->tr, err))) return rc;
   trace_compute_stats(&r->tr, &r->tr_stats);
   if ((rc = load_profiles(r, err))) return rc;
   if ((rc = cost_init(&r->cost, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
@@ -123,11 +133,11 @@ int runner_prepare(run_ctx *r, const scenario *sc, sim_err *err) {
   cc.max_model_len = r->deploy.max_model_len;
   cc.max_concurrency = sc->max_concurrency;
   double si = sc->sample_interval_s;
-  if (si <= 0) {
+  if (si == 0) {
     double span = r->tr_stats.span_s;
     si = span > 7200 ? ceil(span / 7200) : 1.0;
   }
-  cc.sample_interval_ns = sim_s_to_ns(si);
+  cc.sample_interval_ns = si > 0 ? sim_s_to_ns(si) : 0; /* negative: no time series */
   cc.time_limit_ns = sc->time_limit_s > 0 ? sim_s_to_ns(sc->time_limit_s) : 0;
   cc.n_failures = sc->n_failures;
   for (uint32_t i = 0; i < sc->n_failures; i++) {

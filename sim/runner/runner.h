@@ -40,6 +40,14 @@ typedef struct run_ctx {
 /* Loads and checks everything; SIM_EINPUT with a precise message on bad input
  * (including a deployment that cannot start: the memory plan's numbers). */
 int runner_prepare(run_ctx *r, const scenario *sc, sim_err *err);
+/* The same in two parts, for callers that adjust the configs or build their
+ * own workload (validate): runner_init copies the scenario; the caller fills
+ * r->model, r->gpu, r->engine and r->deploy (resolved: cfg_resolve) and, if
+ * have_trace, r->tr; runner_build then computes the memory plan, loads the
+ * workload (unless have_trace), the profiles, the cost model and the cluster.
+ * runner_free releases everything in either case. */
+void runner_init(run_ctx *r, const scenario *sc);
+int runner_build(run_ctx *r, bool have_trace, sim_err *err);
 /* Runs the simulation: through the libuv driver when drv is non-NULL (signals,
  * pacing), else directly. Then summarizes. */
 int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err);

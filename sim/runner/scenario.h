@@ -41,7 +41,7 @@ typedef struct scenario {
   traffic_warp traffic;       /* traffic step or ramp (workload/warp.h), applied after rate scaling */
   /* metrics and run control */
   slo_cfg goodput;            /* negative = not part of goodput */
-  double sample_interval_s;   /* time series period; 0 = auto */
+  double sample_interval_s;   /* time series period; 0 = auto, < 0 = none */
   double time_limit_s;        /* 0 = none */
   uint64_t seed;
 } scenario;

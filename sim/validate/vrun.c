@@ -1,11 +1,11 @@
 /* vrun.c: reproduces one validation point in servesim (see validate.h for
  * the workload shapes) and records the prediction.
  *
- * The pipeline is runner_prepare's (configs -> resolve -> memory plan ->
- * workload -> cost model -> cluster -> summary), written out here because the
- * fit must hand the cost model an engine_cfg with overridden parameters and
- * runner_prepare loads the engine by name only. Keep the cluster_cfg filling
- * identical to sim/runner/runner.c.
+ * The configs are loaded here (the fit overrides engine parameters, and each
+ * source's engine version adjusts a few of them), the workload is generated
+ * here (some points fix each request's lengths), and the rest of the pipeline
+ * is the runner's (runner_build: memory plan, cost model, cluster;
+ * runner_execute: run and summary), so validation runs exactly what `run` runs.
  *
  * Static-batch points: TensorRT-LLM 0.9 ran Llama-2-70B with random weights
  * past its 4096-token context (128 + 4096 tokens); the context limit does not
@@ -25,6 +25,7 @@
 #include "metrics/metrics.h"
 #include "serve/cluster.h"
 #include "validate/validate.h"
+#include "runner/runner.h"
 #include "workload/gen.h"
 
 /* ---- engine parameters the fit may change --------------------------------------- */
@@ -181,24 +182,6 @@ static double wall_now(void) {
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-typedef struct vrun_ctx {
-  model_cfg model;
-  gpu_cfg gpu;
-  engine_cfg engine;
-  deploy_cfg deploy;
-  mem_plan plan;
-  trace tr;
-  cost_model cost;
-  cluster cl;
-  bool cost_ok, cl_ok;
-} vrun_ctx;
-
-static void ctx_free(vrun_ctx *x) {
-  if (x->cl_ok) cluster_deinit(&x->cl);
-  if (x->cost_ok) cost_deinit(&x->cost);
-  trace_free(&x->tr);
-}
-
 #define FAIL(...)                                         \
   do {                                                    \
     vfmt(p->fail, sizeof p->fail, __VA_ARGS__);       \
@@ -214,8 +197,9 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
   if (p->skip[0]) return SIM_OK;
   scenario sc;
   vpoint_scenario(p, ov, &sc);
-  vrun_ctx *x = sim_calloc(1, sizeof *x);
-  trace_init(&x->tr);
+  sc.sample_interval_s = -1; /* no time series */
+  run_ctx *x = sim_calloc(1, sizeof *x);
+  runner_init(x, &sc);
   sim_err e = {0, ""};
   if (cfg_model_load(&x->model, sc.model, &e) || cfg_gpu_load(&x->gpu, sc.gpu, &e) ||
       cfg_engine_load(&x->engine, sc.engine, &e))
@@ -247,8 +231,6 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
     double u = TRT_FREE_FRACTION + (1.0 - TRT_FREE_FRACTION) * used / p1.device_bytes;
     x->deploy.gpu_memory_utilization = u < 1.0 ? u : 1.0;
   }
-  if (memplan_compute(&x->plan, &x->model, &x->gpu, &x->engine, &x->deploy, &e)) FAIL("memory plan: %s", e.msg);
-  p->pred_kv_tokens = (double)x->plan.kv_tokens;
   if (gen_trace(&x->tr, &sc.gen, &e)) FAIL("workload: %s", e.msg);
   if (p->in_lens) {
     SIM_ASSERT(x->tr.n == p->n_lens);
@@ -257,51 +239,31 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
       x->tr.reqs[i].output_tokens = p->out_lens[i];
     }
   }
-  if (cost_init(&x->cost, &x->model, &x->gpu, &x->engine, &x->deploy, &e)) FAIL("cost model: %s", e.msg);
-  x->cost_ok = true;
-  cluster_cfg cc;
-  memset(&cc, 0, sizeof cc);
-  cc.replicas = x->deploy.replicas;
-  cc.router = x->deploy.router;
-  cc.sched.max_num_seqs = x->deploy.max_num_seqs;
-  cc.sched.max_num_batched_tokens = x->deploy.max_num_batched_tokens;
-  cc.sched.long_prefill_token_threshold = x->engine.long_prefill_token_threshold;
-  cc.sched.chunked_prefill = x->deploy.enable_chunked_prefill != 0;
-  cc.sched.async_scheduling = x->engine.async_scheduling;
-  cc.sched.admission = x->engine.admission;
-  cc.kv_blocks = x->plan.kv_blocks;
-  cc.block_tokens = x->plan.block_tokens;
-  cc.prefix_caching = x->deploy.enable_prefix_caching != 0;
-  cc.max_model_len = x->deploy.max_model_len;
-  cc.max_concurrency = sc.max_concurrency;
-  cc.sample_interval_ns = 0;
-  if (cluster_init(&x->cl, &cc, &x->tr, &x->cost, &e)) FAIL("cluster: %s", e.msg);
-  x->cl_ok = true;
-  cluster_run(&x->cl);
-  cluster_finish(&x->cl);
-  metrics_summary sum;
-  metrics_summarize(&x->cl.m, x->cl.reqs, x->cl.n_reqs, &sc.goodput, &sum);
-  if (sum.rejected || sum.completed != sum.total)
-    FAIL("%zu of %zu requests did not complete (first reason: %s)", sum.total - sum.completed, sum.total,
-         sum.rejected_by_reason[REJ_KV_TOO_SMALL] ? rq_reject_name(REJ_KV_TOO_SMALL)
-         : sum.rejected_by_reason[REJ_TOO_LONG]   ? rq_reject_name(REJ_TOO_LONG)
-                                                  : "other");
+  if (runner_build(x, true, &e)) FAIL("%s", e.msg);
+  p->pred_kv_tokens = (double)x->plan.kv_tokens;
+  if (runner_execute(x, NULL, &e)) FAIL("%s", e.msg);
+  const metrics_summary *sum = &x->sum;
+  if (sum->rejected || sum->completed != sum->total)
+    FAIL("%zu of %zu requests did not complete (first reason: %s)", sum->total - sum->completed, sum->total,
+         sum->rejected_by_reason[REJ_KV_TOO_SMALL] ? rq_reject_name(REJ_KV_TOO_SMALL)
+         : sum->rejected_by_reason[REJ_TOO_LONG]   ? rq_reject_name(REJ_TOO_LONG)
+                                                   : "other");
   p->ran = true;
-  p->pred[VM_TTFT] = sum.ttft_ms.mean;
-  p->pred[VM_TPOT] = sum.tpot_ms.n ? sum.tpot_ms.mean : NAN;
-  p->pred_queue_ms = sum.queue_ms.mean;
+  p->pred[VM_TTFT] = sum->ttft_ms.mean;
+  p->pred[VM_TPOT] = sum->tpot_ms.n ? sum->tpot_ms.mean : NAN;
+  p->pred_queue_ms = sum->queue_ms.mean;
   p->pred_preemptions = x->cl.m.preemptions;
-  p->pred_completed = sum.completed;
-  p->pred_peak_in_system = sum.peak_in_system;
-  p->pred_ttft_min_ms = sum.ttft_ms.min;
-  p->pred_ttft_max_ms = sum.ttft_ms.max;
+  p->pred_completed = sum->completed;
+  p->pred_peak_in_system = sum->peak_in_system;
+  p->pred_ttft_min_ms = sum->ttft_ms.min;
+  p->pred_ttft_max_ms = sum->ttft_ms.max;
   if (p->shape == VSHAPE_CLOSED)
     p->pred[VM_TPUT] = p->concurrency * (double)p->osl /
                        ((p->pred[VM_TTFT] + (p->osl - 1.0) * p->pred[VM_TPOT]) / 1000.0);
   else
-    p->pred[VM_TPUT] = sum.output_throughput;
+    p->pred[VM_TPUT] = sum->output_throughput;
 done:
-  ctx_free(x);
+  runner_free(x);
   free(x);
   p->wall_s = wall_now() - t0;
   return SIM_OK;

@@ -180,7 +180,7 @@ Test(cost, allreduce_formula_and_zero_at_tp1) {
                      1e-6);
   /* small messages: the latency grows with the peers (handshakes) */
   world w8;
-  world_init(&w8, llama70b(), g, vllm(), dep(8, DT_BF16));
+  world_init(&w8, tu_model_llama70b(), g, tu_engine_vllm(), dep(8, DT_BF16));
   cr_assert(cost_allreduce_ns(&w8.c, 1) > cost_allreduce_ns(&w4.c, 1) + 3 * 3e3 - 1);
   cost_deinit(&w8.c);
   step_cost s;
