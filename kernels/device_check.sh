@@ -152,8 +152,8 @@ say "building (log: $OUT/build.log)"
 if [ -n "${DEVICE_CHECK_BIN:-}" ]; then
   BIN=$DEVICE_CHECK_BIN
   say "DEVICE_CHECK_BIN set: using $BIN without building"
-elif [ -z "${DEVICE_CHECK_DIRECT:-}" ] && build_cmake > "$OUT/build.log" 2>&1 && [ -x "$BUILD/servesim" ]; then
-  BIN=$BUILD/servesim
+elif [ -z "${DEVICE_CHECK_DIRECT:-}" ] && build_cmake > "$OUT/build.log" 2>&1 && [ -x "$BUILD/servesim-cuda" ]; then
+  BIN=$BUILD/servesim-cuda # the CUDA half lives in this binary; plain servesim hands calibrate over to it
   say "CMake build ok ($(grep -c 'Building' "$OUT/build.log") compile steps)"
 else
   if [ -n "${DEVICE_CHECK_DIRECT:-}" ]; then say "DEVICE_CHECK_DIRECT set: direct nvcc/cc build"

@@ -223,7 +223,7 @@ int cmd_validate(int argc, char **argv) {
   ro.wall_s = wall_now() - t0;
   char desc[2048];
   describe_overrides(&ov, desc, sizeof desc);
-  char title[2100];
+  char title[2200];
   snprintf(title, sizeof title, "engine files (configs/engines/*.json)%s%s; closed-loop output spread +-%g%%",
            desc[0] ? " with " : "", desc, 100 * spread);
   ro.title = title;
