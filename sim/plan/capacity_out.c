@@ -34,6 +34,8 @@ static void candidate_json(jw *j, const capacity_set *s, const cap_candidate *c)
   jw_bool(j, "feasible", c->feasible);
   if (c->feasible) jw_null(j, "reason");
   else jw_str(j, "reason", c->reason);
+  if (c->cfg.cost_source[0]) jw_str(j, "cost_source", c->cfg.cost_source);
+  else jw_null(j, "cost_source");
   if (c->feasible && c->max_rate > 0) {
     jw_num(j, "max_request_rate", c->max_rate);
     jw_bool(j, "max_request_rate_at_search_limit", c->bis.unbounded);

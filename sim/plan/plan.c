@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "hw/prof.h"
+#include "runner/profsel.h"
 #include "plan/jsonw.h"
 #include "report/report.h"
 
@@ -136,19 +137,13 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
 
   cost_model c;
   if ((rc = cost_init(&c, &p->model, &p->gpu, &p->engine, d, err))) return rc;
-  prof *pr = NULL;
-  const char *pf = sc->profile;
-  if (pf[0] && strcmp(pf, "auto") && strcmp(pf, "none")) {
-    if ((rc = prof_load(&pr, pf, err))) {
-      cost_deinit(&c);
-      return rc;
-    }
-    cost_set_profiles(&c, pr, NULL, NULL);
-    snprintf(p->cost_source, sizeof p->cost_source, "measured profile %s (roofline where it has no data)", pf);
-  } else {
-    snprintf(p->cost_source, sizeof p->cost_source, "roofline from the %s datasheet, %s efficiency factors",
-             p->gpu.name, p->engine.name);
+  prof_sel ps;
+  if ((rc = profsel_choose(&ps, sc->profile, &p->gpu, &p->engine, err))) {
+    cost_deinit(&c);
+    return rc;
   }
+  profsel_attach(&ps, &c);
+  snprintf(p->cost_source, sizeof p->cost_source, "%s", ps.source);
 
   uint32_t block = p->mem.block_tokens ? p->mem.block_tokens : 16;
   p->blocks_per_seq = (p->opts.context_tokens + block - 1) / block;
@@ -171,7 +166,7 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
   p->deploy_hbm_Bps = d->tp * p->gpu.hbm_Bps;
   gates(p);
   cost_deinit(&c);
-  prof_free(pr);
+  profsel_free(&ps);
   return SIM_OK;
 }
 

@@ -69,7 +69,7 @@ typedef struct plan_result {
   engine_cfg engine;
   deploy_cfg deploy;        /* resolved */
   plan_opts opts;           /* with defaults filled in */
-  char cost_source[1100];   /* what served the step times */
+  char cost_source[1400];   /* what served the step times (profsel.h) */
   mem_plan mem;
   bool fits;                /* the engine can start */
   char refusal[1024];       /* why not (memplan's message with the numbers), "" when it fits */

@@ -42,6 +42,7 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   }
   row->feasible = true;
   row->reason[0] = 0;
+  snprintf(row->cost_source, sizeof row->cost_source, "%s", r->prof.source);
   row->offered_rate = r->tr_stats.rate_per_s;
   row->sum = r->sum;
   report_bottleneck(r, &row->bn);

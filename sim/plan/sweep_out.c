@@ -106,6 +106,8 @@ static void row_json(jw *j, const sweep_set *s, const sweep_row *r) {
   jw_bool(j, "feasible", r->feasible);
   if (r->feasible) jw_null(j, "reason");
   else jw_str(j, "reason", r->reason);
+  if (r->feasible) jw_str(j, "cost_source", r->cost_source);
+  else jw_null(j, "cost_source");
   jw_obj(j, "config");
   jw_str(j, "model", r->model);
   jw_str(j, "gpu", r->gpu);

@@ -37,6 +37,9 @@ int report_md(const report_doc *d, FILE *f, sim_err *err);
 const char *report_doc_kind(const report_doc *d);
 /* The answer first: the capacity summary, the sweep summary or the run summary ("" for none). */
 void report_doc_answer(const report_doc *d, char *buf, size_t n);
+/* "Cost model: ..." : the distinct cost sources of the runs in the document
+ * (a sweep over GPU types has one per type). */
+void report_doc_cost_sources(const report_doc *d, char *buf, size_t n);
 /* The summary paragraph of a single run. */
 void report_run_summary(const run_ctx *r, const slo_set *slo, char *buf, size_t n);
 /* Sorted per-request latencies of finished requests (ms), for CDFs; caller frees. */

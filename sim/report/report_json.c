@@ -134,7 +134,7 @@ static cJSON *steps_section(const run_ctx *r) {
 
 static cJSON *cost_sources(const run_ctx *r) {
   cJSON *o = cJSON_CreateObject();
-  str(o, "summary", r->cost_source);
+  str(o, "summary", r->prof.source);
   cJSON *ops = cJSON_AddObjectToObject(o, "per_op");
   for (int i = 0; i < OP_COUNT; i++) {
     if (i == OP_CPU_OVERHEAD || i == OP_LAUNCH || i == OP_ALLREDUCE || i == OP_ELEMENTWISE) continue;

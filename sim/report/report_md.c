@@ -68,7 +68,7 @@ static void run_md(FILE *f, const run_ctx *r, const slo_set *slo, const char *wh
              "GiB, KV cache %.1f GiB = %llu tokens (%.1f KiB per token).\n",
           r->gpu.name, r->deploy.tp, p->weights_bytes / gib, p->activation_bytes / gib, p->cuda_graph_bytes / gib,
           p->runtime_bytes / gib, p->kv_bytes / gib, (unsigned long long)p->kv_tokens, p->kv_bytes_per_token / 1024);
-  fprintf(f, "\nCost model: %s\n", r->cost_source);
+  fprintf(f, "\nCost model: %s\n", r->prof.source);
 }
 
 static void sweep_md(FILE *f, const sweep_set *s) {
@@ -165,6 +165,8 @@ int report_md(const report_doc *d, FILE *f, sim_err *err) {
   char *sum = sim_malloc(8192);
   report_doc_answer(d, sum, 8192);
   fprintf(f, "**The answer.** %s\n", sum);
+  report_doc_cost_sources(d, sum, 8192);
+  fprintf(f, "\n%s\n", sum);
   if (d->cap) capacity_md(f, d->cap);
   if (d->sweep) sweep_md(f, d->sweep);
   if (d->run) {

@@ -31,69 +31,6 @@ int runner_load_workload(const scenario *sc, trace *out, sim_err *err) {
   return SIM_OK;
 }
 
-/* Attaches a measured profile: one of this GPU type (SRC_PROFILE), or one of
- * another GPU type scaled by the datasheet ratios (SRC_PROFILE_SCALED).
- * "auto" picks among the bundled/$SERVESIM_DATA_DIR profiles: the newest one
- * (names sort by date) measured on this GPU type, else the newest of any GPU
- * type servesim has a config for; none -> the roofline alone. */
-static int attach(run_ctx *r, prof *p, const char *what, sim_err *err) {
-  if (!strcmp(prof_gpu_name(p), r->gpu.name)) {
-    r->profile = p;
-    snprintf(r->cost_source, sizeof r->cost_source,
-             "measured profile %s (this GPU type); roofline from the %s datasheet where it has no data", what,
-             r->gpu.name);
-    return SIM_OK;
-  }
-  int rc = cfg_gpu_load(&r->other_gpu, prof_gpu_name(p), err);
-  if (rc) {
-    sim_err_prefix(err, "%s: measured on GPU '%s'", what, prof_gpu_name(p));
-    prof_free(p);
-    return rc;
-  }
-  r->other_profile = p;
-  snprintf(r->cost_source, sizeof r->cost_source,
-           "measured profile %s of %s, scaled to %s by the datasheet ratios; roofline where it has no data", what,
-           r->other_gpu.name, r->gpu.name);
-  return SIM_OK;
-}
-
-/* Loads profile `name` (a bundled name or a path) and attaches it. */
-static int load_profile(run_ctx *r, const char *name, sim_err *err) {
-  char path[1024];
-  prof *pr = NULL;
-  int rc = cfg_find(CFG_PROFILE, name, path, sizeof path, err);
-  if (!rc) rc = prof_load(&pr, path, err);
-  if (rc) return rc;
-  return attach(r, pr, path, err);
-}
-
-static int load_profiles(run_ctx *r, sim_err *err) {
-  const char *p = r->sc.profile;
-  snprintf(r->cost_source, sizeof r->cost_source,
-           "roofline from the %s datasheet with the %s engine's efficiency factors (no measured profile)", r->gpu.name,
-           r->engine.name);
-  if (!p[0] || !strcmp(p, "none")) return SIM_OK;
-  if (strcmp(p, "auto") != 0) return load_profile(r, p, err);
-  char names[4096];
-  cfg_list(CFG_PROFILE, names, sizeof names);
-  char best_own[256] = "", best_other[256] = "";
-  for (char *tok = strtok(names, ", "); tok; tok = strtok(NULL, ", ")) {
-    char path[1024];
-    prof *pr = NULL;
-    sim_err ignore;
-    if (cfg_find(CFG_PROFILE, tok, path, sizeof path, &ignore) || prof_load(&pr, path, &ignore)) continue;
-    gpu_cfg g;
-    if (!strcmp(prof_gpu_name(pr), r->gpu.name)) {
-      if (strcmp(tok, best_own) > 0) snprintf(best_own, sizeof best_own, "%s", tok);
-    } else if (!cfg_gpu_load(&g, prof_gpu_name(pr), &ignore)) {
-      if (strcmp(tok, best_other) > 0) snprintf(best_other, sizeof best_other, "%s", tok);
-    }
-    prof_free(pr);
-  }
-  const char *pick = best_own[0] ? best_own : best_other[0] ? best_other : NULL;
-  return pick ? load_profile(r, pick, err) : SIM_OK;
-}
-
 void runner_init(run_ctx *r, const scenario *sc) {
   memset(r, 0, sizeof *r);
   r->sc = *sc;
@@ -113,9 +50,9 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   if ((rc = memplan_compute(&r->plan, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
   if (!have_trace && (rc = runner_load_workload(sc, &r->tr, err))) return rc;
   trace_compute_stats(&r->tr, &r->tr_stats);
-  if ((rc = load_profiles(r, err))) return rc;
+  if ((rc = profsel_choose(&r->prof, sc->profile, &r->gpu, &r->engine, err))) return rc;
   if ((rc = cost_init(&r->cost, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
-  cost_set_profiles(&r->cost, r->profile, r->other_profile, r->other_profile ? &r->other_gpu : NULL);
+  profsel_attach(&r->prof, &r->cost);
 
   cluster_cfg cc;
   memset(&cc, 0, sizeof cc);
@@ -178,8 +115,7 @@ int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err) {
 void runner_free(run_ctx *r) {
   if (r->cl.reqs) cluster_deinit(&r->cl);
   cost_deinit(&r->cost);
-  prof_free(r->profile);
-  prof_free(r->other_profile);
+  profsel_free(&r->prof);
   trace_free(&r->tr);
   memset(r, 0, sizeof *r);
 }

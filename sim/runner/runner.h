@@ -14,6 +14,7 @@
 #include "hw/cost.h"
 #include "hw/memplan.h"
 #include "hw/prof.h"
+#include "runner/profsel.h"
 #include "runner/scenario.h"
 #include "serve/cluster.h"
 
@@ -26,10 +27,7 @@ typedef struct run_ctx {
   mem_plan plan;
   trace tr;
   trace_stats tr_stats;
-  prof *profile;         /* measured on this GPU type, or NULL */
-  prof *other_profile;   /* measured on another GPU type (scaled), or NULL */
-  gpu_cfg other_gpu;
-  char cost_source[1400]; /* one line: what served the step costs */
+  prof_sel prof;         /* measured profiles and the one-line cost source (prof.source) */
   cost_model cost;
   cluster cl;
   bool prepared, executed, interrupted;

@@ -242,7 +242,7 @@ Test(engine, measured_profile_serves_matching_ops) {
   cr_assert_gt(r->cost.src_count[OP_GEMM_QKV][SRC_PROFILE], 0);
   cr_assert_eq(r->cost.src_count[OP_GEMM_QKV][SRC_ROOFLINE], 0);
   cr_assert_eq(r->cost.src_count[OP_GEMM_O][SRC_PROFILE], 0, "no table for O: roofline");
-  cr_assert(strstr(r->cost_source, "measured profile"));
+  cr_assert(strstr(r->prof.source, "measured profile"));
   double ttft_prof = r->sum.ttft_ms.mean;
   done(r);
   snprintf(sc.profile, sizeof sc.profile, "none");
@@ -254,7 +254,7 @@ Test(engine, measured_profile_serves_matching_ops) {
   snprintf(sc.gpu, sizeof sc.gpu, "h100-sxm");
   r = run(&sc);
   cr_assert_gt(r->cost.src_count[OP_GEMM_QKV][SRC_PROFILE_SCALED], 0);
-  cr_assert(strstr(r->cost_source, "scaled to h100-sxm"));
+  cr_assert(strstr(r->prof.source, "scaled to h100-sxm"));
   done(r);
   remove(path);
 }
