@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/outfmt.h"
 #include "plan/jsonw.h"
 #include "plan/sweep.h"
 
@@ -16,24 +17,6 @@ static const char *short_limit(limit_kind k) {
 
 /* ---- CSV ------------------------------------------------------------------------- */
 
-static void csv_str(FILE *f, const char *s) {
-  bool q = strpbrk(s, ",\"\n") != NULL;
-  if (!q) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
-static void csv_num(FILE *f, double v) {
-  if (isfinite(v)) fprintf(f, ",%.6g", v);
-  else fputs(",", f);
-}
 
 int sweep_write_csv(const sweep_set *s, FILE *f, sim_err *err) {
   fputs("index,label,feasible,reason,model,gpu,tp,replicas,gpus,weight_dtype,kv_cache_dtype,max_num_seqs,"
@@ -47,40 +30,40 @@ int sweep_write_csv(const sweep_set *s, FILE *f, sim_err *err) {
     const sweep_row *r = &s->rows[i];
     const metrics_summary *m = &r->sum;
     fprintf(f, "%zu,", r->index);
-    csv_str(f, r->label);
+    outfmt_csv_str(f, r->label);
     fprintf(f, ",%s,", r->feasible ? "true" : "false");
-    csv_str(f, r->reason);
+    outfmt_csv_str(f, r->reason);
     fputc(',', f);
-    csv_str(f, r->model);
+    outfmt_csv_str(f, r->model);
     fputc(',', f);
-    csv_str(f, r->gpu);
+    outfmt_csv_str(f, r->gpu);
     fprintf(f, ",%u,%u,%u,%s,%s,%u,%u,%u", r->tp, r->replicas, r->gpus, dtype_name(r->weight_dtype),
             dtype_name(r->kv_dtype), r->max_num_seqs, r->max_num_batched_tokens, r->max_concurrency);
-    csv_num(f, r->rate_scale);
+    outfmt_csv_num(f, r->rate_scale);
     if (!r->feasible) {
       fputs(",,,,,,,,,,,,,,,,,,,,,,,,", f);
-      csv_num(f, r->price_per_gpu_hour > 0 ? r->price_per_gpu_hour : NAN);
-      csv_num(f, r->price_per_gpu_hour > 0 ? r->usd_per_hour : NAN);
+      outfmt_csv_num(f, r->price_per_gpu_hour > 0 ? r->price_per_gpu_hour : NAN);
+      outfmt_csv_num(f, r->price_per_gpu_hour > 0 ? r->usd_per_hour : NAN);
       fputs(",,,false,false,false\n", f);
       continue;
     }
-    csv_num(f, r->offered_rate);
+    outfmt_csv_num(f, r->offered_rate);
     fprintf(f, ",%zu,%zu,%zu,%zu", m->total, m->completed, m->unfinished, m->rejected);
     double v[] = {m->duration_s,     m->request_throughput, m->output_throughput, r->tput_per_gpu,
                   r->tok_s_per_user, m->ttft_ms.mean,       m->ttft_ms.median,    m->ttft_ms.p99,
                   m->tpot_ms.mean,   m->tpot_ms.median,     m->tpot_ms.p99,       m->itl_ms.p99,
                   m->e2el_ms.mean,   m->e2el_ms.p99};
-    for (size_t k = 0; k < SIM_ARRAY_LEN(v); k++) csv_num(f, v[k]);
+    for (size_t k = 0; k < SIM_ARRAY_LEN(v); k++) outfmt_csv_num(f, v[k]);
     fprintf(f, ",%llu", (unsigned long long)r->mem.kv_tokens);
-    csv_num(f, r->bn.kv_peak);
+    outfmt_csv_num(f, r->bn.kv_peak);
     fprintf(f, ",%llu", (unsigned long long)r->bn.preemptions);
-    csv_num(f, r->bn.utilization);
+    outfmt_csv_num(f, r->bn.utilization);
     fputc(',', f);
-    csv_str(f, short_limit(r->bn.primary));
-    csv_num(f, r->price_per_gpu_hour > 0 ? r->price_per_gpu_hour : NAN);
-    csv_num(f, r->price_per_gpu_hour > 0 ? r->usd_per_hour : NAN);
-    csv_num(f, r->usd_per_m_output);
-    csv_num(f, r->usd_per_m_total);
+    outfmt_csv_str(f, short_limit(r->bn.primary));
+    outfmt_csv_num(f, r->price_per_gpu_hour > 0 ? r->price_per_gpu_hour : NAN);
+    outfmt_csv_num(f, r->price_per_gpu_hour > 0 ? r->usd_per_hour : NAN);
+    outfmt_csv_num(f, r->usd_per_m_output);
+    outfmt_csv_num(f, r->usd_per_m_total);
     fprintf(f, ",%s,%s,%s\n", s->slo.n ? (r->slo.all_ok ? "true" : "false") : "", r->pareto_user ? "true" : "false",
             r->pareto_ttft ? "true" : "false");
   }

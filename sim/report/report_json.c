@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/outfmt.h"
 #include "report/report.h"
 
 /* Numbers are written with a fixed format so identical runs give identical
@@ -225,11 +226,5 @@ int report_json(const run_ctx *r, FILE *f, sim_err *err) {
   cJSON_AddItemToObject(x, "cost_sources", cost_sources(r));
   cJSON_AddItemToObject(x, "bottleneck", bottleneck_section(r));
 
-  char *text = cJSON_Print(root);
-  cJSON_Delete(root);
-  if (!text) return sim_errf(err, SIM_EINTERNAL, "cannot format the JSON report");
-  int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF;
-  free(text);
-  if (bad) return sim_errf(err, SIM_EINPUT, "cannot write the JSON report");
-  return SIM_OK;
+  return outfmt_json_write(root, f, err);
 }

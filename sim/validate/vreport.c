@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/outfmt.h"
 #include "metrics/metrics.h"
 #include "validate/validate.h"
 
@@ -478,30 +479,11 @@ int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
   cJSON_AddNumberToObject(cnt, "failed", (double)counts[1]);
   cJSON_AddNumberToObject(cnt, "skipped", (double)counts[2]);
   free(side);
-  char *text = cJSON_Print(root);
-  cJSON_Delete(root);
-  if (!text) return sim_errf(err, SIM_EINTERNAL, "cannot format the JSON report");
-  int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF;
-  free(text);
-  if (bad) return sim_errf(err, SIM_EINPUT, "cannot write the JSON report");
-  return SIM_OK;
+  return outfmt_json_write(root, f, err);
 }
 
 /* ---- CSV --------------------------------------------------------------------------------- */
 
-static void csv_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
-static void csv_num(FILE *f, double v) {
-  if (isfinite(v)) fprintf(f, ",%.6g", v);
-  else fputs(",", f);
-}
 
 int vreport_csv(const vset *s, FILE *f, sim_err *err) {
   fprintf(f, "id,source,shape,model,gpu,engine,tp,weight_dtype,kv_cache_dtype,isl,osl,concurrency,num_prompts,train,"
@@ -512,19 +494,19 @@ int vreport_csv(const vset *s, FILE *f, sim_err *err) {
   fprintf(f, ",where\n");
   for (size_t i = 0; i < s->n; i++) {
     const vpoint *p = &s->pts[i];
-    csv_str(f, p->id);
+    outfmt_csv_str(f, p->id);
     fprintf(f, ",%s,%s,%s,%s,%s,%u,%s,%s,%u,%u,%u,%llu,%d,%s,", vsource_name(p->src), vshape_name(p->shape),
             p->model, p->gpu, p->engine, p->tp, dtype_name(p->weight_dtype), dtype_name(p->kv_dtype), p->isl, p->osl,
             p->concurrency, (unsigned long long)p->num_prompts, p->train ? 1 : 0,
             p->skip[0] ? "skipped" : p->fail[0] ? "failed" : p->ran ? "predicted" : "not_run");
-    csv_str(f, p->skip[0] ? p->skip : p->fail);
+    outfmt_csv_str(f, p->skip[0] ? p->skip : p->fail);
     for (int m = 0; m < VM_COUNT; m++) {
-      csv_num(f, p->meas[m]);
-      csv_num(f, p->pred[m]);
-      csv_num(f, verr_pct(p, (vmetric)m));
+      outfmt_csv_num(f, p->meas[m]);
+      outfmt_csv_num(f, p->pred[m]);
+      outfmt_csv_num(f, verr_pct(p, (vmetric)m));
     }
     fputc(',', f);
-    csv_str(f, p->where);
+    outfmt_csv_str(f, p->where);
     fputc('\n', f);
   }
   if (ferror(f)) return sim_errf(err, SIM_EINPUT, "cannot write the CSV report");
