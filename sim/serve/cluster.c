@@ -195,14 +195,21 @@ static void cq_push(cluster *c, uint32_t idx) {
   c->cq_len++;
 }
 
-static void release_slot(cluster *c, sim_ns now) {
-  c->in_flight--;
+/* Sends client-held requests while slots are free (a send rejected at once
+ * frees its slot again, so the loop goes on). */
+static void fill_slots(cluster *c, sim_ns now) {
   while (c->cq_len && (c->cfg.max_concurrency == 0 || c->in_flight < c->cfg.max_concurrency)) {
     uint32_t idx = c->cq[c->cq_head];
     c->cq_head = (c->cq_head + 1) % c->cq_cap;
     c->cq_len--;
     send(c, idx, now);
   }
+}
+
+static void release_slot(cluster *c, sim_ns now) {
+  SIM_ASSERT(c->in_flight > 0);
+  c->in_flight--;
+  fill_slots(c, now);
 }
 
 static void on_arrival(cluster *c, uint32_t idx, sim_ns now) {
@@ -251,6 +258,8 @@ static void on_fail(cluster *c, uint32_t ri, sim_ns now) {
   rep->outstanding = 0;
   /* the clients retry at once on the surviving replicas; TTFT keeps its origin */
   for (uint32_t k = 0; k < n; k++) route(c, c->drain_buf[k], now);
+  /* re-routes rejected for want of a replica freed their client slots */
+  fill_slots(c, now);
 }
 
 static void on_sample(cluster *c, sim_ns now) {

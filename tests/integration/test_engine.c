@@ -278,3 +278,35 @@ Test(engine, profile_of_an_unknown_gpu_is_a_clear_error) {
   free(r);
   remove(path);
 }
+
+/* Every replica lost while the client holds requests for lack of slots: the
+ * held requests are sent as slots free and rejected (no replica left), so the
+ * run closes every request and ends on its own. The time limit only guards
+ * against the hang this once was (samples re-armed forever while the client
+ * queue never drained). */
+Test(engine, all_replicas_lost_with_a_client_queue_rejects_the_rest) {
+  for (int when = 0; when < 2; when++) {
+    scenario sc;
+    base(&sc);
+    sc.deploy.replicas = 2;
+    sc.gen.num_prompts = 40;
+    sc.gen.request_rate = INFINITY;
+    sc.max_concurrency = 3;
+    sc.sample_interval_s = 1;
+    sc.time_limit_s = 10000;
+    sc.n_failures = 2;
+    sc.failures[0].replica = 0;
+    sc.failures[1].replica = 1;
+    sc.failures[0].at_s = sc.failures[1].at_s = when ? 5.0 : 0.0;
+    run_ctx *r = run(&sc);
+    const metrics_summary *s = &r->sum;
+    cr_assert(r->cl.complete, "the run closes every request (t_fail=%d)", when);
+    cr_assert_eq(s->unfinished, 0, "t_fail=%d", when);
+    cr_assert_eq(s->completed + s->rejected, 40);
+    cr_assert_eq(s->rejected, s->rejected_by_reason[REJ_NO_REPLICA]);
+    cr_assert_eq(r->cl.in_flight, 0);
+    if (when) cr_assert_gt(s->completed, 0, "some finish before the loss");
+    cr_assert_lt(r->cl.m.n_ts, 100, "no samples long after the last request closed");
+    done(r);
+  }
+}
