@@ -310,3 +310,31 @@ Test(engine, all_replicas_lost_with_a_client_queue_rejects_the_rest) {
     done(r);
   }
 }
+
+/* runner_prepare failing at each stage (configs, memory plan, workload,
+ * profile, cluster) leaves a run_ctx that runner_free releases, twice even
+ * (ASan/LSan builds check the frees). */
+Test(engine, runner_free_is_safe_after_a_failure_at_any_stage) {
+  for (int stage = 0; stage < 6; stage++) {
+    scenario sc;
+    base(&sc);
+    sc.gen.num_prompts = 5;
+    switch (stage) {
+      case 0: snprintf(sc.model, sizeof sc.model, "no-such-model"); break;
+      case 1: sc.deploy.tp = 1; sc.deploy.max_model_len = 131072; break; /* 70B bf16 on one H200: refused */
+      case 2: snprintf(sc.trace_path, sizeof sc.trace_path, "/nonexistent/trace.csv"); break;
+      case 3: snprintf(sc.profile, sizeof sc.profile, "/nonexistent/profile.json"); break;
+      case 4: sc.n_failures = 1, sc.failures[0].replica = 7, sc.failures[0].at_s = 1; break;
+      case 5: sc.window_start_s = 1e6; break; /* empty workload */
+    }
+    run_ctx *r = calloc(1, sizeof *r);
+    sim_err err = {0, ""};
+    int rc = runner_prepare(r, &sc, &err);
+    cr_assert_neq(rc, SIM_OK, "stage %d must fail", stage);
+    cr_assert(err.msg[0], "stage %d: a message", stage);
+    cr_assert(!r->prepared);
+    runner_free(r);
+    runner_free(r);
+    free(r);
+  }
+}
