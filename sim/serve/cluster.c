@@ -103,6 +103,7 @@ uint32_t cluster_running(const cluster *c) {
 }
 
 static void close_request(cluster *c) {
+  SIM_ASSERT(c->n_closed < c->n_reqs);
   c->n_closed++;
   if (c->n_closed == c->n_reqs) c->complete = true;
 }
@@ -120,6 +121,7 @@ static void start_step(cluster *c, uint32_t ri, sim_ns now) {
     uint32_t idx = sched_pop_head(&rep->s);
     c->reqs[idx].state = RQ_REJECTED;
     c->reqs[idx].reject = REJ_KV_TOO_SMALL;
+    SIM_ASSERT(rep->outstanding > 0);
     rep->outstanding--;
     close_request(c);
     release_slot(c, now);
@@ -150,6 +152,7 @@ static void route(cluster *c, uint32_t idx, sim_ns now) {
   if (ri == UINT32_MAX) {
     r->state = RQ_REJECTED;
     r->reject = REJ_NO_REPLICA;
+    SIM_ASSERT(c->in_flight > 0);
     c->in_flight--;
     close_request(c);
     return;
@@ -174,6 +177,7 @@ static void send(cluster *c, uint32_t idx, sim_ns now) {
   if ((uint64_t)r->prompt_tokens + r->output_tokens > c->cfg.max_model_len) {
     r->state = RQ_REJECTED;
     r->reject = REJ_TOO_LONG;
+    SIM_ASSERT(c->in_flight > 0);
     c->in_flight--;
     close_request(c);
     return;
@@ -239,6 +243,7 @@ static void on_step(cluster *c, uint32_t ri, sim_ns now) {
    * the same way for every finished request of the step. */
   start_step(c, ri, now);
   for (uint32_t k = 0; k < n; k++) {
+    SIM_ASSERT(rep->outstanding > 0);
     rep->outstanding--;
     c->m.finished++;
     close_request(c);
