@@ -238,7 +238,7 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
     if (!at || (size_t)(at - v) >= sizeof buf) return sim_errf(err, SIM_EINPUT, "--fail-replica: expected R@SECONDS, got '%s'", v);
     memcpy(buf, v, (size_t)(at - v));
     buf[at - v] = 0;
-    if (!sim_parse_u64(buf, &rep) || !sim_parse_double(at + 1, &t) || t < 0 || isinf(t))
+    if (!sim_parse_u64(buf, &rep) || rep > UINT32_MAX || !sim_parse_double(at + 1, &t) || t < 0 || isinf(t))
       return sim_errf(err, SIM_EINPUT, "--fail-replica: expected R@SECONDS, got '%s'", v);
     if (sc->n_failures >= CLUSTER_MAX_FAILURES) return sim_errf(err, SIM_EINPUT, "--fail-replica: at most %d", CLUSTER_MAX_FAILURES);
     sc->failures[sc->n_failures].replica = (uint32_t)rep;

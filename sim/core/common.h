@@ -68,8 +68,15 @@ bool sim_parse_double(const char *s, double *out); /* rejects nan; accepts inf o
 
 static inline double sim_ns_to_ms(sim_ns t) { return (double)t / 1e6; }
 static inline double sim_ns_to_s(sim_ns t) { return (double)t / 1e9; }
-/* seconds -> ns, rounding to nearest; caller checks range (0 <= s < 1.8e10) */
-static inline sim_ns sim_s_to_ns(double s) { return (sim_ns)(s * 1e9 + 0.5); }
+/* seconds -> ns, rounding to nearest; saturates outside [0, 1.8e10) s (negative
+ * or NaN -> 0, later -> 1.8e19 ns, still below SIM_NS_INF): the plain
+ * conversion of an out-of-range double is undefined (it gave 0 on x86, so a
+ * replica "lost at 1e20 s" was lost at t = 0). */
+static inline sim_ns sim_s_to_ns(double s) {
+  double v = s * 1e9 + 0.5;
+  if (!(v >= 1.0)) return 0;
+  return v >= 1.8e19 ? (sim_ns)1.8e19 : (sim_ns)v;
+}
 
 #define SIM_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define SIM_MAX(a, b) ((a) > (b) ? (a) : (b))

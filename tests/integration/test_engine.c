@@ -338,3 +338,26 @@ Test(engine, runner_free_is_safe_after_a_failure_at_any_stage) {
     free(r);
   }
 }
+
+/* Times beyond what virtual nanoseconds can hold saturate: a replica lost
+ * "at 1e20 s" is lost after the run, not at t = 0 (the double-to-integer
+ * conversion once wrapped to 0), and a time limit of 1e12 s is no limit. */
+Test(engine, far_future_failure_and_time_limit_saturate) {
+  scenario sc;
+  base(&sc);
+  sc.gen.num_prompts = 20;
+  sc.gen.request_rate = 10;
+  sc.n_failures = 1;
+  sc.failures[0].replica = 0;
+  sc.failures[0].at_s = 1e20;
+  sc.time_limit_s = 1e12;
+  run_ctx *r = run(&sc);
+  cr_assert_eq(r->sum.completed, 20, "completed %zu, rejected %zu", r->sum.completed, r->sum.rejected);
+  cr_assert_gt(r->cl.cfg.failures[0].at_ns, 1000 * SIM_NS_PER_S);
+  cr_assert_gt(r->cl.cfg.time_limit_ns, 1000 * SIM_NS_PER_S);
+  done(r);
+  cr_assert_eq(sim_s_to_ns(1.5), 1500000000ull);
+  cr_assert_eq(sim_s_to_ns(-1), 0);
+  cr_assert_lt(sim_s_to_ns(1e30), SIM_NS_INF);
+  cr_assert_geq(sim_s_to_ns(1e30), sim_s_to_ns(1e10));
+}

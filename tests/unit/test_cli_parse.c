@@ -81,6 +81,9 @@ Test(cli_parse, run_flags_build_the_scenario) {
   cr_assert(strstr(err.msg, "--window"));
   char *a4[] = {"run", "--fail-replica", "one@5"};
   cr_assert_eq(apply(&sc, 3, a4, &err), SIM_EINPUT);
+  /* a replica index that does not fit 32 bits is an error, not replica 0 */
+  char *a4b[] = {"run", "--fail-replica", "4294967296@5"};
+  cr_assert_eq(apply(&sc, 3, a4b, &err), SIM_EINPUT, "4294967296@5 accepted as replica %u", sc.failures[0].replica);
   char *a5[] = {"run", "--input-median", "500"};
   cr_assert_eq(apply(&sc, 3, a5, &err), SIM_EINPUT, "median without lognormal");
   char *a6[] = {"run", "--dtype", "int4"};
