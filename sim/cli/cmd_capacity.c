@@ -67,8 +67,8 @@ int cmd_capacity(int argc, char **argv) {
   }
   if (plan_flags_apply(pf, base, g, &err)) goto fail;
   if (seen_target) {
-    if (!(target > 0) || !isfinite(target)) {
-      sim_errf(&err, SIM_EINPUT, "--target-rate must be a finite number > 0, got %g", target);
+    if (!(target > 0) || !(target <= 1e7)) {
+      sim_errf(&err, SIM_EINPUT, "--target-rate must be in (0, 1e7] requests/s, got %g", target);
       goto fail;
     }
     g->target_rate = target;

@@ -261,7 +261,9 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
     else return sim_errf(err, SIM_EINPUT, "--goodput: unknown metric in '%s' (ttft, tpot, e2el)", v);
   }
   if (f->seen[F_SAMPLE]) {
-    if (f->sample_interval < 0 || isinf(f->sample_interval)) return sim_errf(err, SIM_EINPUT, "--sample-interval must be >= 0");
+    if (!(f->sample_interval == 0 || (f->sample_interval >= 0.001 && f->sample_interval <= 1e9)))
+      return sim_errf(err, SIM_EINPUT, "--sample-interval must be 0 (auto) or between 0.001 and 1e9 seconds, got %g",
+                      f->sample_interval);
     sc->sample_interval_s = f->sample_interval;
   }
   if (f->seen[F_TIME_LIMIT]) {

@@ -410,13 +410,19 @@ static void add(step_cost *out, cost_op op, cost_bound b, double ns) {
   out->bound_ns[b] += ns;
 }
 
+/* vLLM's capture list: [1, 2, 4] + range(8, max_capture + 1, 8); its largest size. */
+static uint32_t graph_largest(uint32_t max_capture) {
+  return max_capture >= 8 ? max_capture / 8 * 8 : max_capture >= 4 ? 4 : max_capture >= 2 ? 2 : max_capture;
+}
+
 void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
   memset(out, 0, sizeof *out);
   const engine_cfg *e = c->engine;
   double L = c->model->layers;
   uint32_t T = b->num_tokens;
   uint32_t cg = e->cuda_graph_max_batch;
-  bool graphed = cg > 0 && b->num_prefill == 0 && b->num_seqs > 0 && b->num_seqs <= cg;
+  /* graphed only up to the largest captured size (vLLM runs larger decode batches eagerly) */
+  bool graphed = cg > 0 && b->num_prefill == 0 && b->num_seqs > 0 && b->num_seqs <= graph_largest(cg);
   uint32_t Tg = graphed ? cost_graph_pad(T, cg) : T;
 
   if (Tg > 0) {
@@ -535,14 +541,9 @@ const char *cost_bound_name(cost_bound b) {
   return (unsigned)b < BOUND_COUNT ? n[b] : "?";
 }
 
-/* vLLM's capture list: [1, 2, 4] + range(8, max_capture + 1, 8). */
 uint32_t cost_graph_pad(uint32_t n, uint32_t max_capture) {
   if (n == 0) return 0;
-  uint32_t largest = max_capture >= 8   ? max_capture / 8 * 8
-                     : max_capture >= 4 ? 4
-                     : max_capture >= 2 ? 2
-                                        : max_capture;
-  if (n > largest) return n;
+  if (n > graph_largest(max_capture)) return n;
   if (n <= 2) return n;
   if (n <= 4) return 4;
   return div_up(n, 8) * 8;

@@ -89,8 +89,9 @@ void cluster_deinit(cluster *c);
 bool cluster_run_slice(cluster *c, uint64_t max_events, sim_ns until_ns);
 /* Runs to the end. */
 void cluster_run(cluster *c);
-/* Closes the run: requests still open are marked REJ_UNFINISHED; final time
- * series sample; level integrals up to the last event. Idempotent. */
+/* Closes the run: requests still open are marked REJ_UNFINISHED and the
+ * preemption count is totalled; the level integrals stop at the last event
+ * processed (no extra time-series sample is taken). Idempotent. */
 void cluster_finish(cluster *c);
 /* Time of the next pending event (SIM_NS_INF if none). */
 sim_ns cluster_next_time(const cluster *c);

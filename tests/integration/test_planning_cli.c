@@ -172,7 +172,8 @@ Test(planning_cli, bad_capacity_specs_exit_2) {
   } bad[] = {
       {"capacity " SMALL " --target-rate 5", "--slo", "objective"},
       {"capacity " SMALL " --slo ttft_p99=1000", "--target-rate", "required"},
-      {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 0", "--target-rate", "> 0"},
+      {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 0", "--target-rate", "got 0"},
+      {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 1e30", "--target-rate", "1e7"},
       {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 5 --replicas 1,2", "replicas", "computes"},
       {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 5 --request-rate 3", "request_rate", "searches"},
       {"capacity " SMALL " --slo ttft_p99=1000 --target-rate 5 --max-concurrency 8", "max", "open-loop"},

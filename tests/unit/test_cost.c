@@ -504,3 +504,18 @@ Test(cost, empty_batch_costs_cpu_only) {
   cr_assert_float_eq(s.bound_ns[BOUND_CPU], 500e3, 1e-6);
   cost_deinit(&w.c);
 }
+
+/* A decode batch above the largest captured size runs eagerly even when
+ * cuda_graph_max_batch is not a multiple of 8 (capture sizes 1, 2, 4, 8, 16, ...). */
+Test(cost, graph_only_up_to_the_largest_capture_size) {
+  engine_cfg e = tu_engine_vllm();
+  e.cuda_graph_max_batch = 100; /* captures up to 96 */
+  world w;
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), e, tu_deploy(1, DT_BF16));
+  step_cost s96, s97;
+  cost_decode_step_ns(&w.c, 96, 1000, &s96);
+  cost_decode_step_ns(&w.c, 97, 1000, &s97);
+  cr_assert_float_eq(s96.op_ns[OP_LAUNCH], 0.0, 0, "96 is captured");
+  cr_assert_gt(s97.op_ns[OP_LAUNCH], 0.0, "97 > 96 runs eagerly, paying launches");
+  cost_deinit(&w.c);
+}
