@@ -63,6 +63,8 @@ static int parse_param(const char *s, voverrides *ov, sim_err *err) {
     }
     return sim_errf(err, SIM_EINPUT, "--param %s: unknown parameter '%s' (known: %s)", s, name, known);
   }
+  if (k == VP_CLOSED_OUTPUT_SPREAD && !(v < 0.5))
+    return sim_errf(err, SIM_EINPUT, "--param %s: the spread must be in [0, 0.5)", s);
   int i = 0;
   while (i < ov->n && strcmp(ov->e[i].engine, engine)) i++;
   if (i == ov->n) {
@@ -93,7 +95,7 @@ int cmd_validate(int argc, char **argv) {
   cli_list meas = {{0}, 0}, groups = {{0}, 0}, params = {{0}, 0};
   bool force = false, help = false, no_table = false, show_skipped = false, fit = false;
   uint32_t rounds = 4;
-  double spread = VAL_DEFAULT_OUTPUT_SPREAD;
+  double spread = NAN;
   cli_opt opts[] = {
       {"data", NULL, CLI_STR, &data, "DIR", "validation directory (default $SERVESIM_SHARED_DIR/validation, else ../shared/validation)", NULL},
       {"measurements", NULL, CLI_LIST, &meas, "FILE", "your own runs: {scenario, result: vllm bench serve --save-result JSON} (repeatable)", NULL},
@@ -104,7 +106,7 @@ int cmd_validate(int argc, char **argv) {
       {"only", NULL, CLI_STR, &only, "TEXT", "validate only the points whose id contains TEXT", NULL},
       {"no-table", NULL, CLI_FLAG, &no_table, NULL, "print the summaries only, not one row per point", NULL},
       {"show-skipped", NULL, CLI_FLAG, &show_skipped, NULL, "list every skipped point (default: one line per reason)", NULL},
-      {"output-spread", NULL, CLI_F64, &spread, "S", "closed-loop points: output lengths uniform in osl x [1-S, 1+S] (default 0.02; 0 = strictly fixed, see docs/ACCURACY.md)", NULL},
+      {"output-spread", NULL, CLI_F64, &spread, "S", "closed-loop points of every engine: output lengths uniform in osl x [1-S, 1+S] (default: each engine's fitted spread; 0 = strictly fixed; docs/ACCURACY.md)", NULL},
       {"param", NULL, CLI_LIST, &params, "E.NAME=V", "override an engine parameter, e.g. vllm.step_overhead_us=250 (repeatable)", NULL},
       {"fit", NULL, CLI_FLAG, &fit, NULL, "refit the engines' global parameters on the training subset, then validate with them", NULL},
       {"fit-rounds", NULL, CLI_U32, &rounds, "N", "coordinate-search rounds of --fit (default 4)", NULL},
@@ -141,7 +143,7 @@ int cmd_validate(int argc, char **argv) {
   ov.closed_output_spread = spread;
   for (int i = 0; i < params.n; i++)
     if (parse_param(params.items[i], &ov, &err)) return cli_fail("validate", &err);
-  if (!(spread >= 0 && spread < 0.5)) {
+  if (!isnan(spread) && !(spread >= 0 && spread < 0.5)) {
     sim_errf(&err, SIM_EINPUT, "--output-spread must be in [0, 0.5)");
     return cli_fail("validate", &err);
   }
@@ -224,8 +226,8 @@ int cmd_validate(int argc, char **argv) {
   char desc[2048];
   describe_overrides(&ov, desc, sizeof desc);
   char title[2200];
-  snprintf(title, sizeof title, "engine files (configs/engines/*.json)%s%s; closed-loop output spread +-%g%%",
-           desc[0] ? " with " : "", desc, 100 * spread);
+  snprintf(title, sizeof title, "engine files (configs/engines/*.json)%s%s; closed-loop output spread +-%g%% (vllm), +-%g%% (trtllm)",
+           desc[0] ? " with " : "", desc, 100 * vclosed_spread(&ov, "vllm"), 100 * vclosed_spread(&ov, "trtllm"));
   ro.title = title;
   if (!rc) {
     FILE *tf = (json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ? stderr : stdout;

@@ -20,7 +20,11 @@
  * point whose run fails costs the cap.
  * Fitted parameters: those of validate.h's vparam except elementwise_eff,
  * which stays at the engine file's value (left free, the search used it to
- * trade prefill against decode cost at unphysical values).
+ * trade prefill against decode cost at unphysical values). One of them is not
+ * an engine parameter: the closed-loop output spread of the engine's
+ * measurements (VP_CLOSED_OUTPUT_SPREAD), fitted jointly because the engine
+ * parameters that set where a KV pool overflows and the clients' phase both
+ * decide the closed-loop TTFTs; its result goes to vrun.c's CLOSED_SPREAD.
  *
  * Procedure (vfit_engine): coordinate search in log space over the parameters
  * of validate.h's vparam, from the fixed PRIORS below (the pre-fit values). Round r uses the
@@ -62,7 +66,7 @@ static const pbound BOUNDS[VP_COUNT] = {
     [VP_GEMM_BLEND] = {1.0, 16},            [VP_ATTN_PREFILL_EFF] = {0.2, 1.0},
     [VP_ATTN_DECODE_EFF] = {0.3, 0.90},     [VP_ELEMENTWISE_EFF] = {0.3, 0.90},
     [VP_ALLREDUCE_BW_EFF] = {0.3, 1.0},    [VP_ALLREDUCE_LATENCY_US] = {1, 100},
-    [VP_RUNTIME_OVERHEAD_MIB] = {256, 16384}};
+    [VP_RUNTIME_OVERHEAD_MIB] = {256, 16384}, [VP_CLOSED_OUTPUT_SPREAD] = {0.005, 0.45}};
 
 /* Starting point of the search: the engines' values before fitting (the
  * physically motivated estimates of configs/README.md), fixed here so that
@@ -75,11 +79,11 @@ static const struct {
     {"vllm", {[VP_STEP_OVERHEAD_US] = 300, [VP_PER_SEQ_OVERHEAD_US] = 3, [VP_GEMM_COMPUTE_EFF] = 0.70,
               [VP_GEMM_MEMORY_EFF] = 0.80, [VP_GEMM_BLEND] = 3, [VP_ATTN_PREFILL_EFF] = 0.50,
               [VP_ATTN_DECODE_EFF] = 0.70, [VP_ELEMENTWISE_EFF] = 0.60, [VP_ALLREDUCE_BW_EFF] = 0.80,
-              [VP_ALLREDUCE_LATENCY_US] = 10, [VP_RUNTIME_OVERHEAD_MIB] = 1536}},
+              [VP_ALLREDUCE_LATENCY_US] = 10, [VP_RUNTIME_OVERHEAD_MIB] = 1536, [VP_CLOSED_OUTPUT_SPREAD] = 0.02}},
     {"trtllm", {[VP_STEP_OVERHEAD_US] = 150, [VP_PER_SEQ_OVERHEAD_US] = 2, [VP_GEMM_COMPUTE_EFF] = 0.75,
                 [VP_GEMM_MEMORY_EFF] = 0.80, [VP_GEMM_BLEND] = 3, [VP_ATTN_PREFILL_EFF] = 0.55,
                 [VP_ATTN_DECODE_EFF] = 0.75, [VP_ELEMENTWISE_EFF] = 0.70, [VP_ALLREDUCE_BW_EFF] = 0.80,
-                [VP_ALLREDUCE_LATENCY_US] = 8, [VP_RUNTIME_OVERHEAD_MIB] = 1024}},
+                [VP_ALLREDUCE_LATENCY_US] = 8, [VP_RUNTIME_OVERHEAD_MIB] = 1024, [VP_CLOSED_OUTPUT_SPREAD] = 0.02}},
 };
 
 void vfit_mark_training(vset *s) {

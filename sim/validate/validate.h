@@ -15,8 +15,10 @@
  *                   frees when its request finishes and the next request is
  *                   sent at once; TTFT counts from slot acquisition; prefix
  *                   caching off (random prompts, cache reuse disabled); ISL
- *                   fixed, OSL fixed or spread by +-closed_output_spread
- *                   (voverrides; docs/ACCURACY.md says why).
+ *                   fixed, OSL spread by +-s around its value, s the
+ *                   closed-loop output spread of the point's engine
+ *                   (vclosed_spread; fitted with the engine parameters,
+ *                   docs/ACCURACY.md says why).
  *   VSHAPE_OFFLINE  num_prompts requests all at t=0, no client limit
  *                   (trtllm-bench throughput).
  *   VSHAPE_STATIC   one batch of `concurrency` identical requests at t=0,
@@ -156,8 +158,10 @@ int vdata_find_dir(const char *explicit_dir, char *out, size_t n, sim_err *err);
 
 /* ---- reproduction (vrun.c) -------------------------------------------------- */
 
-/* Global engine parameters the fit may change (fit.c); NAN = keep the
- * engine file's value. One set per engine name. */
+/* Global parameters the fit may change (fit.c); NAN = keep the engine file's
+ * value (or, for the spread, the fitted default of vclosed_spread). One set
+ * per engine name. All but the last are engine_cfg fields; the last describes
+ * the closed-loop measurements of that engine, not the engine. */
 typedef enum vparam {
   VP_STEP_OVERHEAD_US = 0,
   VP_PER_SEQ_OVERHEAD_US,
@@ -170,6 +174,7 @@ typedef enum vparam {
   VP_ALLREDUCE_BW_EFF,
   VP_ALLREDUCE_LATENCY_US,
   VP_RUNTIME_OVERHEAD_MIB,
+  VP_CLOSED_OUTPUT_SPREAD, /* closed-loop points of this engine: output lengths osl x U[1-s, 1+s] */
   VP_COUNT
 } vparam;
 
@@ -187,11 +192,15 @@ typedef struct voverrides {
    * (vLLM's range-ratio draw; mean osl). Published closed-loop TTFTs lie below
    * what any schedule of identical-length clients allows (docs/ACCURACY.md):
    * the clients desynchronize, which only a spread in request lengths does in
-   * a deterministic simulation. 0 = strictly fixed lengths. */
+   * a deterministic simulation. NAN = per engine (vclosed_spread); a value
+   * (--output-spread) applies to every engine; 0 = strictly fixed lengths. */
   double closed_output_spread;
 } voverrides;
 
-#define VAL_DEFAULT_OUTPUT_SPREAD 0.02
+/* The closed-loop output spread s of the points of `engine`: the global
+ * override if set, else the engine's --param/fit value, else the fitted
+ * default (vrun.c; 0 for engines without one). */
+double vclosed_spread(const voverrides *ov, const char *engine);
 
 const char *vparam_name(vparam p);
 /* Applies the overrides for e->name to *e (NULL = none). */

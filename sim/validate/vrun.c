@@ -34,7 +34,8 @@ const char *vparam_name(vparam p) {
   static const char *const n[VP_COUNT] = {"step_overhead_us", "per_seq_overhead_us", "gemm_compute_eff",
                                           "gemm_memory_eff",  "gemm_blend",          "attn_prefill_eff",
                                           "attn_decode_eff",  "elementwise_eff",     "allreduce_bw_eff",
-                                          "allreduce_latency_us", "runtime_overhead_mib"};
+                                          "allreduce_latency_us", "runtime_overhead_mib",
+                                          "closed_loop_output_spread"};
   return (unsigned)p < VP_COUNT ? n[p] : "?";
 }
 
@@ -52,15 +53,35 @@ static double *vparam_field(engine_cfg *e, vparam p, double *scale) {
   case VP_ALLREDUCE_BW_EFF: return &e->allreduce_bw_eff;
   case VP_ALLREDUCE_LATENCY_US: *scale = 1e3; return &e->allreduce_latency_ns;
   case VP_RUNTIME_OVERHEAD_MIB: *scale = 1024.0 * 1024.0; return &e->runtime_overhead_bytes;
+  case VP_CLOSED_OUTPUT_SPREAD: return NULL; /* not an engine field: vclosed_spread */
   default: SIM_ASSERT(!"unknown vparam");
   }
   return NULL;
 }
 
 double vparam_get(const engine_cfg *e, vparam p) {
+  if (p == VP_CLOSED_OUTPUT_SPREAD) return vclosed_spread(NULL, e->name);
   double scale;
   double *f = vparam_field((engine_cfg *)e, p, &scale);
   return *f / scale;
+}
+
+/* Fitted closed-loop output spreads (`servesim validate --fit`, the same run
+ * that fitted configs/engines/<engine>.json; docs/ACCURACY.md). */
+static const struct {
+  const char *engine;
+  double spread;
+} CLOSED_SPREAD[] = {{"vllm", 0.09213}, {"trtllm", 0.06107}};
+
+double vclosed_spread(const voverrides *ov, const char *engine) {
+  if (ov && !isnan(ov->closed_output_spread)) return ov->closed_output_spread;
+  if (ov)
+    for (int i = 0; i < ov->n; i++)
+      if (!strcmp(ov->e[i].engine, engine) && !isnan(ov->e[i].v[VP_CLOSED_OUTPUT_SPREAD]))
+        return ov->e[i].v[VP_CLOSED_OUTPUT_SPREAD];
+  for (size_t i = 0; i < SIM_ARRAY_LEN(CLOSED_SPREAD); i++)
+    if (!strcmp(CLOSED_SPREAD[i].engine, engine)) return CLOSED_SPREAD[i].spread;
+  return 0;
 }
 
 void vparam_apply(const voverrides *ov, engine_cfg *e) {
@@ -71,7 +92,7 @@ void vparam_apply(const voverrides *ov, engine_cfg *e) {
       if (isnan(ov->e[i].v[k])) continue;
       double scale;
       double *f = vparam_field(e, (vparam)k, &scale);
-      *f = ov->e[i].v[k] * scale;
+      if (f) *f = ov->e[i].v[k] * scale;
     }
   }
 }
@@ -106,7 +127,7 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
   switch (p->shape) {
   case VSHAPE_CLOSED:
     sc->max_concurrency = p->concurrency;
-    g->output.range_ratio = ov ? ov->closed_output_spread : 0;
+    g->output.range_ratio = vclosed_spread(ov, p->engine);
     break;
   case VSHAPE_OFFLINE: break;
   case VSHAPE_STATIC:

@@ -313,7 +313,7 @@ Test(config, engine_profiles) {
   cr_assert(v.enable_prefix_caching && v.enable_chunked_prefill && v.async_scheduling);
   cr_assert_eq(v.admission, ADMIT_ON_DEMAND);
   cr_assert_eq(v.cuda_graph_max_batch, 512);
-  cr_assert_float_eq(v.step_overhead_ns, 1159e3, 1e-6); /* fitted by servesim validate --fit */
+  cr_assert_float_eq(v.step_overhead_ns, 1030e3, 1e-6); /* fitted by servesim validate --fit */
   cr_assert_float_eq(v.runtime_overhead_bytes, 2060 * MIB, 0.5);
   cr_assert_eq(cfg_engine_load(&t, "trtllm", &e), SIM_OK, "%s", e.msg);
   cr_assert_eq(t.admission, ADMIT_RESERVE_FULL);
@@ -347,15 +347,15 @@ Test(config, engine_strict_errors) {
   assert_msg_has(&e, "gpu_memory_utilization: must be in (0, 1]");
   cr_assert_eq(engine_variant("\"enable_prefix_caching\": true", "\"enable_prefix_caching\": 1", &e), SIM_EINPUT);
   assert_msg_has(&e, "enable_prefix_caching: expected a boolean");
-  cr_assert_eq(engine_variant("\"gemm_blend\": 1.243", "\"gemm_blend\": 0.5", &e), SIM_EINPUT);
+  cr_assert_eq(engine_variant("\"gemm_blend\": 1.125", "\"gemm_blend\": 0.5", &e), SIM_EINPUT);
   assert_msg_has(&e, "gemm_blend: must be >= 1");
-  cr_assert_eq(engine_variant("\"step_overhead_us\": 1159", "\"step_overhead_us\": -1", &e), SIM_EINPUT);
+  cr_assert_eq(engine_variant("\"step_overhead_us\": 1030", "\"step_overhead_us\": -1", &e), SIM_EINPUT);
   assert_msg_has(&e, "step_overhead_us: must be >= 0");
   cr_assert_eq(engine_variant("\"max_num_seqs\"", "\"max_seqs\"", &e), SIM_EINPUT);
   assert_msg_has(&e, "max_seqs: unknown key");
   cr_assert_eq(engine_variant("  \"cuda_graph_mib\": 768,\n", "", &e), SIM_EINPUT);
   assert_msg_has(&e, "cuda_graph_mib: missing required key");
-  cr_assert_eq(engine_variant("\"step_overhead_us\": 1159", "\"step_overhead_us\": 0", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(engine_variant("\"step_overhead_us\": 1030", "\"step_overhead_us\": 0", &e), SIM_OK, "%s", e.msg);
 }
 
 /* ---- finding ---------------------------------------------------------------- */

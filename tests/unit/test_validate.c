@@ -307,7 +307,7 @@ Test(validate_shape, scenarios_of_the_three_shapes) {
   vset_init(&s);
   voverrides ov;
   memset(&ov, 0, sizeof ov);
-  ov.closed_output_spread = 0.02;
+  ov.closed_output_spread = 0.02; /* one spread for every engine */
   scenario sc;
   vpoint *c = tiny_point(&s, VSHAPE_CLOSED, 8, 1024, 256);
   snprintf(c->engine, sizeof c->engine, "vllm");
@@ -320,7 +320,7 @@ Test(validate_shape, scenarios_of_the_three_shapes) {
   cr_assert_float_eq(sc.gen.input.range_ratio, 0, 0);
   cr_assert_float_eq(sc.gen.output.range_ratio, 0.02, 0, "the closed-loop output spread");
   vpoint_scenario(c, NULL, &sc);
-  cr_assert_float_eq(sc.gen.output.range_ratio, 0, 0);
+  cr_assert_float_eq(sc.gen.output.range_ratio, vclosed_spread(NULL, "vllm"), 0, "no overrides: the fitted spread");
   vpoint *o = tiny_point(&s, VSHAPE_OFFLINE, 0, 128, 128);
   o->num_prompts = 300;
   snprintf(o->engine, sizeof o->engine, "trtllm");
@@ -336,6 +336,60 @@ Test(validate_shape, scenarios_of_the_three_shapes) {
   cr_assert_eq(sc.deploy.max_num_seqs, 16);
   cr_assert_geq(sc.deploy.max_num_batched_tokens, 16u * 2048, "the whole batch prefills in one step");
   cr_assert_eq(sc.max_concurrency, 0);
+  vset_free(&s);
+}
+
+/* The closed-loop output spread: fitted per engine, overridden per engine
+ * (--param E.closed_loop_output_spread, the fit) or for all (--output-spread). */
+Test(validate_shape, closed_loop_spread_resolution) {
+  vset s;
+  vset_init(&s);
+  voverrides ov;
+  memset(&ov, 0, sizeof ov);
+  ov.closed_output_spread = NAN;
+  scenario sc;
+  vpoint *v = tiny_point(&s, VSHAPE_CLOSED, 8, 1024, 1024);
+  snprintf(v->engine, sizeof v->engine, "vllm");
+  vpoint *t = tiny_point(&s, VSHAPE_CLOSED, 8, 1024, 1024);
+  snprintf(t->engine, sizeof t->engine, "trtllm");
+  vpoint *u = tiny_point(&s, VSHAPE_CLOSED, 8, 1024, 1024);
+  snprintf(u->engine, sizeof u->engine, "my-engine");
+  double dv = vclosed_spread(NULL, "vllm"), dt = vclosed_spread(NULL, "trtllm");
+  cr_assert(dv > 0 && dv < 0.5 && dt > 0 && dt < 0.5, "fitted defaults %g %g", dv, dt);
+  cr_assert_float_eq(vclosed_spread(NULL, "my-engine"), 0, 0, "no fitted spread: fixed lengths");
+  vpoint_scenario(v, &ov, &sc);
+  cr_assert_float_eq(sc.gen.output.range_ratio, dv, 0);
+  vpoint_scenario(u, &ov, &sc);
+  cr_assert_float_eq(sc.gen.output.range_ratio, 0, 0);
+  /* a per-engine value touches that engine only, and no engine_cfg field */
+  ov.n = 1;
+  snprintf(ov.e[0].engine, sizeof ov.e[0].engine, "vllm");
+  for (int k = 0; k < VP_COUNT; k++) ov.e[0].v[k] = NAN;
+  ov.e[0].v[VP_CLOSED_OUTPUT_SPREAD] = 0.125;
+  vpoint_scenario(v, &ov, &sc);
+  cr_assert_float_eq(sc.gen.output.range_ratio, 0.125, 0);
+  vpoint_scenario(t, &ov, &sc);
+  cr_assert_float_eq(sc.gen.output.range_ratio, dt, 0);
+  engine_cfg e1, e2;
+  sim_err err = {0, ""};
+  cr_assert_eq(cfg_engine_load(&e1, "vllm", &err), 0, "%s", err.msg);
+  e2 = e1;
+  vparam_apply(&ov, &e2);
+  for (int k = 0; k < VP_CLOSED_OUTPUT_SPREAD; k++)
+    cr_assert_float_eq(vparam_get(&e1, (vparam)k), vparam_get(&e2, (vparam)k), 0, "%s changed",
+                       vparam_name((vparam)k));
+  cr_assert_float_eq(vparam_get(&e1, VP_CLOSED_OUTPUT_SPREAD), dv, 0);
+  /* the global value wins over both */
+  ov.closed_output_spread = 0;
+  vpoint_scenario(v, &ov, &sc);
+  cr_assert_float_eq(sc.gen.output.range_ratio, 0, 0);
+  vpoint_scenario(t, &ov, &sc);
+  cr_assert_float_eq(sc.gen.output.range_ratio, 0, 0);
+  vpoint *o = tiny_point(&s, VSHAPE_OFFLINE, 0, 128, 128);
+  snprintf(o->engine, sizeof o->engine, "vllm");
+  ov.closed_output_spread = 0.3;
+  vpoint_scenario(o, &ov, &sc);
+  cr_assert_float_eq(sc.gen.output.range_ratio, 0, 0, "only closed-loop points are spread");
   vset_free(&s);
 }
 
@@ -412,7 +466,10 @@ Test(validate_shape, closed_loop_of_one_prefills_each_request_alone) {
   p->src = VSRC_AIC; /* vLLM as measured there: no async scheduling, utilization 0.9 */
   snprintf(p->engine, sizeof p->engine, "vllm");
   sim_err err = {0, ""};
-  cr_assert_eq(vrun_point(p, NULL, &err), 0);
+  voverrides fixed; /* strictly OSL tokens each, for the hand check */
+  memset(&fixed, 0, sizeof fixed);
+  fixed.closed_output_spread = 0;
+  cr_assert_eq(vrun_point(p, &fixed, &err), 0);
   cr_assert(p->ran, "failed: %s", p->fail);
   cr_assert_eq(p->pred_completed, 10, "10 x concurrency requests");
   cr_assert_eq(p->pred_peak_in_system, 1);
