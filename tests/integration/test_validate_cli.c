@@ -133,7 +133,9 @@ Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout 
   cr_assert_leq(tput, 10.0, "closed-loop throughput median |error| %.1f%%", tput);
   double fn = jget_num(sum, "cliffs", "measured_yes_predicted_no", NULL);
   double tp = jget_num(sum, "cliffs", "measured_yes_predicted_yes", NULL);
+  double fp = jget_num(sum, "cliffs", "measured_no_predicted_yes", NULL);
   cr_assert_eq(fn, 0, "a measured saturation cliff was not predicted");
+  cr_assert_eq(fp, 0, "a saturation cliff was predicted where the measurement has none");
   cr_assert_gt(tp, 0);
   cJSON_Delete(root);
 }
