@@ -87,6 +87,7 @@ typedef struct engine_cfg {
   /* CPU and launch overheads */
   double step_overhead_ns;           /* fixed CPU cost per step (schedule, prepare inputs, sample) */
   double per_seq_overhead_ns;        /* CPU cost per scheduled sequence per step */
+  double frontend_latency_ns;        /* per request: client send -> engine queue (HTTP, tokenization, IPC); counts in TTFT */
   uint32_t cuda_graph_max_batch;     /* decode-only batches up to this size replay CUDA graphs; 0 = never */
   double launch_overhead_ns_per_layer; /* kernel-launch cost per layer when not graphed */
   /* efficiency factors: achieved fraction of the datasheet peak */

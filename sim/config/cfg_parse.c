@@ -311,6 +311,7 @@ static const kspec engine_specs[] = {
     {"admission", K_SPECIAL, R_ANY, true, 0, 0, 0},
     {"step_overhead_us", K_NUM, R_NONNEG, true, EOFF(step_overhead_ns), 0, 1e3},
     {"per_seq_overhead_us", K_NUM, R_NONNEG, true, EOFF(per_seq_overhead_ns), 0, 1e3},
+    {"frontend_latency_us", K_NUM, R_NONNEG, false, EOFF(frontend_latency_ns), 0, 1e3},
     {"cuda_graph_max_batch", K_U32, R_NONNEG, true, EOFF(cuda_graph_max_batch), 0, 0},
     {"launch_overhead_us_per_layer", K_NUM, R_NONNEG, true, EOFF(launch_overhead_ns_per_layer), 0, 1e3},
     {"gemm_compute_eff", K_NUM, R_FRAC, true, EOFF(gemm_compute_eff), 0, 1},

@@ -226,7 +226,7 @@ void metrics_summarize(const metrics_rec *m, const request *reqs, size_t n, cons
     double t_pot = r->generated > 1 ? (t_e2e - t_first) / (double)(r->generated - 1) : 0.0;
     ttft[nt] = t_first;
     e2el[nt] = t_e2e;
-    queue[nt] = (double)(r->first_sched_ns - r->send_ns) / 1e6;
+    queue[nt] = (double)(r->first_sched_ns - r->queued_ns) / 1e6;
     nt++;
     if (r->generated > 1) tpot[np++] = t_pot;
     if (r->finish_ns > last_finish) last_finish = r->finish_ns;

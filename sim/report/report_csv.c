@@ -25,7 +25,7 @@ int report_requests_csv(const run_ctx *r, FILE *f, sim_err *err) {
             done ? "" : rq_reject_name((rq_reject)q->reject));
     if (done) fprintf(f, "%.6f,%.6f,%.6f,", ttft, tpot, e2el);
     else fprintf(f, ",,,");
-    if (was_sched) fprintf(f, "%.6f\n", ms_between(q->first_sched_ns, q->send_ns));
+    if (was_sched) fprintf(f, "%.6f\n", ms_between(q->first_sched_ns, q->queued_ns));
     else fprintf(f, "\n");
   }
   return check(f, "per-request", err);

@@ -110,6 +110,10 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
           r->tr.source, r->tr.n, r->tr_stats.span_s, r->tr_stats.rate_per_s, r->tr_stats.prompt_mean,
           r->tr_stats.output_mean, r->sc.max_concurrency ? ", closed loop" : "");
   if (r->sc.max_concurrency) fprintf(f, "  client: max concurrency %u\n", r->sc.max_concurrency);
+  if (r->engine.frontend_latency_ns > 0)
+    fprintf(f, "  engine frontend: %.2f ms per request from send to the scheduler's queue (HTTP, tokenization), "
+               "counted in TTFT\n",
+            r->engine.frontend_latency_ns / 1e6);
   fprintf(f, "  cost model: %s\n", r->prof.source);
   if (r->interrupted) fprintf(f, "  INTERRUPTED: partial results up to the interrupt\n");
   fprintf(f, "============ Serving Benchmark Result ============\n");

@@ -69,6 +69,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   cc.prefix_caching = r->deploy.enable_prefix_caching != 0;
   cc.max_model_len = r->deploy.max_model_len;
   cc.max_concurrency = sc->max_concurrency;
+  cc.frontend_latency_ns = (sim_ns)llround(r->engine.frontend_latency_ns);
   double si = sc->sample_interval_s;
   if (si == 0) {
     double span = r->tr_stats.span_s;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK };
+enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK, EV_DELIVER };
 
 const char *rq_reject_name(rq_reject r) {
   switch (r) {
@@ -36,6 +36,7 @@ int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model
     r->num_tokens = q->prompt_tokens;
     r->arrival_ns = q->arrival_ns;
     r->first_sched_ns = SIM_NS_INF;
+    r->queued_ns = SIM_NS_INF;
     r->replica = UINT32_MAX;
     kv_seq_init(&r->kv);
     r->content.uid = i + 1;
@@ -158,6 +159,7 @@ static void route(cluster *c, uint32_t idx, sim_ns now) {
     return;
   }
   r->replica = ri;
+  if (r->queued_ns == SIM_NS_INF) r->queued_ns = now;
   replica *rep = &c->reps[ri];
   rep->outstanding++;
   sched_add(&rep->s, c->reqs, idx);
@@ -180,6 +182,11 @@ static void send(cluster *c, uint32_t idx, sim_ns now) {
     SIM_ASSERT(c->in_flight > 0);
     c->in_flight--;
     close_request(c);
+    return;
+  }
+  if (c->cfg.frontend_latency_ns) { /* the engine's frontend first: the router sees it later */
+    r->state = RQ_FRONTEND;
+    des_push(&c->ev, now + c->cfg.frontend_latency_ns, EV_DELIVER, 0, idx);
     return;
   }
   route(c, idx, now);
@@ -312,6 +319,10 @@ bool cluster_run_slice(cluster *c, uint64_t max_events, sim_ns until_ns) {
       case EV_STEP: on_step(c, ev.target, ev.t_ns); break;
       case EV_SAMPLE: on_sample(c, ev.t_ns); break;
       case EV_FAIL: on_fail(c, ev.target, ev.t_ns); break;
+      case EV_DELIVER:
+        route(c, (uint32_t)ev.arg, ev.t_ns);
+        fill_slots(c, ev.t_ns); /* a delivery rejected for want of a replica freed its slot */
+        break;
       case EV_KICK:
         c->reps[ev.target].kick_pending = false;
         start_step(c, ev.target, ev.t_ns);

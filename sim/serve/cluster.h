@@ -7,7 +7,9 @@
  * step finished; a replica with work always has exactly one pending), SAMPLE
  * (time series), FAIL (what-if: a replica is lost), KICK (an idle replica
  * starts a step after all events of the current instant, so simultaneous
- * arrivals form one batch).
+ * arrivals form one batch), DELIVER (a sent request reaches the router after
+ * the engine frontend's latency: HTTP, tokenization, IPC; it counts in TTFT,
+ * which starts at the send).
  * A request that arrives is sent at once, or held by the client until a slot
  * frees (then TTFT counts from the slot acquisition, like vLLM's benchmark).
  * Requests whose prompt + output exceed max_model_len are rejected at send
@@ -38,6 +40,7 @@ typedef struct cluster_cfg {
   bool prefix_caching;
   uint32_t max_model_len;    /* tokens: prompt + output above this are rejected */
   uint32_t max_concurrency;  /* client slots; 0 = unlimited */
+  sim_ns frontend_latency_ns; /* send -> router, per request; 0 = at once */
   sim_ns sample_interval_ns; /* time-series period; 0 = no time series */
   sim_ns time_limit_ns;      /* stop here, reporting the rest unfinished; 0 = none */
   uint32_t n_failures;       /* what-if: replicas lost at given times */

@@ -24,6 +24,7 @@
 typedef enum rq_state {
   RQ_PENDING = 0,
   RQ_CLIENT,
+  RQ_FRONTEND,  /* sent, on its way through the engine's frontend (HTTP, tokenization) */
   RQ_WAITING,
   RQ_RUNNING,
   RQ_FINISHED,
@@ -54,7 +55,8 @@ typedef struct request {
   bool zombie;            /* finished, still occupying its slot one step (async scheduling) */
   sim_ns arrival_ns;      /* trace arrival */
   sim_ns send_ns;         /* sent to the server (client slot acquired): TTFT/E2EL origin */
-  sim_ns first_sched_ns;  /* first time scheduled (queueing delay = first_sched - send) */
+  sim_ns queued_ns;       /* first reached a scheduler's queue (send + the engine frontend's latency) */
+  sim_ns first_sched_ns;  /* first time scheduled (queueing delay = first_sched - queued) */
   sim_ns first_token_ns;  /* first output token */
   sim_ns last_token_ns;   /* latest output token */
   sim_ns finish_ns;       /* last output token (= E2EL end) */

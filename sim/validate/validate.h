@@ -174,6 +174,7 @@ typedef enum vparam {
   VP_ALLREDUCE_BW_EFF,
   VP_ALLREDUCE_LATENCY_US,
   VP_RUNTIME_OVERHEAD_MIB,
+  VP_FRONTEND_LATENCY_US,
   VP_CLOSED_OUTPUT_SPREAD, /* closed-loop points of this engine: output lengths osl x U[1-s, 1+s] */
   VP_COUNT
 } vparam;

@@ -35,7 +35,7 @@ const char *vparam_name(vparam p) {
                                           "gemm_memory_eff",  "gemm_blend",          "attn_prefill_eff",
                                           "attn_decode_eff",  "elementwise_eff",     "allreduce_bw_eff",
                                           "allreduce_latency_us", "runtime_overhead_mib",
-                                          "closed_loop_output_spread"};
+                                          "frontend_latency_us",  "closed_loop_output_spread"};
   return (unsigned)p < VP_COUNT ? n[p] : "?";
 }
 
@@ -53,6 +53,7 @@ static double *vparam_field(engine_cfg *e, vparam p, double *scale) {
   case VP_ALLREDUCE_BW_EFF: return &e->allreduce_bw_eff;
   case VP_ALLREDUCE_LATENCY_US: *scale = 1e3; return &e->allreduce_latency_ns;
   case VP_RUNTIME_OVERHEAD_MIB: *scale = 1024.0 * 1024.0; return &e->runtime_overhead_bytes;
+  case VP_FRONTEND_LATENCY_US: *scale = 1e3; return &e->frontend_latency_ns;
   case VP_CLOSED_OUTPUT_SPREAD: return NULL; /* not an engine field: vclosed_spread */
   default: SIM_ASSERT(!"unknown vparam");
   }
@@ -168,7 +169,9 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
  *    chunked prefill (chunked context) is off, its default in the LLM API and
  *    trtllm-bench: a context is scheduled whole when it fits the step's token
  *    budget (servesim grows the default budget to max_model_len = ISL + OSL,
- *    as the benchmarks size max_num_tokens for their prompts). */
+ *    as the benchmarks size max_num_tokens for their prompts).
+ *  - Neither trtllm-bench (offline) nor gptSessionBenchmark (static batch)
+ *    goes through an HTTP server: no frontend latency there. */
 #define TRT_FREE_FRACTION 0.9
 
 static void source_engine_facts(const vpoint *p, engine_cfg *e, deploy_cfg *d) {
@@ -184,10 +187,12 @@ static void source_engine_facts(const vpoint *p, engine_cfg *e, deploy_cfg *d) {
     break;
   case VSRC_TRT_OVERVIEW:
     e->async_scheduling = false;
+    e->frontend_latency_ns = 0;
     d->enable_chunked_prefill = 0;
     break;
   case VSRC_STATIC_BATCH:
     e->async_scheduling = false;
+    e->frontend_latency_ns = 0;
     e->cuda_graph_max_batch = 0;
     d->gpu_memory_utilization = 1.0;
     break;

@@ -56,7 +56,8 @@ Test(engine, isolated_request_matches_the_cost_model) {
   prefill_chunk ch = {P, 0};
   batch_desc pre = {P, 1, 0, 0, 1, 1, &ch};
   cost_step(&r->cost, &pre, &c);
-  double ttft_ms = ceil(c.total_ns) / 1e6;
+  /* the engine frontend's per-request latency, then the prefill step */
+  double ttft_ms = (ceil(c.total_ns) + (double)llround(r->engine.frontend_latency_ns)) / 1e6;
   double dec_ms = 0;
   for (uint32_t i = 2; i <= O; i++) {
     batch_desc d = {1, 1, 1, P + i - 1, 1, 0, NULL};
@@ -73,6 +74,68 @@ Test(engine, isolated_request_matches_the_cost_model) {
   cr_assert_eq(r->cl.m.preemptions, 0);
   done(r);
   remove(path);
+}
+
+/* The vLLM engine file with frontend_latency_us set to us. */
+#include <cjson/cJSON.h>
+static const char *vllm_with_frontend(double us) {
+  char *text = tu_slurp(tu_src("configs/engines/vllm.json"), NULL);
+  cr_assert(text);
+  cJSON *root = cJSON_Parse(text);
+  free(text);
+  cr_assert(root);
+  cJSON_DeleteItemFromObjectCaseSensitive(root, "frontend_latency_us");
+  cJSON_AddNumberToObject(root, "frontend_latency_us", us);
+  char *out = cJSON_Print(root);
+  cJSON_Delete(root);
+  const char *path = tu_tmpfile(".json", out);
+  free(out);
+  return path;
+}
+
+/* The frontend latency delays each request on its way in: it adds exactly to
+ * TTFT and E2EL, and changes nothing else (isolated requests, open loop; and a
+ * burst still forms one batch, since every request of it arrives together). */
+Test(engine, frontend_latency_adds_to_ttft_only) {
+  char text[1024] = "arrival_s,prompt_tokens,output_tokens\n";
+  for (int i = 0; i < 4; i++) {
+    char row[64];
+    snprintf(row, sizeof row, "%d.0,%u,%u\n", 50 * i, 500u + 100u * i, 20u);
+    strcat(text, row);
+  }
+  const char *tpath = tu_tmpfile(".csv", text);
+  run_ctx *r[2];
+  const double us[2] = {0, 7250};
+  for (int k = 0; k < 2; k++) {
+    scenario sc;
+    base(&sc);
+    snprintf(sc.trace_path, sizeof sc.trace_path, "%s", tpath);
+    snprintf(sc.engine, sizeof sc.engine, "%s", vllm_with_frontend(us[k]));
+    r[k] = run(&sc);
+    cr_assert_eq(r[k]->sum.completed, 4);
+  }
+  for (size_t i = 0; i < 4; i++) {
+    const request *a = &r[0]->cl.reqs[i], *b = &r[1]->cl.reqs[i];
+    cr_assert_eq(b->send_ns, a->send_ns, "sent at the same time");
+    cr_assert_eq(b->first_token_ns - a->first_token_ns, 7250000, "request %zu", i);
+    cr_assert_eq(b->finish_ns - a->finish_ns, 7250000, "request %zu", i);
+  }
+  cr_assert_float_eq(r[1]->sum.ttft_ms.mean - r[0]->sum.ttft_ms.mean, 7.25, 1e-9);
+  cr_assert_float_eq(r[1]->sum.tpot_ms.mean, r[0]->sum.tpot_ms.mean, 1e-12);
+  cr_assert_float_eq(r[1]->sum.e2el_ms.mean - r[0]->sum.e2el_ms.mean, 7.25, 1e-9);
+  for (int k = 0; k < 2; k++) done(r[k]);
+  /* a burst at t=0 still prefills together after the delay */
+  scenario sc;
+  base(&sc);
+  snprintf(sc.engine, sizeof sc.engine, "%s", vllm_with_frontend(7250));
+  sc.gen.num_prompts = 8;
+  sc.gen.request_rate = INFINITY;
+  sc.gen.input.len = 100;
+  sc.gen.output.len = 4;
+  run_ctx *b = run(&sc);
+  cr_assert_eq(b->cl.m.max_batch_tokens, 800);
+  done(b);
+  remove(tpath);
 }
 
 Test(engine, throughput_rises_with_rate_and_saturates) {
@@ -213,7 +276,6 @@ Test(engine, simultaneous_arrivals_form_one_batch) {
 /* A measured table for the exact QKV shape of Llama-3.1-70B at TP4 serves that
  * operation (source "profile"), and the same profile serves another GPU type
  * scaled by datasheet ratios ("profile_scaled"); other ops stay on the roofline. */
-#include <cjson/cJSON.h>
 
 static const char *qkv_profile(void) {
   char *text = tu_slurp(tu_src("tests/data/profiles/synthetic.json"), NULL);

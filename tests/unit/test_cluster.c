@@ -93,6 +93,7 @@ Test(cluster, random_adversarial_runs_close_every_request_once) {
     cc.sched.async_scheduling = w->e.async_scheduling;
     cc.sched.admission = rng_below(&r, 4) == 0 ? ADMIT_RESERVE_FULL : ADMIT_ON_DEMAND;
     cc.max_concurrency = rng_below(&r, 2) ? 0 : 1 + (uint32_t)rng_below(&r, 6);
+    cc.frontend_latency_ns = rng_below(&r, 3) == 0 ? (1 + rng_below(&r, 50)) * SIM_NS_PER_MS : 0;
     cc.sample_interval_ns = rng_below(&r, 2) ? 0 : (1 + rng_below(&r, 2000)) * SIM_NS_PER_MS;
     bool limited = rng_below(&r, 6) == 0;
     cc.time_limit_ns = limited ? (1 + rng_below(&r, 20000)) * SIM_NS_PER_MS : 0;

@@ -87,8 +87,10 @@ Test(metrics, request_metrics_follow_vllm_definitions) {
   request rq[4];
   memset(rq, 0, sizeof rq);
   /* r0: sent at 1 s, first token at 1.2 s, 11 tokens, last at 2.2 s -> TTFT 200, TPOT 100, E2EL 1200 */
+  /* (its frontend took 10 ms: queued at 1.01 s, scheduled at 1.05 s -> 40 ms in the queue) */
   rq[0] = (request){.state = RQ_FINISHED, .prompt_tokens = 100, .generated = 11, .send_ns = 1000000000,
-                    .first_sched_ns = 1050000000, .first_token_ns = 1200000000, .finish_ns = 2200000000};
+                    .queued_ns = 1010000000, .first_sched_ns = 1050000000, .first_token_ns = 1200000000,
+                    .finish_ns = 2200000000};
   /* r1: one output token: TTFT 300, no TPOT sample (tpot 0 for goodput) */
   rq[1] = (request){.state = RQ_FINISHED, .prompt_tokens = 50, .generated = 1, .send_ns = 0,
                     .first_sched_ns = 0, .first_token_ns = 300000000, .finish_ns = 300000000};
@@ -112,7 +114,7 @@ Test(metrics, request_metrics_follow_vllm_definitions) {
   cr_assert_eq(s.tpot_ms.n, 1);
   cr_assert_float_eq(s.tpot_ms.mean, 100, 1e-9);
   cr_assert_float_eq(s.e2el_ms.mean, (1200 + 300) / 2.0, 1e-9);
-  cr_assert_float_eq(s.queue_ms.mean, 25, 1e-9);
+  cr_assert_float_eq(s.queue_ms.mean, 20, 1e-9, "the queue starts after the frontend: (40 + 0) / 2");
   /* goodput: r0 has TTFT 200 <= 250 but TPOT 100 > 50; r1 TTFT 300 > 250 -> none good */
   cr_assert(s.has_goodput);
   cr_assert_eq(s.good_requests, 0);

@@ -491,7 +491,7 @@ Test(validate_shape, closed_loop_of_one_prefills_each_request_alone) {
   cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), 0);
   prefill_chunk ch = {ISL, 0};
   batch_desc pre = {ISL, 1, 0, 0, 1, 1, &ch};
-  double ttft = step_ms(&c, &pre), dec = 0;
+  double ttft = step_ms(&c, &pre) + llround(e.frontend_latency_ns) / 1e6, dec = 0; /* the HTTP frontend, then the prefill */
   for (uint32_t j = 1; j < OSL; j++) {
     batch_desc bd = {1, 1, 1, ISL + j, 1, 0, NULL};
     dec += step_ms(&c, &bd);
