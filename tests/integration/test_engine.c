@@ -76,8 +76,18 @@ Test(engine, isolated_request_matches_the_cost_model) {
   remove(path);
 }
 
-/* The vLLM engine file with frontend_latency_us set to us. */
 #include <cjson/cJSON.h>
+
+/* Writes root to a temporary .json file (freed with the test's temp files) and frees root. */
+static const char *json_tmpfile(cJSON *root) {
+  char *out = cJSON_Print(root);
+  cJSON_Delete(root);
+  const char *path = tu_tmpfile(".json", out);
+  free(out);
+  return path;
+}
+
+/* The vLLM engine file with frontend_latency_us set to us. */
 static const char *vllm_with_frontend(double us) {
   char *text = tu_slurp(tu_src("configs/engines/vllm.json"), NULL);
   cr_assert(text);
@@ -86,11 +96,7 @@ static const char *vllm_with_frontend(double us) {
   cr_assert(root);
   cJSON_DeleteItemFromObjectCaseSensitive(root, "frontend_latency_us");
   cJSON_AddNumberToObject(root, "frontend_latency_us", us);
-  char *out = cJSON_Print(root);
-  cJSON_Delete(root);
-  const char *path = tu_tmpfile(".json", out);
-  free(out);
-  return path;
+  return json_tmpfile(root);
 }
 
 /* The frontend latency delays each request on its way in: it adds exactly to
@@ -286,11 +292,7 @@ static const char *qkv_profile(void) {
   /* QKV at TP4: N = (64/4 + 2 * 8/4) * 128 = 2560, K = 8192 */
   cJSON_ReplaceItemInObjectCaseSensitive(g0, "n", cJSON_CreateNumber(2560));
   cJSON_ReplaceItemInObjectCaseSensitive(g0, "k", cJSON_CreateNumber(8192));
-  char *out = cJSON_Print(root);
-  cJSON_Delete(root);
-  const char *path = tu_tmpfile(".json", out);
-  free(out);
-  return path;
+  return json_tmpfile(root);
 }
 
 Test(engine, measured_profile_serves_matching_ops) {
