@@ -36,6 +36,22 @@ static void done(run_ctx *r) {
   free(r);
 }
 
+/* 8 requests at t=0 (engine: a path, or NULL for the default): all 8 prompts
+ * (800 tokens < the 8192 budget) are prefilled in the first step together. */
+static void burst_forms_one_batch(const char *engine) {
+  scenario sc;
+  base(&sc);
+  if (engine) snprintf(sc.engine, sizeof sc.engine, "%s", engine);
+  sc.gen.num_prompts = 8;
+  sc.gen.request_rate = INFINITY;
+  sc.gen.input.len = 100;
+  sc.gen.output.len = 4;
+  run_ctx *r = run(&sc);
+  cr_assert_eq(r->cl.m.max_batch_tokens, 800);
+  for (size_t i = 1; i < r->cl.n_reqs; i++) cr_assert_eq(r->cl.reqs[i].first_token_ns, r->cl.reqs[0].first_token_ns);
+  done(r);
+}
+
 Test(engine, isolated_request_matches_the_cost_model) {
   const uint32_t P = 777, O = 50;
   /* requests 100 s apart: each runs alone */
@@ -130,17 +146,7 @@ Test(engine, frontend_latency_adds_to_ttft_only) {
   cr_assert_float_eq(r[1]->sum.tpot_ms.mean, r[0]->sum.tpot_ms.mean, 1e-12);
   cr_assert_float_eq(r[1]->sum.e2el_ms.mean - r[0]->sum.e2el_ms.mean, 7.25, 1e-9);
   for (int k = 0; k < 2; k++) done(r[k]);
-  /* a burst at t=0 still prefills together after the delay */
-  scenario sc;
-  base(&sc);
-  snprintf(sc.engine, sizeof sc.engine, "%s", vllm_with_frontend(7250));
-  sc.gen.num_prompts = 8;
-  sc.gen.request_rate = INFINITY;
-  sc.gen.input.len = 100;
-  sc.gen.output.len = 4;
-  run_ctx *b = run(&sc);
-  cr_assert_eq(b->cl.m.max_batch_tokens, 800);
-  done(b);
+  burst_forms_one_batch(vllm_with_frontend(7250)); /* still together after the delay */
   remove(tpath);
 }
 
@@ -265,19 +271,7 @@ Test(engine, azure_conversation_trace_conserves_requests_and_tokens) {
   done(r);
 }
 
-Test(engine, simultaneous_arrivals_form_one_batch) {
-  scenario sc;
-  base(&sc);
-  sc.gen.num_prompts = 8;
-  sc.gen.request_rate = INFINITY;
-  sc.gen.input.len = 100;
-  sc.gen.output.len = 4;
-  run_ctx *r = run(&sc);
-  /* all 8 prompts (800 tokens < the 8192 budget) are prefilled in the first step together */
-  cr_assert_eq(r->cl.m.max_batch_tokens, 800);
-  for (size_t i = 1; i < r->cl.n_reqs; i++) cr_assert_eq(r->cl.reqs[i].first_token_ns, r->cl.reqs[0].first_token_ns);
-  done(r);
-}
+Test(engine, simultaneous_arrivals_form_one_batch) { burst_forms_one_batch(NULL); }
 
 /* A measured table for the exact QKV shape of Llama-3.1-70B at TP4 serves that
  * operation (source "profile"), and the same profile serves another GPU type
