@@ -65,6 +65,8 @@ static int parse_param(const char *s, voverrides *ov, sim_err *err) {
   }
   if (k == VP_CLOSED_OUTPUT_SPREAD && !(v < 0.5))
     return sim_errf(err, SIM_EINPUT, "--param %s: the spread must be in [0, 0.5)", s);
+  if (k == VP_FRONTEND_LATENCY_US && v * 1e3 > CFG_MAX_FRONTEND_LATENCY_NS)
+    return sim_errf(err, SIM_EINPUT, "--param %s: at most %.0f us (one hour)", s, CFG_MAX_FRONTEND_LATENCY_NS / 1e3);
   int i = 0;
   while (i < ov->n && strcmp(ov->e[i].engine, engine)) i++;
   if (i == ov->n) {

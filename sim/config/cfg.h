@@ -71,6 +71,9 @@ typedef enum admit_policy {
   ADMIT_RESERVE_FULL   /* TensorRT-LLM guaranteed-no-evict: admit only if prompt+max output fit */
 } admit_policy;
 
+/* Upper bound of an engine's frontend_latency (one hour): keeps send + latency in range. */
+#define CFG_MAX_FRONTEND_LATENCY_NS 3.6e12
+
 typedef struct engine_cfg {
   char name[32];    /* "vllm", "trtllm" */
   char source[1024];/* what the defaults and parameters rest on */
@@ -87,7 +90,8 @@ typedef struct engine_cfg {
   /* CPU and launch overheads */
   double step_overhead_ns;           /* fixed CPU cost per step (schedule, prepare inputs, sample) */
   double per_seq_overhead_ns;        /* CPU cost per scheduled sequence per step */
-  double frontend_latency_ns;        /* per request: client send -> engine queue (HTTP, tokenization, IPC); counts in TTFT */
+  double frontend_latency_ns;        /* per request: client send -> engine queue (HTTP, tokenization, IPC); counts in TTFT;
+                                        at most CFG_MAX_FRONTEND_LATENCY_NS */
   uint32_t cuda_graph_max_batch;     /* decode-only batches up to this size replay CUDA graphs; 0 = never */
   double launch_overhead_ns_per_layer; /* kernel-launch cost per layer when not graphed */
   /* efficiency factors: achieved fraction of the datasheet peak */

@@ -343,6 +343,10 @@ int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err 
     else if (!strcmp(a->valuestring, "reserve_full")) e->admission = ADMIT_RESERVE_FULL;
     else rc = jx_fail(&j, a, NULL, "admission", "expected \"on_demand\" or \"reserve_full\", got \"%s\"", a->valuestring);
   }
+  if (!rc && e->frontend_latency_ns > CFG_MAX_FRONTEND_LATENCY_NS)
+    rc = jx_fail(&j, cJSON_GetObjectItemCaseSensitive(j.root, "frontend_latency_us"), NULL, "frontend_latency_us",
+                 "must be at most %.0f (one hour), got %g", CFG_MAX_FRONTEND_LATENCY_NS / 1e3,
+                 e->frontend_latency_ns / 1e3);
   if (!rc) {
     uint32_t b = e->block_size;
     if (b < 8 || b > 128 || (b & (b - 1)))

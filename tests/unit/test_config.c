@@ -356,6 +356,11 @@ Test(config, engine_strict_errors) {
   cr_assert_eq(engine_variant("  \"cuda_graph_mib\": 768,\n", "", &e), SIM_EINPUT);
   assert_msg_has(&e, "cuda_graph_mib: missing required key");
   cr_assert_eq(engine_variant("\"step_overhead_us\": 1030", "\"step_overhead_us\": 0", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(engine_variant("\"frontend_latency_us\": 0", "\"frontend_latency_us\": 1e30", &e), SIM_EINPUT);
+  assert_msg_has(&e, "frontend_latency_us: must be at most 3600000000 (one hour)");
+  cr_assert_eq(engine_variant("\"frontend_latency_us\": 0", "\"frontend_latency_us\": -2", &e), SIM_EINPUT);
+  assert_msg_has(&e, "frontend_latency_us: must be >= 0");
+  cr_assert_eq(engine_variant("  \"frontend_latency_us\": 0,\n", "", &e), SIM_OK, "optional: %s", e.msg);
 }
 
 /* ---- finding ---------------------------------------------------------------- */
