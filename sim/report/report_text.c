@@ -110,6 +110,12 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
           r->tr.source, r->tr.n, r->tr_stats.span_s, r->tr_stats.rate_per_s, r->tr_stats.prompt_mean,
           r->tr_stats.output_mean, r->sc.max_concurrency ? ", closed loop" : "");
   if (r->sc.max_concurrency) fprintf(f, "  client: max concurrency %u\n", r->sc.max_concurrency);
+  if (r->sc.max_concurrency && r->tr.n > r->sc.max_concurrency && r->tr_stats.output_max == r->tr_stats.output_mean)
+    fprintf(f, "  note: every request asks for exactly %.0f output tokens, so clients that start together stay\n"
+               "    phase-locked (their prompts prefill together, wave after wave); real closed-loop benchmarks drift\n"
+               "    apart and measure lower TTFTs. `servesim validate` reproduces published closed-loop runs with\n"
+               "    output lengths spread by +-6-9%% (--random-range-ratio 0.09): docs/ACCURACY.md.\n",
+            r->tr_stats.output_max);
   if (r->engine.frontend_latency_ns > 0)
     fprintf(f, "  engine frontend: %.2f ms per request from send to the scheduler's queue (HTTP, tokenization), "
                "counted in TTFT\n",

@@ -54,6 +54,23 @@ Test(cli, default_run_prints_a_summary) {
   cr_assert(strstr(out, "roofline") != NULL, "the cost source must be stated");
 }
 
+/* A closed loop of identical lengths says that its clients stay phase-locked;
+ * spread lengths, an open loop or the default trace do not get the note. */
+Test(cli, closed_loop_of_identical_lengths_notes_the_phase_lock) {
+  const char *base = "run --model llama-3.1-8b --gpu h200 --tp 1 --num-prompts 40 --random-input-len 256 "
+                     "--random-output-len 32";
+  char args[512];
+  snprintf(args, sizeof args, "%s --max-concurrency 4", base);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "exactly 32 output tokens") && strstr(out, "phase-locked"), "%s", out);
+  snprintf(args, sizeof args, "%s --max-concurrency 4 --random-range-ratio 0.09", base);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(!strstr(out, "phase-locked"), "%s", out);
+  snprintf(args, sizeof args, "%s --request-rate 2", base);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(!strstr(out, "phase-locked"), "%s", out);
+}
+
 Test(cli, json_is_deterministic_and_has_vllm_keys) {
   char a[256], b[256];
   snprintf(a, sizeof a, "/tmp/servesim_det_a_%d.json", getpid());
