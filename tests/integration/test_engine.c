@@ -2,7 +2,8 @@
  *  - one request at a time: TTFT is the cost model's prefill step, TPOT the
  *    mean of its batch-1 decode steps;
  *  - throughput rises with the offered rate and saturates;
- *  - Little's law on the simulated system and queue;
+ *  - Little's law on the simulated system and queue (also with an engine
+ *    frontend latency, which is in the system and not in the queue);
  *  - conservation on the Azure 2023 conversation trace (when ../shared exists):
  *    every request completes or is rejected with a reason, output tokens equal
  *    the trace's;
@@ -174,9 +175,11 @@ Test(engine, throughput_rises_with_rate_and_saturates) {
   cr_assert_lt(thr[8], 1.15 * thr[7], "and saturate: inf %f vs 128/s %f", thr[8], thr[7]);
 }
 
-Test(engine, littles_law_holds) {
+/* engine: a path, or NULL for the default */
+static void check_littles_law(const char *engine) {
   scenario sc;
   base(&sc);
+  if (engine) snprintf(sc.engine, sizeof sc.engine, "%s", engine);
   sc.gen.num_prompts = 2000;
   sc.gen.request_rate = 20;
   sc.gen.input.len = 1024;
@@ -198,6 +201,12 @@ Test(engine, littles_law_holds) {
                      "Lq %f vs lambda Wq %f", s->mean_waiting, lambda * s->queue_ms.mean / 1e3);
   done(r);
 }
+
+Test(engine, littles_law_holds) { check_littles_law(NULL); }
+
+/* With a frontend latency: the system (from the send) includes the transit, the
+ * waiting queue (from the scheduler's queue) does not, and both laws hold. */
+Test(engine, littles_law_holds_with_a_frontend_latency) { check_littles_law(vllm_with_frontend(7250)); }
 
 Test(engine, closed_loop_keeps_concurrency) {
   scenario sc;
