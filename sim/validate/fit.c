@@ -24,7 +24,8 @@
  * frontend_latency_us, which stays 0: fitted (tried on 2026-11-30) it went to
  * 9.7 ms for vLLM and 33.5 ms for TensorRT-LLM, an implausible HTTP-path cost
  * that absorbed the phase-locked TensorRT-LLM 1024/1024 series, and it brought
- * back a false saturation cliff (docs/ACCURACY.md). One of them is not
+ * back a false saturation cliff (docs/ACCURACY.md; docs/frontend_fit_check.sh
+ * runs those values). One of them is not
  * an engine parameter: the closed-loop output spread of the engine's
  * measurements (VP_CLOSED_OUTPUT_SPREAD), fitted jointly because the engine
  * parameters that set where a KV pool overflows and the clients' phase both
