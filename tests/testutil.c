@@ -137,5 +137,6 @@ deploy_cfg tu_deploy(uint32_t tp, sim_dtype w) {
   d.tp = tp, d.replicas = 1, d.act_dtype = DT_BF16, d.weight_dtype = w, d.kv_dtype = DT_BF16;
   d.max_num_seqs = 1024, d.max_num_batched_tokens = 8192, d.block_size = 16, d.max_model_len = 131072;
   d.gpu_memory_utilization = 0.92;
+  d.async_scheduling = 1; /* the vLLM engine's default */
   return d;
 }

@@ -39,6 +39,9 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("gpu-memory-utilization", NULL, CLI_F64, &f->gpu_memory_utilization, "F", "fraction of GPU memory the engine uses", &f->seen[F_GPU_MEM]);
   OPT("enable-prefix-caching", NULL, CLI_BOOL, &f->prefix_caching, NULL, "prefix caching", &f->seen_prefix_caching);
   OPT("enable-chunked-prefill", NULL, CLI_BOOL, &f->chunked_prefill, NULL, "chunked prefill", &f->seen_chunked_prefill);
+  OPT("async-scheduling", NULL, CLI_BOOL, &f->async_scheduling, NULL,
+      "schedule the next step while the current one runs (vLLM's batch queue of 2; default: the engine version's)",
+      &f->seen_async_scheduling);
   OPT("router", NULL, CLI_STR, &f->router, "P", "round_robin, least_outstanding, least_kv", NULL);
   OPT("trace", NULL, CLI_STR, &f->trace, "FILE", "replay a trace (native CSV, Azure, BurstGPT, Mooncake JSONL)", NULL);
   OPT("trace-format", NULL, CLI_STR, &f->trace_format, "F", "auto, native, azure, burstgpt, mooncake", NULL);
@@ -152,6 +155,7 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   }
   if (f->seen_prefix_caching) d->enable_prefix_caching = f->prefix_caching;
   if (f->seen_chunked_prefill) d->enable_chunked_prefill = f->chunked_prefill;
+  if (f->seen_async_scheduling) d->async_scheduling = f->async_scheduling;
   if (f->router && !route_policy_parse(f->router, &d->router))
     return sim_errf(err, SIM_EINPUT, "--router: unknown policy '%s' (round_robin, least_outstanding, least_kv)", f->router);
 

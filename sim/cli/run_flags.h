@@ -18,8 +18,8 @@ typedef struct run_flags {
   uint32_t tp, replicas, max_num_seqs, max_num_batched_tokens, block_size, max_model_len;
   const char *dtype, *quantization, *kv_cache_dtype, *router;
   double gpu_memory_utilization;
-  bool prefix_caching, chunked_prefill;
-  bool seen_prefix_caching, seen_chunked_prefill;
+  bool prefix_caching, chunked_prefill, async_scheduling;
+  bool seen_prefix_caching, seen_chunked_prefill, seen_async_scheduling;
   /* workload */
   const char *trace, *trace_format, *window;
   uint64_t num_prompts, seed, max_requests;

@@ -260,6 +260,7 @@ void deploy_init(deploy_cfg *d) {
   d->gpu_memory_utilization = -1;
   d->enable_prefix_caching = -1;
   d->enable_chunked_prefill = -1;
+  d->async_scheduling = -1;
   d->router = ROUTE_ROUND_ROBIN;
 }
 
@@ -329,6 +330,8 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
   if (d->enable_chunked_prefill < 0) d->enable_chunked_prefill = e->enable_chunked_prefill;
   d->enable_prefix_caching = d->enable_prefix_caching ? 1 : 0;
   d->enable_chunked_prefill = d->enable_chunked_prefill ? 1 : 0;
+  if (d->async_scheduling < 0) d->async_scheduling = e->async_scheduling;
+  d->async_scheduling = d->async_scheduling ? 1 : 0;
   if (!d->max_model_len) d->max_model_len = m->max_pos;
   if (d->max_model_len > m->max_pos)
     return sim_errf(err, SIM_EINPUT, "max_model_len %u exceeds max_position_embeddings %u of %s", d->max_model_len,

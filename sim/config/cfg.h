@@ -129,6 +129,7 @@ typedef struct deploy_cfg {
   double gpu_memory_utilization;    /* < 0 = engine default */
   int8_t enable_prefix_caching;     /* -1 = engine default, 0/1 */
   int8_t enable_chunked_prefill;    /* -1 = engine default, 0/1 */
+  int8_t async_scheduling;          /* -1 = engine default, 0/1: vLLM's --[no-]async-scheduling */
   route_policy router;
 } deploy_cfg;
 

@@ -460,10 +460,12 @@ void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
   double gpu = 0;
   for (int op = 0; op < OP_COUNT; op++) gpu += out->op_ns[op];
   double cpu = e->step_overhead_ns + e->per_seq_overhead_ns * b->num_seqs;
-  double cpu_shown = e->async_scheduling ? (cpu > gpu ? cpu - gpu : 0) : cpu;
+  double cpu_shown = c->deploy->async_scheduling > 0 ? (cpu > gpu ? cpu - gpu : 0) : cpu;
   if (cpu > 0) c->src_count[OP_CPU_OVERHEAD][SRC_ROOFLINE]++;
   add(out, OP_CPU_OVERHEAD, BOUND_CPU, cpu_shown);
   out->total_ns = gpu + cpu_shown;
+  out->gpu_ns = gpu;
+  out->cpu_ns = cpu;
 }
 
 double cost_gemm_ns(cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_bound *bound) {

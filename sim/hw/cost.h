@@ -84,7 +84,10 @@ typedef struct batch_desc {
 } batch_desc;
 
 typedef struct step_cost {
-  double total_ns;              /* wall time of the step */
+  double total_ns;              /* the step's share of wall time in a steady stream of such steps:
+                                   gpu + cpu, or max(gpu, cpu) when the engine schedules asynchronously */
+  double gpu_ns;                /* GPU time: from the step's start to its end on the device */
+  double cpu_ns;                /* host work to schedule and prepare it (before it can start) */
   double op_ns[OP_COUNT];       /* contribution of each op (sums to total_ns) */
   double bound_ns[BOUND_COUNT]; /* same time, by what bound it (sums to total_ns) */
 } step_cost;

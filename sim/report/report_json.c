@@ -60,7 +60,7 @@ static cJSON *config_echo(const run_ctx *r) {
   num(c, "gpu_memory_utilization", d->gpu_memory_utilization);
   cJSON_AddBoolToObject(c, "enable_prefix_caching", d->enable_prefix_caching != 0);
   cJSON_AddBoolToObject(c, "enable_chunked_prefill", d->enable_chunked_prefill != 0);
-  cJSON_AddBoolToObject(c, "async_scheduling", r->engine.async_scheduling);
+  cJSON_AddBoolToObject(c, "async_scheduling", r->deploy.async_scheduling != 0);
   str(c, "admission", r->engine.admission == ADMIT_ON_DEMAND ? "on_demand" : "reserve_full");
   num(c, "frontend_latency_ms", r->engine.frontend_latency_ns / 1e6);
   str(c, "router", route_policy_name(d->router));

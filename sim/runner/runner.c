@@ -62,7 +62,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   cc.sched.max_num_batched_tokens = r->deploy.max_num_batched_tokens;
   cc.sched.long_prefill_token_threshold = r->engine.long_prefill_token_threshold;
   cc.sched.chunked_prefill = r->deploy.enable_chunked_prefill != 0;
-  cc.sched.async_scheduling = r->engine.async_scheduling;
+  cc.sched.async_scheduling = r->deploy.async_scheduling != 0;
   cc.sched.admission = r->engine.admission;
   cc.kv_blocks = r->plan.kv_blocks;
   cc.block_tokens = r->plan.block_tokens;

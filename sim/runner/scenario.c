@@ -5,7 +5,8 @@
  *   "model": name|path, "gpu": name|path, "engine": name|path, "profile": "auto"|"none"|path,
  *   "deployment": { "tensor_parallel_size", "replicas", "dtype", "quantization", "kv_cache_dtype",
  *                   "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
- *                   "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill", "router" },
+ *                   "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill", "async_scheduling",
+ *                   "router" },
  *   "workload": { "trace", "trace_format",                        -- a trace file, or a generator:
  *                 "num_prompts", "request_rate" (number or "inf"), "burstiness",
  *                 "random_input_len", "random_output_len", "random_range_ratio",
@@ -112,6 +113,7 @@ static int parse_deployment(const jx *j, const cJSON *d, scenario *s) {
   TRY(jx_num(j, d, W, "gpu_memory_utilization", &p->gpu_memory_utilization, 0.01, 1.0, 0));
   TRY(get_tristate(j, d, W, "enable_prefix_caching", &p->enable_prefix_caching));
   TRY(get_tristate(j, d, W, "enable_chunked_prefill", &p->enable_chunked_prefill));
+  TRY(get_tristate(j, d, W, "async_scheduling", &p->async_scheduling));
   char rt[32] = "";
   TRY(jx_str(j, d, W, "router", rt, sizeof rt));
   if (rt[0] && !route_policy_parse(rt, &p->router))

@@ -75,7 +75,7 @@ int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model
 void cluster_deinit(cluster *c) {
   for (size_t i = 0; i < c->n_reqs; i++) {
     request *r = &c->reqs[i];
-    if (r->kv.n_blocks) kv_seq_free(c->reps[r->replica].s.kv, &r->kv); /* still held at the end (zombie, interrupt) */
+    if (r->kv.n_blocks) kv_seq_free(c->reps[r->replica].s.kv, &r->kv); /* still held at the end (interrupt, time limit) */
     kv_seq_deinit(&r->kv);
   }
   if (c->reps)
@@ -111,35 +111,59 @@ static void close_request(cluster *c) {
 
 static void release_slot(cluster *c, sim_ns now);
 
-static void start_step(cluster *c, uint32_t ri, sim_ns now) {
+/* Starts the oldest queued step of a replica on the GPU: at `now` or when its
+ * host work is done, whichever is later. */
+static void run_head(cluster *c, uint32_t ri, sim_ns now) {
   replica *rep = &c->reps[ri];
-  if (rep->busy || rep->failed || !sched_has_work(&rep->s)) return;
-  while (!sched_schedule(&rep->s, c->reqs, now, &rep->bd)) {
-    /* Nothing fits although nothing runs: the head request needs more blocks
-     * than the whole pool (the memory plan normally rules this out). Reject it
-     * rather than wait forever. */
-    if (rep->s.n_running || !rep->s.wait_len) return;
-    uint32_t idx = sched_pop_head(&rep->s);
-    c->reqs[idx].state = RQ_REJECTED;
-    c->reqs[idx].reject = REJ_KV_TOO_SMALL;
-    SIM_ASSERT(rep->outstanding > 0);
-    rep->outstanding--;
-    close_request(c);
-    release_slot(c, now);
-    if (rep->busy) return; /* release_slot may have started this replica */
-  }
-  if (rep->s.n_step > c->done_cap) {
-    c->done_cap = rep->s.n_step * 2;
-    c->done_buf = sim_realloc(c->done_buf, c->done_cap * sizeof *c->done_buf);
-  }
-  cost_step(c->cost, &rep->bd, &rep->sc);
-  double ns = ceil(rep->sc.total_ns);
+  sched_step *st = sched_queued(&rep->s, 0);
+  st->start_ns = st->ready_ns > now ? st->ready_ns : now;
+  double ns = ceil(st->cost.gpu_ns);
   sim_ns dur = ns < 1.0 ? 1 : (sim_ns)ns;
   rep->busy = true;
   rep->steps++;
-  rep->busy_ns += rep->sc.total_ns;
-  metrics_step(&c->m, &rep->bd, &rep->sc);
-  des_push(&c->ev, now + dur, EV_STEP, ri, 0);
+  rep->busy_ns += st->cost.gpu_ns;
+  metrics_step(&c->m, &st->bd, &st->cost);
+  des_push(&c->ev, st->start_ns + dur, EV_STEP, ri, 0);
+}
+
+/* Schedules steps at `now` until the replica's batch queue is full or nothing
+ * more can be scheduled (sched.h), and starts the first if none runs. The
+ * host prepares one step after the other: a step's host work starts at `now`
+ * or when the previous queued step's ends. */
+static void fill_queue(cluster *c, uint32_t ri, sim_ns now) {
+  replica *rep = &c->reps[ri];
+  if (rep->failed) return;
+  while (!sched_queue_full(&rep->s) && sched_has_work(&rep->s)) {
+    sched_step *st = sched_schedule(&rep->s, c->reqs, now);
+    if (!st) {
+      /* Nothing fits although nothing runs: the head request needs more blocks
+       * than the whole pool (the memory plan normally rules this out). Reject it
+       * rather than wait forever. */
+      if (rep->s.n_running || !rep->s.wait_len || rep->s.q_len) return;
+      uint32_t idx = sched_pop_head(&rep->s);
+      c->reqs[idx].state = RQ_REJECTED;
+      c->reqs[idx].reject = REJ_KV_TOO_SMALL;
+      SIM_ASSERT(rep->outstanding > 0);
+      rep->outstanding--;
+      close_request(c);
+      release_slot(c, now);
+      if (rep->busy) return; /* release_slot may have started this replica */
+      continue;
+    }
+    if (st->n_items > c->done_cap) {
+      c->done_cap = st->n_items * 2;
+      c->done_buf = sim_realloc(c->done_buf, c->done_cap * sizeof *c->done_buf);
+    }
+    cost_step(c->cost, &st->bd, &st->cost);
+    sim_ns host_from = now;
+    if (rep->s.q_len > 1) {
+      sim_ns prev = sched_queued(&rep->s, rep->s.q_len - 2)->ready_ns;
+      if (prev > host_from) host_from = prev;
+    }
+    double cpu = ceil(st->cost.cpu_ns);
+    st->ready_ns = host_from + (cpu > 0 ? (sim_ns)cpu : 0);
+    if (!rep->busy) run_head(c, ri, now);
+  }
 }
 
 static void route(cluster *c, uint32_t idx, sim_ns now) {
@@ -176,9 +200,10 @@ static void send(cluster *c, uint32_t idx, sim_ns now) {
   request *r = &c->reqs[idx];
   r->send_ns = now;
   c->in_flight++;
-  if ((uint64_t)r->prompt_tokens + r->output_tokens > c->cfg.max_model_len) {
+  uint64_t total = (uint64_t)r->prompt_tokens + r->output_tokens;
+  if (total > c->cfg.max_model_len || (total + c->cfg.block_tokens - 1) / c->cfg.block_tokens > c->cfg.kv_blocks) {
     r->state = RQ_REJECTED;
-    r->reject = REJ_TOO_LONG;
+    r->reject = total > c->cfg.max_model_len ? REJ_TOO_LONG : REJ_KV_TOO_SMALL;
     SIM_ASSERT(c->in_flight > 0);
     c->in_flight--;
     close_request(c);
@@ -241,14 +266,14 @@ static void on_step(cluster *c, uint32_t ri, sim_ns now) {
   rep->busy = false;
   if (rep->failed) return;
   uint32_t n = sched_complete(&rep->s, c->reqs, now, &c->m, c->done_buf);
-  /* The engine starts its next step as soon as this one ends; the requests
-   * that finished in it go back to their clients first (HTTP response, the
-   * client's next request, tokenization: milliseconds), so a closed-loop
-   * client's next request cannot join that step: it waits for the one after
-   * (when the replica idles, it starts one at once). Scheduling the next step
-   * before handing the finished requests back models that visibility delay
-   * the same way for every finished request of the step. */
-  start_step(c, ri, now);
+  /* The next queued step starts at once; the engine then schedules the one
+   * after it (batch queue, sched.h). The requests that finished go back to
+   * their clients afterwards (HTTP response, the client's next request,
+   * tokenization: milliseconds), so a closed-loop client's next request
+   * cannot join the step scheduled now: it waits for a later one (when the
+   * replica idles, it starts one at once). */
+  if (rep->s.q_len) run_head(c, ri, now);
+  fill_queue(c, ri, now);
   for (uint32_t k = 0; k < n; k++) {
     SIM_ASSERT(rep->outstanding > 0);
     rep->outstanding--;
@@ -256,7 +281,7 @@ static void on_step(cluster *c, uint32_t ri, sim_ns now) {
     close_request(c);
     release_slot(c, now);
   }
-  start_step(c, ri, now);
+  if (!rep->busy) fill_queue(c, ri, now); /* it idles: the new requests need not wait for a step */
 }
 
 static void on_fail(cluster *c, uint32_t ri, sim_ns now) {
@@ -325,7 +350,7 @@ bool cluster_run_slice(cluster *c, uint64_t max_events, sim_ns until_ns) {
         break;
       case EV_KICK:
         c->reps[ev.target].kick_pending = false;
-        start_step(c, ev.target, ev.t_ns);
+        fill_queue(c, ev.target, ev.t_ns);
         break;
       default: SIM_ASSERT(!"unknown event");
     }

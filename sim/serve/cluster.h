@@ -13,7 +13,10 @@
  * A request that arrives is sent at once, or held by the client until a slot
  * frees (then TTFT counts from the slot acquisition, like vLLM's benchmark).
  * Requests whose prompt + output exceed max_model_len are rejected at send
- * with a reason (the server's 400), as are requests when every replica failed.
+ * with a reason (the server's 400), as are requests that could never fit in
+ * a replica's whole KV pool (the memory plan rules that out for requests
+ * within max_model_len; without the check such a request would preempt
+ * itself forever) and requests when every replica failed.
  *
  * Run it with cluster_run (everything), or in slices from the libuv driver.
  * Ownership: cluster_init/cluster_deinit on caller storage; borrows the trace
@@ -52,14 +55,12 @@ typedef struct cluster_cfg {
 
 typedef struct replica {
   sched s;
-  bool busy;            /* a STEP event is pending */
+  bool busy;            /* a step runs on the GPU: its STEP event is pending */
   bool kick_pending;    /* a KICK (start a step at the end of this instant) is pending */
   bool failed;
   uint32_t outstanding; /* routed and not finished */
   uint64_t steps;
-  double busy_ns;       /* sum of its step times */
-  batch_desc bd;        /* in-flight step */
-  step_cost sc;
+  double busy_ns;       /* sum of its steps' GPU times */
 } replica;
 
 typedef struct cluster {

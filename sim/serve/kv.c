@@ -22,9 +22,11 @@
  *     other tokens). Otherwise it is (uid, i): unique to the request, and so
  *     is every later block through the chain. hash_block_tokens need not be
  *     a multiple of block_tokens, nor larger.
- *   - NONE: never hashed, never cached.
- * Blocks keyed on uid are cached too: a request preempted by recompute finds
- * its own blocks again when it resumes, as vLLM does with real token ids.
+ *   - NONE: every block is (uid, i): shared with nobody, but still cached,
+ *     so a request preempted by recompute finds its own blocks again when it
+ *     resumes, as vLLM does with real token ids.
+ * Blocks keyed on uid (NONE content, and HASH_IDS blocks past the ids) are
+ * cached like any other.
  *
  * Invariants beyond those of kv.h (checked by kv_check):
  *   - in_free == (ref_cnt == 0);
@@ -40,8 +42,7 @@
  * following blocks of that sequence are registered normally.
  *
  * Stats: kv_match_prefix counts every lookup it answers with caching on
- * (lookups, lookup_tokens = num_tokens asked for, hit_tokens = returned).
- * NONE content counts as a lookup that misses. */
+ * (lookups, lookup_tokens = num_tokens asked for, hit_tokens = returned). */
 #include "serve/kv.h"
 
 #include <inttypes.h>
@@ -99,10 +100,11 @@ static uint64_t indexed_content(uint64_t tag, uint64_t key, uint64_t i) {
   return mix64(mix64(key ^ mix64(tag)) + i);
 }
 
-/* Identity of block i of content c (c->kind != NONE). */
+/* Identity of block i of content c. */
 static uint64_t block_content(const kv_mgr *kv, const kv_content *c, uint32_t i) {
   uint64_t bt = kv->block_tokens, lo = (uint64_t)i * bt, hi = lo + bt; /* tokens [lo, hi) */
   if (c->kind == KV_CONTENT_SESSION) return indexed_content(TAG_SESSION, c->session, i);
+  if (c->kind == KV_CONTENT_NONE) return indexed_content(TAG_UID, c->uid, i);
   SIM_ASSERT(c->kind == KV_CONTENT_HASH_IDS);
   SIM_ASSERT(c->n_hash == 0 || c->hash_ids);
   uint64_t hbt = c->hash_block_tokens;
@@ -115,7 +117,8 @@ static uint64_t block_content(const kv_mgr *kv, const kv_content *c, uint32_t i)
 }
 
 static bool hashable(const kv_mgr *kv, const kv_content *c) {
-  return kv->caching && c->kind != KV_CONTENT_NONE;
+  (void)c;
+  return kv->caching;
 }
 
 /* ---- hash table --------------------------------------------------------------- */
@@ -246,7 +249,7 @@ uint32_t kv_match_prefix(kv_mgr *kv, const kv_content *c, uint32_t num_tokens) {
   if (!kv->caching) return 0;
   kv->stats.lookups++;
   kv->stats.lookup_tokens += num_tokens;
-  if (c->kind == KV_CONTENT_NONE || num_tokens == 0) return 0;
+  if (num_tokens == 0) return 0;
   uint32_t max_blocks = (num_tokens - 1) / kv->block_tokens, n = 0;
   uint64_t h = 0;
   for (; n < max_blocks; n++) {
@@ -264,6 +267,11 @@ uint32_t kv_blocks_needed(const kv_mgr *kv, const kv_seq *s, uint32_t total_toke
 }
 
 bool kv_allocate(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached_tokens, uint32_t total_tokens) {
+  return kv_allocate_fit(kv, s, c, cached_tokens, total_tokens, total_tokens);
+}
+
+bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached_tokens, uint32_t total_tokens,
+                     uint32_t fit_tokens) {
   uint32_t bt = kv->block_tokens, n_cached = 0, cached_in_free = 0;
   uint64_t h = 0;
   if (s->n_blocks == 0 && cached_tokens > 0) {
@@ -283,7 +291,9 @@ bool kv_allocate(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached_tok
   }
   uint32_t want = blocks_for(kv, total_tokens), have = s->n_blocks + n_cached;
   uint32_t n_new = want > have ? want - have : 0;
-  if (kv->num_free - cached_in_free < n_new) {
+  uint32_t fit = blocks_for(kv, fit_tokens > total_tokens ? fit_tokens : total_tokens);
+  uint32_t n_fit = fit > have ? fit - have : 0;
+  if (kv->num_free - cached_in_free < n_fit) {
     kv->stats.alloc_failures++;
     return false;
   }

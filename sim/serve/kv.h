@@ -16,9 +16,10 @@
  *
  * Content identity: a full block's hash chains the previous block's hash with
  * the identity of the tokens in the block (kv_content below), so equal hashes
- * mean equal prefixes. Blocks of unknown content (KV_CONTENT_NONE) are never
- * cached: that is exactly what a cache keyed on real token ids would do with
- * prompts that share nothing, at no cost.
+ * mean equal prefixes. Blocks of unknown content (KV_CONTENT_NONE) are keyed
+ * on the request's uid: no other request ever hits them (what a cache keyed
+ * on real token ids does with prompts that share nothing), but the request
+ * itself does after a preemption, as in vLLM.
  *
  * Invariants (checked by kv_check):
  *   - every block is either in the free queue (ref 0) or referenced by
@@ -39,7 +40,7 @@
 #include "core/common.h"
 
 typedef enum kv_content_kind {
-  KV_CONTENT_NONE = 0, /* unknown content: unique, never cached */
+  KV_CONTENT_NONE = 0, /* unknown content: unique to the request (keyed on uid) */
   KV_CONTENT_HASH_IDS, /* trace-provided prefix-block ids (Mooncake hash_ids) */
   KV_CONTENT_SESSION   /* multi-turn session: every turn extends one token stream */
 } kv_content_kind;
@@ -91,7 +92,7 @@ void kv_seq_deinit(kv_seq *s); /* frees table memory; the table must be empty (k
 /* Longest cached prefix of a sequence with `num_tokens` known tokens: returns
  * the number of cached tokens (a multiple of block_tokens, at most
  * num_tokens - 1 so at least one token is left to compute). Does not pin.
- * Always 0 when prefix caching is off or content is NONE. */
+ * Always 0 when prefix caching is off. */
 uint32_t kv_match_prefix(kv_mgr *kv, const kv_content *c, uint32_t num_tokens);
 
 /* Makes `s` hold blocks for `total_tokens` tokens. If `s` is empty and
@@ -100,12 +101,17 @@ uint32_t kv_match_prefix(kv_mgr *kv, const kv_content *c, uint32_t num_tokens);
  * false, changes nothing) when the free queue, after setting aside the cached
  * blocks being reused, cannot supply the new blocks. */
 bool kv_allocate(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached_tokens, uint32_t total_tokens);
+/* kv_allocate that also fails unless the blocks for `fit_tokens` tokens
+ * (>= total_tokens) could be supplied: vLLM's full_sequence_must_fit, which
+ * checks the whole sequence and allocates only what this step computes. */
+bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached_tokens, uint32_t total_tokens,
+                     uint32_t fit_tokens);
 /* Number of new blocks kv_allocate would need for `total_tokens` (no cached part). */
 uint32_t kv_blocks_needed(const kv_mgr *kv, const kv_seq *s, uint32_t total_tokens);
 
 /* Registers hashes of the blocks of `s` that became full now that
- * `computed_tokens` tokens have their KV written (no-op without caching or
- * with NONE content). A hash already registered for another block (the same
+ * `computed_tokens` tokens have their KV written or scheduled to be (no-op
+ * without caching). A hash already registered for another block (the same
  * content computed concurrently) keeps that mapping; this block stays uncached. */
 void kv_commit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t computed_tokens);
 

@@ -7,14 +7,17 @@
  * REJECTED when it can never run (prompt + output > max_model_len, or larger
  * than the whole KV pool).
  *
- * Token accounting (vLLM V1): num_tokens = prompt + generated tokens known so
- * far; num_computed = tokens whose KV is written. A step schedules
- * n <= num_tokens - num_computed tokens; when num_computed reaches num_tokens
- * the step samples one token (generated++, num_tokens++). So the step that
+ * Token accounting (vLLM V1, sched.h): num_tokens = prompt + generated tokens
+ * known so far; num_computed = tokens whose KV is written or scheduled to be
+ * (it advances when a step is scheduled); pending = tokens sampled by steps
+ * that are scheduled but have not ended (vLLM's num_output_placeholders). A
+ * step schedules n <= num_tokens + pending - num_computed tokens; when it
+ * reaches the end it samples one token (pending++), which becomes real when
+ * the step ends (pending--, generated++, num_tokens++). So the step that
  * computes the last prompt chunk emits the first token, and every decode step
  * computes the previous token's KV and samples the next.
- * Invariant: num_computed <= num_tokens = prompt_tokens + generated,
- * generated <= output_tokens. */
+ * Invariant: num_computed <= num_tokens + pending, num_tokens = prompt_tokens
+ * + generated, generated + pending <= output_tokens. */
 #ifndef SIM_REQUEST_H
 #define SIM_REQUEST_H
 
@@ -47,12 +50,11 @@ typedef struct request {
   uint32_t num_tokens;    /* prompt + generated */
   uint32_t num_computed;  /* tokens with KV written */
   uint32_t generated;     /* output tokens emitted */
-  uint32_t sched_tokens;  /* tokens scheduled in the replica's in-flight step */
+  uint32_t pending;       /* sampled tokens of scheduled steps that have not ended (placeholders) */
   uint32_t cached_tokens; /* prefix-cache hit tokens at the last admission */
   uint32_t preemptions;   /* times preempted */
   rq_state state;
   uint8_t reject;         /* rq_reject */
-  bool zombie;            /* finished, still occupying its slot one step (async scheduling) */
   sim_ns arrival_ns;      /* trace arrival */
   sim_ns send_ns;         /* sent to the server (client slot acquired): TTFT/E2EL origin */
   sim_ns queued_ns;       /* first reached a scheduler's queue (send + the engine frontend's latency) */

@@ -1,4 +1,5 @@
-/* sched.c: vLLM V1 continuous batching for one replica (see sched.h). */
+/* sched.c: vLLM V1 continuous batching with a batch queue, for one replica
+ * (see sched.h). */
 #include "serve/sched.h"
 
 #include <stdlib.h>
@@ -9,6 +10,7 @@ int sched_init(sched *s, const sched_cfg *cfg, uint32_t kv_blocks, uint32_t bloc
   s->cfg = *cfg;
   s->kv = kv_new(kv_blocks, block_tokens, prefix_caching);
   s->block_tokens = block_tokens;
+  s->depth = cfg->async_scheduling ? 2 : 1;
   s->wait_cap = 1024;
   s->waiting = sim_malloc(s->wait_cap * sizeof *s->waiting);
   return SIM_OK;
@@ -18,8 +20,10 @@ void sched_deinit(sched *s) {
   kv_free(s->kv);
   free(s->waiting);
   free(s->running);
-  free(s->step);
-  free(s->chunks);
+  for (int k = 0; k < SCHED_MAX_DEPTH; k++) {
+    free(s->q[k].items);
+    free(s->q[k].chunks);
+  }
   memset(s, 0, sizeof *s);
 }
 
@@ -56,6 +60,18 @@ static void wait_pop_front(sched *s) {
   s->wait_len--;
 }
 
+/* Removes idx from anywhere in the waiting queue (O(waiting); only for a
+ * preempted request whose last token arrives while it waits). */
+static void wait_remove(sched *s, uint32_t idx) {
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < s->wait_len; i++) {
+    uint32_t v = s->waiting[(s->wait_head + i) % s->wait_cap];
+    if (v != idx) s->waiting[(s->wait_head + w++) % s->wait_cap] = v;
+  }
+  SIM_ASSERT(w + 1 == s->wait_len);
+  s->wait_len = w;
+}
+
 uint32_t sched_pop_head(sched *s) {
   SIM_ASSERT(s->wait_len > 0);
   uint32_t idx = wait_front(s);
@@ -70,25 +86,18 @@ void sched_add(sched *s, request *reqs, uint32_t idx) {
 
 /* --- scheduling --------------------------------------------------------------- */
 
-static void step_push(sched *s, uint32_t idx) {
-  SIM_GROW(s->step, s->cap_step, s->n_step + 1);
-  s->step[s->n_step++] = idx;
+static void item_push(sched_step *st, uint32_t idx, uint32_t tokens, bool samples) {
+  SIM_GROW(st->items, st->cap_items, st->n_items + 1);
+  st->items[st->n_items++] = (sched_item){idx, tokens, samples};
 }
 
-static void release(sched *s, request *r) {
-  kv_seq_free(s->kv, &r->kv);
-  kv_seq_deinit(&r->kv);
-}
+static void release(sched *s, request *r) { kv_seq_free(s->kv, &r->kv); }
 
-/* Preempts by recompute: free blocks, reset progress, front of the queue. */
+/* Preempts by recompute: free blocks, reset progress, front of the queue.
+ * Tokens it has in flight (pending) still arrive when their steps end. */
 static void preempt(sched *s, request *reqs, uint32_t idx) {
   request *r = &reqs[idx];
   release(s, r);
-  if (r->zombie) { /* already finished: just let go of its seat */
-    r->zombie = false;
-    s->n_zombies--;
-    return;
-  }
   r->num_computed = 0;
   r->preemptions++;
   r->state = RQ_WAITING;
@@ -103,130 +112,147 @@ static uint32_t cap_chunk(const sched *s, uint32_t n, uint32_t budget) {
   return n;
 }
 
-bool sched_schedule(sched *s, request *reqs, sim_ns now, batch_desc *out) {
-  uint32_t budget = s->cfg.max_num_batched_tokens;
-  bool preempted = false;
-  s->n_step = 0;
+/* The step's effect on a request, at scheduling time (vLLM V1): the tokens
+ * count as computed, the blocks they fill are registered for prefix caching,
+ * and a step reaching the end of the known tokens adds a placeholder. */
+static void account(sched *s, sched_step *st, request *reqs, uint32_t idx, uint32_t n) {
+  request *r = &reqs[idx];
+  bool samples = r->num_computed + n == r->num_tokens + r->pending;
+  r->num_computed += n;
+  kv_commit(s->kv, &r->kv, &r->content, r->num_computed);
+  if (samples) r->pending++;
+  item_push(st, idx, n, samples);
+}
 
-  /* 1. running requests, in admission order */
+/* 1. running requests, in admission order. Returns whether it preempted. */
+static bool schedule_running(sched *s, sched_step *st, request *reqs, uint32_t *budget) {
+  bool preempted = false;
   uint32_t i = 0;
-  while (i < s->n_running && budget > 0) {
+  while (i < s->n_running && *budget > 0) {
     uint32_t idx = s->running[i];
     request *r = &reqs[idx];
-    uint32_t n;
-    if (r->zombie) {
-      n = 1; /* the wasted decode of a request async scheduling did not know was done */
-    } else {
-      n = cap_chunk(s, r->num_tokens - r->num_computed, budget);
-      SIM_ASSERT(n > 0);
-      /* fast path: the tokens fit in the blocks it already holds (most decode steps) */
-      bool fits = (uint64_t)r->num_computed + n <= (uint64_t)r->kv.n_blocks * s->block_tokens;
-      if (s->cfg.admission == ADMIT_ON_DEMAND && !fits) {
-        while (!kv_allocate(s->kv, &r->kv, &r->content, 0, r->num_computed + n)) {
-          uint32_t victim = s->running[--s->n_running];
-          preempt(s, reqs, victim);
-          preempted = true;
-          if (victim == idx) break;
-        }
-        if (s->n_running == i) break; /* it preempted itself */
-      }
+    if (r->generated + r->pending >= r->output_tokens) { /* its last token is in flight: seat held, no step */
+      i++;
+      continue;
     }
-    r->sched_tokens = n;
-    step_push(s, idx);
-    budget -= n;
+    uint32_t n = cap_chunk(s, r->num_tokens + r->pending - r->num_computed, *budget);
+    SIM_ASSERT(n > 0);
+    /* fast path: the tokens fit in the blocks it already holds (most decode steps) */
+    bool fits = (uint64_t)r->num_computed + n <= (uint64_t)r->kv.n_blocks * s->block_tokens;
+    if (s->cfg.admission == ADMIT_ON_DEMAND && !fits) {
+      while (!kv_allocate(s->kv, &r->kv, &r->content, 0, r->num_computed + n)) {
+        uint32_t victim = s->running[--s->n_running];
+        preempt(s, reqs, victim);
+        preempted = true;
+        if (victim == idx) break;
+      }
+      if (s->n_running == i) break; /* it preempted itself */
+    }
+    account(s, st, reqs, idx, n);
+    *budget -= n;
     i++;
   }
+  return preempted;
+}
 
-  /* 2. waiting requests, head first, only if nobody was preempted */
-  if (!preempted) {
-    while (s->wait_len && s->n_running < s->cfg.max_num_seqs && budget > 0) {
-      uint32_t idx = wait_front(s);
-      request *r = &reqs[idx];
-      uint32_t hits = 0;
-      if (r->num_computed == 0) hits = kv_match_prefix(s->kv, &r->content, r->num_tokens);
-      uint32_t want = r->num_tokens - hits;
-      if (!s->cfg.chunked_prefill && want > budget) break;
-      uint32_t n = cap_chunk(s, want, budget);
-      uint32_t alloc = hits + n;
-      if (s->cfg.admission == ADMIT_RESERVE_FULL) alloc = r->prompt_tokens + r->output_tokens;
-      if (!kv_allocate(s->kv, &r->kv, &r->content, hits, alloc)) break;
-      wait_pop_front(s);
-      r->num_computed = hits;
-      r->cached_tokens = hits;
-      r->state = RQ_RUNNING;
-      if (r->first_sched_ns == SIM_NS_INF) r->first_sched_ns = now;
-      SIM_GROW(s->running, s->cap_running, s->n_running + 1);
-      s->running[s->n_running++] = idx;
-      r->sched_tokens = n;
-      step_push(s, idx);
-      budget -= n;
-    }
+/* 2. waiting requests, head first. */
+static void schedule_waiting(sched *s, sched_step *st, request *reqs, uint32_t *budget, sim_ns now) {
+  while (s->wait_len && s->n_running < s->cfg.max_num_seqs && *budget > 0) {
+    uint32_t idx = wait_front(s);
+    request *r = &reqs[idx];
+    uint32_t known = r->num_tokens + r->pending; /* a preempted request recomputes its placeholders too */
+    uint32_t hits = 0;
+    if (r->num_computed == 0) hits = kv_match_prefix(s->kv, &r->content, known);
+    uint32_t want = known - hits;
+    if (!s->cfg.chunked_prefill && want > *budget) break;
+    uint32_t n = cap_chunk(s, want, *budget);
+    uint32_t alloc = hits + n, fit = alloc;
+    if (s->cfg.admission == ADMIT_RESERVE_FULL) alloc = fit = r->prompt_tokens + r->output_tokens;
+    else if (s->cfg.reserve_full_isl) fit = known;
+    if (!kv_allocate_fit(s->kv, &r->kv, &r->content, hits, alloc, fit)) break;
+    wait_pop_front(s);
+    r->num_computed = hits;
+    r->cached_tokens = hits;
+    r->state = RQ_RUNNING;
+    if (r->first_sched_ns == SIM_NS_INF) r->first_sched_ns = now;
+    SIM_GROW(s->running, s->cap_running, s->n_running + 1);
+    s->running[s->n_running++] = idx;
+    account(s, st, reqs, idx, n);
+    *budget -= n;
   }
-  if (s->n_step == 0) return false;
+}
 
-  /* 3. describe the batch for the cost model */
-  SIM_GROW(s->chunks, s->cap_chunks, s->n_step);
+/* 3. the batch as the cost model sees it. */
+static void describe(sched_step *st, const request *reqs) {
+  SIM_GROW(st->chunks, st->cap_chunks, st->n_items);
+  batch_desc *out = &st->bd;
   memset(out, 0, sizeof *out);
-  out->prefills = s->chunks;
-  for (uint32_t k = 0; k < s->n_step; k++) {
-    request *r = &reqs[s->step[k]];
-    uint32_t n = r->sched_tokens;
+  out->prefills = st->chunks;
+  for (uint32_t k = 0; k < st->n_items; k++) {
+    const sched_item *it = &st->items[k];
+    const request *r = &reqs[it->req];
+    uint32_t n = it->tokens, before = r->num_computed - n; /* tokens cached before this step */
     out->num_tokens += n;
     out->num_seqs++;
     if (n == 1) {
       out->num_decode++;
-      out->decode_ctx_tokens += (uint64_t)r->num_computed + 1;
+      out->decode_ctx_tokens += (uint64_t)before + 1;
     } else {
-      s->chunks[out->num_prefill].chunk_tokens = n;
-      s->chunks[out->num_prefill].ctx_tokens = r->num_computed;
+      st->chunks[out->num_prefill].chunk_tokens = n;
+      st->chunks[out->num_prefill].ctx_tokens = before;
       out->num_prefill++;
     }
-    if (r->zombie || r->num_computed + n == r->num_tokens) out->num_sample++;
+    if (it->samples) out->num_sample++;
   }
-  return true;
+}
+
+sched_step *sched_schedule(sched *s, request *reqs, sim_ns now) {
+  SIM_ASSERT(s->q_len < s->depth);
+  sched_step *st = &s->q[(s->q_head + s->q_len) % SCHED_MAX_DEPTH];
+  st->n_items = 0;
+  uint32_t budget = s->cfg.max_num_batched_tokens;
+  bool preempted = schedule_running(s, st, reqs, &budget);
+  if (!preempted) schedule_waiting(s, st, reqs, &budget, now);
+  if (st->n_items == 0) return NULL;
+  describe(st, reqs);
+  s->q_len++;
+  return st;
+}
+
+/* Drops finished requests from running, keeping admission order. */
+static void compact_running(sched *s, const request *reqs) {
+  uint32_t w = 0;
+  for (uint32_t k = 0; k < s->n_running; k++)
+    if (reqs[s->running[k]].state == RQ_RUNNING) s->running[w++] = s->running[k];
+  s->n_running = w;
 }
 
 uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uint32_t *done) {
+  SIM_ASSERT(s->q_len > 0);
+  sched_step *st = &s->q[s->q_head];
   uint32_t n_done = 0;
   bool removed = false;
-  for (uint32_t k = 0; k < s->n_step; k++) {
-    request *r = &reqs[s->step[k]];
-    uint32_t n = r->sched_tokens;
-    r->sched_tokens = 0;
-    if (r->zombie) { /* its extra step is over: now it really leaves */
-      r->zombie = false;
-      s->n_zombies--;
-      release(s, r);
-      removed = true;
-      continue;
-    }
-    r->num_computed += n;
-    if (r->content.kind != KV_CONTENT_NONE) kv_commit(s->kv, &r->kv, &r->content, r->num_computed);
-    if (r->num_computed < r->num_tokens) continue; /* mid-prompt chunk */
+  for (uint32_t k = 0; k < st->n_items; k++) {
+    const sched_item *it = &st->items[k];
+    request *r = &reqs[it->req];
+    if (!it->samples) continue; /* a mid-prompt chunk: its progress was counted when scheduled */
+    SIM_ASSERT(r->pending > 0);
+    r->pending--;
     r->generated++;
     r->num_tokens++;
     metrics_token(m, r, now);
     if (r->generated < r->output_tokens) continue;
+    SIM_ASSERT(r->pending == 0);
+    if (r->state == RQ_WAITING) wait_remove(s, it->req); /* preempted with its last token in flight */
+    else removed = true;
+    release(s, r);
     r->state = RQ_FINISHED;
     r->finish_ns = now;
-    done[n_done++] = s->step[k];
-    if (s->cfg.async_scheduling) {
-      r->zombie = true;
-      s->n_zombies++;
-    } else {
-      release(s, r);
-      removed = true;
-    }
+    done[n_done++] = it->req;
   }
-  s->n_step = 0;
-  if (removed) { /* compact running, keeping admission order */
-    uint32_t w = 0;
-    for (uint32_t k = 0; k < s->n_running; k++) {
-      request *r = &reqs[s->running[k]];
-      if (r->state == RQ_RUNNING || r->zombie) s->running[w++] = s->running[k];
-    }
-    s->n_running = w;
-  }
+  s->q_head = (s->q_head + 1) % SCHED_MAX_DEPTH;
+  s->q_len--;
+  if (removed) compact_running(s, reqs);
   return n_done;
 }
 
@@ -234,19 +260,17 @@ uint32_t sched_drain(sched *s, request *reqs, uint32_t *out) {
   uint32_t n = 0;
   for (uint32_t k = 0; k < s->n_running; k++) {
     request *r = &reqs[s->running[k]];
-    r->sched_tokens = 0;
     release(s, r);
-    if (r->zombie) {
-      r->zombie = false;
-      continue;
-    }
     r->num_computed = 0;
+    r->pending = 0;
     out[n++] = s->running[k];
   }
   s->n_running = 0;
-  s->n_zombies = 0;
-  s->n_step = 0;
+  s->q_len = 0;
   while (s->wait_len) {
+    request *r = &reqs[wait_front(s)];
+    r->num_computed = 0;
+    r->pending = 0;
     out[n++] = wait_front(s);
     wait_pop_front(s);
   }

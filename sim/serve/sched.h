@@ -1,31 +1,54 @@
-/* sched.h: the per-replica scheduler: vLLM V1 continuous batching.
+/* sched.h: the per-replica scheduler: vLLM V1 continuous batching with its
+ * batch queue (async scheduling).
  *
- * Each step (sched_schedule):
- *  1. Running requests first, in admission order: each gets
- *     n = num_tokens - num_computed (a prompt chunk or 1 decode token), capped
- *     by the remaining token budget (max_num_batched_tokens) and by
- *     long_prefill_token_threshold if set. Decodes have no priority over an
- *     earlier request's prefill chunk. If its KV blocks cannot be allocated,
- *     the LAST running request is preempted by recompute (blocks freed,
- *     progress reset, put at the FRONT of the waiting queue) until it fits or
- *     the request preempted itself.
+ * Token accounting is vLLM V1's (vllm/v1/core/sched/scheduler.py,
+ * async_scheduler.py): a step's tokens count as computed the moment the step
+ * is SCHEDULED (num_computed += n), and a step that reaches the end of a
+ * request's known tokens samples one token, which exists only once the step
+ * has run: until then it is a placeholder (request.pending). So the next step
+ * of a request can be scheduled while its previous one still runs.
+ *
+ * Each schedule (sched_schedule) builds one step:
+ *  1. Running requests first, in admission order. A request whose last output
+ *     token is already in flight (generated + pending >= output_tokens) is
+ *     skipped but keeps its seat (vLLM PR #27922: no step past max_tokens).
+ *     Others get n = num_tokens + pending - num_computed (a prompt chunk or
+ *     1 decode token), capped by the remaining token budget
+ *     (max_num_batched_tokens) and long_prefill_token_threshold if set.
+ *     Decodes have no priority over an earlier request's prefill chunk. If
+ *     its KV blocks cannot be allocated, the LAST running request is
+ *     preempted by recompute (blocks freed, num_computed reset, put at the
+ *     FRONT of the waiting queue) until it fits or it preempted itself.
  *  2. Waiting requests next, strictly from the head, only if nothing was
- *     preempted this step, while running < max_num_seqs and budget > 0: a
- *     request's longest cached prefix is looked up, the rest (capped by the
- *     budget: chunked prefill; or all of it, without chunking) must get its
- *     blocks, else admission stops (head-of-line, FCFS).
- *     Admission `reserve_full` (TensorRT-LLM's guaranteed-no-evict) instead
- *     reserves blocks for prompt + max output at admission and never preempts.
- *  3. sched_complete at the end of the step: num_computed += n; a request
- *     whose known tokens are all computed samples a token; one that reaches
- *     its output length finishes. With async scheduling a finished request
- *     keeps its seat and blocks one more step (vLLM schedules step k+1 before
- *     step k's output is known), costing one decode token.
+ *     preempted this step, while running < max_num_seqs and budget > 0: the
+ *     longest cached prefix is looked up (vLLM looks up a request each time
+ *     it tries to admit it), the rest (capped by the budget: chunked prefill;
+ *     or all of it, without chunking) must get its blocks, else admission
+ *     stops (head-of-line, FCFS). With reserve_full_isl (vLLM >= 0.19,
+ *     scheduler_reserve_full_isl, PR #37307) the blocks of the request's whole
+ *     current sequence must be free, not only those of the first chunk.
+ *     Admission ADMIT_RESERVE_FULL (TensorRT-LLM's guaranteed-no-evict)
+ *     instead reserves blocks for prompt + max output and never preempts.
+ *  3. Prefix caching registers the hashes of the blocks a step will fill at
+ *     scheduling time (vLLM caches blocks in allocate_slots), so requests
+ *     admitted in the same step share a prefix, and a preempted request finds
+ *     its own blocks again while they stay cached.
  *
- * The scheduler knows nothing of GPUs: it hands the cost model a batch_desc.
+ * The batch queue: scheduled steps wait in a FIFO of at most `depth` steps
+ * (sched_cfg.async_scheduling ? 2 : 1, vLLM's max_concurrent_batches). The
+ * caller runs the oldest and calls sched_complete when it ends: sampled
+ * tokens become real (metrics_token), requests reaching their output length
+ * finish (seat and blocks released). With depth 2 the step scheduled at the
+ * end of step k runs after step k+1: a request that arrives while step k
+ * runs first computes in step k+2 (vLLM EngineCore.step_with_batch_queue).
+ * A preempted request's tokens still in flight are delivered when their step
+ * ends (vLLM's stale output); they do not touch num_computed.
+ *
+ * The scheduler knows nothing of GPUs: each step carries a batch_desc for the
+ * cost model; the caller stores timing in the step's caller fields.
  * Complexity: O(running + admitted) per step; waiting is a ring deque.
- * Ownership: sched_init/sched_deinit on caller storage; owns its KV manager
- * and queues; requests live in the caller's array (indices). */
+ * Ownership: sched_init/sched_deinit on caller storage; owns its KV manager,
+ * queues and steps; requests live in the caller's array (indices). */
 #ifndef SIM_SCHED_H
 #define SIM_SCHED_H
 
@@ -40,26 +63,47 @@ typedef struct sched_cfg {
   uint32_t max_num_batched_tokens;
   uint32_t long_prefill_token_threshold; /* 0 = off */
   bool chunked_prefill;
-  bool async_scheduling;
+  bool async_scheduling;                 /* batch queue of 2 steps (else 1) */
   admit_policy admission;
+  bool reserve_full_isl;                 /* ADMIT_ON_DEMAND: the whole current sequence must fit to admit */
 } sched_cfg;
+
+/* One entry of a step: a request and what the step does for it. */
+typedef struct sched_item {
+  uint32_t req;    /* request index */
+  uint32_t tokens; /* tokens computed for it */
+  bool samples;    /* the step samples a token for it */
+} sched_item;
+
+/* One scheduled step (queued or running). */
+typedef struct sched_step {
+  sched_item *items;
+  uint32_t n_items;
+  size_t cap_items;
+  prefill_chunk *chunks; /* batch_desc storage */
+  size_t cap_chunks;
+  batch_desc bd;         /* what the cost model sees */
+  /* caller fields (the cluster's timeline; the scheduler never reads them) */
+  step_cost cost;
+  sim_ns ready_ns;       /* host work done: the step can start */
+  sim_ns start_ns;       /* started on the GPU (valid once running) */
+} sched_step;
+
+enum { SCHED_MAX_DEPTH = 2 };
 
 typedef struct sched {
   sched_cfg cfg;
   kv_mgr *kv;
   uint32_t block_tokens; /* KV block size, tokens */
-  uint32_t *waiting;    /* ring deque of request indices */
+  uint32_t depth;        /* batch queue capacity: 2 with async scheduling, else 1 */
+  uint32_t *waiting;     /* ring deque of request indices */
   uint32_t wait_head, wait_len, wait_cap;
-  uint32_t *running;    /* admission order */
+  uint32_t *running;     /* admission order; includes requests whose last token is in flight */
   uint32_t n_running;
   size_t cap_running;
-  uint32_t *step;       /* requests in the in-flight step, in schedule order */
-  uint32_t n_step;
-  size_t cap_step;
-  prefill_chunk *chunks;/* batch_desc storage */
-  size_t cap_chunks;
+  sched_step q[SCHED_MAX_DEPTH]; /* batch queue ring: q[q_head] is the oldest */
+  uint32_t q_head, q_len;
   uint64_t preemptions;
-  uint32_t n_zombies;   /* finished requests still holding a seat */
 } sched;
 
 int sched_init(sched *s, const sched_cfg *cfg, uint32_t kv_blocks, uint32_t block_tokens, bool prefix_caching);
@@ -67,21 +111,29 @@ void sched_deinit(sched *s);
 
 /* Puts a request at the tail of the waiting queue. */
 void sched_add(sched *s, request *reqs, uint32_t idx);
-static inline bool sched_has_work(const sched *s) { return s->wait_len || s->n_running; }
+static inline bool sched_has_work(const sched *s) { return s->wait_len || s->n_running || s->q_len; }
 static inline uint32_t sched_num_waiting(const sched *s) { return s->wait_len; }
-static inline uint32_t sched_num_running(const sched *s) { return s->n_running - s->n_zombies; }
+static inline uint32_t sched_num_running(const sched *s) { return s->n_running; }
+static inline bool sched_queue_full(const sched *s) { return s->q_len >= s->depth; }
+/* k-th step of the batch queue, 0 = oldest (the running one). k < q_len. */
+static inline sched_step *sched_queued(sched *s, uint32_t k) {
+  return &s->q[(s->q_head + k) % SCHED_MAX_DEPTH];
+}
 
-/* Builds the next step into *out (out->prefills points into s). Returns false
- * when nothing could be scheduled (then nothing changed). */
-bool sched_schedule(sched *s, request *reqs, sim_ns now, batch_desc *out);
-/* Applies the in-flight step at `now`. Indices of requests that finished are
- * appended to done[] (capacity >= n_step); returns how many. */
+/* Schedules one step at `now` and appends it to the batch queue (which must
+ * not be full). Returns it, or NULL when nothing could be scheduled (then
+ * nothing changed). */
+sched_step *sched_schedule(sched *s, request *reqs, sim_ns now);
+/* Applies the oldest queued step (it ended at `now`) and removes it from the
+ * queue. Indices of requests that finished are appended to done[] (capacity
+ * >= the step's n_items); returns how many. */
 uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uint32_t *done);
 /* Removes and returns the head of the waiting queue (wait_len > 0). */
 uint32_t sched_pop_head(sched *s);
-/* Removes every request (for a failed replica): in-flight and waiting ones
- * are appended to out[] (capacity >= running + waiting) with their KV freed
- * and progress reset; returns how many. */
+/* Removes every request (for a failed replica): queued steps are dropped
+ * (their tokens never arrive), running and waiting requests are appended to
+ * out[] (capacity >= running + waiting) with their KV freed and progress and
+ * placeholders reset; returns how many. */
 uint32_t sched_drain(sched *s, request *reqs, uint32_t *out);
 
 #endif

@@ -181,17 +181,17 @@ static void source_engine_facts(const vpoint *p, engine_cfg *e, deploy_cfg *d) {
   case VSRC_AIC:
     if (trt) d->enable_chunked_prefill = 0;
     if (!trt) {
-      e->async_scheduling = false;
+      d->async_scheduling = 0;
       d->gpu_memory_utilization = 0.9;
     }
     break;
   case VSRC_TRT_OVERVIEW:
-    e->async_scheduling = false;
+    d->async_scheduling = 0;
     e->frontend_latency_ns = 0;
     d->enable_chunked_prefill = 0;
     break;
   case VSRC_STATIC_BATCH:
-    e->async_scheduling = false;
+    d->async_scheduling = 0;
     e->frontend_latency_ns = 0;
     e->cuda_graph_max_batch = 0;
     d->gpu_memory_utilization = 1.0;

@@ -367,11 +367,11 @@ Test(cost, graphs_pad_decode_and_skip_launches) {
 }
 
 Test(cost, async_scheduling_hides_cpu_under_gpu) {
-  engine_cfg ea = tu_engine_vllm(), es = tu_engine_vllm();
-  es.async_scheduling = false;
+  deploy_cfg ds = dep(1, DT_BF16);
+  ds.async_scheduling = 0; /* --no-async-scheduling */
   world a, s;
-  world_init(&a, tu_model_llama70b(), tu_gpu_h200(), ea, dep(1, DT_BF16));
-  world_init(&s, tu_model_llama70b(), tu_gpu_h200(), es, dep(1, DT_BF16));
+  world_init(&a, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
+  world_init(&s, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), ds);
   step_cost ca, cs;
   double ta = cost_decode_step_ns(&a.c, 64, 1000, &ca);
   double ts = cost_decode_step_ns(&s.c, 64, 1000, &cs);
@@ -379,6 +379,10 @@ Test(cost, async_scheduling_hides_cpu_under_gpu) {
   cr_assert_float_eq(ca.op_ns[OP_CPU_OVERHEAD], 0.0, 0);
   cr_assert_float_eq(cs.op_ns[OP_CPU_OVERHEAD], cpu, 1e-6);
   cr_assert_float_eq(ts - ta, cpu, 1e-6 * ts);
+  /* the timeline's inputs: the same GPU and host work either way */
+  cr_assert_float_eq(ca.gpu_ns, cs.gpu_ns, 1e-9 * ca.gpu_ns);
+  cr_assert_float_eq(ca.cpu_ns, cpu, 1e-6);
+  cr_assert_float_eq(cs.cpu_ns, cpu, 1e-6);
   /* CPU longer than GPU: async shows only the excess, the step lasts cpu */
   a.e.step_overhead_ns = 100e6;
   cost_decode_step_ns(&a.c, 64, 1000, &ca);

@@ -12,15 +12,19 @@ typedef struct harness {
   uint32_t n;
   metrics_rec m;
   sim_ns now;
-  batch_desc bd;
+  batch_desc bd; /* the step that ran last */
   uint32_t done[256];
 } harness;
 
-static void h_init(harness *h, uint32_t seqs, uint32_t budget, uint32_t blocks, bool async, admit_policy adm) {
+static void h_init_cfg(harness *h, const sched_cfg *c, uint32_t blocks) {
   memset(h, 0, sizeof *h);
-  sched_cfg c = {seqs, budget, 0, true, async, adm};
-  sched_init(&h->s, &c, blocks, 16, true);
+  sched_init(&h->s, c, blocks, 16, true);
   metrics_init(&h->m, 0);
+}
+
+static void h_init(harness *h, uint32_t seqs, uint32_t budget, uint32_t blocks, bool async, admit_policy adm) {
+  sched_cfg c = {seqs, budget, 0, true, async, adm, false};
+  h_init_cfg(h, &c, blocks);
 }
 
 static uint32_t h_add(harness *h, uint32_t prompt, uint32_t output) {
@@ -37,10 +41,14 @@ static uint32_t h_add(harness *h, uint32_t prompt, uint32_t output) {
   return h->n++;
 }
 
-/* one step: schedule, advance time by 1 ms, complete; returns finished count */
+/* Fills the batch queue at the current time (as the engine does when a step
+ * ends), then runs the oldest step for 1 ms and completes it; returns the
+ * finished count. h->bd is the step that ran. */
 static uint32_t h_step(harness *h) {
-  bool ok = sched_schedule(&h->s, h->reqs, h->now, &h->bd);
-  cr_assert(ok, "nothing scheduled");
+  while (!sched_queue_full(&h->s) && sched_schedule(&h->s, h->reqs, h->now)) {
+  }
+  cr_assert(h->s.q_len > 0, "nothing scheduled");
+  h->bd = sched_queued(&h->s, 0)->bd;
   h->now += SIM_NS_PER_MS;
   return sched_complete(&h->s, h->reqs, h->now, &h->m, h->done);
 }
@@ -145,19 +153,52 @@ Test(sched, preempts_last_admitted_to_front_of_queue) {
   h_free(&h);
 }
 
-Test(sched, async_scheduling_holds_a_finished_seat_one_step) {
+/* vLLM's batch queue (EngineCore.step_with_batch_queue, 2 batches with async
+ * scheduling): the step scheduled while step k runs is scheduled from the
+ * state before step k's output is known, and a finished request holds its
+ * seat until its last step's output is processed, without being scheduled
+ * again (PR #27922). */
+Test(sched, async_scheduling_holds_a_finished_seat_until_its_output) {
   harness h;
   h_init(&h, 1, 1000, 100, true, ADMIT_ON_DEMAND);
   uint32_t a = h_add(&h, 10, 1), b = h_add(&h, 10, 1);
-  cr_assert_eq(h_step(&h), 1); /* a prefilled and finished (1 output token) */
+  /* step 1 prefills a (its only output token is a placeholder); the engine
+   * then tries to queue step 2: a is skipped (last token in flight) and b has
+   * no seat, so nothing is queued */
+  cr_assert_eq(h_step(&h), 1);
   cr_assert_eq(h.reqs[a].state, RQ_FINISHED);
-  h_step(&h); /* a's zombie step: b still cannot get the single seat */
+  cr_assert_eq(h.reqs[a].finish_ns, 1 * SIM_NS_PER_MS);
   cr_assert_eq(h.bd.num_seqs, 1);
-  cr_assert_eq(h.reqs[b].state, RQ_WAITING);
-  h_step(&h);
+  h_step(&h); /* the seat is free now: b runs, no wasted step for a */
+  cr_assert_eq(h.bd.num_seqs, 1);
   cr_assert_eq(h.reqs[b].state, RQ_FINISHED);
-  cr_assert_eq(h.reqs[b].finish_ns, 3 * SIM_NS_PER_MS);
+  cr_assert_eq(h.reqs[b].finish_ns, 2 * SIM_NS_PER_MS);
   h_free(&h);
+}
+
+/* A request that arrives while step k runs is first computed in step k+2
+ * with async scheduling (step k+1 was scheduled before it arrived), in step
+ * k+1 without. (h_add between two h_step calls = an arrival during the step
+ * the first call ran.) */
+Test(sched, async_scheduling_admits_an_arrival_two_steps_later) {
+  for (int async = 0; async < 2; async++) {
+    harness h;
+    h_init(&h, 8, 1000, 100, async, ADMIT_ON_DEMAND);
+    uint32_t a = h_add(&h, 10, 50);
+    h_step(&h); /* step 1: a's prefill; async also queued step 2 (a's first decode) at t=0 */
+    uint32_t b = h_add(&h, 10, 5); /* arrives during step 1 */
+    h_step(&h); /* step 2 */
+    cr_assert_eq(h.bd.num_seqs, async ? 1u : 2u, "async %d: who is in step 2", async);
+    cr_assert_eq(h.reqs[b].generated, async ? 0u : 1u);
+    if (async) {
+      h_step(&h); /* step 3, scheduled when step 1 ended */
+      cr_assert_eq(h.bd.num_seqs, 2);
+      cr_assert_eq(h.reqs[b].generated, 1, "b's first token comes with step 3");
+      cr_assert_eq(h.reqs[b].first_token_ns, 3 * SIM_NS_PER_MS);
+      cr_assert_eq(h.reqs[a].generated, 3);
+    }
+    h_free(&h);
+  }
 }
 
 Test(sched, reserve_full_admits_only_what_fits_to_the_end) {
