@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "config/cfg.h"
+#include "config/engver.h"
 #include "core/embed.h"
 
 #define EMBED_PREFIX "<embedded> "
@@ -244,11 +245,22 @@ int cfg_gpu_load(gpu_cfg *g, const char *name_or_path, sim_err *err) {
 }
 
 int cfg_engine_load(engine_cfg *e, const char *name_or_path, sim_err *err) {
-  char *text, what[1100];
-  int rc = load_text(CFG_ENGINE, name_or_path, &text, what, sizeof what, err);
+  char *text, what[1100], name[1024];
+  /* NAME@VERSION: the engine file, then that version's facts (engver.h); a
+   * path that exists as given is never split */
+  snprintf(name, sizeof name, "%s", name_or_path);
+  char *at = strrchr(name, '@');
+  const char *version = NULL;
+  if (at && !is_file(name_or_path)) {
+    *at = 0;
+    version = at + 1;
+  }
+  int rc = load_text(CFG_ENGINE, name, &text, what, sizeof what, err);
   if (rc) return rc;
   rc = cfg_engine_parse(e, text, what, err);
   free(text);
+  if (!rc) rc = engver_check(e, err);
+  if (!rc && version) rc = engver_apply(e, version, err);
   return rc;
 }
 
@@ -323,7 +335,9 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
                     dtype_name(d->kv_dtype), dtype_name(d->act_dtype));
 
   /* scheduler and memory knobs */
-  if (!d->max_num_seqs) d->max_num_seqs = e->max_num_seqs;
+  uint32_t def_tokens, def_seqs;
+  engver_batch_defaults(e, g, &def_tokens, &def_seqs);
+  if (!d->max_num_seqs) d->max_num_seqs = def_seqs;
   if (!d->block_size) d->block_size = e->block_size;
   if (d->gpu_memory_utilization < 0) d->gpu_memory_utilization = e->gpu_memory_utilization;
   if (d->enable_prefix_caching < 0) d->enable_prefix_caching = e->enable_prefix_caching;
@@ -337,7 +351,7 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
     return sim_errf(err, SIM_EINPUT, "max_model_len %u exceeds max_position_embeddings %u of %s", d->max_model_len,
                     m->max_pos, m->name);
   if (!d->max_num_batched_tokens) {
-    d->max_num_batched_tokens = e->max_num_batched_tokens;
+    d->max_num_batched_tokens = def_tokens;
     /* vLLM: without chunking the default budget grows to hold a whole prompt */
     if (!d->enable_chunked_prefill && d->max_num_batched_tokens < d->max_model_len)
       d->max_num_batched_tokens = d->max_model_len;

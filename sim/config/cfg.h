@@ -74,8 +74,18 @@ typedef enum admit_policy {
 /* Upper bound of an engine's frontend_latency (one hour): keeps send + latency in range. */
 #define CFG_MAX_FRONTEND_LATENCY_NS 3.6e12
 
+/* How an engine uses CUDA graphs (vLLM's cudagraph_mode). */
+typedef enum graph_mode {
+  GRAPH_NONE = 0,          /* eager: every kernel launched by the host */
+  GRAPH_DECODE_ONLY,       /* decode-only batches replay a full graph, the rest run eagerly (TensorRT-LLM) */
+  GRAPH_PIECEWISE,         /* batches up to the largest capture size replay graphs between the
+                              attention calls, which are launched eagerly (vLLM < 0.11) */
+  GRAPH_FULL_AND_PIECEWISE /* decode-only batches: full graph; mixed batches: piecewise (vLLM >= 0.11) */
+} graph_mode;
+
 typedef struct engine_cfg {
   char name[32];    /* "vllm", "trtllm" */
+  char version[32]; /* the engine version the values describe (engver.h); "" = not stated */
   char source[1024];/* what the defaults and parameters rest on */
   /* scheduler defaults (deploy_cfg overrides) */
   uint32_t max_num_seqs;
@@ -87,12 +97,16 @@ typedef struct engine_cfg {
   bool async_scheduling;             /* CPU scheduling overlaps the GPU step */
   uint32_t long_prefill_token_threshold; /* cap on one prefill chunk; 0 = off */
   admit_policy admission;
+  bool reserve_full_isl;             /* ADMIT_ON_DEMAND: admit only when the whole current sequence fits
+                                        (vLLM scheduler_reserve_full_isl) */
+  graph_mode graph_mode;             /* CUDA graph use (vLLM cudagraph_mode) */
   /* CPU and launch overheads */
   double step_overhead_ns;           /* fixed CPU cost per step (schedule, prepare inputs, sample) */
   double per_seq_overhead_ns;        /* CPU cost per scheduled sequence per step */
   double frontend_latency_ns;        /* per request: client send -> engine queue (HTTP, tokenization, IPC); counts in TTFT;
                                         at most CFG_MAX_FRONTEND_LATENCY_NS */
-  uint32_t cuda_graph_max_batch;     /* decode-only batches up to this size replay CUDA graphs; 0 = never */
+  uint32_t cuda_graph_max_batch;     /* largest CUDA-graph capture size the engine allows (vLLM caps
+                                        max_cudagraph_capture_size at 512); 0 = no graphs */
   double launch_overhead_ns_per_layer; /* kernel-launch cost per layer when not graphed */
   /* efficiency factors: achieved fraction of the datasheet peak */
   double gemm_compute_eff;           /* large GEMMs vs dense tensor-core peak */
@@ -163,6 +177,7 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
  * "gptq" (awq/gptq = int4 weight-only). act is the activation dtype. */
 bool cfg_parse_quantization(const char *s, sim_dtype act, sim_dtype *weight_out);
 const char *route_policy_name(route_policy r);
+const char *graph_mode_name(graph_mode m);
 bool route_policy_parse(const char *s, route_policy *out);
 
 #endif

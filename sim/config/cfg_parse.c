@@ -299,6 +299,9 @@ int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err) 
 #define EOFF(f) offsetof(engine_cfg, f)
 static const kspec engine_specs[] = {
     {"name", K_STR, R_ANY, true, EOFF(name), sizeof(((engine_cfg *)0)->name), 0},
+    {"version", K_STR, R_ANY, false, EOFF(version), sizeof(((engine_cfg *)0)->version), 0},
+    {"scheduler_reserve_full_isl", K_BOOL, R_ANY, false, EOFF(reserve_full_isl), 0, 0},
+    {"cudagraph_mode", K_SPECIAL, R_ANY, false, 0, 0, 0},
     {"source", K_STR, R_ANY, true, EOFF(source), sizeof(((engine_cfg *)0)->source), 0},
     {"max_num_seqs", K_U32, R_POS, true, EOFF(max_num_seqs), 0, 0},
     {"max_num_batched_tokens", K_U32, R_POS, true, EOFF(max_num_batched_tokens), 0, 0},
@@ -326,7 +329,28 @@ static const kspec engine_specs[] = {
     {"cuda_graph_mib", K_NUM, R_NONNEG, true, EOFF(cuda_graph_bytes), 0, MIB},
     {"activation_scale", K_NUM, R_POS, true, EOFF(activation_scale), 0, 1},
 };
-enum { E_ADMISSION = 10 };
+enum { E_GRAPH_MODE = 3, E_ADMISSION = 13 };
+
+const char *graph_mode_name(graph_mode m) {
+  static const char *const n[] = {"none", "decode_only", "piecewise", "full_and_piecewise"};
+  return (unsigned)m < SIM_ARRAY_LEN(n) ? n[m] : "?";
+}
+
+/* "cudagraph_mode" (absent: full graphs for decode-only batches, the mode
+ * servesim modelled before the key existed). */
+static int parse_graph_mode(const jx *j, const cJSON *v, engine_cfg *e) {
+  e->graph_mode = GRAPH_DECODE_ONLY;
+  if (!v) return SIM_OK;
+  if (!cJSON_IsString(v)) return jx_fail(j, v, NULL, "cudagraph_mode", "expected a string, got %s", jx_type_name(v));
+  for (int m = GRAPH_NONE; m <= GRAPH_FULL_AND_PIECEWISE; m++)
+    if (!strcmp(v->valuestring, graph_mode_name((graph_mode)m))) {
+      e->graph_mode = (graph_mode)m;
+      return SIM_OK;
+    }
+  return jx_fail(j, v, NULL, "cudagraph_mode",
+                 "expected \"none\", \"decode_only\", \"piecewise\" or \"full_and_piecewise\", got \"%s\"",
+                 v->valuestring);
+}
 
 int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err *err) {
   memset(e, 0, sizeof *e);
@@ -335,6 +359,7 @@ int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err 
   if (rc) return rc;
   const cJSON *found[SIM_ARRAY_LEN(engine_specs)];
   SIM_ASSERT(!strcmp(engine_specs[E_ADMISSION].key, "admission"));
+  SIM_ASSERT(!strcmp(engine_specs[E_GRAPH_MODE].key, "cudagraph_mode"));
   rc = parse_strict(&j, j.root, NULL, engine_specs, SIM_ARRAY_LEN(engine_specs), e, found);
   if (!rc) {
     const cJSON *a = found[E_ADMISSION];
@@ -343,6 +368,7 @@ int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err 
     else if (!strcmp(a->valuestring, "reserve_full")) e->admission = ADMIT_RESERVE_FULL;
     else rc = jx_fail(&j, a, NULL, "admission", "expected \"on_demand\" or \"reserve_full\", got \"%s\"", a->valuestring);
   }
+  if (!rc) rc = parse_graph_mode(&j, found[E_GRAPH_MODE], e);
   if (!rc && e->frontend_latency_ns > CFG_MAX_FRONTEND_LATENCY_NS)
     rc = jx_fail(&j, cJSON_GetObjectItemCaseSensitive(j.root, "frontend_latency_us"), NULL, "frontend_latency_us",
                  "must be at most %.0f (one hour), got %g", CFG_MAX_FRONTEND_LATENCY_NS / 1e3,

@@ -47,6 +47,7 @@ static cJSON *config_echo(const run_ctx *r) {
   str(c, "gpu", r->gpu.name);
   str(c, "gpu_full_name", r->gpu.full_name);
   str(c, "engine", r->engine.name);
+  str(c, "engine_version", r->engine.version);
   u64(c, "tensor_parallel_size", d->tp);
   u64(c, "replicas", d->replicas);
   u64(c, "gpus_total", (uint64_t)d->tp * d->replicas);

@@ -97,11 +97,12 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
   const deploy_cfg *d = &r->deploy;
   const mem_plan *p = &r->plan;
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  fprintf(f, "servesim %s: %s on %u x %s (TP%u x %u replica%s), %s engine\n", SERVESIM_VERSION, r->model.name,
-          d->tp * d->replicas, r->gpu.name, d->tp, d->replicas, d->replicas == 1 ? "" : "s", r->engine.name);
-  fprintf(f, "  weights %s, KV cache %s, max_num_seqs %u, max_num_batched_tokens %u, prefix caching %s\n",
+  fprintf(f, "servesim %s: %s on %u x %s (TP%u x %u replica%s), %s%s%s engine\n", SERVESIM_VERSION, r->model.name,
+          d->tp * d->replicas, r->gpu.name, d->tp, d->replicas, d->replicas == 1 ? "" : "s", r->engine.name,
+          r->engine.version[0] ? " " : "", r->engine.version);
+  fprintf(f, "  weights %s, KV cache %s, max_num_seqs %u, max_num_batched_tokens %u, prefix caching %s, async scheduling %s\n",
           dtype_name(d->weight_dtype), dtype_name(d->kv_dtype), d->max_num_seqs, d->max_num_batched_tokens,
-          d->enable_prefix_caching ? "on" : "off");
+          d->enable_prefix_caching ? "on" : "off", d->async_scheduling ? "on" : "off");
   fprintf(f, "  memory per GPU: weights %.1f GiB, activations %.1f GiB, other %.1f GiB, KV cache %.1f GiB "
              "= %llu tokens (%u blocks of %u)\n",
           p->weights_bytes / gib, p->activation_bytes / gib, (p->cuda_graph_bytes + p->runtime_bytes) / gib,

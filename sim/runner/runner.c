@@ -64,6 +64,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   cc.sched.chunked_prefill = r->deploy.enable_chunked_prefill != 0;
   cc.sched.async_scheduling = r->deploy.async_scheduling != 0;
   cc.sched.admission = r->engine.admission;
+  cc.sched.reserve_full_isl = r->engine.reserve_full_isl;
   cc.kv_blocks = r->plan.kv_blocks;
   cc.block_tokens = r->plan.block_tokens;
   cc.prefix_caching = r->deploy.enable_prefix_caching != 0;

@@ -1,18 +1,26 @@
 /* gen.c: seeded open-loop workload generators with `vllm bench serve`
  * random-dataset semantics (see gen.h for the definition of the output).
  *
- * Draw order, fixed: request 0 draws no gap (it is sent at t=0); every later
- * request i draws its gap first (unless the rate is infinite: no gap draws at
- * all), then its input length, then its output length. A length whose range
- * holds a single value (range ratio 0) consumes no draw. Arrivals are the
- * running double sum of the gaps in seconds, rounded to ns, so request i is at
- * the sum of i gaps. Same parameters and seed, same trace, on every platform
- * (the RNG is core/rng.h; libm's exp/log are the only platform inputs).
+ * Arrivals as `vllm bench serve` sends them (benchmarks/serve.py get_request):
+ * every request, request 0 included, draws a gamma delay; request i is sent
+ * at the sum of delays 0..i, and the sums are rescaled so that the last
+ * request is sent at exactly num_prompts / request_rate ("close the gap for
+ * stabilizing the throughput data from different random seeds"). An infinite
+ * rate sends everything at t=0 (no delay draws). The benchmark's clock, and
+ * the run's duration, start at t=0, before request 0's delay.
+ *
+ * Draw order, fixed: request i draws its delay first (unless the rate is
+ * infinite), then its input length, then its output length. A length whose
+ * range holds a single value (range ratio 0) consumes no draw. Sums are
+ * doubles in seconds, rounded to ns after the rescaling. Same parameters and
+ * seed, same trace, on every platform (the RNG is core/rng.h; libm's exp/log
+ * are the only platform inputs).
  *
  * Lengths are always >= 1: the uniform range's lower end is raised to 1, and
  * lognormal/empirical draws are clamped to [max(min, 1), max]. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "workload/gen.h"
@@ -135,20 +143,28 @@ int gen_trace(trace *out, const gen_params *p, sim_err *err) {
   SIM_GROW(out->reqs, out->cap, (size_t)p->num_prompts);
   bool timed = isfinite(p->request_rate);
   double scale = timed ? 1.0 / (p->request_rate * p->burstiness) : 0, t_s = 0;
+  double target_s = timed ? (double)p->num_prompts / p->request_rate : 0;
+  if (timed && !(target_s < GEN_MAX_SPAN_S)) {
+    trace_free(out);
+    return sim_errf(err, SIM_EINPUT,
+                    "the generated arrivals would span %g s (num_prompts / request_rate), more than 1e10 s: raise "
+                    "--request-rate or lower --num-prompts",
+                    target_s);
+  }
+  double *sum_s = timed ? sim_malloc((size_t)p->num_prompts * sizeof *sum_s) : NULL;
   for (uint64_t i = 0; i < p->num_prompts; i++) {
-    if (i > 0 && timed) {
+    if (timed) {
       t_s += rng_gamma(&r, p->burstiness, scale);
-      if (!(t_s < GEN_MAX_SPAN_S)) {
-        trace_free(out);
-        return sim_errf(err, SIM_EINPUT,
-                        "the generated arrivals pass 1e10 s at request %llu: raise --request-rate or lower "
-                        "--num-prompts",
-                        (unsigned long long)i);
-      }
+      sum_s[i] = t_s;
     }
     uint32_t in_len = gen_draw_len(&r, &p->input);
     uint32_t out_len = gen_draw_len(&r, &p->output);
-    trace_push(out, sim_s_to_ns(t_s), in_len, out_len, 0, NULL, 0);
+    trace_push(out, 0, in_len, out_len, 0, NULL, 0);
+  }
+  if (timed) {
+    double f = t_s > 0 ? target_s / t_s : 0;
+    for (uint64_t i = 0; i < p->num_prompts; i++) out->reqs[i].arrival_ns = sim_s_to_ns(sum_s[i] * f);
+    free(sum_s);
   }
   return SIM_OK;
 }

@@ -1,9 +1,11 @@
 /* gen.h: workload generators, seeded and deterministic.
  *
  * Open loop, like `vllm bench serve` with the random dataset:
- *   - request i is sent at the sum of i inter-arrival gaps (request 0 at t=0);
- *     gaps are gamma(shape = burstiness, scale = 1 / (rate * burstiness)),
- *     i.e. Poisson when burstiness = 1; rate = inf sends everything at t=0.
+ *   - request i is sent at the sum of i + 1 delays (request 0 is delayed
+ *     too), delays gamma(shape = burstiness, scale = 1 / (rate * burstiness)),
+ *     i.e. Poisson when burstiness = 1, and the sums rescaled so that the
+ *     last request is sent at exactly num_prompts / rate (vLLM's
+ *     get_request); rate = inf sends everything at t=0.
  *   - lengths: vLLM's random dataset draws each length uniformly from the
  *     integers [floor(len * (1 - r)), floor(len * (1 + r))] (LEN_UNIFORM_RATIO,
  *     r = --random-range-ratio, default 0 = fixed); also lognormal (by median

@@ -94,8 +94,10 @@ Test(gen, same_seed_same_trace_other_seed_differs) {
   }
   cr_assert(diff_t > a.n / 2 && diff_in > a.n / 2 && diff_out > a.n / 2, "%zu %zu %zu", diff_t, diff_in, diff_out);
   cr_assert(strstr(c.source, "seed=43"));
-  /* arrivals sorted, first at 0 */
-  cr_assert_eq(a.reqs[0].arrival_ns, 0);
+  /* arrivals sorted; request 0 is delayed too, and the last request is sent
+   * at exactly num_prompts / rate (vllm bench serve's rescaling) */
+  cr_assert_gt(a.reqs[0].arrival_ns, 0);
+  cr_assert_eq(a.reqs[a.n - 1].arrival_ns, sim_s_to_ns(5000.0 / 20));
   for (size_t i = 1; i < a.n; i++) cr_assert(a.reqs[i].arrival_ns >= a.reqs[i - 1].arrival_ns);
   trace_free(&a);
   trace_free(&b);
@@ -231,7 +233,9 @@ Test(gen, empirical_resamples_the_given_values) {
 }
 
 Test(gen, draw_order_gap_input_output) {
-  /* the definition: request 0 draws no gap; request i > 0 draws gap, input, output */
+  /* the definition: request i draws its delay, input, output; send times are
+   * the sums of the delays rescaled so that the last is num_prompts / rate
+   * (vllm/benchmarks/serve.py get_request) */
   gen_params p;
   gen_params_default(&p);
   p.num_prompts = 3;
@@ -243,16 +247,20 @@ Test(gen, draw_order_gap_input_output) {
   gen_ok(&t, &p);
   rng r;
   rng_seed(&r, 77);
+  double g0 = rng_gamma(&r, 1.0, 0.25);
   uint32_t in0 = (uint32_t)rng_int_range(&r, 512, 1536), out0 = (uint32_t)rng_int_range(&r, 64, 192);
   double g1 = rng_gamma(&r, 1.0, 0.25);
   uint32_t in1 = (uint32_t)rng_int_range(&r, 512, 1536), out1 = (uint32_t)rng_int_range(&r, 64, 192);
   double g2 = rng_gamma(&r, 1.0, 0.25);
+  double f = (3.0 / 4.0) / (g0 + g1 + g2);
   cr_assert_eq(t.reqs[0].prompt_tokens, in0);
   cr_assert_eq(t.reqs[0].output_tokens, out0);
-  cr_assert_eq(t.reqs[1].arrival_ns, sim_s_to_ns(g1));
+  cr_assert_eq(t.reqs[0].arrival_ns, sim_s_to_ns(g0 * f));
+  cr_assert_eq(t.reqs[1].arrival_ns, sim_s_to_ns((g0 + g1) * f));
   cr_assert_eq(t.reqs[1].prompt_tokens, in1);
   cr_assert_eq(t.reqs[1].output_tokens, out1);
-  cr_assert_eq(t.reqs[2].arrival_ns, sim_s_to_ns(g1 + g2));
+  cr_assert_eq(t.reqs[2].arrival_ns, sim_s_to_ns((g0 + g1 + g2) * f));
+  cr_assert_eq(t.reqs[2].arrival_ns, 750 * SIM_NS_PER_MS);
   trace_free(&t);
 }
 
@@ -304,5 +312,5 @@ Test(gen, validation_names_the_flag) {
   gen_params_default(&p);
   p.request_rate = 1e-6;
   p.num_prompts = 100000;
-  expect_bad(&p, "pass 1e10 s");
+  expect_bad(&p, "more than 1e10 s");
 }

@@ -275,3 +275,55 @@ Test(sched, random_workloads_conserve_tokens_and_blocks) {
     h_free(&h);
   }
 }
+
+/* vLLM >= 0.19 (scheduler_reserve_full_isl, PR #37307; allocate_slots with
+ * full_sequence_must_fit): a waiting request is admitted only when the blocks
+ * of its whole current sequence are free; before, its first chunk's blocks
+ * were enough. */
+Test(sched, full_isl_admission_needs_the_whole_prompt) {
+  for (int full = 0; full < 2; full++) {
+    harness h;
+    sched_cfg c = {8, 64, 0, true, false, ADMIT_ON_DEMAND, full};
+    h_init_cfg(&h, &c, 10); /* 10 blocks of 16 */
+    uint32_t a = h_add(&h, 40, 5), b = h_add(&h, 120, 5);
+    h_step(&h); /* a: 40 tokens, 3 blocks; b: 24 tokens fit the budget, 2 blocks; its whole prompt needs 8 */
+    cr_assert_eq(h.reqs[a].state, RQ_RUNNING);
+    if (full) {
+      cr_assert_eq(h.reqs[b].state, RQ_WAITING, "7 free blocks < 8");
+      cr_assert_eq(h.bd.num_tokens, 40);
+    } else {
+      cr_assert_eq(h.reqs[b].state, RQ_RUNNING, "first-chunk admission");
+      cr_assert_eq(h.reqs[b].num_computed, 24);
+      cr_assert_eq(h.reqs[b].kv.n_blocks, 2, "only the chunk's blocks are allocated");
+    }
+    h_check_kv(&h);
+    h_free(&h);
+  }
+}
+
+/* Requests admitted in the same step share a prefix: vLLM registers the block
+ * hashes in allocate_slots, when the step is scheduled, so the second request
+ * of a burst finds the first one's prefix although it is not computed yet. */
+Test(sched, same_step_admissions_share_a_prefix) {
+  harness h;
+  h_init(&h, 8, 8192, 1000, false, ADMIT_ON_DEMAND);
+  uint64_t ids[4] = {1, 2, 3, 4};
+  uint32_t r[3];
+  for (int i = 0; i < 3; i++) {
+    r[i] = h_add(&h, 2048 + 100, 2);
+    kv_content *c = &h.reqs[r[i]].content;
+    c->kind = KV_CONTENT_HASH_IDS;
+    c->hash_ids = ids;
+    c->n_hash = 4;
+    c->hash_block_tokens = 512;
+    c->prompt_tokens = 2048 + 100;
+  }
+  h_step(&h);
+  cr_assert_eq(h.bd.num_seqs, 3);
+  cr_assert_eq(h.reqs[r[0]].cached_tokens, 0);
+  cr_assert_eq(h.reqs[r[1]].cached_tokens, 2048);
+  cr_assert_eq(h.reqs[r[2]].cached_tokens, 2048);
+  cr_assert_eq(h.bd.num_tokens, 2148 + 2 * 100, "the shared prefix is computed once");
+  h_check_kv(&h);
+  h_free(&h);
+}

@@ -1,0 +1,62 @@
+/* engver.h: engine versions and the behaviour that changed between them.
+ *
+ * An engine file (configs/engines/<name>.json) describes one version of its
+ * engine ("version"). `--engine vllm@0.11.0` asks for another: the file is
+ * read, then every fact of the table below is set to its value in that
+ * version. Each fact names the release that changed it and the source (file,
+ * PR or release note). The file's own values must equal the table's at the
+ * file's version (a test checks it), so the table is the one place these
+ * facts live.
+ *
+ * Facts (vLLM; see engver.c for each source):
+ *   async_scheduling        on from 0.14.0 (batch queue of 2, sched.h)
+ *   reserve_full_isl        on from 0.19.0 (admission needs the whole prompt's blocks)
+ *   gpu_memory_utilization  0.92 from 0.25.0, 0.9 before
+ *   cudagraph_mode          FULL_AND_PIECEWISE from 0.11.0, PIECEWISE before
+ * and the per-GPU scheduler defaults (engver_batch_defaults).
+ *
+ * Versions are dotted numbers with an optional pre-release suffix
+ * ("1.3.0rc20" precedes "1.3.0"). */
+#ifndef SIM_ENGVER_H
+#define SIM_ENGVER_H
+
+#include <stdio.h>
+
+#include "config/cfg.h"
+
+typedef struct engver {
+  uint32_t part[3];  /* major, minor, patch */
+  uint32_t rc;       /* pre-release number; UINT32_MAX = a release */
+} engver;
+
+/* Parses "0.11", "0.11.1", "1.3.0rc20". False on anything else. */
+bool engver_parse(const char *s, engver *out);
+int engver_cmp(const engver *a, const engver *b);
+
+/* Sets every fact of the table for e->name to its value at `version` and
+ * records the version in e->version. SIM_EINPUT (naming the engine and the
+ * versions it knows) for an unparsable version or one older than the oldest
+ * the table knows. Engines without facts accept any parsable version. */
+int engver_apply(engine_cfg *e, const char *version, sim_err *err);
+/* Checks that the engine's fields equal the table's values at its own
+ * version (for the tests and `servesim list`); SIM_EINPUT naming the first
+ * field that differs. */
+int engver_check(const engine_cfg *e, sim_err *err);
+
+/* The scheduler defaults the engine picks on GPU g (vLLM: EngineArgs
+ * get_batch_defaults for the OpenAI server): max_num_batched_tokens and
+ * max_num_seqs. Engines without a GPU rule keep their file's values. */
+void engver_batch_defaults(const engine_cfg *e, const gpu_cfg *g, uint32_t *max_num_batched_tokens,
+                           uint32_t *max_num_seqs);
+
+/* The CUDA-graph capture sizes of a deployment (vLLM _set_cudagraph_sizes):
+ * fills sizes[] (increasing, capacity `cap`) and returns how many; 0 when the
+ * engine captures none. */
+uint32_t engver_graph_sizes(const engine_cfg *e, uint32_t max_num_seqs, uint32_t max_num_batched_tokens,
+                            uint32_t *sizes, uint32_t cap);
+
+/* Prints the fact table (engine, fact, since, before, after, source), one
+ * line per fact. */
+void engver_print(FILE *f);
+
+#endif
