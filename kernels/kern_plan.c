@@ -4,7 +4,7 @@
  * The sweep, per TP degree t of the request:
  *   GEMM shapes of one Llama-style layer on one GPU (N = output, K = input
  *   features): qkv [H -> (qh/t + 2 max(1, kvh/t)) hd], o [qh hd/t -> H],
- *   gate_up [H -> 2 I/t], down [I/t -> H], lm_head [H -> ceil(V/t)];
+ *   gate_up [H -> 2 I/t], down [I/t -> H], lm_head [H -> ceil(round_up(V, 64)/t)] (model/shard.h);
  *   shapes that coincide are measured once. M runs over a grid dense at small
  *   M (1..16384; weight-only kernels 1..64; the LM head up to 1024, the most
  *   sequences that sample in one step).
@@ -22,6 +22,7 @@
 
 #include "hw/prof.h"
 #include "kern.h"
+#include "model/shard.h"
 
 static const uint32_t gemm_m_full[] = {1,    2,    4,    8,    16,   32,   48,   64,   96,    128,   192,  256,
                                        384,  512,  768,  1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384};
@@ -278,22 +279,18 @@ int kern_plan_build(kern_plan *p, const kern_model_shape *m, const kern_plan_req
   for (size_t q = 0; q < SIM_ARRAY_LEN(kinds); q++) {
     if (!kinds[q].on) continue;
     for (int i = 0; i < req->ntp; i++) {
-      uint32_t t = req->tps[i];
-      uint32_t qh = m->q_heads / t, kvh = m->kv_heads >= t ? m->kv_heads / t : 1;
-      uint32_t H = m->hidden, hd = m->head_dim;
-      add_gemm(&b, "qkv", t, kinds[q].fam, kinds[q].w, kinds[q].a, (qh + 2 * kvh) * hd, H);
-      add_gemm(&b, "o", t, kinds[q].fam, kinds[q].w, kinds[q].a, H, qh * hd);
-      add_gemm(&b, "gate_up", t, kinds[q].fam, kinds[q].w, kinds[q].a, 2 * m->intermediate / t, H);
-      add_gemm(&b, "down", t, kinds[q].fam, kinds[q].w, kinds[q].a, H, m->intermediate / t);
-      add_gemm(&b, "lm_head", t, kinds[q].fam, kinds[q].w, kinds[q].a, (m->vocab + t - 1) / t, H);
+      model_shard s;
+      shard_from_dims(&s, m->hidden, m->intermediate, m->q_heads, m->kv_heads, m->head_dim, m->vocab, req->tps[i]);
+      for (int g = SG_QKV; g < SG_COUNT; g++)
+        add_gemm(&b, shard_gemm_name((shard_gemm)g), s.tp, kinds[q].fam, kinds[q].w, kinds[q].a, s.n[g], s.k[g]);
     }
   }
   for (int i = 0; i < req->ntp; i++) {
-    uint32_t t = req->tps[i];
-    uint32_t qh = m->q_heads / t, kvh = m->kv_heads >= t ? m->kv_heads / t : 1;
-    if (req->kv_bf16) add_attn(&b, KF_DECODE, t, DT_BF16, qh, kvh, m->head_dim);
-    if (req->kv_fp8) add_attn(&b, KF_DECODE, t, DT_FP8, qh, kvh, m->head_dim);
-    if (req->prefill) add_attn(&b, KF_PREFILL, t, DT_BF16, qh, kvh, m->head_dim);
+    model_shard s;
+    shard_from_dims(&s, m->hidden, m->intermediate, m->q_heads, m->kv_heads, m->head_dim, m->vocab, req->tps[i]);
+    if (req->kv_bf16) add_attn(&b, KF_DECODE, s.tp, DT_BF16, s.q_heads, s.kv_heads, s.head_dim);
+    if (req->kv_fp8) add_attn(&b, KF_DECODE, s.tp, DT_FP8, s.q_heads, s.kv_heads, s.head_dim);
+    if (req->prefill) add_attn(&b, KF_PREFILL, s.tp, DT_BF16, s.q_heads, s.kv_heads, s.head_dim);
   }
   for (int i = 0; i < p->ngemm; i++) p->est_sweep_s += p->gemm[i].est_s;
   for (int i = 0; i < p->nattn; i++) p->est_sweep_s += p->attn[i].est_s;

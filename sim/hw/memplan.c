@@ -7,11 +7,10 @@
  *   + QKV bias (if any) layers x (qh + 2 kvh) hd, embedding V H, LM head V H
  *     (unless tied) and the (2 layers + 1) H RMSNorm weights, all in the
  *     activation dtype.
- * Weights per GPU: the same sum over one rank's shards, which is the whole
- * divided by TP except that KV heads are replicated when tp > kv_heads
- * (kvh_g = max(1, kvh / tp)), the vocabulary is padded to a multiple of 64
- * before sharding (vLLM's VocabParallelEmbedding) and norms are replicated.
- * These shard shapes are the ones sim/hw/cost.c streams each step.
+ * Weights per GPU: the same sum over one rank's shards (model/shard.h: KV
+ * heads replicated when tp > kv_heads, the vocabulary padded to a multiple
+ * of 64 before sharding) with norms replicated: the shapes sim/hw/cost.c
+ * streams each step.
  *
  * Activation peak per GPU (the profile run vLLM does before sizing the pool):
  *   T = max_num_batched_tokens, live tensors of one layer, the larger of
@@ -31,15 +30,15 @@
  *   holds fewer than max_model_len tokens. Sizes are printed in GiB (2^30). */
 #include "hw/memplan.h"
 
+#include "model/shard.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#define VOCAB_PAD 64u /* must match sim/hw/cost.c */
 #define INT4_GROUP 128.0
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 static uint32_t tp_of(const deploy_cfg *d) { return d->tp ? d->tp : 1; }
 
 static double weight_elem_bytes(sim_dtype w) {
@@ -50,13 +49,14 @@ static double weight_elem_bytes(sim_dtype w) {
  * (t = 1: the whole model, unpadded vocabulary). */
 static double weights_for(const model_cfg *m, const deploy_cfg *d, uint32_t t) {
   double ab = dtype_bytes(d->act_dtype), wb = weight_elem_bytes(d->weight_dtype);
-  double H = m->hidden, hd = m->head_dim, L = m->layers;
-  double qh = div_up(m->q_heads, t), kvh = m->kv_heads / t ? m->kv_heads / t : 1, I = div_up(m->intermediate, t);
-  double V = t == 1 ? m->vocab : div_up(div_up(m->vocab, VOCAB_PAD) * VOCAB_PAD, t);
-  double qkv_n = (qh + 2.0 * kvh) * hd;
-  double linear = H * qkv_n + qh * hd * H + 2.0 * H * I + I * H;
+  double H = m->hidden, L = m->layers;
+  model_shard s;
+  shard_init(&s, m, t);
+  double V = t == 1 ? m->vocab : s.vocab;
+  double linear = 0;
+  for (int g = SG_QKV; g <= SG_DOWN; g++) linear += (double)s.n[g] * s.k[g];
   double w = L * linear * wb;
-  if (m->qkv_bias) w += L * qkv_n * ab;
+  if (m->qkv_bias) w += L * (double)s.n[SG_QKV] * ab;
   w += V * H * ab * (m->tied_embeddings ? 1.0 : 2.0);
   w += (2.0 * L + 1.0) * H * ab;
   return w;
@@ -65,18 +65,19 @@ static double weights_for(const model_cfg *m, const deploy_cfg *d, uint32_t t) {
 double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d) { return weights_for(m, d, 1); }
 
 double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d) {
-  uint32_t t = tp_of(d), kvh = m->kv_heads / t ? m->kv_heads / t : 1;
-  return 2.0 * m->layers * kvh * m->head_dim * dtype_bytes(d->kv_dtype);
+  model_shard s;
+  shard_init(&s, m, tp_of(d));
+  return (double)m->layers * shard_kv_elems(&s) * dtype_bytes(d->kv_dtype);
 }
 
 static double activation_peak(const model_cfg *m, const engine_cfg *e, const deploy_cfg *d) {
-  uint32_t t = tp_of(d);
+  model_shard s;
+  shard_init(&s, m, tp_of(d));
   double T = d->max_num_batched_tokens ? d->max_num_batched_tokens : e->max_num_batched_tokens;
   double S = d->max_num_seqs ? d->max_num_seqs : e->max_num_seqs;
-  double ab = dtype_bytes(d->act_dtype), H = m->hidden, hd = m->head_dim;
-  double qh = div_up(m->q_heads, t), kvh = m->kv_heads / t ? m->kv_heads / t : 1, I = div_up(m->intermediate, t);
-  double attn = T * ab * (2.0 * H + (qh + 2.0 * kvh) * hd + qh * hd);
-  double mlp = T * ab * (2.0 * H + 3.0 * I);
+  double ab = dtype_bytes(d->act_dtype), H = m->hidden;
+  double attn = T * ab * (2.0 * H + (double)s.n[SG_QKV] + (double)s.k[SG_O]);
+  double mlp = T * ab * (2.0 * H + 3.0 * s.inter);
   double logits = S * (double)m->vocab * 4.0;
   double scale = e->activation_scale > 0 ? e->activation_scale : 1.0;
   return ((attn > mlp ? attn : mlp) + logits) * scale;

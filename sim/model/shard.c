@@ -1,0 +1,33 @@
+/* shard.c: per-GPU shapes under tensor parallelism (see shard.h). */
+#include "model/shard.h"
+
+#include <string.h>
+
+static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+void shard_from_dims(model_shard *s, uint32_t hidden, uint32_t intermediate, uint32_t q_heads, uint32_t kv_heads,
+                     uint32_t head_dim, uint32_t vocab, uint32_t tp) {
+  memset(s, 0, sizeof *s);
+  uint32_t t = tp ? tp : 1;
+  s->tp = t;
+  s->hidden = hidden;
+  s->head_dim = head_dim;
+  s->q_heads = div_up(q_heads, t);
+  s->kv_heads = kv_heads / t ? kv_heads / t : 1;
+  s->inter = div_up(intermediate, t);
+  s->vocab = div_up(div_up(vocab, SHARD_VOCAB_PAD) * SHARD_VOCAB_PAD, t);
+  s->n[SG_QKV] = (s->q_heads + 2 * s->kv_heads) * head_dim, s->k[SG_QKV] = hidden;
+  s->n[SG_O] = hidden, s->k[SG_O] = s->q_heads * head_dim;
+  s->n[SG_GATE_UP] = 2 * s->inter, s->k[SG_GATE_UP] = hidden;
+  s->n[SG_DOWN] = hidden, s->k[SG_DOWN] = s->inter;
+  s->n[SG_LM_HEAD] = s->vocab, s->k[SG_LM_HEAD] = hidden;
+}
+
+void shard_init(model_shard *s, const model_cfg *m, uint32_t tp) {
+  shard_from_dims(s, m->hidden, m->intermediate, m->q_heads, m->kv_heads, m->head_dim, m->vocab, tp);
+}
+
+const char *shard_gemm_name(shard_gemm g) {
+  static const char *const n[SG_COUNT] = {"qkv", "o", "gate_up", "down", "lm_head"};
+  return (unsigned)g < SG_COUNT ? n[g] : "?";
+}

@@ -1,0 +1,50 @@
+/* shard.h: a dense transformer's per-GPU shapes under tensor parallelism:
+ * the one place they are computed. The cost model (hw/cost.c), the memory
+ * plan (hw/memplan.c), the calibration plan (kernels/kern_plan.c) and the
+ * reports all use these numbers, so a GEMM timed by `calibrate`, the weights
+ * the memory plan counts and the GEMM the cost model looks up are the same
+ * shape with the same rounding.
+ *
+ * At TP t (vLLM's ColumnParallel/RowParallel/VocabParallel layers):
+ *   q_heads   = ceil(q / t)                (t divides q in a valid deployment)
+ *   kv_heads  = max(1, kv / t)             KV heads are replicated when t > kv
+ *   inter     = ceil(I / t)                each of gate and up
+ *   vocab     = ceil(round_up(V, 64) / t)  vLLM pads the vocabulary to 64
+ *                                          before sharding it
+ *   GEMMs C[M, N] = A[M, K] W[N, K]^T, M = tokens:
+ *     QKV      N = (q_heads + 2 kv_heads) head_dim, K = H
+ *     O        N = H,                             K = q_heads head_dim
+ *     GATE_UP  N = 2 inter,                       K = H
+ *     DOWN     N = H,                             K = inter
+ *     LM_HEAD  N = vocab,                         K = H
+ * KV cache per token per layer: 2 kv_heads head_dim elements.
+ * Ownership: plain values. */
+#ifndef SIM_SHARD_H
+#define SIM_SHARD_H
+
+#include "config/cfg.h"
+
+typedef enum shard_gemm { SG_QKV = 0, SG_O, SG_GATE_UP, SG_DOWN, SG_LM_HEAD, SG_COUNT } shard_gemm;
+
+#define SHARD_VOCAB_PAD 64u /* vLLM's VocabParallelEmbedding pads the vocabulary to a multiple of 64 */
+
+typedef struct model_shard {
+  uint32_t tp;       /* tensor-parallel degree */
+  uint32_t hidden;   /* H, elements (not sharded) */
+  uint32_t head_dim; /* elements */
+  uint32_t q_heads;  /* query heads on one GPU */
+  uint32_t kv_heads; /* KV heads on one GPU (replicated when tp > kv heads) */
+  uint32_t inter;    /* intermediate size on one GPU (each of gate and up) */
+  uint32_t vocab;    /* LM-head rows on one GPU (padded vocabulary / tp) */
+  uint32_t n[SG_COUNT], k[SG_COUNT]; /* GEMM shapes on one GPU */
+} model_shard;
+
+/* From raw dimensions (tp 0 means 1). */
+void shard_from_dims(model_shard *s, uint32_t hidden, uint32_t intermediate, uint32_t q_heads, uint32_t kv_heads,
+                     uint32_t head_dim, uint32_t vocab, uint32_t tp);
+void shard_init(model_shard *s, const model_cfg *m, uint32_t tp);
+/* KV-cache elements per token per layer on one GPU (K and V). */
+static inline uint32_t shard_kv_elems(const model_shard *s) { return 2 * s->kv_heads * s->head_dim; }
+const char *shard_gemm_name(shard_gemm g); /* "qkv", "o", "gate_up", "down", "lm_head" */
+
+#endif
