@@ -5,6 +5,9 @@
  *   servesim calibrate --model M --dry-run       plan and estimated GPU time, no GPU needed
  *   servesim calibrate --check                   every kernel's correctness check
  *   servesim calibrate --loo FILE                leave-one-out accuracy of a profile, no GPU needed
+ *   servesim calibrate --from-kernel-db DIR --gpu GPU --engine E [--engine-version V] --out FILE
+ *                                                import measured tables of NVIDIA AIConfigurator's kernel
+ *                                                database, no GPU needed (calib_kdb.c, hw/kdb.h)
  *
  * Order of a run: probes (copy bandwidth, launch overhead), correctness checks
  * of every kernel family the plan needs (a family whose check fails is not
@@ -26,6 +29,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cli/calib.h"
 #include "cli/cli.h"
 #include "config/cfg.h"
 #include "hw/prof.h"
@@ -36,8 +40,9 @@
 
 typedef struct cal_opts {
   const char *model, *out, *gpu_name, *date, *loo, *summary;
+  const char *kdb, *gpu, *engine, *engine_version; /* --from-kernel-db and its flags */
   cli_list tp, dtypes, skip;
-  bool force, quick, dry, check, synthetic, help;
+  bool force, quick, dry, check, synthetic, help, list_versions;
   double max_call_ms, time_budget_s;
   uint64_t seed;
 } cal_opts;
@@ -235,22 +240,12 @@ static int cmd_check(const cal_opts *o, const bool *skip) {
 
 /* ---- leave-one-out ---------------------------------------------------------------------------- */
 
-static void print_loo(const prof *p, FILE *f) {
-  prof_loo l;
-  prof_loo_error(p, &l);
-  fprintf(f, "leave-one-out interpolation error (each grid point predicted from the others):\n");
-  fprintf(f, "  %-14s %6s %7s %9s %9s %9s\n", "table kind", "tables", "points", "median", "p90", "max");
-  for (int k = 0; k < PK_COUNT; k++)
-    fprintf(f, "  %-14s %6d %7u %8.2f%% %8.2f%% %8.2f%%\n", prof_kind_name((prof_kind)k), prof_table_count(p, k),
-            l.n[k], 100 * l.median[k], 100 * l.p90[k], 100 * l.max[k]);
-}
-
 static int cmd_loo(const char *path) {
   prof *p;
   sim_err err = {0};
   if (prof_load(&p, path, &err)) return cli_fail(CMD, &err);
   printf("profile %s (gpu %s)\n", path, prof_gpu_name(p));
-  print_loo(p, stdout);
+  calib_print_loo(p, stdout);
   prof_free(p);
   return 0;
 }
@@ -675,7 +670,7 @@ static void summary(FILE *f, const cal_run *r, const kern_plan *plan, const prof
     double ach = best_w / best_ns * 1e9;
     fprintf(f, "  %-56s %11.2f TB/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->copy_Bps);
   }
-  if (p) print_loo(p, f);
+  if (p) calib_print_loo(p, f);
   fprintf(f, "checks: %d run, %d failed families/errors; profile %s; %.0f s\n", r->nchecks, r->failures,
           r->complete ? "complete" : "INCOMPLETE (see notes)", wall_s);
 }
@@ -936,7 +931,7 @@ static int cmd_synthetic(const cal_opts *o, int argc, char **argv) {
     printf("wrote SYNTHETIC profile %s: %d gemm, %d weight-only, %d decode, %d prefill tables\n", o->out,
            prof_table_count(p, PK_GEMM), prof_table_count(p, PK_GEMM_WQ), prof_table_count(p, PK_DECODE),
            prof_table_count(p, PK_PREFILL));
-    print_loo(p, stdout);
+    calib_print_loo(p, stdout);
   }
   prof_free(p);
   free(r.gemm);
@@ -989,13 +984,22 @@ int cmd_calibrate(int argc, char **argv) {
       {"time-budget", NULL, CLI_F64, &o.time_budget_s, "S", "stop starting new tables after S seconds (0 = no limit)", NULL},
       {"summary", NULL, CLI_STR, &o.summary, "FILE", "also write the summary table to FILE", NULL},
       {"seed", NULL, CLI_U64, &o.seed, "N", "random input seed (default fixed)", NULL},
+      {"from-kernel-db", NULL, CLI_STR, &o.kdb, "DIR",
+       "import NVIDIA AIConfigurator's measured kernel tables from DIR (needs --gpu, --engine, --out; no GPU)", NULL},
+      {"gpu", NULL, CLI_STR, &o.gpu, "GPU", "with --from-kernel-db: the gpu config (h100-sxm, h200, b200, ...)", NULL},
+      {"engine", NULL, CLI_STR, &o.engine, "ENGINE", "with --from-kernel-db: vllm or trtllm", NULL},
+      {"engine-version", NULL, CLI_STR, &o.engine_version, "V", "with --from-kernel-db: the version (default newest)",
+       NULL},
+      {"list-versions", NULL, CLI_FLAG, &o.list_versions, NULL,
+       "with --from-kernel-db, --gpu, --engine: print the versions present and exit", NULL},
       {"help", "h", CLI_FLAG, &o.help, NULL, "show this help", NULL},
       {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
   int rc = cli_start(CMD, "servesim calibrate --model M [--tp 1,2,4,8] [--dtypes bf16,fp8] --out FILE [--quick]",
                      "Measure GEMM and attention costs of a model's layers on the local GPU (cuBLASLt GEMMs, our\n"
                      "weight-only, paged decode and prefill attention kernels, each checked against a CPU reference\n"
                      "first) and write a profile for the cost model (configs/profiles/README.md).\n"
-                     "Without a GPU: --dry-run (plan and estimated time) and --loo FILE (profile accuracy) still work.",
+                     "Without a GPU: --dry-run (plan and estimated time), --loo FILE (profile accuracy) and\n"
+                     "--from-kernel-db DIR (import NVIDIA AIConfigurator's measured tables) still work.",
                      opts, &o.help, argc, argv);
   if (rc != CLI_GO) return rc;
   sim_err err = {0};
@@ -1004,6 +1008,10 @@ int cmd_calibrate(int argc, char **argv) {
     return cli_fail(CMD, &err);
   }
   if (o.loo) return cmd_loo(o.loo);
+  if (o.kdb) {
+    calib_kdb_opts k = {o.kdb, o.gpu, o.engine, o.engine_version, o.out, o.force, o.list_versions};
+    return calib_kernel_db(&k);
+  }
   if (o.check) {
     kern_plan_req req;
     bool skip[KF_COUNT];

@@ -9,18 +9,22 @@
  * clamped to its axis (the boundary efficiency held outside), an exact
  * measured grid point returns its measurement.
  * Unmeasured grid cells (null) take the log-efficiency of the nearest
- * measured cell on their K line, else their N line, else their M line:
- * nearest by grid index, the smaller coordinate on a tie, among measured
- * cells only (so the rule does not depend on the order cells are filled).
- * The kernel-db leaves out a corner of huge shapes (N = K = 65536); its cells
- * take the efficiency of K = 51200 in the same (M, N). A table where a null
- * cell has no measured cell on any of its three lines is rejected. */
+ * measured cell: the smallest grid-index distance |di| + |dj| + |dl|, on a
+ * tie the first in m-major order (smaller M, then N, then K), among measured
+ * cells only (so the rule does not depend on the order cells are filled). The
+ * kernel-db leaves out corners of huge shapes (N = K = 65536 for every M;
+ * M = 32768 with K = 65536 in the TensorRT-LLM tables); their cells take the
+ * efficiency of a neighbour one or two steps away (N or K = 51200, M = 16384).
+ * A null cell with no measured cell within GRID_FILL_MAX_STEPS steps is
+ * rejected: its efficiency would be a guess. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hw/prof_impl.h"
+
+#define GRID_FILL_MAX_STEPS 3 /* farthest measured cell (grid steps) a null cell may hold */
 
 static int cmp_gemm(const void *a, const void *b) {
   const gemm_tab *x = a, *y = b;
@@ -106,29 +110,44 @@ int prof__parse_gemm(pctx *c, prof *p, const cJSON *arr) {
 
 /* ---- grids ------------------------------------------------------------------------------- */
 
+/* The measured cell nearest to (i, j, l) at grid-index distance d (L1), the
+ * first in m-major order; -1 when none at that distance. */
+static long nearest_at(const grid_tab *g, int i, int j, int l, int d) {
+  long best = -1;
+  for (int di = -d; di <= d; di++) {
+    int ii = i + di;
+    if (ii < 0 || ii >= g->nm) continue;
+    int rest = d - abs(di);
+    for (int dj = -rest; dj <= rest; dj++) {
+      int jj = j + dj, dl = rest - abs(dj);
+      if (jj < 0 || jj >= g->nn) continue;
+      for (int s = -1; s <= 1; s += 2) {
+        int ll = l + s * dl;
+        if (ll < 0 || ll >= g->nk || (s > 0 && dl == 0)) continue;
+        long at = ((long)ii * g->nn + jj) * g->nk + ll;
+        if (!isnan(g->ns[at]) && (best < 0 || at < best)) best = at;
+      }
+    }
+  }
+  return best;
+}
+
 /* Fills unmeasured cells (see the file comment). */
 static int fill_grid(pctx *c, const cJSON *at, const char *f, grid_tab *g) {
   size_t nn = (size_t)g->nn, nk = (size_t)g->nk;
   for (int i = 0; i < g->nm; i++)
     for (int j = 0; j < g->nn; j++)
       for (int l = 0; l < g->nk; l++) {
-        size_t at_idx = ((size_t)i * nn + (size_t)j) * nk + (size_t)l;
-        if (!isnan(g->ns[at_idx])) continue;
-        /* the three lines through the cell: (stride, position, length) */
-        const size_t stride[3] = {1, nk, nn * nk};
-        const int pos[3] = {l, j, i}, len[3] = {g->nk, g->nn, g->nm};
-        double e = NAN;
-        for (int a = 0; a < 3 && isnan(e); a++)
-          for (int d = 1; d < len[a] && isnan(e); d++) {
-            if (pos[a] - d >= 0 && !isnan(g->ns[at_idx - (size_t)d * stride[a]])) e = g->le[at_idx - (size_t)d * stride[a]];
-            else if (pos[a] + d < len[a] && !isnan(g->ns[at_idx + (size_t)d * stride[a]]))
-              e = g->le[at_idx + (size_t)d * stride[a]];
-          }
-        if (isnan(e))
-          return prof__bad(c, at, f, "cell (m %u, n %u, k %u) is null and no cell on its k, n or m line is measured "
-                                     "(the efficiency to hold is unknown)",
-                           g->m[i], g->n[j], g->k[l]);
-        g->le[at_idx] = e;
+        size_t idx = ((size_t)i * nn + (size_t)j) * nk + (size_t)l;
+        if (!isnan(g->ns[idx])) continue;
+        long src = -1;
+        for (int d = 1; d <= GRID_FILL_MAX_STEPS && src < 0; d++) src = nearest_at(g, i, j, l, d);
+        if (src < 0)
+          return prof__bad(c, at, f,
+                           "cell (m %u, n %u, k %u) is null and no measured cell lies within %d grid steps "
+                           "(the efficiency to hold is unknown)",
+                           g->m[i], g->n[j], g->k[l], GRID_FILL_MAX_STEPS);
+        g->le[idx] = g->le[src];
       }
   return SIM_OK;
 }
