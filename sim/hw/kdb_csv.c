@@ -39,7 +39,14 @@ static int read_line(kdb_csv *c, bool *got, sim_err *err) {
     }
     len += strlen(c->line + len);
     if (len && c->line[len - 1] == '\n') break;
-    if (gzeof((gzFile)c->gz)) break;
+    if (gzeof((gzFile)c->gz)) { /* a last line without its end, or a stream cut short */
+      int zerr;
+      const char *msg = gzerror((gzFile)c->gz, &zerr);
+      if (zerr != Z_OK && zerr != Z_STREAM_END)
+        return sim_errf(err, SIM_EINPUT, "%s:%ld: read error: %s (a truncated or corrupt .gz file?)", c->path,
+                        c->lineno + 1, msg);
+      break;
+    }
   }
   while (len && (c->line[len - 1] == '\n' || c->line[len - 1] == '\r')) c->line[--len] = 0;
   c->lineno++;

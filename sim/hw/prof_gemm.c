@@ -7,7 +7,13 @@
  * to the fp8/fp8 table or grid (prof.h).
  * Grid: log(efficiency) trilinear in (log M, log N, log K), each coordinate
  * clamped to its axis (the boundary efficiency held outside), an exact
- * measured grid point returns its measurement.
+ * measured grid point returns its measurement. Inside the grid the time is
+ * kept between the least and the greatest time of the eight corners of the
+ * query's cell: interpolating efficiency rather than time can otherwise dip
+ * just below both neighbours where the speed of light is nearly flat in M
+ * (weight-streaming GEMMs: a call between M = 64 and 512 came out 0.1%
+ * faster than M = 64); a GEMM between measured shapes takes between their
+ * times. (Outside the grid the held efficiency scales with the SOL alone.)
  * Unmeasured grid cells (null) take the log-efficiency of the nearest
  * measured cell: the smallest grid-index distance |di| + |dj| + |dl|, on a
  * tie the first in m-major order (smaller M, then N, then K), among measured
@@ -285,25 +291,35 @@ static const grid_tab *find_grid(const prof *p, sim_dtype w, sim_dtype a) {
   return p->ngrid ? bsearch(&key, p->grid, (size_t)p->ngrid, sizeof *p->grid, cmp_grid) : NULL;
 }
 
-/* Log-efficiency of grid g at (log M, log N, log K), trilinear. */
-static double grid_le(const grid_tab *g, double um, double un, double uk) {
-  int i, j, l;
-  double fi, fj, fl;
-  prof__bracket(g->lm, g->nm, um, &i, &fi);
-  prof__bracket(g->ln, g->nn, un, &j, &fj);
-  prof__bracket(g->lk, g->nk, uk, &l, &fl);
+/* Time at (M, N, K) inside or outside grid g: SOL over the trilinear
+ * log-efficiency; inside the grid on every axis the result is kept within the
+ * times of the eight corners of its cell (see the file comment). */
+static double grid_time(const prof *p, const grid_tab *g, uint32_t M, uint32_t N, uint32_t K) {
+  int idx[3];
+  double f[3];
+  prof__bracket(g->lm, g->nm, log((double)M), &idx[0], &f[0]);
+  prof__bracket(g->ln, g->nn, log((double)N), &idx[1], &f[1]);
+  prof__bracket(g->lk, g->nk, log((double)K), &idx[2], &f[2]);
+  bool inside = M >= g->m[0] && M <= g->m[g->nm - 1] && N >= g->n[0] && N <= g->n[g->nn - 1] && K >= g->k[0] &&
+                K <= g->k[g->nk - 1];
   size_t nn = (size_t)g->nn, nk = (size_t)g->nk;
-  double sum = 0;
-  for (int di = 0; di < 2; di++)
-    for (int dj = 0; dj < 2; dj++)
-      for (int dl = 0; dl < 2; dl++) {
-        double wgt = (di ? fi : 1 - fi) * (dj ? fj : 1 - fj) * (dl ? fl : 1 - fl);
-        if (wgt == 0) continue;
-        size_t ii = (size_t)(g->nm > 1 ? i + di : i), jj = (size_t)(g->nn > 1 ? j + dj : j),
-               ll = (size_t)(g->nk > 1 ? l + dl : l);
-        sum += wgt * g->le[(ii * nn + jj) * nk + ll];
-      }
-  return sum;
+  double le = 0, tmin = INFINITY, tmax = 0;
+  for (int c = 0; c < 8; c++) {
+    int d[3] = {c >> 2 & 1, c >> 1 & 1, c & 1};
+    double w = 1;
+    for (int a = 0; a < 3; a++) w *= d[a] ? f[a] : 1 - f[a];
+    size_t i = (size_t)(g->nm > 1 ? idx[0] + d[0] : 0), j = (size_t)(g->nn > 1 ? idx[1] + d[1] : 0),
+           l = (size_t)(g->nk > 1 ? idx[2] + d[2] : 0);
+    double e = g->le[(i * nn + j) * nk + l];
+    le += w * e;
+    if (inside && w > 0) { /* the corners of the cell the query is in */
+      double t = prof__gemm_sol(p, g->wdtype, g->adtype, g->m[i], g->n[j], g->k[l]) / exp(e);
+      tmin = t < tmin ? t : tmin;
+      tmax = t > tmax ? t : tmax;
+    }
+  }
+  double t = prof__gemm_sol(p, g->wdtype, g->adtype, M, N, K) / exp(le);
+  return inside ? (t < tmin ? tmin : t > tmax ? tmax : t) : t;
 }
 
 static bool grid_ns(const prof *p, const grid_tab *g, uint32_t M, uint32_t N, uint32_t K, double *ns) {
@@ -315,8 +331,7 @@ static bool grid_ns(const prof *p, const grid_tab *g, uint32_t M, uint32_t N, ui
       return true;
     }
   }
-  double eff = exp(grid_le(g, log((double)M), log((double)N), log((double)K)));
-  *ns = prof__gemm_sol(p, g->wdtype, g->adtype, M, N, K) / eff;
+  *ns = grid_time(p, g, M, N, K);
   return true;
 }
 
