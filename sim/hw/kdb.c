@@ -307,6 +307,7 @@ static void note_unread(kdb_ctx *k, const char *dir, const char *const *read) {
 int kdb_import(const kdb_req *r, prof_doc *d, sim_err *err) {
   if (strcmp(r->engine, "vllm") && strcmp(r->engine, "trtllm"))
     return sim_errf(err, SIM_EINPUT, "engine '%s': the kernel database has vllm and trtllm", r->engine);
+  if (!is_dir(r->root)) return sim_errf(err, SIM_EINPUT, "%s: not a directory (the kernel database root)", r->root);
   char commit[64], gdir[64], gpath[2048];
   int rc = read_commit(r->root, commit, sizeof commit, err);
   if (!rc) rc = find_gpu_dir(r->root, r->gpu, gdir, sizeof gdir, err);
