@@ -3,7 +3,7 @@
 # Sourced by quickstart.sh and test.sh; safe to run again (installs nothing
 # when everything is present). Needs root (or sudo) only when installing.
 set -eu
-need="build-essential cmake pkg-config libuv1-dev libcjson-dev libcriterion-dev libxml2-utils"
+need="build-essential cmake pkg-config libuv1-dev libcjson-dev libcriterion-dev libxml2-utils zlib1g-dev"
 missing=""
 for p in $need; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

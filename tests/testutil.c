@@ -2,12 +2,14 @@
 #define _DEFAULT_SOURCE
 #include "testutil.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static void read_into(const char *path, char *buf, size_t cap) {
   if (!buf || !cap) return;
@@ -139,4 +141,152 @@ deploy_cfg tu_deploy(uint32_t tp, sim_dtype w) {
   d.gpu_memory_utilization = 0.92;
   d.async_scheduling = 1; /* the vLLM engine's default */
   return d;
+}
+
+/* ---- kernel-db fixtures ------------------------------------------------------------ */
+
+static bool mkdirs(const char *path) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s", path);
+  for (char *s = p + 1; *s; s++)
+    if (*s == '/') {
+      *s = 0;
+      mkdir(p, 0755);
+      *s = '/';
+    }
+  return true;
+}
+
+bool tu_write_table(const char *path, const char *text, bool gz) {
+  mkdirs(path);
+  if (!gz) {
+    FILE *f = fopen(path, "w");
+    if (!f) return false;
+    bool ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+  }
+  gzFile g = gzopen(path, "wb");
+  if (!g) return false;
+  int n = (int)strlen(text);
+  bool ok = gzwrite(g, text, (unsigned)n) == n;
+  return gzclose(g) == Z_OK && ok;
+}
+
+const char *tu_tmpdir(void) {
+  static char bufs[4][64];
+  static int k = 0;
+  char *p = bufs[k++ % 4];
+  snprintf(p, 64, "/tmp/servesim_kdb_XXXXXX");
+  return mkdtemp(p);
+}
+
+/* Appends a printf'd line to a growing text. */
+static void addf(char **s, size_t *n, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void addf(char **s, size_t *n, size_t *cap, const char *fmt, ...) {
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(*s + *n, *cap - *n, fmt, ap);
+    va_end(ap);
+    if (w >= 0 && (size_t)w < *cap - *n) {
+      *n += (size_t)w;
+      return;
+    }
+    *cap = *cap * 2 + (size_t)(w > 0 ? w : 0) + 64;
+    *s = realloc(*s, *cap);
+  }
+}
+
+#define DEV "NVIDIA H100 80GB HBM3"
+
+/* GEMM rows: m {1, 16, 256} x n {1024, 4096} x k {1024, 4096}, latency
+ * (m + 1) * 0.001 + n / 1e6 + k / 1e7 ms; cell (256, 4096, 4096) left out;
+ * (1, 1024, 1024) repeated by a faster and a slower kernel; fp8_block rows. */
+static char *gemm_text(const char *version) {
+  size_t n = 0, cap = 4096;
+  char *s = malloc(cap);
+  s[0] = 0;
+  addf(&s, &n, &cap, "framework,version,device,op_name,kernel_source,gemm_dtype,m,n,k,latency\n");
+  static const int ms[] = {1, 16, 256}, ns[] = {1024, 4096};
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 2; j++)
+      for (int l = 0; l < 2; l++) {
+        if (i == 2 && j == 1 && l == 1) continue;
+        double lat = (ms[i] + 1) * 0.001 + ns[j] / 1e6 + ns[l] / 1e7;
+        addf(&s, &n, &cap, "VLLM,%s,%s,gemm,kA,bfloat16,%d,%d,%d,%.7f\n", version, DEV, ms[i], ns[j], ns[l], lat);
+      }
+  addf(&s, &n, &cap, "VLLM,%s,%s,gemm,kB,bfloat16,1,1024,1024,0.0015\n", version, DEV);
+  addf(&s, &n, &cap, "VLLM,%s,%s,gemm,kC,bfloat16,1,1024,1024,0.0100\n", version, DEV);
+  addf(&s, &n, &cap, "VLLM,%s,%s,gemm,kD,fp8_block,1,1024,1024,0.0030\n", version, DEV);
+  return s;
+}
+
+bool tu_kdb_fixture(const char *root) {
+  char p[4096];
+  bool ok = true;
+  snprintf(p, sizeof p, "%s/.aic-commit", root);
+  ok &= tu_write_table(p, "0123456789ab\n", false);
+  char *g = gemm_text("0.14.0");
+  snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/gemm_perf.csv.gz", root);
+  ok &= tu_write_table(p, g, true);
+  free(g);
+  g = gemm_text("0.24.0");
+  snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.24.0/gemm_perf.csv.gz", root);
+  ok &= tu_write_table(p, g, true);
+  free(g);
+  /* generation attention, written plain under the .gz name: batch {1, 8} x step {1, 15, 255}, heads 8/1/128 */
+  size_t n = 0, cap = 4096;
+  char *s = malloc(cap);
+  addf(&s, &n, &cap, "framework,version,device,op_name,kernel_source,batch_size,isl,num_heads,num_key_value_heads,"
+                     "head_dim,beam_width,attn_dtype,kv_cache_dtype,step,latency\n");
+  static const int bs[] = {1, 8}, steps[] = {1, 15, 255};
+  for (int kv = 0; kv < 2; kv++)
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < 3; j++)
+        addf(&s, &n, &cap, "VLLM,0.14.0,%s,generation_attention,fa,%d,1,8,1,128,1,bfloat16,%s,%d,%.4f\n", DEV, bs[i],
+             kv ? "fp8" : "bfloat16", steps[j], 0.01 + bs[i] * steps[j] * 1e-5);
+  snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/generation_attention_perf.csv.gz", root);
+  ok &= tu_write_table(p, s, false);
+  /* context attention with window_size and fp8-compute rows: batch {1, 2} x isl {16, 128}, heads 8/8/64 */
+  n = 0;
+  addf(&s, &n, &cap, "framework,version,device,op_name,kernel_source,batch_size,isl,num_heads,num_key_value_heads,"
+                     "head_dim,beam_width,attn_dtype,kv_cache_dtype,step,window_size,latency\n");
+  static const int isls[] = {16, 128};
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++) {
+      double lat = 0.01 + bs[i] * isls[j] * isls[j] * 1e-7;
+      addf(&s, &n, &cap, "VLLM,0.14.0,%s,context_attention,fa,%d,%d,8,8,64,1,bfloat16,bfloat16,0,0,%.6f\n", DEV,
+           i + 1, isls[j], lat);
+      addf(&s, &n, &cap, "VLLM,0.14.0,%s,context_attention,fa,%d,%d,8,8,64,1,bfloat16,bfloat16,0,128,%.6f\n", DEV,
+           i + 1, isls[j], lat / 2);
+      addf(&s, &n, &cap, "VLLM,0.14.0,%s,context_attention,fa,%d,%d,8,8,64,1,fp8,fp8,0,0,%.6f\n", DEV, i + 1,
+           isls[j], lat / 3);
+    }
+  snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/context_attention_perf.csv.gz", root);
+  ok &= tu_write_table(p, s, true);
+  /* vLLM custom all-reduce, graph and eager, 2 GPUs, 128..8192 elements */
+  n = 0;
+  addf(&s, &n, &cap, "framework,version,device,op_name,kernel_source,allreduce_dtype,num_gpus,message_size,latency,"
+                     "backend\n");
+  for (int e = 128; e <= 8192; e *= 8) {
+    addf(&s, &n, &cap, "vLLM,0.14.0,%s,all_reduce,vLLM_custom_graph,bfloat16,2,%d,%.5f,vllm_graph\n", DEV, e,
+         0.004 + e * 1e-7);
+    addf(&s, &n, &cap, "vLLM,0.14.0,%s,all_reduce,vLLM_custom_eager,bfloat16,2,%d,%.5f,vllm_eager\n", DEV, e,
+         0.02 + e * 1e-7);
+  }
+  snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/custom_allreduce_perf.csv.gz", root);
+  ok &= tu_write_table(p, s, true);
+  snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/moe_perf.csv.gz", root);
+  ok &= tu_write_table(p, "framework,version,device,op_name,latency\n", true);
+  n = 0;
+  addf(&s, &n, &cap, "framework,version,device,op_name,kernel_source,nccl_dtype,num_gpus,message_size,latency\n");
+  for (int e = 256; e <= 65536; e *= 16) {
+    addf(&s, &n, &cap, "TRTLLM,2.29.2,%s,all_reduce,NCCL,half,4,%d,%.5f\n", DEV, e, 0.01 + e * 1e-7);
+    addf(&s, &n, &cap, "TRTLLM,2.29.2,%s,all_reduce,NCCL,int8,4,%d,%.5f\n", DEV, e, 0.01 + e * 1e-7);
+    addf(&s, &n, &cap, "TRTLLM,2.29.2,%s,all_gather,NCCL,half,4,%d,%.5f\n", DEV, e, 0.01 + e * 1e-7);
+  }
+  snprintf(p, sizeof p, "%s/h100_sxm/nccl-2.29.2/nccl_perf.csv.gz", root);
+  ok &= tu_write_table(p, s, true);
+  free(s);
+  return ok;
 }

@@ -21,6 +21,17 @@ const char *tu_tmpfile(const char *suffix, const char *text);
 /* Reads a whole file (malloc'd, NUL-terminated) or NULL. */
 char *tu_slurp(const char *path, size_t *len);
 
+/* Writes `text` to path: gzipped when gz, else plain (the kernel-db reader
+ * reads both under a .csv.gz name). Creates missing parent directories.
+ * Returns false on an I/O error. */
+bool tu_write_table(const char *path, const char *text, bool gz);
+/* A fresh empty directory under /tmp (static buffer rotation of 4). */
+const char *tu_tmpdir(void);
+/* A tiny kernel database under root (see testutil.c for its content):
+ * h100_sxm/vllm-0.14.0 (every table kind), h100_sxm/vllm-0.24.0 (GEMM only),
+ * h100_sxm/nccl-2.29.2, and .aic-commit "0123456789ab". */
+bool tu_kdb_fixture(const char *root);
+
 /* Configs built in code, independent of the config loaders and files, for
  * tests that check numbers computed by hand: Llama-3.1-70B (bf16, untied
  * embeddings); H200 and H100 SXM datasheet figures (NVLink, 132 SMs, no

@@ -5,6 +5,9 @@
  *   servesim calibrate --model M --dry-run       plan and estimated GPU time, no GPU needed
  *   servesim calibrate --check                   every kernel's correctness check
  *   servesim calibrate --loo FILE                leave-one-out accuracy of a profile, no GPU needed
+ *   servesim calibrate --from-kernel-db DIR --gpu GPU --engine E [--engine-version V] --out FILE
+ *                                                import measured tables of NVIDIA AIConfigurator's kernel
+ *                                                database, no GPU needed (calib_kdb.c, hw/kdb.h)
  *
  * Order of a run: probes (copy bandwidth, launch overhead), correctness checks
  * of every kernel family the plan needs (a family whose check fails is not
@@ -26,18 +29,19 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cli/calib.h"
 #include "cli/cli.h"
 #include "config/cfg.h"
 #include "hw/prof.h"
 #include "kern.h"
 
 #define CMD "calibrate"
-#define MAX_CHECKS 64
 
 typedef struct cal_opts {
   const char *model, *out, *gpu_name, *date, *loo, *summary;
+  const char *kdb, *gpu, *engine, *engine_version; /* --from-kernel-db and its flags */
   cli_list tp, dtypes, skip;
-  bool force, quick, dry, check, synthetic, help;
+  bool force, quick, dry, check, synthetic, help, list_versions;
   double max_call_ms, time_budget_s;
   uint64_t seed;
 } cal_opts;
@@ -69,18 +73,6 @@ static int split_list(const cli_list *l, char *buf, size_t cap, const char **out
   return SIM_OK;
 }
 
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c == '\n') fputs("\\n", f);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
-  }
-  fputc('"', f);
-}
-
 /* "NVIDIA H200" -> "h200": the name of the gpu config (configs/gpus/) the
  * profile belongs to; --gpu-name overrides. Unknown devices get their name
  * lower-cased with dashes ("nvidia-rtx-6000-ada" style, "NVIDIA " dropped). */
@@ -109,34 +101,6 @@ static void map_gpu_name(const char *dev, char *out, size_t n) {
   for (; *s && j + 1 < n; s++) out[j++] = (char)((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ? *s : '-');
   out[j] = 0;
 }
-
-/* ---- results of a run ------------------------------------------------------------------- */
-
-typedef struct cal_gemm {
-  const kern_plan_gemm *plan;
-  double ns[KERN_PLAN_MAX_GRID]; /* NAN: not measured (unsupported or failed) */
-  bool done;
-} cal_gemm;
-
-typedef struct cal_attn {
-  const kern_plan_attn *plan;
-  double ns[KERN_PLAN_MAX_GRID][KERN_PLAN_MAX_GRID]; /* NAN: not measured */
-  bool done;
-} cal_attn;
-
-typedef struct cal_run {
-  kern_device_info dev;
-  char gpu[64], date[64], command[1024];
-  double copy_Bps, launch_eager_ns, launch_graph_ns, peak[DT_COUNT];
-  kern_check checks[MAX_CHECKS];
-  int nchecks;
-  bool fam_ok[KF_COUNT][DT_COUNT];
-  cal_gemm *gemm;
-  cal_attn *attn;
-  char notes[8192];
-  int failures;
-  bool complete;
-} cal_run;
 
 /* Refuses to replace --out without --force. */
 static int check_out(const cal_opts *o, sim_err *err) {
@@ -235,22 +199,12 @@ static int cmd_check(const cal_opts *o, const bool *skip) {
 
 /* ---- leave-one-out ---------------------------------------------------------------------------- */
 
-static void print_loo(const prof *p, FILE *f) {
-  prof_loo l;
-  prof_loo_error(p, &l);
-  fprintf(f, "leave-one-out interpolation error (each grid point predicted from the others):\n");
-  fprintf(f, "  %-14s %6s %7s %9s %9s %9s\n", "table kind", "tables", "points", "median", "p90", "max");
-  for (int k = 0; k < PK_COUNT; k++)
-    fprintf(f, "  %-14s %6d %7u %8.2f%% %8.2f%% %8.2f%%\n", prof_kind_name((prof_kind)k), prof_table_count(p, k),
-            l.n[k], 100 * l.median[k], 100 * l.p90[k], 100 * l.max[k]);
-}
-
 static int cmd_loo(const char *path) {
   prof *p;
   sim_err err = {0};
   if (prof_load(&p, path, &err)) return cli_fail(CMD, &err);
   printf("profile %s (gpu %s)\n", path, prof_gpu_name(p));
-  print_loo(p, stdout);
+  calib_print_loo(p, stdout);
   prof_free(p);
   return 0;
 }
@@ -431,255 +385,6 @@ static void sweep_attn(kern_ctx *k, cal_run *r, cal_attn *c) {
           dtype_name(p->kv_dtype), p->tp, p->q_heads, p->kv_heads, ok, want, now_s() - t0);
 }
 
-/* ---- writing the profile ------------------------------------------------------------------------- */
-
-static void write_u32s(FILE *f, const uint32_t *v, int n) {
-  fputc('[', f);
-  for (int i = 0; i < n; i++) fprintf(f, "%s%u", i ? ", " : "", v[i]);
-  fputc(']', f);
-}
-
-static int write_profile(const char *path, const cal_run *r, const kern_plan *plan, const kern_opts *ko,
-                         const kern_plan_req *req, sim_err *err) {
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) return sim_errf(err, SIM_EINPUT, "%s: cannot write: %s", tmp, strerror(errno));
-  const kern_device_info *d = &r->dev;
-  fprintf(f, "{\n  \"format\": \"servesim-profile\",\n  \"version\": 1,\n  \"gpu\": ");
-  json_str(f, r->gpu);
-  fprintf(f, ",\n  \"device\": {\"name\": ");
-  json_str(f, d->name);
-  fprintf(f,
-          ", \"sm_count\": %d, \"mem_bytes\": %.0f, \"cc\": \"%d.%d\", \"sm_clock_mhz\": %.0f, "
-          "\"mem_clock_mhz\": %.0f, \"l2_bytes\": %.0f, \"mem_bus_bits\": %d, \"cuda_runtime\": %d, "
-          "\"cuda_driver\": %d},\n  \"date\": ",
-          d->sm_count, d->mem_bytes, d->cc_major, d->cc_minor, d->sm_clock_mhz, d->mem_clock_mhz, d->l2_bytes,
-          d->mem_bus_bits, d->cuda_runtime_version, d->cuda_driver_version);
-  json_str(f, r->date);
-  fprintf(f, ",\n  \"model\": ");
-  json_str(f, plan->model.name);
-  fprintf(f, ",\n  \"servesim_version\": \"%s\",\n  \"command\": ", SERVESIM_VERSION);
-  json_str(f, r->command);
-  fprintf(f, ",\n  \"settings\": {\"quick\": %s, \"tp\": ", plan->quick ? "true" : "false");
-  write_u32s(f, req->tps, req->ntp);
-  fprintf(f,
-          ", \"max_call_ms\": %g, \"reps\": %u, \"warmup\": %u, \"replay_min_ns\": %.0f, \"point_budget_ns\": %.0f, "
-          "\"rotate_bytes\": %.0f, \"seed\": %llu},\n",
-          plan->max_call_ms, ko->reps, ko->warmup, ko->replay_min_ns, ko->point_budget_ns,
-          ko->rotate_bytes > 0 ? ko->rotate_bytes : 2.5 * d->l2_bytes, (unsigned long long)ko->seed);
-  fprintf(f, "  \"units\": {\"ns\": \"median nanoseconds per call on one GPU (null: not measured)\", "
-             "\"copy_Bps\": \"device-to-device copy, bytes read + written per second\", "
-             "\"peak_flops\": \"FLOP/s of large square cuBLASLt GEMMs\", \"launch_ns\": \"ns per empty kernel\"},\n");
-  fprintf(f, "  \"probes\": {\"copy_Bps\": %.6g, \"peak_flops\": {", r->copy_Bps);
-  int np = 0;
-  static const sim_dtype pk[] = {DT_BF16, DT_FP8, DT_INT8};
-  for (size_t i = 0; i < SIM_ARRAY_LEN(pk); i++)
-    if (r->peak[pk[i]] > 0) fprintf(f, "%s\"%s\": %.6g", np++ ? ", " : "", dtype_name(pk[i]), r->peak[pk[i]]);
-  fprintf(f, "}, \"peak_shape\": \"%s\", \"launch_ns\": {\"eager\": %.1f, \"graph\": %.1f}},\n",
-          plan->quick ? "8192^3" : "max of 8192^3 and 16384^3", r->launch_eager_ns, r->launch_graph_ns);
-  fprintf(f, "  \"checks\": [");
-  for (int i = 0; i < r->nchecks; i++) {
-    const kern_check *c = &r->checks[i];
-    fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-    json_str(f, c->name);
-    if (isfinite(c->rel_err)) fprintf(f, ", \"rel_err\": %.3g", c->rel_err);
-    else fprintf(f, ", \"rel_err\": null");
-    fprintf(f, ", \"tol\": %g, \"ok\": %s", c->tol, c->ok ? "true" : "false");
-    if (c->note[0]) {
-      fprintf(f, ", \"note\": ");
-      json_str(f, c->note);
-    }
-    fputc('}', f);
-  }
-  fprintf(f, "%s],\n  \"gemm\": [", r->nchecks ? "\n  " : "");
-  int nt = 0;
-  for (int i = 0; i < plan->ngemm; i++) {
-    const cal_gemm *g = &r->gemm[i];
-    if (!g->done) continue;
-    const kern_plan_gemm *p = g->plan;
-    uint32_t m[KERN_PLAN_MAX_GRID];
-    int n = 0;
-    for (int j = 0; j < p->nm; j++)
-      if (!isnan(g->ns[j])) m[n++] = p->m[j];
-    fprintf(f, "%s\n    {\"wdtype\": \"%s\", \"adtype\": \"%s\", \"n\": %u, \"k\": %u, \"layer\": \"%s\", \"tp\": %u, "
-               "\"kernel\": \"%s\",\n     \"m\": ",
-            nt++ ? "," : "", dtype_name(p->wdtype), dtype_name(p->adtype), p->n, p->k, p->layer, p->tp,
-            p->fam == KF_WQ ? "servesim wq_gemm (mma.sync, group 128)" : "cublasLt");
-    write_u32s(f, m, n);
-    fprintf(f, ",\n     \"ns\": [");
-    for (int j = 0, c = 0; j < p->nm; j++)
-      if (!isnan(g->ns[j])) fprintf(f, "%s%.1f", c++ ? ", " : "", g->ns[j]);
-    fprintf(f, "]}");
-  }
-  fprintf(f, "%s],\n", nt ? "\n  " : "");
-  for (int pass = 0; pass < 2; pass++) {
-    kern_family fam = pass ? KF_PREFILL : KF_DECODE;
-    fprintf(f, "  \"%s\": [", pass ? "attn_prefill" : "attn_decode");
-    nt = 0;
-    for (int i = 0; i < plan->nattn; i++) {
-      const cal_attn *c = &r->attn[i];
-      const kern_plan_attn *p = c->plan;
-      if (p->fam != fam || !c->done) continue;
-      fprintf(f, "%s\n    {\"%s\": \"%s\", \"q_heads\": %u, \"kv_heads\": %u, \"head_dim\": %u, \"block_size\": 16, "
-                 "\"tp\": %u, \"kernel\": \"%s\",\n     \"%s\": ",
-              nt++ ? "," : "", pass ? "dtype" : "kv_dtype", dtype_name(p->kv_dtype), p->q_heads, p->kv_heads,
-              p->head_dim, p->tp, pass ? "servesim attn_prefill (mma.sync)" : "servesim attn_decode (mma.sync)",
-              pass ? "chunk" : "batch");
-      write_u32s(f, p->x, p->nx);
-      fprintf(f, ", \"%s\": ", pass ? "ctx" : "kv_len");
-      write_u32s(f, p->y, p->ny);
-      fprintf(f, ",\n     \"ns\": [");
-      for (int x = 0; x < p->nx; x++) {
-        fprintf(f, "%s[", x ? ",\n            " : "");
-        for (int y = 0; y < p->ny; y++) {
-          if (isnan(c->ns[x][y])) fprintf(f, "%snull", y ? ", " : "");
-          else fprintf(f, "%s%.1f", y ? ", " : "", c->ns[x][y]);
-        }
-        fputc(']', f);
-      }
-      fprintf(f, "]}");
-    }
-    fprintf(f, "%s],\n", nt ? "\n  " : "");
-  }
-  fprintf(f, "  \"notes\": [");
-  int nn = 0;
-  const char *notes[2] = {plan->notes, r->notes};
-  for (int q = 0; q < 2; q++)
-    for (const char *s = notes[q]; *s;) {
-      const char *e = strchr(s, '\n');
-      size_t len = e ? (size_t)(e - s) : strlen(s);
-      char line[1200];
-      snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1), s);
-      fprintf(f, "%s\n    ", nn++ ? "," : "");
-      json_str(f, line);
-      s += len + (e ? 1 : 0);
-    }
-  fprintf(f, "%s],\n  \"complete\": %s\n}\n", nn ? "\n  " : "", r->complete ? "true" : "false");
-  bool bad = ferror(f) != 0;
-  if (fclose(f) != 0 || bad) {
-    remove(tmp);
-    return sim_errf(err, SIM_EINPUT, "%s: write failed", tmp);
-  }
-  if (rename(tmp, path) != 0) {
-    int e = errno;
-    remove(tmp);
-    return sim_errf(err, SIM_EINPUT, "%s: cannot rename to %s: %s", tmp, path, strerror(e));
-  }
-  return SIM_OK;
-}
-
-/* ---- the summary: achieved rates against the measured ceilings ------------------------------------ */
-
-static void summary(FILE *f, const cal_run *r, const kern_plan *plan, const prof *p, double wall_s) {
-  fprintf(f, "\ncalibration summary: %s on %s (%s), %s\n", plan->model.name, r->dev.name, r->gpu, r->date);
-  fprintf(f, "  %-56s %14s %16s %7s\n", "probe / kernel", "achieved", "ceiling", "ratio");
-  fprintf(f, "  %-56s %11.2f TB/s %16s %7s\n", "copy bandwidth (d2d, read + write)", r->copy_Bps / 1e12, "-", "-");
-  fprintf(f, "  %-56s %12.2f us %16s %7s\n", "launch overhead, eager launches", r->launch_eager_ns / 1e3, "-", "-");
-  fprintf(f, "  %-56s %12.2f us %16s %7s\n", "launch overhead, inside a CUDA graph", r->launch_graph_ns / 1e3, "-",
-          "-");
-  static const sim_dtype pk[] = {DT_BF16, DT_FP8, DT_INT8};
-  for (size_t i = 0; i < SIM_ARRAY_LEN(pk); i++)
-    if (r->peak[pk[i]] > 0) {
-      char name[80];
-      snprintf(name, sizeof name, "peak GEMM %s (cuBLASLt, square)", dtype_name(pk[i]));
-      fprintf(f, "  %-56s %8.0f TFLOP/s %16s %7s\n", name, r->peak[pk[i]] / 1e12, "-", "-");
-    }
-  /* GEMM: the largest measured point of each cuBLASLt dtype vs its peak */
-  static const sim_dtype gd[] = {DT_BF16, DT_FP8, DT_INT8};
-  for (size_t q = 0; q < SIM_ARRAY_LEN(gd); q++) {
-    double best_f = 0, best_ns = 0;
-    const kern_plan_gemm *bp = NULL;
-    uint32_t bm = 0;
-    for (int i = 0; i < plan->ngemm; i++) {
-      const kern_plan_gemm *g = &plan->gemm[i];
-      if (g->fam != KF_GEMM || g->wdtype != gd[q] || !r->gemm[i].done) continue;
-      for (int j = 0; j < g->nm; j++) {
-        double fl = 2.0 * g->m[j] * g->n * g->k;
-        if (!isnan(r->gemm[i].ns[j]) && fl > best_f) best_f = fl, best_ns = r->gemm[i].ns[j], bp = g, bm = g->m[j];
-      }
-    }
-    if (!bp || r->peak[gd[q]] <= 0) continue;
-    char name[96], ceil_s[32];
-    snprintf(name, sizeof name, "GEMM %s largest: M=%u N=%u K=%u", dtype_name(gd[q]), bm, bp->n, bp->k);
-    snprintf(ceil_s, sizeof ceil_s, "%.0f TFLOP/s", r->peak[gd[q]] / 1e12);
-    double ach = best_f / best_ns * 1e9;
-    fprintf(f, "  %-56s %8.0f TFLOP/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->peak[gd[q]]);
-  }
-  /* decode attention: the point moving the most bytes vs copy bandwidth */
-  for (int pass = 0; pass < 2; pass++) {
-    sim_dtype kv = pass ? DT_FP8 : DT_BF16;
-    double best_b = 0, best_ns = 0;
-    const kern_plan_attn *bp = NULL;
-    int bi = 0, bj = 0;
-    for (int i = 0; i < plan->nattn; i++) {
-      const kern_plan_attn *a = &plan->attn[i];
-      if (a->fam != KF_DECODE || a->kv_dtype != kv || !r->attn[i].done) continue;
-      for (int x = 0; x < a->nx; x++)
-        for (int y = 0; y < a->ny; y++) {
-          prof_work w;
-          prof_decode_work(kv, a->x[x], a->y[y], a->q_heads, a->kv_heads, a->head_dim, &w);
-          if (!isnan(r->attn[i].ns[x][y]) && w.bytes > best_b)
-            best_b = w.bytes, best_ns = r->attn[i].ns[x][y], bp = a, bi = x, bj = y;
-        }
-    }
-    if (!bp) continue;
-    char name[96], ceil_s[32];
-    snprintf(name, sizeof name, "decode attn %s KV, heads %u/%u, batch %u x kv_len %u", dtype_name(kv), bp->q_heads,
-             bp->kv_heads, bp->x[bi], bp->y[bj]);
-    snprintf(ceil_s, sizeof ceil_s, "%.2f TB/s", r->copy_Bps / 1e12);
-    double ach = best_b / best_ns * 1e9;
-    fprintf(f, "  %-56s %11.2f TB/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->copy_Bps);
-  }
-  /* prefill: the largest point vs the bf16 GEMM peak */
-  {
-    double best_f = 0, best_ns = 0;
-    const kern_plan_attn *bp = NULL;
-    int bi = 0, bj = 0;
-    for (int i = 0; i < plan->nattn; i++) {
-      const kern_plan_attn *a = &plan->attn[i];
-      if (a->fam != KF_PREFILL || !r->attn[i].done) continue;
-      for (int x = 0; x < a->nx; x++)
-        for (int y = 0; y < a->ny; y++) {
-          prof_work w;
-          prof_prefill_work(a->x[x], a->y[y], a->q_heads, a->kv_heads, a->head_dim, &w);
-          if (!isnan(r->attn[i].ns[x][y]) && w.flops > best_f)
-            best_f = w.flops, best_ns = r->attn[i].ns[x][y], bp = a, bi = x, bj = y;
-        }
-    }
-    if (bp && r->peak[DT_BF16] > 0) {
-      char name[96], ceil_s[32];
-      snprintf(name, sizeof name, "prefill attn bf16, heads %u/%u, chunk %u ctx %u", bp->q_heads, bp->kv_heads,
-               bp->x[bi], bp->y[bj]);
-      snprintf(ceil_s, sizeof ceil_s, "%.0f TFLOP/s", r->peak[DT_BF16] / 1e12);
-      double ach = best_f / best_ns * 1e9;
-      fprintf(f, "  %-56s %8.0f TFLOP/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->peak[DT_BF16]);
-    }
-  }
-  /* weight-only at M = 1: packed weight bytes per second vs copy bandwidth, largest shape */
-  static const sim_dtype wd[] = {DT_INT4, DT_INT8};
-  for (size_t q = 0; q < SIM_ARRAY_LEN(wd); q++) {
-    double best_w = 0, best_ns = 0;
-    const kern_plan_gemm *bp = NULL;
-    for (int i = 0; i < plan->ngemm; i++) {
-      const kern_plan_gemm *g = &plan->gemm[i];
-      if (g->fam != KF_WQ || g->wdtype != wd[q] || !r->gemm[i].done || g->m[0] != 1 || isnan(r->gemm[i].ns[0]))
-        continue;
-      double wb = kern_wq_packed_bytes(wd[q] == DT_INT4 ? 4 : 8, g->n, g->k);
-      if (wb > best_w) best_w = wb, best_ns = r->gemm[i].ns[0], bp = g;
-    }
-    if (!bp) continue;
-    char name[96], ceil_s[32];
-    snprintf(name, sizeof name, "%s GEMV M=1 N=%u K=%u (packed weight bytes)", dtype_name(wd[q]), bp->n, bp->k);
-    snprintf(ceil_s, sizeof ceil_s, "%.2f TB/s", r->copy_Bps / 1e12);
-    double ach = best_w / best_ns * 1e9;
-    fprintf(f, "  %-56s %11.2f TB/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->copy_Bps);
-  }
-  if (p) print_loo(p, f);
-  fprintf(f, "checks: %d run, %d failed families/errors; profile %s; %.0f s\n", r->nchecks, r->failures,
-          r->complete ? "complete" : "INCOMPLETE (see notes)", wall_s);
-}
-
 /* ---- the calibration run ---------------------------------------------------------------------------- */
 
 static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
@@ -813,7 +518,7 @@ static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
     }
   kern_close(k);
   int exit_code = r.failures ? SIM_EINTERNAL : 0;
-  if ((rc = write_profile(o->out, &r, &plan, &ko, &req, &err))) {
+  if ((rc = calib_write_profile(o->out, &r, &plan, &ko, &req, &err))) {
     cli_fail(CMD, &err);
     exit_code = rc;
   } else {
@@ -824,11 +529,11 @@ static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
     fprintf(stderr, "calibrate: the written profile does not load back: %s\n", err.msg);
     exit_code = SIM_EINTERNAL;
   }
-  summary(stdout, &r, &plan, p, now_s() - t_start);
+  calib_summary(stdout, &r, &plan, p, now_s() - t_start);
   if (o->summary) {
     FILE *sf = fopen(o->summary, "w");
     if (sf) {
-      summary(sf, &r, &plan, p, now_s() - t_start);
+      calib_summary(sf, &r, &plan, p, now_s() - t_start);
       fclose(sf);
     } else {
       fprintf(stderr, "calibrate: cannot write --summary %s: %s\n", o->summary, strerror(errno));
@@ -928,7 +633,7 @@ static int cmd_synthetic(const cal_opts *o, int argc, char **argv) {
                                                    : synth_ns(&r, &w, 0.4, 0.5, 8000);
       }
   }
-  int rc = write_profile(o->out, &r, &plan, &ko, &req, &err), exit_code = 0;
+  int rc = calib_write_profile(o->out, &r, &plan, &ko, &req, &err), exit_code = 0;
   prof *p = NULL;
   if (rc) exit_code = cli_fail(CMD, &err);
   else if (prof_load(&p, o->out, &err)) exit_code = cli_fail(CMD, &err);
@@ -936,7 +641,7 @@ static int cmd_synthetic(const cal_opts *o, int argc, char **argv) {
     printf("wrote SYNTHETIC profile %s: %d gemm, %d weight-only, %d decode, %d prefill tables\n", o->out,
            prof_table_count(p, PK_GEMM), prof_table_count(p, PK_GEMM_WQ), prof_table_count(p, PK_DECODE),
            prof_table_count(p, PK_PREFILL));
-    print_loo(p, stdout);
+    calib_print_loo(p, stdout);
   }
   prof_free(p);
   free(r.gemm);
@@ -989,13 +694,22 @@ int cmd_calibrate(int argc, char **argv) {
       {"time-budget", NULL, CLI_F64, &o.time_budget_s, "S", "stop starting new tables after S seconds (0 = no limit)", NULL},
       {"summary", NULL, CLI_STR, &o.summary, "FILE", "also write the summary table to FILE", NULL},
       {"seed", NULL, CLI_U64, &o.seed, "N", "random input seed (default fixed)", NULL},
+      {"from-kernel-db", NULL, CLI_STR, &o.kdb, "DIR",
+       "import NVIDIA AIConfigurator's measured kernel tables from DIR (needs --gpu, --engine, --out; no GPU)", NULL},
+      {"gpu", NULL, CLI_STR, &o.gpu, "GPU", "with --from-kernel-db: the gpu config (h100-sxm, h200, b200, ...)", NULL},
+      {"engine", NULL, CLI_STR, &o.engine, "ENGINE", "with --from-kernel-db: vllm or trtllm", NULL},
+      {"engine-version", NULL, CLI_STR, &o.engine_version, "V", "with --from-kernel-db: the version (default newest)",
+       NULL},
+      {"list-versions", NULL, CLI_FLAG, &o.list_versions, NULL,
+       "with --from-kernel-db, --gpu, --engine: print the versions present and exit", NULL},
       {"help", "h", CLI_FLAG, &o.help, NULL, "show this help", NULL},
       {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
   int rc = cli_start(CMD, "servesim calibrate --model M [--tp 1,2,4,8] [--dtypes bf16,fp8] --out FILE [--quick]",
                      "Measure GEMM and attention costs of a model's layers on the local GPU (cuBLASLt GEMMs, our\n"
                      "weight-only, paged decode and prefill attention kernels, each checked against a CPU reference\n"
                      "first) and write a profile for the cost model (configs/profiles/README.md).\n"
-                     "Without a GPU: --dry-run (plan and estimated time) and --loo FILE (profile accuracy) still work.",
+                     "Without a GPU: --dry-run (plan and estimated time), --loo FILE (profile accuracy) and\n"
+                     "--from-kernel-db DIR (import NVIDIA AIConfigurator's measured tables) still work.",
                      opts, &o.help, argc, argv);
   if (rc != CLI_GO) return rc;
   sim_err err = {0};
@@ -1004,6 +718,10 @@ int cmd_calibrate(int argc, char **argv) {
     return cli_fail(CMD, &err);
   }
   if (o.loo) return cmd_loo(o.loo);
+  if (o.kdb) {
+    calib_kdb_opts k = {o.kdb, o.gpu, o.engine, o.engine_version, o.out, o.force, o.list_versions};
+    return calib_kernel_db(&k);
+  }
   if (o.check) {
     kern_plan_req req;
     bool skip[KF_COUNT];

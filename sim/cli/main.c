@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "runner/profsel.h"
 
 typedef struct subcmd {
   const char *name;
@@ -17,7 +18,8 @@ static const subcmd cmds[] = {
     {"sweep", cmd_sweep, "run a grid of configurations in parallel; Pareto frontier, cost per million tokens"},
     {"capacity", cmd_capacity, "highest rate a replica sustains at given SLOs; replicas and GPUs for a target"},
     {"validate", cmd_validate, "compare predictions with published measurements of real engines"},
-    {"calibrate", cmd_calibrate, "time GEMM and attention kernels on the local GPU and write a cost profile"},
+    {"calibrate", cmd_calibrate,
+     "time GEMM and attention kernels on the local GPU (or import measured tables) and write a cost profile"},
     {"list", cmd_list, "list the bundled models, GPUs, engines, scenarios and profiles"},
 };
 
@@ -31,7 +33,8 @@ static void usage(FILE *f) {
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
 }
 
-int main(int argc, char **argv) {
+/* The command's exit status; every path goes through here. */
+static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     char *args[] = {"run", NULL};
     return cmd_run(1, args);
@@ -53,4 +56,10 @@ int main(int argc, char **argv) {
   fprintf(stderr, "servesim: unknown command '%s'\n\n", argv[1]);
   usage(stderr);
   return 2;
+}
+
+int main(int argc, char **argv) {
+  int rc = dispatch(argc, argv);
+  profsel_cache_clear(); /* the profiles runs loaded: released for LeakSanitizer's sake */
+  return rc;
 }

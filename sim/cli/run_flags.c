@@ -26,7 +26,8 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("model", NULL, CLI_STR, &f->model, "NAME|PATH", "model: bundled name or a Hugging Face config.json", NULL);
   OPT("gpu", NULL, CLI_STR, &f->gpu, "NAME|PATH", "GPU type: h100-sxm, h200, a100-sxm-80gb, h20, l40s, b200 or a path", NULL);
   OPT("engine", NULL, CLI_STR, &f->engine, "NAME|PATH", "engine profile: vllm, trtllm or a path", NULL);
-  OPT("profile", NULL, CLI_STR, &f->profile, "auto|none|PATH", "measured cost profile (auto: bundled one for the GPU)", NULL);
+  OPT("profile", NULL, CLI_STR, &f->profile, "auto|none|PATH",
+      "measured cost profile (auto: the bundled tables of this GPU and engine, nearest version; NAME or PATH)", NULL);
   OPT("tensor-parallel-size", "tp", CLI_U32, &f->tp, "N", "GPUs per replica (tensor parallelism)", NULL);
   OPT("replicas", NULL, CLI_U32, &f->replicas, "N", "replicas behind the router", NULL);
   OPT("dtype", NULL, CLI_STR, &f->dtype, "bf16|fp16", "activation dtype (auto: the model's)", NULL);

@@ -49,6 +49,8 @@ typedef struct model_cfg {
   double params_total;            /* everything incl. norms */
 } model_cfg;
 
+#define CFG_MAX_ALIASES 8 /* gpu_cfg.aliases capacity */
+
 typedef enum link_kind { LINK_NVLINK = 0, LINK_PCIE } link_kind;
 
 typedef struct gpu_cfg {
@@ -64,6 +66,9 @@ typedef struct gpu_cfg {
   uint32_t sm_count;         /* streaming multiprocessors */
   double l2_bytes;           /* L2 cache, bytes */
   double price_per_hour;     /* default USD per GPU-hour for cost reports; 0 = unknown */
+  char aliases[CFG_MAX_ALIASES][64]; /* other names of this GPU type: kernel-db directory ("h100_sxm"),
+                                        device strings as CUDA reports them ("NVIDIA H100 80GB HBM3") */
+  uint32_t naliases;         /* entries of aliases[] in use */
 } gpu_cfg;
 
 typedef enum admit_policy {
@@ -85,7 +90,8 @@ typedef enum graph_mode {
 
 typedef struct engine_cfg {
   char name[32];    /* "vllm", "trtllm" */
-  char version[32]; /* the engine version the values describe (engver.h); "" = not stated */
+  char version[32]; /* the engine version the values describe (engver.h); "" = not stated. --profile auto
+                       picks the measured tables of the nearest version (runner/profsel.h) */
   char source[1024];/* what the defaults and parameters rest on */
   /* scheduler defaults (deploy_cfg overrides) */
   uint32_t max_num_seqs;
@@ -160,6 +166,9 @@ void cfg_list(cfg_kind kind, char *buf, size_t n);
 int cfg_model_load(model_cfg *m, const char *name_or_path, sim_err *err);
 int cfg_gpu_load(gpu_cfg *g, const char *name_or_path, sim_err *err);
 int cfg_engine_load(engine_cfg *e, const char *name_or_path, sim_err *err);
+
+/* True when name equals g's name or one of its aliases, ignoring ASCII case. */
+bool cfg_gpu_has_alias(const gpu_cfg *g, const char *name);
 
 /* Parses from an in-memory JSON text; `what` names it in error messages. */
 int cfg_model_parse(model_cfg *m, const char *json, const char *what, sim_err *err);

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config/cfg.h"
 #include "config/jsonx.h"
@@ -252,8 +253,36 @@ static const kspec gpu_specs[] = {
     {"l2_mib", K_NUM, R_POS, true, GOFF(l2_bytes), 0, MIB},
     {"price_usd_per_gpu_hour", K_NUM, R_POS, false, GOFF(price_per_hour), 0, 1},
     {"source", K_STR, R_ANY, true, GOFF(source), sizeof(((gpu_cfg *)0)->source), 0},
+    {"aliases", K_SPECIAL, R_ANY, false, 0, 0, 0},
 };
-enum { G_TFLOPS = 4, G_LINK = 5 };
+enum { G_TFLOPS = 4, G_LINK = 5, G_ALIASES = 12 };
+
+/* "aliases": an array of at most CFG_MAX_ALIASES distinct non-empty strings. */
+static int gpu_aliases(const jx *j, const cJSON *a, gpu_cfg *g) {
+  if (!a) return SIM_OK;
+  if (!cJSON_IsArray(a))
+    return jx_fail(j, a, NULL, "aliases", "expected an array of strings, got %s", jx_type_name(a));
+  int i = 0;
+  for (const cJSON *e = a->child; e; e = e->next, i++) {
+    char key[32];
+    snprintf(key, sizeof key, "aliases[%d]", i);
+    if (i >= CFG_MAX_ALIASES) return jx_fail(j, e, NULL, key, "at most %d aliases", CFG_MAX_ALIASES);
+    if (!cJSON_IsString(e) || !e->valuestring[0] || strlen(e->valuestring) >= sizeof g->aliases[0])
+      return jx_fail(j, e, NULL, key, "expected a non-empty string shorter than %zu bytes", sizeof g->aliases[0]);
+    for (int k = 0; k < i; k++)
+      if (!strcmp(g->aliases[k], e->valuestring)) return jx_fail(j, e, NULL, key, "\"%s\" given twice", e->valuestring);
+    copy_str(g->aliases[i], sizeof g->aliases[i], e->valuestring);
+  }
+  g->naliases = (uint32_t)i;
+  return SIM_OK;
+}
+
+bool cfg_gpu_has_alias(const gpu_cfg *g, const char *name) {
+  if (!strcasecmp(g->name, name)) return true;
+  for (uint32_t i = 0; i < g->naliases; i++)
+    if (!strcasecmp(g->aliases[i], name)) return true;
+  return false;
+}
 
 /* dense_tflops members, stored into gpu_cfg.flops[] (FLOP/s). INT4 is
  * weight-only (dequantized into the bf16 path) and FP32 is not a serving
@@ -273,6 +302,7 @@ int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err) 
   if (rc) return rc;
   const cJSON *found[SIM_ARRAY_LEN(gpu_specs)];
   const cJSON *ffound[SIM_ARRAY_LEN(tflops_specs)];
+  SIM_ASSERT(!strcmp(gpu_specs[G_ALIASES].key, "aliases"));
   rc = parse_strict(&j, j.root, NULL, gpu_specs, SIM_ARRAY_LEN(gpu_specs), g, found);
   if (!rc) {
     const cJSON *t = found[G_TFLOPS];
@@ -290,6 +320,7 @@ int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err) 
     else if (!strcmp(l->valuestring, "pcie")) g->link = LINK_PCIE;
     else rc = jx_fail(&j, l, NULL, "interconnect", "expected \"nvlink\" or \"pcie\", got \"%s\"", l->valuestring);
   }
+  if (!rc) rc = gpu_aliases(&j, found[G_ALIASES], g);
   jx_free(&j);
   return rc;
 }

@@ -1,5 +1,7 @@
-/* embed.h: data files compiled into the binary (configs/ JSON, traces/ CSV).
- * The table is generated at build time by scripts/embedgen.c. */
+/* embed.h: data files carried by the binary (configs/ JSON: models, GPUs,
+ * engines, scenarios, bundled profiles; traces/ CSV). scripts/embedgen.c
+ * generates the table at build time; the bytes come in through the
+ * assembler's .incbin, read-only, each file NUL-terminated. */
 #ifndef SIM_EMBED_H
 #define SIM_EMBED_H
 #include <stddef.h>

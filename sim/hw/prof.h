@@ -1,6 +1,9 @@
 /* prof.h: measured per-operation cost tables ("profiles") and their
  * interpolation. A profile is produced by `servesim calibrate` on a real GPU
- * (kernels/) and stored as JSON under configs/profiles/.
+ * (kernels/, format version 1 or 2) or imported from NVIDIA AIConfigurator's
+ * kernel database (`servesim calibrate --from-kernel-db`, hw/kdb.h, format
+ * version 2), and stored as JSON under configs/profiles/ (format:
+ * configs/profiles/README.md).
  *
  * Queries return true and the time in ns when the profile has a table for the
  * operation (dtype, N, K or head layout); false means "no data": the cost
@@ -8,16 +11,27 @@
  * Inside a table's grid the result interpolates efficiency (achieved / speed
  * of light, from the profile's own probes) between measured points; outside
  * the grid it holds the boundary efficiency. An exact grid point returns the
- * measured value. (prof.c: log(efficiency) is interpolated linearly in the log
- * of the coordinates, bilinearly for attention tables.)
+ * measured value. (log(efficiency) is interpolated linearly in the log of the
+ * coordinates: 1-D GEMM tables, bilinearly for attention tables, trilinearly
+ * in (log M, log N, log K) for GEMM grids.)
  * Dtypes: fp16 is looked up as bf16 (same tensor-core rate). GEMM tables are
- * keyed by (weights, activations): bf16/bf16, fp8/fp8 and int8/int8 come from
- * cuBLASLt, int4/bf16 and int8/bf16 from our weight-only kernel (measured for
- * M 1..64, held beyond); an fp8-weight query with 16-bit activations uses the
- * fp8/fp8 table when it has no table of its own (vLLM on Hopper quantizes the
- * activations to fp8 per step).
+ * keyed by (weights, activations): bf16/bf16, fp8/fp8 and int8/int8 (cuBLASLt
+ * or the engine's W8A8 GEMM), int4/bf16 and int8/bf16 (weight-only); an
+ * fp8-weight query with 16-bit activations uses the fp8/fp8 table when it has
+ * no table of its own (vLLM on Hopper quantizes the activations to fp8 per
+ * step). A GEMM query takes an exact 1-D table (dtypes, N, K) first, else the
+ * 3-D grid of its dtypes.
+ * Head layouts (version 2 profiles only; version 1 keeps exact matching):
+ * when no attention table has the query's (q_heads, kv_heads, head_dim) for
+ * its KV dtype, the table with the same KV dtype and head_dim nearest in
+ * (log kv_heads, log(q_heads / kv_heads)) serves it with its efficiency held
+ * (the speed of light is the query's own, so time scales with the heads).
  *
- * Ownership: prof_load allocates, prof_free releases. Thread-safe for reads. */
+ * Cost per query: O(log tables + log grid) (tables are sorted at load and
+ * found by binary search) plus, for a head layout without a table of its
+ * own, a scan of the tables of that KV dtype and head_dim (tens at most).
+ * Ownership: prof_load allocates, prof_free releases. Read-only after load,
+ * so thread-safe for reads. */
 #ifndef SIM_PROF_H
 #define SIM_PROF_H
 
@@ -32,6 +46,13 @@ void prof_free(prof *p);
 
 const char *prof_gpu_name(const prof *p);   /* e.g. "h200" (the gpu config it was measured on) */
 const char *prof_source(const prof *p);     /* path / description for reports */
+int prof_format_version(const prof *p);     /* 1 or 2 */
+const char *prof_engine(const prof *p);         /* "vllm", "trtllm"; "" when not recorded */
+const char *prof_engine_version(const prof *p); /* "0.14.0"; "" when not recorded */
+const char *prof_attribution(const prof *p);    /* license attribution of the data; "" when none */
+/* Where the tables come from when imported, e.g. "kernel-db: NVIDIA
+ * AIConfigurator, vllm 0.14.0 on h100_sxm"; "" for a calibrate profile. */
+const char *prof_origin(const prof *p);
 
 /* GEMM C[M,N] = A[M,K] x W[K,N]^T with weights in wdtype, activations in adtype. */
 bool prof_gemm_ns(const prof *p, sim_dtype wdtype, sim_dtype adtype, uint32_t M, uint32_t N, uint32_t K,
@@ -44,6 +65,23 @@ bool prof_attn_decode_ns(const prof *p, sim_dtype kv_dtype, uint32_t batch, uint
  * `ctx` cached tokens and causally to themselves. */
 bool prof_attn_prefill_ns(const prof *p, uint32_t chunk, uint32_t ctx, uint32_t q_heads, uint32_t kv_heads,
                           uint32_t head_dim, double *ns);
+/* Context (prompt) attention, one layer on one GPU: `batch` prompts of `isl`
+ * tokens each, causal, no cached context; the call also writes their K and V
+ * into the cache of kv_dtype. Bilinear in (log batch, log isl). */
+bool prof_attn_context_ns(const prof *p, sim_dtype kv_dtype, uint32_t batch, uint32_t isl, uint32_t q_heads,
+                          uint32_t kv_heads, uint32_t head_dim, double *ns);
+
+/* All-reduce of one TP group: the engine's own kernel replayed in a CUDA
+ * graph or launched eagerly, or NCCL's. */
+typedef enum prof_ar_impl { PROF_AR_CUSTOM_GRAPH = 0, PROF_AR_CUSTOM_EAGER, PROF_AR_NCCL, PROF_AR_COUNT } prof_ar_impl;
+const char *prof_ar_impl_name(prof_ar_impl i); /* "custom graph", "custom eager", "nccl" */
+/* Time of one all-reduce of `bytes` bytes per GPU over num_gpus GPUs.
+ * log(time) is linear in log(bytes) between measured sizes (exact on the
+ * latency plateau and on the bandwidth line); below the smallest size the
+ * time of the smallest is held; above the largest, time grows in proportion
+ * to bytes from the largest. False when the profile has no table of that
+ * implementation and GPU count. */
+bool prof_allreduce_ns(const prof *p, prof_ar_impl impl, uint32_t num_gpus, double bytes, double *ns);
 
 /* ---- additions of the calibration work (the contract above is unchanged) ----
  *
@@ -62,6 +100,12 @@ void prof_decode_work(sim_dtype kv_dtype, uint32_t batch, uint32_t kv_len, uint3
                       uint32_t head_dim, prof_work *w);
 void prof_prefill_work(uint32_t chunk, uint32_t ctx, uint32_t q_heads, uint32_t kv_heads, uint32_t head_dim,
                        prof_work *w);
+/* Context attention: flops = 4 q_heads head_dim batch isl (isl + 1) / 2 (token
+ * i attends to i + 1 tokens); bytes = batch isl (2 q_heads hd 2 (Q in, O out,
+ * 16-bit) + 2 kv_heads hd 2 (K, V in, 16-bit) + 2 kv_heads hd kv_bytes (K, V
+ * written to the cache)); compute bf16. */
+void prof_context_work(sim_dtype kv_dtype, uint32_t batch, uint32_t isl, uint32_t q_heads, uint32_t kv_heads,
+                       uint32_t head_dim, prof_work *w);
 
 /* Probes recorded in the profile. */
 double prof_copy_Bps(const prof *p);               /* bytes read + written per s */
@@ -69,18 +113,30 @@ double prof_peak_flops(const prof *p, sim_dtype d); /* FLOP/s, 0 when not measur
 
 /* Leave-one-out accuracy: every measured grid point is predicted from the
  * others by the same interpolation (a 1-D table without the point, holding the
- * boundary efficiency at the ends; a 2-D table by the 1-D prediction along
- * each axis with the point left out, the mean of those that interpolate
- * between two measured neighbours, else the mean of the held boundaries) and
- * |predicted - measured| / measured is collected per table kind. */
-typedef enum prof_kind { PK_GEMM = 0, PK_GEMM_WQ, PK_DECODE, PK_PREFILL, PK_COUNT } prof_kind;
+ * boundary efficiency at the ends; a 2-D or 3-D table by the 1-D prediction
+ * along each axis with the point left out, the mean of those that interpolate
+ * between two measured neighbours, else the mean of the held boundaries; an
+ * all-reduce table by its own rule: log-log between the neighbours, the next
+ * time held below, proportional scaling above) and |predicted - measured| /
+ * measured is collected per operation family. */
+typedef enum prof_kind {
+  PK_GEMM = 0,  /* 1-D GEMM tables, 16-bit or W8A8 */
+  PK_GEMM_WQ,   /* 1-D GEMM tables, weight-only */
+  PK_DECODE,    /* decode attention */
+  PK_PREFILL,   /* prefill attention (chunk after cached context) */
+  PK_GEMM_GRID, /* 3-D GEMM grids, every dtype */
+  PK_CONTEXT,   /* context attention (prompts without cached context) */
+  PK_ALLREDUCE, /* all-reduce, every implementation */
+  PK_COUNT
+} prof_kind;
 typedef struct prof_loo {
   uint32_t n[PK_COUNT];        /* points predicted */
   double median[PK_COUNT];     /* median relative error (0 when n == 0) */
   double p90[PK_COUNT];        /* 90th percentile relative error */
   double max[PK_COUNT];        /* largest relative error */
 } prof_loo;
-const char *prof_kind_name(prof_kind k); /* "gemm", "gemm_wq", "attn_decode", "attn_prefill" */
+/* "gemm", "gemm_wq", "attn_decode", "attn_prefill", "gemm_grid", "attn_context", "allreduce" */
+const char *prof_kind_name(prof_kind k);
 void prof_loo_error(const prof *p, prof_loo *out);
 /* Number of tables of a kind. */
 int prof_table_count(const prof *p, prof_kind k);

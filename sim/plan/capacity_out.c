@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "plan/capacity.h"
-#include "plan/jsonw.h"
+#include "core/jsonw.h"
 
 static void config_json(jw *j, const cap_candidate *c) {
   jw_obj(j, "config");

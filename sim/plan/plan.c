@@ -11,7 +11,7 @@
 
 #include "hw/prof.h"
 #include "runner/profsel.h"
-#include "plan/jsonw.h"
+#include "core/jsonw.h"
 #include "report/report.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "report/outfmt.h"
-#include "plan/jsonw.h"
+#include "core/jsonw.h"
 #include "plan/sweep.h"
 
 static const char *short_limit(limit_kind k) {

@@ -1,37 +1,191 @@
-/* profsel.c: choosing the measured profile of a deployment (see profsel.h). */
+/* profsel.c: choosing the measured profile of a deployment and the process-
+ * wide profile cache (see profsel.h).
+ * `auto` reads only the list of profile names (embedded and under
+ * $SERVESIM_DATA_DIR) and, to rank other GPU types, their small gpu configs;
+ * the one profile chosen is then loaded through the cache. */
 #include "runner/profsel.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
-static int attach(prof_sel *s, prof *p, const char *what, const gpu_cfg *gpu, sim_err *err) {
+#include "core/version.h"
+
+/* ---- the cache ----------------------------------------------------------------------- */
+
+typedef struct cache_entry {
+  char *path; /* the key (owned) */
+  prof *p;    /* loaded profile (owned) */
+} cache_entry;
+
+static uv_once_t cache_once = UV_ONCE_INIT;
+static uv_mutex_t cache_mu;
+static cache_entry *cache;
+static size_t cache_n, cache_cap;
+
+static void cache_init(void) { SIM_ASSERT(uv_mutex_init(&cache_mu) == 0); }
+
+int profsel_cache_get(const char *path, const prof **out, sim_err *err) {
+  uv_once(&cache_once, cache_init);
+  uv_mutex_lock(&cache_mu);
+  int rc = SIM_OK;
+  *out = NULL;
+  for (size_t i = 0; i < cache_n && !*out; i++)
+    if (!strcmp(cache[i].path, path)) *out = cache[i].p;
+  if (!*out) { /* loading under the lock: a profile is parsed once even when threads race for it */
+    prof *p = NULL;
+    rc = prof_load(&p, path, err);
+    if (!rc) {
+      SIM_GROW(cache, cache_cap, cache_n + 1);
+      cache[cache_n].path = sim_strdup(path);
+      cache[cache_n++].p = p;
+      *out = p;
+    }
+  }
+  uv_mutex_unlock(&cache_mu);
+  return rc;
+}
+
+void profsel_cache_clear(void) {
+  uv_once(&cache_once, cache_init);
+  uv_mutex_lock(&cache_mu);
+  for (size_t i = 0; i < cache_n; i++) {
+    free(cache[i].path);
+    prof_free(cache[i].p);
+  }
+  free(cache);
+  cache = NULL;
+  cache_n = cache_cap = 0;
+  uv_mutex_unlock(&cache_mu);
+}
+
+/* ---- the source line ----------------------------------------------------------------- */
+
+/* "h100-sxm_vllm-0.14.0" from ".../configs/profiles/h100-sxm_vllm-0.14.0.json". */
+static void stem(const char *path, char *out, size_t n) {
+  const char *b = strrchr(path, '/');
+  b = b ? b + 1 : path;
+  size_t len = strlen(b);
+  if (len > 5 && !strcmp(b + len - 5, ".json")) len -= 5;
+  snprintf(out, n, "%.*s", (int)len, b);
+}
+
+static int attach(prof_sel *s, const prof *p, const char *path, const gpu_cfg *gpu, sim_err *err) {
+  char name[256];
+  stem(path, name, sizeof name);
+  const char *origin = prof_origin(p);
   if (!strcmp(prof_gpu_name(p), gpu->name)) {
     s->own = p;
-    snprintf(s->source, sizeof s->source,
-             "measured profile %s (this GPU type); roofline from the %s datasheet where it has no data", what,
-             gpu->name);
+    if (origin[0])
+      snprintf(s->source, sizeof s->source,
+               "measured kernel tables %s (%s); roofline from the %s datasheet where they have no data", name, origin,
+               gpu->name);
+    else
+      snprintf(s->source, sizeof s->source,
+               "measured profile %s (this GPU type); roofline from the %s datasheet where it has no data", path,
+               gpu->name);
     return SIM_OK;
   }
   int rc = cfg_gpu_load(&s->other_gpu, prof_gpu_name(p), err);
-  if (rc) {
-    sim_err_prefix(err, "%s: measured on GPU '%s'", what, prof_gpu_name(p));
-    prof_free(p);
-    return rc;
-  }
+  if (rc) return sim_err_prefix(err, "%s: measured on GPU '%s'", path, prof_gpu_name(p));
   s->other = p;
-  snprintf(s->source, sizeof s->source,
-           "measured profile %s of %s, scaled to %s by the datasheet ratios; roofline where it has no data", what,
-           s->other_gpu.name, gpu->name);
+  if (origin[0])
+    snprintf(s->source, sizeof s->source,
+             "measured kernel tables %s (%s) of %s, scaled to %s by the datasheet ratios; roofline where they have "
+             "no data",
+             name, origin, s->other_gpu.name, gpu->name);
+  else
+    snprintf(s->source, sizeof s->source,
+             "measured profile %s of %s, scaled to %s by the datasheet ratios; roofline where it has no data", path,
+             s->other_gpu.name, gpu->name);
   return SIM_OK;
 }
 
 static int load(prof_sel *s, const char *name, const gpu_cfg *gpu, sim_err *err) {
   char path[1024];
-  prof *pr = NULL;
+  const prof *pr = NULL;
   int rc = cfg_find(CFG_PROFILE, name, path, sizeof path, err);
-  if (!rc) rc = prof_load(&pr, path, err);
+  if (!rc) rc = profsel_cache_get(path, &pr, err);
   if (rc) return rc;
   return attach(s, pr, path, gpu, err);
+}
+
+/* ---- auto: by file name --------------------------------------------------------------- */
+
+typedef struct cand {
+  char name[128];   /* profile name (file stem) */
+  char gpu[64];     /* <gpu> */
+  char version[64]; /* <version> */
+} cand;
+
+/* "<gpu>_<engine>-<version>" for this engine; false for other names. */
+static bool parse_name(const char *name, const char *engine, cand *c) {
+  const char *us = strchr(name, '_');
+  size_t el = strlen(engine);
+  if (!us || us == name || (size_t)(us - name) >= sizeof c->gpu || strlen(name) >= sizeof c->name) return false;
+  if (strncmp(us + 1, engine, el) || us[1 + el] != '-' || !version_valid(us + 2 + el)) return false;
+  if (strlen(us + 2 + el) >= sizeof c->version) return false;
+  snprintf(c->name, sizeof c->name, "%s", name);
+  snprintf(c->gpu, sizeof c->gpu, "%.*s", (int)(us - name), name);
+  snprintf(c->version, sizeof c->version, "%s", us + 2 + el);
+  return true;
+}
+
+/* Among c[0..n) of GPU type `gpu`, the version rule of profsel.h; NULL if none. */
+static const cand *pick_version(const cand *c, int n, const char *gpu, const char *want) {
+  const cand *best_le = NULL, *oldest = NULL, *newest = NULL;
+  for (int i = 0; i < n; i++) {
+    if (strcmp(c[i].gpu, gpu)) continue;
+    if (!oldest || version_cmp(c[i].version, oldest->version) < 0) oldest = &c[i];
+    if (!newest || version_cmp(c[i].version, newest->version) > 0) newest = &c[i];
+    if (want[0] && version_cmp(c[i].version, want) <= 0 && (!best_le || version_cmp(c[i].version, best_le->version) > 0))
+      best_le = &c[i];
+  }
+  if (!want[0]) return newest;
+  return best_le ? best_le : oldest;
+}
+
+/* The other GPU type with the nearest datasheet HBM bandwidth. */
+static const char *nearest_gpu(const cand *c, int n, const gpu_cfg *gpu) {
+  const char *best = NULL;
+  double best_d = INFINITY;
+  for (int i = 0; i < n; i++) {
+    if (!strcmp(c[i].gpu, gpu->name)) continue;
+    bool seen = false;
+    for (int k = 0; k < i && !seen; k++) seen = !strcmp(c[k].gpu, c[i].gpu);
+    gpu_cfg g;
+    sim_err ignore;
+    if (seen || cfg_gpu_load(&g, c[i].gpu, &ignore)) continue;
+    double d = fabs(log(g.hbm_Bps / gpu->hbm_Bps));
+    if (d < best_d || (d == best_d && strcmp(c[i].gpu, best) < 0)) best_d = d, best = c[i].gpu;
+  }
+  return best;
+}
+
+static int choose_auto(prof_sel *s, const gpu_cfg *gpu, const engine_cfg *engine, sim_err *err) {
+  enum { NAMES_BYTES = 16384 }; /* the comma-separated profile names */
+  char *buf = sim_malloc(NAMES_BYTES);
+  cfg_list(CFG_PROFILE, buf, NAMES_BYTES);
+  cand *c = NULL;
+  size_t n = 0, cap = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+    cand x;
+    if (!parse_name(tok, engine->name, &x)) continue;
+    SIM_GROW(c, cap, n + 1);
+    c[n++] = x;
+  }
+  free(buf);
+  const cand *pick = pick_version(c, (int)n, gpu->name, engine->version);
+  if (!pick) {
+    const char *other = nearest_gpu(c, (int)n, gpu);
+    if (other) pick = pick_version(c, (int)n, other, engine->version);
+  }
+  int rc = pick ? load(s, pick->name, gpu, err) : SIM_OK;
+  free(c);
+  return rc;
 }
 
 int profsel_choose(prof_sel *s, const char *spec, const gpu_cfg *gpu, const engine_cfg *engine, sim_err *err) {
@@ -41,32 +195,11 @@ int profsel_choose(prof_sel *s, const char *spec, const gpu_cfg *gpu, const engi
            engine->name);
   if (!spec[0] || !strcmp(spec, "none")) return SIM_OK;
   if (strcmp(spec, "auto") != 0) return load(s, spec, gpu, err);
-  char names[4096], *save = NULL;
-  cfg_list(CFG_PROFILE, names, sizeof names);
-  char best_own[256] = "", best_other[256] = "";
-  for (char *tok = strtok_r(names, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-    char path[1024];
-    prof *pr = NULL;
-    sim_err ignore;
-    if (cfg_find(CFG_PROFILE, tok, path, sizeof path, &ignore) || prof_load(&pr, path, &ignore)) continue;
-    gpu_cfg g;
-    if (!strcmp(prof_gpu_name(pr), gpu->name)) {
-      if (strcmp(tok, best_own) > 0) snprintf(best_own, sizeof best_own, "%s", tok);
-    } else if (!cfg_gpu_load(&g, prof_gpu_name(pr), &ignore)) {
-      if (strcmp(tok, best_other) > 0) snprintf(best_other, sizeof best_other, "%s", tok);
-    }
-    prof_free(pr);
-  }
-  const char *pick = best_own[0] ? best_own : best_other[0] ? best_other : NULL;
-  return pick ? load(s, pick, gpu, err) : SIM_OK;
+  return choose_auto(s, gpu, engine, err);
 }
 
 void profsel_attach(const prof_sel *s, cost_model *c) {
   cost_set_profiles(c, s->own, s->other, s->other ? &s->other_gpu : NULL);
 }
 
-void profsel_free(prof_sel *s) {
-  prof_free(s->own);
-  prof_free(s->other);
-  s->own = s->other = NULL;
-}
+void profsel_free(prof_sel *s) { s->own = s->other = NULL; }

@@ -1,15 +1,30 @@
 /* profsel.h: which measured cost profile serves a deployment (see cost.h for
  * how a profile is used). `spec` is what the user gave with --profile:
  *   "none"  the roofline alone;
- *   "auto"  (the default) the newest bundled or $SERVESIM_DATA_DIR profile
- *           (names sort by date) measured on this GPU type, else the newest one
- *           of any GPU type servesim has a config for (scaled by the datasheet
- *           ratios), else the roofline alone;
+ *   "auto"  (the default) a bundled or $SERVESIM_DATA_DIR profile chosen by
+ *           its file name alone, <gpu>_<engine>-<version>.json (e.g.
+ *           h100-sxm_vllm-0.14.0.json; the big files are not parsed to choose):
+ *           1. of this GPU type and the deployment's engine, the nearest
+ *              version: the newest not newer than the engine's `version`
+ *              (configs/engines/NAME.json), else the oldest there is; an engine
+ *              without a version takes the newest;
+ *           2. else the same engine's profile of another GPU type servesim has
+ *              a config for, the one with the nearest datasheet HBM bandwidth
+ *              (|log ratio|, then name order), version chosen as in 1, served
+ *              scaled by the datasheet ratios;
+ *           3. else the roofline alone.
+ *           Files named otherwise (e.g. a calibrate run's <gpu>_<model>.json)
+ *           are used only when named explicitly;
  *   a name or a path: that profile; if it was measured on another GPU type it
  *           is scaled (that GPU type must have a config).
- * The `source` line says which, for every report.
+ * The `source` line names the table, GPU, engine and version, for every report.
+ *
+ * Profiles are loaded once per path per process into a cache (read-only
+ * afterwards, shared by every run and worker thread; a libuv mutex guards
+ * loading) and released by profsel_cache_clear, which main calls at exit.
  * Thread-safe (sweeps choose profiles on worker threads).
- * Ownership: profsel_choose fills caller storage; profsel_free releases it. */
+ * Ownership: profsel_choose fills caller storage that borrows cached
+ * profiles; profsel_free resets it (the cache keeps the profiles). */
 #ifndef SIM_PROFSEL_H
 #define SIM_PROFSEL_H
 
@@ -18,8 +33,8 @@
 #include "hw/prof.h"
 
 typedef struct prof_sel {
-  prof *own;         /* measured on the deployment's GPU type, or NULL */
-  prof *other;       /* measured on another GPU type, served scaled, or NULL */
+  const prof *own;   /* measured on the deployment's GPU type, or NULL (borrowed from the cache) */
+  const prof *other; /* measured on another GPU type, served scaled, or NULL (borrowed) */
   gpu_cfg other_gpu; /* the GPU type `other` was measured on */
   char source[1400]; /* one line: what serves the step costs */
 } prof_sel;
@@ -28,5 +43,11 @@ int profsel_choose(prof_sel *s, const char *spec, const gpu_cfg *gpu, const engi
 /* Hands the chosen profiles to a cost model (which borrows them). */
 void profsel_attach(const prof_sel *s, cost_model *c);
 void profsel_free(prof_sel *s);
+
+/* The profile at path (a disk path or an embedded relative path), loaded on
+ * first use; *out stays valid until profsel_cache_clear. */
+int profsel_cache_get(const char *path, const prof **out, sim_err *err);
+/* Frees every cached profile. Call once no run uses them (main, at exit). */
+void profsel_cache_clear(void);
 
 #endif

@@ -300,6 +300,38 @@ Test(config, gpu_strict_errors) {
   assert_msg_has(&e, "invalid JSON");
 }
 
+Test(config, gpu_aliases) {
+  sim_err e = {0};
+  gpu_cfg g;
+  cr_assert_eq(cfg_gpu_load(&g, "h100-sxm", &e), SIM_OK, "%s", e.msg);
+  cr_assert(cfg_gpu_has_alias(&g, "h100_sxm") && cfg_gpu_has_alias(&g, "NVIDIA H100 80GB HBM3"));
+  cr_assert(cfg_gpu_has_alias(&g, "H100-SXM") && cfg_gpu_has_alias(&g, "nvidia h100 80gb hbm3"), "any case");
+  cr_assert(!cfg_gpu_has_alias(&g, "h200_sxm"));
+  static const struct {
+    const char *gpu, *alias;
+  } want[] = {{"h200", "NVIDIA H200"},    {"b200", "b200_sxm"}, {"a100-sxm-80gb", "NVIDIA A100-SXM4-80GB"},
+              {"l40s", "NVIDIA L40S"},    {"l40s", "l40s"},     {"a100-sxm-80gb", "a100_sxm"}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    cr_assert_eq(cfg_gpu_load(&g, want[i].gpu, &e), SIM_OK, "%s", e.msg);
+    cr_assert(cfg_gpu_has_alias(&g, want[i].alias), "%s: %s", want[i].gpu, want[i].alias);
+  }
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 8, \"aliases\": [\"a\", \"b\"]"), &e), SIM_OK,
+               "%s", e.msg);
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 8, \"aliases\": \"a\""), &e), SIM_EINPUT);
+  assert_msg_has(&e, "aliases: expected an array of strings");
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 8, \"aliases\": [\"a\", 3]"), &e), SIM_EINPUT);
+  assert_msg_has(&e, "aliases[1]: expected a non-empty string");
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 8, \"aliases\": [\"a\", \"a\"]"), &e),
+               SIM_EINPUT);
+  assert_msg_has(&e, "aliases[1]: \"a\" given twice");
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8",
+                                         "\"l2_mib\": 8, \"aliases\": [\"1\", \"2\", \"3\", \"4\", \"5\", \"6\", "
+                                         "\"7\", \"8\", \"9\"]"),
+                             &e),
+               SIM_EINPUT);
+  assert_msg_has(&e, "aliases[8]: at most 8 aliases");
+}
+
 /* ---- engines ------------------------------------------------------------------ */
 
 Test(config, engine_profiles) {
@@ -315,7 +347,9 @@ Test(config, engine_profiles) {
   cr_assert_eq(v.cuda_graph_max_batch, 512);
   cr_assert_float_eq(v.step_overhead_ns, 1030e3, 1e-6); /* fitted by servesim validate --fit */
   cr_assert_float_eq(v.runtime_overhead_bytes, 2060 * MIB, 0.5);
+  cr_assert_str_eq(v.version, "0.14.0");
   cr_assert_eq(cfg_engine_load(&t, "trtllm", &e), SIM_OK, "%s", e.msg);
+  cr_assert_str_eq(t.version, "1.3.0rc20");
   cr_assert_eq(t.admission, ADMIT_RESERVE_FULL);
   cr_assert_not(t.enable_prefix_caching);
   cr_assert_eq(t.max_num_batched_tokens, 8192);
@@ -341,6 +375,9 @@ Test(config, engine_strict_errors) {
   cr_assert_eq(engine_variant("\"block_size\": 16", "\"block_size\": 24", &e), SIM_EINPUT);
   assert_msg_has(&e, "vllm-test.json:");
   assert_msg_has(&e, "block_size: must be one of 8, 16, 32, 64, 128, got 24");
+  cr_assert_eq(engine_variant("\"version\": \"0.14.0\"", "\"version\": 14", &e), SIM_EINPUT);
+  assert_msg_has(&e, "version: expected a string");
+  cr_assert_eq(engine_variant("\"version\": \"0.14.0\",", "", &e), SIM_OK, "version is optional: %s", e.msg);
   cr_assert_eq(engine_variant("\"on_demand\"", "\"lazy\"", &e), SIM_EINPUT);
   assert_msg_has(&e, "admission: expected \"on_demand\" or \"reserve_full\"");
   cr_assert_eq(engine_variant("\"gpu_memory_utilization\": 0.92", "\"gpu_memory_utilization\": 1.2", &e), SIM_EINPUT);

@@ -1,0 +1,35 @@
+#!/bin/sh
+# gen_profiles.sh: regenerate the bundled measured profiles,
+# configs/profiles/<gpu>_<engine>-<version>.json, from NVIDIA AIConfigurator's
+# kernel database (Apache-2.0; configs/profiles/README.md) with
+# `servesim calibrate --from-kernel-db`: one file per (GPU, engine, version)
+# the database has for the five GPU types below. The output is byte-identical
+# for the same data and servesim, so a clean `git status` after running this
+# means the bundled files are what the importer makes.
+#
+# usage: scripts/gen_profiles.sh [SERVESIM_BINARY]
+#   the binary defaults to build/servesim; the database to ../shared/kernel-db
+#   ($SERVESIM_KERNEL_DB overrides). Without the database it changes nothing.
+set -eu
+cd "$(dirname "$0")/.."
+bin=${1:-build/servesim}
+db=${SERVESIM_KERNEL_DB:-../shared/kernel-db}
+if [ ! -d "$db" ]; then
+  echo "gen_profiles: no kernel database at $db (set SERVESIM_KERNEL_DB); bundled profiles left as they are" >&2
+  exit 0
+fi
+if [ ! -x "$bin" ]; then
+  echo "gen_profiles: $bin is not built (cmake --build build first, or give the binary)" >&2
+  exit 2
+fi
+export LC_ALL=C
+for gpu in a100-sxm-80gb b200 h100-sxm h200 l40s; do
+  for engine in vllm trtllm; do
+    for v in $("$bin" calibrate --from-kernel-db "$db" --gpu "$gpu" --engine "$engine" --list-versions); do
+      out="configs/profiles/${gpu}_${engine}-${v}.json"
+      "$bin" calibrate --from-kernel-db "$db" --gpu "$gpu" --engine "$engine" --engine-version "$v" \
+        --out "$out" --force >/dev/null
+      echo "$out $(wc -c <"$out") bytes"
+    done
+  done
+done

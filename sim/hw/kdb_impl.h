@@ -1,0 +1,59 @@
+/* kdb_impl.h: internals shared by the kernel-db import files (kdb.c: finding
+ * directories, versions and tables; kdb_gemm.c: GEMM grids and all-reduce;
+ * kdb_attn.c: attention). Nothing outside sim/hw/kdb*.c includes it. */
+#ifndef SIM_KDB_IMPL_H
+#define SIM_KDB_IMPL_H
+
+#include "hw/kdb.h"
+#include "hw/kdb_csv.h"
+
+typedef struct kdb_ctx {
+  const kdb_req *req;
+  prof_doc *doc;
+  char version[KDB_VERSION_LEN]; /* the framework version imported */
+  uint32_t decode_offset;        /* kv_len = step + decode_offset */
+} kdb_ctx;
+
+/* Checks of the columns every table shares: `device` must name the GPU,
+ * `version` values other than the directory's are counted for a note. */
+typedef struct kdb_rows {
+  int dev, ver;         /* column indices, -1 when absent */
+  char odd_version[64]; /* first version value differing from the directory's */
+  long odd;             /* rows with a differing version */
+} kdb_rows;
+void kdb__rows_init(kdb_rows *r, const kdb_csv *c);
+int kdb__rows_check(kdb_ctx *k, kdb_rows *r, const kdb_csv *c, sim_err *err);
+/* Notes odd versions of a table file (name: its file name). */
+void kdb__rows_note(kdb_ctx *k, const kdb_rows *r, const char *name, const char *expect);
+
+/* Distinct strings (kernel_source values) with per-use bit masks. */
+enum { KDB_MAX_NAMES = 31 };
+typedef struct kdb_names {
+  char v[KDB_MAX_NAMES][96];
+  int n;
+} kdb_names;
+/* Bit of s in names (added when new; the last bit stands for "others"). */
+uint32_t kdb__name_bit(kdb_names *names, const char *s);
+/* The names of the bits in mask, sorted, joined with ", " into out. */
+void kdb__names_join(const kdb_names *names, uint32_t mask, char *out, size_t n);
+
+/* Counts of skipped rows by a reason string (a small sorted-on-output list). */
+typedef struct kdb_skips {
+  char why[16][96];
+  long n[16];
+  int k;
+} kdb_skips;
+void kdb__skip(kdb_skips *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "reason (N rows); reason (M rows)" in first-seen order into out. */
+void kdb__skips_join(const kdb_skips *s, char *out, size_t n);
+
+/* Sorted unique values of v[0..n) (stride bytes apart, uint32 at each) into a
+ * new array; *out_n gets the count. */
+uint32_t *kdb__axis(const void *v, size_t n, size_t stride, int *out_n);
+
+int kdb__gemm(kdb_ctx *k, const char *path, sim_err *err);
+int kdb__attn(kdb_ctx *k, const char *path, bool context, sim_err *err);
+int kdb__custom_ar(kdb_ctx *k, const char *path, sim_err *err);
+int kdb__nccl(kdb_ctx *k, const char *path, sim_err *err);
+
+#endif

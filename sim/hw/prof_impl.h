@@ -1,0 +1,127 @@
+/* prof_impl.h: the internals the profile modules share (prof.c: loading,
+ * probes and the work of one call; prof_gemm.c: 1-D GEMM tables and GEMM
+ * grids; prof_attn.c: decode, prefill and context attention; prof_ar.c:
+ * all-reduce; prof_loo.c: leave-one-out). Nothing outside sim/hw/prof*.c
+ * includes it. Internal functions carry the prefix prof__.
+ *
+ * Invariants after a successful load (every table kind):
+ *   - grids are strictly increasing, every measured time is a finite positive
+ *     number of ns, unmeasured cells are NAN in ns[] and carry a filled
+ *     log-efficiency in le[];
+ *   - every table has its speed-of-light rates in the profile's probes, so
+ *     le = log(SOL / measured) is defined at every measured point;
+ *   - tables of one kind are sorted by their lookup key (binary search) and
+ *     no two share a key; `idx` keeps each table's position in the file. */
+#ifndef SIM_PROF_IMPL_H
+#define SIM_PROF_IMPL_H
+
+#include <cjson/cJSON.h>
+
+#include "config/jsonx.h"
+#include "hw/prof.h"
+
+typedef struct gemm_tab {
+  sim_dtype wdtype, adtype; /* weights, activations (fp16 stored as bf16) */
+  uint32_t n, k;            /* output and input features */
+  int np;                   /* measured points */
+  uint32_t *m;              /* [np] tokens, increasing */
+  double *ns;               /* [np] measured ns */
+  double *lx;               /* [np] log(m) */
+  double *le;               /* [np] log(efficiency), efficiency = SOL / measured */
+  int idx;                  /* position in the file's "gemm" array */
+} gemm_tab;
+
+typedef struct grid_tab {
+  sim_dtype wdtype, adtype; /* the lookup key (fp16 stored as bf16) */
+  int nm, nn, nk;           /* grid sizes */
+  uint32_t *m, *n, *k;      /* [nm], [nn], [nk] tokens, output and input features, increasing */
+  double *lm, *ln, *lk;     /* logs of the coordinates */
+  double *ns;               /* [nm * nn * nk] measured ns, m-major ((i nn + j) nk + l), NAN = not measured */
+  double *le;               /* same layout: log(efficiency), unmeasured cells filled */
+  int idx;                  /* position in the file's "gemm_grid" array */
+} grid_tab;
+
+typedef enum attn_kind { AK_DECODE = 0, AK_PREFILL, AK_CONTEXT, AK_COUNT } attn_kind;
+
+typedef struct attn_tab {
+  attn_kind kind;     /* decode: x = batch, y = kv_len; prefill: x = chunk, y = ctx; context: x = batch, y = isl */
+  sim_dtype kv_dtype; /* bf16 or fp8 (prefill: bf16) */
+  uint32_t q_heads, kv_heads, head_dim; /* per GPU: the lookup key */
+  int nx, ny;         /* grid sizes */
+  uint32_t *x, *y;    /* [nx], [ny] increasing */
+  double *lx, *ly;    /* logs (prefill: log(1 + ctx), ctx may be 0) */
+  double *ns;         /* [nx * ny] measured ns, NAN where not measured */
+  double *le;         /* [nx * ny] log(efficiency), unmeasured cells filled */
+  int idx;            /* position in the file's array of this kind */
+} attn_tab;
+
+typedef struct ar_tab {
+  prof_ar_impl impl;  /* the lookup key with num_gpus */
+  uint32_t num_gpus;  /* GPUs in the group */
+  sim_dtype dtype;    /* element dtype of the measurement (informational) */
+  int n;              /* measured sizes */
+  double *bytes;      /* [n] message bytes per GPU, increasing */
+  double *ns;         /* [n] measured ns */
+  double *lb, *lt;    /* [n] log(bytes), log(ns) */
+  int idx;            /* position in the file's "allreduce" array */
+} ar_tab;
+
+struct prof {
+  int version;               /* file format version, 1 or 2 */
+  char gpu[64];              /* gpu config name */
+  char source[512];          /* path or description, for reports */
+  char engine[32];           /* "" when not recorded */
+  char engine_version[64];   /* "" when not recorded */
+  char origin[256];          /* imported tables: their origin in one phrase; "" otherwise */
+  char attribution[1024];    /* "" when none */
+  double copy_Bps;           /* probe: bytes read + written per s */
+  double peak[DT_COUNT];     /* probe: FLOP/s by dtype, 0 = not measured */
+  gemm_tab *gemm;            /* [ngemm] sorted by (wdtype, adtype, n, k) */
+  int ngemm;
+  grid_tab *grid;            /* [ngrid] sorted by (wdtype, adtype) */
+  int ngrid;
+  attn_tab *attn[AK_COUNT];  /* [nattn[k]] sorted by (kv_dtype, head_dim, kv_heads, q_heads) */
+  int nattn[AK_COUNT];
+  ar_tab *ar;                /* [nar] sorted by (impl, num_gpus) */
+  int nar;
+};
+
+/* ---- reading (prof.c): strict keys; messages "<file>:<line>: <field path>: <problem>" ---- */
+typedef struct pctx {
+  const jx *j;
+} pctx;
+int prof__bad(pctx *c, const cJSON *at, const char *field, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int prof__keys(pctx *c, const cJSON *obj, const char *field, const char *const *allowed);
+const cJSON *prof__get(const cJSON *obj, const char *key);
+int prof__u32(pctx *c, const cJSON *obj, const char *key, const char *field, bool required, uint32_t *out);
+int prof__pos(pctx *c, const cJSON *v, const char *f, double *out);
+int prof__dtype(pctx *c, const cJSON *obj, const char *key, const char *field, sim_dtype *out);
+int prof__str(pctx *c, const cJSON *obj, const char *key, const char *field, bool required, char *out, size_t n);
+/* A strictly increasing non-empty array of integers >= 1 (>= 0 with allow_zero). */
+int prof__grid(pctx *c, const cJSON *obj, const char *key, const char *field, bool allow_zero, uint32_t **out, int *n);
+/* Fails unless the probes hold the peak of the compute dtype `w` needs. */
+int prof__need_peak(pctx *c, const prof *p, const cJSON *at, const char *table, sim_dtype compute);
+
+/* Table readers: arr is the JSON array of that key (prof_gemm.c, prof_attn.c, prof_ar.c). */
+int prof__parse_gemm(pctx *c, prof *p, const cJSON *arr);
+int prof__parse_grid(pctx *c, prof *p, const cJSON *arr);
+int prof__parse_attn(pctx *c, prof *p, const cJSON *arr, attn_kind kind);
+int prof__parse_ar(pctx *c, prof *p, const cJSON *arr);
+void prof__free_tables(prof *p);
+
+/* ---- speed of light and interpolation ---------------------------------------------------- */
+double prof__sol_ns(const prof *p, const prof_work *w);
+double prof__gemm_sol(const prof *p, sim_dtype w, sim_dtype a, double M, double N, double K);
+double prof__attn_sol(const prof *p, attn_kind kind, sim_dtype kv, uint32_t qh, uint32_t kvh, uint32_t hd, uint32_t x,
+                      uint32_t y);
+/* Bracket of u on the increasing grid lx[0..n): lx[*i] <= u <= lx[*i + 1] with
+ * weight *f of the upper point, clamped to the ends (f 0 or 1); n == 1: i 0, f 0. */
+void prof__bracket(const double *lx, int n, double u, int *i, double *f);
+/* Index of v in the increasing array a[0..n), or -1. */
+int prof__find_u32(const uint32_t *a, int n, uint32_t v);
+/* log(efficiency) of an attention table at log coordinates (u, v), bilinear. */
+double prof__attn_le(const attn_tab *t, double u, double v);
+/* The y axis value of an attention coordinate in its interpolation space. */
+double prof__attn_ly(attn_kind kind, uint32_t y);
+
+#endif

@@ -1,0 +1,239 @@
+/* prof_write.c: a profile document in format version 2 (see prof_write.h).
+ * Key order: format, version, gpu, engine, engine_version, probes_source,
+ * attribution, kernel_db, device, units, probes, notes, then the tables:
+ * gemm_grid, attn_decode, attn_context, allreduce (each sorted by its lookup
+ * key). Numeric arrays are flow arrays: a grid's ns one (m, n) line of len(k)
+ * values per text line, an attention table one row per line. */
+#include "hw/prof_write.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/jsonw.h"
+
+#define NS_DIGITS 4 /* significant digits of a time: 0.05% rounding, far below run-to-run noise */
+
+void prof_doc_init(prof_doc *d) { memset(d, 0, sizeof *d); }
+
+void prof_doc_free(prof_doc *d) {
+  for (size_t i = 0; i < d->nnotes; i++) free(d->notes[i]);
+  free(d->notes);
+  for (size_t i = 0; i < d->ngrid; i++) {
+    free(d->grid[i].m);
+    free(d->grid[i].n);
+    free(d->grid[i].k);
+    free(d->grid[i].ns);
+  }
+  free(d->grid);
+  for (int k = 0; k < PDA_COUNT; k++) {
+    for (size_t i = 0; i < d->nattn[k]; i++) {
+      free(d->attn[k][i].x);
+      free(d->attn[k][i].y);
+      free(d->attn[k][i].ns);
+    }
+    free(d->attn[k]);
+  }
+  for (size_t i = 0; i < d->nar; i++) {
+    free(d->ar[i].bytes);
+    free(d->ar[i].ns);
+  }
+  free(d->ar);
+  memset(d, 0, sizeof *d);
+}
+
+void prof_doc_note(prof_doc *d, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  SIM_GROW(d->notes, d->cap_notes, d->nnotes + 1);
+  d->notes[d->nnotes++] = sim_strdup(buf);
+}
+
+prof_doc_grid *prof_doc_add_grid(prof_doc *d) {
+  SIM_GROW(d->grid, d->cap_grid, d->ngrid + 1);
+  prof_doc_grid *g = &d->grid[d->ngrid++];
+  memset(g, 0, sizeof *g);
+  return g;
+}
+
+prof_doc_attn *prof_doc_add_attn(prof_doc *d, prof_doc_attn_kind kind) {
+  SIM_ASSERT((unsigned)kind < PDA_COUNT);
+  SIM_GROW(d->attn[kind], d->cap_attn[kind], d->nattn[kind] + 1);
+  prof_doc_attn *a = &d->attn[kind][d->nattn[kind]++];
+  memset(a, 0, sizeof *a);
+  return a;
+}
+
+prof_doc_ar *prof_doc_add_ar(prof_doc *d) {
+  SIM_GROW(d->ar, d->cap_ar, d->nar + 1);
+  prof_doc_ar *a = &d->ar[d->nar++];
+  memset(a, 0, sizeof *a);
+  return a;
+}
+
+/* ---- sorted order (the loader's lookup keys) ----------------------------------------- */
+
+static int cmp_grid(const void *a, const void *b) {
+  const prof_doc_grid *x = *(const prof_doc_grid *const *)a, *y = *(const prof_doc_grid *const *)b;
+  if (x->wdtype != y->wdtype) return (int)x->wdtype - (int)y->wdtype;
+  return (int)x->adtype - (int)y->adtype;
+}
+
+static int cmp_attn(const void *a, const void *b) {
+  const prof_doc_attn *x = *(const prof_doc_attn *const *)a, *y = *(const prof_doc_attn *const *)b;
+  if (x->kv_dtype != y->kv_dtype) return (int)x->kv_dtype - (int)y->kv_dtype;
+  if (x->head_dim != y->head_dim) return x->head_dim < y->head_dim ? -1 : 1;
+  if (x->kv_heads != y->kv_heads) return x->kv_heads < y->kv_heads ? -1 : 1;
+  if (x->q_heads != y->q_heads) return x->q_heads < y->q_heads ? -1 : 1;
+  return 0;
+}
+
+static int cmp_ar(const void *a, const void *b) {
+  const prof_doc_ar *x = *(const prof_doc_ar *const *)a, *y = *(const prof_doc_ar *const *)b;
+  if (x->impl != y->impl) return (int)x->impl - (int)y->impl;
+  if (x->num_gpus != y->num_gpus) return x->num_gpus < y->num_gpus ? -1 : 1;
+  return 0;
+}
+
+/* Pointers to n elements of size sz at base, sorted by cmp (caller frees). */
+static const void **sorted(const void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *)) {
+  const void **v = sim_malloc(sizeof *v * (n ? n : 1));
+  for (size_t i = 0; i < n; i++) v[i] = (const char *)base + i * sz;
+  if (n > 1) qsort(v, n, sizeof *v, cmp);
+  return v;
+}
+
+/* ---- writing ------------------------------------------------------------------------- */
+
+static void u32s(jw *j, const char *key, const uint32_t *v, int n) {
+  jw_arr_flow(j, key, 0);
+  for (int i = 0; i < n; i++) jw_u64(j, NULL, v[i]);
+  jw_end(j);
+}
+
+static void header(jw *j, const prof_doc *d) {
+  jw_str(j, "format", "servesim-profile");
+  jw_u64(j, "version", 2);
+  jw_str(j, "gpu", d->gpu);
+  if (d->engine[0]) jw_str(j, "engine", d->engine);
+  if (d->engine_version[0]) jw_str(j, "engine_version", d->engine_version);
+  jw_str(j, "probes_source", d->probes_datasheet ? "datasheet" : "measured");
+  if (d->attribution[0]) jw_str(j, "attribution", d->attribution);
+  if (d->kdb_repository[0]) {
+    jw_obj(j, "kernel_db");
+    jw_str(j, "repository", d->kdb_repository);
+    jw_str(j, "commit", d->kdb_commit);
+    jw_str(j, "gpu_dir", d->kdb_gpu_dir);
+    jw_str(j, "framework_dir", d->kdb_framework_dir);
+    if (d->kdb_nccl_dir[0]) jw_str(j, "nccl_dir", d->kdb_nccl_dir);
+    jw_end(j);
+  }
+  if (d->device[0]) {
+    jw_obj(j, "device");
+    jw_str(j, "name", d->device);
+    jw_end(j);
+  }
+  jw_obj(j, "units");
+  jw_str(j, "ns", "nanoseconds per call on one GPU, 4 significant digits (null: not measured)");
+  jw_str(j, "bytes", "all-reduce message bytes per GPU");
+  jw_str(j, "copy_Bps", "bytes read + written per second");
+  jw_str(j, "peak_flops", "FLOP/s (dense tensor cores)");
+  jw_end(j);
+  jw_obj(j, "probes");
+  jw_num(j, "copy_Bps", d->copy_Bps);
+  jw_obj(j, "peak_flops");
+  static const sim_dtype pk[] = {DT_BF16, DT_FP8, DT_INT8};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(pk); i++)
+    if (d->peak[pk[i]] > 0) jw_num(j, dtype_name(pk[i]), d->peak[pk[i]]);
+  jw_end(j);
+  jw_end(j);
+  jw_arr(j, "notes");
+  for (size_t i = 0; i < d->nnotes; i++) jw_str(j, NULL, d->notes[i]);
+  jw_end(j);
+}
+
+static void grids(jw *j, const prof_doc *d) {
+  const void **v = sorted(d->grid, d->ngrid, sizeof *d->grid, cmp_grid);
+  jw_arr(j, "gemm_grid");
+  for (size_t t = 0; t < d->ngrid; t++) {
+    const prof_doc_grid *g = v[t];
+    jw_obj(j, NULL);
+    jw_str(j, "wdtype", dtype_name(g->wdtype));
+    jw_str(j, "adtype", dtype_name(g->adtype));
+    if (g->kernel[0]) jw_str(j, "kernel", g->kernel);
+    u32s(j, "m", g->m, g->nm);
+    u32s(j, "n", g->n, g->nn);
+    u32s(j, "k", g->k, g->nk);
+    jw_arr_flow(j, "ns", g->nk);
+    size_t cells = (size_t)g->nm * (size_t)g->nn * (size_t)g->nk;
+    for (size_t q = 0; q < cells; q++) jw_sig(j, NULL, g->ns[q], NS_DIGITS);
+    jw_end(j);
+    jw_end(j);
+  }
+  jw_end(j);
+  free(v);
+}
+
+static void attns(jw *j, const prof_doc *d, prof_doc_attn_kind kind) {
+  const void **v = sorted(d->attn[kind], d->nattn[kind], sizeof *d->attn[kind], cmp_attn);
+  jw_arr(j, kind == PDA_DECODE ? "attn_decode" : "attn_context");
+  for (size_t t = 0; t < d->nattn[kind]; t++) {
+    const prof_doc_attn *a = v[t];
+    jw_obj(j, NULL);
+    jw_str(j, "kv_dtype", dtype_name(a->kv_dtype));
+    jw_u64(j, "q_heads", a->q_heads);
+    jw_u64(j, "kv_heads", a->kv_heads);
+    jw_u64(j, "head_dim", a->head_dim);
+    if (a->kernel[0]) jw_str(j, "kernel", a->kernel);
+    u32s(j, "batch", a->x, a->nx);
+    u32s(j, kind == PDA_DECODE ? "kv_len" : "isl", a->y, a->ny);
+    jw_arr(j, "ns");
+    for (int x = 0; x < a->nx; x++) {
+      jw_arr_flow(j, NULL, 0);
+      for (int y = 0; y < a->ny; y++) jw_sig(j, NULL, a->ns[(size_t)x * (size_t)a->ny + (size_t)y], NS_DIGITS);
+      jw_end(j);
+    }
+    jw_end(j);
+    jw_end(j);
+  }
+  jw_end(j);
+  free(v);
+}
+
+static void allreduces(jw *j, const prof_doc *d) {
+  const void **v = sorted(d->ar, d->nar, sizeof *d->ar, cmp_ar);
+  jw_arr(j, "allreduce");
+  for (size_t t = 0; t < d->nar; t++) {
+    const prof_doc_ar *a = v[t];
+    jw_obj(j, NULL);
+    jw_str(j, "impl", a->impl == PROF_AR_NCCL ? "nccl" : "custom");
+    if (a->impl != PROF_AR_NCCL) jw_str(j, "mode", a->impl == PROF_AR_CUSTOM_GRAPH ? "graph" : "eager");
+    jw_str(j, "dtype", dtype_name(a->dtype));
+    jw_u64(j, "num_gpus", a->num_gpus);
+    if (a->kernel[0]) jw_str(j, "kernel", a->kernel);
+    jw_arr_flow(j, "bytes", 0);
+    for (int i = 0; i < a->n; i++) jw_u64(j, NULL, (uint64_t)a->bytes[i]);
+    jw_end(j);
+    jw_arr_flow(j, "ns", 0);
+    for (int i = 0; i < a->n; i++) jw_sig(j, NULL, a->ns[i], NS_DIGITS);
+    jw_end(j);
+    jw_end(j);
+  }
+  jw_end(j);
+  free(v);
+}
+
+int prof_write_file(const prof_doc *d, FILE *f, sim_err *err) {
+  jw j;
+  jw_begin(&j, f);
+  header(&j, d);
+  if (d->ngrid) grids(&j, d);
+  if (d->nattn[PDA_DECODE]) attns(&j, d, PDA_DECODE);
+  if (d->nattn[PDA_CONTEXT]) attns(&j, d, PDA_CONTEXT);
+  if (d->nar) allreduces(&j, d);
+  return jw_finish(&j, err);
+}

@@ -1,0 +1,268 @@
+/* test_kdb.c: the kernel-db import (hw/kdb.h, hw/kdb_csv.h) on small
+ * fixtures written into temp directories (tests/testutil.c:
+ * tu_kdb_fixture): a good database imports every table kind with the
+ * documented mapping (dtypes, kv_len = step + offset, duplicates keep the
+ * fastest, skipped rows in notes), the written profile loads and is
+ * byte-identical when written twice, plain and gzipped files both read, and
+ * each kind of bad input fails with SIM_EINPUT naming file, line and column. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/cfg.h"
+#include "core/version.h"
+#include "hw/kdb.h"
+#include "hw/prof.h"
+#include "testutil.h"
+
+static gpu_cfg h100(void) {
+  gpu_cfg g;
+  sim_err err = {0};
+  cr_assert_eq(cfg_gpu_load(&g, "h100-sxm", &err), SIM_OK, "%s", err.msg);
+  return g;
+}
+
+static const char *fixture(void) {
+  const char *root = tu_tmpdir();
+  cr_assert(root && tu_kdb_fixture(root), "cannot write the fixture");
+  return root;
+}
+
+static bool has_note(const prof_doc *d, const char *needle) {
+  for (size_t i = 0; i < d->nnotes; i++)
+    if (strstr(d->notes[i], needle)) return true;
+  return false;
+}
+
+/* Writes d into a temp file and returns its path. */
+static const char *write_doc(const prof_doc *d) {
+  const char *path = tu_tmpfile(".json", "");
+  FILE *f = fopen(path, "w");
+  sim_err err = {0};
+  cr_assert_eq(prof_write_file(d, f, &err), SIM_OK, "%s", err.msg);
+  fclose(f);
+  return path;
+}
+
+static int import(const char *root, const char *version, prof_doc *d, sim_err *err) {
+  gpu_cfg g = h100();
+  kdb_req r = {.root = root, .gpu = &g, .engine = "vllm", .engine_version = version};
+  prof_doc_init(d);
+  return kdb_import(&r, d, err);
+}
+
+Test(kdb, imports_every_table_kind) {
+  const char *root = fixture();
+  prof_doc d;
+  sim_err err = {0};
+  cr_assert_eq(import(root, "0.14.0", &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_str_eq(d.gpu, "h100-sxm");
+  cr_assert_str_eq(d.engine_version, "0.14.0");
+  cr_assert_str_eq(d.kdb_gpu_dir, "h100_sxm");
+  cr_assert_str_eq(d.kdb_nccl_dir, "nccl-2.29.2");
+  cr_assert_str_eq(d.device, "NVIDIA H100 80GB HBM3");
+  cr_assert(strstr(d.attribution, "Apache-2.0") && strstr(d.attribution, "0123456789ab"), "%s", d.attribution);
+  cr_assert(d.probes_datasheet && d.copy_Bps == 3.35e12 && d.peak[DT_BF16] == 989e12);
+  /* GEMM: bfloat16 only (fp8_block skipped), 3 x 2 x 2, the fastest duplicate, one null cell */
+  cr_assert_eq(d.ngrid, 1);
+  const prof_doc_grid *g = &d.grid[0];
+  cr_assert(g->wdtype == DT_BF16 && g->adtype == DT_BF16 && g->nm == 3 && g->nn == 2 && g->nk == 2);
+  cr_assert(fabs(g->ns[0] - 1500) < 1e-6, "fastest of three kernels: %g", g->ns[0]);
+  cr_assert(isnan(g->ns[11]), "(256, 4096, 4096) was not measured");
+  cr_assert_str_eq(g->kernel, "kA, kB, kC");
+  /* decode: bf16 and fp8 KV; vLLM 0.14.0's collector counts the decoded token in step */
+  cr_assert_eq(d.nattn[PDA_DECODE], 2);
+  const prof_doc_attn *a = &d.attn[PDA_DECODE][0];
+  cr_assert(a->q_heads == 8 && a->kv_heads == 1 && a->head_dim == 128 && a->nx == 2 && a->ny == 3);
+  cr_assert(a->y[0] == 1 && a->y[1] == 15 && a->y[2] == 255, "kv_len = step");
+  /* context: window 0 and bf16 compute only */
+  cr_assert_eq(d.nattn[PDA_CONTEXT], 1);
+  a = &d.attn[PDA_CONTEXT][0];
+  cr_assert(a->q_heads == 8 && a->kv_heads == 8 && a->head_dim == 64 && a->nx == 2 && a->ny == 2);
+  cr_assert(fabs(a->ns[0] - (0.01 + 16 * 16 * 1e-7) * 1e6) < 1, "window 0 row: %g", a->ns[0]);
+  /* all-reduce: custom graph and eager (bytes = 2 x elements), NCCL half only */
+  cr_assert_eq(d.nar, 3);
+  int nccl = 0;
+  for (size_t i = 0; i < d.nar; i++) {
+    cr_assert_eq(d.ar[i].bytes[0], d.ar[i].impl == PROF_AR_NCCL ? 512 : 256);
+    nccl += d.ar[i].impl == PROF_AR_NCCL;
+  }
+  cr_assert_eq(nccl, 1);
+  cr_assert(has_note(&d, "fp8_block") && has_note(&d, "window_size > 0") && has_note(&d, "attn_dtype fp8"));
+  cr_assert(has_note(&d, "moe_perf") && has_note(&d, "all_gather") && has_note(&d, "in int8"));
+  cr_assert(has_note(&d, "kv_len = step + 0") && has_note(&d, "repeat a"));
+  prof_doc_free(&d);
+}
+
+Test(kdb, written_profile_loads_and_is_byte_identical) {
+  const char *root = fixture();
+  prof_doc d;
+  sim_err err = {0};
+  cr_assert_eq(import(root, NULL, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_str_eq(d.engine_version, "0.24.0", "the newest version by default");
+  prof_doc_free(&d);
+  cr_assert_eq(import(root, "0.14.0", &d, &err), SIM_OK, "%s", err.msg);
+  char *a = tu_slurp(write_doc(&d), NULL), *b = tu_slurp(write_doc(&d), NULL);
+  prof_doc d2;
+  cr_assert_eq(import(root, "0.14.0", &d2, &err), SIM_OK, "%s", err.msg);
+  char *c = tu_slurp(write_doc(&d2), NULL);
+  cr_assert(a && b && c && !strcmp(a, b) && !strcmp(a, c), "two writes and two imports are byte-identical");
+  free(a), free(b), free(c);
+  prof *p;
+  const char *path = write_doc(&d);
+  cr_assert_eq(prof_load(&p, path, &err), SIM_OK, "%s", err.msg);
+  cr_assert_str_eq(prof_engine(p), "vllm");
+  cr_assert_str_eq(prof_engine_version(p), "0.14.0");
+  cr_assert(strstr(prof_attribution(p), "Apache-2.0"));
+  cr_assert_str_eq(prof_origin(p), "kernel-db: NVIDIA AIConfigurator, vllm 0.14.0 on h100_sxm");
+  double ns;
+  cr_assert(prof_gemm_ns(p, DT_BF16, DT_BF16, 1, 1024, 1024, &ns) && ns == 1500);
+  cr_assert(prof_gemm_ns(p, DT_BF16, DT_BF16, 16, 4096, 1024, &ns));
+  cr_assert(fabs(ns - 1e6 * (17 * 0.001 + 4096 / 1e6 + 1024 / 1e7)) <= 1e-3 * ns, "exact point, 4 digits: %g", ns);
+  cr_assert(prof_attn_decode_ns(p, DT_FP8, 8, 255, 8, 1, 128, &ns) && ns == 30400, "%g", ns);
+  cr_assert(prof_attn_context_ns(p, DT_BF16, 2, 128, 8, 8, 64, &ns));
+  cr_assert(prof_allreduce_ns(p, PROF_AR_CUSTOM_EAGER, 2, 256, &ns) && fabs(ns - 20010) < 1, "%g", ns);
+  cr_assert(prof_allreduce_ns(p, PROF_AR_NCCL, 4, 512, &ns));
+  cr_assert(!prof_allreduce_ns(p, PROF_AR_NCCL, 2, 512, &ns), "no 2-GPU NCCL table");
+  prof_free(p);
+  prof_doc_free(&d);
+  prof_doc_free(&d2);
+}
+
+Test(kdb, versions_and_decode_offsets) {
+  const char *root = fixture();
+  gpu_cfg g = h100();
+  char v[KDB_MAX_VERSIONS][KDB_VERSION_LEN];
+  int n;
+  sim_err err = {0};
+  cr_assert_eq(kdb_versions(root, &g, "vllm", v, KDB_MAX_VERSIONS, &n, &err), SIM_OK, "%s", err.msg);
+  cr_assert(n == 2 && !strcmp(v[0], "0.14.0") && !strcmp(v[1], "0.24.0"));
+  cr_assert_eq(kdb_versions(root, &g, "trtllm", v, KDB_MAX_VERSIONS, &n, &err), SIM_OK);
+  cr_assert_eq(n, 0);
+  cr_assert_eq(kdb_decode_offset("vllm", "0.14.0"), 0);
+  cr_assert_eq(kdb_decode_offset("vllm", "0.19.0"), 0);
+  cr_assert_eq(kdb_decode_offset("vllm", "0.24.0"), 1);
+  cr_assert_eq(kdb_decode_offset("trtllm", "1.0.0"), 1);
+  cr_assert_eq(kdb_decode_offset("trtllm", "1.3.0rc20"), 1);
+  /* the 0.24.0 rule reaches the rows: a database with only a 0.24.0 generation table */
+  char p[4096];
+  snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.24.0/generation_attention_perf.csv.gz", root);
+  cr_assert(tu_write_table(p,
+                           "batch_size,isl,num_heads,num_key_value_heads,head_dim,attn_dtype,kv_cache_dtype,step,"
+                           "latency\n1,1,8,1,128,bfloat16,bfloat16,1,0.01\n1,1,8,1,128,bfloat16,bfloat16,3,0.01\n",
+                           true));
+  prof_doc d;
+  cr_assert_eq(import(root, "0.24.0", &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert(d.nattn[PDA_DECODE] == 1 && d.attn[PDA_DECODE][0].y[0] == 2 && d.attn[PDA_DECODE][0].y[1] == 4);
+  prof_doc_free(&d);
+}
+
+Test(kdb, version_order) {
+  cr_assert(version_cmp("0.14.0", "0.24.0") < 0);
+  cr_assert(version_cmp("0.9.2", "0.14.0") < 0, "numeric, not text");
+  cr_assert(version_cmp("1.3.0rc20", "1.3.0") < 0);
+  cr_assert(version_cmp("1.3.0rc20", "1.3.0rc3") > 0);
+  cr_assert(version_cmp("1.0", "1.0.0") == 0);
+  cr_assert(version_cmp("0.14.1.dev1+gd68209402", "0.14.1") < 0);
+  cr_assert(version_cmp("0.14.1.dev1+gd68209402", "0.14.0") > 0);
+  cr_assert(version_cmp("1.3.0.post1", "1.3.0") > 0);
+  cr_assert(version_cmp("latest", "0.1") < 0 && !version_valid("latest") && version_valid("0.1"));
+}
+
+/* A database whose only table is the GEMM text given (gzipped when gz). */
+static const char *gemm_db(const char *text, bool gz) {
+  const char *root = tu_tmpdir();
+  char p[4096];
+  snprintf(p, sizeof p, "%s/.aic-commit", root);
+  cr_assert(tu_write_table(p, "0123456789ab\n", false));
+  snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/gemm_perf.csv.gz", root);
+  cr_assert(tu_write_table(p, text, gz));
+  return root;
+}
+
+static void expect_bad(const char *text, bool gz, const char *where, const char *what) {
+  prof_doc d;
+  sim_err err = {0};
+  int rc = import(gemm_db(text, gz), "0.14.0", &d, &err);
+  prof_doc_free(&d);
+  cr_assert_eq(rc, SIM_EINPUT, "expected SIM_EINPUT for %s", where);
+  cr_assert(strstr(err.msg, where) && strstr(err.msg, what), "expected '%s' and '%s' in: %s", where, what, err.msg);
+}
+
+#define HDR "gemm_dtype,m,n,k,latency,device\n"
+#define ROW "bfloat16,1,64,64,0.002,NVIDIA H100 80GB HBM3\n"
+
+Test(kdb, bad_tables_name_file_line_and_column) {
+  expect_bad("gemm_dtype,m,n,k\nbfloat16,1,64,64\n", true, "gemm_perf.csv.gz:1: column latency", "missing");
+  expect_bad(HDR ROW "bfloat16,1x,64,64,0.002,NVIDIA H100 80GB HBM3\n", true, "gemm_perf.csv.gz:3: column m",
+             "'1x'");
+  expect_bad(HDR "bfloat16,1,64,64,-0.002,NVIDIA H100 80GB HBM3\n", false, "gemm_perf.csv.gz:2: column latency",
+             "positive");
+  expect_bad(HDR ROW "bfloat16,1,64,64,nan,NVIDIA H100 80GB HBM3\n", true, "gemm_perf.csv.gz:3: column latency",
+             "finite");
+  expect_bad(HDR ROW "bfloat16,1,64,64,0,NVIDIA H100 80GB HBM3\n", true, "gemm_perf.csv.gz:3: column latency", "positive");
+  expect_bad(HDR ROW ROW "bfloat16,1,64\n", true, "gemm_perf.csv.gz:4: column k", "cut short");
+  expect_bad(HDR "bfloat16,1,64,64,0.002,NVIDIA A100-SXM4-80GB\n", true, "gemm_perf.csv.gz:2: column device",
+             "not a name of gpu h100-sxm");
+  expect_bad(HDR "bfloat16,1,64,64,0.002,\"NVIDIA H100\"\n", true, "gemm_perf.csv.gz:2", "quoted");
+}
+
+Test(kdb, truncated_gzip_is_a_read_error) {
+  /* a big table, gzipped, then cut in the middle of the compressed stream */
+  size_t cap = 1 << 20, n = 0;
+  char *text = malloc(cap);
+  n += (size_t)snprintf(text + n, cap - n, HDR);
+  for (int i = 0; i < 5000; i++)
+    n += (size_t)snprintf(text + n, cap - n, "bfloat16,%d,%d,64,0.00%d,NVIDIA H100 80GB HBM3\n", i % 97 + 1,
+                          64 * (i / 97 + 1), 1000 + i);
+  const char *root = gemm_db(text, true);
+  free(text);
+  char p[4096];
+  snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/gemm_perf.csv.gz", root);
+  size_t len;
+  char *gz = tu_slurp(p, &len);
+  FILE *f = fopen(p, "wb");
+  fwrite(gz, 1, len / 2, f);
+  fclose(f);
+  free(gz);
+  prof_doc d;
+  sim_err err = {0};
+  cr_assert_eq(import(root, "0.14.0", &d, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "gemm_perf.csv.gz:") && strstr(err.msg, "read error"), "%s", err.msg);
+  prof_doc_free(&d);
+}
+
+Test(kdb, missing_pieces_are_errors_or_notes) {
+  const char *root = fixture();
+  prof_doc d;
+  sim_err err = {0};
+  cr_assert_eq(import(root, "0.13.0", &d, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "vllm-0.13.0") && strstr(err.msg, "0.14.0, 0.24.0"), "%s", err.msg);
+  prof_doc_free(&d);
+  gpu_cfg g;
+  cr_assert_eq(cfg_gpu_load(&g, "b200", &err), SIM_OK);
+  kdb_req r = {.root = root, .gpu = &g, .engine = "vllm"};
+  prof_doc_init(&d);
+  cr_assert_eq(kdb_import(&r, &d, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "no directory for gpu b200") && strstr(err.msg, "h100_sxm"), "%s", err.msg);
+  prof_doc_free(&d);
+  gpu_cfg h = h100();
+  r = (kdb_req){.root = root, .gpu = &h, .engine = "sglang"};
+  prof_doc_init(&d);
+  cr_assert_eq(kdb_import(&r, &d, &err), SIM_EINPUT);
+  prof_doc_free(&d);
+  /* absent tables are notes: vllm-0.24.0 has only its GEMM table */
+  cr_assert_eq(import(root, "0.24.0", &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert(has_note(&d, "context_attention_perf.csv.gz: absent"));
+  cr_assert_eq(d.nattn[PDA_CONTEXT], 0);
+  prof_doc_free(&d);
+  char p[4096];
+  snprintf(p, sizeof p, "%s/.aic-commit", root);
+  unlink(p);
+  cr_assert_eq(import(root, "0.14.0", &d, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, ".aic-commit"), "%s", err.msg);
+  prof_doc_free(&d);
+}
