@@ -116,6 +116,63 @@ static void describe_overrides(const voverrides *ov, char *buf, size_t n) {
     }
 }
 
+/* --group-by G[,G] (repeatable); default source, gpu, engine, tp. */
+static int parse_groups(const cli_list *groups, vreport_opts *ro, sim_err *err) {
+  if (groups->n == 0) {
+    ro->groups[VG_SOURCE] = ro->groups[VG_GPU] = ro->groups[VG_ENGINE] = ro->groups[VG_TP] = true;
+    return SIM_OK;
+  }
+  for (int i = 0; i < groups->n; i++) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", groups->items[i]);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+      vgroup_by g;
+      if (!vgroup_parse(tok, &g))
+        return sim_errf(err, SIM_EINPUT, "--group-by: unknown group '%s' (source, gpu, engine, tp, shape)", tok);
+      ro->groups[g] = true;
+    }
+  }
+  return SIM_OK;
+}
+
+/* --only TEXT: keeps the points whose id contains it (in their order). */
+static int keep_only(vset *s, const char *only, sim_err *err) {
+  size_t w = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    if (strstr(s->pts[i].id, only)) {
+      vpoint tmp = s->pts[w];
+      s->pts[w++] = s->pts[i];
+      s->pts[i] = tmp;
+    }
+  }
+  for (size_t i = w; i < s->n; i++) vpoint_release(&s->pts[i]);
+  s->n = w;
+  if (!w) return sim_errf(err, SIM_EINPUT, "--only %s: no point id contains it", only);
+  return SIM_OK;
+}
+
+/* --fit: each engine with training points, then the fitted values on stdout. */
+static int run_fit(vset *s, voverrides *ov, uint32_t rounds, sim_err *err) {
+  vfit_opts fo = {(int)rounds, true, stderr};
+  const char *engines[] = {"vllm", "trtllm"};
+  int rc = SIM_OK;
+  for (int i = 0; i < 2 && !rc; i++) {
+    bool any = false;
+    for (size_t k = 0; k < s->n; k++) any |= s->pts[k].train && !strcmp(s->pts[k].engine, engines[i]);
+    if (any) rc = vfit_engine(s, ov, engines[i], &fo, err);
+  }
+  if (rc) return rc;
+  printf("Fitted parameters (put them in configs/engines/<engine>.json; configs/README.md documents them):\n");
+  for (int i = 0; i < ov->n; i++) {
+    printf("  %s:", ov->e[i].engine);
+    for (int k = 0; k < VP_COUNT; k++)
+      if (!isnan(ov->e[i].v[k])) printf(" %s=%.4g", vparam_name((vparam)k), ov->e[i].v[k]);
+    printf("\n");
+  }
+  printf("\n");
+  return SIM_OK;
+}
+
 int cmd_validate(int argc, char **argv) {
   const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL, *traces = NULL;
   cli_list meas = {{0}, 0}, groups = {{0}, 0}, params = {{0}, 0};
@@ -149,22 +206,7 @@ int cmd_validate(int argc, char **argv) {
   memset(&ro, 0, sizeof ro);
   ro.table = !no_table;
   ro.show_skipped = show_skipped;
-  if (groups.n == 0) {
-    ro.groups[VG_SOURCE] = ro.groups[VG_GPU] = ro.groups[VG_ENGINE] = ro.groups[VG_TP] = true;
-  } else {
-    for (int i = 0; i < groups.n; i++) {
-      char buf[256];
-      snprintf(buf, sizeof buf, "%s", groups.items[i]);
-      for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        vgroup_by g;
-        if (!vgroup_parse(tok, &g)) {
-          sim_errf(&err, SIM_EINPUT, "--group-by: unknown group '%s' (source, gpu, engine, tp, shape)", tok);
-          return cli_fail("validate", &err);
-        }
-        ro.groups[g] = true;
-      }
-    }
-  }
+  if (parse_groups(&groups, &ro, &err)) return cli_fail("validate", &err);
   voverrides ov;
   memset(&ov, 0, sizeof ov);
   ov.closed_output_spread = spread;
@@ -212,44 +254,13 @@ int cmd_validate(int argc, char **argv) {
     vset_free(&s);
     return cli_fail("validate", &err);
   }
-  if (only) { /* keep the matching points only */
-    size_t w = 0;
-    for (size_t i = 0; i < s.n; i++) {
-      if (strstr(s.pts[i].id, only)) {
-        vpoint tmp = s.pts[w];
-        s.pts[w++] = s.pts[i];
-        s.pts[i] = tmp;
-      }
-    }
-    for (size_t i = w; i < s.n; i++) vpoint_release(&s.pts[i]);
-    s.n = w;
-    if (!w) {
-      vset_free(&s);
-      sim_errf(&err, SIM_EINPUT, "--only %s: no point id contains it", only);
-      return cli_fail("validate", &err);
-    }
+  if (only && keep_only(&s, only, &err)) {
+    vset_free(&s);
+    return cli_fail("validate", &err);
   }
   vfit_mark_training(&s);
   double t0 = wall_now();
-  if (fit) {
-    vfit_opts fo = {(int)rounds, true, stderr};
-    const char *engines[] = {"vllm", "trtllm"};
-    for (int i = 0; i < 2 && !rc; i++) {
-      bool any = false;
-      for (size_t k = 0; k < s.n; k++) any |= s.pts[k].train && !strcmp(s.pts[k].engine, engines[i]);
-      if (any) rc = vfit_engine(&s, &ov, engines[i], &fo, &err);
-    }
-    if (!rc) {
-      printf("Fitted parameters (put them in configs/engines/<engine>.json; configs/README.md documents them):\n");
-      for (int i = 0; i < ov.n; i++) {
-        printf("  %s:", ov.e[i].engine);
-        for (int k = 0; k < VP_COUNT; k++)
-          if (!isnan(ov.e[i].v[k])) printf(" %s=%.4g", vparam_name((vparam)k), ov.e[i].v[k]);
-        printf("\n");
-      }
-      printf("\n");
-    }
-  }
+  if (fit) rc = run_fit(&s, &ov, rounds, &err);
   if (!rc) rc = vrun_all(&s, &ov, false, NULL, &err);
   ro.wall_s = wall_now() - t0;
   char desc[2048];
