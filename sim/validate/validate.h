@@ -1,13 +1,16 @@
 /* validate.h: servesim against published measurements of real engines.
  *
  * A validation point is one published measurement (a closed-loop benchmark at
- * a fixed concurrency, an offline max-throughput run, a static batch, or a
- * user's `vllm bench serve --save-result` run) with everything needed to
- * reproduce it in servesim: model, GPU, engine, TP, precision and workload
- * shape. Readers (vdata.c) turn each source file into points; vrun.c
- * reproduces each point faithfully and records the prediction; vreport.c
- * computes the errors and the summaries; fit.c fits the engine profiles'
- * global parameters on a documented training subset.
+ * a fixed concurrency, an offline max-throughput run, a static batch, a load
+ * stage of an open-loop inference-perf run, or a user's `vllm bench serve
+ * --save-result` run) with everything needed to reproduce it in servesim:
+ * model, GPU, engine, TP, precision and workload shape. Readers (vdata.c for
+ * the tables and user files, vopen.c for inference-perf result directories,
+ * vdir.c for the data directory) turn each source into points; vrun.c
+ * reproduces each point faithfully (vstage.c the open-loop stages) and
+ * records the prediction; vreport.c computes the errors and the summaries;
+ * fit.c fits the engine profiles' global parameters on a documented training
+ * subset (never the open-loop stages).
  *
  * Workload shapes (vpoint.shape), reproduced exactly:
  *   VSHAPE_CLOSED   `concurrency` clients, num_prompts = 10 x concurrency (the

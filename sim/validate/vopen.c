@@ -370,7 +370,7 @@ static int read_profile(const char *dir, vopen_run *r, sim_err *err) {
          "profile.yaml asked for shared_prefix %s%s%s%s; config.yaml (what ran) has num_groups=%u, "
          "num_prompts_per_group=%u%s",
          lacks, lacks[0] ? " (fields this inference-perf did not have: dropped)" : "", lacks[0] && differs[0] ? ", " : "",
-         differs, r->n_groups, r->prompts_per_group, lacks[0] ? " and no multi-turn chat" : "");
+         differs, r->n_groups, r->prompts_per_group, strstr(lacks, "multi_turn") ? " and no multi-turn chat" : "");
   jx_free(&j);
   free(text);
   return rc;

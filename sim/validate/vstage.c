@@ -69,7 +69,8 @@ int vstage_trace(const vpoint *p, trace *out, sim_err *err) {
   return build_trace(p->staged, p->staged->stage, out, err);
 }
 
-/* One request's outcome, copied out of the finished run. */
+/* One request's outcome, copied out of the finished run once (the run is
+ * freed right after; nothing reads the live simulation). */
 typedef struct vreq {
   sim_ns send_ns, first_ns, finish_ns, sched_ns; /* send, first token, last token, first scheduled */
   bool done;                                     /* finished (every output token) */

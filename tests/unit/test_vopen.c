@@ -183,3 +183,34 @@ Test(vopen, stages_run_one_after_the_other_on_one_server) {
             "%s", m);
   vset_free(&s);
 }
+
+Test(vopen, kept_up_counts_and_the_held_out_filter) {
+  vset s;
+  vset_init(&s);
+  static const struct {
+    bool ran, meas, pred;
+  } t[] = {{true, true, true}, {true, true, true}, {true, false, false}, {true, true, false}, {true, false, true},
+           {false, true, true}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    vpoint *p = vset_add(&s);
+    p->shape = VSHAPE_STAGED;
+    p->ran = t[i].ran;
+    p->staged = sim_calloc(1, sizeof *p->staged);
+    p->staged->meas.kept_up = t[i].meas;
+    p->staged->pred.kept_up = t[i].pred;
+    cr_assert(!vfilter_held_out(p, NULL), "an open-loop stage is not a held-out point");
+  }
+  vpoint *c = vset_add(&s);
+  c->shape = VSHAPE_CLOSED;
+  cr_assert(vfilter_held_out(c, NULL));
+  c->train = true;
+  cr_assert(!vfilter_held_out(c, NULL));
+  vkept k;
+  vkept_count(&s, &k);
+  cr_assert_eq(k.both_up, 2);
+  cr_assert_eq(k.both_over, 1);
+  cr_assert_eq(k.false_over, 1, "measured kept up, predicted overloaded");
+  cr_assert_eq(k.missed_over, 1, "measured overloaded, predicted kept up");
+  cr_assert_eq(k.unclassified, 1, "a stage that did not run");
+  vset_free(&s);
+}
