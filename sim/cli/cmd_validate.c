@@ -7,10 +7,14 @@
  * --measurements, the directory is not read unless --data is given too.
  * --fit refits the engine profiles' global parameters on the training subset
  * (fit.c) before validating with them, and prints the fitted values.
+ * --save-traces DIR writes the rebuilt workload of every open-loop stage point
+ * that ran (DIR/<id, '/' -> '_'>.csv, native format with prefix content ids),
+ * which `servesim run --trace` replays to redo the point (docs/ACCURACY.md).
  * Exit: 0 when the validation ran (whatever the errors), 2 on bad input. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -20,10 +24,11 @@
 static const char *USAGE = "servesim validate [--data DIR] [--measurements FILE] [options]";
 static const char *SUMMARY =
     "Runs servesim on every published measurement in the validation directory (AIConfigurator closed-loop\n"
-    "points, TensorRT-LLM offline and static-batch tables, MLPerf) and on your own `vllm bench serve\n"
+    "points, TensorRT-LLM offline and static-batch tables, MLPerf, inference-perf open-loop runs: one point\n"
+    "per load stage, found by content in any directory below) and on your own `vllm bench serve\n"
     "--save-result` runs, and prints measured vs predicted with the error per point, then median and mean\n"
-    "absolute error per metric and per group, and the saturation-cliff confusion counts. Points servesim\n"
-    "cannot represent are listed with the reason. See docs/ACCURACY.md.";
+    "absolute error per metric and per group, the saturation-cliff and kept-up/overloaded confusion counts.\n"
+    "Points servesim cannot represent are listed with the reason. See docs/ACCURACY.md.";
 
 static double wall_now(void) {
   struct timespec ts;
@@ -41,6 +46,25 @@ static int w_json(const void *a, FILE *f, sim_err *e) {
   return vreport_json(x->s, x->o, f, e);
 }
 static int w_csv(const void *a, FILE *f, sim_err *e) { return vreport_csv(((const out_arg *)a)->s, f, e); }
+static int w_trace(const void *t, FILE *f, sim_err *e) { return trace_write_native(t, f, e); }
+
+/* --save-traces: one native trace per open-loop stage point that ran. */
+static int save_traces(const vset *s, const char *dir, bool force, sim_err *err) {
+  int rc = SIM_OK;
+  for (size_t i = 0; i < s->n && !rc; i++) {
+    const vpoint *p = &s->pts[i];
+    if (!p->staged || !p->ran) continue;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s.csv", dir, p->id);
+    for (char *c = path + strlen(dir) + 1; *c; c++)
+      if (*c == '/') *c = '_';
+    trace t;
+    rc = vstage_trace(p, &t, err);
+    if (!rc) rc = cli_write_output(path, force, w_trace, &t, err);
+    trace_free(&t);
+  }
+  return rc;
+}
 
 /* "engine.param=value" */
 static int parse_param(const char *s, voverrides *ov, sim_err *err) {
@@ -92,8 +116,65 @@ static void describe_overrides(const voverrides *ov, char *buf, size_t n) {
     }
 }
 
+/* --group-by G[,G] (repeatable); default source, gpu, engine, tp. */
+static int parse_groups(const cli_list *groups, vreport_opts *ro, sim_err *err) {
+  if (groups->n == 0) {
+    ro->groups[VG_SOURCE] = ro->groups[VG_GPU] = ro->groups[VG_ENGINE] = ro->groups[VG_TP] = true;
+    return SIM_OK;
+  }
+  for (int i = 0; i < groups->n; i++) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", groups->items[i]);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+      vgroup_by g;
+      if (!vgroup_parse(tok, &g))
+        return sim_errf(err, SIM_EINPUT, "--group-by: unknown group '%s' (source, gpu, engine, tp, shape)", tok);
+      ro->groups[g] = true;
+    }
+  }
+  return SIM_OK;
+}
+
+/* --only TEXT: keeps the points whose id contains it (in their order). */
+static int keep_only(vset *s, const char *only, sim_err *err) {
+  size_t w = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    if (strstr(s->pts[i].id, only)) {
+      vpoint tmp = s->pts[w];
+      s->pts[w++] = s->pts[i];
+      s->pts[i] = tmp;
+    }
+  }
+  for (size_t i = w; i < s->n; i++) vpoint_release(&s->pts[i]);
+  s->n = w;
+  if (!w) return sim_errf(err, SIM_EINPUT, "--only %s: no point id contains it", only);
+  return SIM_OK;
+}
+
+/* --fit: each engine with training points, then the fitted values on stdout. */
+static int run_fit(vset *s, voverrides *ov, uint32_t rounds, sim_err *err) {
+  vfit_opts fo = {(int)rounds, true, stderr};
+  const char *engines[] = {"vllm", "trtllm"};
+  int rc = SIM_OK;
+  for (int i = 0; i < 2 && !rc; i++) {
+    bool any = false;
+    for (size_t k = 0; k < s->n; k++) any |= s->pts[k].train && !strcmp(s->pts[k].engine, engines[i]);
+    if (any) rc = vfit_engine(s, ov, engines[i], &fo, err);
+  }
+  if (rc) return rc;
+  printf("Fitted parameters (put them in configs/engines/<engine>.json; configs/README.md documents them):\n");
+  for (int i = 0; i < ov->n; i++) {
+    printf("  %s:", ov->e[i].engine);
+    for (int k = 0; k < VP_COUNT; k++)
+      if (!isnan(ov->e[i].v[k])) printf(" %s=%.4g", vparam_name((vparam)k), ov->e[i].v[k]);
+    printf("\n");
+  }
+  printf("\n");
+  return SIM_OK;
+}
+
 int cmd_validate(int argc, char **argv) {
-  const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL;
+  const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL, *traces = NULL;
   cli_list meas = {{0}, 0}, groups = {{0}, 0}, params = {{0}, 0};
   bool force = false, help = false, no_table = false, show_skipped = false, fit = false;
   uint32_t rounds = 4;
@@ -103,6 +184,7 @@ int cmd_validate(int argc, char **argv) {
       {"measurements", NULL, CLI_LIST, &meas, "FILE", "your own runs: {scenario, result: vllm bench serve --save-result JSON} (repeatable)", NULL},
       {"json", NULL, CLI_STR, &json, "FILE", "write every point and the summaries as JSON (- = stdout)", NULL},
       {"csv", NULL, CLI_STR, &csv, "FILE", "write one CSV row per point", NULL},
+      {"save-traces", NULL, CLI_STR, &traces, "DIR", "write the rebuilt workload of each open-loop stage point as a trace (for servesim run --trace)", NULL},
       {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
       {"group-by", NULL, CLI_LIST, &groups, "G[,G]", "per-group summaries: source, gpu, engine, tp, shape (default source,gpu,engine,tp)", NULL},
       {"only", NULL, CLI_STR, &only, "TEXT", "validate only the points whose id contains TEXT", NULL},
@@ -124,22 +206,7 @@ int cmd_validate(int argc, char **argv) {
   memset(&ro, 0, sizeof ro);
   ro.table = !no_table;
   ro.show_skipped = show_skipped;
-  if (groups.n == 0) {
-    ro.groups[VG_SOURCE] = ro.groups[VG_GPU] = ro.groups[VG_ENGINE] = ro.groups[VG_TP] = true;
-  } else {
-    for (int i = 0; i < groups.n; i++) {
-      char buf[256];
-      snprintf(buf, sizeof buf, "%s", groups.items[i]);
-      for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        vgroup_by g;
-        if (!vgroup_parse(tok, &g)) {
-          sim_errf(&err, SIM_EINPUT, "--group-by: unknown group '%s' (source, gpu, engine, tp, shape)", tok);
-          return cli_fail("validate", &err);
-        }
-        ro.groups[g] = true;
-      }
-    }
-  }
+  if (parse_groups(&groups, &ro, &err)) return cli_fail("validate", &err);
   voverrides ov;
   memset(&ov, 0, sizeof ov);
   ov.closed_output_spread = spread;
@@ -152,6 +219,13 @@ int cmd_validate(int argc, char **argv) {
   if (fit && (rounds < 1 || rounds > 12)) {
     sim_errf(&err, SIM_EINPUT, "--fit-rounds must be in 1..12");
     return cli_fail("validate", &err);
+  }
+  if (traces) {
+    struct stat st;
+    if (stat(traces, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      sim_errf(&err, SIM_EINPUT, "--save-traces %s: no such directory", traces);
+      return cli_fail("validate", &err);
+    }
   }
   const char *outs[] = {json, csv};
   for (int i = 0; i < 2; i++) {
@@ -174,55 +248,19 @@ int cmd_validate(int argc, char **argv) {
   for (int i = 0; i < meas.n && !rc; i++) {
     size_t before = s.n;
     rc = vdata_read_user(&s, meas.items[i], &err);
-    if (!rc && s.n_notes < (int)SIM_ARRAY_LEN(s.notes))
-      snprintf(s.notes[s.n_notes++], sizeof s.notes[0], "%s: %zu points", meas.items[i], s.n - before);
+    if (!rc) vset_note(&s, "%s: %zu points", meas.items[i], s.n - before);
   }
   if (rc) {
     vset_free(&s);
     return cli_fail("validate", &err);
   }
-  if (only) { /* keep the matching points only */
-    size_t w = 0;
-    for (size_t i = 0; i < s.n; i++) {
-      if (strstr(s.pts[i].id, only)) {
-        vpoint tmp = s.pts[w];
-        s.pts[w++] = s.pts[i];
-        s.pts[i] = tmp;
-      }
-    }
-    for (size_t i = w; i < s.n; i++) {
-      free(s.pts[i].user_sc);
-      free(s.pts[i].in_lens);
-      free(s.pts[i].out_lens);
-    }
-    s.n = w;
-    if (!w) {
-      vset_free(&s);
-      sim_errf(&err, SIM_EINPUT, "--only %s: no point id contains it", only);
-      return cli_fail("validate", &err);
-    }
+  if (only && keep_only(&s, only, &err)) {
+    vset_free(&s);
+    return cli_fail("validate", &err);
   }
   vfit_mark_training(&s);
   double t0 = wall_now();
-  if (fit) {
-    vfit_opts fo = {(int)rounds, true, stderr};
-    const char *engines[] = {"vllm", "trtllm"};
-    for (int i = 0; i < 2 && !rc; i++) {
-      bool any = false;
-      for (size_t k = 0; k < s.n; k++) any |= s.pts[k].train && !strcmp(s.pts[k].engine, engines[i]);
-      if (any) rc = vfit_engine(&s, &ov, engines[i], &fo, &err);
-    }
-    if (!rc) {
-      printf("Fitted parameters (put them in configs/engines/<engine>.json; configs/README.md documents them):\n");
-      for (int i = 0; i < ov.n; i++) {
-        printf("  %s:", ov.e[i].engine);
-        for (int k = 0; k < VP_COUNT; k++)
-          if (!isnan(ov.e[i].v[k])) printf(" %s=%.4g", vparam_name((vparam)k), ov.e[i].v[k]);
-        printf("\n");
-      }
-      printf("\n");
-    }
-  }
+  if (fit) rc = run_fit(&s, &ov, rounds, &err);
   if (!rc) rc = vrun_all(&s, &ov, false, NULL, &err);
   ro.wall_s = wall_now() - t0;
   char desc[2048];
@@ -237,6 +275,7 @@ int cmd_validate(int argc, char **argv) {
     out_arg oa = {&s, &ro};
     if (json) rc = cli_write_output(json, force, w_json, &oa, &err);
     if (!rc && csv) rc = cli_write_output(csv, force, w_csv, &oa, &err);
+    if (!rc && traces) rc = save_traces(&s, traces, force, &err);
   }
   vset_free(&s);
   if (rc) return cli_fail("validate", &err);

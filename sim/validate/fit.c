@@ -6,7 +6,9 @@
  * whose concurrency is 4, 16 or 64 (every other rung of the 4..128 ladder).
  * Everything else is held out: the closed-loop points at concurrency 8, 32 and
  * 128, every offline (TensorRT-LLM 0.14) and static-batch (TensorRT-LLM 0.9)
- * point, and user points. Each engine is fitted on its own training points
+ * point, and user points. The open-loop inference-perf stages are not
+ * trained on either; they are summarized apart from the held-out points
+ * (vfilter_held_out). Each engine is fitted on its own training points
  * (vllm: H100, trtllm: H200), one set of values per engine for every GPU, TP
  * and workload: no point gets its own constant.
  *

@@ -1,13 +1,16 @@
 /* validate.h: servesim against published measurements of real engines.
  *
  * A validation point is one published measurement (a closed-loop benchmark at
- * a fixed concurrency, an offline max-throughput run, a static batch, or a
- * user's `vllm bench serve --save-result` run) with everything needed to
- * reproduce it in servesim: model, GPU, engine, TP, precision and workload
- * shape. Readers (vdata.c) turn each source file into points; vrun.c
- * reproduces each point faithfully and records the prediction; vreport.c
- * computes the errors and the summaries; fit.c fits the engine profiles'
- * global parameters on a documented training subset.
+ * a fixed concurrency, an offline max-throughput run, a static batch, a load
+ * stage of an open-loop inference-perf run, or a user's `vllm bench serve
+ * --save-result` run) with everything needed to reproduce it in servesim:
+ * model, GPU, engine, TP, precision and workload shape. Readers (vdata.c for
+ * the tables and user files, vopen.c for inference-perf result directories,
+ * vdir.c for the data directory) turn each source into points; vrun.c
+ * reproduces each point faithfully (vstage.c the open-loop stages) and
+ * records the prediction; vreport.c computes the errors and the summaries;
+ * fit.c fits the engine profiles' global parameters on a documented training
+ * subset (never the open-loop stages).
  *
  * Workload shapes (vpoint.shape), reproduced exactly:
  *   VSHAPE_CLOSED   `concurrency` clients, num_prompts = 10 x concurrency (the
@@ -28,6 +31,16 @@
  *   VSHAPE_OPEN     a user's run: num_prompts, request_rate (gamma gaps with
  *                   `burstiness`), optional max_concurrency, per-request
  *                   lengths when the result JSON lists them.
+ *   VSHAPE_STAGED   one load stage of an open-loop inference-perf run
+ *                   (vopen.c reads it, vstage.c reproduces it): the run's
+ *                   shared_prefix prompts (workload/shprefix.h) under its
+ *                   `constant` stages, stage after stage in one simulated
+ *                   server (its prefix cache stays warm; a stage starts once
+ *                   the previous one's requests have all ended, as
+ *                   inference-perf does), with prefix caching on; the point's
+ *                   metrics are over the requests sent in its stage that were
+ *                   answered within the client timeout (inference-perf's
+ *                   successes), for measured and predicted alike.
  *
  * Metrics (vmetric), compared as the source defines them:
  *   VM_TTFT  mean TTFT, ms (static batch: the batch's first-token latency)
@@ -36,6 +49,11 @@
  *            publish only TTFT and TPOT: there it is derived, for measured and
  *            predicted alike, as concurrency x osl / (TTFT + (osl - 1) TPOT)
  *            (a closed loop without think time completes C / E2EL req/s).
+ *   VM_TTFT_P99  p99 TTFT, ms (open-loop stages)
+ *   VM_E2E   mean end-to-end latency, send to last token, ms (open-loop
+ *            stages). Their TPOT is not compared: inference-perf's
+ *            time_per_output_token averages over the stream's lines, not the
+ *            tokens (SOURCES.md), so TTFT and E2E carry the decode speed.
  * Error of a metric: 100 x (predicted - measured) / measured.
  *
  * A point the simulator cannot represent keeps its measured values and gets a
@@ -52,6 +70,18 @@
  * sequences), told apart from the gradual growth of prefill queueing. The
  * lowest concurrency of each series is not classified.
  *
+ * Kept up (open-loop stages): a stage kept up when the server answered at
+ * least VAL_KEPT_UP_RATE of the offered rate (successes per second over the
+ * stage's span, inference-perf's requests_per_sec) AND its p99 TTFT stayed
+ * within VAL_KEPT_UP_TTFT_FRAC of the stage's duration (a queue that grows
+ * through the stage makes the late requests wait a fraction of the stage: an
+ * overload of x% ends the stage with TTFTs of about x% of its duration);
+ * measured and predicted are each classified on their own values
+ * (vstage_kept_up). On the published runs the two tests agree: every stage
+ * either served >= 99.2% of its rate with p99 TTFT <= 0.5 s, or served
+ * <= 81% with p99 TTFT of minutes (served < 100% even when the server kept
+ * up: the span ends with the last request's latency).
+ *
  * Ownership: vset_init/vset_free on caller storage; the set owns its points
  * and every array they point to. Thread safety: vrun_point on distinct points
  * may run concurrently (each run builds its own configs and engine). */
@@ -63,9 +93,14 @@
 #include "config/cfg.h"
 #include "core/common.h"
 #include "runner/scenario.h"
+#include "workload/trace.h"
 
 #define VAL_CLIFF_FACTOR 5.0
 #define VAL_CLOSED_PROMPTS_PER_CLIENT 10
+#define VAL_KEPT_UP_RATE 0.95
+#define VAL_KEPT_UP_TTFT_FRAC 0.01
+/* The open-loop runs' server memory setting (SOURCES.md, openloop/). */
+#define VSTAGE_GPU_MEMORY_UTILIZATION 0.9
 
 typedef enum vsource {
   VSRC_AIC = 0,      /* aic_silicon_llama31_70b.csv */
@@ -73,12 +108,56 @@ typedef enum vsource {
   VSRC_STATIC_BATCH, /* trtllm090_static_batch_llama2_70b.csv */
   VSRC_MLPERF,       /* published_facts.json, kind mlperf_result */
   VSRC_USER,         /* --measurements FILE */
+  VSRC_INFPERF,      /* inference-perf result directories (openloop/), one point per load stage */
   VSRC_COUNT
 } vsource;
 
-typedef enum vshape { VSHAPE_CLOSED = 0, VSHAPE_OFFLINE, VSHAPE_STATIC, VSHAPE_OPEN, VSHAPE_COUNT } vshape;
+typedef enum vshape { VSHAPE_CLOSED = 0, VSHAPE_OFFLINE, VSHAPE_STATIC, VSHAPE_OPEN, VSHAPE_STAGED, VSHAPE_COUNT } vshape;
 
-typedef enum vmetric { VM_TTFT = 0, VM_TPOT, VM_TPUT, VM_COUNT } vmetric;
+/* VM_BASE_COUNT: the metrics of the closed-loop, offline, static and user
+ * points (the CSV's first metric columns); the open-loop stages' follow. */
+typedef enum vmetric { VM_TTFT = 0, VM_TPOT, VM_TPUT, VM_TTFT_P99, VM_E2E, VM_COUNT } vmetric;
+#define VM_BASE_COUNT 3
+
+#define VSTAGE_MAX 16
+
+/* One inference-perf run as read (vopen.c) and rebuilt (vstage.c). */
+typedef struct vopen_run {
+  char dir[512];                 /* the result directory */
+  char name[96];                 /* its base name (in the points' ids) */
+  char model_label[128];         /* server.model_name */
+  uint32_t n_groups, prompts_per_group;           /* data.shared_prefix: num_groups, num_prompts_per_group */
+  uint32_t system_prompt_tokens, question_tokens; /* data.shared_prefix: nominal lengths, tokens */
+  uint32_t output_tokens;        /* data.shared_prefix.output_len: max_tokens with ignore_eos */
+  double meas_input_tokens;      /* mean prompt tokens per answered request (stage files), NAN if none */
+  uint32_t prompt_tokens;        /* rebuilt prompt: the measured mean (else nominal), tokens */
+  uint32_t shared_tokens;        /* rebuilt system prompt: nominal x prompt_tokens / nominal prompt, tokens */
+  uint32_t n_stages;
+  double rate_per_s[VSTAGE_MAX]; /* load.stages[k].rate, requests/s */
+  double duration_s[VSTAGE_MAX]; /* load.stages[k].duration, s */
+  double interval_s;             /* load.interval: pause between stages, s */
+  double timeout_s;              /* client timeout per request, s (load.request_timeout, else aiohttp's 300) */
+  uint32_t max_model_len, max_num_batched_tokens, max_num_seqs; /* exp-config.yaml (server args) */
+  char profile_note[512];        /* what profile.yaml asked for and config.yaml did not run ("" = none) */
+} vopen_run;
+
+/* One stage's outcome by inference-perf's definitions, measured (its stage
+ * file) or predicted (vstage.c). */
+typedef struct vstage_out {
+  uint64_t sent;           /* requests sent in the stage */
+  uint64_t ok;             /* answered in full within the client timeout */
+  double served_rate;      /* ok / (last end - first send) over the stage's requests, req/s */
+  double mean_input_tokens;/* mean prompt tokens of the answered requests (NAN if none) */
+  bool kept_up;            /* vstage_kept_up */
+} vstage_out;
+
+typedef struct vstaged {
+  vopen_run run;           /* the run the stage belongs to (each stage point holds a copy) */
+  uint32_t stage;          /* this point's stage, 0-based */
+  vstage_out meas, pred;
+  double start_s[VSTAGE_MAX]; /* predicted: stage starts on the stages' clock, s (0..stage) */
+  uint64_t first_req;      /* predicted: index of the stage's first request in the rebuilt trace */
+} vstaged;
 
 typedef struct vpoint {
   char id[128];            /* unique readable id, e.g. "aic/h200/trtllm/tp4/1024x1024/c64" */
@@ -98,6 +177,7 @@ typedef struct vpoint {
   scenario *user_sc;       /* OPEN: the user's deployment (owned by the set), else NULL */
   uint32_t *in_lens, *out_lens; /* OPEN: per-request lengths from the result JSON (owned), or NULL */
   size_t n_lens;
+  vstaged *staged;         /* STAGED: the run and the stage (owned), else NULL */
   /* published values: NAN = not published for this point */
   double meas[VM_COUNT];
   bool tput_derived;       /* VM_TPUT derived from TTFT and TPOT (closed loop) */
@@ -127,6 +207,14 @@ void vset_init(vset *s);
 void vset_free(vset *s);
 /* Appends a blank point (meas/pred NAN, dtypes bf16) and returns it. */
 vpoint *vset_add(vset *s);
+/* Frees what a point owns (user scenario, lengths, stage); the point stays. */
+void vpoint_release(vpoint *p);
+/* Appends a note line (printf-style; dropped when the 16 slots are full). */
+void vset_note(vset *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A model name as a source spells it (case-insensitive) -> the servesim model
+ * config, or NULL; *why (may be NULL) then gets the reason when it is a
+ * known model servesim cannot represent (e.g. a mixture of experts), else NULL. */
+const char *vdata_map_model(const char *label, const char **why);
 
 /* ---- readers (vdata.c) -------------------------------------------------------
  * Each appends the points of one file. A malformed row is SIM_EINPUT with
@@ -149,9 +237,26 @@ int vdata_parse_trt_overview(vset *s, const char *text, const char *what, sim_er
 int vdata_parse_static_batch(vset *s, const char *text, const char *what, sim_err *err);
 int vdata_parse_mlperf(vset *s, const char *text, const char *what, sim_err *err);
 int vdata_parse_user(vset *s, const char *text, const char *what, sim_err *err);
-/* Reads every known file found in dir (notes say which were found); error if
+/* Reads every known file found in dir and every inference-perf result
+ * directory under it (vdata_scan_infperf; notes say what was found); error if
  * the directory does not exist or holds none of them. */
 int vdata_load_dir(vset *s, const char *dir, sim_err *err);
+
+/* ---- inference-perf result directories (vopen.c) --------------------------
+ * A result directory is recognized by its content: at least one
+ * stage_<K>_lifecycle_metrics.json beside config.yaml or profile.yaml.
+ * Reading it needs config.yaml (inference-perf's expanded config: what ran),
+ * exp-config.yaml (the server's arguments) and a stage file per configured
+ * stage; profile.yaml (the config as requested) is only compared. Bad input is
+ * SIM_EINPUT with "FILE:LINE: field: problem". A run servesim cannot rebuild
+ * (another data generator, load type or API; a model it has no config for)
+ * still gives its points, skipped with the reason. */
+bool vopen_is_result_dir(const char *dir);
+/* Appends one point per load stage of the run in dir. */
+int vdata_read_infperf(vset *s, const char *dir, sim_err *err);
+/* Every result directory at most max_depth levels below root (root itself
+ * included), in name order; *n_runs (may be NULL) gets how many. */
+int vdata_scan_infperf(vset *s, const char *root, int max_depth, size_t *n_runs, sim_err *err);
 /* Resolves the data directory: explicit (may be NULL), else
  * $SERVESIM_SHARED_DIR/validation, else ../shared/validation from the cwd. */
 int vdata_find_dir(const char *explicit_dir, char *out, size_t n, sim_err *err);
@@ -213,6 +318,22 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc);
 /* Runs one point: fills pred (or fail). Returns SIM_OK even when the point's
  * run fails for a modelled reason (fail is set); SIM_EINTERNAL only for bugs. */
 int vrun_point(vpoint *p, const voverrides *ov, sim_err *err);
+
+/* ---- open-loop stages (vstage.c) -------------------------------------------- */
+
+/* The kept-up rule (header comment): served >= VAL_KEPT_UP_RATE x offered and
+ * p99 TTFT <= VAL_KEPT_UP_TTFT_FRAC x duration; false when either is unknown. */
+bool vstage_kept_up(double served_rate, double offered_rate, double ttft_p99_ms, double duration_s);
+/* Reproduces a STAGED point (vrun_point calls it): simulates its run's stages
+ * 0..stage and fills pred, pred metrics and the stage starts (or fail). */
+void vstage_run_point(vpoint *p, const voverrides *ov);
+/* The rebuilt workload of a STAGED point that ran (stages 0..stage, placed
+ * where the simulation placed them): the trace `servesim run --trace` replays
+ * to redo it. Initializes *out. */
+int vstage_trace(const vpoint *p, trace *out, sim_err *err);
+/* How the point is reproduced, in words, for the reports; trace_path (may be
+ * NULL) names the file --save-traces wrote. */
+void vstage_method(const vpoint *p, const char *trace_path, char *buf, size_t n);
 /* Runs every point that is not skipped (and, if only_train, in the training
  * set; if engine is non-NULL, only points of that engine), in parallel on
  * libuv's thread pool. */
@@ -240,6 +361,16 @@ typedef struct vcliff {
 /* Classifies closed-loop points (see the header comment). side[i] for point i:
  * bit0 measured on the cliff, bit1 predicted on the cliff, bit2 classified. */
 void vcliff_count(const vset *s, vfilter f, const void *arg, vcliff *out, uint8_t *side);
+
+/* Kept up vs overloaded over the STAGED points (header comment). */
+typedef struct vkept {
+  size_t both_up;      /* measured kept up, predicted kept up */
+  size_t both_over;    /* measured overloaded, predicted overloaded */
+  size_t false_over;   /* measured kept up, predicted overloaded (a false alarm) */
+  size_t missed_over;  /* measured overloaded, predicted kept up (a missed overload) */
+  size_t unclassified; /* stage points without a prediction (skipped, failed) */
+} vkept;
+void vkept_count(const vset *s, vkept *out);
 
 /* snprintf that may truncate on purpose (ids, notes, reasons): always
  * NUL-terminates. */
@@ -269,6 +400,9 @@ int vreport_csv(const vset *s, FILE *f, sim_err *err);
 bool vfilter_closed(const vpoint *p, const void *arg);
 bool vfilter_shape(const vpoint *p, const void *arg);   /* arg: const vshape * */
 bool vfilter_train(const vpoint *p, const void *arg);   /* arg: const bool * (true = training set) */
+/* Held out: not in the training set and not an open-loop stage (the stages
+ * have their own summaries: their metrics and regime differ). */
+bool vfilter_held_out(const vpoint *p, const void *arg);
 
 /* ---- fitting (fit.c) ---------------------------------------------------------- */
 

@@ -24,23 +24,29 @@
  * the line where the record starts. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "validate/validate.h"
 #include "validate/vcsv.h"
 
 void vset_init(vset *s) { memset(s, 0, sizeof *s); }
 
+void vpoint_release(vpoint *p) {
+  free(p->user_sc);
+  free(p->in_lens);
+  free(p->out_lens);
+  free(p->staged);
+  p->user_sc = NULL;
+  p->in_lens = p->out_lens = NULL;
+  p->staged = NULL;
+}
+
 void vset_free(vset *s) {
-  for (size_t i = 0; i < s->n; i++) {
-    free(s->pts[i].user_sc);
-    free(s->pts[i].in_lens);
-    free(s->pts[i].out_lens);
-  }
+  for (size_t i = 0; i < s->n; i++) vpoint_release(&s->pts[i]);
   free(s->pts);
   memset(s, 0, sizeof *s);
 }
@@ -57,9 +63,12 @@ vpoint *vset_add(vset *s) {
   return p;
 }
 
-static void note(vset *s, const char *fmt, const char *a, const char *b) {
+void vset_note(vset *s, const char *fmt, ...) {
   if (s->n_notes >= (int)SIM_ARRAY_LEN(s->notes)) return;
-  vfmt(s->notes[s->n_notes++], sizeof s->notes[0], fmt, a, b);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->notes[s->n_notes++], sizeof s->notes[0], fmt, ap);
+  va_end(ap);
 }
 
 /* ---- mapping helpers ---------------------------------------------------------- */
@@ -75,16 +84,30 @@ static const char *map_gpu(const char *label) {
   return NULL;
 }
 
-/* Model names as the sources spell them (case-insensitive). */
-static const char *map_model(const char *label) {
+/* Model names as the sources spell them (case-insensitive); a NULL model
+ * with a reason: a model the cost model cannot represent (its HF config in
+ * ../shared/models says why). */
+const char *vdata_map_model(const char *label, const char **why) {
   static const struct {
-    const char *label, *model;
-  } t[] = {{"meta-llama/Llama-3.1-70B", "llama-3.1-70b"}, {"meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b"},
-           {"llama3.1-70b", "llama-3.1-70b"},            {"llama3-70b", "llama-3.1-70b"},
-           {"llama3.1-8b", "llama-3.1-8b"},              {"meta-llama/Llama-3.1-8B", "llama-3.1-8b"},
-           {"llama-2-70b", "llama-2-70b"}};
+    const char *label, *model, *why;
+  } t[] = {{"meta-llama/Llama-3.1-70B", "llama-3.1-70b", NULL},
+           {"meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b", NULL},
+           {"llama3.1-70b", "llama-3.1-70b", NULL},
+           {"llama3-70b", "llama-3.1-70b", NULL},
+           {"llama3.1-8b", "llama-3.1-8b", NULL},
+           {"meta-llama/Llama-3.1-8B", "llama-3.1-8b", NULL},
+           {"llama-2-70b", "llama-2-70b", NULL},
+           {"meta-llama/Llama-2-7b-hf", "llama-2-7b", NULL},
+           {"codellama/CodeLlama-34b-Instruct-hf", "codellama-34b", NULL},
+           {"mistralai/Mixtral-8x7B-v0.1", NULL,
+            "a mixture of experts (num_local_experts 8, 2 per token): servesim's cost model is for dense "
+            "transformers"}};
+  if (why) *why = NULL;
   for (size_t i = 0; i < SIM_ARRAY_LEN(t); i++)
-    if (!strcasecmp(label, t[i].label)) return t[i].model;
+    if (!strcasecmp(label, t[i].label)) {
+      if (why) *why = t[i].why;
+      return t[i].model;
+    }
   return NULL;
 }
 
@@ -185,7 +208,7 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
       rc = sim_errf(err, SIM_EINPUT, "%s:%d: system: empty", what, r->line);
       break;
     }
-    const char *gpu = map_gpu(system), *model = map_model(r->f[col[C_MODEL]]);
+    const char *gpu = map_gpu(system), *model = vdata_map_model(r->f[col[C_MODEL]], NULL);
     set_str(p->gpu, sizeof p->gpu, gpu);
     set_str(p->model, sizeof p->model, model);
     if (!strcmp(backend, "vllm") || !strcmp(backend, "trtllm")) set_str(p->engine, sizeof p->engine, backend);
@@ -266,7 +289,7 @@ int vdata_parse_trt_overview(vset *s, const char *text, const char *what, sim_er
       vfmt(p->where, sizeof p->where, "%s:%d", what, r->line);
       p->isl = isl, p->osl = osl, p->tp = tp;
       p->meas[VM_TPUT] = v;
-      const char *gpu = map_gpu(glabel), *model = map_model(mlabel);
+      const char *gpu = map_gpu(glabel), *model = vdata_map_model(mlabel, NULL);
       set_str(p->gpu, sizeof p->gpu, gpu);
       set_str(p->model, sizeof p->model, model);
       set_str(p->engine, sizeof p->engine, "trtllm");
@@ -688,72 +711,3 @@ int vdata_read_static_batch(vset *s, const char *path, sim_err *err) {
 int vdata_read_mlperf(vset *s, const char *path, sim_err *err) { return read_with(s, path, vdata_parse_mlperf, err); }
 int vdata_read_user(vset *s, const char *path, sim_err *err) { return read_with(s, path, vdata_parse_user, err); }
 
-static bool is_dir(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static bool is_file(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-int vdata_find_dir(const char *explicit_dir, char *out, size_t n, sim_err *err) {
-  if (explicit_dir) {
-    if (!is_dir(explicit_dir))
-      return sim_errf(err, SIM_EINPUT, "--data %s: no such directory", explicit_dir);
-    vfmt(out, n, "%s", explicit_dir);
-    return SIM_OK;
-  }
-  const char *env = getenv("SERVESIM_SHARED_DIR");
-  char buf[2048];
-  if (env && *env) {
-    vfmt(buf, sizeof buf, "%s/validation", env);
-    if (is_dir(buf)) {
-      vfmt(out, n, "%s", buf);
-      return SIM_OK;
-    }
-  }
-  if (is_dir("../shared/validation")) {
-    vfmt(out, n, "%s", "../shared/validation");
-    return SIM_OK;
-  }
-  return sim_errf(err, SIM_EINPUT,
-                  "no validation data: pass --data DIR, set SERVESIM_SHARED_DIR (its validation/ subdirectory is "
-                  "used), or run from a directory beside ../shared/validation%s%s%s",
-                  env && *env ? " (" : "", env && *env ? buf : "", env && *env ? " does not exist)" : "");
-}
-
-int vdata_load_dir(vset *s, const char *dir, sim_err *err) {
-  static const struct {
-    const char *file;
-    parse_fn fn;
-  } known[] = {{"aic_silicon_llama31_70b.csv", vdata_parse_aic},
-               {"trtllm_v0.14_perf_overview_llama31_70b.csv", vdata_parse_trt_overview},
-               {"trtllm090_static_batch_llama2_70b.csv", vdata_parse_static_batch},
-               {"published_facts.json", vdata_parse_mlperf}};
-  if (!is_dir(dir)) return sim_errf(err, SIM_EINPUT, "%s: no such directory", dir);
-  int found = 0;
-  for (size_t i = 0; i < SIM_ARRAY_LEN(known); i++) {
-    char path[2048];
-    vfmt(path, sizeof path, "%s/%s", dir, known[i].file);
-    if (!is_file(path)) {
-      note(s, "%s/%s: not found (skipped)", dir, known[i].file);
-      continue;
-    }
-    size_t before = s->n;
-    int rc = read_with(s, path, known[i].fn, err);
-    if (rc) return rc;
-    char cnt[32];
-    vfmt(cnt, sizeof cnt, "%zu", s->n - before);
-    note(s, "%s: %s points", path, cnt);
-    found++;
-  }
-  if (!found)
-    return sim_errf(err, SIM_EINPUT,
-                    "%s: none of the known validation files (aic_silicon_llama31_70b.csv, "
-                    "trtllm_v0.14_perf_overview_llama31_70b.csv, trtllm090_static_batch_llama2_70b.csv, "
-                    "published_facts.json) is there",
-                    dir);
-  return SIM_OK;
-}

@@ -30,17 +30,17 @@ void vfmt(char *dst, size_t n, const char *fmt, ...) {
 
 const char *vsource_name(vsource s) {
   static const char *const n[VSRC_COUNT] = {"aic_closed_loop", "trtllm_0.14_offline", "trtllm_0.9_static_batch",
-                                            "mlperf_4.0", "user"};
+                                            "mlperf_4.0", "user", "inference_perf"};
   return (unsigned)s < VSRC_COUNT ? n[s] : "?";
 }
 
 const char *vshape_name(vshape s) {
-  static const char *const n[VSHAPE_COUNT] = {"closed_loop", "offline", "static_batch", "open_loop"};
+  static const char *const n[VSHAPE_COUNT] = {"closed_loop", "offline", "static_batch", "open_loop", "open_loop_stage"};
   return (unsigned)s < VSHAPE_COUNT ? n[s] : "?";
 }
 
 const char *vmetric_name(vmetric m) {
-  static const char *const n[VM_COUNT] = {"ttft_ms", "tpot_ms", "output_tok_s"};
+  static const char *const n[VM_COUNT] = {"ttft_ms", "tpot_ms", "output_tok_s", "ttft_p99_ms", "e2el_ms"};
   return (unsigned)m < VM_COUNT ? n[m] : "?";
 }
 
@@ -72,6 +72,37 @@ bool vfilter_closed(const vpoint *p, const void *arg) {
 bool vfilter_shape(const vpoint *p, const void *arg) { return p->shape == *(const vshape *)arg; }
 
 bool vfilter_train(const vpoint *p, const void *arg) { return p->train == *(const bool *)arg; }
+
+bool vfilter_held_out(const vpoint *p, const void *arg) {
+  (void)arg;
+  return !p->train && p->shape != VSHAPE_STAGED;
+}
+
+static bool vfilter_staged(const vpoint *p, const void *arg) {
+  (void)arg;
+  return p->shape == VSHAPE_STAGED;
+}
+
+void vkept_count(const vset *s, vkept *out) {
+  memset(out, 0, sizeof *out);
+  for (size_t i = 0; i < s->n; i++) {
+    const vpoint *p = &s->pts[i];
+    if (p->shape != VSHAPE_STAGED) continue;
+    if (!p->ran || !p->staged) {
+      out->unclassified++;
+      continue;
+    }
+    bool m = p->staged->meas.kept_up, pr = p->staged->pred.kept_up;
+    if (m && pr) out->both_up++;
+    else if (!m && !pr) out->both_over++;
+    else if (m) out->false_over++;
+    else out->missed_over++;
+  }
+}
+
+/* The metrics each kind of point is summarized on. */
+static const vmetric BASE_METRICS[] = {VM_TTFT, VM_TPOT, VM_TPUT};
+static const vmetric STAGE_METRICS[] = {VM_TTFT, VM_TTFT_P99, VM_E2E};
 
 void verr_summarize(const vset *s, vmetric m, vfilter f, const void *arg, verr_stats *out) {
   memset(out, 0, sizeof *out);
@@ -164,10 +195,12 @@ static void group_key(const vpoint *p, vgroup_by g, char *buf, size_t n) {
 typedef struct gkey_arg {
   vgroup_by g;
   const char *key;
+  bool staged; /* the open-loop stages of the group (else everything else) */
 } gkey_arg;
 
 static bool vfilter_group(const vpoint *p, const void *arg) {
   const gkey_arg *a = arg;
+  if ((p->shape == VSHAPE_STAGED) != a->staged) return false;
   char k[96];
   group_key(p, a->g, k, sizeof k);
   return !strcmp(k, a->key);
@@ -233,25 +266,127 @@ static void stats_header(FILE *f, const char *title) {
           "median e", "worst", "worst point");
 }
 
-static void summary_block(FILE *f, const vset *s, const char *title, vfilter flt, const void *arg) {
+static void summary_block(FILE *f, const vset *s, const char *title, vfilter flt, const void *arg,
+                          const vmetric *ms, size_t n_ms) {
   stats_header(f, title);
-  for (int m = 0; m < VM_COUNT; m++) {
+  for (size_t i = 0; i < n_ms; i++) {
     verr_stats st;
-    verr_summarize(s, (vmetric)m, flt, arg, &st);
+    verr_summarize(s, ms[i], flt, arg, &st);
     if (!st.n) continue;
     char label[64];
-    vfmt(label, sizeof label, "%s", vmetric_name((vmetric)m));
+    vfmt(label, sizeof label, "%s", vmetric_name(ms[i]));
     stats_line(f, label, &st);
   }
 }
 
+/* The per-point table: rows in id order, so a series reads down the page. */
+static void text_table(const vset *s, const uint8_t *side, FILE *f) {
+  fprintf(f, "\n%-48s %-12s %11s %11s %8s  %s\n", "point", "metric", "measured", "predicted", "error", "notes");
+  const vpoint **ord = sim_malloc((s->n ? s->n : 1) * sizeof *ord);
+  for (size_t i = 0; i < s->n; i++) ord[i] = &s->pts[i];
+  qsort(ord, s->n, sizeof *ord, cmp_by_id);
+  for (size_t oi = 0; oi < s->n; oi++) {
+    const vpoint *p = ord[oi];
+    size_t i = (size_t)(p - s->pts);
+    if (p->skip[0] || !p->ran) continue;
+    for (int m = 0; m < VM_COUNT; m++) {
+      if (!isfinite(p->meas[m])) continue;
+      char a[32], b[32], note[96] = "";
+      fmt_val(a, sizeof a, p->meas[m]);
+      fmt_val(b, sizeof b, p->pred[m]);
+      double e = verr_pct(p, (vmetric)m);
+      if (m == VM_TPUT && p->tput_derived) vfmt(note, sizeof note, "derived C*osl/E2EL");
+      if (m == VM_TTFT && (side[i] & 4))
+        vfmt(note, sizeof note, "cliff: measured %s, predicted %s", (side[i] & 1) ? "yes" : "no",
+             (side[i] & 2) ? "yes" : "no");
+      if (m == VM_TTFT && p->staged)
+        vfmt(note, sizeof note, "kept up: measured %s, predicted %s", p->staged->meas.kept_up ? "yes" : "no",
+             p->staged->pred.kept_up ? "yes" : "no");
+      if (p->train && m != VM_TPUT) strncat(note, note[0] ? ", train" : "train", sizeof note - strlen(note) - 1);
+      fprintf(f, "%-48s %-12s %11s %11s %+7.1f%%  %s\n", p->id, vmetric_name((vmetric)m), a, b, e, note);
+    }
+  }
+  free(ord);
+}
+
+/* Per-group summaries: each group's points but the open-loop stages, then
+ * the group's stages on their own metrics (labelled "stages"). */
+static void text_groups(const vset *s, const vreport_opts *o, FILE *f) {
+  for (int g = 0; g < VG_COUNT; g++) {
+    if (!o || !o->groups[g]) continue;
+    char keys[64][96];
+    int nk = group_keys(s, (vgroup_by)g, keys, 64);
+    fprintf(f, "\nBy %s:\n  %-34s %5s %10s %10s %10s   %8s  %s\n", vgroup_name((vgroup_by)g), "group / metric", "n",
+            "median|e|", "mean|e|", "median e", "worst", "worst point");
+    for (int k = 0; k < nk; k++)
+      for (int staged = 0; staged < 2; staged++) {
+        gkey_arg ga = {(vgroup_by)g, keys[k], staged != 0};
+        const vmetric *ms = staged ? STAGE_METRICS : BASE_METRICS;
+        for (size_t i = 0; i < 3; i++) {
+          verr_stats st;
+          verr_summarize(s, ms[i], vfilter_group, &ga, &st);
+          if (!st.n) continue;
+          char label[128];
+          vfmt(label, sizeof label, "%s%s %s", keys[k], staged ? " stages" : "", vmetric_name(ms[i]));
+          stats_line(f, label, &st);
+        }
+      }
+  }
+}
+
+/* The open-loop stages: their summary (any that ran), then the kept-up counts
+ * and how each run is reproduced (once per run: its last stage in the set,
+ * whose rebuilt workload holds the earlier ones). */
+static void text_stages_summary(const vset *s, FILE *f) {
+  summary_block(f, s,
+                "Open-loop stages (inference-perf runs; over each stage's requests answered within the client timeout; "
+                "not in the summaries above):",
+                vfilter_staged, NULL, STAGE_METRICS, SIM_ARRAY_LEN(STAGE_METRICS));
+}
+
+static void text_stages_tail(const vset *s, FILE *f) {
+  vkept k;
+  vkept_count(s, &k);
+  fprintf(f,
+          "\nKept up / overloaded (open-loop stages; kept up = answered >= %.0f%% of the offered rate and p99 TTFT <= "
+          "%.0f%% of the stage's duration):\n  measured kept up / predicted kept up %zu, measured overloaded / "
+          "predicted overloaded %zu, measured kept up / predicted overloaded %zu, measured overloaded / predicted "
+          "kept up %zu (%zu without a prediction)\n",
+          100 * VAL_KEPT_UP_RATE, 100 * VAL_KEPT_UP_TTFT_FRAC, k.both_up, k.both_over, k.false_over, k.missed_over,
+          k.unclassified);
+  fprintf(f, "\nOpen-loop runs, as rebuilt (stage: answered measured / predicted of sent):\n");
+  for (size_t i = 0; i < s->n; i++) {
+    const vpoint *p = &s->pts[i];
+    if (!p->staged || p->skip[0]) continue;
+    bool later = false; /* print a run once, at its last stage in the set */
+    for (size_t j = 0; j < s->n && !later; j++)
+      later = j != i && s->pts[j].staged && !s->pts[j].skip[0] && !strcmp(s->pts[j].staged->run.dir, p->staged->run.dir) &&
+              s->pts[j].staged->stage > p->staged->stage;
+    if (later) continue;
+    char m[2048], counts[256] = "";
+    for (size_t j = 0; j < s->n; j++) {
+      const vpoint *q = &s->pts[j];
+      if (!q->staged || strcmp(q->staged->run.dir, p->staged->run.dir)) continue;
+      char one[96];
+      vfmt(one, sizeof one, "%sstage %u: %llu / %llu of %llu", counts[0] ? ", " : "", q->staged->stage,
+           (unsigned long long)q->staged->meas.ok, (unsigned long long)q->staged->pred.ok,
+           (unsigned long long)q->staged->meas.sent);
+      strncat(counts, one, sizeof counts - strlen(counts) - 1);
+    }
+    vstage_method(p, NULL, m, sizeof m);
+    fprintf(f, "  %s (%s): %s\n    %s\n", p->staged->run.name, counts, m,
+            p->staged->run.profile_note[0] ? p->staged->run.profile_note : "profile.yaml: as config.yaml");
+  }
+}
+
 void vreport_text(const vset *s, const vreport_opts *o, FILE *f) {
-  size_t n_run = 0, n_skip = 0, n_fail = 0;
+  size_t n_run = 0, n_skip = 0, n_fail = 0, n_staged = 0;
   for (size_t i = 0; i < s->n; i++) {
     const vpoint *p = &s->pts[i];
     if (p->skip[0]) n_skip++;
     else if (p->fail[0]) n_fail++;
     else if (p->ran) n_run++;
+    n_staged += p->shape == VSHAPE_STAGED;
   }
   fprintf(f, "servesim validate: %zu points: %zu predicted, %zu failed, %zu skipped", s->n, n_run, n_fail, n_skip);
   if (o && o->wall_s > 0) fprintf(f, " (%.1f s)", o->wall_s);
@@ -261,74 +396,36 @@ void vreport_text(const vset *s, const vreport_opts *o, FILE *f) {
   uint8_t *side = sim_calloc(s->n ? s->n : 1, 1);
   vcliff cl;
   vcliff_count(s, NULL, NULL, &cl, side);
-  if (!o || o->table) {
-    fprintf(f, "\n%-48s %-12s %11s %11s %8s  %s\n", "point", "metric", "measured", "predicted", "error", "notes");
-    /* rows in id order, so a series reads down the page */
-    const vpoint **ord = sim_malloc((s->n ? s->n : 1) * sizeof *ord);
-    for (size_t i = 0; i < s->n; i++) ord[i] = &s->pts[i];
-    qsort(ord, s->n, sizeof *ord, cmp_by_id);
-    for (size_t oi = 0; oi < s->n; oi++) {
-      const vpoint *p = ord[oi];
-      size_t i = (size_t)(p - s->pts);
-      if (p->skip[0] || !p->ran) continue;
-      for (int m = 0; m < VM_COUNT; m++) {
-        if (!isfinite(p->meas[m])) continue;
-        char a[32], b[32], note[96] = "";
-        fmt_val(a, sizeof a, p->meas[m]);
-        fmt_val(b, sizeof b, p->pred[m]);
-        double e = verr_pct(p, (vmetric)m);
-        if (m == VM_TPUT && p->tput_derived) vfmt(note, sizeof note, "derived C*osl/E2EL");
-        if (m == VM_TTFT && (side[i] & 4))
-          vfmt(note, sizeof note, "cliff: measured %s, predicted %s", (side[i] & 1) ? "yes" : "no",
-                   (side[i] & 2) ? "yes" : "no");
-        if (p->train && m != VM_TPUT) strncat(note, note[0] ? ", train" : "train", sizeof note - strlen(note) - 1);
-        fprintf(f, "%-48s %-12s %11s %11s %+7.1f%%  %s\n", p->id, vmetric_name((vmetric)m), a, b, e, note);
-      }
-    }
-    free(ord);
-  }
+  if (!o || o->table) text_table(s, side, f);
   /* the targets: closed-loop points */
   summary_block(f, s, "Closed-loop points (targets: median |error| <= 15% TTFT, <= 10% TPOT and throughput):",
-                vfilter_closed, NULL);
-  bool t = true, h = false;
+                vfilter_closed, NULL, BASE_METRICS, SIM_ARRAY_LEN(BASE_METRICS));
+  bool t = true;
   bool any_train = false;
   for (size_t i = 0; i < s->n; i++) any_train |= s->pts[i].train;
   if (any_train) {
-    summary_block(f, s, "Training subset (the fit saw these):", vfilter_train, &t);
-    summary_block(f, s, "Held-out points (everything else):", vfilter_train, &h);
+    summary_block(f, s, "Training subset (the fit saw these):", vfilter_train, &t, BASE_METRICS,
+                  SIM_ARRAY_LEN(BASE_METRICS));
+    summary_block(f, s, "Held-out points (everything else):", vfilter_held_out, NULL, BASE_METRICS,
+                  SIM_ARRAY_LEN(BASE_METRICS));
   }
   for (int sh = 0; sh < VSHAPE_COUNT; sh++) {
     vshape v = (vshape)sh;
     bool any = false;
     for (size_t i = 0; i < s->n; i++) any |= s->pts[i].ran && s->pts[i].shape == v;
-    if (!any || v == VSHAPE_CLOSED) continue;
+    if (!any || v == VSHAPE_CLOSED || v == VSHAPE_STAGED) continue;
     char title[96];
     vfmt(title, sizeof title, "%s points:", vshape_name(v));
-    summary_block(f, s, title, vfilter_shape, &v);
+    summary_block(f, s, title, vfilter_shape, &v, BASE_METRICS, SIM_ARRAY_LEN(BASE_METRICS));
   }
-  for (int g = 0; g < VG_COUNT; g++) {
-    if (!o || !o->groups[g]) continue;
-    char keys[64][96];
-    int nk = group_keys(s, (vgroup_by)g, keys, 64);
-    fprintf(f, "\nBy %s:\n  %-34s %5s %10s %10s %10s   %8s  %s\n", vgroup_name((vgroup_by)g), "group / metric", "n",
-            "median|e|", "mean|e|", "median e", "worst", "worst point");
-    for (int k = 0; k < nk; k++) {
-      gkey_arg ga = {(vgroup_by)g, keys[k]};
-      for (int m = 0; m < VM_COUNT; m++) {
-        verr_stats st;
-        verr_summarize(s, (vmetric)m, vfilter_group, &ga, &st);
-        if (!st.n) continue;
-        char label[128];
-        vfmt(label, sizeof label, "%s %s", keys[k], vmetric_name((vmetric)m));
-        stats_line(f, label, &st);
-      }
-    }
-  }
+  if (n_staged) text_stages_summary(s, f);
+  text_groups(s, o, f);
   fprintf(f,
           "\nSaturation cliffs (closed loop; on the cliff = TTFT > %.0fx the TTFT at the next lower concurrency of "
           "the same series, or already on it there):\n  measured yes / predicted yes %zu, measured no / predicted no %zu, measured no / predicted yes "
           "%zu, measured yes / predicted no %zu (%zu baselines unclassified)\n",
           VAL_CLIFF_FACTOR, cl.tp, cl.tn, cl.fp, cl.fn, cl.unclassified);
+  if (n_staged) text_stages_tail(s, f);
   if (n_fail) {
     fprintf(f, "\nFailed (servesim could not reproduce a run that happened; counted against the model):\n");
     for (size_t i = 0; i < s->n; i++)
@@ -381,14 +478,153 @@ static cJSON *stats_json(const verr_stats *st) {
   return o;
 }
 
-static cJSON *block_json(const vset *s, vfilter f, const void *arg) {
+static cJSON *block_json(const vset *s, vfilter f, const void *arg, const vmetric *ms, size_t n_ms) {
   cJSON *o = cJSON_CreateObject();
-  for (int m = 0; m < VM_COUNT; m++) {
+  for (size_t i = 0; i < n_ms; i++) {
     verr_stats st;
-    verr_summarize(s, (vmetric)m, f, arg, &st);
-    cJSON_AddItemToObject(o, vmetric_name((vmetric)m), stats_json(&st));
+    verr_summarize(s, ms[i], f, arg, &st);
+    cJSON_AddItemToObject(o, vmetric_name(ms[i]), stats_json(&st));
   }
   return o;
+}
+
+/* Whether any point that ran has group key `key` and is (not) an open-loop stage. */
+static bool group_has(const vset *s, const gkey_arg *ga) {
+  for (size_t i = 0; i < s->n; i++)
+    if (s->pts[i].ran && vfilter_group(&s->pts[i], ga)) return true;
+  return false;
+}
+
+/* by_group (every point but the open-loop stages, as before them) or
+ * by_group_open_loop_stages (staged). */
+static cJSON *groups_json(const vset *s, bool staged) {
+  cJSON *bg = cJSON_CreateObject();
+  for (int g = 0; g < VG_COUNT; g++) {
+    cJSON *go = cJSON_AddObjectToObject(bg, vgroup_name((vgroup_by)g));
+    char keys[64][96];
+    int nk = group_keys(s, (vgroup_by)g, keys, 64);
+    for (int k = 0; k < nk; k++) {
+      gkey_arg ga = {(vgroup_by)g, keys[k], staged};
+      if (!group_has(s, &ga)) continue;
+      cJSON_AddItemToObject(go, keys[k],
+                            staged ? block_json(s, vfilter_group, &ga, STAGE_METRICS, SIM_ARRAY_LEN(STAGE_METRICS))
+                                   : block_json(s, vfilter_group, &ga, BASE_METRICS, SIM_ARRAY_LEN(BASE_METRICS)));
+    }
+  }
+  return bg;
+}
+
+static void summary_json(const vset *s, cJSON *sum) {
+  const size_t nb = SIM_ARRAY_LEN(BASE_METRICS), ns = SIM_ARRAY_LEN(STAGE_METRICS);
+  cJSON_AddItemToObject(sum, "closed_loop", block_json(s, vfilter_closed, NULL, BASE_METRICS, nb));
+  bool t = true;
+  cJSON_AddItemToObject(sum, "train", block_json(s, vfilter_train, &t, BASE_METRICS, nb));
+  cJSON_AddItemToObject(sum, "held_out", block_json(s, vfilter_held_out, NULL, BASE_METRICS, nb));
+  cJSON *bs = cJSON_AddObjectToObject(sum, "by_shape");
+  for (int sh = 0; sh < VSHAPE_COUNT; sh++) {
+    vshape v = (vshape)sh;
+    bool st = v == VSHAPE_STAGED;
+    cJSON_AddItemToObject(bs, vshape_name(v), block_json(s, vfilter_shape, &v, st ? STAGE_METRICS : BASE_METRICS,
+                                                         st ? ns : nb));
+  }
+  cJSON_AddItemToObject(sum, "by_group", groups_json(s, false));
+  cJSON_AddItemToObject(sum, "open_loop_stages", block_json(s, vfilter_staged, NULL, STAGE_METRICS, ns));
+  cJSON_AddItemToObject(sum, "by_group_open_loop_stages", groups_json(s, true));
+  vkept k;
+  vkept_count(s, &k);
+  cJSON *kj = cJSON_AddObjectToObject(sum, "kept_up");
+  jnum(kj, "min_served_fraction", VAL_KEPT_UP_RATE);
+  jnum(kj, "max_p99_ttft_fraction_of_duration", VAL_KEPT_UP_TTFT_FRAC);
+  cJSON_AddNumberToObject(kj, "measured_kept_up_predicted_kept_up", (double)k.both_up);
+  cJSON_AddNumberToObject(kj, "measured_overloaded_predicted_overloaded", (double)k.both_over);
+  cJSON_AddNumberToObject(kj, "measured_kept_up_predicted_overloaded", (double)k.false_over);
+  cJSON_AddNumberToObject(kj, "measured_overloaded_predicted_kept_up", (double)k.missed_over);
+  cJSON_AddNumberToObject(kj, "unclassified", (double)k.unclassified);
+}
+
+static cJSON *stage_out_json(const vstage_out *o) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddNumberToObject(j, "sent", (double)o->sent);
+  cJSON_AddNumberToObject(j, "answered", (double)o->ok);
+  jnum(j, "answered_per_s", o->served_rate);
+  jnum(j, "mean_input_tokens", o->mean_input_tokens);
+  cJSON_AddBoolToObject(j, "kept_up", o->kept_up);
+  return j;
+}
+
+/* The "stage" object of an open-loop stage point. */
+static cJSON *stage_json(const vpoint *p) {
+  const vstaged *st = p->staged;
+  const vopen_run *r = &st->run;
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "run", r->dir);
+  cJSON_AddNumberToObject(j, "stage", st->stage);
+  jnum(j, "rate_per_s", r->rate_per_s[st->stage]);
+  jnum(j, "duration_s", r->duration_s[st->stage]);
+  cJSON_AddStringToObject(j, "model_name", r->model_label);
+  jnum(j, "measured_mean_input_tokens", r->meas_input_tokens);
+  cJSON_AddNumberToObject(j, "rebuilt_prompt_tokens", r->prompt_tokens);
+  cJSON_AddNumberToObject(j, "rebuilt_shared_tokens", r->shared_tokens);
+  jnum(j, "client_timeout_s", r->timeout_s);
+  cJSON_AddItemToObject(j, "measured", stage_out_json(&st->meas));
+  if (p->ran) {
+    cJSON_AddItemToObject(j, "predicted", stage_out_json(&st->pred));
+    cJSON *sj = cJSON_AddArrayToObject(j, "predicted_stage_starts_s");
+    for (uint32_t k = 0; k <= st->stage; k++) {
+      char b[32];
+      vfmt(b, sizeof b, "%.6g", st->start_s[k]);
+      cJSON_AddItemToArray(sj, cJSON_CreateRaw(b));
+    }
+    cJSON_AddNumberToObject(j, "first_request", (double)st->first_req);
+  }
+  char m[2048];
+  vstage_method(p, NULL, m, sizeof m);
+  cJSON_AddStringToObject(j, "method", m);
+  if (r->profile_note[0]) cJSON_AddStringToObject(j, "profile_note", r->profile_note);
+  return j;
+}
+
+static cJSON *point_json(const vpoint *p, uint8_t side) {
+  cJSON *e = cJSON_CreateObject();
+  cJSON_AddStringToObject(e, "id", p->id);
+  cJSON_AddStringToObject(e, "where", p->where);
+  cJSON_AddStringToObject(e, "source", vsource_name(p->src));
+  cJSON_AddStringToObject(e, "shape", vshape_name(p->shape));
+  cJSON_AddStringToObject(e, "status", p->skip[0] ? "skipped" : p->fail[0] ? "failed" : p->ran ? "predicted" : "not_run");
+  if (p->skip[0]) cJSON_AddStringToObject(e, "reason", p->skip);
+  else if (p->fail[0]) cJSON_AddStringToObject(e, "reason", p->fail);
+  cJSON_AddStringToObject(e, "model", p->model);
+  cJSON_AddStringToObject(e, "gpu", p->gpu);
+  cJSON_AddStringToObject(e, "engine", p->engine);
+  cJSON_AddNumberToObject(e, "tp", p->tp);
+  cJSON_AddStringToObject(e, "weight_dtype", dtype_name(p->weight_dtype));
+  cJSON_AddStringToObject(e, "kv_cache_dtype", dtype_name(p->kv_dtype));
+  cJSON_AddNumberToObject(e, "isl", p->isl);
+  cJSON_AddNumberToObject(e, "osl", p->osl);
+  cJSON_AddNumberToObject(e, "concurrency", p->concurrency);
+  cJSON_AddNumberToObject(e, "num_prompts", (double)p->num_prompts);
+  cJSON_AddBoolToObject(e, "train", p->train);
+  cJSON *mj = cJSON_AddObjectToObject(e, "measured"), *pj = cJSON_AddObjectToObject(e, "predicted"),
+        *ej = cJSON_AddObjectToObject(e, "error_pct");
+  int n_m = p->shape == VSHAPE_STAGED ? VM_COUNT : VM_BASE_COUNT; /* the stage metrics only where they exist */
+  for (int m = 0; m < n_m; m++) {
+    jnum(mj, vmetric_name((vmetric)m), p->meas[m]);
+    jnum(pj, vmetric_name((vmetric)m), p->pred[m]);
+    jnum(ej, vmetric_name((vmetric)m), verr_pct(p, (vmetric)m));
+  }
+  cJSON_AddBoolToObject(e, "output_tok_s_derived", p->tput_derived);
+  if (side & 4) {
+    cJSON *c = cJSON_AddObjectToObject(e, "cliff");
+    cJSON_AddBoolToObject(c, "measured", side & 1);
+    cJSON_AddBoolToObject(c, "predicted", (side & 2) != 0);
+  }
+  if (p->ran) {
+    jnum(e, "kv_pool_tokens", p->pred_kv_tokens);
+    jnum(e, "mean_queue_ms", p->pred_queue_ms);
+    cJSON_AddNumberToObject(e, "preemptions", (double)p->pred_preemptions);
+  }
+  if (p->staged) cJSON_AddItemToObject(e, "stage", stage_json(p));
+  return e;
 }
 
 int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
@@ -399,25 +635,7 @@ int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
   cJSON *notes = cJSON_AddArrayToObject(root, "sources");
   for (int i = 0; i < s->n_notes; i++) cJSON_AddItemToArray(notes, cJSON_CreateString(s->notes[i]));
   cJSON *sum = cJSON_AddObjectToObject(root, "summary");
-  cJSON_AddItemToObject(sum, "closed_loop", block_json(s, vfilter_closed, NULL));
-  bool t = true, h = false;
-  cJSON_AddItemToObject(sum, "train", block_json(s, vfilter_train, &t));
-  cJSON_AddItemToObject(sum, "held_out", block_json(s, vfilter_train, &h));
-  cJSON *bs = cJSON_AddObjectToObject(sum, "by_shape");
-  for (int sh = 0; sh < VSHAPE_COUNT; sh++) {
-    vshape v = (vshape)sh;
-    cJSON_AddItemToObject(bs, vshape_name(v), block_json(s, vfilter_shape, &v));
-  }
-  cJSON *bg = cJSON_AddObjectToObject(sum, "by_group");
-  for (int g = 0; g < VG_COUNT; g++) {
-    cJSON *go = cJSON_AddObjectToObject(bg, vgroup_name((vgroup_by)g));
-    char keys[64][96];
-    int nk = group_keys(s, (vgroup_by)g, keys, 64);
-    for (int k = 0; k < nk; k++) {
-      gkey_arg ga = {(vgroup_by)g, keys[k]};
-      cJSON_AddItemToObject(go, keys[k], block_json(s, vfilter_group, &ga));
-    }
-  }
+  summary_json(s, sum);
   uint8_t *side = sim_calloc(s->n ? s->n : 1, 1);
   vcliff cl;
   vcliff_count(s, NULL, NULL, &cl, side);
@@ -432,46 +650,8 @@ int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
   cJSON *pts = cJSON_AddArrayToObject(root, "points");
   for (size_t i = 0; i < s->n; i++) {
     const vpoint *p = &s->pts[i];
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddStringToObject(e, "id", p->id);
-    cJSON_AddStringToObject(e, "where", p->where);
-    cJSON_AddStringToObject(e, "source", vsource_name(p->src));
-    cJSON_AddStringToObject(e, "shape", vshape_name(p->shape));
-    const char *status = p->skip[0] ? "skipped" : p->fail[0] ? "failed" : p->ran ? "predicted" : "not_run";
     counts[p->skip[0] ? 2 : p->fail[0] ? 1 : 0]++;
-    cJSON_AddStringToObject(e, "status", status);
-    if (p->skip[0]) cJSON_AddStringToObject(e, "reason", p->skip);
-    else if (p->fail[0]) cJSON_AddStringToObject(e, "reason", p->fail);
-    cJSON_AddStringToObject(e, "model", p->model);
-    cJSON_AddStringToObject(e, "gpu", p->gpu);
-    cJSON_AddStringToObject(e, "engine", p->engine);
-    cJSON_AddNumberToObject(e, "tp", p->tp);
-    cJSON_AddStringToObject(e, "weight_dtype", dtype_name(p->weight_dtype));
-    cJSON_AddStringToObject(e, "kv_cache_dtype", dtype_name(p->kv_dtype));
-    cJSON_AddNumberToObject(e, "isl", p->isl);
-    cJSON_AddNumberToObject(e, "osl", p->osl);
-    cJSON_AddNumberToObject(e, "concurrency", p->concurrency);
-    cJSON_AddNumberToObject(e, "num_prompts", (double)p->num_prompts);
-    cJSON_AddBoolToObject(e, "train", p->train);
-    cJSON *mj = cJSON_AddObjectToObject(e, "measured"), *pj = cJSON_AddObjectToObject(e, "predicted"),
-          *ej = cJSON_AddObjectToObject(e, "error_pct");
-    for (int m = 0; m < VM_COUNT; m++) {
-      jnum(mj, vmetric_name((vmetric)m), p->meas[m]);
-      jnum(pj, vmetric_name((vmetric)m), p->pred[m]);
-      jnum(ej, vmetric_name((vmetric)m), verr_pct(p, (vmetric)m));
-    }
-    cJSON_AddBoolToObject(e, "output_tok_s_derived", p->tput_derived);
-    if (side[i] & 4) {
-      cJSON *c = cJSON_AddObjectToObject(e, "cliff");
-      cJSON_AddBoolToObject(c, "measured", side[i] & 1);
-      cJSON_AddBoolToObject(c, "predicted", (side[i] & 2) != 0);
-    }
-    if (p->ran) {
-      jnum(e, "kv_pool_tokens", p->pred_kv_tokens);
-      jnum(e, "mean_queue_ms", p->pred_queue_ms);
-      cJSON_AddNumberToObject(e, "preemptions", (double)p->pred_preemptions);
-    }
-    cJSON_AddItemToArray(pts, e);
+    cJSON_AddItemToArray(pts, point_json(p, side[i]));
   }
   cJSON *cnt = cJSON_AddObjectToObject(sum, "points");
   cJSON_AddNumberToObject(cnt, "total", (double)s->n);
@@ -484,14 +664,19 @@ int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
 
 /* ---- CSV --------------------------------------------------------------------------------- */
 
-
+/* Columns: the base metrics, `where`, then the open-loop stages' columns
+ * (empty for other points), so the columns before them are as they were. */
 int vreport_csv(const vset *s, FILE *f, sim_err *err) {
   fprintf(f, "id,source,shape,model,gpu,engine,tp,weight_dtype,kv_cache_dtype,isl,osl,concurrency,num_prompts,train,"
              "status,reason");
-  for (int m = 0; m < VM_COUNT; m++)
+  for (int m = 0; m < VM_BASE_COUNT; m++)
     fprintf(f, ",measured_%s,predicted_%s,error_pct_%s", vmetric_name((vmetric)m), vmetric_name((vmetric)m),
             vmetric_name((vmetric)m));
-  fprintf(f, ",where\n");
+  fprintf(f, ",where,stage,rate_per_s");
+  for (int m = VM_BASE_COUNT; m < VM_COUNT; m++)
+    fprintf(f, ",measured_%s,predicted_%s,error_pct_%s", vmetric_name((vmetric)m), vmetric_name((vmetric)m),
+            vmetric_name((vmetric)m));
+  fprintf(f, ",measured_answered,predicted_answered,measured_kept_up,predicted_kept_up,method\n");
   for (size_t i = 0; i < s->n; i++) {
     const vpoint *p = &s->pts[i];
     outfmt_csv_str(f, p->id);
@@ -500,13 +685,31 @@ int vreport_csv(const vset *s, FILE *f, sim_err *err) {
             p->concurrency, (unsigned long long)p->num_prompts, p->train ? 1 : 0,
             p->skip[0] ? "skipped" : p->fail[0] ? "failed" : p->ran ? "predicted" : "not_run");
     outfmt_csv_str(f, p->skip[0] ? p->skip : p->fail);
-    for (int m = 0; m < VM_COUNT; m++) {
+    for (int m = 0; m < VM_BASE_COUNT; m++) {
       outfmt_csv_num(f, p->meas[m]);
       outfmt_csv_num(f, p->pred[m]);
       outfmt_csv_num(f, verr_pct(p, (vmetric)m));
     }
     fputc(',', f);
     outfmt_csv_str(f, p->where);
+    const vstaged *st = p->staged;
+    if (!st) {
+      fputs(",,,,,,,,,,,,,", f); /* the 13 stage columns, empty */
+    } else {
+      fprintf(f, ",%u", st->stage);
+      outfmt_csv_num(f, st->run.rate_per_s[st->stage]);
+      for (int m = VM_BASE_COUNT; m < VM_COUNT; m++) {
+        outfmt_csv_num(f, p->meas[m]);
+        outfmt_csv_num(f, p->pred[m]);
+        outfmt_csv_num(f, verr_pct(p, (vmetric)m));
+      }
+      fprintf(f, ",%llu", (unsigned long long)st->meas.ok);
+      if (p->ran) fprintf(f, ",%llu,%d,%d,", (unsigned long long)st->pred.ok, st->meas.kept_up, st->pred.kept_up);
+      else fprintf(f, ",,%d,,", st->meas.kept_up);
+      char m[2048];
+      vstage_method(p, NULL, m, sizeof m);
+      outfmt_csv_str(f, m);
+    }
     fputc('\n', f);
   }
   if (ferror(f)) return sim_errf(err, SIM_EINPUT, "cannot write the CSV report");

@@ -145,6 +145,16 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
     g->burstiness = p->burstiness;
     sc->max_concurrency = p->concurrency;
     break;
+  case VSHAPE_STAGED: { /* the run's server (vopen.c); the workload is a trace (vstage_trace), not gen */
+    const vopen_run *r = &p->staged->run;
+    sc->deploy.max_num_seqs = r->max_num_seqs;
+    sc->deploy.max_num_batched_tokens = r->max_num_batched_tokens;
+    sc->deploy.max_model_len = r->max_model_len;
+    sc->deploy.gpu_memory_utilization = VSTAGE_GPU_MEMORY_UTILIZATION;
+    sc->deploy.enable_prefix_caching = 1;
+    g->num_prompts = 0;
+    break;
+  }
   default: SIM_ASSERT(!"unknown shape");
   }
 }
@@ -221,6 +231,11 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
   p->fail[0] = 0;
   for (int m = 0; m < VM_COUNT; m++) p->pred[m] = NAN;
   if (p->skip[0]) return SIM_OK;
+  if (p->shape == VSHAPE_STAGED) { /* a stage of an open-loop run: its own workload and deployment (vstage.c) */
+    vstage_run_point(p, ov);
+    p->wall_s = wall_now() - t0;
+    return SIM_OK;
+  }
   scenario sc;
   vpoint_scenario(p, ov, &sc);
   sc.sample_interval_s = -1; /* no time series */

@@ -4,8 +4,12 @@
  *    files here, as predicted, or skipped/failed with a reason; the summary
  *    meets the fidelity targets of docs/ACCURACY.md (a regression gate: one
  *    full run, the only one in the suite);
+ *    the open-loop stages: one point per stage file, no overload missed or
+ *    invented (kept up / overloaded);
  *  - a user's own run (servesim run --json wrapped with its deployment)
  *    validates with ~0% error: the user path reproduces the workload exactly;
+ *  - an open-loop stage point is redone by `servesim run` on the trace
+ *    --save-traces writes, to the same numbers;
  *  - bad input exits 2 with a message naming the flag, file or line. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -15,6 +19,8 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <sys/stat.h>
 
 #include "testutil.h"
 
@@ -68,6 +74,25 @@ static size_t count_substr(const char *path, const char *needle) {
   return n;
 }
 
+/* stage_<K>_lifecycle_metrics.json files at most depth levels below dir. */
+static size_t count_stage_files(const char *dir, int depth) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  size_t n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.') continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (stat(path, &st)) continue;
+    if (S_ISDIR(st.st_mode) && depth > 0) n += count_stage_files(path, depth - 1);
+    else if (S_ISREG(st.st_mode) && !strncmp(e->d_name, "stage_", 6) && strstr(e->d_name, "_lifecycle_metrics.json"))
+      n++;
+  }
+  closedir(d);
+  return n;
+}
+
 static double jget_num(const cJSON *o, const char *a, const char *b, const char *c) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
   if (b) v = cJSON_GetObjectItemCaseSensitive(v, b);
@@ -80,7 +105,7 @@ Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout 
   if (!dir) cr_skip_test("../shared/validation is absent");
   char d[2048], path[4200];
   snprintf(d, sizeof d, "%s", dir);
-  size_t want[4];
+  size_t want[5];
   snprintf(path, sizeof path, "%s/aic_silicon_llama31_70b.csv", d);
   want[0] = count_lines(path) - 1;
   snprintf(path, sizeof path, "%s/trtllm_v0.14_perf_overview_llama31_70b.csv", d);
@@ -89,6 +114,8 @@ Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout 
   want[2] = count_lines(path) - 1;
   snprintf(path, sizeof path, "%s/published_facts.json", d);
   want[3] = count_substr(path, "\"mlperf_result\"");
+  want[4] = count_stage_files(d, 3);
+  cr_assert_gt(want[4], 0u, "no open-loop stage file under %s", d);
   char json[256], args[8192];
   snprintf(json, sizeof json, "/tmp/servesim_validate_%d.json", getpid());
   snprintf(args, sizeof args, "validate --data '%s' --no-table --json '%s' --force", d, json);
@@ -102,15 +129,19 @@ Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout 
   free(text);
   cr_assert(root != NULL, "invalid JSON report");
   const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points");
-  static const char *const src[4] = {"aic_closed_loop", "trtllm_0.14_offline", "trtllm_0.9_static_batch",
-                                     "mlperf_4.0"};
-  size_t got[4] = {0, 0, 0, 0}, predicted = 0;
+  static const char *const src[5] = {"aic_closed_loop", "trtllm_0.14_offline", "trtllm_0.9_static_batch",
+                                     "mlperf_4.0", "inference_perf"};
+  size_t got[5] = {0, 0, 0, 0, 0}, predicted = 0;
   const cJSON *p;
   cJSON_ArrayForEach(p, pts) {
     const char *s = cJSON_GetObjectItemCaseSensitive(p, "source")->valuestring;
     const char *status = cJSON_GetObjectItemCaseSensitive(p, "status")->valuestring;
     const char *id = cJSON_GetObjectItemCaseSensitive(p, "id")->valuestring;
-    for (int k = 0; k < 4; k++) got[k] += !strcmp(s, src[k]);
+    for (int k = 0; k < 5; k++) got[k] += !strcmp(s, src[k]);
+    if (!strcmp(s, "inference_perf")) {
+      const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "stage"), "method");
+      cr_assert(cJSON_IsString(m) && strstr(m->valuestring, "servesim run --trace"), "%s: no reproduction method", id);
+    }
     if (!strcmp(status, "predicted")) {
       predicted++;
     } else {
@@ -121,7 +152,7 @@ Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout 
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(p, "where");
     cr_assert(cJSON_IsString(w) && strchr(w->valuestring, ':'), "%s: no file:line", id);
   }
-  for (int k = 0; k < 4; k++) cr_assert_eq(got[k], want[k], "%s: %zu points reported, %zu in the file", src[k], got[k], want[k]);
+  for (int k = 0; k < 5; k++) cr_assert_eq(got[k], want[k], "%s: %zu points reported, %zu in the file", src[k], got[k], want[k]);
   cr_assert_gt(predicted, 600u, "only %zu points predicted", predicted);
   /* the fidelity targets over the closed-loop points (docs/ACCURACY.md) */
   const cJSON *sum = cJSON_GetObjectItemCaseSensitive(root, "summary");
@@ -137,7 +168,68 @@ Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout 
   cr_assert_eq(fn, 0, "a measured saturation cliff was not predicted");
   cr_assert_eq(fp, 0, "a saturation cliff was predicted where the measurement has none");
   cr_assert_gt(tp, 0);
+  /* open-loop stages: the overloads placed where measured, none invented */
+  double missed = jget_num(sum, "kept_up", "measured_overloaded_predicted_kept_up", NULL);
+  double invented = jget_num(sum, "kept_up", "measured_kept_up_predicted_overloaded", NULL);
+  double over = jget_num(sum, "kept_up", "measured_overloaded_predicted_overloaded", NULL);
+  cr_assert_eq(missed, 0, "a measured overload was not predicted");
+  cr_assert_eq(invented, 0, "an overload was predicted where the server kept up");
+  cr_assert_gt(over, 0);
+  cr_assert_gt(jget_num(sum, "open_loop_stages", "e2el_ms", "n"), 0);
   cJSON_Delete(root);
+}
+
+Test(validate_cli, open_loop_stage_is_redone_by_run_on_the_saved_trace) {
+  char dir[256], args[4096], csv[300];
+  snprintf(dir, sizeof dir, "/tmp/servesim_traces_%d", getpid());
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  snprintf(args, sizeof args, "validate --data '%s' --only infperf/llama-small/stage1 --save-traces '%s' --json -",
+           tu_src("tests/data/infperf/ok"), dir);
+  int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "validate: %s", err);
+  cJSON *root = cJSON_Parse(out);
+  cr_assert(root != NULL, "stdout is not the JSON report");
+  const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "points"), 0);
+  double ttft = jget_num(p, "predicted", "ttft_ms", NULL), e2e = jget_num(p, "predicted", "e2el_ms", NULL);
+  cJSON_Delete(root);
+  snprintf(csv, sizeof csv, "%s/requests.csv", dir);
+  snprintf(args, sizeof args,
+           "run --trace '%s/infperf_llama-small_stage1.csv' --model llama-2-7b --gpu h100-sxm --tp 1 --max-num-seqs 128 "
+           "--max-num-batched-tokens 2048 --max-model-len 4096 --gpu-memory-utilization 0.9 --enable-prefix-caching "
+           "--profile none --quiet --csv '%s'",
+           dir, csv);
+  rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "run: %s", err);
+  /* rows of requests 20..39 (the method says so): columns ttft_ms and e2el_ms by name */
+  char *text = tu_slurp(csv, NULL);
+  cr_assert(text != NULL);
+  int c_ttft = -1, c_e2e = -1, row = -1;
+  double st = 0, se = 0;
+  size_t n = 0;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), row++) {
+    int col = 0;
+    for (char *f = line, *next; f; f = next, col++) { /* fields may be empty: split by hand */
+      next = strchr(f, ',');
+      if (next) *next++ = 0;
+      if (row < 0) {
+        if (!strcmp(f, "ttft_ms")) c_ttft = col;
+        if (!strcmp(f, "e2el_ms")) c_e2e = col;
+      } else if (row >= 20 && row < 40) {
+        if (col == c_ttft) st += atof(f);
+        if (col == c_e2e) se += atof(f), n++;
+      }
+    }
+  }
+  free(text);
+  cr_assert(c_ttft > 0 && c_e2e > 0 && c_e2e > c_ttft, "no ttft_ms/e2el_ms columns");
+  cr_assert_eq(n, 20);
+  cr_assert(fabs(st / 20 - ttft) < 1e-4 * ttft, "mean TTFT of stage 1's rows %g, validate %g", st / 20, ttft);
+  cr_assert(fabs(se / 20 - e2e) < 1e-4 * e2e, "mean E2E of stage 1's rows %g, validate %g", se / 20, e2e);
+  unlink(csv);
+  char tr[400];
+  snprintf(tr, sizeof tr, "%s/infperf_llama-small_stage1.csv", dir);
+  unlink(tr);
+  rmdir(dir);
 }
 
 Test(validate_cli, own_run_validates_with_no_error) {
@@ -210,4 +302,11 @@ Test(validate_cli, bad_input_exits_2_with_a_precise_message) {
   unlink(bad);
   cr_assert_eq(tu_run_cli("validate --param vllm.warp_speed=3 --data .", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "warp_speed"), "%s", err);
+  /* an inference-perf result directory with a defect: FILE:LINE: field */
+  snprintf(args, sizeof args, "validate --data '%s'", tu_src("tests/data/infperf/bad/no-stages"));
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "no-stages/config.yaml:16: load.stages: missing"), "%s", err);
+  snprintf(args, sizeof args, "validate --data '%s' --save-traces /nonexistent/dir", tu_src("tests/data/infperf/ok"));
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--save-traces /nonexistent/dir"), "%s", err);
 }

@@ -106,7 +106,7 @@ Test(config, list_is_sorted_and_complete) {
   cfg_list(CFG_ENGINE, buf, sizeof buf);
   cr_assert_str_eq(buf, "trtllm, vllm");
   cfg_list(CFG_MODEL, buf, sizeof buf);
-  cr_assert_str_eq(buf, "llama-2-70b, llama-3.1-70b, llama-3.1-8b, qwen2.5-72b");
+  cr_assert_str_eq(buf, "codellama-34b, llama-2-70b, llama-2-7b, llama-3.1-70b, llama-3.1-8b, qwen2.5-72b");
   char small[12];
   cfg_list(CFG_GPU, small, sizeof small);
   cr_assert(strlen(small) < sizeof small);
@@ -150,6 +150,17 @@ Test(config, other_model_params) {
   cr_assert_eq(m.max_pos, 4096);
   cr_assert_eq(m.native_dtype, DT_FP16);
   cr_assert(fabs(m.params_total / 68.98e9 - 1) < 0.005, "llama-2-70b params_total %.0f", m.params_total);
+
+  /* the open-loop validation models (shared/validation/openloop): MHA and GQA, fp16 and bf16 */
+  cr_assert_eq(cfg_model_load(&m, "llama-2-7b", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.kv_heads, 32, "Llama-2-7B has no GQA");
+  cr_assert_eq(m.native_dtype, DT_FP16);
+  cr_assert_float_eq(m.params_total, 6738415616.0, 0.5);
+  cr_assert_eq(cfg_model_load(&m, "codellama-34b", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.kv_heads, 8);
+  cr_assert_eq(m.max_pos, 16384);
+  cr_assert_eq(m.native_dtype, DT_BF16);
+  cr_assert_float_eq(m.params_total, 33743970304.0, 0.5);
 
   cr_assert_eq(cfg_model_load(&m, "qwen2.5-72b", &e), SIM_OK, "%s", e.msg);
   cr_assert_str_eq(m.arch, "qwen2");
