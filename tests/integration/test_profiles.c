@@ -124,11 +124,14 @@ static prof_sel choose(const char *spec, const char *gpu, const char *engine, co
 }
 
 Test(profiles, auto_picks_this_gpu_engine_and_nearest_version) {
-  prof_sel s = choose("auto", "h100-sxm", "vllm", NULL);
+  prof_sel s = choose("auto", "h100-sxm", "vllm@0.15.1", NULL);
   cr_assert_str_eq(s.source, "measured kernel tables h100-sxm_vllm-0.14.0 (kernel-db: NVIDIA AIConfigurator, vllm "
                              "0.14.0 on h100_sxm); roofline from the h100-sxm datasheet where they have no data");
   cr_assert(s.own && !s.other);
   cr_assert_str_eq(prof_engine_version(s.own), "0.14.0");
+  profsel_free(&s);
+  s = choose("auto", "h100-sxm", "vllm", NULL); /* the engine file's version, 0.25.0 */
+  cr_assert_str_eq(prof_engine_version(s.own), "0.24.0");
   profsel_free(&s);
   s = choose("auto", "h100-sxm", "vllm", "0.30.0");
   cr_assert_str_eq(prof_engine_version(s.own), "0.24.0", "the newest not newer than 0.30.0");
@@ -153,7 +156,7 @@ Test(profiles, auto_without_tables_scales_the_nearest_bandwidth_gpu) {
   prof_sel s = choose("auto", "h20", "vllm", NULL);
   cr_assert(!s.own && s.other, "%s", s.source);
   cr_assert_str_eq(s.other_gpu.name, "h100-sxm");
-  cr_assert(strstr(s.source, "h100-sxm_vllm-0.14.0") && strstr(s.source, "scaled to h20"), "%s", s.source);
+  cr_assert(strstr(s.source, "h100-sxm_vllm-0.24.0") && strstr(s.source, "scaled to h20"), "%s", s.source);
   profsel_cache_clear();
 }
 

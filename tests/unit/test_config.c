@@ -358,7 +358,7 @@ Test(config, engine_profiles) {
   cr_assert_eq(v.cuda_graph_max_batch, 512);
   cr_assert_float_eq(v.step_overhead_ns, 1030e3, 1e-6); /* fitted by servesim validate --fit */
   cr_assert_float_eq(v.runtime_overhead_bytes, 2060 * MIB, 0.5);
-  cr_assert_str_eq(v.version, "0.14.0");
+  cr_assert_str_eq(v.version, "0.25.0");
   cr_assert_eq(cfg_engine_load(&t, "trtllm", &e), SIM_OK, "%s", e.msg);
   cr_assert_str_eq(t.version, "1.3.0rc20");
   cr_assert_eq(t.admission, ADMIT_RESERVE_FULL);
@@ -386,9 +386,9 @@ Test(config, engine_strict_errors) {
   cr_assert_eq(engine_variant("\"block_size\": 16", "\"block_size\": 24", &e), SIM_EINPUT);
   assert_msg_has(&e, "vllm-test.json:");
   assert_msg_has(&e, "block_size: must be one of 8, 16, 32, 64, 128, got 24");
-  cr_assert_eq(engine_variant("\"version\": \"0.14.0\"", "\"version\": 14", &e), SIM_EINPUT);
+  cr_assert_eq(engine_variant("\"version\": \"0.25.0\"", "\"version\": 14", &e), SIM_EINPUT);
   assert_msg_has(&e, "version: expected a string");
-  cr_assert_eq(engine_variant("\"version\": \"0.14.0\",", "", &e), SIM_OK, "version is optional: %s", e.msg);
+  cr_assert_eq(engine_variant("\"version\": \"0.25.0\",", "", &e), SIM_OK, "version is optional: %s", e.msg);
   cr_assert_eq(engine_variant("\"on_demand\"", "\"lazy\"", &e), SIM_EINPUT);
   assert_msg_has(&e, "admission: expected \"on_demand\" or \"reserve_full\"");
   cr_assert_eq(engine_variant("\"gpu_memory_utilization\": 0.92", "\"gpu_memory_utilization\": 1.2", &e), SIM_EINPUT);
