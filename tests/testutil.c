@@ -126,7 +126,9 @@ engine_cfg tu_engine_vllm(void) {
   e.async_scheduling = true;
   e.step_overhead_ns = 500e3, e.per_seq_overhead_ns = 2e3;
   e.cuda_graph_max_batch = 512, e.launch_overhead_ns_per_layer = 20e3;
-  e.gemm_compute_eff = 0.75, e.gemm_memory_eff = 0.85, e.gemm_blend = 4;
+  e.graph_mode = GRAPH_FULL_AND_PIECEWISE;
+  e.elementwise_kernels_per_layer = 4, e.kernel_floor_ns = 2.5e3;
+  e.gemm_compute_eff = 0.75, e.gemm_memory_eff = 0.85;
   e.attn_prefill_eff = 0.5, e.attn_decode_eff = 0.7, e.elementwise_eff = 0.7;
   e.allreduce_bw_eff = 0.7, e.allreduce_latency_ns = 10e3;
   e.runtime_overhead_bytes = 1.5 * 1024 * MIB, e.cuda_graph_bytes = 0.5 * 1024 * MIB, e.activation_scale = 1.2;

@@ -113,14 +113,16 @@ typedef struct engine_cfg {
                                         at most CFG_MAX_FRONTEND_LATENCY_NS */
   uint32_t cuda_graph_max_batch;     /* largest CUDA-graph capture size the engine allows (vLLM caps
                                         max_cudagraph_capture_size at 512); 0 = no graphs */
-  double launch_overhead_ns_per_layer; /* kernel-launch cost per layer when not graphed */
-  /* efficiency factors: achieved fraction of the datasheet peak */
+  double launch_overhead_ns_per_layer; /* host time to launch one layer's kernels when the step does not
+                                          replay a full graph (piecewise or eager), ns */
+  double elementwise_kernels_per_layer; /* norm/RoPE/activation kernels per layer (from the engine's model code) */
+  double kernel_floor_ns;            /* the smallest kernel's GPU time when no profile measures it, ns */
+  /* roofline fallback (no measured profile): achieved fraction of the datasheet peak */
   double gemm_compute_eff;           /* large GEMMs vs dense tensor-core peak */
   double gemm_memory_eff;            /* weight-streaming GEMMs vs HBM bandwidth */
-  double gemm_blend;                 /* p of the p-norm combining compute and memory time (>= 1; large = sharp roofline) */
   double attn_prefill_eff;           /* prefill attention vs tensor-core peak */
   double attn_decode_eff;            /* decode attention vs HBM bandwidth */
-  double elementwise_eff;            /* norms, activation, residual vs HBM bandwidth */
+  double elementwise_eff;            /* norms, activation, residual vs HBM bandwidth (always used) */
   double allreduce_bw_eff;           /* all-reduce bus bandwidth vs link bandwidth */
   double allreduce_latency_ns;       /* fixed cost per all-reduce call, ns */
   /* device memory held outside the KV pool, per GPU */

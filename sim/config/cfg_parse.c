@@ -15,7 +15,7 @@
  *
  * Invariants on success: all figures of a gpu_cfg are > 0 except flops of
  * dtypes without native support (0) and price (0 = unknown); an engine_cfg's
- * efficiencies lie in (0, 1], gemm_blend >= 1, block_size is a power of two
+ * efficiencies lie in (0, 1], block_size is a power of two
  * in 8..128; a model_cfg's head counts divide as the architecture requires and
  * its parameter counts are filled. */
 #include <math.h>
@@ -348,9 +348,10 @@ static const kspec engine_specs[] = {
     {"frontend_latency_us", K_NUM, R_NONNEG, false, EOFF(frontend_latency_ns), 0, 1e3},
     {"cuda_graph_max_batch", K_U32, R_NONNEG, true, EOFF(cuda_graph_max_batch), 0, 0},
     {"launch_overhead_us_per_layer", K_NUM, R_NONNEG, true, EOFF(launch_overhead_ns_per_layer), 0, 1e3},
+    {"elementwise_kernels_per_layer", K_NUM, R_NONNEG, true, EOFF(elementwise_kernels_per_layer), 0, 1},
+    {"kernel_floor_us", K_NUM, R_NONNEG, true, EOFF(kernel_floor_ns), 0, 1e3},
     {"gemm_compute_eff", K_NUM, R_FRAC, true, EOFF(gemm_compute_eff), 0, 1},
     {"gemm_memory_eff", K_NUM, R_FRAC, true, EOFF(gemm_memory_eff), 0, 1},
-    {"gemm_blend", K_NUM, R_GE1, true, EOFF(gemm_blend), 0, 1},
     {"attn_prefill_eff", K_NUM, R_FRAC, true, EOFF(attn_prefill_eff), 0, 1},
     {"attn_decode_eff", K_NUM, R_FRAC, true, EOFF(attn_decode_eff), 0, 1},
     {"elementwise_eff", K_NUM, R_FRAC, true, EOFF(elementwise_eff), 0, 1},

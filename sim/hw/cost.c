@@ -1,102 +1,55 @@
-/* cost.c: the cost model: the time of one engine step from its batch_desc.
+/* cost.c: the cost model: the time of one engine step from its batch_desc
+ * (see cost.h for the terms and their sources).
  *
- * Everything here is per GPU of a TP group of size t (all GPUs of the group do
- * the same work in parallel). Times are double ns; the caller rounds.
+ * Everything here is per GPU of a TP group (model/shard.h). Times are double
+ * ns; the caller rounds.
  *
- * Per layer, with qh_g = q_heads / t and kvh_g = max(1, kv_heads / t) (vLLM
- * replicates KV heads when t > kv_heads), I_g = ceil(I / t):
- *   GEMMs, M = T:  QKV  N = (qh_g + 2 kvh_g) hd, K = H
- *                  O    N = H,                  K = qh_g hd
- *                  gate+up N = 2 I_g,           K = H
- *                  down N = H,                  K = I_g
- *   Once per step: LM head N = ceil(round_up(V, 64) / t), K = H, M = num_sample,
- *   always in the activation dtype (vLLM does not quantize it).
- *
- * GEMM roofline (SRC_ROOFLINE):
- *   t_c = 2 M N K / (peak x gemm_compute_eff x wo_factor)
- *   t_m = (N K wbytes + M K in_bytes + M N act_bytes [+ N act_bytes bias])
- *         / (HBM x gemm_memory_eff)
- *   t   = (t_c^p + t_m^p)^(1/p), p = gemm_blend (p >= SHARP_BLEND: max)
- *   The op's time is attributed to BOUND_COMPUTE when t_c >= t_m, else to
- *   BOUND_MEMORY (the roofline of THIS GPU at this shape decides, whatever
- *   source served the time).
- * Compute paths by weight dtype (deploy->weight_dtype):
- *   bf16/fp16   peak = flops[act], weights dtype_bytes(w), inputs act bytes
+ * How a GEMM computes on GPU g (deploy->weight_dtype), the key of its table
+ * and the bytes and peak of its roofline:
+ *   bf16/fp16   the activation dtype's table and peak, weights dtype_bytes(w)
  *   fp8, int8   W8A8 when the GPU has native tensor cores for it (flops[w] > 0):
- *               peak = flops[w], inputs quantized to 1 byte per element (the
- *               per-token quantization is charged to ELEMENTWISE, see below);
- *               otherwise weight-only (like int4 below, 1 byte per weight)
- *   int4        weight-only: peak = flops[act] x WO_COMPUTE_FACTOR, weights
- *               0.5 + 2/128 bytes (group-128 16-bit scales)
- *   WO_COMPUTE_FACTOR = 0.8: Marlin-style dequantizing kernels reach about
- *   80% of the bf16 tensor-core rate at large M (dequantization in the main
- *   loop); at small M they stream weights at full bandwidth, so the memory
- *   side keeps gemm_memory_eff.
+ *               the fp8/fp8 or int8/int8 table (the engine's scaled GEMM with
+ *               the per-step quantization of its input, as measured), peak
+ *               flops[w], 1-byte inputs; otherwise weight-only (as int4)
+ *   int4        weight-only: the int4/bf16 table, roofline peak
+ *               flops[act] x WO_COMPUTE_FACTOR, 0.5 + 2/128 bytes per weight
+ *   The LM head always computes in the activation dtype.
+ *   WO_COMPUTE_FACTOR = 0.8: dequantizing kernels (Marlin) reach about 80% of
+ *   the 16-bit tensor-core rate at large M; at small M they stream weights at
+ *   full bandwidth (roofline fallback only).
  *
- * Attention, per layer (p-norm blend and bound attribution as for GEMMs):
- *   decode (batch b, sum of contexts C, kv_b = KV dtype bytes):
- *     t_m = (C x 2 x kvh_g x hd x kv_b + b x 2 x qh_g x hd x act_b) / (HBM x attn_decode_eff)
- *     t_c = 4 x qh_g x hd x C / (flops[act] x attn_prefill_eff)
- *   prefill chunk c after ctx cached tokens:
- *     t_c = 4 x qh_g x hd x c x (ctx + (c + 1) / 2) / (flops[act] x attn_prefill_eff)
- *     t_m = ((ctx + c) x 2 x kvh_g x hd x kv_b + c x 2 x qh_g x hd x act_b)
- *           / (HBM x attn_decode_eff)
- *   With a profile: prof_attn_decode_ns(batch, kv_len = round(C / b)) and
- *   prof_attn_prefill_ns(chunk, ctx); a scaled profile is scaled by the HBM
- *   ratio (decode) or the flops[act] ratio (prefill).
+ * Roofline fallback (no profile): t = max(t_c, t_m), t_c = flops / (peak x
+ * gemm_compute_eff), t_m = bytes / (HBM x gemm_memory_eff) for GEMMs;
+ * attention likewise with attn_prefill_eff / attn_decode_eff. The bound of an
+ * op is the larger of the two on THIS GPU's datasheet, whatever served it.
  *
- * All-reduce (BOUND_COMM), 2 per layer when t > 1, one call of S = T x H x
- * act_b bytes. Engines pick the algorithm by message size (vLLM's custom
- * all-reduce: one-shot for small messages, two-shot above; TensorRT-LLM's
- * AUTO strategy likewise; NCCL ring for large ones), so the cost is the
- * cheaper of the two families, with bw = link_Bps x allreduce_bw_eff,
- * sw = allreduce_latency_ns (engine: software cost of a call) and
- * hop = link_latency_ns (GPU: one synchronization with a peer over the
- * fabric; 0 if the config has none):
- *   one-shot: every GPU reads its t-1 peers' buffers and reduces locally:
- *             sw + (t-1) hop + (t-1) S / bw
- *   ring / two-shot (reduce-scatter + all-gather, bandwidth-optimal):
- *             sw + 2 (t-1) hop + 2 (t-1)/t S / bw
- *   cost = min(one-shot, ring). Small messages (decode) are latency-bound
- *   and grow with t through the per-peer handshakes; mid-size ones (a decode
- *   batch of 64-256 tokens: 1-4 MB) pay one-shot's t-1 copies until ring
- *   wins; prefill-size messages run at the ring's bus bandwidth.
- * PCIe GPUs use their own link_Bps and latency through the same formula.
+ * Scaled profile (another GPU type's): the time is scaled by the datasheet
+ * ratio of the bound resource (peak FLOP/s or HBM bandwidth).
  *
- * Elementwise (BOUND_MEMORY), bytes per token per layer, / (HBM x elementwise_eff):
- *   act_b x (8 H             two fused residual-add + RMSNorm: read x, read
- *                            residual, write residual, write normed (4 H each)
- *            + 3 I_g         SiLU(gate) x up: read 2 I_g, write I_g
- *            + 2 (qh_g + kvh_g) hd   RoPE on q and k, read + write
- *            + 2 kvh_g hd)   KV-cache write: read new k, v
- *   + 2 kvh_g hd kv_b        ... and write them into the paged cache
- *   + (act_b + 1) qh_g hd    W8A8 only: quantize the attention output for
- *                            the O GEMM (the inputs of QKV, gate+up and down are
- *                            quantized inside the RMSNorm and SiLU kernels by
- *                            vLLM's fusion passes, so they add no pass)
- *   plus once per step 4 H act_b per token (embedding gather, final norm).
+ * All-reduce, bytes S = T x H x act_b per call:
+ *   profile: the engine's kernel (PROF_AR_CUSTOM_GRAPH when the step replays
+ *   graphs, PROF_AR_CUSTOM_EAGER otherwise), else NCCL's table; otherwise the
+ *   formula: the cheaper of one-shot (sw + (t-1) hop + (t-1) S / bw) and ring
+ *   (sw + 2 (t-1) hop + 2 (t-1)/t S / bw), bw = link_Bps x allreduce_bw_eff,
+ *   sw = allreduce_latency_ns, hop = link_latency_ns.
  *
- * Once per step:
- *   LM head GEMM (M = num_sample) + sampling: SAMPLER_PASSES passes over
- *   num_sample x V fp32 logits (vLLM gathers the full vocabulary), memory-bound.
- *   The logits gather across TP is not modelled (small next to the LM head).
- *   CPU: step_overhead_ns + per_seq_overhead_ns x num_seqs. With
- *   engine->async_scheduling the CPU work of step k+1 overlaps the GPU work of
- *   step k: the step lasts max(gpu, cpu) and OP_CPU_OVERHEAD gets only the
- *   part not hidden, max(0, cpu - gpu). Without it, the step is gpu + cpu.
- *   Launch: launch_overhead_ns_per_layer x layers, added to the GPU time
- *   (kernels wait to be issued), unless the batch replays a CUDA graph: a
- *   decode-only batch (num_prefill == 0) of 1..cuda_graph_max_batch sequences.
- *   A graphed batch runs the T-dependent part (GEMMs, all-reduces,
- *   elementwise) at T padded to cost_graph_pad(T); attention and the LM head
- *   see the real sequences (vLLM computes logits outside the graph).
+ * Elementwise, per layer: n = elementwise_kernels_per_layer kernels moving
+ *   act_b x T x (8 H        two residual-add + RMSNorm: read x, read
+ *                           residual, write residual, write normed
+ *              + 3 I_g      SiLU(gate) x up: read 2 I_g, write I_g
+ *              + 2 (qh_g + kvh_g) hd)  RoPE on q and k, read + write
+ *   bytes; time = max(n x kernel_floor, bytes / (HBM x elementwise_eff)).
+ *   (The KV-cache write belongs to the measured attention call, the FP8
+ *   quantization of a GEMM input to the measured W8A8 GEMM.) Once per step:
+ *   embedding gather and final norm, 2 kernels over 4 H act_b bytes a token.
+ * Sampler: SAMPLER_PASSES passes over num_sample x V fp32 logits (vLLM
+ *   gathers the full vocabulary), at least one kernel floor each.
  *
- * Memo: memo[T] holds the T-dependent part of a step for all layers (the four
- * layer GEMMs, both all-reduces, elementwise and the per-step passes over T),
- * filled lazily, for T < memo_len = max(max_num_batched_tokens, max_num_seqs,
- * 512) + 1. Larger T is computed directly (same numbers, not stored). Profile
- * availability depends on the shape only, so the GEMM sources are stored per
- * memo entry (cost_memo.src) and counted on every step.
+ * Kernel floor: the profile's measured time of a 1 x 128 x 128 bf16 GEMM (the
+ * smallest kernel of a kernel-db grid, replayed in a CUDA graph); else the
+ * engine file's kernel_floor_ns. Attention floor: the profile's 2-token
+ * single-sequence decode call; else the kernel floor.
+ *
  * Invariant: op_ns and bound_ns of a step_cost each sum to total_ns (up to
  * rounding of double additions). */
 #include "hw/cost.h"
@@ -105,47 +58,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/engver.h"
+
 #define WO_COMPUTE_FACTOR 0.8 /* weight-only (dequantizing) GEMMs vs the activation-dtype peak */
 #define INT4_GROUP 128.0      /* weights per 16-bit scale */
-#define SHARP_BLEND 64.0      /* gemm_blend at or above this: the sharp max(t_c, t_m) */
 #define SAMPLER_PASSES 3.0    /* fp32 passes over the logits: cast/temperature, softmax, sample */
-#define VOCAB_PAD 64u         /* vLLM pads the vocabulary to a multiple of 64 before sharding */
 #define MEMO_MIN 512u
 
-/* ---- shapes ----------------------------------------------------------------- */
+/* ---- shapes and dtypes ---------------------------------------------------------- */
 
-static uint32_t tp_of(const cost_model *c) { return c->deploy->tp ? c->deploy->tp : 1; }
-static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
-static uint32_t qh_g(const cost_model *c) { return div_up(c->model->q_heads, tp_of(c)); }
-static uint32_t kvh_g(const cost_model *c) {
-  uint32_t k = c->model->kv_heads / tp_of(c);
-  return k ? k : 1;
-}
-static uint32_t inter_g(const cost_model *c) { return div_up(c->model->intermediate, tp_of(c)); }
-static uint32_t vocab_g(const cost_model *c) {
-  uint32_t v = div_up(c->model->vocab, VOCAB_PAD) * VOCAB_PAD;
-  return div_up(v, tp_of(c));
-}
+static uint32_t tp_of(const cost_model *c) { return c->shard.tp; }
 static double act_b(const cost_model *c) { return dtype_bytes(c->deploy->act_dtype); }
 static double kv_b(const cost_model *c) { return dtype_bytes(c->deploy->kv_dtype); }
-
 static bool is_gemm(cost_op op) { return op <= OP_LM_HEAD; }
 
-static void gemm_shape(const cost_model *c, cost_op op, uint32_t *N, uint32_t *K) {
-  const model_cfg *m = c->model;
+static shard_gemm shard_of(cost_op op) {
   switch (op) {
-  case OP_GEMM_QKV: *N = (qh_g(c) + 2 * kvh_g(c)) * m->head_dim, *K = m->hidden; break;
-  case OP_GEMM_O: *N = m->hidden, *K = qh_g(c) * m->head_dim; break;
-  case OP_GEMM_GATEUP: *N = 2 * inter_g(c), *K = m->hidden; break;
-  case OP_GEMM_DOWN: *N = m->hidden, *K = inter_g(c); break;
-  case OP_LM_HEAD: *N = vocab_g(c), *K = m->hidden; break;
-  default: SIM_ASSERT(!"not a GEMM op");
+    case OP_GEMM_QKV: return SG_QKV;
+    case OP_GEMM_O: return SG_O;
+    case OP_GEMM_GATEUP: return SG_GATE_UP;
+    case OP_GEMM_DOWN: return SG_DOWN;
+    case OP_LM_HEAD: return SG_LM_HEAD;
+    default: SIM_ASSERT(!"not a GEMM op");
   }
+  return SG_QKV;
 }
 
-/* How a GEMM computes on GPU g: dtypes (profile keys), peak FLOP/s, bytes. */
 typedef struct gemm_path {
-  sim_dtype wdt, adt; /* weight dtype, dtype the activations enter the GEMM in */
+  sim_dtype wdt, adt; /* weight dtype, dtype the activations enter the GEMM in (the table key) */
   double peak;        /* FLOP/s before efficiency, incl. WO_COMPUTE_FACTOR */
   double w_bytes;     /* per weight, incl. INT4 scales */
   double in_bytes;    /* per input activation element */
@@ -157,58 +97,45 @@ static gemm_path path_for(const cost_model *c, const gpu_cfg *g, cost_op op) {
   if (op == OP_LM_HEAD) return p;
   p.wdt = w;
   switch (w) {
-  case DT_FP8:
-  case DT_INT8:
-    p.w_bytes = 1.0;
-    if (g->flops[w] > 0) { /* W8A8 on native tensor cores */
-      p.adt = w;
-      p.peak = g->flops[w];
-      p.in_bytes = 1.0;
-    } else {
+    case DT_FP8:
+    case DT_INT8:
+      p.w_bytes = 1.0;
+      if (g->flops[w] > 0) { /* W8A8 on native tensor cores */
+        p.adt = w;
+        p.peak = g->flops[w];
+        p.in_bytes = 1.0;
+      } else {
+        p.peak = g->flops[act] * WO_COMPUTE_FACTOR;
+      }
+      break;
+    case DT_INT4:
+      p.w_bytes = 0.5 + 2.0 / INT4_GROUP;
       p.peak = g->flops[act] * WO_COMPUTE_FACTOR;
-    }
-    break;
-  case DT_INT4:
-    p.w_bytes = 0.5 + 2.0 / INT4_GROUP;
-    p.peak = g->flops[act] * WO_COMPUTE_FACTOR;
-    break;
-  default: /* bf16 / fp16 / fp32: unquantized */
-    p.w_bytes = dtype_bytes(w);
-    break;
+      break;
+    default: p.w_bytes = dtype_bytes(w); break;
   }
   return p;
 }
 
-static bool w8a8(const cost_model *c) {
-  sim_dtype w = c->deploy->weight_dtype;
-  return (w == DT_FP8 || w == DT_INT8) && c->gpu->flops[w] > 0;
-}
-
-/* ---- roofline helpers --------------------------------------------------------- */
-
-/* (t_c^p + t_m^p)^(1/p), normalised by the larger term so large p cannot overflow. */
-static double blend(const cost_model *c, double tc, double tm) {
-  double hi = tc > tm ? tc : tm, lo = tc > tm ? tm : tc, p = c->engine->gemm_blend;
-  if (hi <= 0) return 0;
-  if (p >= SHARP_BLEND) return hi;
-  double r = lo / hi;
-  /* integer p without pow(): this runs several times per simulated step */
-  if (p == 2.0) return hi * sqrt(1.0 + r * r);
-  if (p == 3.0) return hi * cbrt(1.0 + r * r * r);
-  if (p == 4.0) return hi * sqrt(sqrt(1.0 + (r * r) * (r * r)));
-  return hi * pow(1.0 + pow(r, p), 1.0 / p);
-}
-
 static double ns_of(double work, double rate) { return work / rate * 1e9; }
 
-/* One GEMM of one layer (or the LM head). Never touches src_count. */
+/* Scales a time measured on the other GPU to this one by the bound resource. */
+static bool scale_other(const cost_model *c, cost_bound b, double peak_here, double peak_there, double *ns) {
+  double ratio = b == BOUND_COMPUTE ? peak_there / peak_here : c->scaled_gpu->hbm_Bps / c->gpu->hbm_Bps;
+  if (!(isfinite(ratio) && ratio > 0)) return false;
+  *ns *= ratio;
+  return true;
+}
+
+/* ---- GEMMs ---------------------------------------------------------------------- */
+
 static double gemm_eval(const cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_bound *bound) {
   SIM_ASSERT(is_gemm(op));
   *src = SRC_ROOFLINE;
   *bound = BOUND_MEMORY;
   if (M == 0) return 0;
-  uint32_t N, K;
-  gemm_shape(c, op, &N, &K);
+  shard_gemm g = shard_of(op);
+  uint32_t N = c->shard.n[g], K = c->shard.k[g];
   const engine_cfg *e = c->engine;
   gemm_path p = path_for(c, c->gpu, op);
   double m = M, n = N, k = K;
@@ -222,47 +149,77 @@ static double gemm_eval(const cost_model *c, cost_op op, uint32_t M, cost_src *s
     *src = SRC_PROFILE;
     return ns;
   }
-  if (c->scaled_profile && c->scaled_gpu && prof_gemm_ns(c->scaled_profile, p.wdt, p.adt, M, N, K, &ns)) {
+  if (c->scaled_profile && prof_gemm_ns(c->scaled_profile, p.wdt, p.adt, M, N, K, &ns)) {
     gemm_path o = path_for(c, c->scaled_gpu, op);
-    double ratio = *bound == BOUND_COMPUTE ? o.peak / p.peak : c->scaled_gpu->hbm_Bps / c->gpu->hbm_Bps;
-    if (isfinite(ratio) && ratio > 0) {
+    if (scale_other(c, *bound, p.peak, o.peak, &ns)) {
       *src = SRC_PROFILE_SCALED;
-      return ns * ratio;
+      return ns;
     }
   }
-  return blend(c, tc, tm);
+  return tc > tm ? tc : tm;
 }
 
+/* ---- attention ------------------------------------------------------------------ */
+
+/* One decode call: `batch` sequences attending to ctx_total tokens in all. */
 static double attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_total, cost_src *src,
                                cost_bound *bound) {
   *src = SRC_ROOFLINE;
   *bound = BOUND_MEMORY;
   if (batch == 0) return 0;
-  const model_cfg *m = c->model;
+  const model_shard *s = &c->shard;
   const engine_cfg *e = c->engine;
-  double hd = m->head_dim, C = (double)ctx_total;
-  double bytes = C * 2.0 * kvh_g(c) * hd * kv_b(c) + (double)batch * 2.0 * qh_g(c) * hd * act_b(c);
+  double hd = s->head_dim, C = (double)ctx_total;
+  double bytes = C * shard_kv_elems(s) * kv_b(c) + (double)batch * 2.0 * s->q_heads * hd * act_b(c);
   double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
-  double tc = ns_of(4.0 * qh_g(c) * hd * C, c->gpu->flops[c->deploy->act_dtype] * e->attn_prefill_eff);
+  double tc = ns_of(4.0 * s->q_heads * hd * C, c->gpu->flops[c->deploy->act_dtype] * e->attn_prefill_eff);
   *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
   uint64_t len64 = (ctx_total + batch / 2) / batch;
   uint32_t kv_len = len64 < 1 ? 1 : len64 > UINT32_MAX ? UINT32_MAX : (uint32_t)len64;
   double ns;
-  if (c->profile &&
-      prof_attn_decode_ns(c->profile, c->deploy->kv_dtype, batch, kv_len, qh_g(c), kvh_g(c), m->head_dim, &ns)) {
+  sim_dtype kvd = c->deploy->kv_dtype;
+  if (c->profile && prof_attn_decode_ns(c->profile, kvd, batch, kv_len, s->q_heads, s->kv_heads, s->head_dim, &ns)) {
     *src = SRC_PROFILE;
     return ns;
   }
-  if (c->scaled_profile && c->scaled_gpu &&
-      prof_attn_decode_ns(c->scaled_profile, c->deploy->kv_dtype, batch, kv_len, qh_g(c), kvh_g(c), m->head_dim,
-                          &ns)) {
-    double ratio = c->scaled_gpu->hbm_Bps / c->gpu->hbm_Bps;
-    if (isfinite(ratio) && ratio > 0) {
+  if (c->scaled_profile &&
+      prof_attn_decode_ns(c->scaled_profile, kvd, batch, kv_len, s->q_heads, s->kv_heads, s->head_dim, &ns)) {
+    sim_dtype a = c->deploy->act_dtype;
+    if (scale_other(c, *bound, c->gpu->flops[a], c->scaled_gpu->flops[a], &ns)) {
       *src = SRC_PROFILE_SCALED;
-      return ns * ratio;
+      return ns;
     }
   }
-  return blend(c, tc, tm);
+  return tc > tm ? tc : tm;
+}
+
+/* Attention work of a chunk of c tokens after x cached ones: token i attends
+ * to x + i + 1 tokens. */
+static double chunk_work(double c, double x) { return c * x + c * (c + 1.0) / 2.0; }
+
+/* One chunk from profile p: a calibrate profile's (chunk, ctx) table answers
+ * directly; otherwise the measured time of the prompt with the same attention
+ * work (L tokens, L (L + 1) / 2 = c x + c (c + 1) / 2: the same query-key
+ * products, so the same compute at the efficiency the kernel reaches on that
+ * much work), at least the time of reading the chunk's x + c cached tokens
+ * once (a one-sequence decode call of that length: what bounds a short chunk
+ * after a long context). */
+static bool chunk_from(const cost_model *c, const prof *p, uint32_t chunk, uint32_t ctx, double *ns) {
+  const model_shard *s = &c->shard;
+  if (prof_attn_prefill_ns(p, chunk, ctx, s->q_heads, s->kv_heads, s->head_dim, ns)) return true;
+  double w = chunk_work(chunk, ctx), leq = floor((sqrt(8.0 * w + 1.0) - 1.0) / 2.0 + 0.5);
+  uint32_t L = leq < chunk ? chunk : leq > 4e9 ? 4000000000u : (uint32_t)leq;
+  double t;
+  if (!prof_attn_context_ns(p, c->deploy->kv_dtype, 1, L, s->q_heads, s->kv_heads, s->head_dim, &t)) return false;
+  t *= w / chunk_work(L, 0); /* L is rounded: keep the work exact */
+  double tm;
+  uint64_t len = (uint64_t)ctx + chunk;
+  if (ctx > 0 && prof_attn_decode_ns(p, c->deploy->kv_dtype, 1, len > UINT32_MAX ? UINT32_MAX : (uint32_t)len,
+                                     s->q_heads, s->kv_heads, s->head_dim, &tm) &&
+      tm > t)
+    t = tm;
+  *ns = t;
+  return true;
 }
 
 static double attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx, cost_src *src,
@@ -270,48 +227,66 @@ static double attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ct
   *src = SRC_ROOFLINE;
   *bound = BOUND_COMPUTE;
   if (chunk == 0) return 0;
-  const model_cfg *m = c->model;
+  const model_shard *s = &c->shard;
   const engine_cfg *e = c->engine;
   sim_dtype act = c->deploy->act_dtype;
-  double hd = m->head_dim, ch = chunk, cx = ctx;
-  double flops = 4.0 * qh_g(c) * hd * ch * (cx + (ch + 1.0) / 2.0);
-  double tc = ns_of(flops, c->gpu->flops[act] * e->attn_prefill_eff);
-  double bytes = (cx + ch) * 2.0 * kvh_g(c) * hd * kv_b(c) + ch * 2.0 * qh_g(c) * hd * act_b(c);
+  double hd = s->head_dim;
+  double tc = ns_of(4.0 * s->q_heads * hd * chunk_work(chunk, ctx), c->gpu->flops[act] * e->attn_prefill_eff);
+  double bytes = ((double)ctx + chunk) * shard_kv_elems(s) * kv_b(c) + (double)chunk * 2.0 * s->q_heads * hd * act_b(c);
   double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
   *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
   double ns;
-  if (c->profile && prof_attn_prefill_ns(c->profile, chunk, ctx, qh_g(c), kvh_g(c), m->head_dim, &ns)) {
+  if (c->profile && chunk_from(c, c->profile, chunk, ctx, &ns)) {
     *src = SRC_PROFILE;
     return ns;
   }
-  if (c->scaled_profile && c->scaled_gpu &&
-      prof_attn_prefill_ns(c->scaled_profile, chunk, ctx, qh_g(c), kvh_g(c), m->head_dim, &ns)) {
-    double ratio = c->scaled_gpu->flops[act] / c->gpu->flops[act];
-    if (isfinite(ratio) && ratio > 0) {
-      *src = SRC_PROFILE_SCALED;
-      return ns * ratio;
+  if (c->scaled_profile && chunk_from(c, c->scaled_profile, chunk, ctx, &ns) &&
+      scale_other(c, *bound, c->gpu->flops[act], c->scaled_gpu->flops[act], &ns)) {
+    *src = SRC_PROFILE_SCALED;
+    return ns;
+  }
+  return tc > tm ? tc : tm;
+}
+
+/* ---- all-reduce ------------------------------------------------------------------- */
+
+static double allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src) {
+  *src = SRC_ROOFLINE;
+  uint32_t t = tp_of(c);
+  if (t <= 1 || tokens == 0) return 0;
+  double bytes = (double)tokens * c->model->hidden * act_b(c), ns;
+  if (c->profile) {
+    if (prof_allreduce_ns(c->profile, graphed ? PROF_AR_CUSTOM_GRAPH : PROF_AR_CUSTOM_EAGER, t, bytes, &ns) ||
+        prof_allreduce_ns(c->profile, PROF_AR_NCCL, t, bytes, &ns)) {
+      *src = SRC_PROFILE;
+      return ns;
     }
   }
-  return blend(c, tc, tm);
+  const engine_cfg *e = c->engine;
+  double peers = t - 1.0;
+  double bw = c->gpu->link_Bps * e->allreduce_bw_eff, hop = c->gpu->link_latency_ns;
+  double one_shot = e->allreduce_latency_ns + peers * hop + ns_of(peers * bytes, bw);
+  double ring = e->allreduce_latency_ns + 2.0 * peers * hop + ns_of(2.0 * peers / t * bytes, bw);
+  return one_shot < ring ? one_shot : ring;
 }
 
-/* Elementwise bytes per token: one layer, and the once-per-step part. */
-static double elem_layer_bytes(const cost_model *c) {
-  const model_cfg *m = c->model;
-  double ab = act_b(c), H = m->hidden, I = inter_g(c), hd = m->head_dim, q = qh_g(c), kv = kvh_g(c);
-  double b = ab * (8.0 * H + 3.0 * I + 2.0 * (q + kv) * hd + 2.0 * kv * hd) + 2.0 * kv * hd * kv_b(c);
-  if (w8a8(c)) b += (ab + 1.0) * q * hd;
-  return b;
+/* ---- elementwise ------------------------------------------------------------------ */
+
+static double elem_layer_bytes_per_token(const cost_model *c) {
+  const model_shard *s = &c->shard;
+  double H = s->hidden, hd = s->head_dim;
+  return act_b(c) * (8.0 * H + 3.0 * s->inter + 2.0 * (s->q_heads + s->kv_heads) * hd);
 }
 
-static double elementwise_ns(const cost_model *c, uint32_t T) {
-  double per_tok = elem_layer_bytes(c) * c->model->layers + 4.0 * c->model->hidden * act_b(c);
-  return ns_of((double)T * per_tok, c->gpu->hbm_Bps * c->engine->elementwise_eff);
+/* `kernels` kernels moving `bytes` together. */
+static double kernels_ns(const cost_model *c, double kernels, double bytes) {
+  double tb = ns_of(bytes, c->gpu->hbm_Bps * c->engine->elementwise_eff), tf = kernels * c->kernel_floor_ns;
+  return tb > tf ? tb : tf;
 }
 
-/* ---- the T-dependent part ------------------------------------------------------ */
+/* ---- the T-dependent part ---------------------------------------------------------- */
 
-static void tpart_compute(const cost_model *c, uint32_t T, cost_memo *r) {
+static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_memo *r) {
   memset(r, 0, sizeof *r);
   double L = c->model->layers;
   for (int op = OP_GEMM_QKV; op <= OP_GEMM_DOWN; op++) {
@@ -322,28 +297,34 @@ static void tpart_compute(const cost_model *c, uint32_t T, cost_memo *r) {
     r->bound_ns[b] += ns;
     r->src[op] = (uint8_t)s;
   }
-  double ar = 2.0 * cost_allreduce_ns(c, T) * L;
+  cost_src ars;
+  double ar = 2.0 * allreduce_eval(c, T, graphed, &ars) * L;
   r->op_ns[OP_ALLREDUCE] = ar;
   r->bound_ns[BOUND_COMM] += ar;
-  double el = T ? elementwise_ns(c, T) : 0;
+  r->src[OP_ALLREDUCE] = (uint8_t)ars;
+  double el = 0;
+  if (T) {
+    el = L * kernels_ns(c, c->engine->elementwise_kernels_per_layer, (double)T * elem_layer_bytes_per_token(c));
+    el += kernels_ns(c, 2.0, (double)T * 4.0 * c->model->hidden * act_b(c));
+  }
   r->op_ns[OP_ELEMENTWISE] = el;
   r->bound_ns[BOUND_MEMORY] += el;
-  r->src[OP_ALLREDUCE] = r->src[OP_ELEMENTWISE] = SRC_ROOFLINE;
+  r->src[OP_ELEMENTWISE] = SRC_ROOFLINE;
   for (int op = 0; op < OP_COUNT; op++) r->ns += r->op_ns[op];
   r->valid = true;
 }
 
-static const cost_memo *tpart(cost_model *c, uint32_t T, cost_memo *scratch) {
+static const cost_memo *tpart(cost_model *c, uint32_t T, bool graphed, cost_memo *scratch) {
   if (T < c->memo_len) {
-    cost_memo *mm = &c->memo[T];
-    if (!mm->valid) tpart_compute(c, T, mm);
+    cost_memo *mm = &c->memo[graphed][T];
+    if (!mm->valid) tpart_compute(c, T, graphed, mm);
     return mm;
   }
-  tpart_compute(c, T, scratch);
+  tpart_compute(c, T, graphed, scratch);
   return scratch;
 }
 
-/* ---- public ---------------------------------------------------------------------- */
+/* ---- setup -------------------------------------------------------------------------- */
 
 static int bad_eff(sim_err *err, const engine_cfg *e, const char *field, double v) {
   return sim_errf(err, SIM_EINPUT, "engine %s: %s: must be > 0 and <= 1.5 (got %g)", e->name, field, v);
@@ -371,11 +352,9 @@ static int check_inputs(const model_cfg *m, const gpu_cfg *g, const engine_cfg *
               {"elementwise_eff", e->elementwise_eff},   {"allreduce_bw_eff", e->allreduce_bw_eff}};
   for (size_t i = 0; i < SIM_ARRAY_LEN(effs); i++)
     if (!(effs[i].v > 0 && effs[i].v <= 1.5)) return bad_eff(err, e, effs[i].name, effs[i].v);
-  if (!(e->gemm_blend >= 1))
-    return sim_errf(err, SIM_EINPUT, "engine %s: gemm_blend: must be >= 1 (got %g)", e->name, e->gemm_blend);
   if (e->step_overhead_ns < 0 || e->per_seq_overhead_ns < 0 || e->launch_overhead_ns_per_layer < 0 ||
-      e->allreduce_latency_ns < 0)
-    return sim_errf(err, SIM_EINPUT, "engine %s: overheads and latencies must be >= 0", e->name);
+      e->allreduce_latency_ns < 0 || e->kernel_floor_ns < 0 || e->elementwise_kernels_per_layer < 0)
+    return sim_errf(err, SIM_EINPUT, "engine %s: overheads, latencies and kernel counts must be >= 0", e->name);
   return SIM_OK;
 }
 
@@ -385,88 +364,154 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
   int rc = check_inputs(m, g, e, d, err);
   if (rc) return rc;
   c->model = m, c->gpu = g, c->engine = e, c->deploy = d;
+  shard_init(&c->shard, m, d->tp);
   uint32_t mnbt = d->max_num_batched_tokens ? d->max_num_batched_tokens : e->max_num_batched_tokens;
   uint32_t mns = d->max_num_seqs ? d->max_num_seqs : e->max_num_seqs;
+  c->n_graph_sizes = engver_graph_sizes(e, mns, mnbt, c->graph_sizes, COST_MAX_GRAPH_SIZES);
   size_t n = SIM_MAX(SIM_MAX(mnbt, mns), MEMO_MIN);
   c->memo_len = n + 1;
-  c->memo = sim_calloc(c->memo_len, sizeof *c->memo);
+  c->memo[0] = sim_calloc(c->memo_len, sizeof *c->memo[0]);
+  c->memo[1] = sim_calloc(c->memo_len, sizeof *c->memo[1]);
+  c->kernel_floor_ns = e->kernel_floor_ns;
+  c->attn_floor_ns = e->kernel_floor_ns;
   return SIM_OK;
+}
+
+/* The floors measured by a profile (kernel-db grids hold a 1 x 128 x 128
+ * GEMM; their decode tables a 2-token call). */
+static void floors_from(cost_model *c, const prof *p) {
+  double ns;
+  if (prof_gemm_ns(p, c->deploy->act_dtype, c->deploy->act_dtype, 1, 128, 128, &ns) && ns > 0) c->kernel_floor_ns = ns;
+  const model_shard *s = &c->shard;
+  if (prof_attn_decode_ns(p, c->deploy->kv_dtype, 1, 2, s->q_heads, s->kv_heads, s->head_dim, &ns) && ns > 0)
+    c->attn_floor_ns = ns;
 }
 
 void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const gpu_cfg *other_gpu) {
   c->profile = own;
   c->scaled_profile = other_gpu ? other : NULL;
   c->scaled_gpu = other ? other_gpu : NULL;
-  for (size_t i = 0; i < c->memo_len; i++) c->memo[i].valid = false;
+  c->kernel_floor_ns = c->engine->kernel_floor_ns;
+  c->attn_floor_ns = c->engine->kernel_floor_ns;
+  if (own) floors_from(c, own);
+  for (int g = 0; g < 2; g++)
+    for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
 }
 
 void cost_deinit(cost_model *c) {
-  free(c->memo);
+  free(c->memo[0]);
+  free(c->memo[1]);
   memset(c, 0, sizeof *c);
 }
+
+/* ---- one step ------------------------------------------------------------------------- */
 
 static void add(step_cost *out, cost_op op, cost_bound b, double ns) {
   out->op_ns[op] += ns;
   out->bound_ns[b] += ns;
 }
 
-/* vLLM's capture list: [1, 2, 4] + range(8, max_capture + 1, 8); its largest size. */
-static uint32_t graph_largest(uint32_t max_capture) {
-  return max_capture >= 8 ? max_capture / 8 * 8 : max_capture >= 4 ? 4 : max_capture >= 2 ? 2 : max_capture;
+uint32_t cost_graph_size(const cost_model *c, uint32_t n) {
+  if (n == 0 || c->n_graph_sizes == 0 || n > c->graph_sizes[c->n_graph_sizes - 1]) return n;
+  uint32_t lo = 0, hi = c->n_graph_sizes - 1; /* first size >= n */
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (c->graph_sizes[mid] >= n) hi = mid;
+    else lo = mid + 1;
+  }
+  return c->graph_sizes[lo];
+}
+
+typedef enum exec_mode { EXEC_EAGER = 0, EXEC_PIECEWISE, EXEC_FULL } exec_mode;
+
+static exec_mode mode_of(const cost_model *c, const batch_desc *b) {
+  if (c->n_graph_sizes == 0 || b->num_tokens > c->graph_sizes[c->n_graph_sizes - 1]) return EXEC_EAGER;
+  graph_mode g = c->engine->graph_mode;
+  bool decode_only = b->num_prefill == 0;
+  if (decode_only && (g == GRAPH_DECODE_ONLY || g == GRAPH_FULL_AND_PIECEWISE)) return EXEC_FULL;
+  if (g == GRAPH_PIECEWISE || g == GRAPH_FULL_AND_PIECEWISE) return EXEC_PIECEWISE;
+  return EXEC_EAGER;
+}
+
+/* Attention of the step: the decode call and every chunk, one varlen call
+ * (the per-call floor paid once). */
+static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
+  double L = c->model->layers, sum = 0, largest = 0;
+  uint32_t parts = 0;
+  double part_ns[2] = {0, 0}; /* decode, prefill (per layer) */
+  cost_bound part_b[2] = {BOUND_MEMORY, BOUND_COMPUTE};
+  cost_src s;
+  cost_bound bd;
+  if (b->num_decode > 0) {
+    double ns = attn_decode_eval(c, b->num_decode, b->decode_ctx_tokens, &s, &bd);
+    part_ns[0] = ns, part_b[0] = bd;
+    c->src_count[OP_ATTN_DECODE][s]++;
+    sum += ns, parts++;
+    if (ns > largest) largest = ns;
+  }
+  for (uint32_t i = 0; i < b->num_prefill; i++) {
+    double ns = attn_prefill_eval(c, b->prefills[i].chunk_tokens, b->prefills[i].ctx_tokens, &s, &bd);
+    part_ns[1] += ns;
+    if (bd == BOUND_MEMORY) part_b[1] = BOUND_MEMORY;
+    c->src_count[OP_ATTN_PREFILL][s]++;
+    sum += ns, parts++;
+    if (ns > largest) largest = ns;
+  }
+  if (parts == 0) return;
+  double merged = sum - (parts - 1) * c->attn_floor_ns;
+  if (merged < largest) merged = largest;
+  double f = sum > 0 ? merged / sum : 0; /* the saving, shared in proportion */
+  if (part_ns[0] > 0) add(out, OP_ATTN_DECODE, part_b[0], part_ns[0] * f * L);
+  if (part_ns[1] > 0) add(out, OP_ATTN_PREFILL, part_b[1], part_ns[1] * f * L);
 }
 
 void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
   memset(out, 0, sizeof *out);
   const engine_cfg *e = c->engine;
   double L = c->model->layers;
-  uint32_t T = b->num_tokens;
-  uint32_t cg = e->cuda_graph_max_batch;
-  /* graphed only up to the largest captured size (vLLM runs larger decode batches eagerly) */
-  bool graphed = cg > 0 && b->num_prefill == 0 && b->num_seqs > 0 && b->num_seqs <= graph_largest(cg);
-  uint32_t Tg = graphed ? cost_graph_pad(T, cg) : T;
-
+  exec_mode mode = mode_of(c, b);
+  uint32_t T = b->num_tokens, Tg = mode == EXEC_EAGER ? T : cost_graph_size(c, T);
   if (Tg > 0) {
     cost_memo scratch;
-    const cost_memo *tp = tpart(c, Tg, &scratch);
+    const cost_memo *tp = tpart(c, Tg, mode != EXEC_EAGER, &scratch);
     for (int op = 0; op < OP_COUNT; op++) out->op_ns[op] += tp->op_ns[op];
     for (int k = 0; k < BOUND_COUNT; k++) out->bound_ns[k] += tp->bound_ns[k];
     for (int op = OP_GEMM_QKV; op <= OP_GEMM_DOWN; op++) c->src_count[op][tp->src[op]]++;
-    if (tp_of(c) > 1) c->src_count[OP_ALLREDUCE][SRC_ROOFLINE]++;
+    if (tp_of(c) > 1) c->src_count[OP_ALLREDUCE][tp->src[OP_ALLREDUCE]]++;
     c->src_count[OP_ELEMENTWISE][SRC_ROOFLINE]++;
   }
-  cost_src s;
-  cost_bound bd;
-  if (b->num_decode > 0) {
-    double ns = attn_decode_eval(c, b->num_decode, b->decode_ctx_tokens, &s, &bd) * L;
-    add(out, OP_ATTN_DECODE, bd, ns);
-    c->src_count[OP_ATTN_DECODE][s]++;
-  }
-  for (uint32_t i = 0; i < b->num_prefill; i++) {
-    double ns = attn_prefill_eval(c, b->prefills[i].chunk_tokens, b->prefills[i].ctx_tokens, &s, &bd) * L;
-    add(out, OP_ATTN_PREFILL, bd, ns);
-    c->src_count[OP_ATTN_PREFILL][s]++;
-  }
+  attention(c, b, out);
   if (b->num_sample > 0) {
+    cost_src s;
+    cost_bound bd;
     double ns = gemm_eval(c, OP_LM_HEAD, b->num_sample, &s, &bd);
     add(out, OP_LM_HEAD, bd, ns);
     double logits = (double)b->num_sample * c->model->vocab * 4.0 * SAMPLER_PASSES;
-    add(out, OP_LM_HEAD, BOUND_MEMORY, ns_of(logits, c->gpu->hbm_Bps * e->elementwise_eff));
+    add(out, OP_LM_HEAD, BOUND_MEMORY, kernels_ns(c, SAMPLER_PASSES, logits));
     c->src_count[OP_LM_HEAD][s]++;
-  }
-  if (!graphed && T > 0 && e->launch_overhead_ns_per_layer > 0) {
-    add(out, OP_LAUNCH, BOUND_CPU, e->launch_overhead_ns_per_layer * L);
-    c->src_count[OP_LAUNCH][SRC_ROOFLINE]++;
   }
   double gpu = 0;
   for (int op = 0; op < OP_COUNT; op++) gpu += out->op_ns[op];
+  if (mode != EXEC_FULL && T > 0 && e->launch_overhead_ns_per_layer > 0) {
+    /* the host launches the layers: the GPU cannot run ahead of it */
+    double issue = e->launch_overhead_ns_per_layer * L;
+    if (issue > gpu) {
+      add(out, OP_LAUNCH, BOUND_CPU, issue - gpu);
+      gpu = issue;
+    }
+    c->src_count[OP_LAUNCH][SRC_ROOFLINE]++;
+  }
   double cpu = e->step_overhead_ns + e->per_seq_overhead_ns * b->num_seqs;
-  double cpu_shown = c->deploy->async_scheduling > 0 ? (cpu > gpu ? cpu - gpu : 0) : cpu;
+  bool async = c->deploy->async_scheduling > 0;
+  double cpu_shown = async ? (cpu > gpu ? cpu - gpu : 0) : cpu;
   if (cpu > 0) c->src_count[OP_CPU_OVERHEAD][SRC_ROOFLINE]++;
   add(out, OP_CPU_OVERHEAD, BOUND_CPU, cpu_shown);
-  out->total_ns = gpu + cpu_shown;
   out->gpu_ns = gpu;
   out->cpu_ns = cpu;
+  out->total_ns = gpu + cpu_shown;
 }
+
+/* ---- components ------------------------------------------------------------------------ */
 
 double cost_gemm_ns(cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_bound *bound) {
   cost_src s;
@@ -477,15 +522,11 @@ double cost_gemm_ns(cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_b
   return ns;
 }
 
-double cost_allreduce_ns(const cost_model *c, uint32_t tokens) {
-  uint32_t t = tp_of(c);
-  if (t <= 1 || tokens == 0) return 0;
-  const engine_cfg *e = c->engine;
-  double bytes = (double)tokens * c->model->hidden * act_b(c), peers = t - 1.0;
-  double bw = c->gpu->link_Bps * e->allreduce_bw_eff, hop = c->gpu->link_latency_ns;
-  double one_shot = e->allreduce_latency_ns + peers * hop + ns_of(peers * bytes, bw);
-  double ring = e->allreduce_latency_ns + 2.0 * peers * hop + ns_of(2.0 * peers / t * bytes, bw);
-  return one_shot < ring ? one_shot : ring;
+double cost_allreduce_ns(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src) {
+  cost_src s;
+  double ns = allreduce_eval(c, tokens, graphed, &s);
+  if (src) *src = s;
+  return ns;
 }
 
 double cost_attn_decode_ns(cost_model *c, uint32_t batch, uint64_t ctx_tokens_total, cost_src *src) {
@@ -541,12 +582,4 @@ const char *cost_src_name(cost_src s) {
 const char *cost_bound_name(cost_bound b) {
   static const char *const n[BOUND_COUNT] = {"compute", "memory", "comm", "cpu"};
   return (unsigned)b < BOUND_COUNT ? n[b] : "?";
-}
-
-uint32_t cost_graph_pad(uint32_t n, uint32_t max_capture) {
-  if (n == 0) return 0;
-  if (n > graph_largest(max_capture)) return n;
-  if (n <= 2) return n;
-  if (n <= 4) return 4;
-  return div_up(n, 8) * 8;
 }

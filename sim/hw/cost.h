@@ -1,36 +1,61 @@
-/* cost.h: the cost model: how long one engine step takes for a given batch.
+/* cost.h: the cost model: how long one engine step keeps the GPU busy, and
+ * how much host work it needs, for a given batch.
  *
- * One step is one fused forward over all scheduled tokens T (prefill chunks +
- * one token per decode), on one GPU of a TP group (all GPUs of the group do
- * the same work in parallel). Per layer, at TP t:
- *   GEMMs with M = T: QKV [H -> (qh + 2 kvh) hd / t], O [qh hd / t -> H],
- *     gate+up [H -> 2 I / t], down [I / t -> H]
- *   attention: prefill chunks ~ chunk x (ctx + chunk/2) x heads x hd FLOPs
- *     (compute-bound); decodes read every cached K and V (bandwidth-bound)
- *   2 all-reduces of T x H activations when t > 1:
- *     latency + 2 (t-1)/t x bytes / (link bandwidth x efficiency)
- *   norms, RoPE, activation, residual: a few passes over T x H, memory-bound
- * Once per step: LM head GEMM over the sequences that sample, engine CPU
- * overhead per step and per sequence (overlapping the GPU when the engine
- * schedules asynchronously), kernel launches unless a decode-only batch of at
- * most cuda_graph_max_batch sequences replays a CUDA graph (padded to the next
- * capture size 1, 2, 4, 8, 16, 24, 32, ... 512 like vLLM).
+ * One step is one forward over all scheduled tokens T (prefill chunks + one
+ * token per decode) on each GPU of a TP group (model/shard.h gives the shapes
+ * on one GPU). Its GPU time is the sum of its operations, each served by the
+ * best source available, in order:
+ *   (1) a measured profile of this GPU type (configs/profiles: kernel tables
+ *       imported from a measured kernel database, or timed here by
+ *       `servesim calibrate`), interpolated (hw/prof.h);
+ *   (2) a measured profile of another GPU type, scaled by the datasheet ratio
+ *       of the resource that bounds the operation;
+ *   (3) the datasheet roofline: max(flops / (peak x eff_c), bytes / (HBM x
+ *       eff_m)) with the engine file's fallback efficiencies.
+ * A measured kernel time already contains its own overlap of compute and
+ * memory traffic: nothing blends them. The terms no table covers are
+ * estimated from first principles, each named in the breakdown (cost_op):
  *
- * Sources of each operation's time, in order of preference: (1) a measured
- * profile of this GPU; (2) a measured profile of another GPU scaled by the
- * datasheet ratio of the bound resource; (3) the roofline from the datasheet
- * with the engine's efficiency factors. Every report says which served each
- * operation (cost_model.src_count).
+ * Per layer (x layers):
+ *   GEMMs QKV, O, GATE_UP, DOWN at M = T (padded to the CUDA-graph capture
+ *     size when the step replays a graph: vLLM pads the batch);
+ *   attention: decodes as one paged decode call over the batch (its KV-cache
+ *     write included, as measured); each prefill chunk of c tokens after x
+ *     cached ones costs the measured c-token prompt's time scaled by the
+ *     attention work c x + c (c + 1) / 2 over c (c + 1) / 2, at least the
+ *     time of reading its x + c cached tokens (a decode call of that
+ *     length); vLLM runs every sequence of the step in one varlen kernel, so
+ *     the per-call floor (the measured time of the smallest call) is paid once
+ *     per step, not once per part;
+ *   2 all-reduces of T x H activations when TP > 1 (the engine's own kernel:
+ *     its CUDA-graph timing when the step replays graphs, else its eager
+ *     timing; NCCL's table or the ring/one-shot formula otherwise);
+ *   elementwise kernels (residual add + RMSNorm twice, RoPE, SiLU x up: the
+ *     engine's elementwise_kernels_per_layer), each at least the kernel
+ *     floor (the measured time of the smallest GEMM of the profile, a kernel
+ *     replayed in a graph), together at least their bytes over the HBM
+ *     bandwidth x elementwise_eff.
+ * Once per step: embedding gather and final norm (2 kernels), the LM head
+ *   GEMM over the sequences that sample (activation dtype: vLLM does not
+ *   quantize it) and the sampler's passes over num_sample x V fp32 logits.
  *
- * Roofline of one GEMM: t_c = 2 M N K / (peak(dtype) x gemm_compute_eff),
- * t_m = bytes(weights + activations) / (HBM x gemm_memory_eff),
- * t = (t_c^p + t_m^p)^(1/p) with p = gemm_blend (p -> inf is the sharp
- * roofline max(t_c, t_m); finite p models the slow region near the ridge).
- * Weight-only INT4/INT8 compute in the activation dtype after dequantizing.
+ * Graphs (engine graph_mode, engver.h): a decode-only batch of at most the
+ * largest capture size replays a full graph; with piecewise graphs a mixed
+ * batch of at most that size replays graphs between the attention calls,
+ * which the host launches; larger batches run eagerly. When the host launches
+ * (piecewise or eager), the GPU cannot run ahead of it: the step's GPU time
+ * is at least layers x launch_overhead_per_layer (OP_LAUNCH holds the part the
+ * host adds).
+ * Host work (cpu_ns): step_overhead + per_seq_overhead x sequences: schedule,
+ * prepare inputs, process outputs. The replica's timeline (serve/cluster.c)
+ * overlaps it with the GPU when the engine schedules asynchronously.
+ * total_ns = the step's share of wall time in a stream of such steps: gpu +
+ * cpu, or max(gpu, cpu) with async scheduling (OP_CPU_OVERHEAD holds what is
+ * not hidden).
  *
- * Speed: the T-dependent part of a step (GEMMs, all-reduces, elementwise for
- * all layers) is memoized per T in an array sized max_num_batched_tokens + the
- * capture sizes, so a step costs O(number of prefill chunks).
+ * Speed: the T-dependent part (GEMMs, all-reduces, elementwise) is memoized
+ * per (T, graphed) in arrays of max(max_num_batched_tokens, max_num_seqs,
+ * 512) + 1 entries, so a step costs O(number of prefill chunks).
  * The cost model knows nothing of requests: it sees a batch_desc only.
  * Ownership: cost_init/cost_deinit on caller storage; the model, gpu, engine,
  * deploy and profile pointers are borrowed and must outlive it. Not
@@ -40,19 +65,20 @@
 
 #include "config/cfg.h"
 #include "hw/prof.h"
+#include "model/shard.h"
 
 typedef enum cost_op {
   OP_GEMM_QKV = 0,
   OP_GEMM_O,
   OP_GEMM_GATEUP,
   OP_GEMM_DOWN,
-  OP_LM_HEAD,
+  OP_LM_HEAD,      /* LM head GEMM and the sampler */
   OP_ATTN_PREFILL,
   OP_ATTN_DECODE,
   OP_ALLREDUCE,
-  OP_ELEMENTWISE,
-  OP_CPU_OVERHEAD, /* engine CPU time not hidden behind the GPU */
-  OP_LAUNCH,       /* kernel launches (eager mode) */
+  OP_ELEMENTWISE,  /* norms, RoPE, activation, residual, embedding */
+  OP_CPU_OVERHEAD, /* engine host work not hidden behind the GPU */
+  OP_LAUNCH,       /* GPU time added because the host launches kernels (piecewise or eager) */
   OP_COUNT
 } cost_op;
 
@@ -96,19 +122,26 @@ typedef struct cost_memo {
   double ns;                    /* T-dependent part of a step for all layers */
   double op_ns[OP_COUNT];
   double bound_ns[BOUND_COUNT];
-  uint8_t src[OP_COUNT];        /* cost_src that served each GEMM op at this T (for src_count) */
+  uint8_t src[OP_COUNT];        /* cost_src that served each op at this T (for src_count) */
   bool valid;
 } cost_memo;
+
+enum { COST_MAX_GRAPH_SIZES = 128 };
 
 typedef struct cost_model {
   const model_cfg *model;
   const gpu_cfg *gpu;
   const engine_cfg *engine;
   const deploy_cfg *deploy;
+  model_shard shard;          /* per-GPU shapes */
   const prof *profile;        /* measured on this GPU, or NULL */
   const prof *scaled_profile; /* measured on another GPU (scaled), or NULL */
   const gpu_cfg *scaled_gpu;  /* the GPU scaled_profile was measured on */
-  cost_memo *memo;            /* [0 .. memo_len) by T */
+  uint32_t graph_sizes[COST_MAX_GRAPH_SIZES]; /* CUDA-graph capture sizes, increasing (engver_graph_sizes) */
+  uint32_t n_graph_sizes;
+  double kernel_floor_ns;     /* the smallest kernel's time (profile, else the engine file's) */
+  double attn_floor_ns;       /* the smallest attention call's time (profile, else the kernel floor) */
+  cost_memo *memo[2];         /* [graphed][T], 0 <= T < memo_len */
   size_t memo_len;
   uint64_t src_count[OP_COUNT][SRC_COUNT]; /* how often each source served each op: counted by
                                               cost_step, once per op per step (prefill attention once
@@ -129,8 +162,11 @@ void cost_step(cost_model *c, const batch_desc *b, step_cost *out);
  * layer's call (the LM head: its one call per step); they do not touch
  * src_count. src and bound may be NULL. */
 double cost_gemm_ns(cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_bound *bound);
-double cost_allreduce_ns(const cost_model *c, uint32_t tokens);
+/* One all-reduce of `tokens` x H activations, as in a step that replays
+ * graphs (graphed) or not. */
+double cost_allreduce_ns(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src);
 double cost_attn_decode_ns(cost_model *c, uint32_t batch, uint64_t ctx_tokens_total, cost_src *src);
+/* One prefill chunk alone (its own attention call). */
 double cost_attn_prefill_ns(cost_model *c, uint32_t chunk, uint32_t ctx, cost_src *src);
 /* Convenience: a step of `batch` decodes each with context `ctx`. */
 double cost_decode_step_ns(cost_model *c, uint32_t batch, uint32_t ctx, step_cost *out);
@@ -140,8 +176,8 @@ double cost_prefill_step_ns(cost_model *c, uint32_t tokens, step_cost *out);
 const char *cost_op_name(cost_op op);
 const char *cost_src_name(cost_src s);
 const char *cost_bound_name(cost_bound b);
-/* The CUDA-graph capture size a decode batch of n sequences is padded to
- * (n itself when above the largest capture size). */
-uint32_t cost_graph_pad(uint32_t n, uint32_t max_capture);
+/* The CUDA-graph capture size a batch of n tokens is padded to, or n itself
+ * when n is above the largest capture size (or graphs are off). */
+uint32_t cost_graph_size(const cost_model *c, uint32_t n);
 
 #endif

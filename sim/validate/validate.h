@@ -166,6 +166,8 @@ typedef struct vpoint {
   vshape shape;
   /* what to simulate: servesim config names ("" when unmapped: then skip is set) */
   char model[64], gpu[64], engine[32];
+  char engine_version[32]; /* the engine version that was measured ("" = the engine file's) */
+  char kernel_version[32]; /* the bundled kernel tables to use ("<gpu>_<engine>-<this>"), "" = --profile auto's choice */
   char group[96];          /* series key "gpu/engine/tpN/islxosl": cliffs and baselines */
   uint32_t tp, pp;         /* pp > 1 is skipped */
   sim_dtype act_dtype, weight_dtype, kv_dtype;
@@ -270,9 +272,9 @@ int vdata_find_dir(const char *explicit_dir, char *out, size_t n, sim_err *err);
 typedef enum vparam {
   VP_STEP_OVERHEAD_US = 0,
   VP_PER_SEQ_OVERHEAD_US,
+  VP_LAUNCH_OVERHEAD_US,
   VP_GEMM_COMPUTE_EFF,
   VP_GEMM_MEMORY_EFF,
-  VP_GEMM_BLEND,
   VP_ATTN_PREFILL_EFF,
   VP_ATTN_DECODE_EFF,
   VP_ELEMENTWISE_EFF,

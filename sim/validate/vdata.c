@@ -212,6 +212,14 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
     set_str(p->gpu, sizeof p->gpu, gpu);
     set_str(p->model, sizeof p->model, model);
     if (!strcmp(backend, "vllm") || !strcmp(backend, "trtllm")) set_str(p->engine, sizeof p->engine, backend);
+    /* vLLM's version is not recorded; measured 2025-10: vLLM 0.11.0 (released 2025-10-02), by date. Both
+     * kernel-db versions are newer; the 0.14.0 tables' FP8 GEMMs alone take longer than the measured
+     * decode steps at concurrency 4 (docs/ACCURACY.md, "Which kernel tables"), so they cannot describe
+     * the engine that ran: these points use the 0.24.0 tables, which do not contradict them. */
+    if (!strcmp(backend, "vllm")) {
+      set_str(p->engine_version, sizeof p->engine_version, "0.11.0");
+      set_str(p->kernel_version, sizeof p->kernel_version, "0.24.0");
+    }
     p->num_prompts = (uint64_t)VAL_CLOSED_PROMPTS_PER_CLIENT * p->concurrency;
     p->tput_derived = true;
     /* derived throughput: C x osl / E2EL (see validate.h) */

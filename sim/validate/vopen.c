@@ -61,6 +61,7 @@
 
 #define VOPEN_GPU "h100-sxm"
 #define VOPEN_ENGINE "vllm"
+#define VOPEN_ENGINE_VERSION "0.15.1" /* SOURCES.md: vLLM v0.15.1 */
 #define VOPEN_AIOHTTP_TIMEOUT_S 300.0
 #define VOPEN_MAX_TOKENS 10000000u
 
@@ -409,6 +410,7 @@ static void add_points(vset *s, const vopen_run *r, uint32_t tp, const vstage_ou
     vfmt(p->model, sizeof p->model, "%s", model ? model : "");
     vfmt(p->gpu, sizeof p->gpu, "%s", VOPEN_GPU);
     vfmt(p->engine, sizeof p->engine, "%s", VOPEN_ENGINE);
+    vfmt(p->engine_version, sizeof p->engine_version, "%s", VOPEN_ENGINE_VERSION);
     vfmt(p->group, sizeof p->group, "infperf/%s", r->name);
     p->tp = tp;
     if (model_ok) p->act_dtype = p->weight_dtype = p->kv_dtype = mc.native_dtype;

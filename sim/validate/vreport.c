@@ -75,7 +75,7 @@ bool vfilter_train(const vpoint *p, const void *arg) { return p->train == *(cons
 
 bool vfilter_held_out(const vpoint *p, const void *arg) {
   (void)arg;
-  return !p->train && p->shape != VSHAPE_STAGED;
+  return !p->train;
 }
 
 static bool vfilter_staged(const vpoint *p, const void *arg) {
@@ -103,6 +103,7 @@ void vkept_count(const vset *s, vkept *out) {
 /* The metrics each kind of point is summarized on. */
 static const vmetric BASE_METRICS[] = {VM_TTFT, VM_TPOT, VM_TPUT};
 static const vmetric STAGE_METRICS[] = {VM_TTFT, VM_TTFT_P99, VM_E2E};
+static const vmetric ALL_METRICS[] = {VM_TTFT, VM_TPOT, VM_TPUT, VM_TTFT_P99, VM_E2E};
 
 void verr_summarize(const vset *s, vmetric m, vfilter f, const void *arg, verr_stats *out) {
   memset(out, 0, sizeof *out);
@@ -404,10 +405,10 @@ void vreport_text(const vset *s, const vreport_opts *o, FILE *f) {
   bool any_train = false;
   for (size_t i = 0; i < s->n; i++) any_train |= s->pts[i].train;
   if (any_train) {
-    summary_block(f, s, "Training subset (the fit saw these):", vfilter_train, &t, BASE_METRICS,
-                  SIM_ARRAY_LEN(BASE_METRICS));
-    summary_block(f, s, "Held-out points (everything else):", vfilter_held_out, NULL, BASE_METRICS,
-                  SIM_ARRAY_LEN(BASE_METRICS));
+    summary_block(f, s, "Training subset (the fit saw these):", vfilter_train, &t, ALL_METRICS,
+                  SIM_ARRAY_LEN(ALL_METRICS));
+    summary_block(f, s, "Held-out points (everything else):", vfilter_held_out, NULL, ALL_METRICS,
+                  SIM_ARRAY_LEN(ALL_METRICS));
   }
   for (int sh = 0; sh < VSHAPE_COUNT; sh++) {
     vshape v = (vshape)sh;
@@ -518,8 +519,9 @@ static void summary_json(const vset *s, cJSON *sum) {
   const size_t nb = SIM_ARRAY_LEN(BASE_METRICS), ns = SIM_ARRAY_LEN(STAGE_METRICS);
   cJSON_AddItemToObject(sum, "closed_loop", block_json(s, vfilter_closed, NULL, BASE_METRICS, nb));
   bool t = true;
-  cJSON_AddItemToObject(sum, "train", block_json(s, vfilter_train, &t, BASE_METRICS, nb));
-  cJSON_AddItemToObject(sum, "held_out", block_json(s, vfilter_held_out, NULL, BASE_METRICS, nb));
+  const size_t na = SIM_ARRAY_LEN(ALL_METRICS);
+  cJSON_AddItemToObject(sum, "train", block_json(s, vfilter_train, &t, ALL_METRICS, na));
+  cJSON_AddItemToObject(sum, "held_out", block_json(s, vfilter_held_out, NULL, ALL_METRICS, na));
   cJSON *bs = cJSON_AddObjectToObject(sum, "by_shape");
   for (int sh = 0; sh < VSHAPE_COUNT; sh++) {
     vshape v = (vshape)sh;

@@ -31,8 +31,8 @@
 /* ---- engine parameters the fit may change --------------------------------------- */
 
 const char *vparam_name(vparam p) {
-  static const char *const n[VP_COUNT] = {"step_overhead_us", "per_seq_overhead_us", "gemm_compute_eff",
-                                          "gemm_memory_eff",  "gemm_blend",          "attn_prefill_eff",
+  static const char *const n[VP_COUNT] = {"step_overhead_us", "per_seq_overhead_us", "launch_overhead_us_per_layer",
+                                          "gemm_compute_eff", "gemm_memory_eff",     "attn_prefill_eff",
                                           "attn_decode_eff",  "elementwise_eff",     "allreduce_bw_eff",
                                           "allreduce_latency_us", "runtime_overhead_mib",
                                           "frontend_latency_us",  "closed_loop_output_spread"};
@@ -46,7 +46,7 @@ static double *vparam_field(engine_cfg *e, vparam p, double *scale) {
   case VP_PER_SEQ_OVERHEAD_US: *scale = 1e3; return &e->per_seq_overhead_ns;
   case VP_GEMM_COMPUTE_EFF: return &e->gemm_compute_eff;
   case VP_GEMM_MEMORY_EFF: return &e->gemm_memory_eff;
-  case VP_GEMM_BLEND: return &e->gemm_blend;
+  case VP_LAUNCH_OVERHEAD_US: *scale = 1e3; return &e->launch_overhead_ns_per_layer;
   case VP_ATTN_PREFILL_EFF: return &e->attn_prefill_eff;
   case VP_ATTN_DECODE_EFF: return &e->attn_decode_eff;
   case VP_ELEMENTWISE_EFF: return &e->elementwise_eff;
@@ -72,7 +72,7 @@ double vparam_get(const engine_cfg *e, vparam p) {
 static const struct {
   const char *engine;
   double spread;
-} CLOSED_SPREAD[] = {{"vllm", 0.09213}, {"trtllm", 0.06107}};
+} CLOSED_SPREAD[] = {{"vllm", 0.1357}, {"trtllm", 0.3}};
 
 double vclosed_spread(const voverrides *ov, const char *engine) {
   if (ov && !isnan(ov->closed_output_spread)) return ov->closed_output_spread;
@@ -107,8 +107,10 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
     scenario_init(sc);
     vfmt(sc->model, sizeof sc->model, "%s", p->model);
     vfmt(sc->gpu, sizeof sc->gpu, "%s", p->gpu);
-    vfmt(sc->engine, sizeof sc->engine, "%s", p->engine);
-    vfmt(sc->profile, sizeof sc->profile, "none");
+    if (p->engine_version[0]) vfmt(sc->engine, sizeof sc->engine, "%s@%s", p->engine, p->engine_version);
+    else vfmt(sc->engine, sizeof sc->engine, "%s", p->engine);
+    if (p->kernel_version[0]) vfmt(sc->profile, sizeof sc->profile, "%s_%s-%s", p->gpu, p->engine, p->kernel_version);
+    else vfmt(sc->profile, sizeof sc->profile, "auto");
     sc->deploy.tp = p->tp;
     sc->deploy.act_dtype = p->act_dtype, sc->deploy.act_dtype_set = true;
     sc->deploy.weight_dtype = p->weight_dtype, sc->deploy.weight_dtype_set = true;
@@ -161,12 +163,13 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
 
 /* ---- engine versions of the sources ---------------------------------------------------
  * Each source ran one engine version; its defaults differ from the current
- * ones the engine files describe. These are facts about the measurement
- * setup (like a flag the benchmark passed), applied to every point of the
- * source alike:
- *  - AIConfigurator vLLM points (measured 2025-10, vLLM <= 0.11): async
- *    scheduling was not yet the default (it became so in v0.14.0) and
- *    gpu_memory_utilization defaulted to 0.9 (configs/README.md).
+ * ones the engine files describe. The vLLM versions go through the engine
+ * version facts (config/engver.h; vpoint.engine_version): AIConfigurator's
+ * vLLM points were measured in 2025-10 with the version unrecorded, vLLM
+ * 0.11.0 by date (no async scheduling by default, first-chunk admission,
+ * gpu_memory_utilization 0.9); the inference-perf runs name vLLM 0.15.1.
+ * The rest are facts about the measurement setup (like a flag the benchmark
+ * passed), applied to every point of the source alike:
  *  - TensorRT-LLM 0.14 offline (trtllm-bench, TensorRT engine, C++ executor)
  *    and 0.9 static batch (gptSessionBenchmark): no overlap scheduler (it came
  *    with the PyTorch backend), so CPU work does not hide behind the GPU.
@@ -190,10 +193,6 @@ static void source_engine_facts(const vpoint *p, engine_cfg *e, deploy_cfg *d) {
   switch (p->src) {
   case VSRC_AIC:
     if (trt) d->enable_chunked_prefill = 0;
-    if (!trt) {
-      d->async_scheduling = 0;
-      d->gpu_memory_utilization = 0.9;
-    }
     break;
   case VSRC_TRT_OVERVIEW:
     d->async_scheduling = 0;

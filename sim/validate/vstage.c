@@ -5,9 +5,10 @@
  * (workload/shprefix.h), content ids every VSTAGE_HASH_BLOCK_TOKENS tokens
  * (= vLLM's block size, so the cache sees exactly the blocks it would; any
  * block size that is a multiple of it too), seed VSTAGE_SEED. The deployment
- * is the run's (vopen.c): vLLM on H100-SXM with the server arguments of
- * exp-config.yaml, gpu_memory_utilization 0.9, prefix caching on, dtype auto,
- * the engine file's parameters (and any --param/--fit override); no profile.
+ * is the run's (vopen.c): vLLM 0.15.1 (engine version facts) on H100-SXM
+ * with the server arguments of exp-config.yaml, gpu_memory_utilization 0.9,
+ * prefix caching on, dtype auto, the engine file's parameters (and any
+ * --param/--fit override), the measured profile `--profile auto` picks.
  *
  * Stages follow inference-perf's load generator: stage k + 1 is set up only
  * when every request of stage k has ended (answered, or abandoned at the
@@ -215,15 +216,16 @@ void vstage_method(const vpoint *p, const char *trace_path, char *buf, size_t n)
        "inference-perf shared_prefix rebuilt: %u groups x %u prompts of %u tokens (the first %u shared within a "
        "group; config.yaml: %u + %u nominal, %s), %u output tokens (ignore_eos), request n of every stage = prompt "
        "n mod %u of one shuffle; constant stages %s, sends at normalized exponential gaps (seed %d), each stage "
-       "%.1f s after the previous one's last response; vLLM, %u x %s, max_num_seqs %u, max_num_batched_tokens %u, "
+       "%.1f s after the previous one's last response; vLLM %s, %u x %s, max_num_seqs %u, max_num_batched_tokens %u, "
        "max_model_len %u, gpu_memory_utilization %.2g, prefix caching on; metrics over a stage's requests answered "
        "within %g s. Redo: servesim validate --only %s --save-traces DIR, then servesim run --trace %s --model %s "
-       "--gpu %s --tp %u --max-num-seqs %u --max-num-batched-tokens %u --max-model-len %u --gpu-memory-utilization "
-       "%.2g --enable-prefix-caching --profile none --csv requests.csv (stage %u: rows of requests %zu..%zu)",
+       "--engine %s@%s --gpu %s --tp %u --max-num-seqs %u --max-num-batched-tokens %u --max-model-len %u "
+       "--gpu-memory-utilization %.2g --enable-prefix-caching --csv requests.csv (stage %u: rows of requests %zu..%zu)",
        r->n_groups, r->prompts_per_group, r->prompt_tokens, r->shared_tokens, r->system_prompt_tokens,
        r->question_tokens, measured, r->output_tokens, r->n_groups * r->prompts_per_group, stages, VSTAGE_SEED,
-       VSTAGE_POLL_S + r->interval_s + VSTAGE_LEAD_S, p->tp, p->gpu, r->max_num_seqs, r->max_num_batched_tokens,
+       VSTAGE_POLL_S + r->interval_s + VSTAGE_LEAD_S, p->engine_version, p->tp, p->gpu, r->max_num_seqs,
+       r->max_num_batched_tokens,
        r->max_model_len, VSTAGE_GPU_MEMORY_UTILIZATION, r->timeout_s, p->id, file, p->model[0] ? p->model : "?",
-       p->gpu, p->tp, r->max_num_seqs, r->max_num_batched_tokens, r->max_model_len, VSTAGE_GPU_MEMORY_UTILIZATION,
+       p->engine, p->engine_version, p->gpu, p->tp, r->max_num_seqs, r->max_num_batched_tokens, r->max_model_len, VSTAGE_GPU_MEMORY_UTILIZATION,
        st->stage, a, a + stage_requests(r, st->stage) - 1);
 }

@@ -395,8 +395,8 @@ Test(config, engine_strict_errors) {
   assert_msg_has(&e, "gpu_memory_utilization: must be in (0, 1]");
   cr_assert_eq(engine_variant("\"enable_prefix_caching\": true", "\"enable_prefix_caching\": 1", &e), SIM_EINPUT);
   assert_msg_has(&e, "enable_prefix_caching: expected a boolean");
-  cr_assert_eq(engine_variant("\"gemm_blend\": 1.125", "\"gemm_blend\": 0.5", &e), SIM_EINPUT);
-  assert_msg_has(&e, "gemm_blend: must be >= 1");
+  cr_assert_eq(engine_variant("\"kernel_floor_us\": 2.5", "\"kernel_floor_us\": -2", &e), SIM_EINPUT);
+  assert_msg_has(&e, "kernel_floor_us: must be >= 0");
   cr_assert_eq(engine_variant("\"step_overhead_us\": 1030", "\"step_overhead_us\": -1", &e), SIM_EINPUT);
   assert_msg_has(&e, "step_overhead_us: must be >= 0");
   cr_assert_eq(engine_variant("\"max_num_seqs\"", "\"max_seqs\"", &e), SIM_EINPUT);

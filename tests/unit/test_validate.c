@@ -17,6 +17,7 @@
 
 #include "config/cfg.h"
 #include "hw/cost.h"
+#include "runner/profsel.h"
 #include "testutil.h"
 #include "validate/validate.h"
 
@@ -395,15 +396,23 @@ Test(validate_shape, closed_loop_spread_resolution) {
 
 /* Builds the cost model vrun uses for a tiny static point: TensorRT-LLM 0.9
  * facts (no overlap, no CUDA graphs), FP16, the batch as the step budget. */
+/* The measured tables a point's run uses (--profile auto), attached to c. */
+static void attach_auto(cost_model *c, const gpu_cfg *g, const engine_cfg *e) {
+  static prof_sel ps; /* the profiles stay in the process-wide cache */
+  sim_err err = {0, ""};
+  cr_assert_eq(profsel_choose(&ps, "auto", g, e, &err), 0, "%s", err.msg);
+  profsel_attach(&ps, c);
+}
+
 static void static_cost(cost_model *c, model_cfg *m, gpu_cfg *g, engine_cfg *e, deploy_cfg *d, uint32_t B,
                         uint32_t isl, uint32_t osl) {
   sim_err err = {0, ""};
   cr_assert_eq(cfg_model_load(m, "llama-3.1-8b", &err), 0, "%s", err.msg);
   cr_assert_eq(cfg_gpu_load(g, "h200", &err), 0, "%s", err.msg);
   cr_assert_eq(cfg_engine_load(e, "trtllm", &err), 0, "%s", err.msg);
-  e->async_scheduling = false;
   e->cuda_graph_max_batch = 0;
   deploy_init(d);
+  d->async_scheduling = 0;
   d->tp = 1;
   d->act_dtype = d->weight_dtype = d->kv_dtype = DT_FP16;
   d->act_dtype_set = d->weight_dtype_set = d->kv_dtype_set = true;
@@ -414,12 +423,15 @@ static void static_cost(cost_model *c, model_cfg *m, gpu_cfg *g, engine_cfg *e, 
   d->enable_prefix_caching = 0;
   cr_assert_eq(cfg_resolve(d, m, g, e, &err), 0, "%s", err.msg);
   cr_assert_eq(cost_init(c, m, g, e, d, &err), 0, "%s", err.msg);
+  attach_auto(c, g, e);
 }
 
+/* A step alone on a replica without async scheduling: its host work, then
+ * its GPU time (the cluster rounds each up to whole ns). */
 static double step_ms(cost_model *c, const batch_desc *b) {
   step_cost sc;
   cost_step(c, b, &sc);
-  return ceil(sc.total_ns) / 1e6; /* the cluster rounds every step up to whole ns */
+  return (ceil(sc.cpu_ns) + ceil(sc.gpu_ns)) / 1e6;
 }
 
 Test(validate_shape, static_batch_matches_the_cost_model_by_hand) {
@@ -463,8 +475,9 @@ Test(validate_shape, closed_loop_of_one_prefills_each_request_alone) {
   vset s;
   vset_init(&s);
   vpoint *p = tiny_point(&s, VSHAPE_CLOSED, 1, ISL, OSL);
-  p->src = VSRC_AIC; /* vLLM as measured there: no async scheduling, utilization 0.9 */
+  p->src = VSRC_AIC; /* vLLM 0.11.0 as measured there: no async scheduling, utilization 0.9 */
   snprintf(p->engine, sizeof p->engine, "vllm");
+  snprintf(p->engine_version, sizeof p->engine_version, "0.11.0");
   sim_err err = {0, ""};
   voverrides fixed; /* strictly OSL tokens each, for the hand check */
   memset(&fixed, 0, sizeof fixed);
@@ -478,17 +491,18 @@ Test(validate_shape, closed_loop_of_one_prefills_each_request_alone) {
   engine_cfg e;
   cr_assert_eq(cfg_model_load(&m, "llama-3.1-8b", &err), 0);
   cr_assert_eq(cfg_gpu_load(&g, "h200", &err), 0);
-  cr_assert_eq(cfg_engine_load(&e, "vllm", &err), 0);
-  e.async_scheduling = false;
+  cr_assert_eq(cfg_engine_load(&e, "vllm@0.11.0", &err), 0);
+  cr_assert_not(e.async_scheduling);
+  cr_assert_float_eq(e.gpu_memory_utilization, 0.9, 1e-12);
   deploy_cfg d;
   deploy_init(&d);
   d.tp = 1;
   d.enable_prefix_caching = 0;
-  d.gpu_memory_utilization = 0.9;
   d.max_model_len = ISL + OSL;
   cr_assert_eq(cfg_resolve(&d, &m, &g, &e, &err), 0, "%s", err.msg);
   cost_model c;
   cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), 0);
+  attach_auto(&c, &g, &e);
   prefill_chunk ch = {ISL, 0};
   batch_desc pre = {ISL, 1, 0, 0, 1, 1, &ch};
   double ttft = step_ms(&c, &pre) + llround(e.frontend_latency_ns) / 1e6, dec = 0; /* the HTTP frontend, then the prefill */
