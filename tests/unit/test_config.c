@@ -356,8 +356,8 @@ Test(config, engine_profiles) {
   cr_assert(v.enable_prefix_caching && v.enable_chunked_prefill && v.async_scheduling);
   cr_assert_eq(v.admission, ADMIT_ON_DEMAND);
   cr_assert_eq(v.cuda_graph_max_batch, 512);
-  cr_assert_float_eq(v.step_overhead_ns, 1030e3, 1e-6); /* fitted by servesim validate --fit */
-  cr_assert_float_eq(v.runtime_overhead_bytes, 2060 * MIB, 0.5);
+  cr_assert_float_eq(v.step_overhead_ns, 530.3e3, 1e-6); /* fitted by servesim validate --fit */
+  cr_assert_float_eq(v.runtime_overhead_bytes, 1214 * MIB, 0.5);
   cr_assert_str_eq(v.version, "0.25.0");
   cr_assert_eq(cfg_engine_load(&t, "trtllm", &e), SIM_OK, "%s", e.msg);
   cr_assert_str_eq(t.version, "1.3.0rc20");
@@ -397,18 +397,18 @@ Test(config, engine_strict_errors) {
   assert_msg_has(&e, "enable_prefix_caching: expected a boolean");
   cr_assert_eq(engine_variant("\"kernel_floor_us\": 2.5", "\"kernel_floor_us\": -2", &e), SIM_EINPUT);
   assert_msg_has(&e, "kernel_floor_us: must be >= 0");
-  cr_assert_eq(engine_variant("\"step_overhead_us\": 1030", "\"step_overhead_us\": -1", &e), SIM_EINPUT);
+  cr_assert_eq(engine_variant("\"step_overhead_us\": 530.3", "\"step_overhead_us\": -1", &e), SIM_EINPUT);
   assert_msg_has(&e, "step_overhead_us: must be >= 0");
   cr_assert_eq(engine_variant("\"max_num_seqs\"", "\"max_seqs\"", &e), SIM_EINPUT);
   assert_msg_has(&e, "max_seqs: unknown key");
   cr_assert_eq(engine_variant("  \"cuda_graph_mib\": 768,\n", "", &e), SIM_EINPUT);
   assert_msg_has(&e, "cuda_graph_mib: missing required key");
-  cr_assert_eq(engine_variant("\"step_overhead_us\": 1030", "\"step_overhead_us\": 0", &e), SIM_OK, "%s", e.msg);
-  cr_assert_eq(engine_variant("\"frontend_latency_us\": 0", "\"frontend_latency_us\": 1e30", &e), SIM_EINPUT);
+  cr_assert_eq(engine_variant("\"step_overhead_us\": 530.3", "\"step_overhead_us\": 0", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(engine_variant("\"frontend_latency_us\": 4192", "\"frontend_latency_us\": 1e30", &e), SIM_EINPUT);
   assert_msg_has(&e, "frontend_latency_us: must be at most 3600000000 (one hour)");
-  cr_assert_eq(engine_variant("\"frontend_latency_us\": 0", "\"frontend_latency_us\": -2", &e), SIM_EINPUT);
+  cr_assert_eq(engine_variant("\"frontend_latency_us\": 4192", "\"frontend_latency_us\": -2", &e), SIM_EINPUT);
   assert_msg_has(&e, "frontend_latency_us: must be >= 0");
-  cr_assert_eq(engine_variant("  \"frontend_latency_us\": 0,\n", "", &e), SIM_OK, "optional: %s", e.msg);
+  cr_assert_eq(engine_variant("  \"frontend_latency_us\": 4192,\n", "", &e), SIM_OK, "optional: %s", e.msg);
 }
 
 /* ---- finding ---------------------------------------------------------------- */
