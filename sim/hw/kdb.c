@@ -271,7 +271,8 @@ static void fill_header(const kdb_req *r, prof_doc *d, const char *gdir, const c
 /* Imports one table file if present (else a note). */
 static int table(kdb_ctx *k, const char *dir, const char *name, int kind, sim_err *err) {
   char path[2400];
-  snprintf(path, sizeof path, "%s/%s.csv.gz", dir, name);
+  if (snprintf(path, sizeof path, "%s/%s.csv.gz", dir, name) >= (int)sizeof path)
+    return sim_errf(err, SIM_EINPUT, "%s: path too long", dir);
   if (!is_file(path)) {
     prof_doc_note(k->doc, "%s.csv.gz: absent, no such table in this profile", name);
     return SIM_OK;

@@ -110,19 +110,25 @@ static int parse_cells(pctx *c, const prof *p, const cJSON *t, const char *f, at
   int x = 0, measured = 0, rc;
   for (const cJSON *row = ns->child; row; row = row->next, x++) {
     char fr[128];
-    snprintf(fr, sizeof fr, "%s[%d]", fn, x);
-    if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != a->ny)
+    if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != a->ny) {
+      snprintf(fr, sizeof fr, "%s[%d]", fn, x);
       return prof__bad(c, row, fr, "expected %d values (one per %s; null = not measured)", a->ny, y_key[a->kind]);
+    }
     int y = 0;
     for (const cJSON *e = row->child; e; e = e->next, y++) {
-      char fe[160];
-      snprintf(fe, sizeof fe, "%s[%d]", fr, y);
       double *v = &a->ns[(size_t)x * a->ny + y];
       if (cJSON_IsNull(e)) {
         *v = NAN;
         continue;
       }
-      if ((rc = prof__pos(c, e, fe, v))) return rc;
+      if (cJSON_IsNumber(e) && isfinite(e->valuedouble) && e->valuedouble > 0) {
+        *v = e->valuedouble; /* the common case: no field path to format */
+      } else {
+        char fe[160];
+        snprintf(fr, sizeof fr, "%s[%d]", fn, x);
+        snprintf(fe, sizeof fe, "%s[%d]", fr, y);
+        if ((rc = prof__pos(c, e, fe, v))) return rc;
+      }
       double sol = prof__attn_sol(p, a->kind, a->kv_dtype, a->q_heads, a->kv_heads, a->head_dim, a->x[x], a->y[y]);
       a->le[(size_t)x * a->ny + y] = log(sol / *v);
       measured++;

@@ -208,9 +208,13 @@ static int parse_one_grid(pctx *c, prof *p, const cJSON *t, const char *f, grid_
       g->ns[q] = g->le[q] = NAN;
       continue;
     }
-    char fe[128];
-    snprintf(fe, sizeof fe, "%s[%zu]", fn, q);
-    if ((rc = prof__pos(c, e, fe, &g->ns[q]))) return rc;
+    if (cJSON_IsNumber(e) && isfinite(e->valuedouble) && e->valuedouble > 0) {
+      g->ns[q] = e->valuedouble; /* the common case: no field path to format */
+    } else {
+      char fe[128];
+      snprintf(fe, sizeof fe, "%s[%zu]", fn, q);
+      if ((rc = prof__pos(c, e, fe, &g->ns[q]))) return rc;
+    }
     size_t l = q % (size_t)g->nk, j = q / (size_t)g->nk % (size_t)g->nn, i = q / ((size_t)g->nk * (size_t)g->nn);
     g->le[q] = log(prof__gemm_sol(p, g->wdtype, g->adtype, g->m[i], g->n[j], g->k[l]) / g->ns[q]);
     measured++;

@@ -22,9 +22,12 @@
  *     other tokens). Otherwise it is (uid, i): unique to the request, and so
  *     is every later block through the chain. hash_block_tokens need not be
  *     a multiple of block_tokens, nor larger.
- *   - NONE: every block is (uid, i): shared with nobody, but still cached,
- *     so a request preempted by recompute finds its own blocks again when it
- *     resumes, as vLLM does with real token ids.
+ *   - NONE: every block is (uid, i): shared with nobody. Only the request
+ *     itself could ever hit such a block, after a preemption, so its hashes
+ *     are registered when it is preempted (kv_commit_own) rather than as its
+ *     blocks fill: the same hits as vLLM's cache keyed on real token ids,
+ *     without a hash-table insert and eviction for every block of every
+ *     request.
  * Blocks keyed on uid (NONE content, and HASH_IDS blocks past the ids) are
  * cached like any other.
  *
@@ -117,8 +120,7 @@ static uint64_t block_content(const kv_mgr *kv, const kv_content *c, uint32_t i)
 }
 
 static bool hashable(const kv_mgr *kv, const kv_content *c) {
-  (void)c;
-  return kv->caching;
+  return kv->caching && c->kind != KV_CONTENT_NONE;
 }
 
 /* ---- hash table --------------------------------------------------------------- */
@@ -275,7 +277,7 @@ bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached
   uint32_t bt = kv->block_tokens, n_cached = 0, cached_in_free = 0;
   uint64_t h = 0;
   if (s->n_blocks == 0 && cached_tokens > 0) {
-    SIM_ASSERT(hashable(kv, c));
+    SIM_ASSERT(kv->caching);
     SIM_ASSERT(cached_tokens % bt == 0 && cached_tokens <= total_tokens);
     n_cached = cached_tokens / bt;
     seq_reserve(s, blocks_for(kv, total_tokens));
@@ -327,8 +329,17 @@ bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached
   return true;
 }
 
+static void commit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t computed_tokens);
+
 void kv_commit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t computed_tokens) {
-  if (!hashable(kv, c)) return;
+  if (hashable(kv, c)) commit(kv, s, c, computed_tokens);
+}
+
+void kv_commit_own(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t computed_tokens) {
+  if (kv->caching) commit(kv, s, c, computed_tokens);
+}
+
+static void commit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t computed_tokens) {
   SIM_ASSERT((uint64_t)computed_tokens <= (uint64_t)s->n_blocks * kv->block_tokens);
   uint32_t full = computed_tokens / kv->block_tokens;
   uint64_t h = s->last_hash;

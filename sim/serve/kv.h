@@ -111,9 +111,14 @@ uint32_t kv_blocks_needed(const kv_mgr *kv, const kv_seq *s, uint32_t total_toke
 
 /* Registers hashes of the blocks of `s` that became full now that
  * `computed_tokens` tokens have their KV written or scheduled to be (no-op
- * without caching). A hash already registered for another block (the same
+ * without caching, and for NONE content: see kv_commit_own). A hash already registered for another block (the same
  * content computed concurrently) keeps that mapping; this block stays uncached. */
 void kv_commit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t computed_tokens);
+
+/* kv_commit for any content, NONE included: before a request is preempted,
+ * so that it finds its own blocks again when it resumes (nobody else can hit
+ * them, so they need no hash until then). */
+void kv_commit_own(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t computed_tokens);
 
 /* Releases every block of `s` (ref_cnt--; blocks reaching 0 join the free
  * queue tail-first). `s` is empty afterwards. */

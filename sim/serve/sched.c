@@ -91,12 +91,18 @@ static void item_push(sched_step *st, uint32_t idx, uint32_t tokens, bool sample
   st->items[st->n_items++] = (sched_item){idx, tokens, samples};
 }
 
-static void release(sched *s, request *r) { kv_seq_free(s->kv, &r->kv); }
+/* Returns its blocks to the pool and frees its block table's memory (a
+ * million finished requests must not keep a table each). */
+static void release(sched *s, request *r) {
+  kv_seq_free(s->kv, &r->kv);
+  kv_seq_deinit(&r->kv);
+}
 
 /* Preempts by recompute: free blocks, reset progress, front of the queue.
  * Tokens it has in flight (pending) still arrive when their steps end. */
 static void preempt(sched *s, request *reqs, uint32_t idx) {
   request *r = &reqs[idx];
+  kv_commit_own(s->kv, &r->kv, &r->content, r->num_computed); /* its blocks stay findable after the free */
   release(s, r);
   r->num_computed = 0;
   r->preemptions++;
@@ -119,7 +125,8 @@ static void account(sched *s, sched_step *st, request *reqs, uint32_t idx, uint3
   request *r = &reqs[idx];
   bool samples = r->num_computed + n == r->num_tokens + r->pending;
   r->num_computed += n;
-  kv_commit(s->kv, &r->kv, &r->content, r->num_computed);
+  if (r->num_computed / s->block_tokens > r->kv.n_hashed) /* a block fills: register its hash */
+    kv_commit(s->kv, &r->kv, &r->content, r->num_computed);
   if (samples) r->pending++;
   item_push(st, idx, n, samples);
 }

@@ -218,12 +218,17 @@ Test(kv, no_hits_without_caching_or_shared_content) {
   cr_assert_eq(kv_get_stats(off)->lookups, 0, "no lookups counted with caching off");
 
   /* content of unknown identity is unique to its request: nobody else hits
-   * it, but the request itself finds its blocks again after a preemption */
+   * it, so it is not hashed as it fills; the request itself finds its blocks
+   * again after a preemption, which registers them (kv_commit_own) */
   kv_content stranger = none_content;
   stranger.uid = none_content.uid + 1;
   run_prefill(on, &a, &none_content, 100);
   CHECK(on, &a);
+  cr_assert_eq(a.n_hashed, 0);
+  cr_assert_eq(kv_match_prefix(on, &none_content, 100), 0, "not hashed while it runs");
+  kv_commit_own(on, &a, &none_content, 100); /* preempted */
   cr_assert_eq(a.n_hashed, 6);
+  CHECK(on, &a);
   cr_assert_eq(kv_match_prefix(on, &stranger, 100), 0, "running");
   kv_seq_free(on, &a);
   CHECK(on, &a);
@@ -589,7 +594,7 @@ static void new_content(world *w, pseq *p) {
 
 /* Number of leading blocks the model expects kv_match_prefix to find. */
 static uint32_t model_hit_blocks(world *w, const kv_content *c, uint32_t num_tokens) {
-  if (!w->caching || num_tokens == 0) return 0;
+  if (!w->caching || c->kind == KV_CONTENT_NONE || num_tokens == 0) return 0;
   uint32_t cap = (num_tokens - 1) / w->bt, n = 0;
   SIM_ASSERT(cap <= SIM_ARRAY_LEN(w->scratch));
   model_prefix_ids(c, w->bt, cap, w->scratch);
@@ -619,7 +624,7 @@ static void world_check(world *w) {
 
 /* Records contents written by a commit from block `from` up to the new full count. */
 static void model_commit(world *w, pseq *p, uint32_t from_blocks) {
-  if (!w->model || !w->caching) return;
+  if (!w->model || !w->caching || p->c.kind == KV_CONTENT_NONE) return;
   uint32_t full = p->computed / w->bt;
   if (full <= from_blocks) return;
   SIM_ASSERT(full <= SIM_ARRAY_LEN(w->scratch));
@@ -681,7 +686,7 @@ static void op_running(world *w, pseq *p) {
     uint32_t from = p->computed / w->bt;
     p->computed += (uint32_t)rng_below(&w->r, p->sized - p->computed + 1);
     kv_commit(w->kv, &p->s, &p->c, p->computed);
-    if (w->caching) cr_assert_eq(p->s.n_hashed, p->computed / w->bt);
+    if (w->caching && p->c.kind != KV_CONTENT_NONE) cr_assert_eq(p->s.n_hashed, p->computed / w->bt);
     model_commit(w, p, from);
   } else if (what < 8) { /* grow (decode or next chunk) */
     uint32_t old_blocks = p->s.n_blocks, free_before = kv_num_free(w->kv);
