@@ -1,7 +1,9 @@
 /* testutil.c: helpers shared by the Criterion tests. */
 #define _DEFAULT_SOURCE
+#define _XOPEN_SOURCE 700
 #include "testutil.h"
 
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +59,35 @@ const char *tu_shared(const char *rel) {
   return stat(buf, &st) == 0 ? buf : NULL;
 }
 
+/* Every temp file and directory a test process makes is removed when it
+ * exits (Criterion runs each test in its own process and exits it
+ * normally), so the suite leaves nothing in /tmp. */
+#define TU_MAX_TMP 256
+static char tu_tmp_paths[TU_MAX_TMP][256];
+static int tu_tmp_n = 0;
+static pid_t tu_tmp_owner = 0;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  (void)remove(path); /* best effort: keep going */
+  return 0;
+}
+
+static void tu_tmp_cleanup(void) {
+  if (tu_tmp_owner != getpid()) return; /* a forked child's copy of the list: its parent cleans */
+  for (int i = 0; i < tu_tmp_n; i++) nftw(tu_tmp_paths[i], rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  tu_tmp_n = 0;
+}
+
+void tu_tmp_track(const char *path) {
+  if (tu_tmp_owner != getpid()) { /* first temp path of this process */
+    tu_tmp_owner = getpid();
+    tu_tmp_n = 0;
+    atexit(tu_tmp_cleanup);
+  }
+  if (tu_tmp_n < TU_MAX_TMP) snprintf(tu_tmp_paths[tu_tmp_n++], sizeof tu_tmp_paths[0], "%s", path);
+}
+
 const char *tu_tmpfile(const char *suffix, const char *text) {
   static char bufs[8][256];
   static int k = 0;
@@ -64,6 +95,7 @@ const char *tu_tmpfile(const char *suffix, const char *text) {
   snprintf(p, 256, "/tmp/servesim_test_XXXXXX%s", suffix ? suffix : "");
   int fd = mkstemps(p, suffix ? (int)strlen(suffix) : 0);
   if (fd < 0) return NULL;
+  tu_tmp_track(p);
   size_t len = strlen(text);
   if (write(fd, text, len) != (ssize_t)len) {
     close(fd);
@@ -178,8 +210,10 @@ const char *tu_tmpdir(void) {
   static char bufs[4][64];
   static int k = 0;
   char *p = bufs[k++ % 4];
-  snprintf(p, 64, "/tmp/servesim_kdb_XXXXXX");
-  return mkdtemp(p);
+  snprintf(p, 64, "/tmp/servesim_testdir_XXXXXX");
+  if (!mkdtemp(p)) return NULL;
+  tu_tmp_track(p);
+  return p;
 }
 
 /* Appends a printf'd line to a growing text. */

@@ -27,6 +27,10 @@ char *tu_slurp(const char *path, size_t *len);
 bool tu_write_table(const char *path, const char *text, bool gz);
 /* A fresh empty directory under /tmp (static buffer rotation of 4). */
 const char *tu_tmpdir(void);
+/* Removes path (a file, or a directory with everything in it) when this
+ * test process exits, whether the test passed or not. tu_tmpfile and
+ * tu_tmpdir track what they make already. */
+void tu_tmp_track(const char *path);
 /* A tiny kernel database under root (see testutil.c for its content):
  * h100_sxm/vllm-0.14.0 (every table kind), h100_sxm/vllm-0.24.0 (GEMM only),
  * h100_sxm/nccl-2.29.2, and .aic-commit "0123456789ab". */

@@ -179,6 +179,7 @@ int cmd_validate(int argc, char **argv) {
   bool force = false, help = false, no_table = false, show_skipped = false, fit = false;
   uint32_t rounds = 4;
   double spread = NAN;
+  const char *allreduce = NULL;
   cli_opt opts[] = {
       {"data", NULL, CLI_STR, &data, "DIR", "validation directory (default $SERVESIM_SHARED_DIR/validation, else ../shared/validation)", NULL},
       {"measurements", NULL, CLI_LIST, &meas, "FILE", "your own runs: {scenario, result: vllm bench serve --save-result JSON} (repeatable)", NULL},
@@ -191,6 +192,7 @@ int cmd_validate(int argc, char **argv) {
       {"no-table", NULL, CLI_FLAG, &no_table, NULL, "print the summaries only, not one row per point", NULL},
       {"show-skipped", NULL, CLI_FLAG, &show_skipped, NULL, "list every skipped point (default: one line per reason)", NULL},
       {"output-spread", NULL, CLI_F64, &spread, "S", "closed-loop points of every engine: output lengths uniform in osl x [1-S, 1+S] (default: each engine's fitted spread; 0 = strictly fixed; docs/ACCURACY.md)", NULL},
+      {"allreduce", NULL, CLI_STR, &allreduce, "table|link", "all-reduce costs of every point: the profiles' measured tables (default) or each GPU file's link bandwidth and latency", NULL},
       {"param", NULL, CLI_LIST, &params, "E.NAME=V", "override an engine parameter, e.g. vllm.step_overhead_us=250 (repeatable)", NULL},
       {"fit", NULL, CLI_FLAG, &fit, NULL, "refit the engines' global parameters on the training subset, then validate with them", NULL},
       {"fit-rounds", NULL, CLI_U32, &rounds, "N", "coordinate-search rounds of --fit (default 4)", NULL},
@@ -210,6 +212,11 @@ int cmd_validate(int argc, char **argv) {
   voverrides ov;
   memset(&ov, 0, sizeof ov);
   ov.closed_output_spread = spread;
+  if (allreduce && strcmp(allreduce, "table") && strcmp(allreduce, "link")) {
+    sim_errf(&err, SIM_EINPUT, "--allreduce: expected table or link, got '%s'", allreduce);
+    return cli_fail("validate", &err);
+  }
+  ov.allreduce_link = allreduce && !strcmp(allreduce, "link");
   for (int i = 0; i < params.n; i++)
     if (parse_param(params.items[i], &ov, &err)) return cli_fail("validate", &err);
   if (!isnan(spread) && !(spread >= 0 && spread < 0.5)) {
@@ -266,8 +273,10 @@ int cmd_validate(int argc, char **argv) {
   char desc[2048];
   describe_overrides(&ov, desc, sizeof desc);
   char title[2200];
-  snprintf(title, sizeof title, "engine files (configs/engines/*.json)%s%s; closed-loop output spread +-%g%% (vllm), +-%g%% (trtllm)",
-           desc[0] ? " with " : "", desc, 100 * vclosed_spread(&ov, "vllm"), 100 * vclosed_spread(&ov, "trtllm"));
+  snprintf(title, sizeof title,
+           "engine files (configs/engines/*.json)%s%s; closed-loop output spread +-%g%% (vllm), +-%g%% (trtllm)%s",
+           desc[0] ? " with " : "", desc, 100 * vclosed_spread(&ov, "vllm"), 100 * vclosed_spread(&ov, "trtllm"),
+           ov.allreduce_link ? "; all-reduces from each GPU file's link (--allreduce link)" : "");
   ro.title = title;
   if (!rc) {
     FILE *tf = (json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ? stderr : stdout;

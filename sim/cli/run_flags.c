@@ -43,6 +43,10 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("async-scheduling", NULL, CLI_BOOL, &f->async_scheduling, NULL,
       "schedule the next step while the current one runs (vLLM's batch queue of 2; default: the engine version's)",
       &f->seen_async_scheduling);
+  OPT("allreduce", NULL, CLI_STR, &f->allreduce, "table|link",
+      "all-reduce cost: the profile's measured table (default; the topology it was measured on) or the GPU "
+      "file's link bandwidth and latency (when your GPUs are connected differently)",
+      NULL);
   OPT("router", NULL, CLI_STR, &f->router, "P", "round_robin, least_outstanding, least_kv", NULL);
   OPT("trace", NULL, CLI_STR, &f->trace, "FILE", "replay a trace (native CSV, Azure, BurstGPT, Mooncake JSONL)", NULL);
   OPT("trace-format", NULL, CLI_STR, &f->trace_format, "F", "auto, native, azure, burstgpt, mooncake", NULL);
@@ -157,6 +161,11 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   if (f->seen_prefix_caching) d->enable_prefix_caching = f->prefix_caching;
   if (f->seen_chunked_prefill) d->enable_chunked_prefill = f->chunked_prefill;
   if (f->seen_async_scheduling) d->async_scheduling = f->async_scheduling;
+  if (f->allreduce) {
+    if (!strcmp(f->allreduce, "link")) d->allreduce_link = true;
+    else if (!strcmp(f->allreduce, "table")) d->allreduce_link = false;
+    else return sim_errf(err, SIM_EINPUT, "--allreduce: expected table or link, got '%s'", f->allreduce);
+  }
   if (f->router && !route_policy_parse(f->router, &d->router))
     return sim_errf(err, SIM_EINPUT, "--router: unknown policy '%s' (round_robin, least_outstanding, least_kv)", f->router);
 

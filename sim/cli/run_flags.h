@@ -16,7 +16,7 @@
 typedef struct run_flags {
   const char *scenario, *model, *gpu, *engine, *profile;
   uint32_t tp, replicas, max_num_seqs, max_num_batched_tokens, block_size, max_model_len;
-  const char *dtype, *quantization, *kv_cache_dtype, *router;
+  const char *dtype, *quantization, *kv_cache_dtype, *router, *allreduce;
   double gpu_memory_utilization;
   bool prefix_caching, chunked_prefill, async_scheduling;
   bool seen_prefix_caching, seen_chunked_prefill, seen_async_scheduling;

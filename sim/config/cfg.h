@@ -152,6 +152,8 @@ typedef struct deploy_cfg {
   int8_t enable_prefix_caching;     /* -1 = engine default, 0/1 */
   int8_t enable_chunked_prefill;    /* -1 = engine default, 0/1 */
   int8_t async_scheduling;          /* -1 = engine default, 0/1: vLLM's --[no-]async-scheduling */
+  bool allreduce_link;              /* --allreduce link: all-reduces from the GPU file's link bandwidth and
+                                       latency, not the profile's measured table (another machine's topology) */
   route_policy router;
 } deploy_cfg;
 

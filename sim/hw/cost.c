@@ -250,24 +250,35 @@ static double attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ct
 
 /* ---- all-reduce ------------------------------------------------------------------- */
 
-static double allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src) {
-  *src = SRC_ROOFLINE;
-  uint32_t t = tp_of(c);
-  if (t <= 1 || tokens == 0) return 0;
-  double bytes = (double)tokens * c->model->hidden * act_b(c), ns;
-  if (c->profile) {
-    if (prof_allreduce_ns(c->profile, graphed ? PROF_AR_CUSTOM_GRAPH : PROF_AR_CUSTOM_EAGER, t, bytes, &ns) ||
-        prof_allreduce_ns(c->profile, PROF_AR_NCCL, t, bytes, &ns)) {
-      *src = SRC_PROFILE;
-      return ns;
-    }
-  }
+/* The link formula (header comment): one-shot or ring, whichever is faster. */
+static double allreduce_link(const cost_model *c, uint32_t t, double bytes) {
   const engine_cfg *e = c->engine;
   double peers = t - 1.0;
   double bw = c->gpu->link_Bps * e->allreduce_bw_eff, hop = c->gpu->link_latency_ns;
   double one_shot = e->allreduce_latency_ns + peers * hop + ns_of(peers * bytes, bw);
   double ring = e->allreduce_latency_ns + 2.0 * peers * hop + ns_of(2.0 * peers / t * bytes, bw);
   return one_shot < ring ? one_shot : ring;
+}
+
+static double allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src) {
+  *src = SRC_ROOFLINE;
+  uint32_t t = tp_of(c);
+  if (t <= 1 || tokens == 0) return 0;
+  double bytes = (double)tokens * c->model->hidden * act_b(c), ns;
+  if (c->profile && !c->deploy->allreduce_link) {
+    if (prof_allreduce_ns(c->profile, graphed ? PROF_AR_CUSTOM_GRAPH : PROF_AR_CUSTOM_EAGER, t, bytes, &ns) ||
+        prof_allreduce_ns(c->profile, PROF_AR_NCCL, t, bytes, &ns)) {
+      *src = SRC_PROFILE;
+      return ns;
+    }
+  }
+  return allreduce_link(c, t, bytes);
+}
+
+double cost_allreduce_link_ns(const cost_model *c, uint32_t tokens) {
+  uint32_t t = tp_of(c);
+  if (t <= 1 || tokens == 0) return 0;
+  return allreduce_link(c, t, (double)tokens * c->model->hidden * act_b(c));
 }
 
 /* ---- elementwise ------------------------------------------------------------------ */

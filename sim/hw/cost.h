@@ -165,6 +165,10 @@ double cost_gemm_ns(cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_b
 /* One all-reduce of `tokens` x H activations, as in a step that replays
  * graphs (graphed) or not. */
 double cost_allreduce_ns(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src);
+/* The same all-reduce by the link formula alone (GPU file's link bandwidth
+ * and latency, engine's allreduce_bw_eff and allreduce_latency_us), whatever
+ * the profile measured: what `--allreduce link` uses. */
+double cost_allreduce_link_ns(const cost_model *c, uint32_t tokens);
 double cost_attn_decode_ns(cost_model *c, uint32_t batch, uint64_t ctx_tokens_total, cost_src *src);
 /* One prefill chunk alone (its own attention call). */
 double cost_attn_prefill_ns(cost_model *c, uint32_t chunk, uint32_t ctx, cost_src *src);

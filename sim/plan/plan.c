@@ -116,6 +116,16 @@ static void gates(plan_result *p) {
              "2 all-reduces per layer over %s (%.0f GB/s one way): %.0f%% of the batch-1 decode step, %.0f%% at "
              "batch %u",
              p->gpu.link == LINK_NVLINK ? "NVLink" : "PCIe", p->gpu.link_Bps / 1e9, 100 * s1, 100 * sm, dm->batch);
+    /* A measured table far below the link says the measured machine's GPUs
+     * talk through a slower path (no peer-to-peer, another socket): say so. */
+    if (p->ar_measured && p->ar_busbw_Bps < p->ar_link_busbw_Bps / 3) {
+      size_t n = strlen(g[3].detail);
+      snprintf(g[3].detail + n, sizeof g[3].detail - n,
+               "; the measured all-reduce reaches %.1f GB/s bus bandwidth at TP%u, %.0f%% of what the link gives "
+               "(%.1f GB/s): the measured machine's GPUs were connected worse than the datasheet link; if yours "
+               "have peer-to-peer at link speed, add --allreduce link",
+               p->ar_busbw_Bps / 1e9, tp, 100 * p->ar_busbw_Bps / p->ar_link_busbw_Bps, p->ar_link_busbw_Bps / 1e9);
+    }
   }
 }
 
@@ -144,6 +154,15 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
   }
   profsel_attach(&ps, &c);
   snprintf(p->cost_source, sizeof p->cost_source, "%s", ps.source);
+  if (d->tp > 1) {
+    uint32_t T = d->max_num_batched_tokens;
+    cost_src src;
+    double t_ns = cost_allreduce_ns(&c, T, false, &src), l_ns = cost_allreduce_link_ns(&c, T);
+    double moved = 2.0 * (d->tp - 1) / d->tp * T * p->model.hidden * dtype_bytes(d->act_dtype);
+    p->ar_measured = src != SRC_ROOFLINE;
+    p->ar_busbw_Bps = t_ns > 0 ? moved * 1e9 / t_ns : 0;
+    p->ar_link_busbw_Bps = l_ns > 0 ? moved * 1e9 / l_ns : 0;
+  }
 
   uint32_t block = p->mem.block_tokens ? p->mem.block_tokens : 16;
   p->blocks_per_seq = (p->opts.context_tokens + block - 1) / block;
@@ -294,6 +313,15 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_str(&j, "limit", p->batch_limit);
   jw_end(&j);
   jw_str(&j, "cost_source", p->cost_source);
+  if (d->tp > 1) {
+    jw_obj(&j, "allreduce_full_step");
+    jw_str(&j, "source", p->ar_measured ? "measured table" : "link formula");
+    jw_num(&j, "bus_bandwidth_gb_s", p->ar_busbw_Bps / 1e9);
+    jw_num(&j, "link_formula_bus_bandwidth_gb_s", p->ar_link_busbw_Bps / 1e9);
+    jw_end(&j);
+  } else {
+    jw_null(&j, "allreduce_full_step");
+  }
   step_json(&j, "decode_batch1", &p->decode1);
   if (p->max_batch) step_json(&j, "decode_max_batch", &p->decode_max);
   else jw_null(&j, "decode_max_batch");

@@ -87,6 +87,12 @@ typedef struct plan_result {
   double weight_read_Bps;      /* weights_total x target_tps */
   uint32_t min_gpus_bandwidth; /* ceil(weight_read / HBM bandwidth of one GPU) */
   double deploy_hbm_Bps;       /* tp x HBM bandwidth */
+  /* One all-reduce of a full step (max_num_batched_tokens x H) as costed
+   * (measured table unless --allreduce link) and by the link formula, as
+   * bus bandwidth 2 (t-1)/t x bytes / time; ar_measured says the first came
+   * from a measured table. */
+  double ar_busbw_Bps, ar_link_busbw_Bps;
+  bool ar_measured;
   plan_gate gates[PLAN_GATES];
 } plan_result;
 

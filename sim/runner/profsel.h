@@ -41,7 +41,7 @@ typedef struct prof_sel {
 
 int profsel_choose(prof_sel *s, const char *spec, const gpu_cfg *gpu, const engine_cfg *engine, sim_err *err);
 /* Hands the chosen profiles to a cost model (which borrows them). */
-void profsel_attach(const prof_sel *s, cost_model *c);
+void profsel_attach(prof_sel *s, cost_model *c);
 void profsel_free(prof_sel *s);
 
 /* The profile at path (a disk path or an embedded relative path), loaded on

@@ -6,7 +6,7 @@
  *   "deployment": { "tensor_parallel_size", "replicas", "dtype", "quantization", "kv_cache_dtype",
  *                   "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
  *                   "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill", "async_scheduling",
- *                   "router" },
+ *                   "router", "allreduce" ("table" | "link") },
  *   "workload": { "trace", "trace_format",                        -- a trace file, or a generator:
  *                 "num_prompts", "request_rate" (number or "inf"), "burstiness",
  *                 "random_input_len", "random_output_len", "random_range_ratio",
@@ -89,7 +89,7 @@ static int parse_deployment(const jx *j, const cJSON *d, scenario *s) {
   static const char *const known[] = {"tensor_parallel_size", "replicas", "dtype", "quantization", "kv_cache_dtype",
                                       "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
                                       "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill",
-                                      "router", NULL};
+                                      "router", "allreduce", NULL};
   const char *W = "deployment";
   TRY(jx_keys(j, d, W, known, NULL));
   deploy_cfg *p = &s->deploy;
@@ -119,6 +119,12 @@ static int parse_deployment(const jx *j, const cJSON *d, scenario *s) {
   if (rt[0] && !route_policy_parse(rt, &p->router))
     return jx_fail(j, cJSON_GetObjectItemCaseSensitive(d, "router"), W, "router",
                    "unknown policy '%s' (round_robin, least_outstanding, least_kv)", rt);
+  char ar[32] = "";
+  TRY(jx_str(j, d, W, "allreduce", ar, sizeof ar));
+  if (ar[0] && strcmp(ar, "table") && strcmp(ar, "link"))
+    return jx_fail(j, cJSON_GetObjectItemCaseSensitive(d, "allreduce"), W, "allreduce",
+                   "expected \"table\" or \"link\", got '%s'", ar);
+  if (ar[0]) p->allreduce_link = !strcmp(ar, "link");
   return 0;
 }
 

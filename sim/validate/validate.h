@@ -303,6 +303,10 @@ typedef struct voverrides {
    * a deterministic simulation. NAN = per engine (vclosed_spread); a value
    * (--output-spread) applies to every engine; 0 = strictly fixed lengths. */
   double closed_output_spread;
+  /* --allreduce link: every point's all-reduces from its GPU file's link
+   * bandwidth and latency instead of the profile's measured table (the
+   * measured machine's topology may not be the benchmarked one's). */
+  bool allreduce_link;
 } voverrides;
 
 /* The closed-loop output spread s of the points of `engine`: the global

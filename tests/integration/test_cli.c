@@ -74,7 +74,9 @@ Test(cli, closed_loop_of_identical_lengths_notes_the_phase_lock) {
 Test(cli, json_is_deterministic_and_has_vllm_keys) {
   char a[256], b[256];
   snprintf(a, sizeof a, "/tmp/servesim_det_a_%d.json", getpid());
+  tu_tmp_track(a);
   snprintf(b, sizeof b, "/tmp/servesim_det_b_%d.json", getpid());
+  tu_tmp_track(b);
   unlink(a);
   unlink(b);
   char cmd[1024];
@@ -128,7 +130,9 @@ Test(cli, refuses_to_overwrite_without_force) {
 Test(cli, csv_and_timeseries_files) {
   char a[256], b[256], cmd[1024];
   snprintf(a, sizeof a, "/tmp/servesim_req_%d.csv", getpid());
+  tu_tmp_track(a);
   snprintf(b, sizeof b, "/tmp/servesim_ts_%d.csv", getpid());
+  tu_tmp_track(b);
   unlink(a);
   unlink(b);
   snprintf(cmd, sizeof cmd, "run --quiet --num-prompts 50 --request-rate 5 --csv %s --timeseries %s", a, b);
@@ -149,6 +153,7 @@ Test(cli, csv_and_timeseries_files) {
 Test(cli, gen_trace_roundtrip_replays) {
   char a[256], cmd[1024];
   snprintf(a, sizeof a, "/tmp/servesim_gen_%d.csv", getpid());
+  tu_tmp_track(a);
   unlink(a);
   snprintf(cmd, sizeof cmd, "gen-trace --num-prompts 40 --request-rate 2 --seed 9 --out %s", a);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
@@ -226,8 +231,11 @@ Test(cli, bad_input_exits_2_with_a_precise_message) {
 Test(cli, paced_replay_gives_the_same_result_as_virtual_time) {
   char a[256], b[256], t[256], cmd[1024];
   snprintf(a, sizeof a, "/tmp/servesim_virt_%d.json", getpid());
+  tu_tmp_track(a);
   snprintf(b, sizeof b, "/tmp/servesim_paced_%d.json", getpid());
+  tu_tmp_track(b);
   snprintf(t, sizeof t, "/tmp/servesim_paced_%d.csv", getpid());
+  tu_tmp_track(t);
   unlink(a), unlink(b), unlink(t);
   snprintf(cmd, sizeof cmd, "gen-trace --num-prompts 30 --request-rate 15 --seed 2 --out %s", t);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
@@ -245,7 +253,9 @@ Test(cli, paced_replay_gives_the_same_result_as_virtual_time) {
 Test(cli, ctrl_c_writes_partial_results) {
   char j[256], t[256], cmd[1024];
   snprintf(j, sizeof j, "/tmp/servesim_int_%d.json", getpid());
+  tu_tmp_track(j);
   snprintf(t, sizeof t, "/tmp/servesim_int_%d.csv", getpid());
+  tu_tmp_track(t);
   unlink(j), unlink(t);
   /* 600 requests over about 60 s of virtual time, replayed in real time */
   snprintf(cmd, sizeof cmd, "gen-trace --num-prompts 600 --request-rate 10 --seed 1 --out %s", t);

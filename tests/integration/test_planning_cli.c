@@ -24,6 +24,7 @@ static const char *tmp(const char *name) {
   char *b = buf[k++ % 8];
   snprintf(b, 512, "/tmp/servesim_plan_%d_%s", getpid(), name);
   unlink(b);
+  tu_tmp_track(b);
   return b;
 }
 
@@ -95,6 +96,44 @@ Test(planning_cli, plan_json) {
   cr_assert(strstr(err, "--context"), "%s", err);
   cr_assert_eq(tu_run_cli("plan --tp 3", out, sizeof out, err, sizeof err), 2);
   unlink(j);
+}
+
+/* The bundled L40S tables were measured on a machine whose 4 GPUs all-reduce
+ * at about 5 GB/s bus bandwidth, a quarter of what PCIe gives with
+ * peer-to-peer: plan says so and names --allreduce link, which then costs
+ * the all-reduces from the link and says that in the source line. */
+Test(planning_cli, plan_flags_a_measured_allreduce_far_below_the_link) {
+  const char *j = tmp("l40s.json");
+  char cmd[1024];
+  const char *base = "plan --model llama-2-70b --gpu l40s --engine trtllm --tp 4 --quantization fp8 "
+                     "--kv-cache-dtype fp8 --max-model-len 4096";
+  snprintf(cmd, sizeof cmd, "%s --json %s", base, j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "add --allreduce link"), "%s", out);
+  cJSON *root = load_json(j);
+  const cJSON *ar = cJSON_GetObjectItemCaseSensitive(root, "allreduce_full_step");
+  cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ar, "source")->valuestring, "measured table");
+  double meas = jnum(ar, "bus_bandwidth_gb_s"), link = jnum(ar, "link_formula_bus_bandwidth_gb_s");
+  cr_assert(meas > 0 && meas < link / 3, "measured %g GB/s, link %g GB/s", meas, link);
+  const cJSON *pf = cJSON_GetObjectItemCaseSensitive(root, "prefill");
+  double table_ms = jnum(pf, "time_ms");
+  cJSON_Delete(root);
+  snprintf(cmd, sizeof cmd, "%s --allreduce link --force --json %s", base, j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(!strstr(out, "add --allreduce link"), "%s", out);
+  cr_assert(strstr(out, "(--allreduce link), not the measured table"), "%s", out);
+  root = load_json(j);
+  ar = cJSON_GetObjectItemCaseSensitive(root, "allreduce_full_step");
+  cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ar, "source")->valuestring, "link formula");
+  pf = cJSON_GetObjectItemCaseSensitive(root, "prefill");
+  cr_assert(jnum(pf, "time_ms") < table_ms, "the faster link must shorten the prefill: %g vs %g ms", jnum(pf, "time_ms"),
+            table_ms);
+  cJSON_Delete(root);
+  /* NVLink H200 tables: no note */
+  cr_assert_eq(tu_run_cli("plan --gpu h200 --tp 4", out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(!strstr(out, "--allreduce link"), "%s", out);
+  cr_assert_eq(tu_run_cli("plan --allreduce fast", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--allreduce: expected table or link, got 'fast'"), "%s", err);
 }
 
 Test(planning_cli, sweep_is_deterministic_across_jobs) {

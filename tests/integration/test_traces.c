@@ -10,8 +10,8 @@
 #include "testutil.h"
 
 Test(traces, bundled_chat_trace_regenerates_byte_identical) {
-  char dir[] = "/tmp/servesim_traces_XXXXXX";
-  cr_assert(mkdtemp(dir));
+  const char *dir = tu_tmpdir(); /* removed with its files when the test exits */
+  cr_assert(dir != NULL);
   char cmd[2048];
   snprintf(cmd, sizeof cmd, "cd '%s' && SERVESIM='%s' TRACES_OUT_DIR='%s' ./scripts/make_traces.sh", SERVESIM_SOURCE_DIR,
            SERVESIM_BIN, dir);
@@ -25,6 +25,4 @@ Test(traces, bundled_chat_trace_regenerates_byte_identical) {
   cr_assert(memcmp(a, b, la) == 0, "traces/chat_default.csv differs from what scripts/make_traces.sh generates");
   free(a);
   free(b);
-  unlink(path);
-  rmdir(dir);
 }

@@ -118,6 +118,7 @@ Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout 
   cr_assert_gt(want[4], 0u, "no open-loop stage file under %s", d);
   char json[256], args[8192];
   snprintf(json, sizeof json, "/tmp/servesim_validate_%d.json", getpid());
+  tu_tmp_track(json);
   snprintf(args, sizeof args, "validate --data '%s' --no-table --json '%s' --force", d, json);
   int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
   cr_assert_eq(rc, 0, "exit %d, stderr: %s", rc, err);
@@ -193,8 +194,9 @@ Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout 
 
 Test(validate_cli, open_loop_stage_is_redone_by_run_on_the_saved_trace) {
   char dir[256], args[4096], csv[300];
-  snprintf(dir, sizeof dir, "/tmp/servesim_traces_%d", getpid());
-  cr_assert_eq(mkdir(dir, 0700), 0);
+  const char *d = tu_tmpdir(); /* removed with its files when the test exits */
+  cr_assert(d != NULL);
+  snprintf(dir, sizeof dir, "%s", d);
   snprintf(args, sizeof args, "validate --data '%s' --only infperf/llama-small/stage1 --save-traces '%s' --json -",
            tu_src("tests/data/infperf/ok"), dir);
   int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
@@ -247,7 +249,9 @@ Test(validate_cli, open_loop_stage_is_redone_by_run_on_the_saved_trace) {
 Test(validate_cli, own_run_validates_with_no_error) {
   char run_json[256], wrap[256], args[2048];
   snprintf(run_json, sizeof run_json, "/tmp/servesim_own_%d.json", getpid());
+  tu_tmp_track(run_json);
   snprintf(wrap, sizeof wrap, "/tmp/servesim_own_wrap_%d.json", getpid());
+  tu_tmp_track(wrap);
   snprintf(args, sizeof args,
            "run --model llama-3.1-8b --gpu h200 --engine vllm --tp 1 --num-prompts 24 --max-concurrency 4 "
            "--random-input-len 256 --random-output-len 32 --quiet --force --json '%s'",
@@ -301,6 +305,8 @@ Test(validate_cli, bad_input_exits_2_with_a_precise_message) {
   cr_assert_eq(tu_run_cli("validate --data . --param vllm.closed_loop_output_spread=0.7", out, sizeof out, err,
                           sizeof err), 2);
   cr_assert(strstr(err, "closed_loop_output_spread=0.7") && strstr(err, "[0, 0.5)"), "%s", err);
+  cr_assert_eq(tu_run_cli("validate --data . --allreduce ring", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--allreduce: expected table or link, got 'ring'"), "%s", err);
   cr_assert_eq(tu_run_cli("validate --data . --param trtllm.frontend_latency_us=1e12", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "frontend_latency_us=1e12") && strstr(err, "one hour"), "%s", err);
   cr_assert_eq(tu_run_cli("validate --data .", out, sizeof out, err, sizeof err), 2, "no known file in the source root");

@@ -443,6 +443,7 @@ Test(config, find_path_vs_name) {
   /* an HF checkout directory */
   char dir[] = "/tmp/servesim_model_XXXXXX";
   cr_assert(mkdtemp(dir));
+  tu_tmp_track(dir);
   char cfgp[256];
   snprintf(cfgp, sizeof cfgp, "%s/config.json", dir);
   FILE *f = fopen(cfgp, "w");
@@ -463,6 +464,7 @@ Test(config, find_path_vs_name) {
 Test(config, data_dir_overrides_embedded) {
   char dir[] = "/tmp/servesim_data_XXXXXX";
   cr_assert(mkdtemp(dir));
+  tu_tmp_track(dir);
   char p[512];
   snprintf(p, sizeof p, "%s/configs", dir);
   cr_assert_eq(mkdir(p, 0755), 0);

@@ -589,6 +589,33 @@ Test(cost, measured_tables_serve_every_kernel) {
   cost_deinit(&w.c);
 }
 
+/* --allreduce link: the measured machine's topology is not the user's; the
+ * all-reduce then comes from the link formula although the table has it, and
+ * every other kernel still from the table. */
+Test(cost, allreduce_link_overrides_the_measured_table) {
+  world w;
+  deploy_cfg d = dep(4, DT_FP8);
+  d.allreduce_link = true;
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), d);
+  const prof *p = bundled("h200_vllm-0.24.0");
+  cost_set_profiles(&w.c, p, NULL, NULL);
+  cost_src src;
+  double got = cost_allreduce_ns(&w.c, 2032, false, &src), link = cost_allreduce_link_ns(&w.c, 2032), table;
+  cr_assert_eq(src, SRC_ROOFLINE);
+  cr_assert_float_eq(got, link, 0);
+  cr_assert(prof_allreduce_ns(p, PROF_AR_CUSTOM_EAGER, 4, 2032.0 * 8192 * 2, &table));
+  cr_assert(fabs(table - link) > 0.01 * table, "the two sources must differ for the test to mean anything");
+  /* by hand: ring, 3 peers, 2 x 3/4 x S over 450 GB/s x allreduce_bw_eff, plus the software latency and hops */
+  const engine_cfg *e = &w.e;
+  double S = 2032.0 * 8192 * 2, bw = w.g.link_Bps * e->allreduce_bw_eff;
+  double ring = e->allreduce_latency_ns + 6 * w.g.link_latency_ns + 1.5 * S / bw * 1e9;
+  double one = e->allreduce_latency_ns + 3 * w.g.link_latency_ns + 3 * S / bw * 1e9;
+  cr_assert_float_eq(link, ring < one ? ring : one, 1e-6 * link);
+  cr_assert_float_eq(cost_gemm_ns(&w.c, OP_GEMM_O, 16, &src, NULL), cost_gemm_ns(&w.c, OP_GEMM_O, 16, NULL, NULL), 0);
+  cr_assert_eq(src, SRC_PROFILE, "GEMMs still come from the table");
+  cost_deinit(&w.c);
+}
+
 /* vLLM runs the whole step's attention as one varlen call: the per-call floor
  * is paid once, not once for the decodes and once per prefill chunk. */
 Test(cost, one_attention_call_per_step) {

@@ -175,6 +175,13 @@ Test(jsonx, scenario_errors_name_the_line) {
   scenario_init(&s);
   cr_assert_eq(scenario_parse(&s, "{\"model\": \"a\",\n \"model\": \"b\"}", "s.json", &E), SIM_EINPUT);
   has("s.json:2: model: given twice");
+  scenario_init(&s);
+  cr_assert_eq(scenario_parse(&s, "{\"deployment\": {\"tensor_parallel_size\": 4,\n \"allreduce\": \"fast\"}}", "s.json", &E),
+               SIM_EINPUT);
+  has("s.json:2: deployment.allreduce: expected \"table\" or \"link\", got 'fast'");
+  scenario_init(&s);
+  cr_assert_eq(scenario_parse(&s, "{\"deployment\": {\"allreduce\": \"link\"}}", "s.json", &E), SIM_OK, "%s", E.msg);
+  cr_assert(s.deploy.allreduce_link);
 }
 
 Test(jsonx, grid_inline_scenario_errors_keep_the_file_lines) {
