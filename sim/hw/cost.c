@@ -383,6 +383,7 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
   c->memo_len = n + 1;
   c->memo[0] = sim_calloc(c->memo_len, sizeof *c->memo[0]);
   c->memo[1] = sim_calloc(c->memo_len, sizeof *c->memo[1]);
+  c->lm_memo = sim_calloc(c->memo_len, sizeof *c->lm_memo);
   c->kernel_floor_ns = e->kernel_floor_ns;
   c->attn_floor_ns = e->kernel_floor_ns;
   return SIM_OK;
@@ -407,11 +408,13 @@ void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const 
   if (own) floors_from(c, own);
   for (int g = 0; g < 2; g++)
     for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
+  for (size_t i = 0; i < c->memo_len; i++) c->lm_memo[i].valid = false;
 }
 
 void cost_deinit(cost_model *c) {
   free(c->memo[0]);
   free(c->memo[1]);
+  free(c->lm_memo);
   memset(c, 0, sizeof *c);
 }
 
@@ -493,13 +496,18 @@ void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
   }
   attention(c, b, out);
   if (b->num_sample > 0) {
-    cost_src s;
-    cost_bound bd;
-    double ns = gemm_eval(c, OP_LM_HEAD, b->num_sample, &s, &bd);
-    add(out, OP_LM_HEAD, bd, ns);
-    double logits = (double)b->num_sample * c->model->vocab * 4.0 * SAMPLER_PASSES;
-    add(out, OP_LM_HEAD, BOUND_MEMORY, kernels_ns(c, SAMPLER_PASSES, logits));
-    c->src_count[OP_LM_HEAD][s]++;
+    cost_lm_memo fresh, *lm = b->num_sample < c->memo_len ? &c->lm_memo[b->num_sample] : &fresh;
+    if (lm == &fresh || !lm->valid) {
+      cost_src s;
+      cost_bound bd;
+      lm->gemm_ns = gemm_eval(c, OP_LM_HEAD, b->num_sample, &s, &bd);
+      double logits = (double)b->num_sample * c->model->vocab * 4.0 * SAMPLER_PASSES;
+      lm->sampler_ns = kernels_ns(c, SAMPLER_PASSES, logits);
+      lm->src = (uint8_t)s, lm->bound = (uint8_t)bd, lm->valid = true;
+    }
+    add(out, OP_LM_HEAD, (cost_bound)lm->bound, lm->gemm_ns);
+    add(out, OP_LM_HEAD, BOUND_MEMORY, lm->sampler_ns);
+    c->src_count[OP_LM_HEAD][lm->src]++;
   }
   double gpu = 0;
   for (int op = 0; op < OP_COUNT; op++) gpu += out->op_ns[op];

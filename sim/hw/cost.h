@@ -55,7 +55,8 @@
  *
  * Speed: the T-dependent part (GEMMs, all-reduces, elementwise) is memoized
  * per (T, graphed) in arrays of max(max_num_batched_tokens, max_num_seqs,
- * 512) + 1 entries, so a step costs O(number of prefill chunks).
+ * 512) + 1 entries, the LM head and sampler per number of sampling
+ * sequences, so a step costs O(number of prefill chunks).
  * The cost model knows nothing of requests: it sees a batch_desc only.
  * Ownership: cost_init/cost_deinit on caller storage; the model, gpu, engine,
  * deploy and profile pointers are borrowed and must outlive it. Not
@@ -126,6 +127,13 @@ typedef struct cost_memo {
   bool valid;
 } cost_memo;
 
+/* The LM head and sampler of a step with n sampling sequences. */
+typedef struct cost_lm_memo {
+  double gemm_ns, sampler_ns;
+  uint8_t src, bound;
+  bool valid;
+} cost_lm_memo;
+
 enum { COST_MAX_GRAPH_SIZES = 128 };
 
 typedef struct cost_model {
@@ -142,6 +150,7 @@ typedef struct cost_model {
   double kernel_floor_ns;     /* the smallest kernel's time (profile, else the engine file's) */
   double attn_floor_ns;       /* the smallest attention call's time (profile, else the kernel floor) */
   cost_memo *memo[2];         /* [graphed][T], 0 <= T < memo_len */
+  cost_lm_memo *lm_memo;      /* [num_sample], 0 <= num_sample < memo_len */
   size_t memo_len;
   uint64_t src_count[OP_COUNT][SRC_COUNT]; /* how often each source served each op: counted by
                                               cost_step, once per op per step (prefill attention once

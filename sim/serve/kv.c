@@ -247,6 +247,14 @@ static uint32_t blocks_for(const kv_mgr *kv, uint32_t tokens) {
   return (uint32_t)(((uint64_t)tokens + kv->block_tokens - 1) / kv->block_tokens);
 }
 
+void kv_seq_reserve(const kv_mgr *kv, kv_seq *s, uint64_t tokens) {
+  uint64_t n = (tokens + kv->block_tokens - 1) / kv->block_tokens;
+  if (n > s->cap && n <= UINT32_MAX) {
+    s->blocks = sim_realloc(s->blocks, (size_t)n * sizeof *s->blocks);
+    s->cap = (uint32_t)n;
+  }
+}
+
 uint32_t kv_match_prefix(kv_mgr *kv, const kv_content *c, uint32_t num_tokens) {
   if (!kv->caching) return 0;
   kv->stats.lookups++;

@@ -88,6 +88,10 @@ const kv_stats *kv_get_stats(const kv_mgr *kv);
 
 void kv_seq_init(kv_seq *s);
 void kv_seq_deinit(kv_seq *s); /* frees table memory; the table must be empty (kv_seq_free first) */
+/* Sizes the table's memory for `tokens` tokens at once (a sequence whose
+ * final length is known), sparing the reallocations of growing block by
+ * block. Host memory only: no block is taken. */
+void kv_seq_reserve(const kv_mgr *kv, kv_seq *s, uint64_t tokens);
 
 /* Longest cached prefix of a sequence with `num_tokens` known tokens: returns
  * the number of cached tokens (a multiple of block_tokens, at most

@@ -177,6 +177,7 @@ static void schedule_waiting(sched *s, sched_step *st, request *reqs, uint32_t *
     if (s->cfg.admission == ADMIT_RESERVE_FULL) alloc = fit = r->prompt_tokens + r->output_tokens;
     else if (s->cfg.reserve_full_isl) fit = known;
     if (!kv_allocate_fit(s->kv, &r->kv, &r->content, hits, alloc, fit)) break;
+    kv_seq_reserve(s->kv, &r->kv, (uint64_t)r->prompt_tokens + r->output_tokens); /* table memory, once */
     wait_pop_front(s);
     r->num_computed = hits;
     r->cached_tokens = hits;
