@@ -139,6 +139,7 @@ gpu_cfg tu_gpu_h200(void) {
   g.flops[DT_BF16] = g.flops[DT_FP16] = 989e12;
   g.flops[DT_FP8] = g.flops[DT_INT8] = 1979e12;
   g.link = LINK_NVLINK, g.link_Bps = 450e9, g.link_latency_ns = 0;
+  g.gpus_per_node = 8, g.net_Bps = 50e9, g.net_latency_ns = 5e3; /* 8-GPU nodes, 400 Gb/s per GPU */
   g.sm_count = 132;
   return g;
 }

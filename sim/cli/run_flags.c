@@ -30,6 +30,9 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
       "measured cost profile (auto: the bundled tables of this GPU and engine, nearest version; NAME or PATH)", NULL);
   OPT("tensor-parallel-size", "tp", CLI_U32, &f->tp, "N", "GPUs per replica (tensor parallelism)", NULL);
   OPT("replicas", NULL, CLI_U32, &f->replicas, "N", "replicas behind the router", NULL);
+  OPT("gpus-per-node", NULL, CLI_U32, &f->gpus_per_node, "N",
+      "GPUs per node (default: the GPU file's, 8); a larger TP group spans nodes and all-reduces over the network",
+      NULL);
   OPT("dtype", NULL, CLI_STR, &f->dtype, "bf16|fp16", "activation dtype (auto: the model's)", NULL);
   OPT("quantization", NULL, CLI_STR, &f->quantization, "M", "weights: none, fp8, int8, int4 (awq, gptq)", NULL);
   OPT("kv-cache-dtype", NULL, CLI_STR, &f->kv_cache_dtype, "auto|fp8", "KV cache dtype", NULL);
@@ -153,6 +156,7 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   if (f->max_num_batched_tokens) d->max_num_batched_tokens = f->max_num_batched_tokens;
   if (f->block_size) d->block_size = f->block_size;
   if (f->max_model_len) d->max_model_len = f->max_model_len;
+  if (f->gpus_per_node) d->gpus_per_node = f->gpus_per_node;
   if (f->seen[F_GPU_MEM]) {
     if (!(f->gpu_memory_utilization > 0 && f->gpu_memory_utilization <= 1))
       return sim_errf(err, SIM_EINPUT, "--gpu-memory-utilization must be in (0, 1], got %g", f->gpu_memory_utilization);

@@ -291,6 +291,12 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
     return sim_errf(err, SIM_EINPUT,
                     "tensor_parallel_size %u neither divides num_key_value_heads %u of %s nor is a multiple of it",
                     d->tp, m->kv_heads, m->name);
+  if (!d->gpus_per_node) d->gpus_per_node = g->gpus_per_node ? g->gpus_per_node : 8;
+  if (d->tp > d->gpus_per_node && d->tp % d->gpus_per_node)
+    return sim_errf(err, SIM_EINPUT,
+                    "tensor_parallel_size %u spans nodes of %u GPUs but is not a multiple of it (a TP group takes "
+                    "whole nodes; set --gpus-per-node if your nodes hold more)",
+                    d->tp, d->gpus_per_node);
   if (!d->replicas) d->replicas = 1;
   if (d->replicas > MAX_REPLICAS)
     return sim_errf(err, SIM_EINPUT, "replicas %u is out of range 1..%u", d->replicas, MAX_REPLICAS);

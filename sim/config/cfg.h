@@ -63,6 +63,11 @@ typedef struct gpu_cfg {
   link_kind link;            /* interconnect between the GPUs of one TP group */
   double link_Bps;           /* per-GPU one-direction interconnect bandwidth, bytes/s */
   double link_latency_ns;    /* base latency of one all-reduce, ns */
+  uint32_t gpus_per_node;    /* GPUs one node holds on the interconnect above (a TP group larger than this
+                                spans nodes); default 8 */
+  double net_Bps;            /* per-GPU one-direction bandwidth of the inter-node network (one NIC per GPU,
+                                rail-optimized), bytes/s; default 50e9 (400 Gb/s) */
+  double net_latency_ns;     /* per-hop latency of one inter-node transfer, ns; default 5 us */
   uint32_t sm_count;         /* streaming multiprocessors */
   double l2_bytes;           /* L2 cache, bytes */
   double price_per_hour;     /* default USD per GPU-hour for cost reports; 0 = unknown */
@@ -152,6 +157,7 @@ typedef struct deploy_cfg {
   int8_t enable_prefix_caching;     /* -1 = engine default, 0/1 */
   int8_t enable_chunked_prefill;    /* -1 = engine default, 0/1 */
   int8_t async_scheduling;          /* -1 = engine default, 0/1: vLLM's --[no-]async-scheduling */
+  uint32_t gpus_per_node;           /* --gpus-per-node: 0 = the GPU file's (cfg_resolve fills it) */
   bool allreduce_link;              /* --allreduce link: all-reduces from the GPU file's link bandwidth and
                                        latency, not the profile's measured table (another machine's topology) */
   route_policy router;

@@ -254,6 +254,9 @@ static const kspec gpu_specs[] = {
     {"price_usd_per_gpu_hour", K_NUM, R_POS, false, GOFF(price_per_hour), 0, 1},
     {"source", K_STR, R_ANY, true, GOFF(source), sizeof(((gpu_cfg *)0)->source), 0},
     {"aliases", K_SPECIAL, R_ANY, false, 0, 0, 0},
+    {"gpus_per_node", K_U32, R_POS, false, GOFF(gpus_per_node), 0, 0},
+    {"network_bandwidth_gb_s", K_NUM, R_POS, false, GOFF(net_Bps), 0, 1e9},
+    {"network_latency_us", K_NUM, R_POS, false, GOFF(net_latency_ns), 0, 1e3},
 };
 enum { G_TFLOPS = 4, G_LINK = 5, G_ALIASES = 12 };
 
@@ -321,6 +324,10 @@ int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err) 
     else rc = jx_fail(&j, l, NULL, "interconnect", "expected \"nvlink\" or \"pcie\", got \"%s\"", l->valuestring);
   }
   if (!rc) rc = gpu_aliases(&j, found[G_ALIASES], g);
+  /* optional node facts (cfg.h): an 8-GPU node, one 400 Gb/s NIC per GPU */
+  if (!g->gpus_per_node) g->gpus_per_node = 8;
+  if (!(g->net_Bps > 0)) g->net_Bps = 50e9;
+  if (!(g->net_latency_ns > 0)) g->net_latency_ns = 5e3;
   jx_free(&j);
   return rc;
 }

@@ -260,11 +260,54 @@ static double allreduce_link(const cost_model *c, uint32_t t, double bytes) {
   return one_shot < ring ? one_shot : ring;
 }
 
+/* Nodes the TP group spans: groups larger than a node take whole nodes
+ * (cfg_resolve checks it). */
+static uint32_t nodes_of(const cost_model *c) {
+  uint32_t t = tp_of(c), g = c->deploy->gpus_per_node ? c->deploy->gpus_per_node : 8;
+  return t > g ? t / g : 1;
+}
+
+/* A TP group spanning n nodes of g GPUs reduces hierarchically (NCCL's
+ * inter-node algorithms, and vLLM's custom all-reduce is node-local): a
+ * reduce-scatter and an all-gather inside each node, together the time of one
+ * node-local all-reduce of the whole message (NCCL's table at g GPUs, else
+ * the link formula), and between them an all-reduce of each GPU's 1/g shard
+ * across the n nodes, the g rails in parallel (one NIC per GPU): a ring over
+ * the network, 2 (n-1)/n x S/g bytes at the NIC's bandwidth plus 2 (n-1)
+ * network hops (the GPU file's per-hop latency, 5 us by default: the network
+ * hop latency of NCCL's own tuning model for its low-latency protocols,
+ * src/graph/tuning.cc hwLat[NET]; the call's own software cost is in the
+ * node-local part). For a 1-token step of 2 nodes of 8 H200 this gives 28.5
+ * us per all-reduce, where NCCL's model predicts about 30 us for its tree
+ * algorithm (6.8 + 2 x (7 x 0.52 x 1.8 + 1 x 5.0)). */
+static double allreduce_network(const cost_model *c, uint32_t nodes, double bytes) {
+  uint32_t g = tp_of(c) / nodes;
+  double n1 = nodes - 1.0;
+  return 2.0 * n1 * c->gpu->net_latency_ns + ns_of(2.0 * n1 / nodes * bytes / g, c->gpu->net_Bps);
+}
+
+static double allreduce_nodes(const cost_model *c, uint32_t nodes, double bytes, bool use_table, cost_src *src) {
+  uint32_t g = tp_of(c) / nodes;
+  double intra = 0, ns;
+  *src = SRC_ROOFLINE;
+  if (g > 1) {
+    if (use_table && c->profile && prof_allreduce_ns(c->profile, PROF_AR_NCCL, g, bytes, &ns)) {
+      intra = ns;
+      *src = SRC_PROFILE;
+    } else {
+      intra = allreduce_link(c, g, bytes);
+    }
+  }
+  return intra + allreduce_network(c, nodes, bytes);
+}
+
 static double allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src) {
   *src = SRC_ROOFLINE;
   uint32_t t = tp_of(c);
   if (t <= 1 || tokens == 0) return 0;
   double bytes = (double)tokens * c->model->hidden * act_b(c), ns;
+  uint32_t nodes = nodes_of(c);
+  if (nodes > 1) return allreduce_nodes(c, nodes, bytes, !c->deploy->allreduce_link, src);
   if (c->profile && !c->deploy->allreduce_link) {
     if (prof_allreduce_ns(c->profile, graphed ? PROF_AR_CUSTOM_GRAPH : PROF_AR_CUSTOM_EAGER, t, bytes, &ns) ||
         prof_allreduce_ns(c->profile, PROF_AR_NCCL, t, bytes, &ns)) {
@@ -278,7 +321,37 @@ static double allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed,
 double cost_allreduce_link_ns(const cost_model *c, uint32_t tokens) {
   uint32_t t = tp_of(c);
   if (t <= 1 || tokens == 0) return 0;
-  return allreduce_link(c, t, (double)tokens * c->model->hidden * act_b(c));
+  double bytes = (double)tokens * c->model->hidden * act_b(c);
+  uint32_t nodes = nodes_of(c);
+  cost_src s;
+  if (nodes > 1) return allreduce_nodes(c, nodes, bytes, false, &s);
+  return allreduce_link(c, t, bytes);
+}
+
+uint32_t cost_nodes(const cost_model *c) { return nodes_of(c); }
+
+void cost_graph_sizes_text(const cost_model *c, char *buf, size_t n) {
+  size_t k = (size_t)snprintf(buf, n, "%s", graph_mode_name(c->engine->graph_mode));
+  if (k >= n) return;
+  if (!c->n_graph_sizes) {
+    snprintf(buf + k, n - k, ", no capture sizes (every step eager)");
+    return;
+  }
+  k += (size_t)snprintf(buf + k, n - k, ", %u capture sizes:", c->n_graph_sizes);
+  for (uint32_t i = 0; i < c->n_graph_sizes && k < n; i++) {
+    if (c->n_graph_sizes > 10 && i == 6) { /* first six, then the last two */
+      k += (size_t)snprintf(buf + k, n - k, " ...");
+      i = c->n_graph_sizes - 3;
+      continue;
+    }
+    k += (size_t)snprintf(buf + k, n - k, "%s %u", i ? "," : "", c->graph_sizes[i]);
+  }
+}
+
+double cost_allreduce_network_ns(const cost_model *c, uint32_t tokens) {
+  uint32_t nodes = nodes_of(c);
+  if (nodes <= 1 || tokens == 0) return 0;
+  return allreduce_network(c, nodes, (double)tokens * c->model->hidden * act_b(c));
 }
 
 /* ---- elementwise ------------------------------------------------------------------ */
@@ -355,6 +428,12 @@ static int check_inputs(const model_cfg *m, const gpu_cfg *g, const engine_cfg *
                     dtype_name(d->act_dtype));
   if (d->tp > 1 && !(g->link_Bps > 0))
     return sim_errf(err, SIM_EINPUT, "gpu %s: link_Bps: must be > 0 for tensor parallelism", g->name);
+  uint32_t gpn = d->gpus_per_node ? d->gpus_per_node : 8;
+  if (d->tp > gpn && (d->tp % gpn || !(g->net_Bps > 0) || !(g->net_latency_ns >= 0)))
+    return sim_errf(err, SIM_EINPUT,
+                    "gpu %s: a TP group of %u spanning nodes of %u GPUs needs whole nodes and a network "
+                    "(network_bandwidth_gb_s > 0)",
+                    g->name, d->tp, gpn);
   const struct {
     const char *name;
     double v;

@@ -29,7 +29,9 @@
  *     per step, not once per part;
  *   2 all-reduces of T x H activations when TP > 1 (the engine's own kernel:
  *     its CUDA-graph timing when the step replays graphs, else its eager
- *     timing; NCCL's table or the ring/one-shot formula otherwise);
+ *     timing; NCCL's table or the ring/one-shot formula otherwise; a group
+ *     spanning nodes reduces hierarchically: one node-local all-reduce plus
+ *     a ring over the inter-node network of each GPU's 1/g shard);
  *   elementwise kernels (residual add + RMSNorm twice, RoPE, SiLU x up: the
  *     engine's elementwise_kernels_per_layer), each at least the kernel
  *     floor (the measured time of the smallest GEMM of the profile, a kernel
@@ -178,6 +180,14 @@ double cost_allreduce_ns(const cost_model *c, uint32_t tokens, bool graphed, cos
  * and latency, engine's allreduce_bw_eff and allreduce_latency_us), whatever
  * the profile measured: what `--allreduce link` uses. */
 double cost_allreduce_link_ns(const cost_model *c, uint32_t tokens);
+/* One line naming the engine's CUDA-graph mode and the capture sizes this
+ * deployment uses, e.g. "full_and_piecewise, 51 sizes: 1, 2, 4, 8, ..., 496, 512". */
+void cost_graph_sizes_text(const cost_model *c, char *buf, size_t n);
+/* Nodes the TP group spans (1 inside a node). */
+uint32_t cost_nodes(const cost_model *c);
+/* The inter-node part of one all-reduce of `tokens` x H activations (0
+ * inside a node): included in cost_allreduce_ns. */
+double cost_allreduce_network_ns(const cost_model *c, uint32_t tokens);
 double cost_attn_decode_ns(cost_model *c, uint32_t batch, uint64_t ctx_tokens_total, cost_src *src);
 /* One prefill chunk alone (its own attention call). */
 double cost_attn_prefill_ns(cost_model *c, uint32_t chunk, uint32_t ctx, cost_src *src);

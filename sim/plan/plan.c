@@ -112,10 +112,28 @@ static void gates(plan_result *p) {
     double s1 = p->decode1.ns > 0 ? p->decode1.cost.bound_ns[BOUND_COMM] / p->decode1.ns : 0;
     double sm = dm->ns > 0 ? dm->cost.bound_ns[BOUND_COMM] / dm->ns : 0;
     g[3].status = p->decode1.bound == BOUND_COMM || dm->bound == BOUND_COMM ? "binds" : (s1 < 0.1 && sm < 0.1) ? "minor" : "ok";
-    snprintf(g[3].detail, sizeof g[3].detail,
-             "2 all-reduces per layer over %s (%.0f GB/s one way): %.0f%% of the batch-1 decode step, %.0f%% at "
-             "batch %u",
-             p->gpu.link == LINK_NVLINK ? "NVLink" : "PCIe", p->gpu.link_Bps / 1e9, 100 * s1, 100 * sm, dm->batch);
+    if (p->nodes > 1) {
+      /* the network binds when crossing nodes makes the batch-1 step no faster than one node's */
+      bool slower = p->decode1_node_ns > 0 && p->decode1.ns >= p->decode1_node_ns;
+      if (slower) g[3].status = "binds";
+      snprintf(g[3].detail, sizeof g[3].detail,
+               "TP%u spans %u nodes of %u GPUs: 2 all-reduces per layer, over %s (%.0f GB/s one way) inside a node "
+               "and the network (%.0f GB/s per GPU, %.0f us per hop) between nodes: %.0f%% of the batch-1 decode "
+               "step, %.0f%% at batch %u; one all-reduce of the batch-1 step takes %.1f us, %.1f us of it on the "
+               "network. The batch-1 step takes %.2f ms here and %.2f ms at TP%u inside one node: %s",
+               tp, p->nodes, p->deploy.gpus_per_node, p->gpu.link == LINK_NVLINK ? "NVLink" : "PCIe",
+               p->gpu.link_Bps / 1e9, p->gpu.net_Bps / 1e9, p->gpu.net_latency_ns / 1e3, 100 * s1, 100 * sm,
+               dm->batch, p->ar1_ns / 1e3, p->ar1_network_ns / 1e3, p->decode1.ns / 1e6, p->decode1_node_ns / 1e6,
+               p->deploy.gpus_per_node,
+               slower ? "the network binds: crossing nodes costs more than the extra GPUs save (pipeline "
+                        "parallelism across nodes is the usual answer; servesim does not model it yet)"
+                      : "crossing nodes still pays at batch 1");
+    } else {
+      snprintf(g[3].detail, sizeof g[3].detail,
+               "2 all-reduces per layer over %s (%.0f GB/s one way): %.0f%% of the batch-1 decode step, %.0f%% at "
+               "batch %u",
+               p->gpu.link == LINK_NVLINK ? "NVLink" : "PCIe", p->gpu.link_Bps / 1e9, 100 * s1, 100 * sm, dm->batch);
+    }
     /* A measured table far below the link says the measured machine's GPUs
      * talk through a slower path (no peer-to-peer, another socket): say so. */
     if (p->ar_measured && p->ar_busbw_Bps < p->ar_link_busbw_Bps / 3) {
@@ -154,6 +172,7 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
   }
   profsel_attach(&ps, &c);
   snprintf(p->cost_source, sizeof p->cost_source, "%s", ps.source);
+  cost_graph_sizes_text(&c, p->graphs, sizeof p->graphs);
   if (d->tp > 1) {
     uint32_t T = d->max_num_batched_tokens;
     cost_src src;
@@ -162,6 +181,20 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
     p->ar_measured = src != SRC_ROOFLINE;
     p->ar_busbw_Bps = t_ns > 0 ? moved * 1e9 / t_ns : 0;
     p->ar_link_busbw_Bps = l_ns > 0 ? moved * 1e9 / l_ns : 0;
+    p->nodes = cost_nodes(&c);
+    p->ar1_ns = cost_allreduce_ns(&c, 1, true, NULL);
+    p->ar1_network_ns = cost_allreduce_network_ns(&c, 1);
+  }
+  if (p->nodes > 1) { /* the same step inside one node, to say whether crossing nodes pays */
+    deploy_cfg d1 = *d;
+    d1.tp = d->gpus_per_node;
+    cost_model c1;
+    step_cost sc1;
+    if (cost_init(&c1, &p->model, &p->gpu, &p->engine, &d1, err) == SIM_OK) {
+      profsel_attach(&ps, &c1);
+      p->decode1_node_ns = cost_decode_step_ns(&c1, 1, p->opts.context_tokens, &sc1);
+      cost_deinit(&c1);
+    }
   }
 
   uint32_t block = p->mem.block_tokens ? p->mem.block_tokens : 16;
@@ -228,6 +261,7 @@ void plan_print(const plan_result *p, FILE *f) {
     fprintf(f, "\nLargest batch at %u tokens of context: %u sequences (%llu fit in the KV cache; %s binds)\n",
             p->opts.context_tokens, p->max_batch, (unsigned long long)p->max_batch_memory, p->batch_limit);
   fprintf(f, "\nStep times (%s)\n", p->cost_source);
+  fprintf(f, "  CUDA graphs: %s\n", p->graphs);
   char w[96];
   snprintf(w, sizeof w, "decode, batch 1, context %u", p->opts.context_tokens);
   step_line(f, w, &p->decode1, true);
@@ -313,11 +347,18 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_str(&j, "limit", p->batch_limit);
   jw_end(&j);
   jw_str(&j, "cost_source", p->cost_source);
+  jw_str(&j, "cuda_graphs", p->graphs);
   if (d->tp > 1) {
     jw_obj(&j, "allreduce_full_step");
     jw_str(&j, "source", p->ar_measured ? "measured table" : "link formula");
     jw_num(&j, "bus_bandwidth_gb_s", p->ar_busbw_Bps / 1e9);
     jw_num(&j, "link_formula_bus_bandwidth_gb_s", p->ar_link_busbw_Bps / 1e9);
+    jw_u64(&j, "nodes", p->nodes);
+    jw_u64(&j, "gpus_per_node", d->gpus_per_node);
+    jw_num(&j, "batch1_allreduce_us", p->ar1_ns / 1e3);
+    jw_num(&j, "batch1_allreduce_network_us", p->ar1_network_ns / 1e3);
+    if (p->nodes > 1) jw_num(&j, "batch1_decode_ms_inside_one_node", p->decode1_node_ns / 1e6);
+    else jw_null(&j, "batch1_decode_ms_inside_one_node");
     jw_end(&j);
   } else {
     jw_null(&j, "allreduce_full_step");

@@ -70,6 +70,7 @@ typedef struct plan_result {
   deploy_cfg deploy;        /* resolved */
   plan_opts opts;           /* with defaults filled in */
   char cost_source[1400];   /* what served the step times (profsel.h) */
+  char graphs[256];         /* CUDA-graph mode and capture sizes (cost_graph_sizes_text) */
   mem_plan mem;
   bool fits;                /* the engine can start */
   char refusal[1024];       /* why not (memplan's message with the numbers), "" when it fits */
@@ -93,6 +94,11 @@ typedef struct plan_result {
    * from a measured table. */
   double ar_busbw_Bps, ar_link_busbw_Bps;
   bool ar_measured;
+  /* A TP group spanning nodes: how many, and one all-reduce of a batch-1
+   * decode step (1 token): its whole time and the network's part of it. */
+  uint32_t nodes;
+  double ar1_ns, ar1_network_ns;
+  double decode1_node_ns; /* the batch-1 decode step at TP = gpus_per_node (one node), for comparison */
   plan_gate gates[PLAN_GATES];
 } plan_result;
 

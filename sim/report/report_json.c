@@ -63,6 +63,10 @@ static cJSON *config_echo(const run_ctx *r) {
   cJSON_AddBoolToObject(c, "enable_chunked_prefill", d->enable_chunked_prefill != 0);
   cJSON_AddBoolToObject(c, "async_scheduling", r->deploy.async_scheduling != 0);
   cJSON_AddStringToObject(c, "allreduce", r->deploy.allreduce_link ? "link" : "table");
+  cJSON_AddNumberToObject(c, "gpus_per_node", r->deploy.gpus_per_node);
+  char graphs[256];
+  cost_graph_sizes_text(&r->cost, graphs, sizeof graphs);
+  cJSON_AddStringToObject(c, "cuda_graphs", graphs);
   str(c, "admission", r->engine.admission == ADMIT_ON_DEMAND ? "on_demand" : "reserve_full");
   num(c, "frontend_latency_ms", r->engine.frontend_latency_ns / 1e6);
   str(c, "router", route_policy_name(d->router));

@@ -97,8 +97,11 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
   const deploy_cfg *d = &r->deploy;
   const mem_plan *p = &r->plan;
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  fprintf(f, "servesim %s: %s on %u x %s (TP%u x %u replica%s), %s%s%s engine\n", SERVESIM_VERSION, r->model.name,
-          d->tp * d->replicas, r->gpu.name, d->tp, d->replicas, d->replicas == 1 ? "" : "s", r->engine.name,
+  char span[64] = "";
+  if (d->gpus_per_node && d->tp > d->gpus_per_node)
+    snprintf(span, sizeof span, " over %u nodes of %u", d->tp / d->gpus_per_node, d->gpus_per_node);
+  fprintf(f, "servesim %s: %s on %u x %s (TP%u%s x %u replica%s), %s%s%s engine\n", SERVESIM_VERSION, r->model.name,
+          d->tp * d->replicas, r->gpu.name, d->tp, span, d->replicas, d->replicas == 1 ? "" : "s", r->engine.name,
           r->engine.version[0] ? " " : "", r->engine.version);
   fprintf(f, "  weights %s, KV cache %s, max_num_seqs %u, max_num_batched_tokens %u, prefix caching %s, async scheduling %s\n",
           dtype_name(d->weight_dtype), dtype_name(d->kv_dtype), d->max_num_seqs, d->max_num_batched_tokens,
@@ -122,6 +125,9 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
                "counted in TTFT\n",
             r->engine.frontend_latency_ns / 1e6);
   fprintf(f, "  cost model: %s\n", r->prof.source);
+  char graphs[256];
+  cost_graph_sizes_text(&r->cost, graphs, sizeof graphs);
+  fprintf(f, "  CUDA graphs: %s\n", graphs);
   if (r->interrupted) fprintf(f, "  INTERRUPTED: partial results up to the interrupt\n");
   fprintf(f, "============ Serving Benchmark Result ============\n");
   fprintf(f, "%-40s %zu\n", "Successful requests:", s->completed);

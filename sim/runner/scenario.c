@@ -6,7 +6,7 @@
  *   "deployment": { "tensor_parallel_size", "replicas", "dtype", "quantization", "kv_cache_dtype",
  *                   "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
  *                   "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill", "async_scheduling",
- *                   "router", "allreduce" ("table" | "link") },
+ *                   "router", "allreduce" ("table" | "link"), "gpus_per_node" },
  *   "workload": { "trace", "trace_format",                        -- a trace file, or a generator:
  *                 "num_prompts", "request_rate" (number or "inf"), "burstiness",
  *                 "random_input_len", "random_output_len", "random_range_ratio",
@@ -89,7 +89,7 @@ static int parse_deployment(const jx *j, const cJSON *d, scenario *s) {
   static const char *const known[] = {"tensor_parallel_size", "replicas", "dtype", "quantization", "kv_cache_dtype",
                                       "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
                                       "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill",
-                                      "router", "allreduce", NULL};
+                                      "router", "allreduce", "gpus_per_node", NULL};
   const char *W = "deployment";
   TRY(jx_keys(j, d, W, known, NULL));
   deploy_cfg *p = &s->deploy;
@@ -110,6 +110,7 @@ static int parse_deployment(const jx *j, const cJSON *d, scenario *s) {
   TRY(jx_u32(j, d, W, "max_num_batched_tokens", &p->max_num_batched_tokens, 1, 1e7, 0));
   TRY(jx_u32(j, d, W, "block_size", &p->block_size, 1, 1024, 0));
   TRY(jx_u32(j, d, W, "max_model_len", &p->max_model_len, 1, 1e8, 0));
+  TRY(jx_u32(j, d, W, "gpus_per_node", &p->gpus_per_node, 1, 1024, 0));
   TRY(jx_num(j, d, W, "gpu_memory_utilization", &p->gpu_memory_utilization, 0.01, 1.0, 0));
   TRY(get_tristate(j, d, W, "enable_prefix_caching", &p->enable_prefix_caching));
   TRY(get_tristate(j, d, W, "enable_chunked_prefill", &p->enable_chunked_prefill));

@@ -136,6 +136,35 @@ Test(planning_cli, plan_flags_a_measured_allreduce_far_below_the_link) {
   cr_assert(strstr(err, "--allreduce: expected table or link, got 'fast'"), "%s", err);
 }
 
+/* A TP group larger than a node (8 GPUs by default) spans nodes: its
+ * all-reduces pay the network (hierarchical: NVLink inside, the network
+ * between), and plan compares the step with one node's. */
+Test(planning_cli, plan_tp_across_nodes) {
+  const char *j = tmp("tp32.json");
+  char cmd[1024];
+  const char *base = "plan --model llama-3.1-405b --gpu h200 --quantization fp8 --max-model-len 16384";
+  snprintf(cmd, sizeof cmd, "%s --tp 32 --json %s", base, j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "TP32 spans 4 nodes of 8 GPUs"), "%s", out);
+  cr_assert(strstr(out, "the network binds"), "%s", out);
+  cJSON *root = load_json(j);
+  const cJSON *ar = cJSON_GetObjectItemCaseSensitive(root, "allreduce_full_step");
+  cr_assert_eq(jnum(ar, "nodes"), 4);
+  double one_node = jnum(ar, "batch1_decode_ms_inside_one_node");
+  double here = jnum(cJSON_GetObjectItemCaseSensitive(root, "decode_batch1"), "time_ms");
+  cr_assert(here > one_node, "TP32 over 4 nodes must decode slower than TP8 in one: %g vs %g ms", here, one_node);
+  cr_assert(jnum(ar, "batch1_allreduce_network_us") > 0.5 * jnum(ar, "batch1_allreduce_us"));
+  cJSON_Delete(root);
+  /* nodes of 32 GPUs (e.g. an NVL system): no network */
+  snprintf(cmd, sizeof cmd, "%s --tp 32 --gpus-per-node 32", base);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(!strstr(out, "spans"), "%s", out);
+  /* a group that does not take whole nodes */
+  snprintf(cmd, sizeof cmd, "%s --tp 16 --gpus-per-node 6", base);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "tensor_parallel_size 16 spans nodes of 6 GPUs but is not a multiple of it"), "%s", err);
+}
+
 Test(planning_cli, sweep_is_deterministic_across_jobs) {
   const char *a = tmp("a.json"), *b = tmp("b.json"), *c = tmp("a.csv");
   char cmd[2048];

@@ -106,7 +106,7 @@ Test(config, list_is_sorted_and_complete) {
   cfg_list(CFG_ENGINE, buf, sizeof buf);
   cr_assert_str_eq(buf, "trtllm, vllm");
   cfg_list(CFG_MODEL, buf, sizeof buf);
-  cr_assert_str_eq(buf, "codellama-34b, llama-2-70b, llama-2-7b, llama-3.1-70b, llama-3.1-8b, qwen2.5-72b");
+  cr_assert_str_eq(buf, "codellama-34b, llama-2-70b, llama-2-7b, llama-3.1-405b, llama-3.1-70b, llama-3.1-8b, qwen2.5-72b");
   char small[12];
   cfg_list(CFG_GPU, small, sizeof small);
   cr_assert(strlen(small) < sizeof small);
@@ -266,6 +266,20 @@ Test(config, gpu_figures_converted_to_si_units) {
   cr_assert_eq(g.flops[DT_INT8], 0.0, "absent int8 = unsupported");
   cr_assert_eq(g.price_per_hour, 0.0, "absent price = unknown");
   cr_assert_float_eq(g.link_latency_ns, 5000.0, 1e-9);
+  /* node facts: absent = an 8-GPU node with a 400 Gb/s NIC per GPU and 5 us hops */
+  cr_assert_eq(g.gpus_per_node, 8);
+  cr_assert_float_eq(g.net_Bps, 50e9, 1);
+  cr_assert_float_eq(g.net_latency_ns, 5e3, 1e-9);
+  cr_assert_eq(cfg_gpu_parse(&g,
+                             gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 8, \"gpus_per_node\": 4, \"network_bandwidth_gb_s\": "
+                                                         "25, \"network_latency_us\": 8"),
+                             "t.json", &e),
+               SIM_OK, "%s", e.msg);
+  cr_assert_eq(g.gpus_per_node, 4);
+  cr_assert_float_eq(g.net_Bps, 25e9, 1);
+  cr_assert_float_eq(g.net_latency_ns, 8e3, 1e-9);
+  cr_assert_eq(cfg_gpu_load(&g, "a100-sxm-80gb", &e), SIM_OK, "%s", e.msg);
+  cr_assert_float_eq(g.net_Bps, 25e9, 1, "DGX A100: one 200 Gb/s HDR NIC per GPU");
 }
 
 Test(config, gpu_strict_errors) {
@@ -286,6 +300,11 @@ Test(config, gpu_strict_errors) {
 
   cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 0"), &e), SIM_EINPUT);
   assert_msg_has(&e, "l2_mib: must be > 0");
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 8, \"gpus_per_node\": 0"), &e), SIM_EINPUT);
+  assert_msg_has(&e, "gpus_per_node: must be > 0");
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 8, \"network_bandwidth_gb_s\": -5"), &e),
+               SIM_EINPUT);
+  assert_msg_has(&e, "network_bandwidth_gb_s: must be > 0");
 
   cr_assert_eq(gpu_parse_err(gpu_variant("\"fp8\": 200", "\"fp4\": 200"), &e), SIM_EINPUT);
   assert_msg_has(&e, "dense_tflops.fp4: unknown key");

@@ -69,6 +69,9 @@ Test(cost, graph_size_matches_vllm_capture_list) {
   for (size_t i = 0; i < SIM_ARRAY_LEN(in); i++)
     cr_assert_eq(cost_graph_size(&w.c, in[i]), out[i], "size(%u) = %u, want %u", in[i], cost_graph_size(&w.c, in[i]),
                  out[i]);
+  char text[256];
+  cost_graph_sizes_text(&w.c, text, sizeof text); /* 3 + 31 + 17 sizes, what plan and run print */
+  cr_assert_str_eq(text, "full_and_piecewise, 51 capture sizes: 1, 2, 4, 8, 16, 24 ..., 496, 512");
   cost_deinit(&w.c);
   /* max_num_seqs 48: max capture 96; 97 and above run as they are */
   deploy_cfg d = dep(1, DT_BF16);
@@ -78,11 +81,18 @@ Test(cost, graph_size_matches_vllm_capture_list) {
   cr_assert_eq(cost_graph_size(&w.c, 96), 96);
   cr_assert_eq(cost_graph_size(&w.c, 97), 97);
   cost_deinit(&w.c);
+  d.max_num_seqs = 16; /* max capture min(2 x 16, 512) = 32 */
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), d);
+  cost_graph_sizes_text(&w.c, text, sizeof text);
+  cr_assert_str_eq(text, "full_and_piecewise, 7 capture sizes: 1, 2, 4, 8, 16, 24, 32");
+  cost_deinit(&w.c);
   /* no graphs at all */
   engine_cfg e = tu_engine_vllm();
   e.graph_mode = GRAPH_NONE;
   world_init(&w, tu_model_llama70b(), tu_gpu_h200(), e, dep(1, DT_BF16));
   cr_assert_eq(cost_graph_size(&w.c, 3), 3);
+  cost_graph_sizes_text(&w.c, text, sizeof text);
+  cr_assert_str_eq(text, "none, no capture sizes (every step eager)");
   cost_deinit(&w.c);
 }
 
@@ -614,6 +624,47 @@ Test(cost, allreduce_link_overrides_the_measured_table) {
   cr_assert_float_eq(cost_gemm_ns(&w.c, OP_GEMM_O, 16, &src, NULL), cost_gemm_ns(&w.c, OP_GEMM_O, 16, NULL, NULL), 0);
   cr_assert_eq(src, SRC_PROFILE, "GEMMs still come from the table");
   cost_deinit(&w.c);
+}
+
+/* A TP group larger than a node: one node-local all-reduce (NCCL's measured
+ * table at 8 GPUs) plus a ring over the network of each GPU's 1/8 shard:
+ * 2 (n-1)/n x S/8 bytes at 50 GB/s and 2 (n-1) hops of 5 us (NCCL's own
+ * tuning model's network hop, src/graph/tuning.cc hwLat[NET]). */
+Test(cost, tp_across_nodes_pays_the_network) {
+  world w8, w16, w32;
+  world_init(&w8, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(8, DT_FP8));
+  world_init(&w16, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(16, DT_FP8));
+  world_init(&w32, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(32, DT_FP8));
+  const prof *p = bundled("h200_vllm-0.24.0");
+  cost_set_profiles(&w8.c, p, NULL, NULL);
+  cost_set_profiles(&w16.c, p, NULL, NULL);
+  cost_set_profiles(&w32.c, p, NULL, NULL);
+  cr_assert_eq(cost_nodes(&w8.c), 1);
+  cr_assert_eq(cost_nodes(&w16.c), 2);
+  cr_assert_eq(cost_nodes(&w32.c), 4);
+  cr_assert_float_eq(cost_allreduce_network_ns(&w8.c, 512), 0, 0);
+  for (uint32_t T = 1; T <= 4096; T *= 8) {
+    double S = T * 8192.0 * 2, intra;
+    cr_assert(prof_allreduce_ns(p, PROF_AR_NCCL, 8, S, &intra));
+    double net16 = 2 * 1 * 5e3 + 2.0 * 1 / 2 * S / 8 / 50e9 * 1e9;
+    double net32 = 2 * 3 * 5e3 + 2.0 * 3 / 4 * S / 8 / 50e9 * 1e9;
+    cr_assert_float_eq(cost_allreduce_network_ns(&w16.c, T), net16, 1e-9 * net16);
+    cr_assert_float_eq(cost_allreduce_ns(&w16.c, T, true, NULL), intra + net16, 1e-9 * (intra + net16), "T %u", T);
+    cr_assert_float_eq(cost_allreduce_ns(&w32.c, T, true, NULL), intra + net32, 1e-9 * (intra + net32), "T %u", T);
+    cr_assert_gt(cost_allreduce_ns(&w16.c, T, true, NULL), cost_allreduce_ns(&w8.c, T, true, NULL));
+  }
+  /* a group that does not take whole nodes is refused, naming both numbers */
+  deploy_cfg d = dep(12, DT_FP8);
+  d.gpus_per_node = 8;
+  model_cfg m = tu_model_llama70b();
+  m.q_heads = 96, m.kv_heads = 12; /* 12 divides the heads: only the node rule refuses it */
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  cost_model c;
+  sim_err err = {0};
+  cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "TP group of 12 spanning nodes of 8 GPUs"), "%s", err.msg);
+  cost_deinit(&w8.c), cost_deinit(&w16.c), cost_deinit(&w32.c);
 }
 
 /* vLLM runs the whole step's attention as one varlen call: the per-call floor
