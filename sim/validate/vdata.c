@@ -95,6 +95,7 @@ const char *vdata_map_model(const char *label, const char **why) {
            {"llama3.1-70b", "llama-3.1-70b", NULL},
            {"llama3-70b", "llama-3.1-70b", NULL},
            {"llama3.1-8b", "llama-3.1-8b", NULL},
+           {"llama3.1-405b", "llama-3.1-405b", NULL},
            {"meta-llama/Llama-3.1-8B", "llama-3.1-8b", NULL},
            {"llama-2-70b", "llama-2-70b", NULL},
            {"meta-llama/Llama-2-7b-hf", "llama-2-7b", NULL},

@@ -131,7 +131,7 @@ Test(validate_read, trt_overview_cells_become_offline_points) {
   const char *text = "# source: test\n"
                      "model,isl,osl,tp,H200_FP8,H100_FP16,A100PCIE80_FP16\n"
                      "llama3.1-70b,128,128,2,5357.0,,806.7\n"
-                     "llama3.1-405b,1000,1000,8,3391.0,,\n"
+                     "mystery-13b,1000,1000,8,3391.0,,\n"
                      "llama3.1-70b,999,999,1,10.0,,\n";
   vset s;
   vset_init(&s);
@@ -148,7 +148,7 @@ Test(validate_read, trt_overview_cells_become_offline_points) {
   cr_assert_eq(p->skip[0], 0);
   cr_assert_str_eq(p->where, "x.csv:3");
   cr_assert(strstr(s.pts[1].skip, "A100PCIE80"), "%s", s.pts[1].skip);
-  cr_assert(strstr(s.pts[2].skip, "405b"), "%s", s.pts[2].skip);
+  cr_assert(strstr(s.pts[2].skip, "no servesim model config for mystery-13b"), "%s", s.pts[2].skip);
   cr_assert(strstr(s.pts[3].skip, "number of requests"), "%s", s.pts[3].skip);
   vset_free(&s);
   expect_error(vdata_parse_trt_overview, "model,isl,osl,tp,H200_FP8\nllama3.1-70b,128,128,2,fast\n", "x.csv:2:",
