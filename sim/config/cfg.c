@@ -33,16 +33,6 @@
 static const char *const kind_dir[] = {"models", "gpus", "engines", "examples", "profiles"};
 static const char *const kind_word[] = {"model", "gpu", "engine", "scenario", "profile"};
 
-static bool is_file(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static bool is_dir(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static bool ends_with(const char *s, const char *suf) {
   size_t n = strlen(s), k = strlen(suf);
   return n >= k && !strcmp(s + n - k, suf);
@@ -88,7 +78,7 @@ static void names_collect(cfg_kind kind, name_list *l) {
         if (de->d_name[0] == '.' || !ends_with(de->d_name, ".json") || strlen(de->d_name) <= 5) continue;
         char p[2048];
         snprintf(p, sizeof p, "%s%s", dir, de->d_name);
-        if (is_file(p)) names_add(l, de->d_name, strlen(de->d_name) - 5);
+        if (sim_is_file(p)) names_add(l, de->d_name, strlen(de->d_name) - 5);
       }
       closedir(d);
     }
@@ -155,11 +145,11 @@ static int find(cfg_kind kind, const char *arg, char *out, size_t n, bool *embed
     cfg_list(kind, known, sizeof known);
     return sim_errf(err, SIM_EINPUT, "no %s given (known %ss: %s)", kind_word[kind], kind_word[kind], known);
   }
-  if (is_file(arg)) return put_path(out, n, arg, err);
-  if (kind == CFG_MODEL && is_dir(arg)) {
+  if (sim_is_file(arg)) return put_path(out, n, arg, err);
+  if (kind == CFG_MODEL && sim_is_dir(arg)) {
     char p[1024];
     snprintf(p, sizeof p, "%s/config.json", arg);
-    if (is_file(p)) return put_path(out, n, p, err);
+    if (sim_is_file(p)) return put_path(out, n, p, err);
     return sim_errf(err, SIM_EINPUT, "%s: a directory without config.json", arg);
   }
   if (strchr(arg, '/')) {
@@ -193,7 +183,7 @@ static int find(cfg_kind kind, const char *arg, char *out, size_t n, bool *embed
     snprintf(rel, sizeof rel, "configs/%s/%s.json", kind_dir[kind], name);
     if (dd && *dd) {
       snprintf(p, sizeof p, "%s/%s", dd, rel);
-      if (is_file(p)) return put_path(out, n, p, err);
+      if (sim_is_file(p)) return put_path(out, n, p, err);
     }
     if (sim_embed_find(rel)) {
       *embedded = true;
@@ -251,7 +241,7 @@ int cfg_engine_load(engine_cfg *e, const char *name_or_path, sim_err *err) {
   snprintf(name, sizeof name, "%s", name_or_path);
   char *at = strrchr(name, '@');
   const char *version = NULL;
-  if (at && !is_file(name_or_path)) {
+  if (at && !sim_is_file(name_or_path)) {
     *at = 0;
     version = at + 1;
   }

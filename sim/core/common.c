@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/embed.h"
 
@@ -160,4 +161,14 @@ bool sim_parse_double(const char *s, double *out) {
   if (errno || *end || !isfinite(v)) return false;
   *out = v;
   return true;
+}
+
+bool sim_is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool sim_is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }

@@ -82,4 +82,8 @@ static inline sim_ns sim_s_to_ns(double s) {
 #define SIM_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define SIM_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* True when path names an existing directory / regular file (following links). */
+bool sim_is_dir(const char *path);
+bool sim_is_file(const char *path);
+
 #endif

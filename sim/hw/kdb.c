@@ -49,6 +49,17 @@ void kdb__rows_note(kdb_ctx *k, const kdb_rows *r, const char *name, const char 
     prof_doc_note(k->doc, "%s: %ld rows give version %s (directory %s)", name, r->odd, r->odd_version, expect);
 }
 
+int kdb__idx_of(const uint32_t *a, int n, uint32_t v) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (a[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  SIM_ASSERT(lo < n && a[lo] == v);
+  return lo;
+}
+
 uint32_t kdb__name_bit(kdb_names *names, const char *s) {
   for (int i = 0; i < names->n; i++)
     if (!strcmp(names->v[i], s)) return 1u << i;
@@ -128,16 +139,6 @@ uint32_t kdb_decode_offset(const char *engine, const char *version) {
 
 /* ---- directories ---------------------------------------------------------------------- */
 
-static bool is_dir(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static bool is_file(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 typedef struct names_list {
   char **v;
   size_t n, cap;
@@ -175,7 +176,7 @@ static int find_gpu_dir(const char *root, const gpu_cfg *g, char *name, size_t n
   for (size_t i = 0; i < l.n; i++) {
     char p[2048];
     snprintf(p, sizeof p, "%s/%s", root, l.v[i]);
-    if (!is_dir(p)) continue;
+    if (!sim_is_dir(p)) continue;
     if (!name[0] && strlen(l.v[i]) < n && cfg_gpu_has_alias(g, l.v[i])) snprintf(name, n, "%s", l.v[i]);
     if (len + 2 < sizeof have) len += (size_t)snprintf(have + len, sizeof have - len, "%s%s", len ? ", " : "", l.v[i]);
   }
@@ -206,7 +207,7 @@ static int prefixed_versions(const char *dir, const char *prefix, char (*out)[KD
     char p[2048];
     snprintf(p, sizeof p, "%s/%s", dir, s);
     if (strncmp(s, prefix, pl) || s[pl] != '-' || !version_valid(s + pl + 1) || strlen(s + pl + 1) >= KDB_VERSION_LEN ||
-        !is_dir(p))
+        !sim_is_dir(p))
       continue;
     snprintf(out[(*n)++], KDB_VERSION_LEN, "%s", s + pl + 1);
   }
@@ -273,7 +274,7 @@ static int table(kdb_ctx *k, const char *dir, const char *name, int kind, sim_er
   char path[2400];
   if (snprintf(path, sizeof path, "%s/%s.csv.gz", dir, name) >= (int)sizeof path)
     return sim_errf(err, SIM_EINPUT, "%s: path too long", dir);
-  if (!is_file(path)) {
+  if (!sim_is_file(path)) {
     prof_doc_note(k->doc, "%s.csv.gz: absent, no such table in this profile", name);
     return SIM_OK;
   }
@@ -308,7 +309,7 @@ static void note_unread(kdb_ctx *k, const char *dir, const char *const *read) {
 int kdb_import(const kdb_req *r, prof_doc *d, sim_err *err) {
   if (strcmp(r->engine, "vllm") && strcmp(r->engine, "trtllm"))
     return sim_errf(err, SIM_EINPUT, "engine '%s': the kernel database has vllm and trtllm", r->engine);
-  if (!is_dir(r->root)) return sim_errf(err, SIM_EINPUT, "%s: not a directory (the kernel database root)", r->root);
+  if (!sim_is_dir(r->root)) return sim_errf(err, SIM_EINPUT, "%s: not a directory (the kernel database root)", r->root);
   char commit[64], gdir[64], gpath[2048];
   int rc = read_commit(r->root, commit, sizeof commit, err);
   if (!rc) rc = find_gpu_dir(r->root, r->gpu, gdir, sizeof gdir, err);

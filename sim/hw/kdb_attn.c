@@ -97,17 +97,6 @@ static int read_row(const kdb_ctx *k, const kdb_csv *c, const cols *cl, bool con
   return SIM_OK;
 }
 
-static int idx_of(const uint32_t *a, int n, uint32_t v) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    if (a[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  SIM_ASSERT(lo < n && a[lo] == v);
-  return lo;
-}
-
 /* True when every null cell has a measured cell before it in its row or column (prof_attn.c's rule). */
 static bool fillable(const double *ns, int nx, int ny) {
   for (int i = 0; i < nx; i++)
@@ -130,7 +119,7 @@ static long build(kdb_ctx *k, const trow *v, size_t n, bool context, const kdb_n
   long dup = 0;
   uint32_t mask = 0;
   for (size_t q = 0; q < n; q++) {
-    double *cell = &ns[(size_t)idx_of(x, nx, v[q].x) * (size_t)ny + (size_t)idx_of(y, ny, v[q].y)];
+    double *cell = &ns[(size_t)kdb__idx_of(x, nx, v[q].x) * (size_t)ny + (size_t)kdb__idx_of(y, ny, v[q].y)];
     if (!isnan(*cell)) dup++; /* sorted by time within a cell: the first is the fastest */
     else *cell = v[q].ns;
     mask |= v[q].kernels;

@@ -34,17 +34,6 @@ typedef struct grows {
   size_t n, cap;
 } grows;
 
-static int idx_of(const uint32_t *a, int n, uint32_t v) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    if (a[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  SIM_ASSERT(lo < n && a[lo] == v);
-  return lo;
-}
-
 /* One grid from the rows of one dtype pair; returns the rows that repeated a cell. */
 static long build_grid(kdb_ctx *k, const grows *r, int d, const kdb_names *kn, const char *file) {
   prof_doc_grid *g = prof_doc_add_grid(k->doc);
@@ -60,9 +49,9 @@ static long build_grid(kdb_ctx *k, const grows *r, int d, const kdb_names *kn, c
   long dup = 0;
   for (size_t q = 0; q < r->n; q++) {
     const grow *w = &r->v[q];
-    size_t at = ((size_t)idx_of(g->m, g->nm, w->m) * (size_t)g->nn + (size_t)idx_of(g->n, g->nn, w->n)) *
+    size_t at = ((size_t)kdb__idx_of(g->m, g->nm, w->m) * (size_t)g->nn + (size_t)kdb__idx_of(g->n, g->nn, w->n)) *
                     (size_t)g->nk +
-                (size_t)idx_of(g->k, g->nk, w->k);
+                (size_t)kdb__idx_of(g->k, g->nk, w->k);
     if (isnan(g->ns[at])) measured++;
     else dup++;
     if (isnan(g->ns[at]) || w->ns < g->ns[at]) g->ns[at] = w->ns;

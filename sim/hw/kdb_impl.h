@@ -34,6 +34,8 @@ typedef struct kdb_names {
 } kdb_names;
 /* Bit of s in names (added when new; the last bit stands for "others"). */
 uint32_t kdb__name_bit(kdb_names *names, const char *s);
+/* Index of v in the sorted array a[0..n) (it must be there). */
+int kdb__idx_of(const uint32_t *a, int n, uint32_t v);
 /* The names of the bits in mask, sorted, joined with ", " into out. */
 void kdb__names_join(const kdb_names *names, uint32_t mask, char *out, size_t n);
 

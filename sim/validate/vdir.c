@@ -16,19 +16,9 @@
 
 #define VDATA_SCAN_DEPTH 3
 
-static bool is_dir(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static bool is_file(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 int vdata_find_dir(const char *explicit_dir, char *out, size_t n, sim_err *err) {
   if (explicit_dir) {
-    if (!is_dir(explicit_dir))
+    if (!sim_is_dir(explicit_dir))
       return sim_errf(err, SIM_EINPUT, "--data %s: no such directory", explicit_dir);
     vfmt(out, n, "%s", explicit_dir);
     return SIM_OK;
@@ -37,12 +27,12 @@ int vdata_find_dir(const char *explicit_dir, char *out, size_t n, sim_err *err) 
   char buf[2048];
   if (env && *env) {
     vfmt(buf, sizeof buf, "%s/validation", env);
-    if (is_dir(buf)) {
+    if (sim_is_dir(buf)) {
       vfmt(out, n, "%s", buf);
       return SIM_OK;
     }
   }
-  if (is_dir("../shared/validation")) {
+  if (sim_is_dir("../shared/validation")) {
     vfmt(out, n, "%s", "../shared/validation");
     return SIM_OK;
   }
@@ -76,7 +66,7 @@ static int scan(vset *s, const char *dir, int depth, int max_depth, size_t *n_ru
   for (size_t i = 0; i < n; i++) {
     char path[2048];
     vfmt(path, sizeof path, "%s/%s", dir, names[i]);
-    if (!rc && is_dir(path)) rc = scan(s, path, depth + 1, max_depth, n_runs, err);
+    if (!rc && sim_is_dir(path)) rc = scan(s, path, depth + 1, max_depth, n_runs, err);
     free(names[i]);
   }
   free(names);
@@ -98,12 +88,12 @@ int vdata_load_dir(vset *s, const char *dir, sim_err *err) {
                {"trtllm_v0.14_perf_overview_llama31_70b.csv", vdata_read_trt_overview},
                {"trtllm090_static_batch_llama2_70b.csv", vdata_read_static_batch},
                {"published_facts.json", vdata_read_mlperf}};
-  if (!is_dir(dir)) return sim_errf(err, SIM_EINPUT, "%s: no such directory", dir);
+  if (!sim_is_dir(dir)) return sim_errf(err, SIM_EINPUT, "%s: no such directory", dir);
   int found = 0;
   for (size_t i = 0; i < SIM_ARRAY_LEN(known); i++) {
     char path[2048];
     vfmt(path, sizeof path, "%s/%s", dir, known[i].file);
-    if (!is_file(path)) {
+    if (!sim_is_file(path)) {
       vset_note(s, "%s/%s: not found (skipped)", dir, known[i].file);
       continue;
     }
