@@ -212,11 +212,10 @@ int cmd_validate(int argc, char **argv) {
   voverrides ov;
   memset(&ov, 0, sizeof ov);
   ov.closed_output_spread = spread;
-  if (allreduce && strcmp(allreduce, "table") && strcmp(allreduce, "link")) {
+  if (allreduce && !cfg_parse_allreduce(allreduce, &ov.allreduce_link)) {
     sim_errf(&err, SIM_EINPUT, "--allreduce: expected table or link, got '%s'", allreduce);
     return cli_fail("validate", &err);
   }
-  ov.allreduce_link = allreduce && !strcmp(allreduce, "link");
   for (int i = 0; i < params.n; i++)
     if (parse_param(params.items[i], &ov, &err)) return cli_fail("validate", &err);
   if (!isnan(spread) && !(spread >= 0 && spread < 0.5)) {

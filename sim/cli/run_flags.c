@@ -10,7 +10,7 @@ enum {
   F_NUM_PROMPTS = 0, F_REQUEST_RATE, F_BURSTINESS, F_INPUT_LEN, F_OUTPUT_LEN, F_RANGE_RATIO, F_INPUT_DIST,
   F_OUTPUT_DIST, F_INPUT_MEDIAN, F_INPUT_SIGMA, F_OUTPUT_MEDIAN, F_OUTPUT_SIGMA, F_INPUT_MAX, F_OUTPUT_MAX,
   F_SEED, F_GPU_MEM, F_RATE_SCALE, F_PROMPT_SCALE, F_OUTPUT_SCALE, F_SAMPLE, F_TIME_LIMIT, F_MAX_REQUESTS,
-  F_MAX_CONC, F_COUNT
+  F_MAX_CONC, F_GPUS_PER_NODE, F_COUNT
 };
 
 void run_flags_init(run_flags *f) { memset(f, 0, sizeof *f); }
@@ -32,7 +32,7 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("replicas", NULL, CLI_U32, &f->replicas, "N", "replicas behind the router", NULL);
   OPT("gpus-per-node", NULL, CLI_U32, &f->gpus_per_node, "N",
       "GPUs per node (default: the GPU file's, 8); a larger TP group spans nodes and all-reduces over the network",
-      NULL);
+      &f->seen[F_GPUS_PER_NODE]);
   OPT("dtype", NULL, CLI_STR, &f->dtype, "bf16|fp16", "activation dtype (auto: the model's)", NULL);
   OPT("quantization", NULL, CLI_STR, &f->quantization, "M", "weights: none, fp8, int8, int4 (awq, gptq)", NULL);
   OPT("kv-cache-dtype", NULL, CLI_STR, &f->kv_cache_dtype, "auto|fp8", "KV cache dtype", NULL);
@@ -156,7 +156,11 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   if (f->max_num_batched_tokens) d->max_num_batched_tokens = f->max_num_batched_tokens;
   if (f->block_size) d->block_size = f->block_size;
   if (f->max_model_len) d->max_model_len = f->max_model_len;
-  if (f->gpus_per_node) d->gpus_per_node = f->gpus_per_node;
+  if (f->seen[F_GPUS_PER_NODE]) {
+    if (f->gpus_per_node < 1 || f->gpus_per_node > 1024)
+      return sim_errf(err, SIM_EINPUT, "--gpus-per-node must be in 1..1024, got %u", f->gpus_per_node);
+    d->gpus_per_node = f->gpus_per_node;
+  }
   if (f->seen[F_GPU_MEM]) {
     if (!(f->gpu_memory_utilization > 0 && f->gpu_memory_utilization <= 1))
       return sim_errf(err, SIM_EINPUT, "--gpu-memory-utilization must be in (0, 1], got %g", f->gpu_memory_utilization);
@@ -165,11 +169,8 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   if (f->seen_prefix_caching) d->enable_prefix_caching = f->prefix_caching;
   if (f->seen_chunked_prefill) d->enable_chunked_prefill = f->chunked_prefill;
   if (f->seen_async_scheduling) d->async_scheduling = f->async_scheduling;
-  if (f->allreduce) {
-    if (!strcmp(f->allreduce, "link")) d->allreduce_link = true;
-    else if (!strcmp(f->allreduce, "table")) d->allreduce_link = false;
-    else return sim_errf(err, SIM_EINPUT, "--allreduce: expected table or link, got '%s'", f->allreduce);
-  }
+  if (f->allreduce && !cfg_parse_allreduce(f->allreduce, &d->allreduce_link))
+    return sim_errf(err, SIM_EINPUT, "--allreduce: expected table or link, got '%s'", f->allreduce);
   if (f->router && !route_policy_parse(f->router, &d->router))
     return sim_errf(err, SIM_EINPUT, "--router: unknown policy '%s' (round_robin, least_outstanding, least_kv)", f->router);
 

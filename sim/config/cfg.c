@@ -395,6 +395,14 @@ const char *route_policy_name(route_policy r) {
   return "?";
 }
 
+bool cfg_parse_allreduce(const char *s, bool *link) {
+  if (!s) return false;
+  if (!strcmp(s, "table")) *link = false;
+  else if (!strcmp(s, "link")) *link = true;
+  else return false;
+  return true;
+}
+
 bool route_policy_parse(const char *s, route_policy *out) {
   static const struct {
     const char *name;

@@ -198,5 +198,7 @@ bool cfg_parse_quantization(const char *s, sim_dtype act, sim_dtype *weight_out)
 const char *route_policy_name(route_policy r);
 const char *graph_mode_name(graph_mode m);
 bool route_policy_parse(const char *s, route_policy *out);
+/* "table" (false) or "link" (true): deploy_cfg.allreduce_link; false for anything else. */
+bool cfg_parse_allreduce(const char *s, bool *link);
 
 #endif

@@ -301,14 +301,17 @@ static double allreduce_nodes(const cost_model *c, uint32_t nodes, double bytes,
   return intra + allreduce_network(c, nodes, bytes);
 }
 
-static double allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src) {
+/* One all-reduce of `tokens` x H activations: the measured table when
+ * use_table (and it has the case), else the link formula; across nodes,
+ * hierarchical. */
+static double allreduce_of(const cost_model *c, uint32_t tokens, bool graphed, bool use_table, cost_src *src) {
   *src = SRC_ROOFLINE;
   uint32_t t = tp_of(c);
   if (t <= 1 || tokens == 0) return 0;
   double bytes = (double)tokens * c->model->hidden * act_b(c), ns;
   uint32_t nodes = nodes_of(c);
-  if (nodes > 1) return allreduce_nodes(c, nodes, bytes, !c->deploy->allreduce_link, src);
-  if (c->profile && !c->deploy->allreduce_link) {
+  if (nodes > 1) return allreduce_nodes(c, nodes, bytes, use_table, src);
+  if (c->profile && use_table) {
     if (prof_allreduce_ns(c->profile, graphed ? PROF_AR_CUSTOM_GRAPH : PROF_AR_CUSTOM_EAGER, t, bytes, &ns) ||
         prof_allreduce_ns(c->profile, PROF_AR_NCCL, t, bytes, &ns)) {
       *src = SRC_PROFILE;
@@ -318,14 +321,13 @@ static double allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed,
   return allreduce_link(c, t, bytes);
 }
 
+static double allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src) {
+  return allreduce_of(c, tokens, graphed, !c->deploy->allreduce_link, src);
+}
+
 double cost_allreduce_link_ns(const cost_model *c, uint32_t tokens) {
-  uint32_t t = tp_of(c);
-  if (t <= 1 || tokens == 0) return 0;
-  double bytes = (double)tokens * c->model->hidden * act_b(c);
-  uint32_t nodes = nodes_of(c);
   cost_src s;
-  if (nodes > 1) return allreduce_nodes(c, nodes, bytes, false, &s);
-  return allreduce_link(c, t, bytes);
+  return allreduce_of(c, tokens, false, false, &s);
 }
 
 uint32_t cost_nodes(const cost_model *c) { return nodes_of(c); }

@@ -190,7 +190,8 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
     d1.tp = d->gpus_per_node;
     cost_model c1;
     step_cost sc1;
-    if (cost_init(&c1, &p->model, &p->gpu, &p->engine, &d1, err) == SIM_OK) {
+    sim_err e1 = {0, ""}; /* cannot fail where the deployment itself did not: no comparison if it does */
+    if (cost_init(&c1, &p->model, &p->gpu, &p->engine, &d1, &e1) == SIM_OK) {
       profsel_attach(&ps, &c1);
       p->decode1_node_ns = cost_decode_step_ns(&c1, 1, p->opts.context_tokens, &sc1);
       cost_deinit(&c1);

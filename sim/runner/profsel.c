@@ -200,11 +200,11 @@ int profsel_choose(prof_sel *s, const char *spec, const gpu_cfg *gpu, const engi
 
 void profsel_attach(prof_sel *s, cost_model *c) {
   cost_set_profiles(c, s->own, s->other, s->other ? &s->other_gpu : NULL);
-  if (c->deploy->allreduce_link && c->deploy->tp > 1 && (s->own || s->other)) {
-    size_t n = strlen(s->source);
-    snprintf(s->source + n, sizeof s->source - n,
-             "; all-reduces from the %s file's link bandwidth and latency (--allreduce link), not the measured table",
-             c->gpu->name);
+  static const char note[] = "(--allreduce link), not the measured table";
+  if (c->deploy->allreduce_link && c->deploy->tp > 1 && (s->own || s->other) && !strstr(s->source, note)) {
+    size_t n = strlen(s->source); /* once, however often the selection is attached */
+    snprintf(s->source + n, sizeof s->source - n, "; all-reduces from the %s file's link bandwidth and latency %s",
+             c->gpu->name, note);
   }
 }
 

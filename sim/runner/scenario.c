@@ -122,10 +122,9 @@ static int parse_deployment(const jx *j, const cJSON *d, scenario *s) {
                    "unknown policy '%s' (round_robin, least_outstanding, least_kv)", rt);
   char ar[32] = "";
   TRY(jx_str(j, d, W, "allreduce", ar, sizeof ar));
-  if (ar[0] && strcmp(ar, "table") && strcmp(ar, "link"))
+  if (ar[0] && !cfg_parse_allreduce(ar, &p->allreduce_link))
     return jx_fail(j, cJSON_GetObjectItemCaseSensitive(d, "allreduce"), W, "allreduce",
                    "expected \"table\" or \"link\", got '%s'", ar);
-  if (ar[0]) p->allreduce_link = !strcmp(ar, "link");
   return 0;
 }
 

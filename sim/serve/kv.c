@@ -234,13 +234,18 @@ void kv_seq_deinit(kv_seq *s) {
   memset(s, 0, sizeof *s);
 }
 
+static void seq_set_cap(kv_seq *s, uint64_t c) {
+  if (c > UINT32_MAX) c = UINT32_MAX;
+  s->blocks = sim_realloc(s->blocks, (size_t)c * sizeof *s->blocks);
+  s->cap = (uint32_t)c;
+}
+
+/* Growth while allocating: doubling. */
 static void seq_reserve(kv_seq *s, uint32_t need) {
   if (need <= s->cap) return;
   uint64_t c = s->cap ? s->cap : 8;
   while (c < need) c *= 2;
-  if (c > UINT32_MAX) c = UINT32_MAX;
-  s->blocks = sim_realloc(s->blocks, (size_t)c * sizeof *s->blocks);
-  s->cap = (uint32_t)c;
+  seq_set_cap(s, c);
 }
 
 static uint32_t blocks_for(const kv_mgr *kv, uint32_t tokens) {
@@ -249,10 +254,7 @@ static uint32_t blocks_for(const kv_mgr *kv, uint32_t tokens) {
 
 void kv_seq_reserve(const kv_mgr *kv, kv_seq *s, uint64_t tokens) {
   uint64_t n = (tokens + kv->block_tokens - 1) / kv->block_tokens;
-  if (n > s->cap && n <= UINT32_MAX) {
-    s->blocks = sim_realloc(s->blocks, (size_t)n * sizeof *s->blocks);
-    s->cap = (uint32_t)n;
-  }
+  if (n > s->cap) seq_set_cap(s, n); /* exact: the final length is known */
 }
 
 uint32_t kv_match_prefix(kv_mgr *kv, const kv_content *c, uint32_t num_tokens) {

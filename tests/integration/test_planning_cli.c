@@ -163,6 +163,9 @@ Test(planning_cli, plan_tp_across_nodes) {
   snprintf(cmd, sizeof cmd, "%s --tp 16 --gpus-per-node 6", base);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "tensor_parallel_size 16 spans nodes of 6 GPUs but is not a multiple of it"), "%s", err);
+  snprintf(cmd, sizeof cmd, "%s --tp 16 --gpus-per-node 0", base);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--gpus-per-node must be in 1..1024, got 0"), "%s", err);
 }
 
 Test(planning_cli, sweep_is_deterministic_across_jobs) {
