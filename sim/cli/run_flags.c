@@ -29,6 +29,10 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("profile", NULL, CLI_STR, &f->profile, "auto|none|PATH",
       "measured cost profile (auto: the bundled tables of this GPU and engine, nearest version; NAME or PATH)", NULL);
   OPT("tensor-parallel-size", "tp", CLI_U32, &f->tp, "N", "GPUs per replica (tensor parallelism)", NULL);
+  OPT("pipeline-parallel-size", "pp", CLI_U32, &f->pp, "N",
+      "pipeline stages per replica, each a TP group holding consecutive layers (vLLM's split); a replica holds "
+      "tp x pp GPUs",
+      NULL);
   OPT("replicas", NULL, CLI_U32, &f->replicas, "N", "replicas behind the router", NULL);
   OPT("gpus-per-node", NULL, CLI_U32, &f->gpus_per_node, "N",
       "GPUs per node (default: the GPU file's, 8); a larger TP group spans nodes and all-reduces over the network",
@@ -131,6 +135,7 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   if (f->profile && (rc = set_name(sc->profile, sizeof sc->profile, f->profile, "profile", err))) return rc;
   deploy_cfg *d = &sc->deploy;
   if (f->tp) d->tp = f->tp;
+  if (f->pp) d->pp = f->pp;
   if (f->replicas) d->replicas = f->replicas;
   if (f->dtype) {
     if (!strcmp(f->dtype, "auto")) d->act_dtype_set = false;

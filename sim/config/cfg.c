@@ -287,6 +287,23 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
                     "tensor_parallel_size %u spans nodes of %u GPUs but is not a multiple of it (a TP group takes "
                     "whole nodes; set --gpus-per-node if your nodes hold more)",
                     d->tp, d->gpus_per_node);
+  if (!d->pp) d->pp = 1;
+  if (d->pp > CFG_MAX_PP)
+    return sim_errf(err, SIM_EINPUT, "pipeline_parallel_size %u is out of range 1..%u", d->pp, CFG_MAX_PP);
+  if (d->pp > m->layers)
+    return sim_errf(err, SIM_EINPUT, "pipeline_parallel_size %u exceeds num_hidden_layers %u of %s (a stage holds at "
+                    "least one layer)", d->pp, m->layers, m->name);
+  if (d->pp > 1 && d->tp < d->gpus_per_node && d->gpus_per_node % d->tp)
+    return sim_errf(err, SIM_EINPUT,
+                    "tensor_parallel_size %u does not divide gpus_per_node %u: with pipeline parallelism a stage's "
+                    "TP group must not straddle two nodes",
+                    d->tp, d->gpus_per_node);
+  if (d->pp > 1 && d->async_scheduling > 0)
+    return sim_errf(err, SIM_EINPUT,
+                    "async_scheduling is not supported with pipeline_parallel_size %u > 1 (vLLM refuses the "
+                    "combination: engine/arg_utils.py); drop --async-scheduling",
+                    d->pp);
+  if (d->pp > 1) d->async_scheduling = 0; /* vLLM disables it: config/vllm.py */
   if (!d->replicas) d->replicas = 1;
   if (d->replicas > MAX_REPLICAS)
     return sim_errf(err, SIM_EINPUT, "replicas %u is out of range 1..%u", d->replicas, MAX_REPLICAS);
@@ -366,6 +383,14 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
     return sim_errf(err, SIM_EINPUT, "gpu_memory_utilization %g is not in (0, 1]", d->gpu_memory_utilization);
   if ((unsigned)d->router > ROUTE_LEAST_KV) return sim_errf(err, SIM_EINPUT, "router: unknown policy %d", (int)d->router);
   return SIM_OK;
+}
+
+void deploy_layout_text(const deploy_cfg *d, char *buf, size_t n) {
+  uint32_t tp = d->tp ? d->tp : 1, pp = d->pp ? d->pp : 1, g = d->gpus_per_node ? d->gpus_per_node : 8;
+  uint32_t gpus = tp * pp;
+  size_t k = (size_t)snprintf(buf, n, "TP%u", tp);
+  if (pp > 1 && k < n) k += (size_t)snprintf(buf + k, n - k, " x PP%u", pp);
+  if (gpus > g && k < n) snprintf(buf + k, n - k, " over %u nodes of %u", (gpus + g - 1) / g, g);
 }
 
 /* ---- names ------------------------------------------------------------------ */

@@ -144,6 +144,8 @@ typedef enum route_policy {
 
 typedef struct deploy_cfg {
   uint32_t tp;                      /* tensor-parallel size; 0 = unset (1) */
+  uint32_t pp;                      /* --pipeline-parallel-size: stages of consecutive layers, each a TP group;
+                                       0 = unset (1). A replica holds tp x pp GPUs */
   uint32_t replicas;                /* 0 = unset (1) */
   sim_dtype act_dtype;              /* --dtype: bf16 or fp16 */
   sim_dtype weight_dtype;           /* --quantization: bf16/fp16 (none), fp8, int8, int4 */
@@ -162,6 +164,15 @@ typedef struct deploy_cfg {
                                        latency, not the profile's measured table (another machine's topology) */
   route_policy router;
 } deploy_cfg;
+
+/* Largest pipeline-parallel size (stages per replica). */
+#define CFG_MAX_PP 16u
+
+/* GPUs one replica holds: tp x pp. */
+static inline uint32_t deploy_gpus(const deploy_cfg *d) { return (d->tp ? d->tp : 1) * (d->pp ? d->pp : 1); }
+
+/* The replica's layout in words: "TP4", "TP8 x PP2 over 2 nodes of 8". */
+void deploy_layout_text(const deploy_cfg *d, char *buf, size_t n);
 
 /* Kinds of named configs and where their files live. */
 typedef enum cfg_kind { CFG_MODEL = 0, CFG_GPU, CFG_ENGINE, CFG_SCENARIO, CFG_PROFILE } cfg_kind;
@@ -188,8 +199,12 @@ int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err 
 void deploy_init(deploy_cfg *d); /* everything unset */
 /* Fills unset deployment fields from the engine and model, then checks the
  * combination: TP must divide the attention heads (and KV heads, or be a
- * multiple of them), max_model_len <= model limit, dtypes supported by the
- * GPU, ... Errors name the offending field. */
+ * multiple of them), PP at most the layers, max_model_len <= model limit,
+ * dtypes supported by the GPU, ... Errors name the offending field.
+ * Pipeline parallelism turns async scheduling off by default and rejects it
+ * when asked for (vLLM: "Async scheduling is not yet supported with
+ * pipeline_parallel_size > 1", config/vllm.py; arg_utils.py raises on an
+ * explicit --async-scheduling). */
 int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, sim_err *err);
 
 /* Parses vLLM's --quantization values: "none", "fp8", "int8", "int4", "awq",

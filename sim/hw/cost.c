@@ -356,6 +356,33 @@ double cost_allreduce_network_ns(const cost_model *c, uint32_t tokens) {
   return allreduce_network(c, nodes, (double)tokens * c->model->hidden * act_b(c));
 }
 
+/* ---- pipeline sends ------------------------------------------------------------- */
+
+bool cost_pp_hop_crosses_nodes(const cost_model *c, uint32_t hop) {
+  uint32_t g = c->deploy->gpus_per_node ? c->deploy->gpus_per_node : 8, t = tp_of(c);
+  uint32_t last = (hop + 1) * t - 1, next = (hop + 1) * t; /* GPU indices in the replica, stage-major */
+  return last / g != next / g;
+}
+
+/* cost.h: point-to-point slices, then the receiving group's all-gather. */
+double cost_pp_send_ns(const cost_model *c, uint32_t tokens, uint32_t hop) {
+  if (c->pp <= 1 || hop + 1 >= c->pp || tokens == 0) return 0;
+  const gpu_cfg *g = c->gpu;
+  uint32_t t = tp_of(c);
+  double whole = 2.0 * tokens * c->model->hidden * act_b(c); /* hidden states + residual */
+  bool cross = cost_pp_hop_crosses_nodes(c, hop);
+  double ns = cross ? g->net_latency_ns + ns_of(whole / t, g->net_Bps) : g->link_latency_ns + ns_of(whole / t, g->link_Bps);
+  if (t > 1) { /* all-gather of the t slices in the receiving group */
+    uint32_t nodes = nodes_of(c), per = t / nodes;
+    if (per > 1)
+      ns += c->engine->allreduce_latency_ns + (per - 1.0) * g->link_latency_ns +
+            ns_of((per - 1.0) / per * whole / nodes, g->link_Bps * c->engine->allreduce_bw_eff);
+    if (nodes > 1)
+      ns += (nodes - 1.0) * g->net_latency_ns + ns_of((nodes - 1.0) / nodes * whole / per, g->net_Bps);
+  }
+  return ns;
+}
+
 /* ---- elementwise ------------------------------------------------------------------ */
 
 static double elem_layer_bytes_per_token(const cost_model *c) {
@@ -391,7 +418,8 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
   double el = 0;
   if (T) {
     el = L * kernels_ns(c, c->engine->elementwise_kernels_per_layer, (double)T * elem_layer_bytes_per_token(c));
-    el += kernels_ns(c, 2.0, (double)T * 4.0 * c->model->hidden * act_b(c));
+    r->once_ns = kernels_ns(c, 2.0, (double)T * 4.0 * c->model->hidden * act_b(c));
+    el += r->once_ns;
   }
   r->op_ns[OP_ELEMENTWISE] = el;
   r->bound_ns[BOUND_MEMORY] += el;
@@ -431,6 +459,12 @@ static int check_inputs(const model_cfg *m, const gpu_cfg *g, const engine_cfg *
   if (d->tp > 1 && !(g->link_Bps > 0))
     return sim_errf(err, SIM_EINPUT, "gpu %s: link_Bps: must be > 0 for tensor parallelism", g->name);
   uint32_t gpn = d->gpus_per_node ? d->gpus_per_node : 8;
+  if (d->pp > CFG_MAX_PP || d->pp > m->layers)
+    return sim_errf(err, SIM_EINPUT, "deployment: pipeline_parallel_size %u is out of range 1..%u", d->pp,
+                    SIM_MIN(CFG_MAX_PP, m->layers));
+  if (d->pp > 1 && deploy_gpus(d) > gpn && !(g->net_Bps > 0))
+    return sim_errf(err, SIM_EINPUT, "gpu %s: pipeline stages on several nodes need a network (network_bandwidth_gb_s > 0)",
+                    g->name);
   if (d->tp > gpn && (d->tp % gpn || !(g->net_Bps > 0) || !(g->net_latency_ns >= 0)))
     return sim_errf(err, SIM_EINPUT,
                     "gpu %s: a TP group of %u spanning nodes of %u GPUs needs whole nodes and a network "
@@ -457,6 +491,8 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
   if (rc) return rc;
   c->model = m, c->gpu = g, c->engine = e, c->deploy = d;
   shard_init(&c->shard, m, d->tp);
+  c->pp = d->pp ? d->pp : 1;
+  for (uint32_t k = 0; k < c->pp; k++) c->stage_layers[k] = shard_pp_layers(m->layers, c->pp, k);
   uint32_t mnbt = d->max_num_batched_tokens ? d->max_num_batched_tokens : e->max_num_batched_tokens;
   uint32_t mns = d->max_num_seqs ? d->max_num_seqs : e->max_num_seqs;
   c->n_graph_sizes = engver_graph_sizes(e, mns, mnbt, c->graph_sizes, COST_MAX_GRAPH_SIZES);
@@ -560,15 +596,53 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
   if (part_ns[1] > 0) add(out, OP_ATTN_PREFILL, part_b[1], part_ns[1] * f * L);
 }
 
+/* Splits the step's GPU time into pipeline stages (one stage without PP),
+ * adds each stage's launch floor and the sends between stages. op_ns holds
+ * the whole model's time on entry. */
+static void stages(cost_model *c, const batch_desc *b, exec_mode mode, uint32_t Tg, double once, step_cost *out) {
+  const engine_cfg *e = c->engine;
+  double L = c->model->layers, lm = out->op_ns[OP_LM_HEAD];
+  double all = 0;
+  for (int op = 0; op < OP_COUNT; op++) all += out->op_ns[op];
+  double layered = all - lm - once; /* the part proportional to layers */
+  bool host_launches = mode != EXEC_FULL && b->num_tokens > 0 && e->launch_overhead_ns_per_layer > 0;
+  for (uint32_t k = 0; k < c->pp; k++) {
+    double ns;
+    if (c->pp == 1) {
+      ns = all;
+    } else {
+      ns = layered * c->stage_layers[k] / L;
+      if (k == 0) ns += once / 2; /* embedding gather */
+      if (k + 1 == c->pp) ns += once / 2 + lm; /* final norm, LM head, sampler */
+    }
+    if (host_launches) {
+      /* the host launches the stage's layers: its GPU cannot run ahead of it */
+      double issue = e->launch_overhead_ns_per_layer * c->stage_layers[k];
+      if (issue > ns) {
+        add(out, OP_LAUNCH, BOUND_CPU, issue - ns);
+        ns = issue;
+      }
+    }
+    out->stage_ns[k] = ns;
+    if (k + 1 < c->pp) {
+      out->send_ns[k] = cost_pp_send_ns(c, Tg, k);
+      add(out, OP_PP_SEND, BOUND_COMM, out->send_ns[k]);
+    }
+  }
+  if (host_launches) c->src_count[OP_LAUNCH][SRC_ROOFLINE]++;
+  if (c->pp > 1 && Tg > 0) c->src_count[OP_PP_SEND][SRC_ROOFLINE]++;
+}
+
 void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
   memset(out, 0, sizeof *out);
   const engine_cfg *e = c->engine;
-  double L = c->model->layers;
   exec_mode mode = mode_of(c, b);
   uint32_t T = b->num_tokens, Tg = mode == EXEC_EAGER ? T : cost_graph_size(c, T);
+  double once = 0;
   if (Tg > 0) {
     cost_memo scratch;
     const cost_memo *tp = tpart(c, Tg, mode != EXEC_EAGER, &scratch);
+    once = tp->once_ns;
     for (int op = 0; op < OP_COUNT; op++) out->op_ns[op] += tp->op_ns[op];
     for (int k = 0; k < BOUND_COUNT; k++) out->bound_ns[k] += tp->bound_ns[k];
     for (int op = OP_GEMM_QKV; op <= OP_GEMM_DOWN; op++) c->src_count[op][tp->src[op]]++;
@@ -590,17 +664,9 @@ void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
     add(out, OP_LM_HEAD, BOUND_MEMORY, lm->sampler_ns);
     c->src_count[OP_LM_HEAD][lm->src]++;
   }
+  stages(c, b, mode, Tg, once, out);
   double gpu = 0;
   for (int op = 0; op < OP_COUNT; op++) gpu += out->op_ns[op];
-  if (mode != EXEC_FULL && T > 0 && e->launch_overhead_ns_per_layer > 0) {
-    /* the host launches the layers: the GPU cannot run ahead of it */
-    double issue = e->launch_overhead_ns_per_layer * L;
-    if (issue > gpu) {
-      add(out, OP_LAUNCH, BOUND_CPU, issue - gpu);
-      gpu = issue;
-    }
-    c->src_count[OP_LAUNCH][SRC_ROOFLINE]++;
-  }
   double cpu = e->step_overhead_ns + e->per_seq_overhead_ns * b->num_seqs;
   bool async = c->deploy->async_scheduling > 0;
   double cpu_shown = async ? (cpu > gpu ? cpu - gpu : 0) : cpu;
@@ -670,7 +736,7 @@ double cost_prefill_step_ns(cost_model *c, uint32_t tokens, step_cost *out) {
 const char *cost_op_name(cost_op op) {
   static const char *const n[OP_COUNT] = {"gemm_qkv",     "gemm_o",      "gemm_gate_up", "gemm_down",
                                           "lm_head",      "attn_prefill", "attn_decode", "allreduce",
-                                          "elementwise",  "cpu_overhead", "launch"};
+                                          "elementwise",  "cpu_overhead", "launch",      "pp_send"};
   return (unsigned)op < OP_COUNT ? n[op] : "?";
 }
 

@@ -41,6 +41,14 @@
  *   GEMM over the sequences that sample (activation dtype: vLLM does not
  *   quantize it) and the sampler's passes over num_sample x V fp32 logits.
  *
+ * Pipeline parallelism (deploy pp > 1): the step's batch runs through pp
+ *   stages, each a TP group holding consecutive layers (shard_pp_layers). A
+ *   stage's GPU time is the per-layer part above x its layers / all layers,
+ *   the first stage's the embedding gather, the last's the final norm, LM
+ *   head and sampler, each stage at least its own layers' launch time when
+ *   the host launches; between stages the activations are sent
+ *   (cost_pp_send_ns, OP_PP_SEND). The replica's timeline (serve/cluster.c)
+ *   runs up to pp batches at once, one per stage.
  * Graphs (engine graph_mode, engver.h): a decode-only batch of at most the
  * largest capture size replays a full graph; with piecewise graphs a mixed
  * batch of at most that size replays graphs between the attention calls,
@@ -82,6 +90,7 @@ typedef enum cost_op {
   OP_ELEMENTWISE,  /* norms, RoPE, activation, residual, embedding */
   OP_CPU_OVERHEAD, /* engine host work not hidden behind the GPU */
   OP_LAUNCH,       /* GPU time added because the host launches kernels (piecewise or eager) */
+  OP_PP_SEND,      /* pipeline parallelism: activations sent from one stage to the next */
   OP_COUNT
 } cost_op;
 
@@ -114,8 +123,12 @@ typedef struct batch_desc {
 
 typedef struct step_cost {
   double total_ns;              /* the step's share of wall time in a steady stream of such steps:
-                                   gpu + cpu, or max(gpu, cpu) when the engine schedules asynchronously */
-  double gpu_ns;                /* GPU time: from the step's start to its end on the device */
+                                   gpu + cpu, or max(gpu, cpu) when the engine schedules asynchronously;
+                                   with pipeline parallelism: one batch's time through every stage + cpu */
+  double gpu_ns;                /* GPU time: from the step's start to its end on the device (with pipeline
+                                   parallelism: the sum of stage_ns and send_ns) */
+  double stage_ns[CFG_MAX_PP];  /* each pipeline stage's GPU time (stage_ns[0] = gpu_ns without PP) */
+  double send_ns[CFG_MAX_PP];   /* send_ns[s]: stage s's activations reaching stage s + 1 */
   double cpu_ns;                /* host work to schedule and prepare it (before it can start) */
   double op_ns[OP_COUNT];       /* contribution of each op (sums to total_ns) */
   double bound_ns[BOUND_COUNT]; /* same time, by what bound it (sums to total_ns) */
@@ -123,6 +136,8 @@ typedef struct step_cost {
 
 typedef struct cost_memo {
   double ns;                    /* T-dependent part of a step for all layers */
+  double once_ns;               /* the part of op_ns[OP_ELEMENTWISE] paid once per step, not per layer
+                                   (embedding gather, final norm) */
   double op_ns[OP_COUNT];
   double bound_ns[BOUND_COUNT];
   uint8_t src[OP_COUNT];        /* cost_src that served each op at this T (for src_count) */
@@ -144,6 +159,8 @@ typedef struct cost_model {
   const engine_cfg *engine;
   const deploy_cfg *deploy;
   model_shard shard;          /* per-GPU shapes */
+  uint32_t pp;                /* pipeline stages (1 without pipeline parallelism) */
+  uint32_t stage_layers[CFG_MAX_PP]; /* layers of each stage (shard_pp_layers) */
   const prof *profile;        /* measured on this GPU, or NULL */
   const prof *scaled_profile; /* measured on another GPU (scaled), or NULL */
   const gpu_cfg *scaled_gpu;  /* the GPU scaled_profile was measured on */
@@ -183,6 +200,17 @@ double cost_allreduce_link_ns(const cost_model *c, uint32_t tokens);
 /* One line naming the engine's CUDA-graph mode and the capture sizes this
  * deployment uses, e.g. "full_and_piecewise, 51 sizes: 1, 2, 4, 8, ..., 496, 512". */
 void cost_graph_sizes_text(const cost_model *c, char *buf, size_t n);
+/* Pipeline parallelism: the time for stage `hop`'s output of `tokens`
+ * tokens to reach stage hop + 1 (0 <= hop < pp - 1): vLLM sends the hidden
+ * states and the residual (2 x tokens x H activations), each TP rank its
+ * 1/tp slice (send_tensor_dict with all_gather_group), point to point over
+ * NVLink inside a node or the network across nodes (latency + bytes /
+ * bandwidth of the GPU file), then the receiving TP group all-gathers the
+ * slices (the link formula's ring all-gather, plus a network ring when the
+ * group spans nodes). */
+double cost_pp_send_ns(const cost_model *c, uint32_t tokens, uint32_t hop);
+/* Whether stage hop's send to hop + 1 leaves its node. */
+bool cost_pp_hop_crosses_nodes(const cost_model *c, uint32_t hop);
 /* Nodes the TP group spans (1 inside a node). */
 uint32_t cost_nodes(const cost_model *c);
 /* The inter-node part of one all-reduce of `tokens` x H activations (0

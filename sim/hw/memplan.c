@@ -45,24 +45,34 @@ static double weight_elem_bytes(sim_dtype w) {
   return w == DT_INT4 ? 0.5 + 2.0 / INT4_GROUP : dtype_bytes(w);
 }
 
-/* Weight bytes of one rank when heads/intermediate/vocab are split t ways
- * (t = 1: the whole model, unpadded vocabulary). */
-static double weights_for(const model_cfg *m, const deploy_cfg *d, uint32_t t) {
+/* Weight bytes of one rank of a stage of `layers` layers when heads,
+ * intermediate and vocabulary are split t ways (t = 1: unpadded vocabulary).
+ * The first stage holds the input embedding, the last the final norm and the
+ * LM head; with pipeline parallelism a tied LM head is loaded on the last
+ * stage as its own copy (vLLM's llama.py builds embed_tokens on the first
+ * rank and, for tied weights, on the last too). */
+static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t, double layers, bool first, bool last) {
   double ab = dtype_bytes(d->act_dtype), wb = weight_elem_bytes(d->weight_dtype);
-  double H = m->hidden, L = m->layers;
+  double H = m->hidden;
   model_shard s;
   shard_init(&s, m, t);
   double V = t == 1 ? m->vocab : s.vocab;
   double linear = 0;
   for (int g = SG_QKV; g <= SG_DOWN; g++) linear += (double)s.n[g] * s.k[g];
-  double w = L * linear * wb;
-  if (m->qkv_bias) w += L * (double)s.n[SG_QKV] * ab;
-  w += V * H * ab * (m->tied_embeddings ? 1.0 : 2.0);
-  w += (2.0 * L + 1.0) * H * ab;
+  double w = layers * linear * wb;
+  if (m->qkv_bias) w += layers * (double)s.n[SG_QKV] * ab;
+  double vocab_mats = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);
+  if (first && last && m->tied_embeddings) vocab_mats = 1.0;
+  w += V * H * ab * vocab_mats;
+  w += (2.0 * layers + (last ? 1.0 : 0.0)) * H * ab;
   return w;
 }
 
-double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d) { return weights_for(m, d, 1); }
+static uint32_t pp_of(const deploy_cfg *d) { return d->pp ? d->pp : 1; }
+
+double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
+  return stage_weights(m, d, 1, m->layers, true, true);
+}
 
 double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d) {
   model_shard s;
@@ -70,7 +80,9 @@ double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d) {
   return (double)m->layers * shard_kv_elems(&s) * dtype_bytes(d->kv_dtype);
 }
 
-static double activation_peak(const model_cfg *m, const engine_cfg *e, const deploy_cfg *d) {
+/* The profile run's peak: one layer's live tensors at max_num_batched_tokens,
+ * plus the sampler's logits on the stage that samples (the last). */
+static double activation_peak(const model_cfg *m, const engine_cfg *e, const deploy_cfg *d, bool last) {
   model_shard s;
   shard_init(&s, m, tp_of(d));
   double T = d->max_num_batched_tokens ? d->max_num_batched_tokens : e->max_num_batched_tokens;
@@ -78,7 +90,7 @@ static double activation_peak(const model_cfg *m, const engine_cfg *e, const dep
   double ab = dtype_bytes(d->act_dtype), H = m->hidden;
   double attn = T * ab * (2.0 * H + (double)s.n[SG_QKV] + (double)s.k[SG_O]);
   double mlp = T * ab * (2.0 * H + 3.0 * s.inter);
-  double logits = S * (double)m->vocab * 4.0;
+  double logits = last ? S * (double)m->vocab * 4.0 : 0.0;
   double scale = e->activation_scale > 0 ? e->activation_scale : 1.0;
   return ((attn > mlp ? attn : mlp) + logits) * scale;
 }
@@ -98,29 +110,57 @@ static void fmt_thousands(char *buf, size_t n, uint64_t v) {
 int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e,
                     const deploy_cfg *d, sim_err *err) {
   memset(p, 0, sizeof *p);
-  uint32_t t = tp_of(d);
+  uint32_t t = tp_of(d), pp = pp_of(d);
+  SIM_ASSERT(pp <= CFG_MAX_PP);
   double util = d->gpu_memory_utilization > 0 ? d->gpu_memory_utilization : e->gpu_memory_utilization;
   uint32_t block = d->block_size ? d->block_size : e->block_size;
   SIM_ASSERT(block > 0);
+  model_shard sh;
+  shard_init(&sh, m, t);
+  double kv_layer_token = (double)shard_kv_elems(&sh) * dtype_bytes(d->kv_dtype);
+  p->pp = pp;
   p->device_bytes = g->mem_bytes;
   p->budget_bytes = g->mem_bytes * util;
-  p->weights_bytes = weights_for(m, d, t);
   p->weights_total_bytes = memplan_weight_bytes(m, d);
-  p->activation_bytes = activation_peak(m, e, d);
   p->cuda_graph_bytes = e->cuda_graph_max_batch > 0 ? e->cuda_graph_bytes : 0;
   p->runtime_bytes = e->runtime_overhead_bytes;
-  p->kv_bytes = p->budget_bytes - p->weights_bytes - p->activation_bytes - p->cuda_graph_bytes - p->runtime_bytes;
-  p->kv_bytes_per_token = memplan_kv_bytes_per_token(m, d);
   p->block_tokens = block;
-  p->kv_bytes_per_block = p->kv_bytes_per_token * block;
   p->max_model_len = d->max_model_len ? d->max_model_len : m->max_pos;
 
-  char who[256];
-  snprintf(who, sizeof who, "%s %s on %u x %s", m->name, dtype_name(d->weight_dtype), t, g->name);
+  /* Each stage sizes its own pool; the engine uses the smallest (vLLM V1
+   * unifies the workers' KV-cache configs to the minimum number of blocks). */
+  double best = -1;
+  for (uint32_t s = 0; s < pp; s++) {
+    uint32_t L = shard_pp_layers(m->layers, pp, s);
+    bool first = s == 0, last = s + 1 == pp;
+    double w = stage_weights(m, d, t, L, first, last), act = activation_peak(m, e, d, last);
+    double kv = p->budget_bytes - w - act - p->cuda_graph_bytes - p->runtime_bytes;
+    double per_block = kv_layer_token * L * block;
+    double blocks = kv > 0 ? floor(kv / per_block) - 1.0 : -1.0;
+    p->stage_layers[s] = L;
+    p->stage_weights_bytes[s] = w;
+    p->stage_kv_blocks[s] = blocks < 0 ? 0 : blocks > UINT32_MAX ? UINT32_MAX : (uint32_t)blocks;
+    /* the stage the plan describes: the first whose weights do not fit, else the one with the fewest blocks */
+    bool pick = s == 0 || (p->weights_bytes <= p->budget_bytes && (w > p->budget_bytes || blocks < best));
+    if (pick) {
+      best = blocks;
+      p->binding_stage = s;
+      p->weights_bytes = w;
+      p->activation_bytes = act;
+      p->kv_bytes = kv;
+      p->kv_bytes_per_token = kv_layer_token * L;
+    }
+  }
+  p->kv_bytes_per_block = p->kv_bytes_per_token * block;
+
+  char who[256], stage[48] = "";
+  if (pp > 1) snprintf(stage, sizeof stage, " (pipeline stage %u of %u, %u layers)", p->binding_stage, pp,
+                       p->stage_layers[p->binding_stage]);
+  snprintf(who, sizeof who, "%s %s on %u x %s%s", m->name, dtype_name(d->weight_dtype), t * pp, g->name, stage);
   if (p->weights_bytes > p->budget_bytes)
     return sim_errf(err, SIM_EINPUT,
                     "%s: weights %.1f GiB per GPU exceed the %.1f GiB budget (%.1f GiB x gpu_memory_utilization "
-                    "%.2f); use a larger --tensor-parallel-size or --quantization",
+                    "%.2f); use a larger --tensor-parallel-size, --pipeline-parallel-size or --quantization",
                     who, p->weights_bytes / GIB, p->budget_bytes / GIB, p->device_bytes / GIB, util);
   if (p->kv_bytes <= 0)
     return sim_errf(err, SIM_EINPUT,
@@ -131,10 +171,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
                     who, p->budget_bytes / GIB, p->weights_bytes / GIB, p->activation_bytes / GIB,
                     p->cuda_graph_bytes / GIB, p->runtime_bytes / GIB, p->kv_bytes / GIB);
 
-  double blocks = floor(p->kv_bytes / p->kv_bytes_per_block) - 1.0;
-  if (blocks < 0) blocks = 0;
-  if (blocks > UINT32_MAX) blocks = UINT32_MAX;
-  uint32_t nblocks = (uint32_t)blocks;
+  uint32_t nblocks = p->stage_kv_blocks[p->binding_stage];
   uint64_t tokens = (uint64_t)nblocks * block;
   if (tokens < p->max_model_len) {
     char n[32];

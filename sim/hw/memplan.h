@@ -11,6 +11,11 @@
  * Activation peak: the profile run of a max_num_batched_tokens forward plus
  * the sampler's logits for max_num_seqs sequences (fp32), times the engine's
  * activation_scale.
+ * Pipeline parallelism (pp stages): each stage holds its layers (vLLM's
+ * split), the first the embedding, the last the final norm, LM head and the
+ * sampler's logits; each computes its own pool for its layers and the
+ * replica's pool is the smallest in blocks (a block holds a token's KV of
+ * every layer, one stage's share on each of its GPUs).
  *
  * A plan "fits" only if kv_bytes > 0 and the pool holds one max_model_len
  * sequence (vLLM refuses to start otherwise); memplan_compute returns
@@ -36,6 +41,13 @@ typedef struct mem_plan {
   uint32_t max_model_len;     /* tokens */
   double max_concurrency_at_max_len; /* kv_tokens / max_model_len, like vLLM's log line */
   double weights_total_bytes; /* whole model, all GPUs */
+  /* pipeline parallelism: each stage (a TP group of consecutive layers) sizes its own pool and the engine
+     uses the smallest; the per-GPU fields above describe binding_stage */
+  uint32_t pp;                          /* stages (1 without pipeline parallelism) */
+  uint32_t binding_stage;               /* the stage with the fewest blocks (or whose weights do not fit) */
+  uint32_t stage_layers[CFG_MAX_PP];    /* layers of each stage (vLLM's split: shard_pp_layers) */
+  double stage_weights_bytes[CFG_MAX_PP]; /* per GPU */
+  uint32_t stage_kv_blocks[CFG_MAX_PP]; /* blocks each stage's memory would hold */
   bool fits;
 } mem_plan;
 

@@ -31,3 +31,11 @@ const char *shard_gemm_name(shard_gemm g) {
   static const char *const n[SG_COUNT] = {"qkv", "o", "gate_up", "down", "lm_head"};
   return (unsigned)g < SG_COUNT ? n[g] : "?";
 }
+
+uint32_t shard_pp_layers(uint32_t layers, uint32_t pp, uint32_t rank) {
+  if (pp <= 1) return layers;
+  SIM_ASSERT(rank < pp);
+  uint32_t base = layers / pp, rem = layers % pp;
+  /* stages pp-2, pp-3, ..., pp-1-rem get one more */
+  return base + (rank + 1 < pp && rank + 1 + rem >= pp ? 1u : 0u);
+}

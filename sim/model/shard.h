@@ -45,6 +45,13 @@ void shard_from_dims(model_shard *s, uint32_t hidden, uint32_t intermediate, uin
 void shard_init(model_shard *s, const model_cfg *m, uint32_t tp);
 /* KV-cache elements per token per layer on one GPU (K and V). */
 static inline uint32_t shard_kv_elems(const model_shard *s) { return 2 * s->kv_heads * s->head_dim; }
-const char *shard_gemm_name(shard_gemm g); /* "qkv", "o", "gate_up", "down", "lm_head" */
+const char *shard_gemm_name(shard_gemm g);
+
+/* Layers of pipeline stage `rank` of `pp` (vLLM get_pp_indices,
+ * model_executor/models/utils.py): layers / pp each; the remainder r goes one
+ * each to the r stages before the last (partitions[-2], [-3], ...): the last
+ * stage also holds the final norm and the LM head, the first the embedding.
+ * Stage ranks are 0 .. pp-1; pp 0 means 1. */
+uint32_t shard_pp_layers(uint32_t layers, uint32_t pp, uint32_t rank); /* "qkv", "o", "gate_up", "down", "lm_head" */
 
 #endif

@@ -81,8 +81,9 @@ static double start_rate(const capacity_set *s, const scenario *sc, cap_candidat
   snprintf(e->gpu, sizeof e->gpu, "%.63s", sc->gpu);
   snprintf(e->model, sizeof e->model, "%.63s", sc->model);
   e->tp = sc->deploy.tp ? sc->deploy.tp : 1;
+  e->pp = sc->deploy.pp ? sc->deploy.pp : 1;
   e->replicas = 1;
-  e->gpus = e->tp;
+  e->gpus = e->tp * e->pp;
   if (plan_analyze(pl, sc, &po, &err)) {
     c->feasible = false;
     snprintf(c->reason, sizeof c->reason, "%s", err.msg);
@@ -90,7 +91,9 @@ static double start_rate(const capacity_set *s, const scenario *sc, cap_candidat
   }
   snprintf(e->gpu, sizeof e->gpu, "%s", pl->gpu.name);
   snprintf(e->model, sizeof e->model, "%s", pl->model.name);
-  e->tp = e->gpus = pl->deploy.tp;
+  e->tp = pl->deploy.tp;
+  e->pp = pl->deploy.pp;
+  e->gpus = deploy_gpus(&pl->deploy);
   e->weight_dtype = pl->deploy.weight_dtype;
   e->kv_dtype = pl->deploy.kv_dtype;
   e->max_num_seqs = pl->deploy.max_num_seqs;
@@ -183,7 +186,7 @@ static void verify(capacity_set *s, cap_candidate *c) {
     if (ok) {
       c->verified = 1;
       c->replicas = R;
-      c->gpus = R * c->cfg.tp;
+      c->gpus = R * c->cfg.tp * c->cfg.pp;
       c->usd_per_hour = c->gpus * c->cfg.price_per_gpu_hour;
       if (s->verify_run) {
         runner_free(s->verify_run);
@@ -278,8 +281,10 @@ static void summarize(capacity_set *s) {
     ADD("No candidate serves %g req/s at %s. ", s->target_rate, d);
   } else {
     const cap_candidate *b = &s->c[s->best];
-    ADD("Serve %g req/s at %s with %s: %u replica%s of TP%u on %s = %u GPUs", s->target_rate, d, b->label, b->replicas,
-        b->replicas == 1 ? "" : "s", b->cfg.tp, b->cfg.gpu, b->gpus);
+    char pp[24] = "";
+    if (b->cfg.pp > 1) snprintf(pp, sizeof pp, " x PP%u", b->cfg.pp);
+    ADD("Serve %g req/s at %s with %s: %u replica%s of TP%u%s on %s = %u GPUs", s->target_rate, d, b->label,
+        b->replicas, b->replicas == 1 ? "" : "s", b->cfg.tp, pp, b->cfg.gpu, b->gpus);
     if (b->usd_per_hour > 0) ADD(" ($%.2f per hour)", b->usd_per_hour);
     ADD(". Verified by simulating %g req/s on %u replicas (least-outstanding router):", s->target_rate, b->replicas);
     for (int k = 0; k < s->slo.n; k++)
@@ -352,7 +357,7 @@ int capacity_execute(capacity_set *s, unsigned jobs, pool_progress_fn progress, 
     double per = c->bis.unbounded ? s->bo.hi : c->max_rate;
     c->replicas = (uint32_t)ceil(s->target_rate / per - 1e-9);
     if (c->replicas < 1) c->replicas = 1;
-    c->gpus = c->replicas * c->cfg.tp;
+    c->gpus = c->replicas * c->cfg.tp * c->cfg.pp;
     c->usd_per_hour = c->gpus * c->cfg.price_per_gpu_hour;
   }
   recommend(s);

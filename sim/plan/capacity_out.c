@@ -10,6 +10,7 @@ static void config_json(jw *j, const cap_candidate *c) {
   jw_str(j, "model", c->cfg.model);
   jw_str(j, "gpu", c->cfg.gpu);
   jw_u64(j, "tensor_parallel_size", c->cfg.tp);
+  jw_u64(j, "pipeline_parallel_size", c->cfg.pp);
   jw_str(j, "weight_dtype", dtype_name(c->cfg.weight_dtype));
   jw_str(j, "kv_cache_dtype", dtype_name(c->cfg.kv_dtype));
   jw_u64(j, "max_num_seqs", c->cfg.max_num_seqs);
@@ -95,6 +96,7 @@ int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err) {
     jw_str(&j, "label", b->label);
     jw_str(&j, "gpu", b->cfg.gpu);
     jw_u64(&j, "tensor_parallel_size", b->cfg.tp);
+    jw_u64(&j, "pipeline_parallel_size", b->cfg.pp);
     jw_str(&j, "weight_dtype", dtype_name(b->cfg.weight_dtype));
     jw_str(&j, "kv_cache_dtype", dtype_name(b->cfg.kv_dtype));
     jw_u64(&j, "replicas", b->replicas);

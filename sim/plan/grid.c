@@ -20,6 +20,7 @@ static const struct {
 } AX[AX_COUNT] = {
     {"gpu", "gpu", NULL, K_NAME, 0},
     {"tensor_parallel_size", "tensor-parallel-size", "tp", K_INT, 64},
+    {"pipeline_parallel_size", "pipeline-parallel-size", "pp", K_INT, CFG_MAX_PP},
     {"replicas", "replicas", NULL, K_INT, 4096},
     {"quantization", "quantization", NULL, K_QUANT, 0},
     {"kv_cache_dtype", "kv-cache-dtype", NULL, K_KV, 0},
@@ -335,6 +336,7 @@ int grid_apply(const grid_point *p, scenario *sc, sim_err *err) {
     snprintf(sc->gpu, sizeof sc->gpu, "%s", p->v[AX_GPU].s);
   }
   if (p->set[AX_TP]) d->tp = (uint32_t)p->v[AX_TP].x;
+  if (p->set[AX_PP]) d->pp = (uint32_t)p->v[AX_PP].x;
   if (p->set[AX_REPLICAS]) d->replicas = (uint32_t)p->v[AX_REPLICAS].x;
   if (p->set[AX_QUANT]) {
     sim_dtype act = d->act_dtype_set ? d->act_dtype : DT_BF16;
@@ -359,7 +361,7 @@ int grid_apply(const grid_point *p, scenario *sc, sim_err *err) {
 }
 
 void grid_label(const grid_point *p, char *buf, size_t n) {
-  static const char *const pre[AX_COUNT] = {"", "tp", "x", "w:", "kv:", "seqs=", "tokens=", "rate=", "conc=", "scale="};
+  static const char *const pre[AX_COUNT] = {"", "tp", "pp", "x", "w:", "kv:", "seqs=", "tokens=", "rate=", "conc=", "scale="};
   size_t o = 0;
   buf[0] = 0;
   for (int a = 0; a < AX_COUNT && o < n; a++)

@@ -41,6 +41,7 @@ enum { GRID_MAX_VALUES = 64, GRID_MAX_POINTS = 100000, PRICE_MAX = 16 };
 typedef enum grid_axis_id {
   AX_GPU = 0,
   AX_TP,
+  AX_PP,
   AX_REPLICAS,
   AX_QUANT,
   AX_KV,

@@ -19,18 +19,29 @@
 static const limit_kind of_bound[BOUND_COUNT] = {LIMIT_COMPUTE, LIMIT_HBM, LIMIT_INTERCONNECT, LIMIT_CPU};
 
 static void finish_step(plan_step *s) {
-  double top = -1;
+  double top = -1, all = s->cost.total_ns > 0 ? s->cost.total_ns : s->ns;
   for (int b = 0; b < BOUND_COUNT; b++)
     if (s->cost.bound_ns[b] > top) top = s->cost.bound_ns[b], s->bound = (cost_bound)b;
-  s->bound_share = s->ns > 0 ? top / s->ns : 0;
+  s->bound_share = all > 0 ? top / all : 0;
 }
 
+/* `batch` sequences decoding at context `ctx`. With pipeline parallelism
+ * they form min(pp, batch) micro-batches of ceil(batch / pp) (one per
+ * stage); a token takes one trip: the micro-batch's time through every stage,
+ * or, when the stages are the bottleneck, the micro-batches' turns on the
+ * slowest stage. */
 static void decode_step(cost_model *c, uint32_t batch, uint32_t ctx, plan_step *s) {
   memset(s, 0, sizeof *s);
   s->batch = batch;
   s->ctx_tokens = ctx;
   s->chunks = 1;
-  s->ns = cost_decode_step_ns(c, batch, ctx, &s->cost);
+  uint32_t groups = batch < c->pp ? batch : c->pp;
+  if (groups < 1) groups = 1;
+  s->micro = (batch + groups - 1) / groups;
+  double trip = cost_decode_step_ns(c, s->micro, ctx, &s->cost), top = 0;
+  for (uint32_t k = 0; k < c->pp; k++) top = fmax(top, s->cost.stage_ns[k]);
+  if (c->pp > 1 && groups * top > trip) trip = groups * top;
+  s->ns = trip;
   s->tokens_per_s = s->ns > 0 ? batch * 1e9 / s->ns : 0;
   s->seq_tokens_per_s = s->ns > 0 ? 1e9 / s->ns : 0;
   finish_step(s);
@@ -108,6 +119,7 @@ static void gates(plan_result *p) {
   if (tp <= 1) {
     g[3].status = "ok";
     snprintf(g[3].detail, sizeof g[3].detail, "no all-reduce at TP1");
+    if (p->deploy.pp > 1 && p->decode1.cost.bound_ns[BOUND_COMM] > 0.1 * p->decode1.ns) g[3].status = "binds";
   } else {
     double s1 = p->decode1.ns > 0 ? p->decode1.cost.bound_ns[BOUND_COMM] / p->decode1.ns : 0;
     double sm = dm->ns > 0 ? dm->cost.bound_ns[BOUND_COMM] / dm->ns : 0;
@@ -126,14 +138,15 @@ static void gates(plan_result *p) {
                dm->batch, p->ar1_ns / 1e3, p->ar1_network_ns / 1e3, p->decode1.ns / 1e6, p->decode1_node_ns / 1e6,
                p->deploy.gpus_per_node,
                slower ? "the network binds: crossing nodes costs more than the extra GPUs save (pipeline "
-                        "parallelism across nodes is the usual answer; servesim does not model it yet)"
-                      : "crossing nodes still pays at batch 1");
+                        "parallelism across nodes is the usual answer: see the layouts)"
+                      : "crossing nodes still pays at batch 1 (the layouts compare pipeline parallelism)");
     } else {
       snprintf(g[3].detail, sizeof g[3].detail,
                "2 all-reduces per layer over %s (%.0f GB/s one way): %.0f%% of the batch-1 decode step, %.0f%% at "
                "batch %u",
                p->gpu.link == LINK_NVLINK ? "NVLink" : "PCIe", p->gpu.link_Bps / 1e9, 100 * s1, 100 * sm, dm->batch);
     }
+    if (p->deploy.pp > 1 && p->decode1.cost.bound_ns[BOUND_COMM] > 0.5 * p->decode1.ns) g[3].status = "binds";
     /* A measured table far below the link says the measured machine's GPUs
      * talk through a slower path (no peer-to-peer, another socket): say so. */
     if (p->ar_measured && p->ar_busbw_Bps < p->ar_link_busbw_Bps / 3) {
@@ -144,6 +157,65 @@ static void gates(plan_result *p) {
                "have peer-to-peer at link speed, add --allreduce link",
                p->ar_busbw_Bps / 1e9, tp, 100 * p->ar_busbw_Bps / p->ar_link_busbw_Bps, p->ar_link_busbw_Bps / 1e9);
     }
+  }
+  if (p->deploy.pp > 1) {
+    size_t n = strlen(g[3].detail);
+    snprintf(g[3].detail + n, sizeof g[3].detail - n,
+             "; pipeline: %u stages, %u send%s of the activations per token (%u over the network), together %.1f us "
+             "for a batch-1 token and %.1f us for a micro-batch of %u",
+             p->deploy.pp, p->deploy.pp - 1, p->deploy.pp == 2 ? "" : "s", p->pp_network_hops, p->pp_send1_ns / 1e3,
+             p->pp_send_max_ns / 1e3, dm->micro);
+  }
+}
+
+/* The layouts of the same GPUs (plan.h), each resolved from the scenario
+ * with its own tp and pp (engine defaults for the rest: async scheduling off
+ * with PP). */
+static void compare_layouts(plan_result *p, const scenario *sc, prof_sel *ps) {
+  const deploy_cfg *d = &p->deploy;
+  uint32_t G = deploy_gpus(d);
+  p->this_layout = -1;
+  scenario s2 = *sc;
+  for (uint32_t pp = 1; pp <= G && pp <= CFG_MAX_PP && p->n_layouts < PLAN_MAX_LAYOUTS; pp *= 2) {
+    if (G % pp) continue;
+    plan_layout *L = &p->layouts[p->n_layouts];
+    memset(L, 0, sizeof *L);
+    L->tp = G / pp, L->pp = pp;
+    L->nodes = (G + d->gpus_per_node - 1) / d->gpus_per_node;
+    s2.deploy = sc->deploy;
+    s2.deploy.tp = L->tp, s2.deploy.pp = pp;
+    if (pp > 1 && s2.deploy.async_scheduling > 0) s2.deploy.async_scheduling = -1; /* PP: vLLM's default (off) */
+    model_cfg m;
+    gpu_cfg g;
+    engine_cfg e;
+    deploy_cfg dl;
+    sim_err e1 = {0, ""};
+    if (scenario_load_configs(&s2, &m, &g, &e, &dl, &e1)) {
+      snprintf(L->why, sizeof L->why, "%.159s", e1.msg);
+      if (L->tp > p->model.q_heads || pp > p->model.layers) continue; /* not worth a row */
+      p->n_layouts++;
+      continue;
+    }
+    L->valid = true;
+    mem_plan mp;
+    L->fits = memplan_compute(&mp, &m, &g, &e, &dl, &e1) == SIM_OK;
+    if (!L->fits) snprintf(L->why, sizeof L->why, "%.159s", e1.msg);
+    L->kv_tokens = L->fits ? mp.kv_tokens : 0;
+    cost_model c;
+    if (cost_init(&c, &m, &g, &e, &dl, &e1) != SIM_OK) {
+      L->valid = false;
+      snprintf(L->why, sizeof L->why, "%.159s", e1.msg);
+      p->n_layouts++;
+      continue;
+    }
+    profsel_attach(ps, &c);
+    decode_step(&c, 1, p->opts.context_tokens, &L->decode1);
+    uint64_t cap = L->fits ? mp.kv_blocks / p->blocks_per_seq : 0;
+    L->ref_batch = (uint32_t)(p->max_batch < cap ? p->max_batch : cap);
+    if (L->ref_batch) decode_step(&c, L->ref_batch, p->opts.context_tokens, &L->decode_ref);
+    cost_deinit(&c);
+    if (L->tp == d->tp && L->pp == d->pp) p->this_layout = (int)p->n_layouts;
+    p->n_layouts++;
   }
 }
 
@@ -217,6 +289,14 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
   p->weight_read_Bps = p->weights_total_bytes * p->opts.target_tps;
   p->min_gpus_bandwidth = (uint32_t)ceil(p->weight_read_Bps / p->gpu.hbm_Bps);
   p->deploy_hbm_Bps = d->tp * p->gpu.hbm_Bps;
+  if (d->pp > 1) {
+    for (uint32_t k = 0; k + 1 < d->pp; k++) p->pp_network_hops += cost_pp_hop_crosses_nodes(&c, k);
+    for (uint32_t k = 0; k + 1 < d->pp; k++) {
+      p->pp_send1_ns += p->decode1.cost.send_ns[k];
+      p->pp_send_max_ns += (p->max_batch ? &p->decode_max : &p->decode1)->cost.send_ns[k];
+    }
+  }
+  if (deploy_gpus(d) > d->gpus_per_node || d->pp > 1) compare_layouts(p, sc, &ps);
   gates(p);
   cost_deinit(&c);
   profsel_free(&ps);
@@ -237,15 +317,75 @@ static void step_line(FILE *f, const char *what, const plan_step *s, bool decode
             100 * s->bound_share);
 }
 
+static void layout_name(const plan_layout *L, char *buf, size_t n) {
+  if (L->pp > 1) snprintf(buf, n, "TP%u x PP%u", L->tp, L->pp);
+  else snprintf(buf, n, "TP%u", L->tp);
+}
+
+/* The layouts table and what it says. */
+static void layouts_print(const plan_result *p, FILE *f) {
+  uint32_t G = deploy_gpus(&p->deploy), ref = p->max_batch;
+  fprintf(f, "\nLayouts of the same %u GPUs (%u per node; decode at %u tokens of context, one token per sequence "
+             "per trip through the stages)\n",
+          G, p->deploy.gpus_per_node, p->opts.context_tokens);
+  fprintf(f, "  %-14s %5s %12s %16s %11s %24s %11s\n", "layout", "nodes", "KV tokens", "batch 1 ms/token",
+          "comm share", "largest batch ms/token", "tokens/s");
+  int best1 = -1, bestB = -1;
+  for (uint32_t i = 0; i < p->n_layouts; i++) {
+    const plan_layout *L = &p->layouts[i];
+    char name[32], b[48];
+    layout_name(L, name, sizeof name);
+    const char *mark = (int)i == p->this_layout ? "  <- this plan" : "";
+    if (!L->valid) {
+      fprintf(f, "  %-14s  not possible: %s\n", name, L->why);
+      continue;
+    }
+    if (!L->fits) {
+      fprintf(f, "  %-14s %5u %12s %16.2f  does not start: %s%s\n", name, L->nodes, "-", L->decode1.ns / 1e6, L->why,
+              mark);
+      continue;
+    }
+    if (best1 < 0 || L->decode1.ns < p->layouts[best1].decode1.ns) best1 = (int)i;
+    if (L->ref_batch && (bestB < 0 || L->decode_ref.tokens_per_s > p->layouts[bestB].decode_ref.tokens_per_s)) bestB = (int)i;
+    if (L->ref_batch) snprintf(b, sizeof b, "%.2f (batch %u)", L->decode_ref.ns / 1e6, L->ref_batch);
+    else snprintf(b, sizeof b, "-");
+    fprintf(f, "  %-14s %5u %12llu %16.2f %10.0f%% %24s %11.0f%s\n", name, L->nodes, (unsigned long long)L->kv_tokens,
+            L->decode1.ns / 1e6, L->decode1.ns > 0 ? 100 * L->decode1.cost.bound_ns[BOUND_COMM] / L->decode1.ns : 0.0,
+            b, L->ref_batch ? L->decode_ref.tokens_per_s : 0.0, mark);
+  }
+  if (best1 >= 0) {
+    char n1[32], nb[32];
+    layout_name(&p->layouts[best1], n1, sizeof n1);
+    fprintf(f, "  lowest latency at batch 1: %s (%.2f ms a token)", n1, p->layouts[best1].decode1.ns / 1e6);
+    if (bestB >= 0) {
+      layout_name(&p->layouts[bestB], nb, sizeof nb);
+      fprintf(f, "; most tokens/s at batch %u: %s (%.0f)", ref, nb, p->layouts[bestB].decode_ref.tokens_per_s);
+    }
+    fprintf(f, ".\n  (comm share: all-reduces and pipeline sends in the batch-1 token's time. A TP group across nodes "
+               "pays 2 all-reduces per layer on the network; a pipeline pays one send per stage boundary, but a "
+               "token runs the stages one after the other, and with PP vLLM schedules synchronously)\n");
+  }
+}
+
 void plan_print(const plan_result *p, FILE *f) {
   const deploy_cfg *d = &p->deploy;
   const mem_plan *m = &p->mem;
-  fprintf(f, "servesim plan: %s (%.2f B parameters) on %u x %s (TP%u), %s engine\n", p->model.name, p->params / 1e9,
-          d->tp, p->gpu.name, d->tp, p->engine.name);
+  char layout[96];
+  deploy_layout_text(d, layout, sizeof layout);
+  fprintf(f, "servesim plan: %s (%.2f B parameters) on %u x %s (%s), %s engine\n", p->model.name, p->params / 1e9,
+          deploy_gpus(d), p->gpu.name, layout, p->engine.name);
   fprintf(f, "  weights %s, activations %s, KV cache %s; max_model_len %u, max_num_seqs %u, max_num_batched_tokens %u\n\n",
           dtype_name(d->weight_dtype), dtype_name(d->act_dtype), dtype_name(d->kv_dtype), d->max_model_len,
           d->max_num_seqs, d->max_num_batched_tokens);
   fprintf(f, "Memory per GPU (%s: %.1f GiB as the driver reports it)\n", p->gpu.full_name, m->device_bytes / GIB);
+  if (m->pp > 1) {
+    fprintf(f, "  pipeline stages (vLLM's split of %u layers; the first holds the embedding, the last the LM head):\n",
+            p->model.layers);
+    for (uint32_t k = 0; k < m->pp; k++)
+      fprintf(f, "    stage %-2u %3u layers  weights %6.1f GiB  its memory holds %u KV blocks%s\n", k, m->stage_layers[k],
+              m->stage_weights_bytes[k] / GIB, m->stage_kv_blocks[k],
+              k == m->binding_stage ? "  <- the smallest pool: the engine's (below)" : "");
+  }
   fprintf(f, "  %-44s %8.1f GiB\n", "budget (x gpu_memory_utilization)", m->budget_bytes / GIB);
   fprintf(f, "  %-44s %8.1f GiB\n", "weights", m->weights_bytes / GIB);
   char act[96];
@@ -273,6 +413,7 @@ void plan_print(const plan_result *p, FILE *f) {
   snprintf(w, sizeof w, "prefill of a %u-token prompt", p->opts.prompt_tokens);
   step_line(f, w, &p->prefill, false);
 
+  if (p->n_layouts) layouts_print(p, f);
   fprintf(f, "\nThe classic check\n");
   fprintf(f, "  weights: %.2f B parameters in %s = %.1f GB: at least %u GPU%s of %.1f GB (%s) just to hold them\n",
           p->params / 1e9, dtype_name(d->weight_dtype), p->weights_total_bytes / 1e9, p->min_gpus_weights,
@@ -297,6 +438,7 @@ static void step_json(jw *j, const char *key, const plan_step *s) {
   jw_u64(j, "batch", s->batch);
   jw_u64(j, "context_tokens", s->ctx_tokens);
   jw_u64(j, "steps", s->chunks);
+  if (s->micro && s->micro != s->batch) jw_u64(j, "sequences_per_micro_batch", s->micro);
   jw_num(j, "time_ms", s->ns / 1e6);
   jw_num(j, "tokens_per_s", s->tokens_per_s);
   if (s->batch && s->chunks == 1) jw_num(j, "tokens_per_s_per_sequence", s->seq_tokens_per_s);
@@ -317,6 +459,8 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_str(&j, "gpu", p->gpu.name);
   jw_str(&j, "engine", p->engine.name);
   jw_u64(&j, "tensor_parallel_size", d->tp);
+  jw_u64(&j, "pipeline_parallel_size", d->pp);
+  jw_u64(&j, "gpus", deploy_gpus(d));
   jw_str(&j, "dtype", dtype_name(d->act_dtype));
   jw_str(&j, "weight_dtype", dtype_name(d->weight_dtype));
   jw_str(&j, "kv_cache_dtype", dtype_name(d->kv_dtype));
@@ -340,6 +484,18 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_u64(&j, "block_size", m->block_tokens);
   jw_u64(&j, "kv_blocks", m->kv_blocks);
   jw_u64(&j, "kv_tokens", m->kv_tokens);
+  if (m->pp > 1) {
+    jw_u64(&j, "binding_stage", m->binding_stage);
+    jw_arr(&j, "pipeline_stages");
+    for (uint32_t k = 0; k < m->pp; k++) {
+      jw_obj(&j, NULL);
+      jw_u64(&j, "layers", m->stage_layers[k]);
+      jw_num(&j, "weights_gib", m->stage_weights_bytes[k] / GIB);
+      jw_u64(&j, "kv_blocks_its_memory_holds", m->stage_kv_blocks[k]);
+      jw_end(&j);
+    }
+    jw_end(&j);
+  }
   jw_end(&j);
   jw_obj(&j, "batch");
   jw_u64(&j, "blocks_per_sequence", p->blocks_per_seq);
@@ -379,6 +535,31 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_u64(&j, "min_gpus_for_bandwidth", p->min_gpus_bandwidth);
   jw_num(&j, "deployment_hbm_tb_s", p->deploy_hbm_Bps / 1e12);
   jw_end(&j);
+  if (p->n_layouts) {
+    jw_arr(&j, "layouts");
+    for (uint32_t i = 0; i < p->n_layouts; i++) {
+      const plan_layout *L = &p->layouts[i];
+      jw_obj(&j, NULL);
+      jw_u64(&j, "tensor_parallel_size", L->tp);
+      jw_u64(&j, "pipeline_parallel_size", L->pp);
+      jw_u64(&j, "nodes", L->nodes);
+      jw_bool(&j, "this_plan", (int)i == p->this_layout);
+      jw_bool(&j, "valid", L->valid);
+      jw_bool(&j, "fits", L->fits);
+      if (L->why[0]) jw_str(&j, "why_not", L->why);
+      else jw_null(&j, "why_not");
+      if (L->valid) {
+        jw_u64(&j, "kv_tokens", L->kv_tokens);
+        step_json(&j, "decode_batch1", &L->decode1);
+        if (L->ref_batch) step_json(&j, "decode_ref_batch", &L->decode_ref);
+        else jw_null(&j, "decode_ref_batch");
+      }
+      jw_end(&j);
+    }
+    jw_end(&j);
+  } else {
+    jw_null(&j, "layouts");
+  }
   jw_arr(&j, "gates");
   for (int i = 0; i < PLAN_GATES; i++) {
     jw_obj(&j, NULL);

@@ -44,6 +44,7 @@ typedef struct plan_opts {
 } plan_opts;
 
 typedef struct plan_step {
+  uint32_t micro;          /* decode with pipeline parallelism: sequences per micro-batch (else = batch) */
   uint32_t batch;          /* sequences in the step (prefill: 1) */
   uint32_t ctx_tokens;     /* decode: context of every sequence; prefill: prompt tokens */
   uint32_t chunks;         /* steps it took (prefill chunks; decode: 1) */
@@ -54,6 +55,18 @@ typedef struct plan_step {
   cost_bound bound;        /* the bound with the largest share of the time */
   double bound_share;      /* that share, [0, 1] */
 } plan_step;
+
+enum { PLAN_MAX_LAYOUTS = 8 };
+
+typedef struct plan_layout {
+  uint32_t tp, pp, nodes;   /* nodes the replica's GPUs fill */
+  bool valid;               /* the combination resolves (heads divide, whole nodes, ...) */
+  bool fits;                /* its memory plan starts */
+  char why[160];            /* why not, when !valid or !fits (short) */
+  uint64_t kv_tokens;
+  uint32_t ref_batch;       /* the batch of decode_ref: this plan's max_batch, capped by its own memory */
+  plan_step decode1, decode_ref;
+} plan_layout;
 
 enum { PLAN_GATE_CAPACITY = 0, PLAN_GATE_BANDWIDTH, PLAN_GATE_COMPUTE, PLAN_GATE_INTERCONNECT, PLAN_GATES };
 
@@ -99,6 +112,18 @@ typedef struct plan_result {
   uint32_t nodes;
   double ar1_ns, ar1_network_ns;
   double decode1_node_ns; /* the batch-1 decode step at TP = gpus_per_node (one node), for comparison */
+  /* Layouts of the same GPUs (tp x pp = this deployment's), when the replica
+   * spans nodes or pipelines: each costed like this plan (its own memory
+   * plan and cost model, vLLM's defaults for it: no async scheduling with
+   * PP). Decode with PP: b sequences spread over min(pp, b) micro-batches of
+   * ceil(b / pp) (vLLM's batch queue keeps one batch per stage); a
+   * sequence's token takes one trip through every stage (plan_step.ns), the
+   * replica makes b tokens per trip. */
+  uint32_t pp_network_hops;     /* pipeline sends that leave a node */
+  double pp_send1_ns, pp_send_max_ns; /* all sends of one token's trip: batch 1, the largest batch's micro-batch */
+  uint32_t n_layouts;
+  plan_layout layouts[PLAN_MAX_LAYOUTS];
+  int this_layout;          /* index of this deployment in layouts, -1 if not listed */
   plan_gate gates[PLAN_GATES];
 } plan_result;
 

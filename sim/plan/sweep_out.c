@@ -19,7 +19,7 @@ static const char *short_limit(limit_kind k) {
 
 
 int sweep_write_csv(const sweep_set *s, FILE *f, sim_err *err) {
-  fputs("index,label,feasible,reason,model,gpu,tp,replicas,gpus,weight_dtype,kv_cache_dtype,max_num_seqs,"
+  fputs("index,label,feasible,reason,model,gpu,tp,pp,replicas,gpus,weight_dtype,kv_cache_dtype,max_num_seqs,"
         "max_num_batched_tokens,max_concurrency,rate_scale,offered_rate,requests,completed,unfinished,rejected,"
         "duration_s,request_throughput,output_throughput,output_tok_s_per_gpu,tok_s_per_user,mean_ttft_ms,"
         "median_ttft_ms,p99_ttft_ms,mean_tpot_ms,median_tpot_ms,p99_tpot_ms,p99_itl_ms,mean_e2el_ms,p99_e2el_ms,"
@@ -37,7 +37,7 @@ int sweep_write_csv(const sweep_set *s, FILE *f, sim_err *err) {
     outfmt_csv_str(f, r->model);
     fputc(',', f);
     outfmt_csv_str(f, r->gpu);
-    fprintf(f, ",%u,%u,%u,%s,%s,%u,%u,%u", r->tp, r->replicas, r->gpus, dtype_name(r->weight_dtype),
+    fprintf(f, ",%u,%u,%u,%u,%s,%s,%u,%u,%u", r->tp, r->pp, r->replicas, r->gpus, dtype_name(r->weight_dtype),
             dtype_name(r->kv_dtype), r->max_num_seqs, r->max_num_batched_tokens, r->max_concurrency);
     outfmt_csv_num(f, r->rate_scale);
     if (!r->feasible) {
@@ -95,6 +95,7 @@ static void row_json(jw *j, const sweep_set *s, const sweep_row *r) {
   jw_str(j, "model", r->model);
   jw_str(j, "gpu", r->gpu);
   jw_u64(j, "tensor_parallel_size", r->tp);
+  jw_u64(j, "pipeline_parallel_size", r->pp);
   jw_u64(j, "replicas", r->replicas);
   jw_u64(j, "gpus", r->gpus);
   jw_str(j, "weight_dtype", dtype_name(r->weight_dtype));

@@ -90,10 +90,12 @@ void report_run_summary(const run_ctx *r, const slo_set *slo, char *buf, size_t 
   const deploy_cfg *d = &r->deploy;
   size_t o = 0;
 #define ADD(...) o += (size_t)snprintf(buf + o, o < n ? n - o : 0, __VA_ARGS__)
-  uint32_t gpus = d->tp * d->replicas;
-  ADD("%s on %u x %s (TP%u x %u replica%s, %s weights, %s KV cache) served %zu of %zu requests of %s "
+  uint32_t gpus = deploy_gpus(d) * d->replicas;
+  char layout[96];
+  deploy_layout_text(d, layout, sizeof layout);
+  ADD("%s on %u x %s (%s x %u replica%s, %s weights, %s KV cache) served %zu of %zu requests of %s "
       "(%.2f req/s offered) in %.0f s: p99 TTFT %.0f ms, p99 TPOT %.1f ms, %.0f output tokens/s (%.0f per GPU).",
-      r->model.name, gpus, r->gpu.name, d->tp, d->replicas, d->replicas == 1 ? "" : "s", dtype_name(d->weight_dtype),
+      r->model.name, gpus, r->gpu.name, layout, d->replicas, d->replicas == 1 ? "" : "s", dtype_name(d->weight_dtype),
       dtype_name(d->kv_dtype), s->completed, s->total, r->tr.source, r->tr_stats.rate_per_s, s->duration_s,
       s->ttft_ms.p99, s->tpot_ms.p99, s->output_throughput, gpus ? s->output_throughput / gpus : 0);
   if (s->unfinished) ADD(" %zu requests were still unfinished when the run stopped.", s->unfinished);
@@ -293,8 +295,10 @@ static void run_sections(FILE *f, const run_ctx *r, const slo_set *slo, const ch
   timelines(f, r);
   snprintf(h, sizeof h, "%s: memory per GPU", what);
   rh_heading(f, 2, h);
-  char lab[160];
-  snprintf(lab, sizeof lab, "%s TP%u %s", r->gpu.name, r->deploy.tp, dtype_name(r->deploy.weight_dtype));
+  char lab[256];
+  char layout[96];
+  deploy_layout_text(&r->deploy, layout, sizeof layout);
+  snprintf(lab, sizeof lab, "%s %s %s", r->gpu.name, layout, dtype_name(r->deploy.weight_dtype));
   const char *labels[] = {lab};
   const mem_plan *mp[] = {&r->plan};
   rh_memory_bars(f, "Memory plan of one GPU", labels, mp, 1);

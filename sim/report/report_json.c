@@ -49,8 +49,9 @@ static cJSON *config_echo(const run_ctx *r) {
   str(c, "engine", r->engine.name);
   str(c, "engine_version", r->engine.version);
   u64(c, "tensor_parallel_size", d->tp);
+  u64(c, "pipeline_parallel_size", d->pp ? d->pp : 1);
   u64(c, "replicas", d->replicas);
-  u64(c, "gpus_total", (uint64_t)d->tp * d->replicas);
+  u64(c, "gpus_total", (uint64_t)deploy_gpus(d) * d->replicas);
   str(c, "dtype", dtype_name(d->act_dtype));
   str(c, "weight_dtype", dtype_name(d->weight_dtype));
   str(c, "kv_cache_dtype", dtype_name(d->kv_dtype));
@@ -110,6 +111,18 @@ static cJSON *memory_plan(const mem_plan *p) {
   u64(m, "kv_blocks", p->kv_blocks);
   u64(m, "kv_tokens", p->kv_tokens);
   u64(m, "block_size", p->block_tokens);
+  if (p->pp > 1) {
+    cJSON *st = cJSON_AddArrayToObject(m, "pipeline_stages");
+    for (uint32_t k = 0; k < p->pp; k++) {
+      cJSON *o = cJSON_CreateObject();
+      u64(o, "stage", k);
+      u64(o, "layers", p->stage_layers[k]);
+      num(o, "weights_gib", p->stage_weights_bytes[k] / gib);
+      u64(o, "kv_blocks_its_memory_holds", p->stage_kv_blocks[k]);
+      cJSON_AddItemToArray(st, o);
+    }
+    u64(m, "binding_stage", p->binding_stage);
+  }
   num(m, "max_concurrency_at_max_model_len", p->max_concurrency_at_max_len);
   num(m, "weights_total_gb", p->weights_total_bytes / 1e9);
   return m;

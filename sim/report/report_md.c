@@ -64,9 +64,11 @@ static void run_md(FILE *f, const run_ctx *r, const slo_set *slo, const char *wh
   }
   const mem_plan *p = &r->plan;
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  fprintf(f, "\nMemory per GPU (%s, TP%u): weights %.1f GiB, activations %.1f GiB, CUDA graphs %.1f GiB, runtime %.1f "
+  char layout[96];
+  deploy_layout_text(&r->deploy, layout, sizeof layout);
+  fprintf(f, "\nMemory per GPU (%s, %s%s): weights %.1f GiB, activations %.1f GiB, CUDA graphs %.1f GiB, runtime %.1f "
              "GiB, KV cache %.1f GiB = %llu tokens (%.1f KiB per token).\n",
-          r->gpu.name, r->deploy.tp, p->weights_bytes / gib, p->activation_bytes / gib, p->cuda_graph_bytes / gib,
+          r->gpu.name, layout, p->pp > 1 ? ", the pipeline stage with the smallest pool" : "", p->weights_bytes / gib, p->activation_bytes / gib, p->cuda_graph_bytes / gib,
           p->runtime_bytes / gib, p->kv_bytes / gib, (unsigned long long)p->kv_tokens, p->kv_bytes_per_token / 1024);
   fprintf(f, "\nCost model: %s\n", r->prof.source);
 }

@@ -97,11 +97,10 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
   const deploy_cfg *d = &r->deploy;
   const mem_plan *p = &r->plan;
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  char span[64] = "";
-  if (d->gpus_per_node && d->tp > d->gpus_per_node)
-    snprintf(span, sizeof span, " over %u nodes of %u", d->tp / d->gpus_per_node, d->gpus_per_node);
-  fprintf(f, "servesim %s: %s on %u x %s (TP%u%s x %u replica%s), %s%s%s engine\n", SERVESIM_VERSION, r->model.name,
-          d->tp * d->replicas, r->gpu.name, d->tp, span, d->replicas, d->replicas == 1 ? "" : "s", r->engine.name,
+  char layout[96];
+  deploy_layout_text(d, layout, sizeof layout);
+  fprintf(f, "servesim %s: %s on %u x %s (%s x %u replica%s), %s%s%s engine\n", SERVESIM_VERSION, r->model.name,
+          deploy_gpus(d) * d->replicas, r->gpu.name, layout, d->replicas, d->replicas == 1 ? "" : "s", r->engine.name,
           r->engine.version[0] ? " " : "", r->engine.version);
   fprintf(f, "  weights %s, KV cache %s, max_num_seqs %u, max_num_batched_tokens %u, prefix caching %s, async scheduling %s\n",
           dtype_name(d->weight_dtype), dtype_name(d->kv_dtype), d->max_num_seqs, d->max_num_batched_tokens,
@@ -110,6 +109,11 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
              "= %llu tokens (%u blocks of %u)\n",
           p->weights_bytes / gib, p->activation_bytes / gib, (p->cuda_graph_bytes + p->runtime_bytes) / gib,
           p->kv_bytes / gib, (unsigned long long)p->kv_tokens, p->kv_blocks, p->block_tokens);
+  if (p->pp > 1) {
+    fprintf(f, "  pipeline: %u stages of", p->pp);
+    for (uint32_t k = 0; k < p->pp; k++) fprintf(f, "%s %u", k ? "," : "", p->stage_layers[k]);
+    fprintf(f, " layers; the memory above is stage %u's, whose pool is the smallest\n", p->binding_stage);
+  }
   fprintf(f, "  workload: %s: %zu requests over %.1f s (%.2f req/s), prompt mean %.0f, output mean %.0f tokens%s\n",
           r->tr.source, r->tr.n, r->tr_stats.span_s, r->tr_stats.rate_per_s, r->tr_stats.prompt_mean,
           r->tr_stats.output_mean, r->sc.max_concurrency ? ", closed loop" : "");

@@ -63,6 +63,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   cc.sched.long_prefill_token_threshold = r->engine.long_prefill_token_threshold;
   cc.sched.chunked_prefill = r->deploy.enable_chunked_prefill != 0;
   cc.sched.async_scheduling = r->deploy.async_scheduling != 0;
+  cc.sched.pipeline_stages = r->deploy.pp;
   cc.sched.admission = r->engine.admission;
   cc.sched.reserve_full_isl = r->engine.reserve_full_isl;
   cc.kv_blocks = r->plan.kv_blocks;

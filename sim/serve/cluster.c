@@ -111,25 +111,35 @@ static void close_request(cluster *c) {
 
 static void release_slot(cluster *c, sim_ns now);
 
-/* Starts the oldest queued step of a replica on the GPU: at `now` or when its
- * host work is done, whichever is later. */
-static void run_head(cluster *c, uint32_t ri, sim_ns now) {
+/* Places a step just scheduled on the replica's pipeline: it enters stage 0
+ * when its host work is done and the stage is free, each later stage when
+ * the activations arrive and that stage is free (a batch queue of pp steps
+ * keeps up to one batch in each stage); without pipeline parallelism this is
+ * one stage: the step starts when its host work is done and the previous
+ * step ended. Its STEP event fires when the last stage ends (steps end in
+ * the order they were scheduled). */
+static void place(cluster *c, uint32_t ri, sched_step *st) {
   replica *rep = &c->reps[ri];
-  sched_step *st = sched_queued(&rep->s, 0);
-  st->start_ns = st->ready_ns > now ? st->ready_ns : now;
-  double ns = ceil(st->cost.gpu_ns);
-  sim_ns dur = ns < 1.0 ? 1 : (sim_ns)ns;
-  rep->busy = true;
+  uint32_t pp = c->cost->pp;
+  sim_ns t = st->ready_ns, end = t;
+  for (uint32_t k = 0; k < pp; k++) {
+    sim_ns start = t > rep->stage_free[k] ? t : rep->stage_free[k];
+    if (k == 0) st->start_ns = start;
+    double ns = ceil(st->cost.stage_ns[k]);
+    end = start + (ns < 1.0 ? 1 : (sim_ns)ns);
+    rep->stage_free[k] = end;
+    if (k + 1 < pp) t = end + (sim_ns)ceil(st->cost.send_ns[k]);
+  }
   rep->steps++;
   rep->busy_ns += st->cost.gpu_ns;
   metrics_step(&c->m, &st->bd, &st->cost);
-  des_push(&c->ev, st->start_ns + dur, EV_STEP, ri, 0);
+  des_push(&c->ev, end, EV_STEP, ri, 0);
 }
 
 /* Schedules steps at `now` until the replica's batch queue is full or nothing
- * more can be scheduled (sched.h), and starts the first if none runs. The
- * host prepares one step after the other: a step's host work starts at `now`
- * or when the previous queued step's ends. */
+ * more can be scheduled (sched.h), and places each on the pipeline. The host
+ * prepares one step after the other: a step's host work starts at `now` or
+ * when the previous queued step's ends. */
 static void fill_queue(cluster *c, uint32_t ri, sim_ns now) {
   replica *rep = &c->reps[ri];
   if (rep->failed) return;
@@ -147,7 +157,7 @@ static void fill_queue(cluster *c, uint32_t ri, sim_ns now) {
       rep->outstanding--;
       close_request(c);
       release_slot(c, now);
-      if (rep->busy) return; /* release_slot may have started this replica */
+      if (rep->s.q_len) return; /* release_slot may have started this replica */
       continue;
     }
     if (st->n_items > c->done_cap) {
@@ -162,7 +172,7 @@ static void fill_queue(cluster *c, uint32_t ri, sim_ns now) {
     }
     double cpu = ceil(st->cost.cpu_ns);
     st->ready_ns = host_from + (cpu > 0 ? (sim_ns)cpu : 0);
-    if (!rep->busy) run_head(c, ri, now);
+    place(c, ri, st);
   }
 }
 
@@ -189,8 +199,10 @@ static void route(cluster *c, uint32_t idx, sim_ns now) {
   sched_add(&rep->s, c->reqs, idx);
   /* An idle replica starts its next step once every arrival of this instant
    * is queued (a burst at t=0 forms one batch, as requests that reach a real
-   * engine together do), not with the first of them alone. */
-  if (!rep->busy && !rep->kick_pending) {
+   * engine together do), not with the first of them alone. A busy one takes
+   * new requests when a step returns (vLLM's engine core blocks on the
+   * oldest batch when it cannot schedule another). */
+  if (!rep->s.q_len && !rep->kick_pending) {
     rep->kick_pending = true;
     des_push_late(&c->ev, now, EV_KICK, ri, 0);
   }
@@ -263,16 +275,13 @@ static void on_arrival(cluster *c, uint32_t idx, sim_ns now) {
 
 static void on_step(cluster *c, uint32_t ri, sim_ns now) {
   replica *rep = &c->reps[ri];
-  rep->busy = false;
   if (rep->failed) return;
   uint32_t n = sched_complete(&rep->s, c->reqs, now, &c->m, c->done_buf);
-  /* The next queued step starts at once; the engine then schedules the one
-   * after it (batch queue, sched.h). The requests that finished go back to
-   * their clients afterwards (HTTP response, the client's next request,
-   * tokenization: milliseconds), so a closed-loop client's next request
-   * cannot join the step scheduled now: it waits for a later one (when the
-   * replica idles, it starts one at once). */
-  if (rep->s.q_len) run_head(c, ri, now);
+  /* The engine schedules the next step(s) at once (batch queue, sched.h).
+   * The requests that finished go back to their clients afterwards (HTTP
+   * response, the client's next request, tokenization: milliseconds), so a
+   * closed-loop client's next request cannot join the step scheduled now: it
+   * waits for a later one (when the replica idles, it starts one at once). */
   fill_queue(c, ri, now);
   for (uint32_t k = 0; k < n; k++) {
     SIM_ASSERT(rep->outstanding > 0);
@@ -281,14 +290,13 @@ static void on_step(cluster *c, uint32_t ri, sim_ns now) {
     close_request(c);
     release_slot(c, now);
   }
-  if (!rep->busy) fill_queue(c, ri, now); /* it idles: the new requests need not wait for a step */
+  if (!rep->s.q_len) fill_queue(c, ri, now); /* it idles: the new requests need not wait for a step */
 }
 
 static void on_fail(cluster *c, uint32_t ri, sim_ns now) {
   replica *rep = &c->reps[ri];
   if (rep->failed) return;
   rep->failed = true;
-  rep->busy = false;
   size_t cap = (size_t)rep->s.n_running + rep->s.wait_len + 1;
   c->drain_buf = sim_realloc(c->drain_buf, cap * sizeof *c->drain_buf);
   uint32_t n = sched_drain(&rep->s, c->reqs, c->drain_buf);

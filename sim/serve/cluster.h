@@ -4,7 +4,9 @@
  *
  * Events (des.h): ARRIVAL (the next trace request; only one pending at a time,
  * so the heap stays small for million-request traces), STEP (a replica's
- * step finished; a replica with work always has exactly one pending), SAMPLE
+ * step finished: one pending per step in its batch queue, timed when the
+ * step is scheduled; with pipeline parallelism up to pp steps are in flight,
+ * one per stage), SAMPLE
  * (time series), FAIL (what-if: a replica is lost), KICK (an idle replica
  * starts a step after all events of the current instant, so simultaneous
  * arrivals form one batch), DELIVER (a sent request reaches the router after
@@ -55,12 +57,12 @@ typedef struct cluster_cfg {
 
 typedef struct replica {
   sched s;
-  bool busy;            /* a step runs on the GPU: its STEP event is pending */
   bool kick_pending;    /* a KICK (start a step at the end of this instant) is pending */
   bool failed;
   uint32_t outstanding; /* routed and not finished */
   uint64_t steps;
-  double busy_ns;       /* sum of its steps' GPU times */
+  double busy_ns;       /* sum of its steps' GPU times (with PP: each batch's time through all stages) */
+  sim_ns stage_free[CFG_MAX_PP]; /* when each pipeline stage finishes the last step placed on it */
 } replica;
 
 typedef struct cluster {

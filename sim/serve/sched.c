@@ -10,7 +10,8 @@ int sched_init(sched *s, const sched_cfg *cfg, uint32_t kv_blocks, uint32_t bloc
   s->cfg = *cfg;
   s->kv = kv_new(kv_blocks, block_tokens, prefix_caching);
   s->block_tokens = block_tokens;
-  s->depth = cfg->async_scheduling ? 2 : 1;
+  s->depth = cfg->pipeline_stages > 1 ? cfg->pipeline_stages : cfg->async_scheduling ? 2 : 1;
+  SIM_ASSERT(s->depth <= SCHED_MAX_DEPTH);
   s->wait_cap = 1024;
   s->waiting = sim_malloc(s->wait_cap * sizeof *s->waiting);
   return SIM_OK;
@@ -138,11 +139,13 @@ static bool schedule_running(sched *s, sched_step *st, request *reqs, uint32_t *
   while (i < s->n_running && *budget > 0) {
     uint32_t idx = s->running[i];
     request *r = &reqs[idx];
-    if (r->generated + r->pending >= r->output_tokens) { /* its last token is in flight: seat held, no step */
+    uint32_t placeholders = s->cfg.async_scheduling ? r->pending : 0;
+    if (r->generated + r->pending >= r->output_tokens || /* its last token is in flight: seat held, no step */
+        r->num_tokens + placeholders == r->num_computed) { /* no placeholders: waits for its token */
       i++;
       continue;
     }
-    uint32_t n = cap_chunk(s, r->num_tokens + r->pending - r->num_computed, *budget);
+    uint32_t n = cap_chunk(s, r->num_tokens + placeholders - r->num_computed, *budget);
     SIM_ASSERT(n > 0);
     /* fast path: the tokens fit in the blocks it already holds (most decode steps) */
     bool fits = (uint64_t)r->num_computed + n <= (uint64_t)r->kv.n_blocks * s->block_tokens;
@@ -167,7 +170,8 @@ static void schedule_waiting(sched *s, sched_step *st, request *reqs, uint32_t *
   while (s->wait_len && s->n_running < s->cfg.max_num_seqs && *budget > 0) {
     uint32_t idx = wait_front(s);
     request *r = &reqs[idx];
-    uint32_t known = r->num_tokens + r->pending; /* a preempted request recomputes its placeholders too */
+    uint32_t known = r->num_tokens + (s->cfg.async_scheduling ? r->pending : 0); /* a preempted request recomputes
+                                                                                    its placeholders too */
     uint32_t hits = 0;
     if (r->num_computed == 0) hits = kv_match_prefix(s->kv, &r->content, known);
     uint32_t want = known - hits;

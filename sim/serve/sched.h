@@ -35,7 +35,14 @@
  *     its own blocks again while they stay cached.
  *
  * The batch queue: scheduled steps wait in a FIFO of at most `depth` steps
- * (sched_cfg.async_scheduling ? 2 : 1, vLLM's max_concurrent_batches). The
+ * (vLLM's max_concurrent_batches, config/vllm.py: the pipeline-parallel size
+ * with PP, else 2 with async scheduling, else 1).
+ * Without async scheduling there are no placeholders: a request whose sampled
+ * token is still in flight has nothing to compute (vLLM: num_new_tokens = 0,
+ * "PP>1 and we have already scheduled all prompt tokens but they are not
+ * finished yet") and keeps its seat until its step returns; its next prompt
+ * chunk, though, can be scheduled while the previous chunk is in flight, so a
+ * long prompt flows through the pipeline stages in consecutive batches. The
  * caller runs the oldest and calls sched_complete when it ends: sampled
  * tokens become real (metrics_token), requests reaching their output length
  * finish (seat and blocks released). With depth 2 the step scheduled at the
@@ -63,9 +70,11 @@ typedef struct sched_cfg {
   uint32_t max_num_batched_tokens;
   uint32_t long_prefill_token_threshold; /* 0 = off */
   bool chunked_prefill;
-  bool async_scheduling;                 /* batch queue of 2 steps (else 1) */
+  bool async_scheduling;                 /* batch queue of 2 steps (else 1); placeholders let a request's next
+                                            step be scheduled before its last one ran */
   admit_policy admission;
   bool reserve_full_isl;                 /* ADMIT_ON_DEMAND: the whole current sequence must fit to admit */
+  uint32_t pipeline_stages;              /* pipeline parallelism: a batch queue of this many steps (0 or 1: none) */
 } sched_cfg;
 
 /* One entry of a step: a request and what the step does for it. */
@@ -89,13 +98,13 @@ typedef struct sched_step {
   sim_ns start_ns;       /* started on the GPU (valid once running) */
 } sched_step;
 
-enum { SCHED_MAX_DEPTH = 2 };
+enum { SCHED_MAX_DEPTH = CFG_MAX_PP };
 
 typedef struct sched {
   sched_cfg cfg;
   kv_mgr *kv;
   uint32_t block_tokens; /* KV block size, tokens */
-  uint32_t depth;        /* batch queue capacity: 2 with async scheduling, else 1 */
+  uint32_t depth;        /* batch queue capacity: pipeline_stages with PP, else 2 with async scheduling, else 1 */
   uint32_t *waiting;     /* ring deque of request indices */
   uint32_t wait_head, wait_len, wait_cap;
   uint32_t *running;     /* admission order; includes requests whose last token is in flight */

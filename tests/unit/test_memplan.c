@@ -105,7 +105,7 @@ Test(memplan, refuses_70b_bf16_on_one_h100_with_numbers) {
   cr_assert_float_eq(p.weights_bytes, 141107412992.0, 0.5);
   cr_assert(strstr(err.msg, "llama-3.1-70b bf16 on 1 x h100-sxm: weights 131.4 GiB per GPU exceed the 73.3 GiB "
                             "budget (79.6 GiB x gpu_memory_utilization 0.92); use a larger "
-                            "--tensor-parallel-size or --quantization"),
+                            "--tensor-parallel-size, --pipeline-parallel-size or --quantization"),
             "%s", err.msg);
   /* int4 fits on one H100: 39.5 GB of weights */
   d.weight_dtype = DT_INT4;

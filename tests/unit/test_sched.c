@@ -23,7 +23,7 @@ static void h_init_cfg(harness *h, const sched_cfg *c, uint32_t blocks) {
 }
 
 static void h_init(harness *h, uint32_t seqs, uint32_t budget, uint32_t blocks, bool async, admit_policy adm) {
-  sched_cfg c = {seqs, budget, 0, true, async, adm, false};
+  sched_cfg c = {seqs, budget, 0, true, async, adm, false, 1};
   h_init_cfg(h, &c, blocks);
 }
 
@@ -283,7 +283,7 @@ Test(sched, random_workloads_conserve_tokens_and_blocks) {
 Test(sched, full_isl_admission_needs_the_whole_prompt) {
   for (int full = 0; full < 2; full++) {
     harness h;
-    sched_cfg c = {8, 64, 0, true, false, ADMIT_ON_DEMAND, full};
+    sched_cfg c = {8, 64, 0, true, false, ADMIT_ON_DEMAND, full, 1};
     h_init_cfg(&h, &c, 10); /* 10 blocks of 16 */
     uint32_t a = h_add(&h, 40, 5), b = h_add(&h, 120, 5);
     h_step(&h); /* a: 40 tokens, 3 blocks; b: 24 tokens fit the budget, 2 blocks; its whole prompt needs 8 */
