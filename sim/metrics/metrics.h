@@ -123,7 +123,9 @@ typedef struct metrics_summary {
   uint32_t peak_in_system;
   double mean_batch_seqs, mean_batch_tokens, mean_step_ms, median_step_ms, p99_step_ms;
   uint64_t steps;
-  double prefix_hit_rate;   /* filled by the caller (KV stats) */
+  double prefix_hit_rate;   /* filled by the caller: cached / asked-for tokens at the admission of requests never
+                               preempted (vLLM's vllm:prefix_cache_hits / queries) */
+  double preempted_prefix_hit_rate; /* the same for re-admissions of preempted requests (vLLM's preempted_*) */
 } metrics_summary;
 
 /* Computes the summary from the finished requests and the recorder. */

@@ -145,6 +145,7 @@ static cJSON *steps_section(const run_ctx *r) {
   u64(o, "decode_tokens", m->decode_tokens);
   u64(o, "preemptions", m->preemptions);
   num(o, "prefix_cache_hit_rate", s->prefix_hit_rate);
+  num(o, "preempted_prefix_cache_hit_rate", s->preempted_prefix_hit_rate);
   num(o, "busy_s", m->busy_ns / 1e9);
   cJSON *ops = cJSON_AddObjectToObject(o, "time_by_op_s");
   for (int i = 0; i < OP_COUNT; i++) num(ops, cost_op_name((cost_op)i), m->op_ns[i] / 1e9);

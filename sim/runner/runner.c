@@ -106,12 +106,16 @@ int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err) {
   cluster_finish(&r->cl);
   r->executed = true;
   metrics_summarize(&r->cl.m, r->cl.reqs, r->cl.n_reqs, &r->sc.goodput, &r->sum);
+  uint64_t pq = 0, ph = 0;
   for (uint32_t i = 0; i < r->cl.cfg.replicas; i++) {
-    const kv_stats *ks = kv_get_stats(r->cl.reps[i].s.kv);
-    r->kv_lookup_tokens += ks->lookup_tokens;
-    r->kv_hit_tokens += ks->hit_tokens;
+    const sched *s = &r->cl.reps[i].s;
+    r->kv_lookup_tokens += s->prefix_queries;
+    r->kv_hit_tokens += s->prefix_hits;
+    pq += s->preempted_queries;
+    ph += s->preempted_hits;
   }
   r->sum.prefix_hit_rate = r->kv_lookup_tokens ? (double)r->kv_hit_tokens / (double)r->kv_lookup_tokens : 0.0;
+  r->sum.preempted_prefix_hit_rate = pq ? (double)ph / (double)pq : 0.0;
   return SIM_OK;
 }
 

@@ -32,7 +32,8 @@ typedef struct run_ctx {
   cluster cl;
   bool prepared, executed, interrupted;
   metrics_summary sum;
-  uint64_t kv_lookup_tokens, kv_hit_tokens; /* over replicas */
+  uint64_t kv_lookup_tokens, kv_hit_tokens; /* prefix-cache queries and hits of new requests at admission, over
+                                               replicas (vLLM's exported counters; sched.h) */
 } run_ctx;
 
 /* Loads and checks everything; SIM_EINPUT with a precise message on bad input

@@ -9,6 +9,7 @@ int sched_init(sched *s, const sched_cfg *cfg, uint32_t kv_blocks, uint32_t bloc
   memset(s, 0, sizeof *s);
   s->cfg = *cfg;
   s->kv = kv_new(kv_blocks, block_tokens, prefix_caching);
+  s->caching = prefix_caching;
   s->block_tokens = block_tokens;
   s->depth = cfg->pipeline_stages > 1 ? cfg->pipeline_stages : cfg->async_scheduling ? 2 : 1;
   SIM_ASSERT(s->depth <= SCHED_MAX_DEPTH);
@@ -183,6 +184,10 @@ static void schedule_waiting(sched *s, sched_step *st, request *reqs, uint32_t *
     if (!kv_allocate_fit(s->kv, &r->kv, &r->content, hits, alloc, fit)) break;
     kv_seq_reserve(s->kv, &r->kv, (uint64_t)r->prompt_tokens + r->output_tokens); /* table memory, once */
     wait_pop_front(s);
+    if (s->caching && r->num_computed == 0) {
+      if (r->preemptions) s->preempted_queries += known, s->preempted_hits += hits;
+      else s->prefix_queries += known, s->prefix_hits += hits;
+    }
     r->num_computed = hits;
     r->cached_tokens = hits;
     r->state = RQ_RUNNING;

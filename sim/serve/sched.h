@@ -113,6 +113,11 @@ typedef struct sched {
   sched_step q[SCHED_MAX_DEPTH]; /* batch queue ring: q[q_head] is the oldest */
   uint32_t q_head, q_len;
   uint64_t preemptions;
+  /* prefix-cache stats as vLLM counts them (v1/metrics/stats.py PrefixCacheStats.record): at each admission
+     with prefix caching on, the tokens it asked for and those found cached; a request preempted before
+     counts apart (preempted_*), outside the exported hit rate */
+  bool caching;
+  uint64_t prefix_queries, prefix_hits, preempted_queries, preempted_hits;
 } sched;
 
 int sched_init(sched *s, const sched_cfg *cfg, uint32_t kv_blocks, uint32_t block_tokens, bool prefix_caching);

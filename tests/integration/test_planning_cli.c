@@ -168,6 +168,69 @@ Test(planning_cli, plan_tp_across_nodes) {
   cr_assert(strstr(err, "--gpus-per-node must be in 1..1024, got 0"), "%s", err);
 }
 
+/* Pipeline parallelism across nodes: plan lists the layouts of the same GPUs.
+ * For Llama-3.1-405B FP8 on two nodes of 8 H200, TP8 x PP2 holds twice
+ * TP16's KV tokens (each GPU keeps half the layers; TP16 replicates the 8 KV
+ * heads) and decodes a large batch faster (no all-reduce on the network),
+ * while a lone sequence's token runs both stages one after the other. */
+Test(planning_cli, plan_compares_pipeline_and_tensor_parallel_layouts) {
+  const char *j = tmp("pp.json");
+  char cmd[1024];
+  const char *base = "plan --model llama-3.1-405b --gpu h200 --quantization fp8 --max-model-len 16384";
+  snprintf(cmd, sizeof cmd, "%s --tp 16 --json %s", base, j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "Layouts of the same 16 GPUs"), "%s", out);
+  cJSON *root = load_json(j);
+  const cJSON *ls = cJSON_GetObjectItemCaseSensitive(root, "layouts");
+  cr_assert(cJSON_IsArray(ls) && cJSON_GetArraySize(ls) >= 2);
+  const cJSON *tp16 = cJSON_GetArrayItem(ls, 0), *pp2 = cJSON_GetArrayItem(ls, 1);
+  cr_assert_eq(jnum(tp16, "tensor_parallel_size"), 16);
+  cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tp16, "this_plan")));
+  cr_assert_eq(jnum(pp2, "tensor_parallel_size"), 8);
+  cr_assert_eq(jnum(pp2, "pipeline_parallel_size"), 2);
+  cr_assert(jnum(pp2, "kv_tokens") > 1.9 * jnum(tp16, "kv_tokens"), "%g vs %g", jnum(pp2, "kv_tokens"),
+            jnum(tp16, "kv_tokens"));
+  double t16 = jnum(cJSON_GetObjectItemCaseSensitive(tp16, "decode_ref_batch"), "tokens_per_s");
+  double t8 = jnum(cJSON_GetObjectItemCaseSensitive(pp2, "decode_ref_batch"), "tokens_per_s");
+  cr_assert(t8 > 1.2 * t16, "TP8 x PP2 %g tokens/s vs TP16 %g", t8, t16);
+  cJSON_Delete(root);
+  /* the pipeline itself: stages, memory per stage, sends */
+  snprintf(cmd, sizeof cmd, "%s --tp 8 --pp 2", base);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "on 16 x h200 (TP8 x PP2 over 2 nodes of 8)"), "%s", out);
+  cr_assert(strstr(out, "stage 1   63 layers"), "%s", out);
+  cr_assert(strstr(out, "pipeline: 2 stages, 1 send of the activations per token (1 over the network)"), "%s", out);
+  cr_assert(strstr(out, "<- this plan"), "%s", out);
+  /* vLLM refuses async scheduling with PP; too many stages */
+  cr_assert_eq(tu_run_cli("run --pp 2 --async-scheduling --num-prompts 5", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "async_scheduling is not supported with pipeline_parallel_size 2 > 1"), "%s", err);
+  cr_assert_eq(tu_run_cli("plan --pp 99", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "pipeline_parallel_size 99 is out of range 1..16"), "%s", err);
+}
+
+/* run with pipeline parallelism: the header names the layout, every request
+ * finishes, the scenario key works like the flag. */
+Test(planning_cli, run_with_pipeline_parallelism) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "run --tp 2 --pp 2 --num-prompts 40 --request-rate 8 --random-output-len 64");
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "on 4 x h200 (TP2 x PP2 x 1 replica)"), "%s", out);
+  cr_assert(strstr(out, "pipeline: 2 stages of 40, 40 layers"), "%s", out);
+  cr_assert(strstr(out, "async scheduling off"), "%s", out);
+  cr_assert(strstr(out, "Successful requests:                     40"), "%s", out);
+  const char *sc = tu_tmpfile(".json", "{\"deployment\": {\"tensor_parallel_size\": 2, \"pipeline_parallel_size\": 2}, "
+                                       "\"workload\": {\"num_prompts\": 40, \"request_rate\": 8, "
+                                       "\"random_output_len\": 64}}");
+  char out2[sizeof out];
+  snprintf(cmd, sizeof cmd, "run --scenario %s", sc);
+  cr_assert_eq(tu_run_cli(cmd, out2, sizeof out2, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out2, "(TP2 x PP2 x 1 replica)"), "%s", out2);
+  const char *bad = tu_tmpfile(".json", "{\"deployment\": {\"pipeline_parallel_size\": 0}}");
+  snprintf(cmd, sizeof cmd, "run --scenario %s", bad);
+  cr_assert_eq(tu_run_cli(cmd, out2, sizeof out2, err, sizeof err), 2);
+  cr_assert(strstr(err, "pipeline_parallel_size"), "%s", err);
+}
+
 Test(planning_cli, sweep_is_deterministic_across_jobs) {
   const char *a = tmp("a.json"), *b = tmp("b.json"), *c = tmp("a.csv");
   char cmd[2048];

@@ -12,6 +12,7 @@
  *   - the KV pools pass kv_check against the block tables still held, and
  *     every block returns to the free queue once those are released. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,11 @@ Test(cluster, random_adversarial_runs_close_every_request_once) {
     w->e = tu_engine_vllm();
     w->e.async_scheduling = rng_below(&r, 2);
     w->d = tu_deploy(4, DT_BF16);
+    if (rng_below(&r, 4) == 0) { /* pipeline parallelism: no async scheduling (cfg_resolve) */
+      w->d.pp = 2 + (uint32_t)rng_below(&r, 3);
+      w->e.async_scheduling = false;
+      w->d.async_scheduling = 0;
+    }
     sim_err err = {0, ""};
     cr_assert_eq(cost_init(&w->cost, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
 
@@ -91,6 +97,7 @@ Test(cluster, random_adversarial_runs_close_every_request_once) {
                                                                : cc.max_model_len + (uint32_t)rng_below(&r, 512);
     cc.sched.long_prefill_token_threshold = rng_below(&r, 4) == 0 ? 1 + (uint32_t)rng_below(&r, 512) : 0;
     cc.sched.async_scheduling = w->e.async_scheduling;
+    cc.sched.pipeline_stages = w->d.pp;
     cc.sched.admission = rng_below(&r, 4) == 0 ? ADMIT_RESERVE_FULL : ADMIT_ON_DEMAND;
     cc.max_concurrency = rng_below(&r, 2) ? 0 : 1 + (uint32_t)rng_below(&r, 6);
     cc.frontend_latency_ns = rng_below(&r, 3) == 0 ? (1 + rng_below(&r, 50)) * SIM_NS_PER_MS : 0;
@@ -149,4 +156,61 @@ Test(cluster, random_adversarial_runs_close_every_request_once) {
     cost_deinit(&w->cost);
     free(w);
   }
+}
+
+/* Pipeline parallelism overlaps consecutive batches: two 512-token prompts
+ * at t = 0 with a 512-token budget go in two batches. Without PP (and
+ * without async scheduling) the second is scheduled when the first returns:
+ * its first token comes one whole step (host work + GPU) after the first's.
+ * With 2 stages the engine schedules it at once (a batch queue of pp
+ * batches: vLLM's max_concurrent_batches) and it enters stage 0 as soon as
+ * the first batch leaves it: its first token comes about one stage later. */
+Test(cluster, pipeline_overlaps_consecutive_batches) {
+  sim_ns first[2], gap[2];
+  for (uint32_t pp = 1; pp <= 2; pp++) {
+    world *w = calloc(1, sizeof *w);
+    w->m = tu_model_llama70b();
+    w->g = tu_gpu_h200();
+    w->e = tu_engine_vllm();
+    w->e.async_scheduling = false;
+    w->d = tu_deploy(4, DT_BF16);
+    w->d.pp = pp;
+    w->d.async_scheduling = 0;
+    sim_err err = {0, ""};
+    cr_assert_eq(cost_init(&w->cost, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
+    cluster_cfg cc;
+    memset(&cc, 0, sizeof cc);
+    cc.replicas = 1;
+    cc.block_tokens = 16;
+    cc.max_model_len = 4096;
+    cc.kv_blocks = 1000;
+    cc.sched = (sched_cfg){8, 512, 0, true, false, ADMIT_ON_DEMAND, false, pp};
+    trace_init(&w->tr);
+    trace_push(&w->tr, 0, 512, 1, 0, NULL, 0);
+    trace_push(&w->tr, 0, 512, 1, 0, NULL, 0);
+    cr_assert_eq(cluster_init(&w->c, &cc, &w->tr, &w->cost, &err), SIM_OK, "%s", err.msg);
+    cluster_run(&w->c);
+    cr_assert(w->c.complete);
+    cr_assert_eq(w->c.reps[0].steps, 2);
+    first[pp - 1] = w->c.reqs[0].finish_ns;
+    gap[pp - 1] = w->c.reqs[1].finish_ns - w->c.reqs[0].finish_ns;
+    if (pp == 2) {
+      /* the step costs of one 512-token prompt, as the timeline used them */
+      batch_desc b = {.num_tokens = 512, .num_seqs = 1, .num_sample = 1, .num_prefill = 1,
+                      .prefills = &(prefill_chunk){512, 0}};
+      step_cost sc;
+      cost_step(&w->cost, &b, &sc);
+      double stage = fmax(sc.stage_ns[0], sc.stage_ns[1]);
+      cr_assert_leq((double)gap[1], stage + 2, "the second batch trails by at most one stage (%g ns)",
+                    stage);
+      cr_assert_geq((double)gap[1], sc.stage_ns[1] - 2);
+    }
+    cluster_deinit(&w->c);
+    trace_free(&w->tr);
+    cost_deinit(&w->cost);
+    free(w);
+  }
+  cr_assert_lt(gap[1], gap[0] * 6 / 10, "pp 2: %lld ns between the first tokens, pp 1: %lld ns", (long long)gap[1],
+               (long long)gap[0]);
+  cr_assert_gt(first[1], first[0], "a lone batch pays the send between the stages and the host work unhidden");
 }

@@ -599,6 +599,44 @@ Test(config, resolve_tp_checks) {
   assert_msg_has(&e, "num_key_value_heads 6");
 }
 
+/* Pipeline parallelism: at most CFG_MAX_PP stages and one layer per stage;
+ * vLLM turns async scheduling off with PP (config/vllm.py: "Async scheduling
+ * is not yet supported with pipeline_parallel_size > 1 and will be
+ * disabled") and refuses an explicit request for it (engine/arg_utils.py). */
+Test(config, resolve_pp_checks) {
+  fixture f;
+  load_fixture(&f, "llama-3.1-70b", "h100-sxm", "vllm");
+  sim_err e = {0};
+  deploy_cfg d0 = f.d;
+  f.d.tp = 4, f.d.pp = 2;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(f.d.async_scheduling, 0, "PP turns the engine's async scheduling off");
+  cr_assert_eq(deploy_gpus(&f.d), 8);
+  f.d = d0;
+  f.d.pp = 2, f.d.async_scheduling = 1;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "async_scheduling is not supported with pipeline_parallel_size 2 > 1");
+  f.d = d0;
+  f.d.pp = 17;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "pipeline_parallel_size 17 is out of range 1..16");
+  f.d = d0;
+  f.m.layers = 4, f.d.pp = 8;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "pipeline_parallel_size 8 exceeds num_hidden_layers 4");
+  f.m.layers = 80;
+  f.d = d0;
+  f.d.pp = 1;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(f.d.async_scheduling, f.e.async_scheduling ? 1 : 0, "without PP the engine's default stays");
+  char buf[96];
+  deploy_layout_text(&f.d, buf, sizeof buf);
+  cr_assert_str_eq(buf, "TP1");
+  f.d.tp = 8, f.d.pp = 2, f.d.gpus_per_node = 8;
+  deploy_layout_text(&f.d, buf, sizeof buf);
+  cr_assert_str_eq(buf, "TP8 x PP2 over 2 nodes of 8");
+}
+
 Test(config, resolve_dtype_checks) {
   fixture f;
   load_fixture(&f, "llama-3.1-70b", "a100-sxm-80gb", "vllm");

@@ -722,3 +722,49 @@ Test(cost, elementwise_kernels_are_at_least_the_floor) {
   cr_assert_float_eq(s.op_ns[OP_ELEMENTWISE], 80 * layer + once, 1e-6 * s.op_ns[OP_ELEMENTWISE]);
   cost_deinit(&w.c);
 }
+
+/* Pipeline parallelism: the stages split the step's per-layer time in
+ * proportion to their layers (here 40 + 40), the first adds the embedding,
+ * the last the LM head and sampler; the sends between stages follow
+ * cost_pp_send_ns: each TP rank sends its 1/tp slice of hidden states and
+ * residual (2 x T x H x 2 B), NVLink inside a node, the network across,
+ * then the receiving group all-gathers. */
+Test(cost, pipeline_stages_split_the_step_and_pay_the_sends) {
+  world one, two, cross;
+  deploy_cfg d = dep(4, DT_BF16);
+  d.async_scheduling = 0;
+  world_init(&one, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), d);
+  d.pp = 2;
+  world_init(&two, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), d);
+  d.gpus_per_node = 4; /* the same, with one stage per node */
+  world_init(&cross, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), d);
+  cr_assert_eq(two.c.pp, 2);
+  cr_assert_eq(two.c.stage_layers[0], 40);
+  cr_assert_not(cost_pp_hop_crosses_nodes(&two.c, 0));
+  cr_assert(cost_pp_hop_crosses_nodes(&cross.c, 0));
+  const uint32_t batches[] = {1, 8, 64, 512};
+  for (size_t i = 0; i < sizeof batches / sizeof *batches; i++) {
+    uint32_t b = batches[i];
+    step_cost s1, s2, s3;
+    cost_decode_step_ns(&one.c, b, 2048, &s1);
+    cost_decode_step_ns(&two.c, b, 2048, &s2);
+    cost_decode_step_ns(&cross.c, b, 2048, &s3);
+    assert_sums(&s2);
+    assert_sums(&s3);
+    /* a decode batch replays a full graph: no launch floor; the stages hold the same work as one GPU group */
+    double stages = s2.stage_ns[0] + s2.stage_ns[1];
+    cr_assert_float_eq(stages, s1.gpu_ns, 1e-9 * s1.gpu_ns, "batch %u", b);
+    cr_assert_float_eq(s2.gpu_ns, stages + s2.send_ns[0], 1e-9 * s2.gpu_ns);
+    cr_assert_float_eq(s2.op_ns[OP_PP_SEND], s2.send_ns[0], 0);
+    cr_assert_gt(s2.stage_ns[1], s2.stage_ns[0], "the last stage samples");
+    double whole = 2.0 * b * 8192 * 2, per = 4;
+    double gather = (per - 1) * 0 + (per - 1) / per * whole / (450e9 * two.e.allreduce_bw_eff) * 1e9 +
+                    two.e.allreduce_latency_ns + (per - 1) * two.g.link_latency_ns;
+    double nv = two.g.link_latency_ns + whole / per / 450e9 * 1e9 + gather;
+    double net = 5e3 + whole / per / 50e9 * 1e9 + gather;
+    cr_assert_float_eq(s2.send_ns[0], nv, 1e-9 * nv, "batch %u", b);
+    cr_assert_float_eq(s3.send_ns[0], net, 1e-9 * net, "batch %u", b);
+    cr_assert_float_eq(s2.send_ns[1], 0, 0, "no send after the last stage");
+  }
+  cost_deinit(&one.c), cost_deinit(&two.c), cost_deinit(&cross.c);
+}

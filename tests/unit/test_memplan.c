@@ -168,3 +168,52 @@ Test(memplan, graph_pool_only_with_graphs_and_unset_fields_from_engine) {
   cr_assert_eq(memplan_compute(&b, &m, &g, &e, &d, &err), SIM_OK);
   cr_assert(b.activation_bytes < a.activation_bytes);
 }
+
+/* Pipeline parallelism: 70B TP4 x PP2 on H200, stages of 40 layers (vLLM's
+ * split). Each stage holds its layers' weights and KV cache, the first the
+ * embedding, the last the final norm, LM head and the sampler's logits; each
+ * sizes its own pool and vLLM V1 uses the smallest (its workers' KV-cache
+ * configs are unified to the minimum number of blocks). By hand:
+ *   linear per GPU 855,638,016 / 4 x 2 B x 40 layers = 17,112,760,320
+ *   embedding or LM head per GPU 32,064 x 8,192 x 2 B = 525,336,576
+ *   norms 80 x 8,192 x 2 B = 1,310,720 (stage 0), 81 x ... = 1,327,104 (stage 1)
+ *   stage 0: 17,639,407,616 B, stage 1: 17,639,424,000 B (together TP4's 35,278,831,616)
+ *   activations: stage 0 without logits 620,756,992 x 1.2 = 744,908,390.4; stage 1 1,375,312,281.6
+ *   KV per token per GPU: 40 x 2 x 2 x 128 x 2 B = 40,960 B, a block 655,360 B
+ *   stage 0: 138,694,434,488.32 - 17,639,407,616 - 744,908,390.4 - 2 GiB = 118,162,634,833.92 -> 180,300 blocks
+ *   stage 1: 138,694,434,488.32 - 17,639,424,000 - 1,375,312,281.6 - 2 GiB = 117,532,214,558.72 -> 179,338 blocks */
+Test(memplan, pipeline_stages_size_their_own_pools) {
+  model_cfg m = tu_model_llama70b();
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg d = tu_deploy(4, DT_BF16);
+  mem_plan one, p;
+  sim_err err = {0};
+  cr_assert_eq(memplan_compute(&one, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  d.pp = 2;
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(p.pp, 2);
+  cr_assert_eq(p.stage_layers[0], 40);
+  cr_assert_eq(p.stage_layers[1], 40);
+  cr_assert_float_eq(p.stage_weights_bytes[0], 17639407616.0, 0.5);
+  cr_assert_float_eq(p.stage_weights_bytes[1], 17639424000.0, 0.5);
+  cr_assert_float_eq(p.stage_weights_bytes[0] + p.stage_weights_bytes[1], one.weights_bytes, 0.5,
+                     "untied: the stages hold TP4's weights once");
+  cr_assert_eq(p.stage_kv_blocks[0], 180300u);
+  cr_assert_eq(p.stage_kv_blocks[1], 179338u);
+  cr_assert_eq(p.binding_stage, 1, "the last stage holds the LM head and the logits");
+  cr_assert_eq(p.kv_blocks, 179338u);
+  cr_assert_float_eq(p.kv_bytes_per_token, 40960.0, 0);
+  cr_assert_float_eq(p.activation_bytes, 1375312281.6, 0.01);
+  cr_assert_gt(p.kv_blocks, 2 * one.kv_blocks, "half the layers per GPU: more than twice the tokens");
+  /* tied embeddings: the last stage loads its own copy of the LM head */
+  m.tied_embeddings = true;
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_float_eq(p.stage_weights_bytes[1], 17639424000.0, 0.5);
+  /* a stage that cannot hold its weights is named */
+  d.pp = 2, d.tp = 1, d.gpu_memory_utilization = 0.5;
+  m.tied_embeddings = false;
+  gpu_cfg h = tu_gpu_h100();
+  cr_assert_eq(memplan_compute(&p, &m, &h, &e, &d, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "on 2 x h100-sxm (pipeline stage 0 of 2, 40 layers): weights"), "%s", err.msg);
+}

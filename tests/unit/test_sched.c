@@ -150,6 +150,13 @@ Test(sched, preempts_last_admitted_to_front_of_queue) {
   cr_assert_eq(h.reqs[b].generated, 20);
   cr_assert_eq(h.reqs[c].generated, 1);
   cr_assert_eq(kv_num_free(h.s.kv), 6);
+  /* prefix-cache stats as vLLM counts them (PrefixCacheStats.record): the three first admissions (40 + 40 + 10
+   * tokens asked for, nothing shared) apart from b's re-admission, which finds the blocks it filled before */
+  cr_assert_eq(h.s.prefix_queries, 90);
+  cr_assert_eq(h.s.prefix_hits, 0);
+  cr_assert_eq(h.s.preempted_queries, 49, "b asks for its 40 prompt + 9 generated tokens");
+  cr_assert_eq(h.s.preempted_hits, 32, "two of the three blocks it filled are still cached (a took the third: "
+                                        "blocks are freed tail first, so a prefix survives longest)");
   h_free(&h);
 }
 
@@ -326,4 +333,87 @@ Test(sched, same_step_admissions_share_a_prefix) {
   cr_assert_eq(h.bd.num_tokens, 2148 + 2 * 100, "the shared prefix is computed once");
   h_check_kv(&h);
   h_free(&h);
+}
+
+/* Pipeline parallelism (vLLM V1): the batch queue holds pp batches
+ * (max_concurrent_batches = pipeline_parallel_size, config/vllm.py) and there
+ * is no async scheduling, so no placeholders: a request whose sampled token
+ * is still in flight computes nothing (scheduler.py: num_new_tokens == 0 when
+ * "PP>1 and we have already scheduled all prompt tokens but they are not
+ * finished yet") and keeps its seat; the next chunk of a prompt can be
+ * scheduled while the previous one is in flight. */
+Test(sched, pipeline_queue_skips_requests_whose_token_is_in_flight) {
+  harness h;
+  sched_cfg c = {8, 64, 0, true, false, ADMIT_ON_DEMAND, false, 2};
+  h_init_cfg(&h, &c, 100);
+  cr_assert_eq(h.s.depth, 2);
+  uint32_t a = h_add(&h, 100, 3), b = h_add(&h, 10, 3);
+  sched_step *s1 = sched_schedule(&h.s, h.reqs, 0);
+  cr_assert_not_null(s1);
+  cr_assert_eq(s1->bd.num_tokens, 64, "a's first chunk takes the budget");
+  sched_step *s2 = sched_schedule(&h.s, h.reqs, 0);
+  cr_assert_not_null(s2, "a second batch while the first is in flight");
+  cr_assert_eq(s2->bd.num_tokens, 36 + 10, "a's second chunk and b's prompt");
+  cr_assert_eq(s2->bd.num_sample, 2);
+  cr_assert(sched_queue_full(&h.s));
+  uint32_t n = sched_complete(&h.s, h.reqs, SIM_NS_PER_MS, &h.m, h.done);
+  cr_assert_eq(n, 0);
+  cr_assert_eq(h.reqs[a].generated, 0, "a mid-prompt chunk samples nothing");
+  cr_assert_null(sched_schedule(&h.s, h.reqs, SIM_NS_PER_MS), "both wait for the tokens of the batch in flight");
+  cr_assert_eq(h.s.n_running, 2, "their seats are held");
+  sched_complete(&h.s, h.reqs, 2 * SIM_NS_PER_MS, &h.m, h.done);
+  cr_assert_eq(h.reqs[a].generated, 1);
+  cr_assert_eq(h.reqs[b].generated, 1);
+  sched_step *s3 = sched_schedule(&h.s, h.reqs, 2 * SIM_NS_PER_MS);
+  cr_assert_not_null(s3);
+  cr_assert_eq(s3->bd.num_decode, 2);
+  cr_assert_null(sched_schedule(&h.s, h.reqs, 2 * SIM_NS_PER_MS));
+  h_free(&h);
+  /* the batch queue is pp deep */
+  sched_cfg c4 = {8, 64, 0, true, false, ADMIT_ON_DEMAND, false, 4};
+  h_init_cfg(&h, &c4, 100);
+  cr_assert_eq(h.s.depth, 4);
+  h_free(&h);
+}
+
+/* The random invariants again, with pipeline batch queues of 2 to 4. */
+Test(sched, pipeline_random_workloads_conserve_tokens_and_blocks) {
+  rng r;
+  rng_seed(&r, 12);
+  for (int round = 0; round < 30; round++) {
+    harness h;
+    uint32_t blocks = 20 + (uint32_t)rng_below(&r, 60);
+    sched_cfg c = {1 + (uint32_t)rng_below(&r, 16), 16 + (uint32_t)rng_below(&r, 200), 0, true, false,
+                   ADMIT_ON_DEMAND, round % 2 == 1, 2 + (uint32_t)rng_below(&r, 3)};
+    h_init_cfg(&h, &c, blocks);
+    uint32_t want = 0, n = 30 + (uint32_t)rng_below(&r, 60), added = 0, fin = 0;
+    for (int step = 0; step < 100000 && /* one step ends per turn; preemption cycles in tiny pools */ (added < n || sched_has_work(&h.s)); step++) {
+      if (added < n && rng_below(&r, 3) == 0) {
+        uint32_t cap = blocks * 16;
+        uint32_t p = 1 + (uint32_t)rng_below(&r, cap / 2), o = 1 + (uint32_t)rng_below(&r, cap / 2);
+        h_add(&h, p, o);
+        want += o;
+        added++;
+      }
+      if (!sched_has_work(&h.s)) continue;
+      while (!sched_queue_full(&h.s) && sched_schedule(&h.s, h.reqs, h.now)) {
+      }
+      if (!h.s.q_len) continue; /* everything waits for blocks held by nothing: cannot happen within the pool */
+      h.now += SIM_NS_PER_MS;
+      fin += sched_complete(&h.s, h.reqs, h.now, &h.m, h.done);
+      h_check_kv(&h);
+      for (uint32_t i = 0; i < h.n; i++) {
+        request *q = &h.reqs[i];
+        cr_assert_leq(q->num_computed, q->num_tokens, "round %d: no placeholders without async scheduling", round);
+        cr_assert_eq(q->num_tokens, q->prompt_tokens + q->generated);
+        cr_assert_leq(q->generated, q->output_tokens);
+      }
+    }
+    uint64_t out_total = 0;
+    for (uint32_t i = 0; i < h.n; i++) out_total += h.reqs[i].generated;
+    cr_assert_eq(fin, added, "round %d: every request finishes", round);
+    cr_assert_eq(out_total, want, "round %d: output tokens conserved", round);
+    cr_assert_eq(kv_num_free(h.s.kv), blocks);
+    h_free(&h);
+  }
 }

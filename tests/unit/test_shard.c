@@ -45,3 +45,30 @@ Test(shard, vocabulary_padded_before_sharding) {
   cr_assert_eq(s.vocab, 32064);
   cr_assert_str_eq(shard_gemm_name(SG_GATE_UP), "gate_up");
 }
+
+/* vLLM get_pp_indices (model_executor/models/utils.py): layers / pp each, the
+ * remainder one each to partitions[-2], [-3], ... (not the last stage, which
+ * also holds the final norm and the LM head). */
+Test(shard, pipeline_split_follows_vllm) {
+  static const struct {
+    uint32_t layers, pp, want[16];
+  } cases[] = {
+      {80, 1, {80}},
+      {80, 2, {40, 40}},
+      {80, 3, {27, 27, 26}},       /* 26 each, remainder 2: partitions[-2] and [-3] */
+      {126, 4, {31, 32, 32, 31}},  /* remainder 2: the middle stages */
+      {126, 8, {15, 16, 16, 16, 16, 16, 16, 15}}, /* remainder 6: partitions[-2] .. [-7] */
+      {32, 5, {6, 6, 7, 7, 6}},    /* remainder 2: partitions[-2] and [-3] */
+      {61, 4, {15, 15, 16, 15}},   /* remainder 1: partitions[-2] only */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    uint32_t sum = 0;
+    for (uint32_t k = 0; k < cases[i].pp; k++) sum += shard_pp_layers(cases[i].layers, cases[i].pp, k);
+    cr_assert_eq(sum, cases[i].layers, "case %zu: the stages hold every layer once", i);
+  }
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    for (uint32_t k = 0; k < cases[i].pp; k++)
+      cr_assert_eq(shard_pp_layers(cases[i].layers, cases[i].pp, k), cases[i].want[k], "%u layers, pp %u, stage %u",
+                   cases[i].layers, cases[i].pp, k);
+  cr_assert_eq(shard_pp_layers(80, 0, 0), 80, "pp 0 means 1");
+}
