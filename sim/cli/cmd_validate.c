@@ -21,12 +21,12 @@
 #include "cli/run_flags.h"
 #include "validate/validate.h"
 
-static const char *USAGE = "servesim validate [--data DIR] [--measurements FILE] [options]";
+static const char *USAGE = "servesim validate [--data DIR] [--measurements FILE|DIR]... [--models DIR] [options]";
 static const char *SUMMARY =
     "Runs servesim on every published measurement in the validation directory (AIConfigurator closed-loop\n"
-    "points, TensorRT-LLM offline and static-batch tables, MLPerf, inference-perf open-loop runs: one point\n"
-    "per load stage, found by content in any directory below) and on your own `vllm bench serve\n"
-    "--save-result` runs, and prints measured vs predicted with the error per point, then median and mean\n"
+    "points of any model, GPU and engine, TensorRT-LLM offline and static-batch tables, MLPerf, inference-perf\n"
+    "open-loop runs: one point per load stage; every file found by its content, whatever its name) and on your\n"
+    "own runs (`vllm bench serve --save-result` or genai-perf/AIPerf results with their deployment), and prints measured vs predicted with the error per point, then median and mean\n"
     "absolute error per metric and per group, the saturation-cliff and kept-up/overloaded confusion counts.\n"
     "Points servesim cannot represent are listed with the reason. See docs/ACCURACY.md.";
 
@@ -45,7 +45,10 @@ static int w_json(const void *a, FILE *f, sim_err *e) {
   const out_arg *x = a;
   return vreport_json(x->s, x->o, f, e);
 }
-static int w_csv(const void *a, FILE *f, sim_err *e) { return vreport_csv(((const out_arg *)a)->s, f, e); }
+static int w_csv(const void *a, FILE *f, sim_err *e) {
+  const out_arg *o = a;
+  return vreport_csv(o->s, o->o->ov, f, e);
+}
 static int w_trace(const void *t, FILE *f, sim_err *e) { return trace_write_native(t, f, e); }
 
 /* --save-traces: one native trace per open-loop stage point that ran. */
@@ -128,7 +131,8 @@ static int parse_groups(const cli_list *groups, vreport_opts *ro, sim_err *err) 
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
       vgroup_by g;
       if (!vgroup_parse(tok, &g))
-        return sim_errf(err, SIM_EINPUT, "--group-by: unknown group '%s' (source, gpu, engine, tp, shape)", tok);
+        return sim_errf(err, SIM_EINPUT,
+                        "--group-by: unknown group '%s' (source, gpu, engine, tp, shape, model, version, loop)", tok);
       ro->groups[g] = true;
     }
   }
@@ -174,7 +178,8 @@ static int run_fit(vset *s, voverrides *ov, uint32_t rounds, sim_err *err) {
 }
 
 int cmd_validate(int argc, char **argv) {
-  const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL, *traces = NULL;
+  const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL, *traces = NULL, *models = NULL;
+  uint32_t min_points = 5;
   cli_list meas = {{0}, 0}, groups = {{0}, 0}, params = {{0}, 0};
   bool force = false, help = false, no_table = false, show_skipped = false, fit = false;
   uint32_t rounds = 4;
@@ -182,12 +187,14 @@ int cmd_validate(int argc, char **argv) {
   const char *allreduce = NULL;
   cli_opt opts[] = {
       {"data", NULL, CLI_STR, &data, "DIR", "validation directory (default $SERVESIM_SHARED_DIR/validation, else ../shared/validation)", NULL},
-      {"measurements", NULL, CLI_LIST, &meas, "FILE", "your own runs: {scenario, result: vllm bench serve --save-result JSON} (repeatable)", NULL},
+      {"measurements", NULL, CLI_LIST, &meas, "FILE|DIR", "measurements, recognized by content (repeatable): AIConfigurator silicon CSVs, TensorRT-LLM tables, inference-perf result directories, {scenario, result} JSON with a vllm bench serve or genai-perf/AIPerf result; a directory is searched", NULL},
       {"json", NULL, CLI_STR, &json, "FILE", "write every point and the summaries as JSON (- = stdout)", NULL},
       {"csv", NULL, CLI_STR, &csv, "FILE", "write one CSV row per point", NULL},
       {"save-traces", NULL, CLI_STR, &traces, "DIR", "write the rebuilt workload of each open-loop stage point as a trace (for servesim run --trace)", NULL},
       {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
-      {"group-by", NULL, CLI_LIST, &groups, "G[,G]", "per-group summaries: source, gpu, engine, tp, shape (default source,gpu,engine,tp)", NULL},
+      {"group-by", NULL, CLI_LIST, &groups, "G[,G]", "per-group summaries: source, gpu, engine, tp, shape, model, version (engine@version), loop (closed, open, offline, static); default source,gpu,engine,tp", NULL},
+      {"min-points", NULL, CLI_U32, &min_points, "N", "flag summaries of fewer than N points as too few to judge (default 5; 0 = off)", NULL},
+      {"models", NULL, CLI_STR, &models, "DIR", "Hugging Face config.json files named after their ids (org--name.json) for the models the measurements name (default $SERVESIM_SHARED_DIR/models or ../shared/models when present)", NULL},
       {"only", NULL, CLI_STR, &only, "TEXT", "validate only the points whose id contains TEXT", NULL},
       {"no-table", NULL, CLI_FLAG, &no_table, NULL, "print the summaries only, not one row per point", NULL},
       {"show-skipped", NULL, CLI_FLAG, &show_skipped, NULL, "list every skipped point (default: one line per reason)", NULL},
@@ -208,9 +215,11 @@ int cmd_validate(int argc, char **argv) {
   memset(&ro, 0, sizeof ro);
   ro.table = !no_table;
   ro.show_skipped = show_skipped;
+  ro.min_points = min_points;
   if (parse_groups(&groups, &ro, &err)) return cli_fail("validate", &err);
   voverrides ov;
   memset(&ov, 0, sizeof ov);
+  ro.ov = &ov;
   ov.closed_output_spread = spread;
   if (allreduce && !cfg_parse_allreduce(allreduce, &ov.allreduce_link)) {
     sim_errf(&err, SIM_EINPUT, "--allreduce: expected table or link, got '%s'", allreduce);
@@ -246,16 +255,22 @@ int cmd_validate(int argc, char **argv) {
   vset s;
   vset_init(&s);
   int rc = SIM_OK;
-  if (data || meas.n == 0) {
+  char mdir[2048];
+  if (models) {
+    size_t nm = 0;
+    rc = vres_add_models_dir(vset_resolver(&s), models, &nm, &err);
+    if (!rc) vset_note(&s, "%s: %zu model configs (--models)", models, nm);
+  } else if (vdata_find_models_dir(mdir, sizeof mdir)) {
+    size_t nm = 0;
+    rc = vres_add_models_dir(vset_resolver(&s), mdir, &nm, &err);
+    if (!rc) vset_note(&s, "%s: %zu model configs", mdir, nm);
+  }
+  if (!rc && (data || meas.n == 0)) {
     char dir[2048];
     rc = vdata_find_dir(data, dir, sizeof dir, &err);
     if (!rc) rc = vdata_load_dir(&s, dir, &err);
   }
-  for (int i = 0; i < meas.n && !rc; i++) {
-    size_t before = s.n;
-    rc = vdata_read_user(&s, meas.items[i], &err);
-    if (!rc) vset_note(&s, "%s: %zu points", meas.items[i], s.n - before);
-  }
+  for (int i = 0; i < meas.n && !rc; i++) rc = vdata_load_path(&s, meas.items[i], &err);
   if (rc) {
     vset_free(&s);
     return cli_fail("validate", &err);

@@ -10,7 +10,7 @@ enum {
   F_NUM_PROMPTS = 0, F_REQUEST_RATE, F_BURSTINESS, F_INPUT_LEN, F_OUTPUT_LEN, F_RANGE_RATIO, F_INPUT_DIST,
   F_OUTPUT_DIST, F_INPUT_MEDIAN, F_INPUT_SIGMA, F_OUTPUT_MEDIAN, F_OUTPUT_SIGMA, F_INPUT_MAX, F_OUTPUT_MAX,
   F_SEED, F_GPU_MEM, F_RATE_SCALE, F_PROMPT_SCALE, F_OUTPUT_SCALE, F_SAMPLE, F_TIME_LIMIT, F_MAX_REQUESTS,
-  F_MAX_CONC, F_GPUS_PER_NODE, F_COUNT
+  F_MAX_CONC, F_GPUS_PER_NODE, F_OUT_RANGE_RATIO, F_COUNT
 };
 
 void run_flags_init(run_flags *f) { memset(f, 0, sizeof *f); }
@@ -64,6 +64,9 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("random-input-len", NULL, CLI_U32, &f->input_len, "N", "prompt tokens (vLLM default 1024)", &f->seen[F_INPUT_LEN]);
   OPT("random-output-len", NULL, CLI_U32, &f->output_len, "N", "output tokens (vLLM default 128)", &f->seen[F_OUTPUT_LEN]);
   OPT("random-range-ratio", NULL, CLI_F64, &f->range_ratio, "R", "lengths uniform in [L(1-R), L(1+R)]", &f->seen[F_RANGE_RATIO]);
+  OPT("output-range-ratio", NULL, CLI_F64, &f->out_range_ratio, "R",
+      "output lengths only uniform in [L(1-R), L(1+R)], prompts as they are (after --random-range-ratio)",
+      &f->seen[F_OUT_RANGE_RATIO]);
   OPT("input-dist", NULL, CLI_STR, &f->input_dist, "uniform|lognormal", "prompt length distribution", &f->seen[F_INPUT_DIST]);
   OPT("input-median", NULL, CLI_F64, &f->input_median, "N", "lognormal prompt median", &f->seen[F_INPUT_MEDIAN]);
   OPT("input-sigma", NULL, CLI_F64, &f->input_sigma, "S", "lognormal prompt sigma (of ln tokens)", &f->seen[F_INPUT_SIGMA]);
@@ -213,6 +216,7 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   if (f->seen[F_INPUT_LEN]) g->input.len = f->input_len;
   if (f->seen[F_OUTPUT_LEN]) g->output.len = f->output_len;
   if (f->seen[F_RANGE_RATIO]) g->input.range_ratio = g->output.range_ratio = f->range_ratio;
+  if (f->seen[F_OUT_RANGE_RATIO]) g->output.range_ratio = f->out_range_ratio;
   if ((rc = len_dist_flags("input", f->input_dist, f->seen[F_INPUT_DIST], f->input_median, f->seen[F_INPUT_MEDIAN],
                            f->input_sigma, f->seen[F_INPUT_SIGMA], f->input_max, f->seen[F_INPUT_MAX], &g->input, err)))
     return rc;

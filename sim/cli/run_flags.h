@@ -23,7 +23,7 @@ typedef struct run_flags {
   /* workload */
   const char *trace, *trace_format, *window;
   uint64_t num_prompts, seed, max_requests;
-  double request_rate, burstiness, range_ratio;
+  double request_rate, burstiness, range_ratio, out_range_ratio;
   uint32_t input_len, output_len, max_concurrency;
   const char *input_dist, *output_dist;
   double input_median, input_sigma, output_median, output_sigma;

@@ -27,6 +27,8 @@
 #include "core/common.h"
 #include "core/dtype.h"
 
+#define CFG_MAX_ALIASES 8 /* aliases capacity of model, GPU and engine configs */
+
 typedef struct model_cfg {
   char name[64];          /* short name: file stem or the name given */
   char path[512];         /* where it was read from ("<embedded> configs/...") */
@@ -42,14 +44,15 @@ typedef struct model_cfg {
   bool tied_embeddings;   /* tie_word_embeddings */
   bool qkv_bias;          /* attention_bias or (qwen2) implied true */
   sim_dtype native_dtype; /* torch_dtype */
+  char aliases[CFG_MAX_ALIASES][96]; /* servesim's optional "aliases" key: the Hugging Face ids and benchmark
+                                        labels this model goes by (validate resolves measurements with them) */
+  uint32_t naliases;
   /* derived by cfg_model_load: parameter counts */
   double params_per_layer_linear; /* weights of QKV, O, gate, up, down in one layer */
   double params_embedding;        /* vocab x hidden (input embedding) */
   double params_lm_head;          /* vocab x hidden, 0 if tied */
   double params_total;            /* everything incl. norms */
 } model_cfg;
-
-#define CFG_MAX_ALIASES 8 /* gpu_cfg.aliases capacity */
 
 typedef enum link_kind { LINK_NVLINK = 0, LINK_PCIE } link_kind;
 
@@ -95,6 +98,8 @@ typedef enum graph_mode {
 
 typedef struct engine_cfg {
   char name[32];    /* "vllm", "trtllm" */
+  char aliases[CFG_MAX_ALIASES][64]; /* other names of the engine ("tensorrt_llm"), e.g. as benchmark data spell it */
+  uint32_t naliases;
   char version[32]; /* the engine version the values describe (engver.h); "" = not stated. --profile auto
                        picks the measured tables of the nearest version (runner/profsel.h) */
   char source[1024];/* what the defaults and parameters rest on */
@@ -188,8 +193,10 @@ int cfg_model_load(model_cfg *m, const char *name_or_path, sim_err *err);
 int cfg_gpu_load(gpu_cfg *g, const char *name_or_path, sim_err *err);
 int cfg_engine_load(engine_cfg *e, const char *name_or_path, sim_err *err);
 
-/* True when name equals g's name or one of its aliases, ignoring ASCII case. */
+/* True when name equals the config's name or one of its aliases, ignoring ASCII case. */
 bool cfg_gpu_has_alias(const gpu_cfg *g, const char *name);
+bool cfg_model_has_alias(const model_cfg *m, const char *name);
+bool cfg_engine_has_alias(const engine_cfg *e, const char *name);
 
 /* Parses from an in-memory JSON text; `what` names it in error messages. */
 int cfg_model_parse(model_cfg *m, const char *json, const char *what, sim_err *err);

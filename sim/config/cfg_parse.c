@@ -220,6 +220,46 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   return SIM_OK;
 }
 
+/* "aliases": an array of at most CFG_MAX_ALIASES distinct non-empty strings,
+ * each shorter than `width`, into out (rows of width bytes). */
+static int parse_aliases(const jx *j, const cJSON *a, char *out, size_t width, uint32_t *n) {
+  *n = 0;
+  if (!a) return SIM_OK;
+  if (!cJSON_IsArray(a))
+    return jx_fail(j, a, NULL, "aliases", "expected an array of strings, got %s", jx_type_name(a));
+  int i = 0;
+  for (const cJSON *e = a->child; e; e = e->next, i++) {
+    char key[32];
+    snprintf(key, sizeof key, "aliases[%d]", i);
+    if (i >= CFG_MAX_ALIASES) return jx_fail(j, e, NULL, key, "at most %d aliases", CFG_MAX_ALIASES);
+    if (!cJSON_IsString(e) || !e->valuestring[0] || strlen(e->valuestring) >= width)
+      return jx_fail(j, e, NULL, key, "expected a non-empty string shorter than %zu bytes", width);
+    for (int k = 0; k < i; k++)
+      if (!strcmp(out + (size_t)k * width, e->valuestring))
+        return jx_fail(j, e, NULL, key, "\"%s\" given twice", e->valuestring);
+    copy_str(out + (size_t)i * width, width, e->valuestring);
+  }
+  *n = (uint32_t)i;
+  return SIM_OK;
+}
+
+static bool has_alias(const char *name, const char *aliases, size_t width, uint32_t n, const char *label) {
+  if (!strcasecmp(name, label)) return true;
+  for (uint32_t i = 0; i < n; i++)
+    if (!strcasecmp(aliases + (size_t)i * width, label)) return true;
+  return false;
+}
+
+bool cfg_gpu_has_alias(const gpu_cfg *g, const char *name) {
+  return has_alias(g->name, g->aliases[0], sizeof g->aliases[0], g->naliases, name);
+}
+bool cfg_model_has_alias(const model_cfg *m, const char *name) {
+  return has_alias(m->name, m->aliases[0], sizeof m->aliases[0], m->naliases, name);
+}
+bool cfg_engine_has_alias(const engine_cfg *e, const char *name) {
+  return has_alias(e->name, e->aliases[0], sizeof e->aliases[0], e->naliases, name);
+}
+
 int cfg_model_parse(model_cfg *m, const char *json, const char *what, sim_err *err) {
   memset(m, 0, sizeof *m);
   jx j;
@@ -230,6 +270,8 @@ int cfg_model_parse(model_cfg *m, const char *json, const char *what, sim_err *e
   const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "text_config");
   if (!cJSON_GetObjectItemCaseSensitive(root, "hidden_size") && cJSON_IsObject(tc)) o = tc;
   rc = model_from(&j, o, m);
+  if (!rc) rc = parse_aliases(&j, cJSON_GetObjectItemCaseSensitive(root, "aliases"), m->aliases[0],
+                              sizeof m->aliases[0], &m->naliases);
   jx_free(&j);
   if (rc) return rc;
   file_stem(what, m->name, sizeof m->name);
@@ -259,33 +301,6 @@ static const kspec gpu_specs[] = {
     {"network_latency_us", K_NUM, R_POS, false, GOFF(net_latency_ns), 0, 1e3},
 };
 enum { G_TFLOPS = 4, G_LINK = 5, G_ALIASES = 12 };
-
-/* "aliases": an array of at most CFG_MAX_ALIASES distinct non-empty strings. */
-static int gpu_aliases(const jx *j, const cJSON *a, gpu_cfg *g) {
-  if (!a) return SIM_OK;
-  if (!cJSON_IsArray(a))
-    return jx_fail(j, a, NULL, "aliases", "expected an array of strings, got %s", jx_type_name(a));
-  int i = 0;
-  for (const cJSON *e = a->child; e; e = e->next, i++) {
-    char key[32];
-    snprintf(key, sizeof key, "aliases[%d]", i);
-    if (i >= CFG_MAX_ALIASES) return jx_fail(j, e, NULL, key, "at most %d aliases", CFG_MAX_ALIASES);
-    if (!cJSON_IsString(e) || !e->valuestring[0] || strlen(e->valuestring) >= sizeof g->aliases[0])
-      return jx_fail(j, e, NULL, key, "expected a non-empty string shorter than %zu bytes", sizeof g->aliases[0]);
-    for (int k = 0; k < i; k++)
-      if (!strcmp(g->aliases[k], e->valuestring)) return jx_fail(j, e, NULL, key, "\"%s\" given twice", e->valuestring);
-    copy_str(g->aliases[i], sizeof g->aliases[i], e->valuestring);
-  }
-  g->naliases = (uint32_t)i;
-  return SIM_OK;
-}
-
-bool cfg_gpu_has_alias(const gpu_cfg *g, const char *name) {
-  if (!strcasecmp(g->name, name)) return true;
-  for (uint32_t i = 0; i < g->naliases; i++)
-    if (!strcasecmp(g->aliases[i], name)) return true;
-  return false;
-}
 
 /* dense_tflops members, stored into gpu_cfg.flops[] (FLOP/s). INT4 is
  * weight-only (dequantized into the bf16 path) and FP32 is not a serving
@@ -323,7 +338,7 @@ int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err) 
     else if (!strcmp(l->valuestring, "pcie")) g->link = LINK_PCIE;
     else rc = jx_fail(&j, l, NULL, "interconnect", "expected \"nvlink\" or \"pcie\", got \"%s\"", l->valuestring);
   }
-  if (!rc) rc = gpu_aliases(&j, found[G_ALIASES], g);
+  if (!rc) rc = parse_aliases(&j, found[G_ALIASES], g->aliases[0], sizeof g->aliases[0], &g->naliases);
   /* optional node facts (cfg.h): an 8-GPU node, one 400 Gb/s NIC per GPU */
   if (!g->gpus_per_node) g->gpus_per_node = 8;
   if (!(g->net_Bps > 0)) g->net_Bps = 50e9;
@@ -367,8 +382,9 @@ static const kspec engine_specs[] = {
     {"runtime_overhead_mib", K_NUM, R_NONNEG, true, EOFF(runtime_overhead_bytes), 0, MIB},
     {"cuda_graph_mib", K_NUM, R_NONNEG, true, EOFF(cuda_graph_bytes), 0, MIB},
     {"activation_scale", K_NUM, R_POS, true, EOFF(activation_scale), 0, 1},
+    {"aliases", K_SPECIAL, R_ANY, false, 0, 0, 0},
 };
-enum { E_GRAPH_MODE = 3, E_ADMISSION = 13 };
+enum { E_GRAPH_MODE = 3, E_ADMISSION = 13, E_ALIASES = 31 };
 
 const char *graph_mode_name(graph_mode m) {
   static const char *const n[] = {"none", "decode_only", "piecewise", "full_and_piecewise"};
@@ -399,6 +415,7 @@ int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err 
   const cJSON *found[SIM_ARRAY_LEN(engine_specs)];
   SIM_ASSERT(!strcmp(engine_specs[E_ADMISSION].key, "admission"));
   SIM_ASSERT(!strcmp(engine_specs[E_GRAPH_MODE].key, "cudagraph_mode"));
+  SIM_ASSERT(!strcmp(engine_specs[E_ALIASES].key, "aliases"));
   rc = parse_strict(&j, j.root, NULL, engine_specs, SIM_ARRAY_LEN(engine_specs), e, found);
   if (!rc) {
     const cJSON *a = found[E_ADMISSION];
@@ -408,6 +425,7 @@ int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err 
     else rc = jx_fail(&j, a, NULL, "admission", "expected \"on_demand\" or \"reserve_full\", got \"%s\"", a->valuestring);
   }
   if (!rc) rc = parse_graph_mode(&j, found[E_GRAPH_MODE], e);
+  if (!rc) rc = parse_aliases(&j, found[E_ALIASES], e->aliases[0], sizeof e->aliases[0], &e->naliases);
   if (!rc && e->frontend_latency_ns > CFG_MAX_FRONTEND_LATENCY_NS)
     rc = jx_fail(&j, cJSON_GetObjectItemCaseSensitive(j.root, "frontend_latency_us"), NULL, "frontend_latency_us",
                  "must be at most %.0f (one hour), got %g", CFG_MAX_FRONTEND_LATENCY_NS / 1e3,

@@ -165,7 +165,8 @@ typedef struct vpoint {
   vsource src;
   vshape shape;
   /* what to simulate: servesim config names ("" when unmapped: then skip is set) */
-  char model[64], gpu[64], engine[32];
+  char model[512];         /* a config name, or the path of a --models config.json */
+  char gpu[64], engine[32];
   char engine_version[32]; /* the engine version that was measured ("" = the engine file's) */
   char kernel_version[32]; /* the bundled kernel tables to use ("<gpu>_<engine>-<this>"), "" = --profile auto's choice */
   char group[96];          /* series key "gpu/engine/tpN/islxosl": cliffs and baselines */
@@ -198,9 +199,27 @@ typedef struct vpoint {
   double wall_s;           /* wall time of the run */
 } vpoint;
 
+/* Labels of the sources -> servesim configs (vresolve.c). */
+typedef struct vresolve vresolve;
+/* Every model, GPU and engine config servesim knows (bundled and under
+ * $SERVESIM_DATA_DIR), with their names and aliases. */
+vresolve *vres_new(void);
+void vres_free(vresolve *r);
+/* Adds the config.json files of dir, each named after its Hugging Face id
+ * ("/" written "--"); *n_added (may be NULL) gets how many. */
+int vres_add_models_dir(vresolve *r, const char *dir, size_t *n_added, sim_err *err);
+/* The model to run for a label (a config name, or a --models file's path),
+ * or NULL: then why (may be NULL) holds the reason when the label is a
+ * known model servesim cannot read (e.g. a mixture of experts), else "". */
+const char *vres_model(const vresolve *r, const char *label, char *why, size_t n);
+const char *vres_gpu(const vresolve *r, const char *label);    /* GPU config name or NULL */
+const char *vres_engine(const vresolve *r, const char *label); /* engine config name or NULL */
+size_t vres_dir_models(const vresolve *r);
+
 typedef struct vset {
   vpoint *pts;
   size_t n, cap;
+  vresolve *res;           /* label resolution (vset_resolver creates it on first use) */
   char notes[16][384];     /* source files found / not found, one line each */
   int n_notes;
 } vset;
@@ -213,10 +232,8 @@ vpoint *vset_add(vset *s);
 void vpoint_release(vpoint *p);
 /* Appends a note line (printf-style; dropped when the 16 slots are full). */
 void vset_note(vset *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A model name as a source spells it (case-insensitive) -> the servesim model
- * config, or NULL; *why (may be NULL) then gets the reason when it is a
- * known model servesim cannot represent (e.g. a mixture of experts), else NULL. */
-const char *vdata_map_model(const char *label, const char **why);
+/* The set's resolver (created with the bundled configs on first use). */
+vresolve *vset_resolver(vset *s);
 
 /* ---- readers (vdata.c) -------------------------------------------------------
  * Each appends the points of one file. A malformed row is SIM_EINPUT with
@@ -239,10 +256,17 @@ int vdata_parse_trt_overview(vset *s, const char *text, const char *what, sim_er
 int vdata_parse_static_batch(vset *s, const char *text, const char *what, sim_err *err);
 int vdata_parse_mlperf(vset *s, const char *text, const char *what, sim_err *err);
 int vdata_parse_user(vset *s, const char *text, const char *what, sim_err *err);
-/* Reads every known file found in dir and every inference-perf result
- * directory under it (vdata_scan_infperf; notes say what was found); error if
- * the directory does not exist or holds none of them. */
+/* Reads a measurement file or a directory by content, whatever the names:
+ * a file must be one of the formats above (else SIM_EINPUT naming them); a
+ * directory is scanned (name order, VDATA_SCAN_DEPTH levels) for .csv and
+ * .json files in those formats (others are ignored) and inference-perf
+ * result directories; error when it holds none. Notes say what was read. */
+int vdata_load_path(vset *s, const char *path, sim_err *err);
+/* vdata_load_path on a directory that must exist. */
 int vdata_load_dir(vset *s, const char *dir, sim_err *err);
+/* The default --models directory: $SERVESIM_SHARED_DIR/models, else
+ * ../shared/models; returns 1 with it in out when one exists, else 0. */
+int vdata_find_models_dir(char *out, size_t n);
 
 /* ---- inference-perf result directories (vopen.c) --------------------------
  * A result directory is recognized by its content: at least one
@@ -340,6 +364,9 @@ int vstage_trace(const vpoint *p, trace *out, sim_err *err);
 /* How the point is reproduced, in words, for the reports; trace_path (may be
  * NULL) names the file --save-traces wrote. */
 void vstage_method(const vpoint *p, const char *trace_path, char *buf, size_t n);
+/* How any point is reproduced, in words and as the servesim run command that
+ * redoes it (what no flag expresses is named); stages: vstage_method. */
+void vpoint_method(const vpoint *p, const voverrides *ov, char *buf, size_t n);
 /* Runs every point that is not skipped (and, if only_train, in the training
  * set; if engine is non-NULL, only points of that engine), in parallel on
  * libuv's thread pool. */
@@ -386,7 +413,9 @@ const char *vsource_name(vsource s);
 const char *vshape_name(vshape s);
 const char *vmetric_name(vmetric m);
 
-typedef enum vgroup_by { VG_SOURCE = 0, VG_GPU, VG_ENGINE, VG_TP, VG_SHAPE, VG_COUNT } vgroup_by;
+typedef enum vgroup_by { VG_SOURCE = 0, VG_GPU, VG_ENGINE, VG_TP, VG_SHAPE, VG_MODEL, VG_VERSION, VG_LOOP, VG_COUNT } vgroup_by;
+/* "closed", "open" (user runs and inference-perf stages), "offline", "static". */
+const char *vloop_name(vshape s);
 const char *vgroup_name(vgroup_by g);
 bool vgroup_parse(const char *s, vgroup_by *out);
 
@@ -394,13 +423,15 @@ typedef struct vreport_opts {
   bool table;              /* per-point table */
   bool groups[VG_COUNT];   /* per-group summaries to print */
   bool show_skipped;
+  size_t min_points;       /* summaries of fewer points are flagged as too few to judge (0 = off) */
+  const voverrides *ov;    /* how the points were run (the methods name it), or NULL */
   double wall_s;           /* total wall time of the runs */
   const char *title;       /* e.g. the parameter set used */
 } vreport_opts;
 
 void vreport_text(const vset *s, const vreport_opts *o, FILE *f);
 int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err);
-int vreport_csv(const vset *s, FILE *f, sim_err *err);
+int vreport_csv(const vset *s, const voverrides *ov, FILE *f, sim_err *err);
 
 /* Filters used by the summaries. */
 bool vfilter_closed(const vpoint *p, const void *arg);

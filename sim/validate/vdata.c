@@ -2,14 +2,13 @@
  * ../shared/validation/SOURCES.md) and the user format.
  *
  * Mapping rules, applied the same way to every row (no per-row constants):
- *  - GPUs: h100_sxm / "H100 80GB HBM3" / H100 -> h100-sxm; h200_sxm / H200 ->
- *    h200; "A100-SXM4-80GB" / A100SXM80 -> a100-sxm-80gb; L40S -> l40s.
- *    Anything else (A100 PCIe, GH200, H100 NVL, ...) has no GPU config: skipped
- *    with that reason.
- *  - Models: Llama-3.1-70B and Llama-3-70B -> llama-3.1-70b (identical layer
- *    shapes and vocabulary: the files differ only in RoPE scaling and context
- *    length, which do not enter the cost model at these lengths);
- *    Llama-3.1-8B -> llama-3.1-8b; Llama-2-70B -> llama-2-70b; others skipped.
+ *  - GPUs, models and engines: through the names and aliases the config files
+ *    declare (vresolve.c): "h100_sxm", "H100 80GB HBM3" -> h100-sxm;
+ *    "meta-llama/Llama-3.1-70B", "llama3.1-70b" -> llama-3.1-70b (also
+ *    "llama3-70b": identical layer shapes and vocabulary, the files differ
+ *    only in RoPE scaling and context length, which do not enter the cost
+ *    model at these lengths); any other Hugging Face id through a --models
+ *    directory. A label nothing declares is skipped with that reason.
  *  - Precision: FP8 = FP8 weights (W8A8 on FP8 tensor cores). TensorRT-LLM
  *    sources: FP8 implies an FP8 KV cache (perf-overview: "If you specify FP8
  *    quantization, the KV cache will automatically be set to FP8 as well").
@@ -48,6 +47,7 @@ void vpoint_release(vpoint *p) {
 void vset_free(vset *s) {
   for (size_t i = 0; i < s->n; i++) vpoint_release(&s->pts[i]);
   free(s->pts);
+  vres_free(s->res);
   memset(s, 0, sizeof *s);
 }
 
@@ -73,43 +73,9 @@ void vset_note(vset *s, const char *fmt, ...) {
 
 /* ---- mapping helpers ---------------------------------------------------------- */
 
-static const char *map_gpu(const char *label) {
-  static const struct {
-    const char *label, *gpu;
-  } t[] = {{"h100_sxm", "h100-sxm"},       {"H100 80GB HBM3", "h100-sxm"}, {"H100", "h100-sxm"},
-           {"h200_sxm", "h200"},           {"H200", "h200"},               {"A100-SXM4-80GB", "a100-sxm-80gb"},
-           {"A100SXM80", "a100-sxm-80gb"}, {"L40S", "l40s"},               {"l40s", "l40s"}};
-  for (size_t i = 0; i < SIM_ARRAY_LEN(t); i++)
-    if (!strcmp(label, t[i].label)) return t[i].gpu;
-  return NULL;
-}
-
-/* Model names as the sources spell them (case-insensitive); a NULL model
- * with a reason: a model the cost model cannot represent (its HF config in
- * ../shared/models says why). */
-const char *vdata_map_model(const char *label, const char **why) {
-  static const struct {
-    const char *label, *model, *why;
-  } t[] = {{"meta-llama/Llama-3.1-70B", "llama-3.1-70b", NULL},
-           {"meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b", NULL},
-           {"llama3.1-70b", "llama-3.1-70b", NULL},
-           {"llama3-70b", "llama-3.1-70b", NULL},
-           {"llama3.1-8b", "llama-3.1-8b", NULL},
-           {"llama3.1-405b", "llama-3.1-405b", NULL},
-           {"meta-llama/Llama-3.1-8B", "llama-3.1-8b", NULL},
-           {"llama-2-70b", "llama-2-70b", NULL},
-           {"meta-llama/Llama-2-7b-hf", "llama-2-7b", NULL},
-           {"codellama/CodeLlama-34b-Instruct-hf", "codellama-34b", NULL},
-           {"mistralai/Mixtral-8x7B-v0.1", NULL,
-            "a mixture of experts (num_local_experts 8, 2 per token): servesim's cost model is for dense "
-            "transformers"}};
-  if (why) *why = NULL;
-  for (size_t i = 0; i < SIM_ARRAY_LEN(t); i++)
-    if (!strcasecmp(label, t[i].label)) {
-      if (why) *why = t[i].why;
-      return t[i].model;
-    }
-  return NULL;
+vresolve *vset_resolver(vset *s) {
+  if (!s->res) s->res = vres_new();
+  return s->res;
 }
 
 static void set_str(char *dst, size_t n, const char *v) { vfmt(dst, n, "%s", v ? v : ""); }
@@ -158,49 +124,125 @@ static bool kv_field(const char *s, const char *key, char *out, size_t n) {
   return false;
 }
 
+/* A parallelism column: blank or 0 mean 1 (newer AIConfigurator rows leave
+ * the ones that do not apply empty); absent column: 1. */
+static int par_u32(const vcsv *c, const vcsv_row *r, int col, const char *what, uint32_t *out, sim_err *err) {
+  *out = 1;
+  if (col < 0 || !r->f[col][0] || !strcmp(r->f[col], "0")) return SIM_OK;
+  return vcsv_u32(c, r, col, what, 1, 1024, out, err);
+}
+
+/* gemm_quant_mode (else precision) -> the point's dtypes; false with a reason
+ * for what servesim has no precision for. fp8_block (block-scaled W8A8 FP8)
+ * is costed with the per-tensor FP8 GEMM tables, the only FP8 ones measured. */
+static bool aic_precision(vpoint *p, const char *q, char *why, size_t n) {
+  static const struct {
+    const char *mode;
+    int w;             /* weight dtype, -1: set_precision(as), -2: not representable */
+    const char *as;    /* set_precision's name, or the missing precision */
+  } t[] = {{"fp8", -1, "fp8"},          {"fp8_block", -1, "fp8"},   {"fp8_static", -1, "fp8"},
+           {"fp8_dynamic", -1, "fp8"},  {"float16", -1, "fp16"},    {"fp16", -1, "fp16"},
+           {"bfloat16", -1, "bf16"},    {"bf16", -1, "bf16"},       {"int8", DT_INT8, ""},
+           {"w8a8", DT_INT8, ""},       {"sq", DT_INT8, ""},        {"int4", DT_INT4, ""},
+           {"int4_wo", DT_INT4, ""},    {"w4a16", DT_INT4, ""},     {"int4_awq", DT_INT4, ""},
+           {"awq", DT_INT4, ""},        {"gptq", DT_INT4, ""},      {"int8_wo", -2, "8-bit weight-only"},
+           {"fp4", -2, "FP4"},          {"nvfp4", -2, "FP4 (NVFP4)"}, {"mxfp4", -2, "FP4 (MXFP4)"},
+           {"w4afp8", -2, "4-bit weight, FP8 activation"}};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(t); i++) {
+    if (strcasecmp(q, t[i].mode)) continue;
+    if (t[i].w == -2) {
+      vfmt(why, n, "gemm_quant_mode %s: servesim has no %s precision", q, t[i].as);
+      return false;
+    }
+    if (t[i].w == -1) return set_precision(p, t[i].as);
+    p->act_dtype = p->kv_dtype = DT_BF16;
+    p->weight_dtype = (sim_dtype)t[i].w;
+    return true;
+  }
+  vfmt(why, n, "gemm_quant_mode %s: no matching servesim precision", q[0] ? q : "(empty)");
+  return false;
+}
+
+/* A model config name, or the stem of a --models path. */
+static const char *model_short(const char *m) {
+  const char *b = strrchr(m, '/');
+  static char buf[128];
+  vfmt(buf, sizeof buf, "%s", b ? b + 1 : m);
+  size_t n = strlen(buf);
+  if (n > 5 && !strcmp(buf + n - 5, ".json")) buf[n - 5] = 0;
+  return buf;
+}
+
+/* "measured=YYYY-MM-DD..." of silicon_data_source, as YYYYMMDD, or 0. */
+static uint32_t aic_measured_date(const char *src) {
+  char d[40];
+  if (!kv_field(src, "measured", d, sizeof d)) return 0;
+  unsigned y, m, dd;
+  if (sscanf(d, "%4u-%2u-%2u", &y, &m, &dd) != 3 || m < 1 || m > 12 || dd < 1 || dd > 31) return 0;
+  return y * 10000 + m * 100 + dd;
+}
+
 int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
   vcsv c;
   int rc = vcsv_parse(&c, text, what, err);
   if (rc) return rc;
-  enum { C_SRC, C_BACKEND, C_MODEL, C_SYSTEM, C_MODE, C_ISL, C_OSL, C_QUANT, C_BATCH, C_TP, C_PP, C_ADP, C_TTFT, C_TPOT, NC };
-  static const char *const names[NC] = {"silicon_data_source", "backend",    "model_path",        "system",
-                                        "mode",                "isl",        "osl",               "gemm_quant_mode",
-                                        "batch_size",          "tp_size",    "pp_size",           "attention_dp_size",
-                                        "silicon_ttft_ms",     "silicon_tpot_ms"};
-  int col[NC];
-  for (int i = 0; i < NC && !rc; i++) rc = vcsv_need(&c, names[i], what, &col[i], err);
+  vresolve *res = vset_resolver(s);
+  enum { C_BACKEND, C_MODEL, C_SYSTEM, C_MODE, C_ISL, C_OSL, C_BATCH, C_TP, C_TTFT, C_TPOT, NREQ };
+  static const char *const need[NREQ] = {"backend", "model_path", "system",     "mode",           "isl",
+                                         "osl",     "batch_size", "tp_size",    "silicon_ttft_ms", "silicon_tpot_ms"};
+  int col[NREQ];
+  for (int i = 0; i < NREQ && !rc; i++) rc = vcsv_need(&c, need[i], what, &col[i], err);
+  int c_src = vcsv_col(&c, "silicon_data_source"), c_ver = vcsv_col(&c, "backend_version");
+  int c_quant = vcsv_col(&c, "gemm_quant_mode"), c_prec = vcsv_col(&c, "precision");
+  int c_pp = vcsv_col(&c, "pp_size"), c_adp = vcsv_col(&c, "attention_dp_size");
+  int c_mtp = vcsv_col(&c, "moe_tp_size"), c_mep = vcsv_col(&c, "moe_ep_size");
   for (size_t i = 0; i < c.n && !rc; i++) {
     const vcsv_row *r = &c.rows[i];
     vpoint *p = vset_add(s);
     p->src = VSRC_AIC;
     p->shape = VSHAPE_CLOSED;
     vfmt(p->where, sizeof p->where, "%s:%d", what, r->line);
-    uint32_t adp = 1, conc_src = 0;
+    const char *backend = r->f[col[C_BACKEND]], *system = r->f[col[C_SYSTEM]], *mode = r->f[col[C_MODE]];
+    const char *mlabel = r->f[col[C_MODEL]], *src = c_src >= 0 ? r->f[c_src] : "";
     if ((rc = vcsv_u32(&c, r, col[C_ISL], what, 1, 10000000, &p->isl, err))) break;
     if ((rc = vcsv_u32(&c, r, col[C_OSL], what, 1, 10000000, &p->osl, err))) break;
-    if ((rc = vcsv_u32(&c, r, col[C_BATCH], what, 1, 1000000, &p->concurrency, err))) break;
-    if ((rc = vcsv_u32(&c, r, col[C_TP], what, 1, 1024, &p->tp, err))) break;
-    if ((rc = vcsv_u32(&c, r, col[C_PP], what, 1, 1024, &p->pp, err))) break;
-    if ((rc = vcsv_u32(&c, r, col[C_ADP], what, 1, 1024, &adp, err))) break;
-    if ((rc = vcsv_pos(&c, r, col[C_TTFT], what, &p->meas[VM_TTFT], err))) break;
-    if ((rc = vcsv_pos(&c, r, col[C_TPOT], what, &p->meas[VM_TPOT], err))) break;
+    char why[320] = "";
+    bool agg = !strcmp(mode, "agg");
+    if (!agg) {
+      vfmt(why, sizeof why, "mode %s: %s", mode[0] ? mode : "(empty)",
+           !strcmp(mode, "disagg") ? "disaggregated serving (separate prefill and decode workers) is not modelled"
+                                   : "servesim models aggregated serving only");
+    }
+    /* the measurements: blank = not measured (a skipped row), anything else must be a positive number */
+    bool measured = r->f[col[C_TTFT]][0] && r->f[col[C_TPOT]][0];
+    if (r->f[col[C_TTFT]][0] && (rc = vcsv_pos(&c, r, col[C_TTFT], what, &p->meas[VM_TTFT], err))) break;
+    if (r->f[col[C_TPOT]][0] && (rc = vcsv_pos(&c, r, col[C_TPOT], what, &p->meas[VM_TPOT], err))) break;
+    if (!measured && !why[0]) vfmt(why, sizeof why, "silicon_ttft_ms or silicon_tpot_ms is empty: nothing measured");
+    uint32_t adp = 1, mtp = 1, mep = 1, batch = 0;
+    if ((rc = par_u32(&c, r, col[C_TP], what, &p->tp, err))) break;
+    if ((rc = par_u32(&c, r, c_pp, what, &p->pp, err))) break;
+    if ((rc = par_u32(&c, r, c_adp, what, &adp, err))) break;
+    if ((rc = par_u32(&c, r, c_mtp, what, &mtp, err))) break;
+    if ((rc = par_u32(&c, r, c_mep, what, &mep, err))) break;
+    if (r->f[col[C_BATCH]][0] && (rc = vcsv_u32(&c, r, col[C_BATCH], what, 1, 1000000, &batch, err))) break;
+    /* clients: silicon_concurrency when recorded; batch_size is per attention-DP rank */
+    uint32_t conc_src = 0;
     char cs[32];
-    if (kv_field(r->f[col[C_SRC]], "silicon_concurrency", cs, sizeof cs)) {
+    if (kv_field(src, "silicon_concurrency", cs, sizeof cs)) {
       uint64_t v;
       if (!sim_parse_u64(cs, &v) || v < 1 || v > 1000000) {
-        rc = sim_errf(err, SIM_EINPUT, "%s:%d: silicon_data_source: silicon_concurrency: expected an integer >= 1, got '%s'",
-                      what, r->line, cs);
+        rc = sim_errf(err, SIM_EINPUT,
+                      "%s:%d: silicon_data_source: silicon_concurrency: expected an integer >= 1, got '%s'", what,
+                      r->line, cs);
         break;
       }
       conc_src = (uint32_t)v;
-      if (conc_src != p->concurrency) {
-        rc = sim_errf(err, SIM_EINPUT,
-                      "%s:%d: batch_size: %u differs from silicon_concurrency=%u in silicon_data_source", what,
-                      r->line, p->concurrency, conc_src);
-        break;
-      }
     }
-    const char *backend = r->f[col[C_BACKEND]], *system = r->f[col[C_SYSTEM]];
+    p->concurrency = conc_src ? conc_src : batch * adp;
+    if (!why[0] && !p->concurrency) vfmt(why, sizeof why, "batch_size is empty and no silicon_concurrency is recorded");
+    if (!why[0] && conc_src && batch && (uint64_t)batch * adp != conc_src)
+      vfmt(why, sizeof why, "batch_size %u x attention_dp_size %u differs from silicon_concurrency=%u", batch, adp,
+           conc_src);
     if (!backend[0]) {
       rc = sim_errf(err, SIM_EINPUT, "%s:%d: backend: empty", what, r->line);
       break;
@@ -209,36 +251,53 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
       rc = sim_errf(err, SIM_EINPUT, "%s:%d: system: empty", what, r->line);
       break;
     }
-    const char *gpu = map_gpu(system), *model = vdata_map_model(r->f[col[C_MODEL]], NULL);
+    char mwhy[320];
+    const char *gpu = vres_gpu(res, system), *model = vres_model(res, mlabel, mwhy, sizeof mwhy);
+    const char *engine = vres_engine(res, backend);
     set_str(p->gpu, sizeof p->gpu, gpu);
     set_str(p->model, sizeof p->model, model);
-    if (!strcmp(backend, "vllm") || !strcmp(backend, "trtllm")) set_str(p->engine, sizeof p->engine, backend);
-    /* vLLM's version is not recorded; measured 2025-10: vLLM 0.11.0 (released 2025-10-02), by date. Both
-     * kernel-db versions are newer; the 0.14.0 tables' FP8 GEMMs alone take longer than the measured
-     * decode steps at concurrency 4 (docs/ACCURACY.md, "Which kernel tables"), so they cannot describe
-     * the engine that ran: these points use the 0.24.0 tables, which do not contradict them. */
-    if (!strcmp(backend, "vllm")) {
-      set_str(p->engine_version, sizeof p->engine_version, "0.11.0");
-      set_str(p->kernel_version, sizeof p->kernel_version, "0.24.0");
+    set_str(p->engine, sizeof p->engine, engine);
+    const char *ver = c_ver >= 0 ? r->f[c_ver] : "";
+    if (ver[0]) {
+      set_str(p->engine_version, sizeof p->engine_version, ver);
+    } else if (engine && !strcmp(engine, "vllm")) {
+      /* vLLM's version not recorded: from the measurement date. vLLM 0.11.0 was released 2025-10-02, 0.11.1
+       * 2025-11-18: a row measured in between ran 0.11.0 (the Llama-3.1-70B rows: measured=2025-10-29). Both
+       * kernel-db vLLM versions are newer; the 0.14.0 tables' FP8 GEMMs alone take longer than the measured
+       * decode steps at concurrency 4 (docs/ACCURACY.md, "Which kernel tables"), so they cannot describe the
+       * engine that ran: these points use the 0.24.0 tables, which do not contradict them. Any other date:
+       * the engine file's version. */
+      uint32_t d = aic_measured_date(src);
+      if (d >= 20251002 && d < 20251118) {
+        set_str(p->engine_version, sizeof p->engine_version, "0.11.0");
+        set_str(p->kernel_version, sizeof p->kernel_version, "0.24.0");
+      }
     }
     p->num_prompts = (uint64_t)VAL_CLOSED_PROMPTS_PER_CLIENT * p->concurrency;
     p->tput_derived = true;
     /* derived throughput: C x osl / E2EL (see validate.h) */
-    p->meas[VM_TPUT] = p->concurrency * (double)p->osl /
-                       ((p->meas[VM_TTFT] + (p->osl - 1.0) * p->meas[VM_TPOT]) / 1000.0);
-    vfmt(p->id, sizeof p->id, "aic/%s/%s/tp%u/%ux%u/c%u", gpu ? gpu : system, backend, p->tp, p->isl, p->osl,
-             p->concurrency);
+    if (measured && p->concurrency)
+      p->meas[VM_TPUT] = p->concurrency * (double)p->osl /
+                         ((p->meas[VM_TTFT] + (p->osl - 1.0) * p->meas[VM_TPOT]) / 1000.0);
+    char pps[16] = "";
+    if (p->pp > 1) vfmt(pps, sizeof pps, "pp%u", p->pp);
+    char mid[128];
+    vfmt(mid, sizeof mid, "%s", model ? model_short(model) : mlabel);
+    for (char *q = mid; (q = strchr(q, '/')) != NULL;) *q = '~'; /* an id's parts are separated by '/' */
+    vfmt(p->id, sizeof p->id, "aic/%s/%s/%s/tp%u%s/%ux%u/c%u", mid,
+         gpu ? gpu : system, backend, p->tp, pps, p->isl, p->osl, p->concurrency);
     set_group(p, gpu ? gpu : system);
-    const char *quant = r->f[col[C_QUANT]], *mode = r->f[col[C_MODE]];
-    if (!model) vfmt(p->skip, sizeof p->skip, "no servesim model config for %s", r->f[col[C_MODEL]]);
+    const char *quant = c_quant >= 0 && r->f[c_quant][0] ? r->f[c_quant] : c_prec >= 0 ? r->f[c_prec] : "";
+    char qwhy[160];
+    if (why[0]) vfmt(p->skip, sizeof p->skip, "%s", why);
+    else if (!model && mwhy[0]) vfmt(p->skip, sizeof p->skip, "%s: %s", mlabel, mwhy);
+    else if (!model) vfmt(p->skip, sizeof p->skip, "no servesim model config for %s (add one with --models DIR)", mlabel);
     else if (!gpu) vfmt(p->skip, sizeof p->skip, "no servesim GPU config for system %s", system);
-    else if (!p->engine[0]) vfmt(p->skip, sizeof p->skip, "no servesim engine profile for backend %s", backend);
-    else if (strcmp(mode, "agg"))
-      vfmt(p->skip, sizeof p->skip, "mode %s: servesim models aggregated serving only", mode);
-    else if (p->pp > 1) vfmt(p->skip, sizeof p->skip, "pipeline parallelism %u: not modelled", p->pp);
+    else if (!engine) vfmt(p->skip, sizeof p->skip, "no servesim engine config for backend %s", backend);
     else if (adp > 1) vfmt(p->skip, sizeof p->skip, "attention data parallelism %u: not modelled", adp);
-    else if (!set_precision(p, quant))
-      vfmt(p->skip, sizeof p->skip, "gemm_quant_mode %s: no matching servesim precision", quant);
+    else if (mep > 1) /* moe_tp_size splits experts; a dense model has none, so only expert parallelism matters */
+      vfmt(p->skip, sizeof p->skip, "expert parallelism (moe_ep_size %u, moe_tp_size %u): not modelled", mep, mtp);
+    else if (!aic_precision(p, quant, qwhy, sizeof qwhy)) vfmt(p->skip, sizeof p->skip, "%s", qwhy);
   }
   vcsv_free(&c);
   return rc;
@@ -298,7 +357,7 @@ int vdata_parse_trt_overview(vset *s, const char *text, const char *what, sim_er
       vfmt(p->where, sizeof p->where, "%s:%d", what, r->line);
       p->isl = isl, p->osl = osl, p->tp = tp;
       p->meas[VM_TPUT] = v;
-      const char *gpu = map_gpu(glabel), *model = vdata_map_model(mlabel, NULL);
+      const char *gpu = vres_gpu(vset_resolver(s), glabel), *model = vres_model(vset_resolver(s), mlabel, NULL, 0);
       set_str(p->gpu, sizeof p->gpu, gpu);
       set_str(p->model, sizeof p->model, model);
       set_str(p->engine, sizeof p->engine, "trtllm");
@@ -361,7 +420,7 @@ int vdata_parse_static_batch(vset *s, const char *text, const char *what, sim_er
       rc = sim_errf(err, SIM_EINPUT, "%s:%d: GPU: empty", what, r->line);
       break;
     }
-    const char *gpu = map_gpu(glabel);
+    const char *gpu = vres_gpu(vset_resolver(s), glabel);
     set_str(p->gpu, sizeof p->gpu, gpu);
     set_str(p->model, sizeof p->model, "llama-2-70b");
     set_str(p->engine, sizeof p->engine, "trtllm");
@@ -370,7 +429,6 @@ int vdata_parse_static_batch(vset *s, const char *text, const char *what, sim_er
     set_group(p, gpu ? gpu : glabel);
     bool prec_ok = set_precision(p, prec);
     if (!gpu) vfmt(p->skip, sizeof p->skip, "no servesim GPU config for %s", glabel);
-    else if (p->pp > 1) vfmt(p->skip, sizeof p->skip, "pipeline parallelism %u: not modelled", p->pp);
     else if (!prec_ok) vfmt(p->skip, sizeof p->skip, "precision %s: not modelled", prec);
   }
   vcsv_free(&c);
@@ -562,6 +620,93 @@ static int user_lens(const cJSON *res, const char *key, const char *what, int li
   return SIM_OK;
 }
 
+/* ---- genai-perf / AIPerf results ------------------------------------------------------ */
+
+/* A genai-perf / AIPerf metric {"unit": U, "avg": V, ...} at m[k]: its avg in
+ * the unit asked for (latencies: ms, converted from s, us or ns; counts and
+ * rates as given). Absent: NAN with rc 0. */
+static int gp_avg(const cJSON *m, const char *k, bool latency, const char *what, int line, double *out, sim_err *err) {
+  const cJSON *o = jget(m, k);
+  *out = NAN;
+  if (!o || cJSON_IsNull(o)) return SIM_OK;
+  if (cJSON_IsNumber(o)) { /* a bare number (request_count in some versions) */
+    *out = o->valuedouble;
+  } else {
+    const cJSON *v = jget(o, "avg");
+    if (!cJSON_IsObject(o) || !cJSON_IsNumber(v))
+      return sim_errf(err, SIM_EINPUT, "%s:%d: result.%s: expected {\"unit\": ..., \"avg\": number}", what, line, k);
+    *out = v->valuedouble;
+    const char *u = jstr(o, "unit");
+    if (latency && u) {
+      if (!strcmp(u, "s") || !strcmp(u, "sec")) *out *= 1e3;
+      else if (!strcmp(u, "us")) *out /= 1e3;
+      else if (!strcmp(u, "ns")) *out /= 1e6;
+      else if (strcmp(u, "ms"))
+        return sim_errf(err, SIM_EINPUT, "%s:%d: result.%s.unit: expected ms, s, us or ns, got '%s'", what, line, k, u);
+    }
+  }
+  if (!(*out > 0) || !isfinite(*out))
+    return sim_errf(err, SIM_EINPUT, "%s:%d: result.%s: expected a positive value", what, line, k);
+  return SIM_OK;
+}
+
+/* The run's own settings: input_config.K (genai-perf) or input_config.loadgen.K (AIPerf). */
+static double gp_input(const cJSON *res, const char *k) {
+  const cJSON *ic = jget(res, "input_config");
+  const cJSON *v = jget(ic, k);
+  if (!cJSON_IsNumber(v)) v = jget(jget(ic, "loadgen"), k);
+  return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : NAN;
+}
+
+/* A genai-perf (profile_export_genai_perf.json) or AIPerf
+ * (profile_export_aiperf.json) result: mean TTFT, mean inter-token latency
+ * (per request (E2E - TTFT) / (output - 1), vLLM's TPOT), output token
+ * throughput; lengths from the mean input/output sequence lengths; request
+ * count, concurrency and rate from the result's input_config, else from the
+ * scenario's workload (num_prompts, max_concurrency, request_rate). */
+static int user_genai(vpoint *p, const scenario *sc, const cJSON *scj, const cJSON *res, const char *what, int line,
+                      sim_err *err) {
+  const cJSON *m = jget(res, "llm_metrics") ? jget(res, "llm_metrics") : res;
+  double count, isl, osl;
+  int rc;
+  if ((rc = gp_avg(m, "time_to_first_token", true, what, line, &p->meas[VM_TTFT], err))) return rc;
+  if ((rc = gp_avg(m, "inter_token_latency", true, what, line, &p->meas[VM_TPOT], err))) return rc;
+  if ((rc = gp_avg(m, "output_token_throughput", false, what, line, &p->meas[VM_TPUT], err))) return rc;
+  if ((rc = gp_avg(m, "request_count", false, what, line, &count, err))) return rc;
+  if (isnan(count) && (rc = gp_avg(res, "request_count", false, what, line, &count, err))) return rc;
+  if ((rc = gp_avg(m, "input_sequence_length", false, what, line, &isl, err))) return rc;
+  if ((rc = gp_avg(m, "output_sequence_length", false, what, line, &osl, err))) return rc;
+  const cJSON *wl = jget(scj, "workload");
+  if (isnan(count)) count = gp_input(res, "request_count");
+  if (isnan(count) && jget(wl, "num_prompts")) count = (double)sc->gen.num_prompts;
+  if (isnan(count) || count != floor(count) || count > 1e8)
+    return sim_errf(err, SIM_EINPUT,
+                    "%s:%d: result: no request_count (an integer): give scenario.workload.num_prompts", what, line);
+  p->num_prompts = (uint64_t)count;
+  double conc = gp_input(res, "concurrency");
+  if (isnan(conc) && sc->max_concurrency) conc = sc->max_concurrency;
+  p->concurrency = isnan(conc) ? 0 : (uint32_t)conc;
+  double rate = gp_input(res, "request_rate");
+  if (isnan(rate) && jget(wl, "request_rate")) rate = sc->gen.request_rate;
+  p->request_rate = isnan(rate) ? INFINITY : rate;
+  if (jget(wl, "burstiness")) p->burstiness = sc->gen.burstiness;
+  if (isnan(isl) && jget(wl, "random_input_len")) isl = sc->gen.input.len;
+  if (isnan(osl) && jget(wl, "random_output_len")) osl = sc->gen.output.len;
+  if (isnan(isl) || isnan(osl))
+    return sim_errf(err, SIM_EINPUT,
+                    "%s:%d: result: no input_sequence_length / output_sequence_length: give "
+                    "scenario.workload.random_input_len and random_output_len",
+                    what, line);
+  p->isl = (uint32_t)floor(isl + 0.5), p->osl = (uint32_t)floor(osl + 0.5);
+  if (!p->isl || !p->osl) return sim_errf(err, SIM_EINPUT, "%s:%d: result: mean lengths round to 0 tokens", what, line);
+  if (isnan(p->meas[VM_TTFT]) && isnan(p->meas[VM_TPOT]) && isnan(p->meas[VM_TPUT]))
+    return sim_errf(err, SIM_EINPUT,
+                    "%s:%d: result: none of time_to_first_token, inter_token_latency, output_token_throughput", what,
+                    line);
+  vfmt(p->group, sizeof p->group, "user/%s/%s/%s/tp%u", model_short(p->model), p->gpu, p->engine, p->tp);
+  return SIM_OK;
+}
+
 static int user_record(vset *s, const cJSON *rec, const char *what, int line, int k, sim_err *err) {
   if (!cJSON_IsObject(rec)) return sim_errf(err, SIM_EINPUT, "%s:%d: record %d: expected an object", what, line, k);
   for (const cJSON *it = rec->child; it; it = it->next)
@@ -592,6 +737,20 @@ static int user_record(vset *s, const cJSON *rec, const char *what, int line, in
     gpu_cfg g;
     engine_cfg e;
     sim_err ce = {0, ""};
+    /* a Hugging Face id or benchmark label resolves like the tables' (vresolve.c) */
+    if (cfg_model_load(&m, sc->model, &ce)) {
+      const char *mm = vres_model(vset_resolver(s), sc->model, NULL, 0);
+      if (mm) vfmt(sc->model, sizeof sc->model, "%s", mm);
+    }
+    if (cfg_gpu_load(&g, sc->gpu, &ce)) {
+      const char *gg = vres_gpu(vset_resolver(s), sc->gpu);
+      if (gg) vfmt(sc->gpu, sizeof sc->gpu, "%s", gg);
+    }
+    if (cfg_engine_load(&e, sc->engine, &ce)) {
+      const char *ee = vres_engine(vset_resolver(s), sc->engine);
+      if (ee) vfmt(sc->engine, sizeof sc->engine, "%s", ee);
+    }
+    ce.code = 0, ce.msg[0] = 0;
     if (cfg_model_load(&m, sc->model, &ce) || cfg_gpu_load(&g, sc->gpu, &ce) || cfg_engine_load(&e, sc->engine, &ce)) {
       free(sc);
       return sim_errf(err, SIM_EINPUT, "%s:%d: scenario: %s", what, line, ce.msg);
@@ -609,6 +768,8 @@ static int user_record(vset *s, const cJSON *rec, const char *what, int line, in
   set_str(p->gpu, sizeof p->gpu, sc->gpu);
   set_str(p->engine, sizeof p->engine, sc->engine);
   p->tp = sc->deploy.tp ? sc->deploy.tp : 1;
+  p->pp = sc->deploy.pp ? sc->deploy.pp : 1;
+  if (jget(res, "time_to_first_token") || jget(res, "llm_metrics")) return user_genai(p, sc, scj, res, what, line, err);
   /* the workload, from the result */
   double np, mc, burst, completed, tin, tout;
   if ((rc = jpos(res, "num_prompts", what, line, "result.", &np, err))) return rc;

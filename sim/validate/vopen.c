@@ -397,7 +397,8 @@ static void rebuild_lengths(vopen_run *r, const vstage_out *o) {
 
 static void add_points(vset *s, const vopen_run *r, uint32_t tp, const vstage_out *o, double meas[][VM_COUNT],
                        const char *skip) {
-  const char *why = NULL, *model = vdata_map_model(r->model_label, &why);
+  char why[320];
+  const char *model = vres_model(vset_resolver(s), r->model_label, why, sizeof why);
   model_cfg mc;
   sim_err me = {0, ""};
   bool model_ok = model && !cfg_model_load(&mc, model, &me);
@@ -425,8 +426,8 @@ static void add_points(vset *s, const vopen_run *r, uint32_t tp, const vstage_ou
     p->staged->meas.kept_up = vstage_kept_up(o[k].served_rate, r->rate_per_s[k], meas[k][VM_TTFT_P99], r->duration_s[k]);
     p->staged->pred.served_rate = p->staged->pred.mean_input_tokens = NAN;
     if (skip[0]) vfmt(p->skip, sizeof p->skip, "%s", skip);
-    else if (!model && why) vfmt(p->skip, sizeof p->skip, "%s: %s", r->model_label, why);
-    else if (!model) vfmt(p->skip, sizeof p->skip, "no servesim model config for %s", r->model_label);
+    else if (!model && why[0]) vfmt(p->skip, sizeof p->skip, "%s: %s", r->model_label, why);
+    else if (!model) vfmt(p->skip, sizeof p->skip, "no servesim model config for %s (add one with --models DIR)", r->model_label);
     else if (!model_ok) vfmt(p->skip, sizeof p->skip, "model %s: %s", model, me.msg);
   }
 }

@@ -45,7 +45,7 @@ const char *vmetric_name(vmetric m) {
 }
 
 const char *vgroup_name(vgroup_by g) {
-  static const char *const n[VG_COUNT] = {"source", "gpu", "engine", "tp", "shape"};
+  static const char *const n[VG_COUNT] = {"source", "gpu", "engine", "tp", "shape", "model", "version", "loop"};
   return (unsigned)g < VG_COUNT ? n[g] : "?";
 }
 
@@ -182,6 +182,20 @@ void vcliff_count(const vset *s, vfilter f, const void *arg, vcliff *out, uint8_
 
 /* ---- group keys -------------------------------------------------------------------- */
 
+/* How a shape drives the server: a closed loop of clients, an open loop of
+ * timed arrivals (a user's run or an inference-perf stage), one offline
+ * burst, one static batch. */
+const char *vloop_name(vshape s) {
+  switch (s) {
+  case VSHAPE_CLOSED: return "closed";
+  case VSHAPE_OPEN: return "open";
+  case VSHAPE_STAGED: return "open";
+  case VSHAPE_OFFLINE: return "offline";
+  case VSHAPE_STATIC: return "static";
+  default: return "?";
+  }
+}
+
 static void group_key(const vpoint *p, vgroup_by g, char *buf, size_t n) {
   switch (g) {
   case VG_SOURCE: vfmt(buf, n, "%s", vsource_name(p->src)); break;
@@ -189,6 +203,17 @@ static void group_key(const vpoint *p, vgroup_by g, char *buf, size_t n) {
   case VG_ENGINE: vfmt(buf, n, "%s", p->engine[0] ? p->engine : "?"); break;
   case VG_TP: vfmt(buf, n, "tp%u", p->tp); break;
   case VG_SHAPE: vfmt(buf, n, "%s", vshape_name(p->shape)); break;
+  case VG_MODEL: {
+    const char *b = strrchr(p->model, '/'), *m = b ? b + 1 : p->model;
+    size_t len = strlen(m);
+    if (len > 5 && !strcmp(m + len - 5, ".json")) len -= 5;
+    vfmt(buf, n, "%.*s", (int)len, len ? m : "?");
+    break;
+  }
+  case VG_VERSION:
+    vfmt(buf, n, "%s@%s", p->engine[0] ? p->engine : "?", p->engine_version[0] ? p->engine_version : "default");
+    break;
+  case VG_LOOP: vfmt(buf, n, "%s", vloop_name(p->shape)); break;
   default: vfmt(buf, n, "?");
   }
 }
@@ -220,6 +245,8 @@ static int group_keys(const vset *s, vgroup_by g, char keys[][96], int max) {
   }
   return n;
 }
+
+#define VREPORT_METHODS_MAX 12 /* the text names each point's method up to this many points */
 
 /* ---- text ---------------------------------------------------------------------------- */
 
@@ -253,13 +280,15 @@ static void fmt_val(char *b, size_t n, double v) {
   else vfmt(b, n, "%.2f", v);
 }
 
-static void stats_line(FILE *f, const char *label, const verr_stats *st) {
+/* minp: fewer points than this are flagged (--min-points). */
+static void stats_line(FILE *f, const char *label, const verr_stats *st, size_t minp) {
   if (!st->n) {
     fprintf(f, "  %-34s %5s\n", label, "0");
     return;
   }
-  fprintf(f, "  %-34s %5zu %9.1f%% %9.1f%% %+9.1f%%   %7.1f%%  %s\n", label, st->n, st->median_abs, st->mean_abs,
-          st->median_signed, st->worst_abs, st->worst ? st->worst->id : "");
+  fprintf(f, "  %-34s %5zu %9.1f%% %9.1f%% %+9.1f%%   %7.1f%%  %s%s\n", label, st->n, st->median_abs, st->mean_abs,
+          st->median_signed, st->worst_abs, st->worst ? st->worst->id : "",
+          st->n < minp ? "  [too few points to judge]" : "");
 }
 
 static void stats_header(FILE *f, const char *title) {
@@ -268,7 +297,7 @@ static void stats_header(FILE *f, const char *title) {
 }
 
 static void summary_block(FILE *f, const vset *s, const char *title, vfilter flt, const void *arg,
-                          const vmetric *ms, size_t n_ms) {
+                          const vmetric *ms, size_t n_ms, size_t minp) {
   stats_header(f, title);
   for (size_t i = 0; i < n_ms; i++) {
     verr_stats st;
@@ -276,7 +305,7 @@ static void summary_block(FILE *f, const vset *s, const char *title, vfilter flt
     if (!st.n) continue;
     char label[64];
     vfmt(label, sizeof label, "%s", vmetric_name(ms[i]));
-    stats_line(f, label, &st);
+    stats_line(f, label, &st, minp);
   }
 }
 
@@ -329,7 +358,7 @@ static void text_groups(const vset *s, const vreport_opts *o, FILE *f) {
           if (!st.n) continue;
           char label[128];
           vfmt(label, sizeof label, "%s%s %s", keys[k], staged ? " stages" : "", vmetric_name(ms[i]));
-          stats_line(f, label, &st);
+          stats_line(f, label, &st, o->min_points);
         }
       }
   }
@@ -338,11 +367,11 @@ static void text_groups(const vset *s, const vreport_opts *o, FILE *f) {
 /* The open-loop stages: their summary (any that ran), then the kept-up counts
  * and how each run is reproduced (once per run: its last stage in the set,
  * whose rebuilt workload holds the earlier ones). */
-static void text_stages_summary(const vset *s, FILE *f) {
+static void text_stages_summary(const vset *s, FILE *f, size_t minp) {
   summary_block(f, s,
                 "Open-loop stages (inference-perf runs; over each stage's requests answered within the client timeout; "
                 "not in the summaries above):",
-                vfilter_staged, NULL, STAGE_METRICS, SIM_ARRAY_LEN(STAGE_METRICS));
+                vfilter_staged, NULL, STAGE_METRICS, SIM_ARRAY_LEN(STAGE_METRICS), minp);
 }
 
 static void text_stages_tail(const vset *s, FILE *f) {
@@ -395,20 +424,29 @@ void vreport_text(const vset *s, const vreport_opts *o, FILE *f) {
   for (int i = 0; i < s->n_notes; i++) fprintf(f, "  %s\n", s->notes[i]);
   if (o && o->title) fprintf(f, "  parameters: %s\n", o->title);
   uint8_t *side = sim_calloc(s->n ? s->n : 1, 1);
+  size_t minp = o ? o->min_points : 0;
   vcliff cl;
   vcliff_count(s, NULL, NULL, &cl, side);
   if (!o || o->table) text_table(s, side, f);
+  if (s->n <= VREPORT_METHODS_MAX) { /* a small selection (--only): how each point is redone */
+    fprintf(f, "\nHow each point is reproduced:\n");
+    for (size_t i = 0; i < s->n; i++) {
+      char m[3000];
+      vpoint_method(&s->pts[i], o ? o->ov : NULL, m, sizeof m);
+      fprintf(f, "  %s: %s\n", s->pts[i].id, m);
+    }
+  }
   /* the targets: closed-loop points */
   summary_block(f, s, "Closed-loop points (targets: median |error| <= 15% TTFT, <= 10% TPOT and throughput):",
-                vfilter_closed, NULL, BASE_METRICS, SIM_ARRAY_LEN(BASE_METRICS));
+                vfilter_closed, NULL, BASE_METRICS, SIM_ARRAY_LEN(BASE_METRICS), minp);
   bool t = true;
   bool any_train = false;
   for (size_t i = 0; i < s->n; i++) any_train |= s->pts[i].train;
   if (any_train) {
     summary_block(f, s, "Training subset (the fit saw these):", vfilter_train, &t, ALL_METRICS,
-                  SIM_ARRAY_LEN(ALL_METRICS));
+                  SIM_ARRAY_LEN(ALL_METRICS), minp);
     summary_block(f, s, "Held-out points (everything else):", vfilter_held_out, NULL, ALL_METRICS,
-                  SIM_ARRAY_LEN(ALL_METRICS));
+                  SIM_ARRAY_LEN(ALL_METRICS), minp);
   }
   for (int sh = 0; sh < VSHAPE_COUNT; sh++) {
     vshape v = (vshape)sh;
@@ -417,9 +455,9 @@ void vreport_text(const vset *s, const vreport_opts *o, FILE *f) {
     if (!any || v == VSHAPE_CLOSED || v == VSHAPE_STAGED) continue;
     char title[96];
     vfmt(title, sizeof title, "%s points:", vshape_name(v));
-    summary_block(f, s, title, vfilter_shape, &v, BASE_METRICS, SIM_ARRAY_LEN(BASE_METRICS));
+    summary_block(f, s, title, vfilter_shape, &v, BASE_METRICS, SIM_ARRAY_LEN(BASE_METRICS), minp);
   }
-  if (n_staged) text_stages_summary(s, f);
+  if (n_staged) text_stages_summary(s, f, minp);
   text_groups(s, o, f);
   fprintf(f,
           "\nSaturation cliffs (closed loop; on the cliff = TTFT > %.0fx the TTFT at the next lower concurrency of "
@@ -467,9 +505,10 @@ static void jnum(cJSON *o, const char *k, double v) {
   cJSON_AddRawToObject(o, k, buf);
 }
 
-static cJSON *stats_json(const verr_stats *st) {
+static cJSON *stats_json(const verr_stats *st, size_t minp) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "n", (double)st->n);
+  if (minp) cJSON_AddBoolToObject(o, "too_few_points", st->n < minp);
   jnum(o, "median_abs_pct", st->median_abs);
   jnum(o, "mean_abs_pct", st->mean_abs);
   jnum(o, "median_signed_pct", st->median_signed);
@@ -479,12 +518,12 @@ static cJSON *stats_json(const verr_stats *st) {
   return o;
 }
 
-static cJSON *block_json(const vset *s, vfilter f, const void *arg, const vmetric *ms, size_t n_ms) {
+static cJSON *block_json(const vset *s, vfilter f, const void *arg, const vmetric *ms, size_t n_ms, size_t minp) {
   cJSON *o = cJSON_CreateObject();
   for (size_t i = 0; i < n_ms; i++) {
     verr_stats st;
     verr_summarize(s, ms[i], f, arg, &st);
-    cJSON_AddItemToObject(o, vmetric_name(ms[i]), stats_json(&st));
+    cJSON_AddItemToObject(o, vmetric_name(ms[i]), stats_json(&st, minp));
   }
   return o;
 }
@@ -498,7 +537,7 @@ static bool group_has(const vset *s, const gkey_arg *ga) {
 
 /* by_group (every point but the open-loop stages, as before them) or
  * by_group_open_loop_stages (staged). */
-static cJSON *groups_json(const vset *s, bool staged) {
+static cJSON *groups_json(const vset *s, bool staged, size_t minp) {
   cJSON *bg = cJSON_CreateObject();
   for (int g = 0; g < VG_COUNT; g++) {
     cJSON *go = cJSON_AddObjectToObject(bg, vgroup_name((vgroup_by)g));
@@ -508,30 +547,30 @@ static cJSON *groups_json(const vset *s, bool staged) {
       gkey_arg ga = {(vgroup_by)g, keys[k], staged};
       if (!group_has(s, &ga)) continue;
       cJSON_AddItemToObject(go, keys[k],
-                            staged ? block_json(s, vfilter_group, &ga, STAGE_METRICS, SIM_ARRAY_LEN(STAGE_METRICS))
-                                   : block_json(s, vfilter_group, &ga, BASE_METRICS, SIM_ARRAY_LEN(BASE_METRICS)));
+                            staged ? block_json(s, vfilter_group, &ga, STAGE_METRICS, SIM_ARRAY_LEN(STAGE_METRICS), minp)
+                                   : block_json(s, vfilter_group, &ga, BASE_METRICS, SIM_ARRAY_LEN(BASE_METRICS), minp));
     }
   }
   return bg;
 }
 
-static void summary_json(const vset *s, cJSON *sum) {
+static void summary_json(const vset *s, cJSON *sum, size_t minp) {
   const size_t nb = SIM_ARRAY_LEN(BASE_METRICS), ns = SIM_ARRAY_LEN(STAGE_METRICS);
-  cJSON_AddItemToObject(sum, "closed_loop", block_json(s, vfilter_closed, NULL, BASE_METRICS, nb));
+  cJSON_AddItemToObject(sum, "closed_loop", block_json(s, vfilter_closed, NULL, BASE_METRICS, nb, minp));
   bool t = true;
   const size_t na = SIM_ARRAY_LEN(ALL_METRICS);
-  cJSON_AddItemToObject(sum, "train", block_json(s, vfilter_train, &t, ALL_METRICS, na));
-  cJSON_AddItemToObject(sum, "held_out", block_json(s, vfilter_held_out, NULL, ALL_METRICS, na));
+  cJSON_AddItemToObject(sum, "train", block_json(s, vfilter_train, &t, ALL_METRICS, na, minp));
+  cJSON_AddItemToObject(sum, "held_out", block_json(s, vfilter_held_out, NULL, ALL_METRICS, na, minp));
   cJSON *bs = cJSON_AddObjectToObject(sum, "by_shape");
   for (int sh = 0; sh < VSHAPE_COUNT; sh++) {
     vshape v = (vshape)sh;
     bool st = v == VSHAPE_STAGED;
     cJSON_AddItemToObject(bs, vshape_name(v), block_json(s, vfilter_shape, &v, st ? STAGE_METRICS : BASE_METRICS,
-                                                         st ? ns : nb));
+                                                         st ? ns : nb, minp));
   }
-  cJSON_AddItemToObject(sum, "by_group", groups_json(s, false));
-  cJSON_AddItemToObject(sum, "open_loop_stages", block_json(s, vfilter_staged, NULL, STAGE_METRICS, ns));
-  cJSON_AddItemToObject(sum, "by_group_open_loop_stages", groups_json(s, true));
+  cJSON_AddItemToObject(sum, "by_group", groups_json(s, false, minp));
+  cJSON_AddItemToObject(sum, "open_loop_stages", block_json(s, vfilter_staged, NULL, STAGE_METRICS, ns, minp));
+  cJSON_AddItemToObject(sum, "by_group_open_loop_stages", groups_json(s, true, minp));
   vkept k;
   vkept_count(s, &k);
   cJSON *kj = cJSON_AddObjectToObject(sum, "kept_up");
@@ -586,7 +625,7 @@ static cJSON *stage_json(const vpoint *p) {
   return j;
 }
 
-static cJSON *point_json(const vpoint *p, uint8_t side) {
+static cJSON *point_json(const vpoint *p, uint8_t side, const voverrides *ov) {
   cJSON *e = cJSON_CreateObject();
   cJSON_AddStringToObject(e, "id", p->id);
   cJSON_AddStringToObject(e, "where", p->where);
@@ -625,7 +664,13 @@ static cJSON *point_json(const vpoint *p, uint8_t side) {
     jnum(e, "mean_queue_ms", p->pred_queue_ms);
     cJSON_AddNumberToObject(e, "preemptions", (double)p->pred_preemptions);
   }
-  if (p->staged) cJSON_AddItemToObject(e, "stage", stage_json(p));
+  if (p->staged) {
+    cJSON_AddItemToObject(e, "stage", stage_json(p));
+  } else {
+    char m[3000];
+    vpoint_method(p, ov, m, sizeof m);
+    cJSON_AddStringToObject(e, "method", m);
+  }
   return e;
 }
 
@@ -637,7 +682,7 @@ int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
   cJSON *notes = cJSON_AddArrayToObject(root, "sources");
   for (int i = 0; i < s->n_notes; i++) cJSON_AddItemToArray(notes, cJSON_CreateString(s->notes[i]));
   cJSON *sum = cJSON_AddObjectToObject(root, "summary");
-  summary_json(s, sum);
+  summary_json(s, sum, o ? o->min_points : 0);
   uint8_t *side = sim_calloc(s->n ? s->n : 1, 1);
   vcliff cl;
   vcliff_count(s, NULL, NULL, &cl, side);
@@ -653,7 +698,7 @@ int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
   for (size_t i = 0; i < s->n; i++) {
     const vpoint *p = &s->pts[i];
     counts[p->skip[0] ? 2 : p->fail[0] ? 1 : 0]++;
-    cJSON_AddItemToArray(pts, point_json(p, side[i]));
+    cJSON_AddItemToArray(pts, point_json(p, side[i], o ? o->ov : NULL));
   }
   cJSON *cnt = cJSON_AddObjectToObject(sum, "points");
   cJSON_AddNumberToObject(cnt, "total", (double)s->n);
@@ -668,7 +713,7 @@ int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
 
 /* Columns: the base metrics, `where`, then the open-loop stages' columns
  * (empty for other points), so the columns before them are as they were. */
-int vreport_csv(const vset *s, FILE *f, sim_err *err) {
+int vreport_csv(const vset *s, const voverrides *ov, FILE *f, sim_err *err) {
   fprintf(f, "id,source,shape,model,gpu,engine,tp,weight_dtype,kv_cache_dtype,isl,osl,concurrency,num_prompts,train,"
              "status,reason");
   for (int m = 0; m < VM_BASE_COUNT; m++)
@@ -696,7 +741,10 @@ int vreport_csv(const vset *s, FILE *f, sim_err *err) {
     outfmt_csv_str(f, p->where);
     const vstaged *st = p->staged;
     if (!st) {
-      fputs(",,,,,,,,,,,,,", f); /* the 13 stage columns, empty */
+      fputs(",,,,,,,,,,,,,", f); /* the 12 stage columns, empty, then the method */
+      char m[3000];
+      vpoint_method(p, ov, m, sizeof m);
+      outfmt_csv_str(f, m);
     } else {
       fprintf(f, ",%u", st->stage);
       outfmt_csv_num(f, st->run.rate_per_s[st->stage]);

@@ -112,6 +112,7 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
     if (p->kernel_version[0]) vfmt(sc->profile, sizeof sc->profile, "%s_%s-%s", p->gpu, p->engine, p->kernel_version);
     else vfmt(sc->profile, sizeof sc->profile, "auto");
     sc->deploy.tp = p->tp;
+    sc->deploy.pp = p->pp;
     sc->deploy.act_dtype = p->act_dtype, sc->deploy.act_dtype_set = true;
     sc->deploy.weight_dtype = p->weight_dtype, sc->deploy.weight_dtype_set = true;
     sc->deploy.kv_dtype = p->kv_dtype, sc->deploy.kv_dtype_set = true;
@@ -208,6 +209,86 @@ static void source_engine_facts(const vpoint *p, engine_cfg *e, deploy_cfg *d) {
     break;
   default: break;
   }
+}
+
+/* The facts source_engine_facts applies, in words. */
+static const char *source_facts_text(const vpoint *p) {
+  if (p->user_sc) return "";
+  bool trt = !strcmp(p->engine, "trtllm");
+  switch (p->src) {
+  case VSRC_AIC:
+    return trt ? "; TensorRT-LLM as AIConfigurator ran it: chunked prefill off (--no-enable-chunked-prefill), KV pool "
+                 "0.9 of the memory left after the weights (free_gpu_memory_fraction; no run flag)"
+               : "";
+  case VSRC_TRT_OVERVIEW:
+    return "; trtllm-bench as it ran: no overlap scheduler (--no-async-scheduling), chunked prefill off "
+           "(--no-enable-chunked-prefill), no HTTP frontend (engine file frontend_latency_us 0; no run flag)";
+  case VSRC_STATIC_BATCH:
+    return "; gptSessionBenchmark as it ran: no overlap scheduler (--no-async-scheduling), no HTTP frontend and no "
+           "CUDA graphs (engine file frontend_latency_us 0, cuda_graph_max_batch 0; no run flag), the whole device "
+           "for the KV cache (--gpu-memory-utilization 1)";
+  default: return "";
+  }
+}
+
+void vpoint_method(const vpoint *p, const voverrides *ov, char *buf, size_t n) {
+  if (p->shape == VSHAPE_STAGED) {
+    vstage_method(p, NULL, buf, n);
+    return;
+  }
+  scenario *sc = sim_malloc(sizeof *sc);
+  vpoint_scenario(p, ov, sc);
+  const gen_params *g = &sc->gen;
+  char what[320];
+  switch (p->shape) {
+  case VSHAPE_CLOSED:
+    vfmt(what, sizeof what,
+         "closed loop: %u clients, %llu requests (10 per client) of %u prompt tokens and %u output tokens uniform in "
+         "+-%g%% (prompts fixed), TTFT from slot acquisition, prefix caching off",
+         p->concurrency, (unsigned long long)p->num_prompts, p->isl, p->osl, 100 * g->output.range_ratio);
+    break;
+  case VSHAPE_OFFLINE:
+    vfmt(what, sizeof what, "offline: %llu requests of %u + %u tokens at t=0, no client limit",
+         (unsigned long long)p->num_prompts, p->isl, p->osl);
+    break;
+  case VSHAPE_STATIC:
+    vfmt(what, sizeof what,
+         "static batch: one batch of %u identical requests of %u + %u tokens, prefilled in one step and decoded "
+         "together",
+         p->concurrency, p->isl, p->osl);
+    break;
+  default:
+    vfmt(what, sizeof what, "open loop (your run): %llu requests at %g req/s (burstiness %g)%s, lengths %s",
+         (unsigned long long)p->num_prompts, p->request_rate, p->burstiness,
+         p->concurrency ? ", client slots as max_concurrency" : "",
+         p->in_lens ? "per request from the result" : "the result's means");
+    break;
+  }
+  char cmd[1400], opt[256];
+  size_t k = (size_t)snprintf(cmd, sizeof cmd, "servesim run --model %s --gpu %s --engine %s --profile %s --tp %u",
+                              sc->model, sc->gpu, sc->engine, sc->profile[0] ? sc->profile : "auto",
+                              sc->deploy.tp ? sc->deploy.tp : 1);
+#define ADDO(...)                                                        do {                                                                     snprintf(opt, sizeof opt, __VA_ARGS__);                                if (k < sizeof cmd) k += (size_t)snprintf(cmd + k, sizeof cmd - k, "%s", opt);   } while (0)
+  if (sc->deploy.pp > 1) ADDO(" --pp %u", sc->deploy.pp);
+  if (!p->user_sc) {
+    ADDO(" --dtype %s --quantization %s --kv-cache-dtype %s", dtype_name(sc->deploy.act_dtype),
+         sc->deploy.weight_dtype == sc->deploy.act_dtype ? "none" : dtype_name(sc->deploy.weight_dtype),
+         sc->deploy.kv_dtype == sc->deploy.act_dtype ? "auto" : dtype_name(sc->deploy.kv_dtype));
+    ADDO(" --no-enable-prefix-caching");
+  } else {
+    ADDO(" (the rest of the deployment: your scenario)");
+  }
+  if (sc->deploy.max_num_seqs) ADDO(" --max-num-seqs %u", sc->deploy.max_num_seqs);
+  if (sc->deploy.max_num_batched_tokens) ADDO(" --max-num-batched-tokens %u", sc->deploy.max_num_batched_tokens);
+  ADDO(" --num-prompts %llu --random-input-len %u --random-output-len %u", (unsigned long long)g->num_prompts, p->isl,
+       p->osl);
+  if (g->output.range_ratio > 0) ADDO(" --output-range-ratio %g", g->output.range_ratio);
+  if (isinf(g->request_rate)) ADDO(" --request-rate inf");
+  else ADDO(" --request-rate %g --burstiness %g", g->request_rate, g->burstiness);
+  if (sc->max_concurrency) ADDO(" --max-concurrency %u", sc->max_concurrency);
+#undef ADDO
+  vfmt(buf, n, "%s%s. Redo: %s", what, source_facts_text(p), cmd);
+  free(sc);
 }
 
 /* ---- one run ----------------------------------------------------------------------- */

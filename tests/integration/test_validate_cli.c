@@ -106,8 +106,16 @@ Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout 
   char d[2048], path[4200];
   snprintf(d, sizeof d, "%s", dir);
   size_t want[5];
-  snprintf(path, sizeof path, "%s/aic_silicon_llama31_70b.csv", d);
-  want[0] = count_lines(path) - 1;
+  want[0] = 0; /* every AIConfigurator sample (aic_silicon_*.csv): read by content, all models */
+  DIR *dd = opendir(d);
+  cr_assert(dd != NULL);
+  for (struct dirent *e; (e = readdir(dd)) != NULL;) {
+    size_t n = strlen(e->d_name);
+    if (strncmp(e->d_name, "aic_silicon_", 12) || n < 4 || strcmp(e->d_name + n - 4, ".csv")) continue;
+    snprintf(path, sizeof path, "%s/%s", d, e->d_name);
+    want[0] += count_lines(path) - 1;
+  }
+  closedir(dd);
   snprintf(path, sizeof path, "%s/trtllm_v0.14_perf_overview_llama31_70b.csv", d);
   want[1] = count_offline_cells(path);
   snprintf(path, sizeof path, "%s/trtllm090_static_batch_llama2_70b.csv", d);
@@ -142,6 +150,10 @@ Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout 
     if (!strcmp(s, "inference_perf")) {
       const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "stage"), "method");
       cr_assert(cJSON_IsString(m) && strstr(m->valuestring, "servesim run --trace"), "%s: no reproduction method", id);
+    } else {
+      const cJSON *m = cJSON_GetObjectItemCaseSensitive(p, "method");
+      cr_assert(cJSON_IsString(m) && strstr(m->valuestring, "Redo: servesim run --model"), "%s: no reproduction method",
+                id);
     }
     if (!strcmp(status, "predicted")) {
       predicted++;
@@ -288,6 +300,61 @@ Test(validate_cli, own_run_validates_with_no_error) {
   cJSON_Delete(root);
 }
 
+/* Measurements of another model, under any file name in a directory, with its
+ * config from a --models directory: predicted; the per-point method's
+ * `servesim run` command redoes the prediction; groups by model, version
+ * and loop, with summaries of too few points flagged. */
+Test(validate_cli, any_model_any_file_and_the_redo_command) {
+  const char *dir = tu_tmpdir(), *mdir = tu_tmpdir();
+  char path[1024], args[4096];
+  snprintf(path, sizeof path, "%s/Qwen--Qwen3-8B.json", mdir);
+  cr_assert(tu_write_table(path,
+                           "{\"model_type\": \"qwen3\", \"hidden_size\": 4096, \"intermediate_size\": 12288, "
+                           "\"num_hidden_layers\": 36, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                           "\"head_dim\": 128, \"vocab_size\": 151936, \"max_position_embeddings\": 40960, "
+                           "\"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\"}",
+                           false));
+  snprintf(path, sizeof path, "%s/week48/bench-results.csv", dir);
+  cr_assert(tu_write_table(
+      path,
+      "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+      "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,"
+      "silicon_tpot_ms\n"
+      "q1,silicon_concurrency=4,vllm,0.15.1,Qwen/Qwen3-8B,h100_sxm,bf16,agg,512,64,bfloat16,,4,1,,,,,40,9\n"
+      "q2,silicon_concurrency=8,vllm,0.15.1,Qwen/Qwen3-8B,h100_sxm,bf16,agg,512,64,bfloat16,,8,1,,,,,45,10\n"
+      "q3,silicon_concurrency=8,vllm,0.15.1,Qwen/Qwen3-235B-A22B,h100_sxm,bf16,agg,512,64,bfloat16,,8,1,,,,,45,10\n",
+      false));
+  snprintf(args, sizeof args,
+           "validate --measurements '%s' --models '%s' --group-by model,version,loop --min-points 3 --json -", dir,
+           mdir);
+  int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "%s", err);
+  cr_assert(strstr(err, "3 points: 2 predicted, 0 failed, 1 skipped"), "%s", err);
+  cr_assert(strstr(err, "By model:") && strstr(err, "Qwen--Qwen3-8B ttft_ms") && strstr(err, "By version:") &&
+                strstr(err, "vllm@0.15.1") && strstr(err, "By loop:") && strstr(err, "[too few points to judge]"),
+            "%s", err);
+  cr_assert(strstr(err, "no servesim model config for Qwen/Qwen3-235B-A22B"), "%s", err);
+  cJSON *root = cJSON_Parse(out);
+  cr_assert(root != NULL);
+  const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "points"), 0);
+  cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(p, "status")->valuestring, "predicted");
+  double ttft = jget_num(p, "predicted", "ttft_ms", NULL), tpot = jget_num(p, "predicted", "tpot_ms", NULL);
+  const char *m = cJSON_GetObjectItemCaseSensitive(p, "method")->valuestring;
+  const char *redo = strstr(m, "Redo: servesim ");
+  cr_assert(redo, "%s", m);
+  char cmd[3000];
+  snprintf(cmd, sizeof cmd, "%s", redo + strlen("Redo: servesim "));
+  cJSON_Delete(root);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s: %s", cmd, err);
+  double run_ttft = NAN, run_tpot = NAN;
+  const char *t = strstr(out, "Mean TTFT (ms):"), *q = strstr(out, "Mean TPOT (ms):");
+  cr_assert(t && q, "%s", out);
+  sscanf(t + strlen("Mean TTFT (ms):"), "%lf", &run_ttft);
+  sscanf(q + strlen("Mean TPOT (ms):"), "%lf", &run_tpot);
+  cr_assert(fabs(run_ttft - ttft) <= 0.01 + 1e-4 * ttft, "redo TTFT %g vs validate %g (%s)", run_ttft, ttft, cmd);
+  cr_assert(fabs(run_tpot - tpot) <= 0.01 + 1e-4 * tpot, "redo TPOT %g vs validate %g (%s)", run_tpot, tpot, cmd);
+}
+
 Test(validate_cli, help_lists_the_options) {
   cr_assert_eq(tu_run_cli("validate --help", out, sizeof out, err, sizeof err), 0, "%s", err);
   cr_assert(strstr(out, "usage") && strstr(out, "--measurements") && strstr(out, "--fit") &&
@@ -310,7 +377,7 @@ Test(validate_cli, bad_input_exits_2_with_a_precise_message) {
   cr_assert_eq(tu_run_cli("validate --data . --param trtllm.frontend_latency_us=1e12", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "frontend_latency_us=1e12") && strstr(err, "one hour"), "%s", err);
   cr_assert_eq(tu_run_cli("validate --data .", out, sizeof out, err, sizeof err), 2, "no known file in the source root");
-  cr_assert(strstr(err, "none of the known validation files"), "%s", err);
+  cr_assert(strstr(err, "no measurements found"), "%s", err);
   const char *bad = tu_tmpfile(".json", "[\n {\"scenario\": {\"model\": \"llama-3.1-8b\"},\n  \"result\": "
                                         "{\"num_prompts\": -4, \"mean_ttft_ms\": 3}}\n]\n");
   char args[1024];

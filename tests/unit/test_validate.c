@@ -99,7 +99,8 @@ Test(validate_read, aic_unrepresentable_rows_are_skipped_with_a_reason) {
   sim_err err = {0, ""};
   cr_assert_eq(vdata_parse_aic(&s, text, "x.csv", &err), 0, "%s", err.msg);
   cr_assert_eq(s.n, 4, "skipped rows stay in the set");
-  cr_assert(strstr(s.pts[0].skip, "pipeline"), "%s", s.pts[0].skip);
+  cr_assert_eq(s.pts[0].skip[0], 0, "pipeline parallelism is modelled: %s", s.pts[0].skip);
+  cr_assert_eq(s.pts[0].pp, 2);
   cr_assert(strstr(s.pts[1].skip, "GPU config"), "%s", s.pts[1].skip);
   cr_assert(strstr(s.pts[2].skip, "engine"), "%s", s.pts[2].skip);
   cr_assert(strstr(s.pts[3].skip, "disagg"), "%s", s.pts[3].skip);
@@ -113,16 +114,149 @@ Test(validate_read, aic_malformed_rows_name_file_line_and_field) {
   expect_error(vdata_parse_aic, text, "x.csv:3:", "isl");
   snprintf(text, sizeof text, "%s%sb,x,vllm,,m,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,-3,11\n", AIC_HEADER, good);
   expect_error(vdata_parse_aic, text, "x.csv:3:", "silicon_ttft_ms");
-  snprintf(text, sizeof text, "%s%sb,x,vllm,,m,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,0,1,1,80,11\n", AIC_HEADER, good);
+  snprintf(text, sizeof text, "%s%sb,x,vllm,,m,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,x,1,1,80,11\n", AIC_HEADER, good);
   expect_error(vdata_parse_aic, text, "x.csv:3:", "tp_size");
   snprintf(text, sizeof text, "%s%sb,x,vllm,,m,h100_sxm\n", AIC_HEADER, good);
   expect_error(vdata_parse_aic, text, "x.csv:3:", "fields");
-  snprintf(text, sizeof text, "%sb,silicon_concurrency=8,vllm,,m,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,80,11\n",
+  snprintf(text, sizeof text, "%sb,silicon_concurrency=x,vllm,,m,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,80,11\n",
            AIC_HEADER);
   expect_error(vdata_parse_aic, text, "x.csv:2:", "silicon_concurrency");
   expect_error(vdata_parse_aic, "id,isl\n1,2\n", "x.csv:1:", "required column");
   snprintf(text, sizeof text, "%sb,\"unterminated,vllm\n", AIC_HEADER);
   expect_error(vdata_parse_aic, text, "x.csv:2:", "quote");
+}
+
+/* The newer AIConfigurator rows (the full column set of the MoE sample): blank
+ * or 0 parallelism fields mean 1; with attention data parallelism batch_size
+ * is per rank and silicon_concurrency counts the clients; quantization modes
+ * servesim has no precision for, disaggregated rows, unrecorded versions and
+ * models without a config are skipped with the missing piece named, never an
+ * input error. */
+static const char *AIC_FULL_HEADER =
+    "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+    "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,prefill_batch_size,"
+    "prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,prefill_moe_tp_size,"
+    "prefill_moe_ep_size,decode_batch_size,decode_num_workers,decode_tp_size,decode_pp_size,"
+    "decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+#define AIC_TAIL ",,,,,,,,,,,,,,"
+
+Test(validate_read, aic_newer_rows_and_their_quirks) {
+  char text[8192];
+  snprintf(text, sizeof text,
+           "%s"
+           /* 2: blank parallelism fields, a Llama-3.1-8B id, B200 */
+           "a,silicon_concurrency=8,vllm,0.12.0,meta-llama/Meta-Llama-3.1-8B,b200_sxm,fp8,agg,1000,100,fp8,,8,,,,,"
+           AIC_TAIL ",50.5,7.25\n"
+           /* 3: attention DP 2: 144 per rank, 288 clients */
+           "b,silicon_concurrency=288,trtllm,1.0.0rc3,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1000,100,fp8,,144,8,1,2,8,1"
+           AIC_TAIL ",300,20\n"
+           /* 4: batch_size x attention_dp_size contradicts silicon_concurrency */
+           "c,silicon_concurrency=288,trtllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1000,100,fp8,,144,8,1,1,8,1"
+           AIC_TAIL ",300,20\n"
+           /* 5: fp8_block weights: FP8 */
+           "d,silicon_concurrency=4,vllm,0.18.0,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1000,100,fp8_block,,4,4,0,0,0,0"
+           AIC_TAIL ",90,12\n"
+           /* 6: nvfp4 weights */
+           "e,silicon_concurrency=4,vllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp4,agg,1000,100,nvfp4,nvfp4,4,4,1,1,4,1"
+           AIC_TAIL ",90,12\n"
+           /* 7: disaggregated, batch and tp blank (the prefill_ / decode_ columns hold them) */
+           "f,silicon_concurrency=16,trtllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,disagg,1000,100,fp8,,,,,,,"
+           AIC_TAIL ",90,12\n"
+           /* 8: a model no config declares */
+           "g,silicon_concurrency=4,vllm,0.12.0,Qwen/Qwen3-32B,h200_sxm,fp8,agg,1000,100,fp8,,4,2,1,1,2,1" AIC_TAIL
+           ",90,12\n"
+           /* 9: vLLM version unrecorded, measured while 0.11.0 was current */
+           "h,source_file=y.csv; measured=2025-10-29T00:00:00.000Z; silicon_concurrency=4,vllm,,meta-llama/"
+           "Llama-3.1-70B,h100_sxm,fp8,agg,1000,100,fp8,,4,2,1,1,2,1" AIC_TAIL ",90,12\n"
+           /* 10: ... and measured later: the engine file's version */
+           "i,measured=2026-03-01; silicon_concurrency=4,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1000,100,fp8,,"
+           "4,2,1,1,2,1" AIC_TAIL ",90,12\n"
+           /* 11: nothing measured */
+           "j,silicon_concurrency=4,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1000,100,fp8,,4,2,1,1,2,1" AIC_TAIL
+           ",,\n"
+           /* 12: expert parallelism */
+           "k,silicon_concurrency=4,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1000,100,fp8,,4,2,1,1,1,2" AIC_TAIL
+           ",90,12\n",
+           AIC_FULL_HEADER);
+  vset s;
+  vset_init(&s);
+  sim_err err = {0, ""};
+  cr_assert_eq(vdata_parse_aic(&s, text, "new.csv", &err), 0, "%s", err.msg);
+  cr_assert_eq(s.n, 11);
+  const vpoint *p = &s.pts[0];
+  cr_assert_eq(p->skip[0], 0, "%s", p->skip);
+  cr_assert_str_eq(p->model, "llama-3.1-8b", "resolved through the config's aliases");
+  cr_assert_str_eq(p->gpu, "b200", "b200_sxm is an alias of configs/gpus/b200.json");
+  cr_assert_eq(p->tp, 1, "blank tp_size means 1");
+  cr_assert_eq(p->pp, 1);
+  cr_assert_str_eq(p->engine_version, "0.12.0");
+  p = &s.pts[1];
+  cr_assert_eq(p->concurrency, 288, "the clients: silicon_concurrency");
+  cr_assert(strstr(p->skip, "attention data parallelism 2"), "%s", p->skip);
+  cr_assert_str_eq(p->engine_version, "1.0.0rc3");
+  cr_assert(strstr(s.pts[2].skip, "batch_size 144 x attention_dp_size 1 differs from silicon_concurrency=288"), "%s",
+            s.pts[2].skip);
+  p = &s.pts[3];
+  cr_assert_eq(p->skip[0], 0, "%s", p->skip);
+  cr_assert_eq(p->weight_dtype, DT_FP8);
+  cr_assert_eq(p->tp, 4);
+  cr_assert_eq(p->pp, 1, "0 means 1");
+  cr_assert(strstr(s.pts[4].skip, "nvfp4: servesim has no FP4 (NVFP4) precision"), "%s", s.pts[4].skip);
+  cr_assert(strstr(s.pts[5].skip, "disaggregated serving"), "%s", s.pts[5].skip);
+  cr_assert(strstr(s.pts[6].skip, "no servesim model config for Qwen/Qwen3-32B (add one with --models DIR)"), "%s",
+            s.pts[6].skip);
+  cr_assert_str_eq(s.pts[7].engine_version, "0.11.0", "measured 2025-10-29: vLLM 0.11.0");
+  cr_assert_str_eq(s.pts[7].kernel_version, "0.24.0");
+  cr_assert_str_eq(s.pts[8].engine_version, "", "a later date: the engine file's version");
+  cr_assert(strstr(s.pts[9].skip, "nothing measured"), "%s", s.pts[9].skip);
+  cr_assert(strstr(s.pts[10].skip, "expert parallelism"), "%s", s.pts[10].skip);
+  vset_free(&s);
+}
+
+/* Models the data names by Hugging Face id resolve through a --models
+ * directory of config.json files named org--name.json; one servesim cannot
+ * read (a mixture of experts) resolves to the reason. */
+Test(validate_read, models_directory_resolves_hugging_face_ids) {
+  const char *dir = tu_tmpdir();
+  char path[1024];
+  snprintf(path, sizeof path, "%s/Qwen--Qwen3-32B.json", dir);
+  cr_assert(tu_write_table(path,
+                           "{\"model_type\": \"qwen3\", \"hidden_size\": 5120, \"intermediate_size\": 25600, "
+                           "\"num_hidden_layers\": 64, \"num_attention_heads\": 64, \"num_key_value_heads\": 8, "
+                           "\"head_dim\": 128, \"vocab_size\": 151936, \"max_position_embeddings\": 40960, "
+                           "\"torch_dtype\": \"bfloat16\"}",
+                           false));
+  snprintf(path, sizeof path, "%s/mistralai--Mixtral-8x7B-v0.1.json", dir);
+  cr_assert(tu_write_table(path,
+                           "{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+                           "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                           "\"num_local_experts\": 8, \"vocab_size\": 32000, \"max_position_embeddings\": 32768}",
+                           false));
+  snprintf(path, sizeof path, "%s/README.md", dir);
+  cr_assert(tu_write_table(path, "not a config", false));
+  vset s;
+  vset_init(&s);
+  sim_err err = {0, ""};
+  size_t n = 0;
+  cr_assert_eq(vres_add_models_dir(vset_resolver(&s), dir, &n, &err), 0, "%s", err.msg);
+  cr_assert_eq(n, 2, "the .json files only");
+  char text[4096];
+  snprintf(text, sizeof text,
+           "%sa,silicon_concurrency=4,vllm,0.12.0,qwen/qwen3-32b,h200_sxm,bf16,agg,1000,100,bfloat16,,4,2,1,1,2,1"
+           AIC_TAIL ",90,12\n"
+           "b,silicon_concurrency=4,vllm,0.12.0,mistralai/Mixtral-8x7B-v0.1,h200_sxm,bf16,agg,1000,100,bfloat16,,4,"
+           "2,1,1,2,1" AIC_TAIL ",90,12\n",
+           AIC_FULL_HEADER);
+  cr_assert_eq(vdata_parse_aic(&s, text, "q.csv", &err), 0, "%s", err.msg);
+  cr_assert_eq(s.pts[0].skip[0], 0, "%s", s.pts[0].skip);
+  cr_assert(strstr(s.pts[0].model, "Qwen--Qwen3-32B.json"), "ids compare ignoring case: %s", s.pts[0].model);
+  cr_assert(strstr(s.pts[1].skip, "mixture-of-experts models (8 experts) are not supported"), "%s", s.pts[1].skip);
+  cr_assert(strstr(s.pts[1].skip, "mistralai/Mixtral-8x7B-v0.1"), "%s", s.pts[1].skip);
+  char missing[1100];
+  snprintf(missing, sizeof missing, "%s/nope", dir);
+  cr_assert_eq(vres_add_models_dir(vset_resolver(&s), missing, NULL, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "--models"), "%s", err.msg);
+  vset_free(&s);
 }
 
 /* ---- TensorRT-LLM offline table -------------------------------------------------------------- */
@@ -190,7 +324,8 @@ Test(validate_read, static_rows_and_their_errors) {
   cr_assert_float_eq(p->meas[VM_TTFT], 179.7, 1e-9);
   cr_assert_float_eq(p->meas[VM_TPOT], 52.4, 1e-9);
   cr_assert_float_eq(p->meas[VM_TPUT], 76.1, 1e-9);
-  cr_assert(strstr(s.pts[1].skip, "pipeline"), "%s", s.pts[1].skip);
+  cr_assert_eq(s.pts[1].skip[0], 0, "pipeline parallelism is modelled: %s", s.pts[1].skip);
+  cr_assert_gt(s.pts[1].pp, 1);
   cr_assert_eq(s.pts[1].weight_dtype, DT_FP8);
   vset_free(&s);
   snprintf(text, sizeof text, "%sH100 80GB HBM3,Mixed,2,1,\"128;128\",4,1,1,1,1,1,1,1,Yes,Yes\n", STATIC_HEADER);
@@ -651,7 +786,113 @@ Test(validate_stats, data_dir_resolution) {
   vset s;
   vset_init(&s);
   cr_assert_eq(vdata_load_dir(&s, SERVESIM_SOURCE_DIR, &err), SIM_EINPUT, "no known file there");
-  cr_assert(strstr(err.msg, "none of the known validation files"), "%s", err.msg);
+  cr_assert(strstr(err.msg, "no measurements found"), "%s", err.msg);
+  vset_free(&s);
+}
+
+/* Files are recognized by their content, whatever their names; a directory is
+ * searched; what is not a measurement is an error when named, ignored when met
+ * in a directory; a bare benchmark result asks for its deployment. */
+Test(validate_read, files_are_recognized_by_content) {
+  const char *dir = tu_tmpdir();
+  char aic[4096], path[1024];
+  snprintf(aic, sizeof aic,
+           "%sa,silicon_concurrency=8,vllm,0.12.0,meta-llama/Meta-Llama-3.1-8B,b200_sxm,fp8,agg,1000,100,fp8,,8,1,1,1,"
+           "1,1" AIC_TAIL ",50.5,7.25\n",
+           AIC_FULL_HEADER);
+  snprintf(path, sizeof path, "%s/sub/my-runs-2026.csv", dir);
+  cr_assert(tu_write_table(path, aic, false));
+  snprintf(path, sizeof path, "%s/notes.json", dir);
+  cr_assert(tu_write_table(path, "{\"hello\": 1}", false));
+  snprintf(path, sizeof path, "%s/README.md", dir);
+  cr_assert(tu_write_table(path, "# notes", false));
+  vset s;
+  vset_init(&s);
+  sim_err err = {0, ""};
+  cr_assert_eq(vdata_load_path(&s, dir, &err), 0, "%s", err.msg);
+  cr_assert_eq(s.n, 1, "the CSV below, whatever its name; the other files ignored");
+  cr_assert_str_eq(s.pts[0].gpu, "b200");
+  /* the same file named explicitly, under any name */
+  snprintf(path, sizeof path, "%s/data.txt", dir);
+  cr_assert(tu_write_table(path, aic, false));
+  cr_assert_eq(vdata_load_path(&s, path, &err), 0, "%s", err.msg);
+  cr_assert_eq(s.n, 2);
+  /* named but not a measurement */
+  snprintf(path, sizeof path, "%s/notes.json", dir);
+  cr_assert_eq(vdata_load_path(&s, path, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "notes.json:1: not a measurement file"), "%s", err.msg);
+  /* a bare vllm bench serve result */
+  snprintf(path, sizeof path, "%s/bench.json", dir);
+  cr_assert(tu_write_table(path, "{\"num_prompts\": 10, \"mean_ttft_ms\": 50}", false));
+  cr_assert_eq(vdata_load_path(&s, path, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "without the deployment it ran on"), "%s", err.msg);
+  /* a truncated CSV: file and line */
+  snprintf(path, sizeof path, "%s/cut.csv", dir);
+  char cut[4096];
+  snprintf(cut, sizeof cut, "%sa,silicon_concurrency=8,vllm,0.12.0,m,b200_sxm,fp8,agg,10", AIC_FULL_HEADER);
+  cr_assert(tu_write_table(path, cut, false));
+  cr_assert_eq(vdata_load_path(&s, path, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "cut.csv:2:"), "%s", err.msg);
+  snprintf(path, sizeof path, "%s/absent.csv", dir);
+  cr_assert_eq(vdata_load_path(&s, path, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "absent.csv: no such file or directory"), "%s", err.msg);
+  vset_free(&s);
+}
+
+/* genai-perf (profile_export_genai_perf.json) and AIPerf (profile_export_aiperf.json,
+ * hierarchical llm_metrics) results, wrapped with the deployment: mean TTFT,
+ * mean inter-token latency as TPOT, output token throughput, the mean
+ * lengths; latencies in any time unit. */
+Test(validate_read, genai_perf_and_aiperf_results) {
+  const char *gp =
+      "{\"name\": \"gp\", \"scenario\": {\"model\": \"meta-llama/Llama-3.1-8B-Instruct\", \"gpu\": \"NVIDIA H100 80GB HBM3\", "
+      "\"engine\": \"vllm\"}, \"result\": {"
+      "\"time_to_first_token\": {\"unit\": \"ms\", \"avg\": 45.5, \"p99\": 120},"
+      "\"inter_token_latency\": {\"unit\": \"ms\", \"avg\": 9.5},"
+      "\"output_token_throughput\": {\"unit\": \"tokens/sec\", \"avg\": 2048.5},"
+      "\"input_sequence_length\": {\"unit\": \"tokens\", \"avg\": 511.6},"
+      "\"output_sequence_length\": {\"unit\": \"tokens\", \"avg\": 128.2},"
+      "\"request_count\": {\"unit\": \"requests\", \"avg\": 500},"
+      "\"input_config\": {\"concurrency\": 32}}}";
+  vset s;
+  vset_init(&s);
+  sim_err err = {0, ""};
+  cr_assert_eq(vdata_parse_user(&s, gp, "gp.json", &err), 0, "%s", err.msg);
+  const vpoint *p = &s.pts[0];
+  cr_assert_str_eq(p->model, "llama-3.1-8b", "an HF id in the scenario resolves too");
+  cr_assert_str_eq(p->gpu, "h100-sxm");
+  cr_assert_float_eq(p->meas[VM_TTFT], 45.5, 1e-12);
+  cr_assert_float_eq(p->meas[VM_TPOT], 9.5, 1e-12);
+  cr_assert_float_eq(p->meas[VM_TPUT], 2048.5, 1e-12);
+  cr_assert_eq(p->isl, 512);
+  cr_assert_eq(p->osl, 128);
+  cr_assert_eq(p->num_prompts, 500);
+  cr_assert_eq(p->concurrency, 32);
+  cr_assert(isinf(p->request_rate));
+  const char *ap =
+      "{\"scenario\": {\"model\": \"llama-3.1-8b\", \"gpu\": \"h100-sxm\", \"engine\": \"vllm\", \"workload\": "
+      "{\"num_prompts\": 200, \"request_rate\": 4}}, \"result\": {\"llm_metrics\": {"
+      "\"time_to_first_token\": {\"unit\": \"s\", \"avg\": 0.05},"
+      "\"inter_token_latency\": {\"unit\": \"ms\", \"avg\": 10},"
+      "\"input_sequence_length\": {\"unit\": \"tokens\", \"avg\": 1000},"
+      "\"output_sequence_length\": {\"unit\": \"tokens\", \"avg\": 100}}}}";
+  cr_assert_eq(vdata_parse_user(&s, ap, "ap.json", &err), 0, "%s", err.msg);
+  p = &s.pts[1];
+  cr_assert_float_eq(p->meas[VM_TTFT], 50, 1e-9, "seconds become ms");
+  cr_assert_eq(p->num_prompts, 200, "from the scenario's workload");
+  cr_assert_float_eq(p->request_rate, 4, 0);
+  cr_assert(isnan(p->meas[VM_TPUT]));
+  /* no lengths anywhere */
+  const char *bad =
+      "{\"scenario\": {\"model\": \"llama-3.1-8b\", \"gpu\": \"h100-sxm\", \"engine\": \"vllm\"}, \"result\": "
+      "{\"time_to_first_token\": {\"unit\": \"ms\", \"avg\": 50}, \"request_count\": 10}}";
+  cr_assert_eq(vdata_parse_user(&s, bad, "bad.json", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "bad.json:1: result: no input_sequence_length"), "%s", err.msg);
+  const char *unit =
+      "{\"scenario\": {\"model\": \"llama-3.1-8b\", \"gpu\": \"h100-sxm\", \"engine\": \"vllm\"}, \"result\": "
+      "{\"time_to_first_token\": {\"unit\": \"fortnights\", \"avg\": 50}, \"request_count\": 10}}";
+  cr_assert_eq(vdata_parse_user(&s, unit, "u.json", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "time_to_first_token.unit: expected ms, s, us or ns, got 'fortnights'"), "%s", err.msg);
   vset_free(&s);
 }
 
