@@ -313,8 +313,19 @@ bool tu_kdb_fixture(const char *root) {
   }
   snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/custom_allreduce_perf.csv.gz", root);
   ok &= tu_write_table(p, s, true);
+  n = 0; /* fused MoE: one shape by two kernels (the faster kept) at 3 token counts, and one balanced shape */
+  addf(&s, &n, &cap, "framework,version,device,op_name,kernel_source,moe_dtype,num_tokens,hidden_size,inter_size,topk,"
+                     "num_experts,moe_tp_size,moe_ep_size,distribution,latency\n");
+  for (int t = 1; t <= 64; t *= 8) {
+    addf(&s, &n, &cap, "VLLM,0.14.0,%s,moe,vllm_fused_moe,fp8_block,%d,4096,1536,8,128,2,1,balanced,%.5f\n", DEV, t,
+         0.05 + t * 0.002);
+    addf(&s, &n, &cap, "VLLM,0.14.0,%s,moe,vllm_other_moe,fp8_block,%d,4096,1536,8,128,2,1,balanced,%.5f\n", DEV, t,
+         0.08 + t * 0.002);
+    addf(&s, &n, &cap, "VLLM,0.14.0,%s,moe,vllm_fused_moe,bfloat16,%d,4096,14336,2,8,2,1,power_law_1.01,%.5f\n", DEV,
+         t, 0.2 + t * 0.01);
+  }
   snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/moe_perf.csv.gz", root);
-  ok &= tu_write_table(p, "framework,version,device,op_name,latency\n", true);
+  ok &= tu_write_table(p, s, true);
   n = 0;
   addf(&s, &n, &cap, "framework,version,device,op_name,kernel_source,nccl_dtype,num_gpus,message_size,latency\n");
   for (int e = 256; e <= 65536; e *= 16) {

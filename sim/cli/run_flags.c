@@ -54,6 +54,10 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
       "all-reduce cost: the profile's measured table (default; the topology it was measured on) or the GPU "
       "file's link bandwidth and latency (when your GPUs are connected differently)",
       NULL);
+  OPT("moe-routing", NULL, CLI_STR, &f->moe_routing, "R",
+      "expert load of mixture-of-experts layers, as the kernel database measured it: balanced (default), "
+      "power_law_1.01 (AIConfigurator's estimate), power_law_1.2",
+      NULL);
   OPT("router", NULL, CLI_STR, &f->router, "P", "round_robin, least_outstanding, least_kv", NULL);
   OPT("trace", NULL, CLI_STR, &f->trace, "FILE", "replay a trace (native CSV, Azure, BurstGPT, Mooncake JSONL)", NULL);
   OPT("trace-format", NULL, CLI_STR, &f->trace_format, "F", "auto, native, azure, burstgpt, mooncake", NULL);
@@ -179,6 +183,9 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   if (f->seen_async_scheduling) d->async_scheduling = f->async_scheduling;
   if (f->allreduce && !cfg_parse_allreduce(f->allreduce, &d->allreduce_link))
     return sim_errf(err, SIM_EINPUT, "--allreduce: expected table or link, got '%s'", f->allreduce);
+  if (f->moe_routing && !moe_routing_parse(f->moe_routing, &d->moe_routing))
+    return sim_errf(err, SIM_EINPUT, "--moe-routing: expected balanced, power_law_1.01 or power_law_1.2, got '%s'",
+                    f->moe_routing);
   if (f->router && !route_policy_parse(f->router, &d->router))
     return sim_errf(err, SIM_EINPUT, "--router: unknown policy '%s' (round_robin, least_outstanding, least_kv)", f->router);
 

@@ -420,6 +420,24 @@ const char *route_policy_name(route_policy r) {
   return "?";
 }
 
+const char *moe_routing_name(moe_routing r) {
+  switch (r) {
+    case MOE_POWER_LAW_101: return "power_law_1.01";
+    case MOE_BALANCED: return "balanced";
+    case MOE_POWER_LAW_12: return "power_law_1.2";
+  }
+  return "?";
+}
+
+bool moe_routing_parse(const char *s, moe_routing *out) {
+  for (int r = MOE_BALANCED; r <= MOE_POWER_LAW_12; r++)
+    if (s && !strcmp(s, moe_routing_name((moe_routing)r))) {
+      *out = (moe_routing)r;
+      return true;
+    }
+  return false;
+}
+
 bool cfg_parse_allreduce(const char *s, bool *link) {
   if (!s) return false;
   if (!strcmp(s, "table")) *link = false;

@@ -47,8 +47,23 @@ typedef struct model_cfg {
   char aliases[CFG_MAX_ALIASES][96]; /* servesim's optional "aliases" key: the Hugging Face ids and benchmark
                                         labels this model goes by (validate resolves measurements with them) */
   uint32_t naliases;
+  /* mixture of experts (experts = 0: dense). A layer's FFN is an MoE block
+     when cfg_model_is_moe_layer says so, else a dense MLP of `intermediate`. */
+  uint32_t experts;         /* routed experts per MoE block (num_local_experts / num_experts / n_routed_experts) */
+  uint32_t experts_per_tok; /* top-k: routed experts each token uses */
+  uint32_t expert_inter;    /* intermediate size of one routed expert (moe_intermediate_size, else intermediate_size) */
+  uint32_t shared_inter;    /* intermediate size of the shared expert(s) every token also uses, together; 0 = none */
+  uint32_t moe_first_dense; /* the first layers are dense (DeepSeek first_k_dense_replace) */
+  uint32_t moe_freq;        /* MoE when layer % freq == 0 (DeepSeek moe_layer_freq), >= 1 */
+  uint32_t moe_step;        /* MoE when (layer + 1) % step == 0 (Qwen decoder_sparse_step, Llama-4
+                               interleave_moe_layer_step), >= 1 */
+  uint32_t mlp_only[32];    /* layers listed dense (Qwen mlp_only_layers) */
+  uint32_t n_mlp_only;
+  uint32_t moe_layers;      /* layers with an MoE block */
+  bool fp8_block;           /* the checkpoint is block-scaled FP8 (quantization_config.weight_block_size): vLLM runs
+                               its MoE layers with the block-FP8 kernels */
   /* derived by cfg_model_load: parameter counts */
-  double params_per_layer_linear; /* weights of QKV, O, gate, up, down in one layer */
+  double params_per_layer_linear; /* weights of QKV, O, gate, up, down in one layer (a dense layer) */
   double params_embedding;        /* vocab x hidden (input embedding) */
   double params_lm_head;          /* vocab x hidden, 0 if tied */
   double params_total;            /* everything incl. norms */
@@ -141,6 +156,16 @@ typedef struct engine_cfg {
   double activation_scale;           /* multiplier on the analytic activation peak */
 } engine_cfg;
 
+/* Token routing of mixture-of-experts layers, as the kernel database measured
+ * it (AIConfigurator's collector: expert loads balanced, or drawn from a power
+ * law of exponent 1.01 or 1.2). Default balanced: MoE models are trained
+ * with load-balancing losses that spread a batch's tokens over the experts,
+ * and on the measured Qwen3-235B-A22B decode steps the balanced tables come
+ * closest (docs/ACCURACY.md, "Mixture of experts"). */
+typedef enum moe_routing { MOE_BALANCED = 0, MOE_POWER_LAW_101, MOE_POWER_LAW_12 } moe_routing;
+const char *moe_routing_name(moe_routing r); /* the kernel-db names: "balanced", "power_law_1.01", "power_law_1.2" */
+bool moe_routing_parse(const char *s, moe_routing *out);
+
 typedef enum route_policy {
   ROUTE_ROUND_ROBIN = 0,
   ROUTE_LEAST_OUTSTANDING, /* fewest requests assigned and not finished */
@@ -167,6 +192,7 @@ typedef struct deploy_cfg {
   uint32_t gpus_per_node;           /* --gpus-per-node: 0 = the GPU file's (cfg_resolve fills it) */
   bool allreduce_link;              /* --allreduce link: all-reduces from the GPU file's link bandwidth and
                                        latency, not the profile's measured table (another machine's topology) */
+  moe_routing moe_routing;          /* --moe-routing: expert load skew of MoE layers (default balanced) */
   route_policy router;
 } deploy_cfg;
 
@@ -192,6 +218,11 @@ void cfg_list(cfg_kind kind, char *buf, size_t n);
 int cfg_model_load(model_cfg *m, const char *name_or_path, sim_err *err);
 int cfg_gpu_load(gpu_cfg *g, const char *name_or_path, sim_err *err);
 int cfg_engine_load(engine_cfg *e, const char *name_or_path, sim_err *err);
+
+/* Whether layer i (0-based) of m has a mixture-of-experts block. */
+bool cfg_model_is_moe_layer(const model_cfg *m, uint32_t i);
+/* MoE layers among [first, first + n). */
+uint32_t cfg_model_moe_layers_in(const model_cfg *m, uint32_t first, uint32_t n);
 
 /* True when name equals the config's name or one of its aliases, ignoring ASCII case. */
 bool cfg_gpu_has_alias(const gpu_cfg *g, const char *name);

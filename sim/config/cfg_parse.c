@@ -151,9 +151,74 @@ static int hf_bool(const jx *j, const cJSON *o, const char *key, bool *out, bool
   return have ? jx_bool(j, o, NULL, key, out) : SIM_OK;
 }
 
-/* Keys that mark a mixture-of-experts model, whose per-token weights the
- * dense parameter formula below does not describe. */
+/* Keys that give the routed experts of a mixture-of-experts model. */
 static const char *const moe_keys[] = {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"};
+
+bool cfg_model_is_moe_layer(const model_cfg *m, uint32_t i) {
+  if (!m->experts || i >= m->layers || i < m->moe_first_dense) return false;
+  if (m->moe_freq > 1 && i % m->moe_freq) return false;
+  if (m->moe_step > 1 && (i + 1) % m->moe_step) return false;
+  for (uint32_t k = 0; k < m->n_mlp_only; k++)
+    if (m->mlp_only[k] == i) return false;
+  return true;
+}
+
+uint32_t cfg_model_moe_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
+  uint32_t c = 0;
+  for (uint32_t i = first; i < first + n && i < m->layers; i++) c += cfg_model_is_moe_layer(m, i);
+  return c;
+}
+
+/* The mixture-of-experts keys of the Hugging Face configs (Mixtral, Qwen2/3-MoE,
+ * DeepSeek-V2/V3, Llama-4): experts, top-k, the expert and shared-expert
+ * sizes and which layers are MoE blocks. */
+static int moe_from(const jx *j, const cJSON *o, model_cfg *m) {
+  m->moe_freq = m->moe_step = 1;
+  const char *key = NULL;
+  for (size_t i = 0; i < SIM_ARRAY_LEN(moe_keys) && !key; i++) {
+    const cJSON *v = hf_get(o, moe_keys[i]);
+    if (cJSON_IsNumber(v) && v->valuedouble > 1) key = moe_keys[i];
+  }
+  if (!key) return SIM_OK;
+  int rc;
+  if ((rc = hf_u32(j, o, key, true, &m->experts, NULL))) return rc;
+  if ((rc = hf_u32(j, o, "num_experts_per_tok", true, &m->experts_per_tok, NULL))) return rc;
+  if (m->experts_per_tok > m->experts)
+    return jx_fail(j, hf_get(o, "num_experts_per_tok"), NULL, "num_experts_per_tok", "%u exceeds %s %u",
+                   m->experts_per_tok, key, m->experts);
+  bool have = false;
+  if ((rc = hf_u32(j, o, "moe_intermediate_size", false, &m->expert_inter, &have))) return rc;
+  if (!have) m->expert_inter = m->intermediate; /* Mixtral, Llama-4, gpt-oss: intermediate_size is the expert's */
+  uint32_t dense = 0, v = 0;
+  if ((rc = hf_u32(j, o, "intermediate_size_mlp", false, &dense, &have))) return rc; /* Llama-4's dense layers */
+  if (have) m->intermediate = dense;
+  /* shared experts: DeepSeek n_shared_experts x moe_intermediate_size; Qwen2-MoE
+   * shared_expert_intermediate_size; Llama-4 one of intermediate_size per MoE block */
+  if ((rc = hf_u32(j, o, "n_shared_experts", false, &v, &have))) return rc;
+  if (have) m->shared_inter = v * m->expert_inter;
+  if ((rc = hf_u32(j, o, "shared_expert_intermediate_size", false, &v, &have))) return rc;
+  if (have) m->shared_inter = v;
+  if (!strncmp(m->arch, "llama4", 6)) m->shared_inter = m->expert_inter;
+  if ((rc = hf_u32(j, o, "first_k_dense_replace", false, &m->moe_first_dense, NULL))) return rc;
+  if ((rc = hf_u32(j, o, "moe_layer_freq", false, &v, &have))) return rc;
+  if (have && v) m->moe_freq = v;
+  if ((rc = hf_u32(j, o, "decoder_sparse_step", false, &v, &have))) return rc;
+  if (have && v) m->moe_step = v;
+  if ((rc = hf_u32(j, o, "interleave_moe_layer_step", false, &v, &have))) return rc;
+  if (have && v) m->moe_step = v;
+  const cJSON *mo = hf_get(o, "mlp_only_layers");
+  if (cJSON_IsArray(mo))
+    for (const cJSON *e = mo->child; e; e = e->next) {
+      if (!cJSON_IsNumber(e) || e->valuedouble < 0 || m->n_mlp_only >= SIM_ARRAY_LEN(m->mlp_only))
+        return jx_fail(j, mo, NULL, "mlp_only_layers", "expected at most %zu layer indices",
+                       SIM_ARRAY_LEN(m->mlp_only));
+      m->mlp_only[m->n_mlp_only++] = (uint32_t)e->valuedouble;
+    }
+  m->moe_layers = cfg_model_moe_layers_in(m, 0, m->layers);
+  const cJSON *qc = hf_get(o, "quantization_config");
+  m->fp8_block = cJSON_IsObject(qc) && cJSON_GetObjectItemCaseSensitive(qc, "weight_block_size") != NULL;
+  return SIM_OK;
+}
 
 static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   const cJSON *mt = cJSON_GetObjectItemCaseSensitive(o, "model_type");
@@ -161,13 +226,18 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   if (!cJSON_IsString(mt)) return jx_fail(j, mt, NULL, "model_type", "expected a string, got %s", jx_type_name(mt));
   copy_str(m->arch, sizeof m->arch, mt->valuestring);
 
-  for (size_t i = 0; i < SIM_ARRAY_LEN(moe_keys); i++) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, moe_keys[i]);
-    if (cJSON_IsNumber(v) && v->valuedouble > 1)
-      return jx_fail(j, v, NULL, moe_keys[i], "mixture-of-experts models (%g experts) are not supported: servesim models dense transformers",
-                   v->valuedouble);
-  }
-
+  /* attention servesim does not model yet, named (MoE models often bring them) */
+  const cJSON *lora = hf_get(o, "kv_lora_rank");
+  if (cJSON_IsNumber(lora) && lora->valuedouble > 0)
+    return jx_fail(j, lora, NULL, "kv_lora_rank",
+                   "multi-head latent attention (kv_lora_rank %g, DeepSeek-style) is not modelled yet: servesim's "
+                   "attention is multi-head or grouped-query", lora->valuedouble);
+  const cJSON *lt = hf_get(o, "layer_types");
+  if (cJSON_IsArray(lt))
+    for (const cJSON *e = lt->child; e; e = e->next)
+      if (cJSON_IsString(e) && strstr(e->valuestring, "sliding"))
+        return jx_fail(j, lt, NULL, "layer_types",
+                       "sliding-window attention layers (\"%s\") are not modelled yet", e->valuestring);
   int rc;
   bool have_kv = false, have_hd = false;
   if ((rc = hf_u32(j, o, "hidden_size", true, &m->hidden, NULL))) return rc;
@@ -209,14 +279,18 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
     m->head_dim = m->hidden / m->q_heads;
   }
 
+  if ((rc = moe_from(j, o, m))) return rc;
+
   /* parameter counts (doubles: exact below 2^53) */
   double H = m->hidden, I = m->intermediate, hd = m->head_dim, qh = m->q_heads, kvh = m->kv_heads, V = m->vocab;
-  m->params_per_layer_linear = H * (qh + 2 * kvh) * hd + qh * hd * H + 3 * H * I;
+  double attn = H * (qh + 2 * kvh) * hd + qh * hd * H;
+  m->params_per_layer_linear = attn + 3 * H * I;
   m->params_embedding = V * H;
   m->params_lm_head = m->tied_embeddings ? 0 : V * H;
   double per_layer_other = 2 * H + (m->qkv_bias ? (qh + 2 * kvh) * hd : 0); /* 2 RMSNorms, QKV biases */
-  m->params_total = m->layers * (m->params_per_layer_linear + per_layer_other) + m->params_embedding +
-                    m->params_lm_head + H; /* + final norm */
+  double moe_block = (double)m->experts * 3 * H * m->expert_inter + 3 * H * m->shared_inter + H * m->experts; /* + router */
+  m->params_total = m->layers * (attn + per_layer_other) + (double)(m->layers - m->moe_layers) * 3 * H * I +
+                    (double)m->moe_layers * moe_block + m->params_embedding + m->params_lm_head + H; /* + final norm */
   return SIM_OK;
 }
 

@@ -129,18 +129,18 @@ static bool scale_other(const cost_model *c, cost_bound b, double peak_here, dou
 
 /* ---- GEMMs ---------------------------------------------------------------------- */
 
-static double gemm_eval(const cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_bound *bound) {
-  SIM_ASSERT(is_gemm(op));
+/* A GEMM of M x N x K on the dtype path of `op` (the LM head's: activation
+ * dtype; the others: the weight dtype's). */
+static double gemm_shape_eval(const cost_model *c, cost_op op, uint32_t M, uint32_t N, uint32_t K, bool bias,
+                              cost_src *src, cost_bound *bound) {
   *src = SRC_ROOFLINE;
   *bound = BOUND_MEMORY;
-  if (M == 0) return 0;
-  shard_gemm g = shard_of(op);
-  uint32_t N = c->shard.n[g], K = c->shard.k[g];
+  if (M == 0 || N == 0 || K == 0) return 0;
   const engine_cfg *e = c->engine;
   gemm_path p = path_for(c, c->gpu, op);
   double m = M, n = N, k = K;
   double bytes = n * k * p.w_bytes + m * k * p.in_bytes + m * n * act_b(c);
-  if (op == OP_GEMM_QKV && c->model->qkv_bias) bytes += n * act_b(c);
+  if (bias) bytes += n * act_b(c);
   double tc = ns_of(2.0 * m * n * k, p.peak * e->gemm_compute_eff);
   double tm = ns_of(bytes, c->gpu->hbm_Bps * e->gemm_memory_eff);
   *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
@@ -157,6 +157,78 @@ static double gemm_eval(const cost_model *c, cost_op op, uint32_t M, cost_src *s
     }
   }
   return tc > tm ? tc : tm;
+}
+
+static double gemm_eval(const cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_bound *bound) {
+  SIM_ASSERT(is_gemm(op));
+  shard_gemm g = shard_of(op);
+  return gemm_shape_eval(c, op, M, c->shard.n[g], c->shard.k[g], op == OP_GEMM_QKV && c->model->qkv_bias, src,
+                         bound);
+}
+
+/* ---- mixture of experts ---------------------------------------------------------- */
+
+/* One MoE block of T tokens on one GPU: the fused routed experts (T x top-k
+ * token-expert pairs over `experts` experts of I_e / tp each), the router
+ * GEMM (T x H x experts, activation dtype) and the shared experts (a dense
+ * MLP of I_s / tp). Routed experts: the profile's measured fused-MoE table
+ * when it has the shape, else the roofline of the experts the step touches:
+ * with balanced routing a step of T tokens reaches E (1 - (1 - k/E)^T)
+ * distinct experts, whose weights are read once, and computes 2 x 3 H I_e
+ * per token-expert pair. */
+static double moe_eval(const cost_model *c, uint32_t T, cost_src *src, cost_bound *bound) {
+  *src = SRC_ROOFLINE;
+  *bound = BOUND_MEMORY;
+  const model_shard *s = &c->shard;
+  if (!T || !s->experts) return 0;
+  const engine_cfg *e = c->engine;
+  gemm_path p = path_for(c, c->gpu, OP_GEMM_GATEUP);
+  double E = s->experts, k = s->topk, I = s->expert_inter, H = s->hidden, t = T;
+  double pairs = t * k, hit = E * (1.0 - pow(1.0 - k / E, t));
+  double bytes = hit * 3.0 * H * I * p.w_bytes + pairs * H * (p.in_bytes + act_b(c)) + pairs * 2.0 * I * act_b(c);
+  double tc = ns_of(2.0 * pairs * 3.0 * H * I, p.peak * e->gemm_compute_eff);
+  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->gemm_memory_eff);
+  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
+  double routed = tc > tm ? tc : tm, ns;
+  /* the kernel-db dtype names of the weights, the checkpoint's first */
+  const char *dts[2] = {NULL, NULL};
+  switch (c->deploy->weight_dtype) {
+    case DT_BF16:
+    case DT_FP16: dts[0] = "bfloat16"; break;
+    case DT_FP8:
+      dts[0] = c->model->fp8_block ? "fp8_block" : "fp8";
+      dts[1] = c->model->fp8_block ? "fp8" : "fp8_block";
+      break;
+    case DT_INT4: dts[0] = "int4_wo"; break;
+    default: break;
+  }
+  const char *dist = moe_routing_name(c->deploy->moe_routing);
+  uint32_t Hm = c->model->hidden, Ie = c->model->expert_inter;
+  bool found = false;
+  for (int i = 0; i < 2 && dts[i] && !found; i++) {
+    if (c->profile && prof_moe_ns(c->profile, dts[i], T, Hm, Ie, s->topk, s->experts, s->tp, 1, dist, &ns)) {
+      *src = SRC_PROFILE;
+      routed = ns, found = true;
+    }
+  }
+  for (int i = 0; i < 2 && dts[i] && !found && c->scaled_profile; i++) {
+    if (prof_moe_ns(c->scaled_profile, dts[i], T, Hm, Ie, s->topk, s->experts, s->tp, 1, dist, &ns)) {
+      gemm_path o = path_for(c, c->scaled_gpu, OP_GEMM_GATEUP);
+      if (scale_other(c, *bound, p.peak, o.peak, &ns)) {
+        *src = SRC_PROFILE_SCALED;
+        routed = ns, found = true;
+      }
+    }
+  }
+  cost_src gs;
+  cost_bound gb;
+  double router = gemm_shape_eval(c, OP_LM_HEAD, T, s->experts, s->hidden, false, &gs, &gb);
+  double shared = 0;
+  if (s->shared_inter) {
+    shared = gemm_shape_eval(c, OP_GEMM_GATEUP, T, 2 * s->shared_inter, s->hidden, false, &gs, &gb) +
+             gemm_shape_eval(c, OP_GEMM_DOWN, T, s->hidden, s->shared_inter, false, &gs, &gb);
+  }
+  return routed + router + shared;
 }
 
 /* ---- attention ------------------------------------------------------------------ */
@@ -401,14 +473,23 @@ static double kernels_ns(const cost_model *c, double kernels, double bytes) {
 
 static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_memo *r) {
   memset(r, 0, sizeof *r);
-  double L = c->model->layers;
+  double L = c->model->layers, Lm = c->model->moe_layers;
   for (int op = OP_GEMM_QKV; op <= OP_GEMM_DOWN; op++) {
     cost_src s;
     cost_bound b;
-    double ns = gemm_eval(c, (cost_op)op, T, &s, &b) * L;
+    bool ffn = op == OP_GEMM_GATEUP || op == OP_GEMM_DOWN; /* dense layers only */
+    double ns = gemm_eval(c, (cost_op)op, T, &s, &b) * (ffn ? L - Lm : L);
     r->op_ns[op] += ns;
     r->bound_ns[b] += ns;
     r->src[op] = (uint8_t)s;
+  }
+  if (Lm > 0) {
+    cost_src s;
+    cost_bound b;
+    double ns = moe_eval(c, T, &s, &b) * Lm;
+    r->op_ns[OP_MOE] += ns;
+    r->bound_ns[b] += ns;
+    r->src[OP_MOE] = (uint8_t)s;
   }
   cost_src ars;
   double ar = 2.0 * allreduce_eval(c, T, graphed, &ars) * L;
@@ -646,6 +727,7 @@ void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
     for (int op = 0; op < OP_COUNT; op++) out->op_ns[op] += tp->op_ns[op];
     for (int k = 0; k < BOUND_COUNT; k++) out->bound_ns[k] += tp->bound_ns[k];
     for (int op = OP_GEMM_QKV; op <= OP_GEMM_DOWN; op++) c->src_count[op][tp->src[op]]++;
+    if (c->model->moe_layers) c->src_count[OP_MOE][tp->src[OP_MOE]]++;
     if (tp_of(c) > 1) c->src_count[OP_ALLREDUCE][tp->src[OP_ALLREDUCE]]++;
     c->src_count[OP_ELEMENTWISE][SRC_ROOFLINE]++;
   }
@@ -736,7 +818,8 @@ double cost_prefill_step_ns(cost_model *c, uint32_t tokens, step_cost *out) {
 const char *cost_op_name(cost_op op) {
   static const char *const n[OP_COUNT] = {"gemm_qkv",     "gemm_o",      "gemm_gate_up", "gemm_down",
                                           "lm_head",      "attn_prefill", "attn_decode", "allreduce",
-                                          "elementwise",  "cpu_overhead", "launch",      "pp_send"};
+                                          "elementwise",  "cpu_overhead", "launch",      "pp_send",
+                                          "moe"};
   return (unsigned)op < OP_COUNT ? n[op] : "?";
 }
 

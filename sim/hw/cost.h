@@ -18,7 +18,11 @@
  *
  * Per layer (x layers):
  *   GEMMs QKV, O, GATE_UP, DOWN at M = T (padded to the CUDA-graph capture
- *     size when the step replays a graph: vLLM pads the batch);
+ *     size when the step replays a graph: vLLM pads the batch); in a mixture-
+ *     of-experts layer the FFN is an MoE block instead (OP_MOE): the fused
+ *     routed experts (the profile's measured fused-MoE table, else the
+ *     roofline of the experts the step reaches), the router GEMM and the
+ *     shared experts (GEMM tables);
  *   attention: decodes as one paged decode call over the batch (its KV-cache
  *     write included, as measured); each prefill chunk of c tokens after x
  *     cached ones costs the measured c-token prompt's time scaled by the
@@ -91,6 +95,7 @@ typedef enum cost_op {
   OP_CPU_OVERHEAD, /* engine host work not hidden behind the GPU */
   OP_LAUNCH,       /* GPU time added because the host launches kernels (piecewise or eager) */
   OP_PP_SEND,      /* pipeline parallelism: activations sent from one stage to the next */
+  OP_MOE,          /* mixture-of-experts blocks: routed experts (fused), router, shared experts */
   OP_COUNT
 } cost_op;
 

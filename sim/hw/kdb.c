@@ -283,6 +283,7 @@ static int table(kdb_ctx *k, const char *dir, const char *name, int kind, sim_er
     case 1: return kdb__attn(k, path, false, err);
     case 2: return kdb__attn(k, path, true, err);
     case 3: return kdb__custom_ar(k, path, err);
+    case 4: return kdb__moe(k, path, err);
     default: return kdb__nccl(k, path, err);
   }
 }
@@ -339,7 +340,7 @@ int kdb_import(const kdb_req *r, prof_doc *d, sim_err *err) {
   fill_header(r, d, gdir, fwdir, commit);
   snprintf(d->engine_version, sizeof d->engine_version, "%s", k.version);
   static const char *const names[] = {"gemm_perf", "generation_attention_perf", "context_attention_perf",
-                                      "custom_allreduce_perf", NULL};
+                                      "custom_allreduce_perf", "moe_perf", NULL};
   for (int i = 0; names[i] && !rc; i++) rc = table(&k, fwpath, names[i], i, err);
   if (rc) return rc;
   note_unread(&k, fwpath, names);
@@ -354,5 +355,5 @@ int kdb_import(const kdb_req *r, prof_doc *d, sim_err *err) {
   char npath[2400];
   snprintf(npath, sizeof npath, "%s/%s", gpath, d->kdb_nccl_dir);
   snprintf(k.version, sizeof k.version, "%s", nv_[nn - 1]);
-  return table(&k, npath, "nccl_perf", 4, err);
+  return table(&k, npath, "nccl_perf", 5, err);
 }

@@ -57,5 +57,6 @@ int kdb__gemm(kdb_ctx *k, const char *path, sim_err *err);
 int kdb__attn(kdb_ctx *k, const char *path, bool context, sim_err *err);
 int kdb__custom_ar(kdb_ctx *k, const char *path, sim_err *err);
 int kdb__nccl(kdb_ctx *k, const char *path, sim_err *err);
+int kdb__moe(kdb_ctx *k, const char *path, sim_err *err);
 
 #endif

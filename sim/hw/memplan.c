@@ -1,5 +1,10 @@
 /* memplan.c: per-GPU memory plan of one replica and the KV pool it leaves.
  *
+ * Mixture of experts: an MoE layer holds every routed expert (3 H I_e each)
+ * and the shared experts (3 H I_s) in the weight dtype, the router (H x
+ * experts) in the activation dtype, split over TP like a dense MLP (vLLM's
+ * FusedMoE without expert parallelism); its activation peak counts top-k
+ * expert intermediates per token.
  * Weights (bytes), whole model (memplan_weight_bytes):
  *   layers x [H (qh + 2 kvh) hd + qh hd H + 2 H I + I H] x w_bytes
  *     w_bytes = dtype_bytes(weight_dtype); INT4 adds one 16-bit scale per 128
@@ -51,15 +56,20 @@ static double weight_elem_bytes(sim_dtype w) {
  * LM head; with pipeline parallelism a tied LM head is loaded on the last
  * stage as its own copy (vLLM's llama.py builds embed_tokens on the first
  * rank and, for tied weights, on the last too). */
-static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t, double layers, bool first, bool last) {
+static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t, uint32_t first_layer,
+                            uint32_t layers, bool first, bool last) {
   double ab = dtype_bytes(d->act_dtype), wb = weight_elem_bytes(d->weight_dtype);
   double H = m->hidden;
   model_shard s;
   shard_init(&s, m, t);
   double V = t == 1 ? m->vocab : s.vocab;
-  double linear = 0;
-  for (int g = SG_QKV; g <= SG_DOWN; g++) linear += (double)s.n[g] * s.k[g];
-  double w = layers * linear * wb;
+  double attn = (double)s.n[SG_QKV] * s.k[SG_QKV] + (double)s.n[SG_O] * s.k[SG_O];
+  double mlp = (double)s.n[SG_GATE_UP] * s.k[SG_GATE_UP] + (double)s.n[SG_DOWN] * s.k[SG_DOWN];
+  uint32_t moe = cfg_model_moe_layers_in(m, first_layer, layers);
+  /* an MoE block: every routed expert (gate, up, down) and the shared experts in the weight dtype, the
+     router (gate) unquantized (checkpoints keep it out of quantization) */
+  double experts = (double)s.experts * 3.0 * H * s.expert_inter + 3.0 * H * s.shared_inter;
+  double w = (layers * attn + (layers - moe) * mlp + moe * experts) * wb + moe * H * s.experts * ab;
   if (m->qkv_bias) w += layers * (double)s.n[SG_QKV] * ab;
   double vocab_mats = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);
   if (first && last && m->tied_embeddings) vocab_mats = 1.0;
@@ -71,7 +81,7 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
 static uint32_t pp_of(const deploy_cfg *d) { return d->pp ? d->pp : 1; }
 
 double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
-  return stage_weights(m, d, 1, m->layers, true, true);
+  return stage_weights(m, d, 1, 0, m->layers, true, true);
 }
 
 double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d) {
@@ -89,7 +99,9 @@ static double activation_peak(const model_cfg *m, const engine_cfg *e, const dep
   double S = d->max_num_seqs ? d->max_num_seqs : e->max_num_seqs;
   double ab = dtype_bytes(d->act_dtype), H = m->hidden;
   double attn = T * ab * (2.0 * H + (double)s.n[SG_QKV] + (double)s.k[SG_O]);
-  double mlp = T * ab * (2.0 * H + 3.0 * s.inter);
+  double inter = s.inter;
+  if (s.experts) inter = fmax(inter, (double)s.topk * s.expert_inter + s.shared_inter); /* each token's experts */
+  double mlp = T * ab * (2.0 * H + 3.0 * inter);
   double logits = last ? S * (double)m->vocab * 4.0 : 0.0;
   double scale = e->activation_scale > 0 ? e->activation_scale : 1.0;
   return ((attn > mlp ? attn : mlp) + logits) * scale;
@@ -130,10 +142,11 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
   /* Each stage sizes its own pool; the engine uses the smallest (vLLM V1
    * unifies the workers' KV-cache configs to the minimum number of blocks). */
   double best = -1;
-  for (uint32_t s = 0; s < pp; s++) {
+  uint32_t first_layer = 0;
+  for (uint32_t s = 0; s < pp; first_layer += shard_pp_layers(m->layers, pp, s), s++) {
     uint32_t L = shard_pp_layers(m->layers, pp, s);
     bool first = s == 0, last = s + 1 == pp;
-    double w = stage_weights(m, d, t, L, first, last), act = activation_peak(m, e, d, last);
+    double w = stage_weights(m, d, t, first_layer, L, first, last), act = activation_peak(m, e, d, last);
     double kv = p->budget_bytes - w - act - p->cuda_graph_bytes - p->runtime_bytes;
     double per_block = kv_layer_token * L * block;
     double blocks = kv > 0 ? floor(kv / per_block) - 1.0 : -1.0;

@@ -83,6 +83,21 @@ const char *prof_ar_impl_name(prof_ar_impl i); /* "custom graph", "custom eager"
  * implementation and GPU count. */
 bool prof_allreduce_ns(const prof *p, prof_ar_impl impl, uint32_t num_gpus, double bytes, double *ns);
 
+/* One fused mixture-of-experts layer on one GPU (version 2 profiles imported
+ * from the kernel database): `tokens` tokens routed to `topk` of `experts`
+ * experts of hidden x inter (one expert's intermediate size, unsharded),
+ * split over `tp` ranks by tensor parallelism and `ep` by expert parallelism,
+ * weights in `dtype` (the kernel-db moe_dtype: "bfloat16", "fp8",
+ * "fp8_block", "int4_wo", "w4a16_mxfp4"), routing `dist` ("balanced",
+ * "power_law_1.01", "power_law_1.2"). log(time) is linear in log(tokens)
+ * between measured counts; below the smallest the time of the smallest is
+ * held, above the largest it grows in proportion to tokens. False when the
+ * profile has no table of that exact shape. */
+bool prof_moe_ns(const prof *p, const char *dtype, uint32_t tokens, uint32_t hidden, uint32_t inter, uint32_t topk,
+                 uint32_t experts, uint32_t tp, uint32_t ep, const char *dist, double *ns);
+/* Tables in the profile (for reports). */
+int prof_moe_tables(const prof *p);
+
 /* ---- additions of the calibration work (the contract above is unchanged) ----
  *
  * The work of one call as the speed-of-light (SOL) counts it: flops, the

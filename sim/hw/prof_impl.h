@@ -66,6 +66,18 @@ typedef struct ar_tab {
   int idx;            /* position in the file's "allreduce" array */
 } ar_tab;
 
+/* One fused-MoE shape (kernel-db moe_perf): measured ns by tokens. */
+typedef struct moe_tab {
+  char dtype[32];     /* the kernel-db moe_dtype: bfloat16, fp8, fp8_block, int4_wo, w4a16_mxfp4 */
+  uint32_t hidden, inter, topk, experts, tp, ep; /* model sizes (inter: one expert's, unsharded) and parallelism */
+  char dist[24];      /* token routing: balanced, power_law_1.01, power_law_1.2 */
+  int n;              /* measured token counts */
+  uint32_t *tokens;   /* [n] increasing */
+  double *ns;         /* [n] */
+  double *lx, *lt;    /* [n] log(tokens), log(ns) */
+  int idx;            /* position in the file's "moe" array */
+} moe_tab;
+
 struct prof {
   int version;               /* file format version, 1 or 2 */
   char gpu[64];              /* gpu config name */
@@ -84,6 +96,8 @@ struct prof {
   int nattn[AK_COUNT];
   ar_tab *ar;                /* [nar] sorted by (impl, num_gpus) */
   int nar;
+  moe_tab *moe;              /* [nmoe] sorted by their key (prof_moe.c) */
+  int nmoe;
 };
 
 /* ---- reading (prof.c): strict keys; messages "<file>:<line>: <field path>: <problem>" ---- */
@@ -107,6 +121,8 @@ int prof__parse_gemm(pctx *c, prof *p, const cJSON *arr);
 int prof__parse_grid(pctx *c, prof *p, const cJSON *arr);
 int prof__parse_attn(pctx *c, prof *p, const cJSON *arr, attn_kind kind);
 int prof__parse_ar(pctx *c, prof *p, const cJSON *arr);
+int prof__parse_moe(pctx *c, prof *p, const cJSON *arr);
+void prof__free_moe(prof *p);
 void prof__free_tables(prof *p);
 
 /* ---- speed of light and interpolation ---------------------------------------------------- */

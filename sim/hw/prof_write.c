@@ -40,6 +40,11 @@ void prof_doc_free(prof_doc *d) {
     free(d->ar[i].ns);
   }
   free(d->ar);
+  for (size_t i = 0; i < d->nmoe; i++) {
+    free(d->moe[i].tokens);
+    free(d->moe[i].ns);
+  }
+  free(d->moe);
   memset(d, 0, sizeof *d);
 }
 
@@ -66,6 +71,13 @@ prof_doc_attn *prof_doc_add_attn(prof_doc *d, prof_doc_attn_kind kind) {
   prof_doc_attn *a = &d->attn[kind][d->nattn[kind]++];
   memset(a, 0, sizeof *a);
   return a;
+}
+
+prof_doc_moe *prof_doc_add_moe(prof_doc *d) {
+  SIM_GROW(d->moe, d->cap_moe, d->nmoe + 1);
+  prof_doc_moe *m = &d->moe[d->nmoe++];
+  memset(m, 0, sizeof *m);
+  return m;
 }
 
 prof_doc_ar *prof_doc_add_ar(prof_doc *d) {
@@ -97,6 +109,17 @@ static int cmp_ar(const void *a, const void *b) {
   if (x->impl != y->impl) return (int)x->impl - (int)y->impl;
   if (x->num_gpus != y->num_gpus) return x->num_gpus < y->num_gpus ? -1 : 1;
   return 0;
+}
+
+static int cmp_moe(const void *a, const void *b) {
+  const prof_doc_moe *x = *(const prof_doc_moe *const *)a, *y = *(const prof_doc_moe *const *)b;
+  int c = strcmp(x->dtype, y->dtype);
+  if (c) return c;
+  const uint32_t kx[] = {x->hidden, x->inter, x->topk, x->experts, x->tp, x->ep};
+  const uint32_t ky[] = {y->hidden, y->inter, y->topk, y->experts, y->tp, y->ep};
+  for (int i = 0; i < 6; i++)
+    if (kx[i] != ky[i]) return kx[i] < ky[i] ? -1 : 1;
+  return strcmp(x->dist, y->dist);
 }
 
 /* Pointers to n elements of size sz at base, sorted by cmp (caller frees). */
@@ -227,6 +250,31 @@ static void allreduces(jw *j, const prof_doc *d) {
   free(v);
 }
 
+static void moes(jw *j, const prof_doc *d) {
+  const void **v = sorted(d->moe, d->nmoe, sizeof *d->moe, cmp_moe);
+  jw_arr(j, "moe");
+  for (size_t t = 0; t < d->nmoe; t++) {
+    const prof_doc_moe *m = v[t];
+    jw_obj(j, NULL);
+    jw_str(j, "dtype", m->dtype);
+    jw_u64(j, "hidden", m->hidden);
+    jw_u64(j, "inter", m->inter);
+    jw_u64(j, "topk", m->topk);
+    jw_u64(j, "experts", m->experts);
+    jw_u64(j, "tp", m->tp);
+    jw_u64(j, "ep", m->ep);
+    jw_str(j, "distribution", m->dist);
+    if (m->kernel[0]) jw_str(j, "kernel", m->kernel);
+    u32s(j, "tokens", m->tokens, m->n);
+    jw_arr_flow(j, "ns", 0);
+    for (int i = 0; i < m->n; i++) jw_sig(j, NULL, m->ns[i], NS_DIGITS);
+    jw_end(j);
+    jw_end(j);
+  }
+  jw_end(j);
+  free(v);
+}
+
 int prof_write_file(const prof_doc *d, FILE *f, sim_err *err) {
   jw j;
   jw_begin(&j, f);
@@ -235,5 +283,6 @@ int prof_write_file(const prof_doc *d, FILE *f, sim_err *err) {
   if (d->nattn[PDA_DECODE]) attns(&j, d, PDA_DECODE);
   if (d->nattn[PDA_CONTEXT]) attns(&j, d, PDA_CONTEXT);
   if (d->nar) allreduces(&j, d);
+  if (d->nmoe) moes(&j, d);
   return jw_finish(&j, err);
 }

@@ -48,6 +48,16 @@ typedef struct prof_doc_ar {
   int n;
 } prof_doc_ar;
 
+typedef struct prof_doc_moe {
+  char dtype[32];     /* kernel-db moe_dtype */
+  uint32_t hidden, inter, topk, experts, tp, ep;
+  char dist[24];      /* routing distribution */
+  char kernel[128];   /* informational */
+  uint32_t *tokens;   /* [n] increasing (owned) */
+  double *ns;         /* [n] (owned) */
+  int n;
+} prof_doc_moe;
+
 typedef enum prof_doc_attn_kind { PDA_DECODE = 0, PDA_CONTEXT, PDA_COUNT } prof_doc_attn_kind;
 
 typedef struct prof_doc {
@@ -69,6 +79,8 @@ typedef struct prof_doc {
   size_t nattn[PDA_COUNT], cap_attn[PDA_COUNT];
   prof_doc_ar *ar;          /* [nar] (owned) */
   size_t nar, cap_ar;
+  prof_doc_moe *moe;        /* [nmoe] (owned) */
+  size_t nmoe, cap_moe;
 } prof_doc;
 
 void prof_doc_init(prof_doc *d);
@@ -78,6 +90,7 @@ void prof_doc_note(prof_doc *d, const char *fmt, ...) __attribute__((format(prin
 prof_doc_grid *prof_doc_add_grid(prof_doc *d);
 prof_doc_attn *prof_doc_add_attn(prof_doc *d, prof_doc_attn_kind kind);
 prof_doc_ar *prof_doc_add_ar(prof_doc *d);
+prof_doc_moe *prof_doc_add_moe(prof_doc *d);
 
 /* Writes d to f; SIM_EINPUT on a write error. (The CLI writes files through
  * cli_write_output: a temporary renamed into place.) */

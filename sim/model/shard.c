@@ -25,6 +25,10 @@ void shard_from_dims(model_shard *s, uint32_t hidden, uint32_t intermediate, uin
 
 void shard_init(model_shard *s, const model_cfg *m, uint32_t tp) {
   shard_from_dims(s, m->hidden, m->intermediate, m->q_heads, m->kv_heads, m->head_dim, m->vocab, tp);
+  uint32_t t = s->tp;
+  s->experts = m->experts, s->topk = m->experts_per_tok;
+  s->expert_inter = (m->expert_inter + t - 1) / t;
+  s->shared_inter = (m->shared_inter + t - 1) / t;
 }
 
 const char *shard_gemm_name(shard_gemm g) {

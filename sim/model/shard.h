@@ -36,7 +36,13 @@ typedef struct model_shard {
   uint32_t kv_heads; /* KV heads on one GPU (replicated when tp > kv heads) */
   uint32_t inter;    /* intermediate size on one GPU (each of gate and up) */
   uint32_t vocab;    /* LM-head rows on one GPU (padded vocabulary / tp) */
-  uint32_t n[SG_COUNT], k[SG_COUNT]; /* GEMM shapes on one GPU */
+  uint32_t n[SG_COUNT], k[SG_COUNT]; /* GEMM shapes on one GPU (the FFN rows: a dense layer's MLP) */
+  /* mixture of experts (shard_init; 0 for dense models): vLLM's FusedMoE
+     without expert parallelism splits every expert's intermediate size over
+     the TP ranks, like a dense MLP; the router (gate) is replicated */
+  uint32_t experts, topk;  /* routed experts, experts per token */
+  uint32_t expert_inter;   /* one expert's intermediate size on one GPU: ceil(I_e / tp) */
+  uint32_t shared_inter;   /* the shared experts' intermediate size on one GPU: ceil(I_s / tp) */
 } model_shard;
 
 /* From raw dimensions (tp 0 means 1). */

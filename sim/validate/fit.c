@@ -22,8 +22,9 @@
  *
  * Training subset (vfit_mark_training), spanning closed and open loop, FP8 and
  * BF16, token budgets 8192 and 2048, two engines: the AIConfigurator
- * closed-loop points whose concurrency is 4, 16 or 64 (every other rung of
- * the 4..128 ladder), and every stage of the Llama-2-7B inference-perf runs.
+ * closed-loop points of dense models (Llama-3.1-70B) whose concurrency is 4,
+ * 16 or 64 (every other rung of the 4..128 ladder), and every stage of the
+ * Llama-2-7B inference-perf runs. (Mixture-of-experts rows are held out.)
  * Held out: the closed-loop points at concurrency 8, 32 and 128, the
  * CodeLlama-34B inference-perf runs (another model and TP degree), every
  * offline (TensorRT-LLM 0.14) and static-batch (TensorRT-LLM 0.9) point, and
@@ -114,7 +115,7 @@ static bool fitted(vparam k) {
 void vfit_mark_training(vset *s) {
   for (size_t i = 0; i < s->n; i++) {
     vpoint *p = &s->pts[i];
-    bool aic = p->src == VSRC_AIC && (p->concurrency == 4 || p->concurrency == 16 || p->concurrency == 64);
+    bool aic = p->src == VSRC_AIC && !p->moe && (p->concurrency == 4 || p->concurrency == 16 || p->concurrency == 64);
     bool stage = p->src == VSRC_INFPERF && !strcmp(p->model, "llama-2-7b");
     p->train = !p->skip[0] && (aic || stage);
   }

@@ -185,6 +185,7 @@ typedef struct vpoint {
   double meas[VM_COUNT];
   bool tput_derived;       /* VM_TPUT derived from TTFT and TPOT (closed loop) */
   bool train;              /* in the fitting subset (fit.c, documented there) */
+  bool moe;                /* the model is a mixture of experts (never in the fitting subset) */
   char skip[256];          /* non-empty: cannot be represented; the reason */
   /* results of vrun_point */
   bool ran;
@@ -210,7 +211,7 @@ void vres_free(vresolve *r);
 int vres_add_models_dir(vresolve *r, const char *dir, size_t *n_added, sim_err *err);
 /* The model to run for a label (a config name, or a --models file's path),
  * or NULL: then why (may be NULL) holds the reason when the label is a
- * known model servesim cannot read (e.g. a mixture of experts), else "". */
+ * known model servesim cannot read (e.g. MLA attention), else "". */
 const char *vres_model(const vresolve *r, const char *label, char *why, size_t n);
 const char *vres_gpu(const vresolve *r, const char *label);    /* GPU config name or NULL */
 const char *vres_engine(const vresolve *r, const char *label); /* engine config name or NULL */

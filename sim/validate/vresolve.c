@@ -8,8 +8,8 @@
  *            config.json files of a models directory (--models DIR, else
  *            $SERVESIM_SHARED_DIR/models or ../shared/models when present),
  *            each named after its Hugging Face id with "/" written "--"
- *            (Qwen--Qwen3-32B.json). A file servesim cannot read (a mixture of
- *            experts, a missing field) still resolves its id, to the reason.
+ *            (Qwen--Qwen3-32B.json). A file servesim cannot read (MLA attention, a
+ *            missing field) still resolves its id, to the reason.
  *   GPUs     every GPU config by name and aliases.
  *   engines  every engine config by name and aliases.
  * Labels compare ignoring ASCII case. Lookups are linear: tens of configs. */

@@ -168,12 +168,14 @@ Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout 
   for (int k = 0; k < 5; k++) cr_assert_eq(got[k], want[k], "%s: %zu points reported, %zu in the file", src[k], got[k], want[k]);
   cr_assert_gt(predicted, 600u, "only %zu points predicted", predicted);
   /* the fidelity reached (docs/ACCURACY.md states it, and where it misses the issue's targets):
-   * vLLM on measured kernel tables, every closed-loop and open-loop point */
+   * vLLM on measured kernel tables, every closed-loop point of the dense Llama-3.1-70B runs (vLLM 0.11.0 by
+   * their date; the mixture-of-experts rows ran 0.12.0 and 0.18.0) and every open-loop point */
   const cJSON *sum = cJSON_GetObjectItemCaseSensitive(root, "summary");
   const cJSON *eng = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sum, "by_group"), "engine");
-  double ttft = jget_num(eng, "vllm", "ttft_ms", "median_abs_pct");
-  double tpot = jget_num(eng, "vllm", "tpot_ms", "median_abs_pct");
-  double tput = jget_num(eng, "vllm", "output_tok_s", "median_abs_pct");
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sum, "by_group"), "version");
+  double ttft = jget_num(ver, "vllm@0.11.0", "ttft_ms", "median_abs_pct");
+  double tpot = jget_num(ver, "vllm@0.11.0", "tpot_ms", "median_abs_pct");
+  double tput = jget_num(ver, "vllm@0.11.0", "output_tok_s", "median_abs_pct");
   cr_assert_leq(ttft, 15.0, "vLLM closed-loop TTFT median |error| %.1f%%", ttft);
   cr_assert_leq(tpot, 5.0, "vLLM closed-loop TPOT median |error| %.1f%%", tpot);
   cr_assert_leq(tput, 5.0, "vLLM closed-loop throughput median |error| %.1f%%", tput);

@@ -218,13 +218,87 @@ Test(config, hf_errors_name_the_field) {
   cr_assert_eq(cfg_model_parse(&m, wrong, "m.json", &e), SIM_EINPUT);
   assert_msg_has(&e, "m.json:2: hidden_size: expected an integer, got a string");
 
-  const char *moe = "{\"model_type\": \"mixtral\", \"num_local_experts\": 8, \"hidden_size\": 4096}";
+  const char *moe = "{\"model_type\": \"mixtral\", \"num_local_experts\": 8, \"hidden_size\": 4096, "
+                    "\"intermediate_size\": 14336, \"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                    "\"vocab_size\": 32000, \"max_position_embeddings\": 32768}";
   cr_assert_eq(cfg_model_parse(&m, moe, "m.json", &e), SIM_EINPUT);
-  assert_msg_has(&e, "num_local_experts");
+  assert_msg_has(&e, "num_experts_per_tok: missing required key");
 
   cr_assert_eq(cfg_model_parse(&m, "{\"model_type\": ", "bad.json", &e), SIM_EINPUT);
   assert_msg_has(&e, "bad.json:1:");
   assert_msg_has(&e, "invalid JSON");
+}
+
+/* Mixture-of-experts configs as Hugging Face writes them: Mixtral (every layer
+ * MoE, intermediate_size is the expert's), Qwen3-MoE (moe_intermediate_size,
+ * decoder_sparse_step, mlp_only_layers), DeepSeek-style first dense layers and
+ * shared experts, Llama-4 (interleaved MoE layers with a shared expert, dense
+ * layers of intermediate_size_mlp); the parameter count of Mixtral-8x7B is
+ * its published 46.7 B. Attention servesim does not model is refused by name. */
+Test(config, mixture_of_experts_models) {
+  model_cfg m;
+  sim_err e = {0, ""};
+  const char *mixtral = "{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+                        "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                        "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 32000, "
+                        "\"max_position_embeddings\": 32768, \"sliding_window\": null}";
+  cr_assert_eq(cfg_model_parse(&m, mixtral, "mixtral.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.experts, 8);
+  cr_assert_eq(m.experts_per_tok, 2);
+  cr_assert_eq(m.expert_inter, 14336);
+  cr_assert_eq(m.moe_layers, 32);
+  cr_assert_eq(m.shared_inter, 0);
+  /* 32 x (attention 4096 x 6144 + 4096 x 4096 + 8 x 3 x 4096 x 14336 + router 4096 x 8 + norms 2 x 4096)
+   * + embedding and LM head 2 x 32000 x 4096 + final norm 4096 = 46,702,792,704 */
+  cr_assert_float_eq(m.params_total, 46702792704.0, 0.5);
+  const char *qwen = "{\"model_type\": \"qwen3_moe\", \"hidden_size\": 4096, \"intermediate_size\": 12288, "
+                     "\"moe_intermediate_size\": 1536, \"num_hidden_layers\": 8, \"num_attention_heads\": 64, "
+                     "\"num_key_value_heads\": 4, \"head_dim\": 128, \"num_experts\": 128, \"num_experts_per_tok\": 8, "
+                     "\"decoder_sparse_step\": 2, \"mlp_only_layers\": [3], \"vocab_size\": 151936, "
+                     "\"max_position_embeddings\": 40960, \"quantization_config\": {\"quant_method\": \"fp8\", "
+                     "\"weight_block_size\": [128, 128]}}";
+  cr_assert_eq(cfg_model_parse(&m, qwen, "q.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.expert_inter, 1536);
+  cr_assert_eq(m.intermediate, 12288, "the dense layers' MLP");
+  /* (i + 1) % 2 == 0: layers 1, 3, 5, 7; 3 is listed dense */
+  cr_assert(cfg_model_is_moe_layer(&m, 1) && !cfg_model_is_moe_layer(&m, 2) && !cfg_model_is_moe_layer(&m, 3));
+  cr_assert_eq(m.moe_layers, 3);
+  cr_assert(m.fp8_block);
+  const char *ds = "{\"model_type\": \"deepseek_v2\", \"hidden_size\": 2048, \"intermediate_size\": 10944, "
+                   "\"moe_intermediate_size\": 1408, \"num_hidden_layers\": 27, \"num_attention_heads\": 16, "
+                   "\"n_routed_experts\": 64, \"num_experts_per_tok\": 6, \"n_shared_experts\": 2, "
+                   "\"first_k_dense_replace\": 1, \"moe_layer_freq\": 1, \"vocab_size\": 102400, "
+                   "\"max_position_embeddings\": 163840}";
+  cr_assert_eq(cfg_model_parse(&m, ds, "ds.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.moe_layers, 26, "the first layer is dense");
+  cr_assert_eq(m.shared_inter, 2 * 1408);
+  const char *l4 = "{\"model_type\": \"llama4_text\", \"hidden_size\": 5120, \"intermediate_size\": 8192, "
+                   "\"intermediate_size_mlp\": 16384, \"num_hidden_layers\": 48, \"num_attention_heads\": 40, "
+                   "\"num_key_value_heads\": 8, \"head_dim\": 128, \"num_local_experts\": 128, "
+                   "\"num_experts_per_tok\": 1, \"interleave_moe_layer_step\": 2, \"vocab_size\": 202048, "
+                   "\"max_position_embeddings\": 1048576}";
+  cr_assert_eq(cfg_model_parse(&m, l4, "l4.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.moe_layers, 24);
+  cr_assert_eq(m.intermediate, 16384);
+  cr_assert_eq(m.expert_inter, 8192);
+  cr_assert_eq(m.shared_inter, 8192, "Llama-4: one shared expert per MoE block");
+  const char *mla = "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"intermediate_size\": 18432, "
+                    "\"num_hidden_layers\": 61, \"num_attention_heads\": 128, \"kv_lora_rank\": 512, "
+                    "\"n_routed_experts\": 256, \"num_experts_per_tok\": 8, \"vocab_size\": 129280, "
+                    "\"max_position_embeddings\": 163840}";
+  cr_assert_eq(cfg_model_parse(&m, mla, "v3.json", &e), SIM_EINPUT);
+  assert_msg_has(&e, "kv_lora_rank: multi-head latent attention (kv_lora_rank 512, DeepSeek-style) is not modelled yet");
+  const char *swa = "{\"model_type\": \"gpt_oss\", \"hidden_size\": 2880, \"intermediate_size\": 2880, "
+                    "\"num_hidden_layers\": 2, \"num_attention_heads\": 64, \"num_local_experts\": 128, "
+                    "\"num_experts_per_tok\": 4, \"layer_types\": [\"sliding_attention\", \"full_attention\"], "
+                    "\"vocab_size\": 201088, \"max_position_embeddings\": 131072}";
+  cr_assert_eq(cfg_model_parse(&m, swa, "oss.json", &e), SIM_EINPUT);
+  assert_msg_has(&e, "sliding-window attention layers (\"sliding_attention\") are not modelled yet");
+  const char *topk = "{\"model_type\": \"mixtral\", \"hidden_size\": 64, \"intermediate_size\": 64, "
+                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_local_experts\": 4, "
+                     "\"num_experts_per_tok\": 8, \"vocab_size\": 100, \"max_position_embeddings\": 128}";
+  cr_assert_eq(cfg_model_parse(&m, topk, "k.json", &e), SIM_EINPUT);
+  assert_msg_has(&e, "num_experts_per_tok: 8 exceeds num_local_experts 4");
 }
 
 Test(config, unknown_model_name_lists_known_names) {

@@ -768,3 +768,50 @@ Test(cost, pipeline_stages_split_the_step_and_pay_the_sends) {
   }
   cost_deinit(&one.c), cost_deinit(&two.c), cost_deinit(&cross.c);
 }
+
+/* Mixture of experts (Mixtral-8x7B shapes, every layer an MoE block): the FFN
+ * time moves from the dense GEMMs to OP_MOE; without a table it is the
+ * roofline of the experts a step reaches (balanced routing: 8 (1 - (3/4)^T)
+ * of 8 for top-2), so a lone token streams 2 experts and a step of 64 all 8;
+ * with the profile's fused-MoE table the table serves it. The memory plan
+ * counts every expert: BF16 weights are 2 bytes x the parameter count. */
+Test(cost, mixture_of_experts_blocks) {
+  model_cfg m = tu_model_llama70b();
+  strcpy(m.name, "mixtral");
+  m.hidden = 4096, m.intermediate = 14336, m.layers = 32, m.q_heads = 32, m.kv_heads = 8, m.head_dim = 128;
+  m.vocab = 32000, m.tied_embeddings = false;
+  m.experts = 8, m.experts_per_tok = 2, m.expert_inter = 14336, m.moe_freq = m.moe_step = 1, m.moe_layers = 32;
+  deploy_cfg d = dep(2, DT_BF16);
+  d.async_scheduling = 0;
+  world w;
+  world_init(&w, m, tu_gpu_h100(), tu_engine_vllm(), d);
+  cr_assert_eq(w.c.shard.expert_inter, 7168);
+  step_cost s1, s64;
+  cost_decode_step_ns(&w.c, 1, 512, &s1);
+  cost_decode_step_ns(&w.c, 64, 512, &s64);
+  assert_sums(&s1);
+  cr_assert_float_eq(s1.op_ns[OP_GEMM_GATEUP] + s1.op_ns[OP_GEMM_DOWN], 0, 0, "no dense FFN layer");
+  cr_assert_gt(s1.op_ns[OP_MOE], 0);
+  /* memory-bound: the weights of the experts reached; 1 token: 2 experts, 64 tokens: 8 (1 - 0.75^64) */
+  double hit64 = 8 * (1 - pow(0.75, 64));
+  double r = s64.op_ns[OP_MOE] / s1.op_ns[OP_MOE];
+  cr_assert(r > 0.9 * hit64 / 2 && r < 1.1 * hit64 / 2, "64 tokens vs 1: %g (experts %g vs 2)", r, hit64);
+  cr_assert_eq(w.c.src_count[OP_MOE][SRC_ROOFLINE], 2);
+  /* a measured table of this shape serves it */
+  const char *json =
+      "{\"format\": \"servesim-profile\", \"version\": 2, \"gpu\": \"h100-sxm\", \"probes\": {\"copy_Bps\": 3.35e12, "
+      "\"peak_flops\": {\"bf16\": 9.89e14}}, \"moe\": [{\"dtype\": \"bfloat16\", \"hidden\": 4096, \"inter\": 14336, "
+      "\"topk\": 2, \"experts\": 8, \"tp\": 2, \"ep\": 1, \"distribution\": \"balanced\", \"tokens\": [1, 64], "
+      "\"ns\": [100000, 400000]}]}";
+  prof *p = NULL;
+  sim_err err = {0};
+  cr_assert_eq(prof_parse(&p, json, "moe.json", &err), SIM_OK, "%s", err.msg);
+  cost_set_profiles(&w.c, p, NULL, NULL);
+  step_cost t1;
+  cost_decode_step_ns(&w.c, 1, 512, &t1);
+  cr_assert_gt(t1.op_ns[OP_MOE], 32 * 100000.0, "the table's 100 us per layer, plus the router GEMM");
+  cr_assert_lt(t1.op_ns[OP_MOE], 32 * 110000.0);
+  cr_assert_eq(w.c.src_count[OP_MOE][SRC_PROFILE], 1);
+  cost_deinit(&w.c);
+  prof_free(p);
+}

@@ -93,6 +93,19 @@ Test(kdb, imports_every_table_kind) {
   cr_assert_eq(nccl, 1);
   cr_assert(has_note(&d, "fp8_block") && has_note(&d, "window_size > 0") && has_note(&d, "attn_dtype fp8"));
   cr_assert(has_note(&d, "moe_perf") && has_note(&d, "all_gather") && has_note(&d, "in int8"));
+  /* fused MoE: one table per shape, the faster of two kernels at each token count, ms -> ns */
+  cr_assert_eq(d.nmoe, 2);
+  for (size_t i = 0; i < d.nmoe; i++) {
+    const prof_doc_moe *m = &d.moe[i];
+    cr_assert_eq(m->n, 3);
+    cr_assert_eq(m->tokens[2], 64);
+    if (!strcmp(m->dtype, "fp8_block")) {
+      cr_assert_str_eq(m->dist, "balanced");
+      cr_assert(fabs(m->ns[0] - (0.05 + 0.002) * 1e6) < 1, "the faster kernel: %g", m->ns[0]);
+      cr_assert_eq(m->inter, 1536);
+      cr_assert_eq(m->tp, 2);
+    }
+  }
   cr_assert(has_note(&d, "kv_len = step + 0") && has_note(&d, "repeat a"));
   prof_doc_free(&d);
 }

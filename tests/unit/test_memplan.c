@@ -217,3 +217,31 @@ Test(memplan, pipeline_stages_size_their_own_pools) {
   cr_assert_eq(memplan_compute(&p, &m, &h, &e, &d, &err), SIM_EINPUT);
   cr_assert(strstr(err.msg, "on 2 x h100-sxm (pipeline stage 0 of 2, 40 layers): weights"), "%s", err.msg);
 }
+
+/* A mixture of experts holds every expert: Mixtral-8x7B's 46.7 B parameters
+ * are its BF16 weights at 2 bytes each (the router in the activation dtype,
+ * bf16 too), and TP2 splits every expert over the two GPUs. */
+Test(memplan, mixture_of_experts_weights) {
+  model_cfg m;
+  sim_err err = {0};
+  const char *mixtral = "{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+                        "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                        "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 32000, "
+                        "\"max_position_embeddings\": 32768}";
+  cr_assert_eq(cfg_model_parse(&m, mixtral, "mixtral.json", &err), SIM_OK, "%s", err.msg);
+  deploy_cfg d = tu_deploy(1, DT_BF16);
+  cr_assert_float_eq(memplan_weight_bytes(&m, &d), 2 * m.params_total, 0.5);
+  d.weight_dtype = DT_FP8; /* experts and attention in 1 byte; router, embeddings and norms stay 16-bit */
+  double router_etc = 32.0 * 4096 * 8 + 2.0 * 32000 * 4096 + (2.0 * 32 + 1) * 4096;
+  cr_assert_float_eq(memplan_weight_bytes(&m, &d), m.params_total + router_etc, 0.5);
+  gpu_cfg g = tu_gpu_h100();
+  engine_cfg e = tu_engine_vllm();
+  d = tu_deploy(2, DT_BF16);
+  d.max_model_len = 32768;
+  mem_plan p;
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  /* per GPU: half of everything but the norms (2 x 32 + 1 of 4096) and the routers (32 of 4096 x 8:
+   * vLLM's gate is a ReplicatedLinear), which every GPU holds whole */
+  double whole = ((2.0 * 32 + 1) * 4096 + 32.0 * 4096 * 8) * 2;
+  cr_assert_float_eq(p.weights_bytes, (2 * m.params_total - whole) / 2 + whole, 1.0);
+}

@@ -388,3 +388,35 @@ Test(prof_v2, strict_reader_names_file_and_field) {
   cr_assert_str_eq(prof_origin(p), "kernel-db: NVIDIA AIConfigurator, vllm 0.14.0 on h100_sxm");
   prof_free(p);
 }
+
+/* Fused-MoE tables: one shape (dtype, sizes, top-k, experts, TP, EP, routing)
+ * by tokens; log(time) linear in log(tokens) between measured counts, the
+ * smallest held below, proportional above; any other shape has no data. */
+Test(prof_v2, moe_tables_interpolate_by_tokens) {
+  buf b;
+  head(&b);
+  put(&b, ", \"moe\": [{\"dtype\": \"fp8_block\", \"hidden\": 4096, \"inter\": 1536, \"topk\": 8, \"experts\": 128, "
+          "\"tp\": 2, \"ep\": 1, \"distribution\": \"balanced\", \"tokens\": [1, 16, 256], \"ns\": [50000, 200000, "
+          "800000]}]}");
+  prof *p = parse_ok(&b);
+  cr_assert_eq(prof_moe_tables(p), 1);
+  double ns;
+  cr_assert(prof_moe_ns(p, "fp8_block", 16, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
+  cr_assert_float_eq(ns, 200000, 1e-6, "a measured count");
+  cr_assert(prof_moe_ns(p, "fp8_block", 4, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
+  cr_assert_float_eq(ns, 50000 * pow(4.0, 0.5), 1e-3, "halfway in log tokens: the geometric mean");
+  cr_assert(prof_moe_ns(p, "fp8_block", 1024, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
+  cr_assert_float_eq(ns, 800000 * 4.0, 1e-6, "beyond the last count: proportional to tokens");
+  cr_assert_not(prof_moe_ns(p, "fp8_block", 16, 4096, 1536, 8, 128, 4, 1, "balanced", &ns), "another TP");
+  cr_assert_not(prof_moe_ns(p, "fp8", 16, 4096, 1536, 8, 128, 2, 1, "balanced", &ns), "another dtype");
+  cr_assert_not(prof_moe_ns(p, "fp8_block", 16, 4096, 1536, 8, 128, 2, 1, "power_law_1.01", &ns), "another routing");
+  prof_free(p);
+  parse_bad("{\"format\": \"servesim-profile\", \"version\": 2, \"gpu\": \"t\", \"probes\": {\"copy_Bps\": 1e12, "
+            "\"peak_flops\": {\"bf16\": 1e15}}, \"moe\": [{\"dtype\": \"bfloat16\", \"hidden\": 8, \"inter\": 8, \"topk\": "
+            "4, \"experts\": 2, \"tp\": 1, \"ep\": 1, \"distribution\": \"balanced\", \"tokens\": [1], \"ns\": [5]}]}",
+            "moe[0].topk", "exceeds experts");
+  parse_bad("{\"format\": \"servesim-profile\", \"version\": 2, \"gpu\": \"t\", \"probes\": {\"copy_Bps\": 1e12, "
+            "\"peak_flops\": {\"bf16\": 1e15}}, \"moe\": [{\"dtype\": \"bfloat16\", \"hidden\": 8, \"inter\": 8, \"topk\": "
+            "1, \"experts\": 2, \"tp\": 1, \"ep\": 1, \"distribution\": \"balanced\", \"tokens\": [1, 2], \"ns\": [5]}]}",
+            "moe[0].ns", "expected an array of 2");
+}

@@ -215,7 +215,7 @@ Test(validate_read, aic_newer_rows_and_their_quirks) {
 
 /* Models the data names by Hugging Face id resolve through a --models
  * directory of config.json files named org--name.json; one servesim cannot
- * read (a mixture of experts) resolves to the reason. */
+ * read (multi-head latent attention, not modelled yet) resolves to the reason. */
 Test(validate_read, models_directory_resolves_hugging_face_ids) {
   const char *dir = tu_tmpdir();
   char path[1024];
@@ -226,11 +226,12 @@ Test(validate_read, models_directory_resolves_hugging_face_ids) {
                            "\"head_dim\": 128, \"vocab_size\": 151936, \"max_position_embeddings\": 40960, "
                            "\"torch_dtype\": \"bfloat16\"}",
                            false));
-  snprintf(path, sizeof path, "%s/mistralai--Mixtral-8x7B-v0.1.json", dir);
+  snprintf(path, sizeof path, "%s/deepseek-ai--DeepSeek-V3.json", dir);
   cr_assert(tu_write_table(path,
-                           "{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
-                           "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
-                           "\"num_local_experts\": 8, \"vocab_size\": 32000, \"max_position_embeddings\": 32768}",
+                           "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"intermediate_size\": 18432, "
+                           "\"num_hidden_layers\": 61, \"num_attention_heads\": 128, \"num_key_value_heads\": 128, "
+                           "\"n_routed_experts\": 256, \"num_experts_per_tok\": 8, \"kv_lora_rank\": 512, "
+                           "\"vocab_size\": 129280, \"max_position_embeddings\": 163840}",
                            false));
   snprintf(path, sizeof path, "%s/README.md", dir);
   cr_assert(tu_write_table(path, "not a config", false));
@@ -244,14 +245,14 @@ Test(validate_read, models_directory_resolves_hugging_face_ids) {
   snprintf(text, sizeof text,
            "%sa,silicon_concurrency=4,vllm,0.12.0,qwen/qwen3-32b,h200_sxm,bf16,agg,1000,100,bfloat16,,4,2,1,1,2,1"
            AIC_TAIL ",90,12\n"
-           "b,silicon_concurrency=4,vllm,0.12.0,mistralai/Mixtral-8x7B-v0.1,h200_sxm,bf16,agg,1000,100,bfloat16,,4,"
+           "b,silicon_concurrency=4,vllm,0.12.0,deepseek-ai/DeepSeek-V3,h200_sxm,bf16,agg,1000,100,bfloat16,,4,"
            "2,1,1,2,1" AIC_TAIL ",90,12\n",
            AIC_FULL_HEADER);
   cr_assert_eq(vdata_parse_aic(&s, text, "q.csv", &err), 0, "%s", err.msg);
   cr_assert_eq(s.pts[0].skip[0], 0, "%s", s.pts[0].skip);
   cr_assert(strstr(s.pts[0].model, "Qwen--Qwen3-32B.json"), "ids compare ignoring case: %s", s.pts[0].model);
-  cr_assert(strstr(s.pts[1].skip, "mixture-of-experts models (8 experts) are not supported"), "%s", s.pts[1].skip);
-  cr_assert(strstr(s.pts[1].skip, "mistralai/Mixtral-8x7B-v0.1"), "%s", s.pts[1].skip);
+  cr_assert(strstr(s.pts[1].skip, "multi-head latent attention (kv_lora_rank 512"), "%s", s.pts[1].skip);
+  cr_assert(strstr(s.pts[1].skip, "deepseek-ai/DeepSeek-V3"), "%s", s.pts[1].skip);
   char missing[1100];
   snprintf(missing, sizeof missing, "%s/nope", dir);
   cr_assert_eq(vres_add_models_dir(vset_resolver(&s), missing, NULL, &err), SIM_EINPUT);
