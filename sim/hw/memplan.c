@@ -84,6 +84,11 @@ double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
   return stage_weights(m, d, 1, 0, m->layers, true, true);
 }
 
+double memplan_active_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
+  double idle = (double)m->moe_layers * (m->experts - m->experts_per_tok) * 3.0 * m->hidden * m->expert_inter;
+  return memplan_weight_bytes(m, d) - idle * weight_elem_bytes(d->weight_dtype);
+}
+
 double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d) {
   model_shard s;
   shard_init(&s, m, tp_of(d));

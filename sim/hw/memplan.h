@@ -57,6 +57,10 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
                     const deploy_cfg *d, sim_err *err);
 /* Weights of the whole model in the deployment's dtypes, bytes. */
 double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d);
+/* The weights one token reads: all of a dense model's; of a mixture of
+ * experts, all but the routed experts it does not use (experts - top-k per
+ * MoE layer). */
+double memplan_active_weight_bytes(const model_cfg *m, const deploy_cfg *d);
 double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d);
 
 #endif

@@ -105,7 +105,7 @@ static void gates(plan_result *p) {
   snprintf(g[1].detail, sizeof g[1].detail,
            "one sequence at %g tokens/s reads the weights %g times a second: %.1f GB x %g = %.2f TB/s; %u x %s "
            "give %.2f TB/s (%u GPU%s at least); the cost model predicts %.1f tokens/s at batch 1 (%s)",
-           p->opts.target_tps, p->opts.target_tps, p->weights_total_bytes / 1e9, p->opts.target_tps, need / 1e12, tp,
+           p->opts.target_tps, p->opts.target_tps, p->weights_active_bytes / 1e9, p->opts.target_tps, need / 1e12, tp,
            p->gpu.name, have / 1e12, p->min_gpus_bandwidth, p->min_gpus_bandwidth == 1 ? "" : "s",
            p->decode1.seq_tokens_per_s, limit_name(of_bound[p->decode1.bound]));
   const plan_step *dm = p->max_batch ? &p->decode_max : &p->decode1;
@@ -286,7 +286,8 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
   p->params = p->model.params_total;
   p->weights_total_bytes = p->mem.weights_total_bytes;
   p->min_gpus_weights = (uint32_t)ceil(p->weights_total_bytes / p->gpu.mem_bytes);
-  p->weight_read_Bps = p->weights_total_bytes * p->opts.target_tps;
+  p->weights_active_bytes = memplan_active_weight_bytes(&p->model, d);
+  p->weight_read_Bps = p->weights_active_bytes * p->opts.target_tps;
   p->min_gpus_bandwidth = (uint32_t)ceil(p->weight_read_Bps / p->gpu.hbm_Bps);
   p->deploy_hbm_Bps = d->tp * p->gpu.hbm_Bps;
   if (d->pp > 1) {
@@ -418,8 +419,13 @@ void plan_print(const plan_result *p, FILE *f) {
   fprintf(f, "  weights: %.2f B parameters in %s = %.1f GB: at least %u GPU%s of %.1f GB (%s) just to hold them\n",
           p->params / 1e9, dtype_name(d->weight_dtype), p->weights_total_bytes / 1e9, p->min_gpus_weights,
           p->min_gpus_weights == 1 ? "" : "s", p->gpu.mem_bytes / 1e9, p->gpu.name);
-  fprintf(f, "  one sequence at %g tokens/s reads every weight %g times a second: %.1f GB x %g = %.2f TB/s\n",
-          p->opts.target_tps, p->opts.target_tps, p->weights_total_bytes / 1e9, p->opts.target_tps,
+  if (p->model.experts)
+    fprintf(f, "  a mixture of experts: a token uses %u of %u routed experts in %u of %u layers, so it reads %.1f GB of "
+               "the %.1f GB\n",
+            p->model.experts_per_tok, p->model.experts, p->model.moe_layers, p->model.layers,
+            p->weights_active_bytes / 1e9, p->weights_total_bytes / 1e9);
+  fprintf(f, "  one sequence at %g tokens/s reads its weights %g times a second: %.1f GB x %g = %.2f TB/s\n",
+          p->opts.target_tps, p->opts.target_tps, p->weights_active_bytes / 1e9, p->opts.target_tps,
           p->weight_read_Bps / 1e12);
   fprintf(f, "  one %s has %.2f TB/s: %s; at least %u GPUs' bandwidth (ideal tensor parallelism); this deployment "
              "has %u x %.2f = %.2f TB/s\n",
@@ -527,6 +533,7 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_obj(&j, "classic_check");
   jw_num(&j, "parameters", p->params);
   jw_num(&j, "weights_total_gb", p->weights_total_bytes / 1e9);
+  jw_num(&j, "weights_read_per_token_gb", p->weights_active_bytes / 1e9);
   jw_num(&j, "gpu_memory_gb", p->gpu.mem_bytes / 1e9);
   jw_u64(&j, "min_gpus_for_weights", p->min_gpus_weights);
   jw_num(&j, "target_tokens_per_s_per_sequence", p->opts.target_tps);

@@ -97,6 +97,7 @@ typedef struct plan_result {
   /* the classic check */
   double params;            /* model parameters */
   double weights_total_bytes;  /* whole model in the deployment's dtypes */
+  double weights_active_bytes; /* what one token reads (a mixture of experts: its top-k experts only) */
   uint32_t min_gpus_weights;   /* ceil(weights_total / device memory) */
   double weight_read_Bps;      /* weights_total x target_tps */
   uint32_t min_gpus_bandwidth; /* ceil(weight_read / HBM bandwidth of one GPU) */
