@@ -50,6 +50,13 @@ static cJSON *config_echo(const run_ctx *r) {
   str(c, "engine_version", r->engine.version);
   u64(c, "tensor_parallel_size", d->tp);
   u64(c, "pipeline_parallel_size", d->pp ? d->pp : 1);
+  if (r->model.experts) {
+    cJSON *mo = cJSON_AddObjectToObject(c, "mixture_of_experts");
+    u64(mo, "experts", r->model.experts);
+    u64(mo, "experts_per_token", r->model.experts_per_tok);
+    u64(mo, "moe_layers", r->model.moe_layers);
+    str(mo, "routing", moe_routing_name(d->moe_routing));
+  }
   u64(c, "replicas", d->replicas);
   u64(c, "gpus_total", (uint64_t)deploy_gpus(d) * d->replicas);
   str(c, "dtype", dtype_name(d->act_dtype));

@@ -109,6 +109,10 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
              "= %llu tokens (%u blocks of %u)\n",
           p->weights_bytes / gib, p->activation_bytes / gib, (p->cuda_graph_bytes + p->runtime_bytes) / gib,
           p->kv_bytes / gib, (unsigned long long)p->kv_tokens, p->kv_blocks, p->block_tokens);
+  if (r->model.experts)
+    fprintf(f, "  mixture of experts: %u routed experts, top-%u, in %u of %u layers%s; routing %s (--moe-routing)\n",
+            r->model.experts, r->model.experts_per_tok, r->model.moe_layers, r->model.layers,
+            r->model.shared_inter ? ", with shared experts" : "", moe_routing_name(d->moe_routing));
   if (p->pp > 1) {
     fprintf(f, "  pipeline: %u stages of", p->pp);
     for (uint32_t k = 0; k < p->pp; k++) fprintf(f, "%s %u", k ? "," : "", p->stage_layers[k]);

@@ -448,3 +448,44 @@ Test(planning_cli, sweep_over_the_azure_conversation_trace) {
   cJSON_Delete(root);
   unlink(j);
 }
+
+/* A mixture-of-experts model from its Hugging Face config: run names its
+ * experts and costs the MoE blocks from the bundled fused-MoE tables; plan's
+ * classic check reads the active experts only; MLA is refused by name. */
+Test(planning_cli, mixture_of_experts_run_and_plan) {
+  const char *mixtral = tu_tmpfile(".json",
+                                   "{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+                                   "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                                   "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 32000, "
+                                   "\"max_position_embeddings\": 32768, \"torch_dtype\": \"bfloat16\"}");
+  const char *j = tmp("moe.json");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "run --model %s --gpu h100-sxm --tp 2 --num-prompts 20 --json %s", mixtral, j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "mixture of experts: 8 routed experts, top-2, in 32 of 32 layers; routing balanced"), "%s",
+            out);
+  cr_assert(strstr(out, "Successful requests:                     20"), "%s", out);
+  cJSON *root = load_json(j);
+  const cJSON *moe = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(
+          cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "servesim"), "cost_sources"),
+          "per_op"),
+      "moe");
+  cr_assert(cJSON_IsObject(moe));
+  cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(moe, "source")->valuestring, "profile",
+                   "the bundled H100 tables measure Mixtral's shape");
+  cJSON_Delete(root);
+  snprintf(cmd, sizeof cmd, "plan --model %s --gpu h100-sxm --tp 2", mixtral);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "a token uses 2 of 8 routed experts in 32 of 32 layers"), "%s", out);
+  snprintf(cmd, sizeof cmd, "run --model %s --gpu h100-sxm --tp 2 --moe-routing skewed", mixtral);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--moe-routing: expected balanced, power_law_1.01 or power_law_1.2"), "%s", err);
+  const char *mla = tu_tmpfile(".json", "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"intermediate_size\": "
+                                        "18432, \"num_hidden_layers\": 61, \"num_attention_heads\": 128, "
+                                        "\"kv_lora_rank\": 512, \"n_routed_experts\": 256, \"num_experts_per_tok\": 8, "
+                                        "\"vocab_size\": 129280, \"max_position_embeddings\": 163840}");
+  snprintf(cmd, sizeof cmd, "plan --model %s", mla);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "multi-head latent attention (kv_lora_rank 512"), "%s", err);
+}
