@@ -47,6 +47,11 @@ typedef struct model_cfg {
   char aliases[CFG_MAX_ALIASES][96]; /* servesim's optional "aliases" key: the Hugging Face ids and benchmark
                                         labels this model goes by (validate resolves measurements with them) */
   uint32_t naliases;
+  /* multi-head latent attention (DeepSeek-V2/V3, Kimi-K2; mla = kv_lora_rank > 0): queries through a
+     q_lora_rank bottleneck (0: a direct projection), keys and values from one latent of kv_lora_rank plus a
+     shared RoPE key of qk_rope_dim, which is all the KV cache holds; head_dim = qk_nope_dim + qk_rope_dim */
+  bool mla;
+  uint32_t q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
   /* mixture of experts (experts = 0: dense). A layer's FFN is an MoE block
      when cfg_model_is_moe_layer says so, else a dense MLP of `intermediate`. */
   uint32_t experts;         /* routed experts per MoE block (num_local_experts / num_experts / n_routed_experts) */

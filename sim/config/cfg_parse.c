@@ -226,12 +226,7 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   if (!cJSON_IsString(mt)) return jx_fail(j, mt, NULL, "model_type", "expected a string, got %s", jx_type_name(mt));
   copy_str(m->arch, sizeof m->arch, mt->valuestring);
 
-  /* attention servesim does not model yet, named (MoE models often bring them) */
-  const cJSON *lora = hf_get(o, "kv_lora_rank");
-  if (cJSON_IsNumber(lora) && lora->valuedouble > 0)
-    return jx_fail(j, lora, NULL, "kv_lora_rank",
-                   "multi-head latent attention (kv_lora_rank %g, DeepSeek-style) is not modelled yet: servesim's "
-                   "attention is multi-head or grouped-query", lora->valuedouble);
+  /* attention servesim does not model yet, named (MoE models often bring it) */
   const cJSON *lt = hf_get(o, "layer_types");
   if (cJSON_IsArray(lt))
     for (const cJSON *e = lt->child; e; e = e->next)
@@ -269,6 +264,19 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
     m->native_dtype = d;
   }
 
+  /* multi-head latent attention */
+  const cJSON *lora = hf_get(o, "kv_lora_rank");
+  if (cJSON_IsNumber(lora) && lora->valuedouble > 0) {
+    m->mla = true;
+    if ((rc = hf_u32(j, o, "kv_lora_rank", true, &m->kv_lora_rank, NULL))) return rc;
+    if ((rc = hf_u32(j, o, "qk_nope_head_dim", true, &m->qk_nope_dim, NULL))) return rc;
+    if ((rc = hf_u32(j, o, "qk_rope_head_dim", true, &m->qk_rope_dim, NULL))) return rc;
+    if ((rc = hf_u32(j, o, "v_head_dim", true, &m->v_head_dim, NULL))) return rc;
+    const cJSON *ql = hf_get(o, "q_lora_rank");
+    if (ql && !cJSON_IsNull(ql) && (rc = hf_u32(j, o, "q_lora_rank", true, &m->q_lora_rank, NULL))) return rc;
+    m->head_dim = m->qk_nope_dim + m->qk_rope_dim, have_hd = true;
+    m->kv_heads = m->q_heads, have_kv = true; /* every head reads the one latent */
+  }
   if (!have_kv) m->kv_heads = m->q_heads;
   if (m->q_heads % m->kv_heads)
     return jx_fail(j, hf_get(o, "num_key_value_heads"), NULL, "num_key_value_heads", "%u does not divide num_attention_heads %u", m->kv_heads, m->q_heads);
@@ -284,10 +292,16 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   /* parameter counts (doubles: exact below 2^53) */
   double H = m->hidden, I = m->intermediate, hd = m->head_dim, qh = m->q_heads, kvh = m->kv_heads, V = m->vocab;
   double attn = H * (qh + 2 * kvh) * hd + qh * hd * H;
+  if (m->mla) { /* q (through the q_lora bottleneck or direct), the latent + RoPE key, kv_b, o */
+    double ql = m->q_lora_rank, kl = m->kv_lora_rank, nope = m->qk_nope_dim, rope = m->qk_rope_dim, v = m->v_head_dim;
+    double q = ql > 0 ? H * ql + ql * qh * (nope + rope) : H * qh * (nope + rope);
+    attn = q + H * (kl + rope) + kl * qh * (nope + v) + qh * v * H;
+  }
   m->params_per_layer_linear = attn + 3 * H * I;
   m->params_embedding = V * H;
   m->params_lm_head = m->tied_embeddings ? 0 : V * H;
   double per_layer_other = 2 * H + (m->qkv_bias ? (qh + 2 * kvh) * hd : 0); /* 2 RMSNorms, QKV biases */
+  if (m->mla) per_layer_other += (double)m->q_lora_rank + m->kv_lora_rank; /* q_a and kv_a norms */
   double moe_block = (double)m->experts * 3 * H * m->expert_inter + 3 * H * m->shared_inter + H * m->experts; /* + router */
   m->params_total = m->layers * (attn + per_layer_other) + (double)(m->layers - m->moe_layers) * 3 * H * I +
                     (double)m->moe_layers * moe_block + m->params_embedding + m->params_lm_head + H; /* + final norm */

@@ -234,11 +234,47 @@ static double moe_eval(const cost_model *c, uint32_t T, cost_src *src, cost_boun
 /* ---- attention ------------------------------------------------------------------ */
 
 /* One decode call: `batch` sequences attending to ctx_total tokens in all. */
+/* Multi-head latent attention (vLLM's MLA), roofline only (the kernel
+ * database's MLA tables are not imported yet). Decode runs absorbed: every
+ * head scores the query against the cached latent and RoPE key (kv_lora +
+ * rope) and sums the latents (kv_lora): 2 heads_g C (2 kv_lora + rope) flops,
+ * the latent cache read once per layer on every rank. Prefill runs
+ * unabsorbed: kv_b expands the (ctx + chunk) latents to per-head keys and
+ * values (2 (ctx + chunk) kvb_n kv_lora flops), then attention with
+ * (nope + rope)-dim keys and v-dim values over the chunk's causal work. */
+static double chunk_work(double c, double x);
+
+static double mla_decode(const cost_model *c, uint32_t batch, double C, cost_bound *bound) {
+  const model_shard *s = &c->shard;
+  const engine_cfg *e = c->engine;
+  double hg = s->q_heads, kl = s->kv_lora;
+  double bytes = C * s->mla_kv * kv_b(c) + (double)batch * hg * (s->mla_kv + kl) * act_b(c);
+  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
+  double tc = ns_of(2.0 * hg * C * (s->mla_kv + kl), c->gpu->flops[c->deploy->act_dtype] * e->attn_prefill_eff);
+  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
+  return tc > tm ? tc : tm;
+}
+
+static double mla_prefill(const cost_model *c, uint32_t chunk, uint32_t ctx, cost_bound *bound) {
+  const model_shard *s = &c->shard;
+  const engine_cfg *e = c->engine;
+  double hg = s->q_heads, all = (double)ctx + chunk, qk = s->head_dim, v = s->v_dim;
+  double up = 2.0 * all * s->kvb_n * s->kv_lora;
+  double attn = 2.0 * hg * chunk_work(chunk, ctx) * (qk + v);
+  double peak = c->gpu->flops[c->deploy->act_dtype];
+  double tc = ns_of(up, peak * e->gemm_compute_eff) + ns_of(attn, peak * e->attn_prefill_eff);
+  double bytes = all * s->mla_kv * kv_b(c) + all * hg * (qk + v) * act_b(c) * 2.0 + (double)chunk * hg * (qk + v) * act_b(c);
+  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
+  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
+  return tc > tm ? tc : tm;
+}
+
 static double attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_total, cost_src *src,
                                cost_bound *bound) {
   *src = SRC_ROOFLINE;
   *bound = BOUND_MEMORY;
   if (batch == 0) return 0;
+  if (c->shard.mla) return mla_decode(c, batch, (double)ctx_total, bound);
   const model_shard *s = &c->shard;
   const engine_cfg *e = c->engine;
   double hd = s->head_dim, C = (double)ctx_total;
@@ -299,6 +335,7 @@ static double attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ct
   *src = SRC_ROOFLINE;
   *bound = BOUND_COMPUTE;
   if (chunk == 0) return 0;
+  if (c->shard.mla) return mla_prefill(c, chunk, ctx, bound);
   const model_shard *s = &c->shard;
   const engine_cfg *e = c->engine;
   sim_dtype act = c->deploy->act_dtype;
@@ -482,6 +519,16 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
     r->op_ns[op] += ns;
     r->bound_ns[b] += ns;
     r->src[op] = (uint8_t)s;
+  }
+  if (c->shard.mla) { /* q_b and kv_b (decode absorbs kv_b into the query and output: the same weights and flops) */
+    cost_src s;
+    cost_bound b, b2;
+    const model_shard *sh = &c->shard;
+    double qb = gemm_shape_eval(c, OP_GEMM_QKV, T, sh->qb_n, sh->qb_k, false, &s, &b);
+    double kvb = gemm_shape_eval(c, OP_GEMM_QKV, T, sh->kvb_n, sh->kvb_k, false, &s, &b2);
+    r->op_ns[OP_GEMM_QKV] += (qb + kvb) * L;
+    r->bound_ns[b] += qb * L;
+    r->bound_ns[b2] += kvb * L;
   }
   if (Lm > 0) {
     cost_src s;

@@ -64,6 +64,7 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
   shard_init(&s, m, t);
   double V = t == 1 ? m->vocab : s.vocab;
   double attn = (double)s.n[SG_QKV] * s.k[SG_QKV] + (double)s.n[SG_O] * s.k[SG_O];
+  if (s.mla) attn += (double)s.qb_n * s.qb_k + (double)s.kvb_n * s.kvb_k;
   double mlp = (double)s.n[SG_GATE_UP] * s.k[SG_GATE_UP] + (double)s.n[SG_DOWN] * s.k[SG_DOWN];
   uint32_t moe = cfg_model_moe_layers_in(m, first_layer, layers);
   /* an MoE block: every routed expert (gate, up, down) and the shared experts in the weight dtype, the
@@ -75,6 +76,7 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
   if (first && last && m->tied_embeddings) vocab_mats = 1.0;
   w += V * H * ab * vocab_mats;
   w += (2.0 * layers + (last ? 1.0 : 0.0)) * H * ab;
+  if (s.mla) w += layers * ((double)m->q_lora_rank + m->kv_lora_rank) * ab; /* the latent norms */
   return w;
 }
 

@@ -29,6 +29,18 @@ void shard_init(model_shard *s, const model_cfg *m, uint32_t tp) {
   s->experts = m->experts, s->topk = m->experts_per_tok;
   s->expert_inter = (m->expert_inter + t - 1) / t;
   s->shared_inter = (m->shared_inter + t - 1) / t;
+  if (m->mla) {
+    uint32_t hg = s->q_heads, ql = m->q_lora_rank, rope = m->qk_rope_dim, nope = m->qk_nope_dim;
+    s->mla = true;
+    s->mla_kv = m->kv_lora_rank + rope;
+    s->kv_lora = m->kv_lora_rank, s->v_dim = m->v_head_dim;
+    s->kv_heads = hg;
+    s->n[SG_QKV] = ql + m->kv_lora_rank + rope, s->k[SG_QKV] = m->hidden; /* replicated */
+    s->qb_n = hg * (nope + rope), s->qb_k = ql ? ql : m->hidden;
+    if (!ql) s->n[SG_QKV] = m->kv_lora_rank + rope; /* the direct q projection is qb */
+    s->kvb_n = hg * (nope + m->v_head_dim), s->kvb_k = m->kv_lora_rank;
+    s->n[SG_O] = m->hidden, s->k[SG_O] = hg * m->v_head_dim;
+  }
 }
 
 const char *shard_gemm_name(shard_gemm g) {

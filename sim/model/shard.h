@@ -43,14 +43,22 @@ typedef struct model_shard {
   uint32_t experts, topk;  /* routed experts, experts per token */
   uint32_t expert_inter;   /* one expert's intermediate size on one GPU: ceil(I_e / tp) */
   uint32_t shared_inter;   /* the shared experts' intermediate size on one GPU: ceil(I_s / tp) */
+  /* multi-head latent attention (vLLM's MLA): the latent KV cache (kv_lora_rank + qk_rope_dim per token and
+     layer) is the same on every TP rank, replicated; q_a/kv_a projections are replicated (SG_QKV holds
+     them: N = q_lora + kv_lora + rope, K = H), q_b and kv_b split the heads; SG_O is o_proj (K = heads_g v) */
+  bool mla;
+  uint32_t mla_kv;         /* KV-cache elements per token and layer: kv_lora_rank + qk_rope_dim */
+  uint32_t kv_lora, v_dim; /* latent rank, value head dim */
+  uint32_t qb_n, qb_k;     /* q_b_proj (or the direct q_proj when there is no q_lora): N = heads_g (nope + rope) */
+  uint32_t kvb_n, kvb_k;   /* kv_b_proj: N = heads_g (nope + v), K = kv_lora */
 } model_shard;
 
 /* From raw dimensions (tp 0 means 1). */
 void shard_from_dims(model_shard *s, uint32_t hidden, uint32_t intermediate, uint32_t q_heads, uint32_t kv_heads,
                      uint32_t head_dim, uint32_t vocab, uint32_t tp);
 void shard_init(model_shard *s, const model_cfg *m, uint32_t tp);
-/* KV-cache elements per token per layer on one GPU (K and V). */
-static inline uint32_t shard_kv_elems(const model_shard *s) { return 2 * s->kv_heads * s->head_dim; }
+/* KV-cache elements per token per layer on one GPU (K and V; MLA: the latent). */
+static inline uint32_t shard_kv_elems(const model_shard *s) { return s->mla ? s->mla_kv : 2 * s->kv_heads * s->head_dim; }
 const char *shard_gemm_name(shard_gemm g);
 
 /* Layers of pipeline stage `rank` of `pp` (vLLM get_pp_indices,

@@ -481,11 +481,20 @@ Test(planning_cli, mixture_of_experts_run_and_plan) {
   snprintf(cmd, sizeof cmd, "run --model %s --gpu h100-sxm --tp 2 --moe-routing skewed", mixtral);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "--moe-routing: expected balanced, power_law_1.01 or power_law_1.2"), "%s", err);
-  const char *mla = tu_tmpfile(".json", "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"intermediate_size\": "
-                                        "18432, \"num_hidden_layers\": 61, \"num_attention_heads\": 128, "
-                                        "\"kv_lora_rank\": 512, \"n_routed_experts\": 256, \"num_experts_per_tok\": 8, "
-                                        "\"vocab_size\": 129280, \"max_position_embeddings\": 163840}");
-  snprintf(cmd, sizeof cmd, "plan --model %s", mla);
-  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
-  cr_assert(strstr(err, "multi-head latent attention (kv_lora_rank 512"), "%s", err);
+  /* DeepSeek-R1 (MLA, 256 experts) in FP8 on 8 x H200: about one byte per parameter, the replicated
+   * latent cache, the batch that fits */
+  const char *r1 = tu_tmpfile(".json", "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"intermediate_size\": "
+                                       "18432, \"moe_intermediate_size\": 2048, \"num_hidden_layers\": 61, "
+                                       "\"num_attention_heads\": 128, \"num_key_value_heads\": 128, \"q_lora_rank\": 1536, "
+                                       "\"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, "
+                                       "\"v_head_dim\": 128, \"n_routed_experts\": 256, \"num_experts_per_tok\": 8, "
+                                       "\"n_shared_experts\": 1, \"first_k_dense_replace\": 3, \"vocab_size\": 129280, "
+                                       "\"max_position_embeddings\": 163840, \"quantization_config\": {\"quant_method\": "
+                                       "\"fp8\", \"weight_block_size\": [128, 128]}}");
+  snprintf(cmd, sizeof cmd, "plan --model %s --gpu h200 --tp 8 --quantization fp8 --max-model-len 32768", r1);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "(671.03 B parameters) on 8 x h200"), "%s", out);
+  cr_assert(strstr(out, "KV cache per token                              70272 bytes"), "%s", out);
+  cr_assert(strstr(out, "Largest batch at 2048 tokens of context:"), "%s", out);
+  cr_assert(strstr(out, "fp8 = 673.0 GB"), "%s", out);
 }

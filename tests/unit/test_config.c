@@ -286,8 +286,21 @@ Test(config, mixture_of_experts_models) {
                     "\"num_hidden_layers\": 61, \"num_attention_heads\": 128, \"kv_lora_rank\": 512, "
                     "\"n_routed_experts\": 256, \"num_experts_per_tok\": 8, \"vocab_size\": 129280, "
                     "\"max_position_embeddings\": 163840}";
-  cr_assert_eq(cfg_model_parse(&m, mla, "v3.json", &e), SIM_EINPUT);
-  assert_msg_has(&e, "kv_lora_rank: multi-head latent attention (kv_lora_rank 512, DeepSeek-style) is not modelled yet");
+  cr_assert_eq(cfg_model_parse(&m, mla, "v3.json", &e), SIM_EINPUT, "MLA needs its head sizes");
+  assert_msg_has(&e, "qk_nope_head_dim: missing required key");
+  /* DeepSeek-V3/R1 as published: 671 B parameters; MLA: one 512 + 64 latent per token and layer */
+  const char *v3 = "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"intermediate_size\": 18432, "
+                   "\"moe_intermediate_size\": 2048, \"num_hidden_layers\": 61, \"num_attention_heads\": 128, "
+                   "\"num_key_value_heads\": 128, \"q_lora_rank\": 1536, \"kv_lora_rank\": 512, "
+                   "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128, "
+                   "\"n_routed_experts\": 256, \"num_experts_per_tok\": 8, \"n_shared_experts\": 1, "
+                   "\"first_k_dense_replace\": 3, \"moe_layer_freq\": 1, \"vocab_size\": 129280, "
+                   "\"max_position_embeddings\": 163840, \"tie_word_embeddings\": false}";
+  cr_assert_eq(cfg_model_parse(&m, v3, "v3.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert(m.mla);
+  cr_assert_eq(m.head_dim, 192);
+  cr_assert_eq(m.moe_layers, 58);
+  cr_assert(m.params_total > 670.5e9 && m.params_total < 671.5e9, "%.4g parameters", m.params_total);
   const char *swa = "{\"model_type\": \"gpt_oss\", \"hidden_size\": 2880, \"intermediate_size\": 2880, "
                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 64, \"num_local_experts\": 128, "
                     "\"num_experts_per_tok\": 4, \"layer_types\": [\"sliding_attention\", \"full_attention\"], "

@@ -245,3 +245,27 @@ Test(memplan, mixture_of_experts_weights) {
   double whole = ((2.0 * 32 + 1) * 4096 + 32.0 * 4096 * 8) * 2;
   cr_assert_float_eq(p.weights_bytes, (2 * m.params_total - whole) / 2 + whole, 1.0);
 }
+
+/* Multi-head latent attention: the KV cache holds the 512-value latent and
+ * the 64-value RoPE key per token and layer, the same on every TP rank (vLLM
+ * replicates it): DeepSeek-V3/R1 in BF16 takes 61 x 576 x 2 = 70,272 bytes a
+ * token on each GPU at any TP. */
+Test(memplan, mla_latent_cache_is_replicated) {
+  model_cfg m;
+  sim_err err = {0};
+  const char *v3 = "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"intermediate_size\": 18432, "
+                   "\"moe_intermediate_size\": 2048, \"num_hidden_layers\": 61, \"num_attention_heads\": 128, "
+                   "\"num_key_value_heads\": 128, \"q_lora_rank\": 1536, \"kv_lora_rank\": 512, "
+                   "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128, "
+                   "\"n_routed_experts\": 256, \"num_experts_per_tok\": 8, \"n_shared_experts\": 1, "
+                   "\"first_k_dense_replace\": 3, \"vocab_size\": 129280, \"max_position_embeddings\": 163840}";
+  cr_assert_eq(cfg_model_parse(&m, v3, "v3.json", &err), SIM_OK, "%s", err.msg);
+  for (uint32_t tp = 1; tp <= 16; tp *= 4) {
+    deploy_cfg d = tu_deploy(tp, DT_BF16);
+    cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d), 70272.0, 0, "tp %u", tp);
+  }
+  deploy_cfg d = tu_deploy(1, DT_FP8);
+  /* FP8 weights: about one byte per parameter (embeddings, routers and norms stay 16-bit) */
+  double w = memplan_weight_bytes(&m, &d);
+  cr_assert(w > m.params_total && w < m.params_total * 1.01, "%.4g bytes for %.4g parameters", w, m.params_total);
+}
