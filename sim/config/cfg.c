@@ -316,7 +316,7 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
                     dtype_name(d->act_dtype), dtype_name(d->act_dtype));
   if (g->flops[d->act_dtype] <= 0)
     return sim_errf(err, SIM_EINPUT, "dtype %s is not supported by %s", dtype_name(d->act_dtype), g->name);
-  if (!d->weight_dtype_set) d->weight_dtype = d->act_dtype;
+  if (!d->weight_dtype_set) d->weight_dtype = m->ckpt_quant ? m->ckpt_wdtype : d->act_dtype; /* vLLM: the checkpoint's */
   switch (d->weight_dtype) {
     case DT_BF16:
     case DT_FP16:

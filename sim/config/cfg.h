@@ -47,6 +47,19 @@ typedef struct model_cfg {
   char aliases[CFG_MAX_ALIASES][96]; /* servesim's optional "aliases" key: the Hugging Face ids and benchmark
                                         labels this model goes by (validate resolves measurements with them) */
   uint32_t naliases;
+  /* sliding-window attention layers (layer_types "sliding_attention", e.g. gpt-oss): they attend to the last
+     sliding_window tokens only, and vLLM's hybrid KV cache keeps only those for them */
+  uint32_t sliding_window;  /* tokens; 0 = none */
+  uint32_t sliding_layers;  /* layers with a window */
+  uint8_t sliding_mask[32]; /* bit i: layer i has a window (layers < 256) */
+  /* the checkpoint's own quantization (quantization_config.quant_method), the default weights when
+     --quantization is not given, as vLLM loads it: fp8 -> DT_FP8, mxfp4 -> DT_INT4 (4-bit weights with a
+     scale per 32: run weight-only on GPUs without FP4 tensor cores) */
+  bool ckpt_quant;          /* the checkpoint is quantized as ckpt_wdtype */
+  sim_dtype ckpt_wdtype;
+  bool mxfp4;
+  bool attn_unquantized;    /* quantization_config.modules_to_not_convert lists the attention ("self_attn"): its
+                               projections stay in the activation dtype whatever the weights' quantization */
   /* multi-head latent attention (DeepSeek-V2/V3, Kimi-K2; mla = kv_lora_rank > 0): queries through a
      q_lora_rank bottleneck (0: a direct projection), keys and values from one latent of kv_lora_rank plus a
      shared RoPE key of qk_rope_dim, which is all the KV cache holds; head_dim = qk_nope_dim + qk_rope_dim */
@@ -223,6 +236,9 @@ void cfg_list(cfg_kind kind, char *buf, size_t n);
 int cfg_model_load(model_cfg *m, const char *name_or_path, sim_err *err);
 int cfg_gpu_load(gpu_cfg *g, const char *name_or_path, sim_err *err);
 int cfg_engine_load(engine_cfg *e, const char *name_or_path, sim_err *err);
+
+/* Sliding-window layers among [first, first + n). */
+uint32_t cfg_model_sliding_layers_in(const model_cfg *m, uint32_t first, uint32_t n);
 
 /* Whether layer i (0-based) of m has a mixture-of-experts block. */
 bool cfg_model_is_moe_layer(const model_cfg *m, uint32_t i);

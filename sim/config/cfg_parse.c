@@ -163,6 +163,13 @@ bool cfg_model_is_moe_layer(const model_cfg *m, uint32_t i) {
   return true;
 }
 
+uint32_t cfg_model_sliding_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
+  uint32_t c = 0;
+  for (uint32_t i = first; i < first + n && i < m->layers && i < 256; i++)
+    c += (m->sliding_mask[i / 8] >> (i % 8)) & 1u;
+  return c;
+}
+
 uint32_t cfg_model_moe_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
   uint32_t c = 0;
   for (uint32_t i = first; i < first + n && i < m->layers; i++) c += cfg_model_is_moe_layer(m, i);
@@ -226,13 +233,6 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   if (!cJSON_IsString(mt)) return jx_fail(j, mt, NULL, "model_type", "expected a string, got %s", jx_type_name(mt));
   copy_str(m->arch, sizeof m->arch, mt->valuestring);
 
-  /* attention servesim does not model yet, named (MoE models often bring it) */
-  const cJSON *lt = hf_get(o, "layer_types");
-  if (cJSON_IsArray(lt))
-    for (const cJSON *e = lt->child; e; e = e->next)
-      if (cJSON_IsString(e) && strstr(e->valuestring, "sliding"))
-        return jx_fail(j, lt, NULL, "layer_types",
-                       "sliding-window attention layers (\"%s\") are not modelled yet", e->valuestring);
   int rc;
   bool have_kv = false, have_hd = false;
   if ((rc = hf_u32(j, o, "hidden_size", true, &m->hidden, NULL))) return rc;
@@ -288,6 +288,31 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   }
 
   if ((rc = moe_from(j, o, m))) return rc;
+  /* sliding-window layers */
+  const cJSON *lt = hf_get(o, "layer_types");
+  if (cJSON_IsArray(lt)) {
+    uint32_t i = 0;
+    for (const cJSON *e = lt->child; e; e = e->next, i++)
+      if (cJSON_IsString(e) && strstr(e->valuestring, "sliding")) {
+        if (i >= 256 || i >= m->layers)
+          return jx_fail(j, lt, NULL, "layer_types", "a sliding-window layer %u beyond the first 256 of %u", i,
+                         m->layers);
+        m->sliding_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+        m->sliding_layers++;
+      }
+    if (m->sliding_layers && (rc = hf_u32(j, o, "sliding_window", true, &m->sliding_window, NULL))) return rc;
+  }
+  /* the checkpoint's quantization */
+  const cJSON *qcfg = hf_get(o, "quantization_config");
+  const cJSON *qm = cJSON_IsObject(qcfg) ? cJSON_GetObjectItemCaseSensitive(qcfg, "quant_method") : NULL;
+  if (cJSON_IsString(qm)) {
+    if (!strcmp(qm->valuestring, "fp8")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
+    else if (!strcmp(qm->valuestring, "mxfp4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_INT4, m->mxfp4 = true;
+  }
+  const cJSON *keep = cJSON_IsObject(qcfg) ? cJSON_GetObjectItemCaseSensitive(qcfg, "modules_to_not_convert") : NULL;
+  if (cJSON_IsArray(keep))
+    for (const cJSON *e = keep->child; e; e = e->next)
+      if (cJSON_IsString(e) && strstr(e->valuestring, "self_attn")) m->attn_unquantized = true;
 
   /* parameter counts (doubles: exact below 2^53) */
   double H = m->hidden, I = m->intermediate, hd = m->head_dim, qh = m->q_heads, kvh = m->kv_heads, V = m->vocab;

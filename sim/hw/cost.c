@@ -95,6 +95,7 @@ static gemm_path path_for(const cost_model *c, const gpu_cfg *g, cost_op op) {
   sim_dtype act = c->deploy->act_dtype, w = c->deploy->weight_dtype;
   gemm_path p = {act, act, g->flops[act], dtype_bytes(act), dtype_bytes(act)};
   if (op == OP_LM_HEAD) return p;
+  if ((op == OP_GEMM_QKV || op == OP_GEMM_O) && c->model->attn_unquantized) return p; /* the checkpoint keeps it */
   p.wdt = w;
   switch (w) {
     case DT_FP8:
@@ -199,7 +200,10 @@ static double moe_eval(const cost_model *c, uint32_t T, cost_src *src, cost_boun
       dts[0] = c->model->fp8_block ? "fp8_block" : "fp8";
       dts[1] = c->model->fp8_block ? "fp8" : "fp8_block";
       break;
-    case DT_INT4: dts[0] = "int4_wo"; break;
+    case DT_INT4:
+      dts[0] = c->model->mxfp4 ? "w4a16_mxfp4" : "int4_wo";
+      dts[1] = c->model->mxfp4 ? "int4_wo" : NULL;
+      break;
     default: break;
   }
   const char *dist = moe_routing_name(c->deploy->moe_routing);
@@ -211,6 +215,12 @@ static double moe_eval(const cost_model *c, uint32_t T, cost_src *src, cost_boun
       routed = ns, found = true;
     }
   }
+  for (int a = 0; a < c->n_moe_alt && !found; a++) /* this GPU, another engine version */
+    for (int i = 0; i < 2 && dts[i] && !found; i++)
+      if (prof_moe_ns(c->moe_alt[a], dts[i], T, Hm, Ie, s->topk, s->experts, s->tp, 1, dist, &ns)) {
+        *src = SRC_PROFILE;
+        routed = ns, found = true;
+      }
   for (int i = 0; i < 2 && dts[i] && !found && c->scaled_profile; i++) {
     if (prof_moe_ns(c->scaled_profile, dts[i], T, Hm, Ie, s->topk, s->experts, s->tp, 1, dist, &ns)) {
       gemm_path o = path_for(c, c->scaled_gpu, OP_GEMM_GATEUP);
@@ -656,6 +666,13 @@ void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const 
   for (size_t i = 0; i < c->memo_len; i++) c->lm_memo[i].valid = false;
 }
 
+void cost_set_moe_alternates(cost_model *c, const prof *const *alt, int n) {
+  c->n_moe_alt = 0;
+  for (int i = 0; i < n && i < 4; i++) c->moe_alt[c->n_moe_alt++] = alt[i];
+  for (int g = 0; g < 2; g++)
+    for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
+}
+
 void cost_deinit(cost_model *c) {
   free(c->memo[0]);
   free(c->memo[1]);
@@ -695,7 +712,8 @@ static exec_mode mode_of(const cost_model *c, const batch_desc *b) {
 /* Attention of the step: the decode call and every chunk, one varlen call
  * (the per-call floor paid once). */
 static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
-  double L = c->model->layers, sum = 0, largest = 0;
+  double L = c->model->layers, Ls = c->model->sliding_layers, W = c->model->sliding_window;
+  double sum = 0, largest = 0, slide_dec = 0, slide_pre = 0;
   uint32_t parts = 0;
   double part_ns[2] = {0, 0}; /* decode, prefill (per layer) */
   cost_bound part_b[2] = {BOUND_MEMORY, BOUND_COMPUTE};
@@ -707,21 +725,35 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
     c->src_count[OP_ATTN_DECODE][s]++;
     sum += ns, parts++;
     if (ns > largest) largest = ns;
+    if (Ls > 0) { /* a window layer attends to at most W tokens of each sequence (the mean context, capped) */
+      double mean = (double)b->decode_ctx_tokens / b->num_decode;
+      uint64_t capped = (uint64_t)(b->num_decode * (mean < W ? mean : W) + 0.5);
+      cost_src s2;
+      cost_bound b2;
+      slide_dec = attn_decode_eval(c, b->num_decode, capped ? capped : b->num_decode, &s2, &b2);
+    }
   }
   for (uint32_t i = 0; i < b->num_prefill; i++) {
-    double ns = attn_prefill_eval(c, b->prefills[i].chunk_tokens, b->prefills[i].ctx_tokens, &s, &bd);
+    uint32_t ch = b->prefills[i].chunk_tokens, x = b->prefills[i].ctx_tokens;
+    double ns = attn_prefill_eval(c, ch, x, &s, &bd);
     part_ns[1] += ns;
     if (bd == BOUND_MEMORY) part_b[1] = BOUND_MEMORY;
     c->src_count[OP_ATTN_PREFILL][s]++;
     sum += ns, parts++;
     if (ns > largest) largest = ns;
+    if (Ls > 0) { /* the chunk's work within the window: each token attends to at most W tokens */
+      double full = chunk_work(ch, x), n1 = fmax(0.0, fmin((double)ch, W - x)); /* tokens inside the window */
+      double win = n1 * x + n1 * (n1 + 1.0) / 2.0 + ((double)ch - n1) * W;
+      slide_pre += full > 0 ? ns * win / full : ns;
+    }
   }
   if (parts == 0) return;
   double merged = sum - (parts - 1) * c->attn_floor_ns;
   if (merged < largest) merged = largest;
   double f = sum > 0 ? merged / sum : 0; /* the saving, shared in proportion */
-  if (part_ns[0] > 0) add(out, OP_ATTN_DECODE, part_b[0], part_ns[0] * f * L);
-  if (part_ns[1] > 0) add(out, OP_ATTN_PREFILL, part_b[1], part_ns[1] * f * L);
+  double Lf = L - Ls;
+  if (part_ns[0] > 0) add(out, OP_ATTN_DECODE, part_b[0], (part_ns[0] * Lf + slide_dec * Ls) * f);
+  if (part_ns[1] > 0) add(out, OP_ATTN_PREFILL, part_b[1], (part_ns[1] * Lf + slide_pre * Ls) * f);
 }
 
 /* Splits the step's GPU time into pipeline stages (one stage without PP),

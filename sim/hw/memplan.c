@@ -70,7 +70,8 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
   /* an MoE block: every routed expert (gate, up, down) and the shared experts in the weight dtype, the
      router (gate) unquantized (checkpoints keep it out of quantization) */
   double experts = (double)s.experts * 3.0 * H * s.expert_inter + 3.0 * H * s.shared_inter;
-  double w = (layers * attn + (layers - moe) * mlp + moe * experts) * wb + moe * H * s.experts * ab;
+  double attn_b = m->attn_unquantized ? ab : wb; /* a checkpoint that keeps its attention unquantized */
+  double w = layers * attn * attn_b + ((layers - moe) * mlp + moe * experts) * wb + moe * H * s.experts * ab;
   if (m->qkv_bias) w += layers * (double)s.n[SG_QKV] * ab;
   double vocab_mats = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);
   if (first && last && m->tied_embeddings) vocab_mats = 1.0;
@@ -155,7 +156,16 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
     bool first = s == 0, last = s + 1 == pp;
     double w = stage_weights(m, d, t, first_layer, L, first, last), act = activation_peak(m, e, d, last);
     double kv = p->budget_bytes - w - act - p->cuda_graph_bytes - p->runtime_bytes;
-    double per_block = kv_layer_token * L * block;
+    /* sliding-window layers keep only their window per sequence (vLLM's hybrid KV cache): the pool is
+       sized by the full-attention layers, and every sequence's window of the sliding ones (plus a block of
+       slack) is set aside for max_num_seqs sequences */
+    uint32_t Lsl = cfg_model_sliding_layers_in(m, first_layer, L);
+    if (Lsl) {
+      double seqs = d->max_num_seqs ? d->max_num_seqs : e->max_num_seqs;
+      double win_blocks = ceil((double)m->sliding_window / block) + 1.0;
+      kv -= seqs * win_blocks * block * kv_layer_token * Lsl;
+    }
+    double per_block = kv_layer_token * (L - Lsl) * block;
     double blocks = kv > 0 ? floor(kv / per_block) - 1.0 : -1.0;
     p->stage_layers[s] = L;
     p->stage_weights_bytes[s] = w;
@@ -168,7 +178,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
       p->weights_bytes = w;
       p->activation_bytes = act;
       p->kv_bytes = kv;
-      p->kv_bytes_per_token = kv_layer_token * L;
+      p->kv_bytes_per_token = kv_layer_token * (L - cfg_model_sliding_layers_in(m, first_layer, L));
     }
   }
   p->kv_bytes_per_block = p->kv_bytes_per_token * block;

@@ -184,6 +184,27 @@ static int choose_auto(prof_sel *s, const gpu_cfg *gpu, const engine_cfg *engine
     if (other) pick = pick_version(c, (int)n, other, engine->version);
   }
   int rc = pick ? load(s, pick->name, gpu, err) : SIM_OK;
+  if (!rc && pick && !strcmp(pick->gpu, gpu->name)) {
+    /* the other versions of this GPU and engine, nearest to the chosen one first (the version order's
+       neighbours: the chosen version's rank in the sorted list, by distance) */
+    const cand *same[64];
+    int ns = 0, at = -1;
+    for (size_t i = 0; i < n && ns < 64; i++)
+      if (!strcmp(c[i].gpu, gpu->name)) same[ns++] = &c[i];
+    for (int i = 1; i < ns; i++)
+      for (int k = i; k > 0 && version_cmp(same[k - 1]->version, same[k]->version) > 0; k--) {
+        const cand *t = same[k];
+        same[k] = same[k - 1], same[k - 1] = t;
+      }
+    for (int i = 0; i < ns; i++)
+      if (same[i] == pick) at = i;
+    for (int d = 1; d < ns && s->n_alt < PROFSEL_MAX_ALT; d++)
+      for (int sgn = 1; sgn >= -1; sgn -= 2) {
+        int k = at + sgn * d;
+        if (k >= 0 && k < ns && s->n_alt < PROFSEL_MAX_ALT)
+          snprintf(s->alt_names[s->n_alt++], sizeof s->alt_names[0], "%s", same[k]->name);
+      }
+  }
   free(c);
   return rc;
 }
@@ -200,6 +221,26 @@ int profsel_choose(prof_sel *s, const char *spec, const gpu_cfg *gpu, const engi
 
 void profsel_attach(prof_sel *s, cost_model *c) {
   cost_set_profiles(c, s->own, s->other, s->other ? &s->other_gpu : NULL);
+  if (c->model->experts && s->own) { /* the other versions' fused-MoE tables, for shapes `own` lacks */
+    const prof *alt[PROFSEL_MAX_ALT];
+    int n = 0;
+    for (int i = 0; i < s->n_alt; i++) {
+      char path[1024];
+      sim_err ignore = {0, ""};
+      const prof *p = NULL;
+      if (cfg_find(CFG_PROFILE, s->alt_names[i], path, sizeof path, &ignore) == SIM_OK &&
+          profsel_cache_get(path, &p, &ignore) == SIM_OK && prof_moe_tables(p) > 0)
+        alt[n++] = p;
+    }
+    cost_set_moe_alternates(c, alt, n);
+    static const char mnote[] = "; fused-MoE shapes they lack from the same GPU's tables of ";
+    if (n && !strstr(s->source, mnote)) {
+      size_t k = strlen(s->source);
+      k += (size_t)snprintf(s->source + k, sizeof s->source - k, "%s", mnote);
+      for (int i = 0, used = 0; i < s->n_alt && k < sizeof s->source; i++)
+        k += (size_t)snprintf(s->source + k, sizeof s->source - k, "%s%s", used++ ? ", " : "", s->alt_names[i]);
+    }
+  }
   static const char note[] = "(--allreduce link), not the measured table";
   if (c->deploy->allreduce_link && c->deploy->tp > 1 && (s->own || s->other) && !strstr(s->source, note)) {
     size_t n = strlen(s->source); /* once, however often the selection is attached */
@@ -208,4 +249,7 @@ void profsel_attach(prof_sel *s, cost_model *c) {
   }
 }
 
-void profsel_free(prof_sel *s) { s->own = s->other = NULL; }
+void profsel_free(prof_sel *s) {
+  s->own = s->other = NULL;
+  s->n_alt = 0;
+}

@@ -32,8 +32,15 @@
 #include "hw/cost.h"
 #include "hw/prof.h"
 
+enum { PROFSEL_MAX_ALT = 4 };
+
 typedef struct prof_sel {
   const prof *own;   /* measured on the deployment's GPU type, or NULL (borrowed from the cache) */
+  /* auto: the same GPU type and engine's profiles of the other versions, nearest version first; a model
+     with mixture-of-experts layers looks up a fused-MoE shape there when `own` lacks it (measured on this
+     GPU at another engine version beats the roofline); loaded by profsel_attach only for such models */
+  char alt_names[PROFSEL_MAX_ALT][128];
+  int n_alt;
   const prof *other; /* measured on another GPU type, served scaled, or NULL (borrowed) */
   gpu_cfg other_gpu; /* the GPU type `other` was measured on */
   char source[1400]; /* one line: what serves the step costs */

@@ -134,7 +134,10 @@ static int par_u32(const vcsv *c, const vcsv_row *r, int col, const char *what, 
 
 /* gemm_quant_mode (else precision) -> the point's dtypes; false with a reason
  * for what servesim has no precision for. fp8_block (block-scaled W8A8 FP8)
- * is costed with the per-tensor FP8 GEMM tables, the only FP8 ones measured. */
+ * is costed with the per-tensor FP8 GEMM tables, the only FP8 ones measured.
+ * FP4 weights (fp4, nvfp4, mxfp4) are 4-bit weights run weight-only (W4A16),
+ * as GPUs without FP4 tensor cores (Hopper and older: every FP4 row of the
+ * data is H200) run them; servesim has no FP4 tensor-core path. */
 static bool aic_precision(vpoint *p, const char *q, char *why, size_t n) {
   static const struct {
     const char *mode;
@@ -146,7 +149,7 @@ static bool aic_precision(vpoint *p, const char *q, char *why, size_t n) {
            {"w8a8", DT_INT8, ""},       {"sq", DT_INT8, ""},        {"int4", DT_INT4, ""},
            {"int4_wo", DT_INT4, ""},    {"w4a16", DT_INT4, ""},     {"int4_awq", DT_INT4, ""},
            {"awq", DT_INT4, ""},        {"gptq", DT_INT4, ""},      {"int8_wo", -2, "8-bit weight-only"},
-           {"fp4", -2, "FP4"},          {"nvfp4", -2, "FP4 (NVFP4)"}, {"mxfp4", -2, "FP4 (MXFP4)"},
+           {"fp4", DT_INT4, ""},        {"nvfp4", DT_INT4, ""},       {"mxfp4", DT_INT4, ""},
            {"w4afp8", -2, "4-bit weight, FP8 activation"}};
   for (size_t i = 0; i < SIM_ARRAY_LEN(t); i++) {
     if (strcasecmp(q, t[i].mode)) continue;

@@ -305,8 +305,22 @@ Test(config, mixture_of_experts_models) {
                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 64, \"num_local_experts\": 128, "
                     "\"num_experts_per_tok\": 4, \"layer_types\": [\"sliding_attention\", \"full_attention\"], "
                     "\"vocab_size\": 201088, \"max_position_embeddings\": 131072}";
-  cr_assert_eq(cfg_model_parse(&m, swa, "oss.json", &e), SIM_EINPUT);
-  assert_msg_has(&e, "sliding-window attention layers (\"sliding_attention\") are not modelled yet");
+  cr_assert_eq(cfg_model_parse(&m, swa, "oss.json", &e), SIM_EINPUT, "a window layer needs its window");
+  assert_msg_has(&e, "sliding_window: missing required key");
+  /* gpt-oss: every other layer sliding (window 128), MXFP4 experts with the attention left unquantized: the
+     checkpoint's quantization is the default weight dtype (4-bit, weight-only) */
+  const char *oss = "{\"model_type\": \"gpt_oss\", \"hidden_size\": 2880, \"intermediate_size\": 2880, "
+                    "\"num_hidden_layers\": 4, \"num_attention_heads\": 64, \"num_key_value_heads\": 8, \"head_dim\": 64, "
+                    "\"num_local_experts\": 128, \"num_experts_per_tok\": 4, \"sliding_window\": 128, "
+                    "\"layer_types\": [\"sliding_attention\", \"full_attention\", \"sliding_attention\", "
+                    "\"full_attention\"], \"vocab_size\": 201088, \"max_position_embeddings\": 131072, "
+                    "\"quantization_config\": {\"quant_method\": \"mxfp4\", \"modules_to_not_convert\": "
+                    "[\"model.layers.*.self_attn\", \"lm_head\"]}}";
+  cr_assert_eq(cfg_model_parse(&m, oss, "oss.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.sliding_layers, 2);
+  cr_assert_eq(m.sliding_window, 128);
+  cr_assert_eq(cfg_model_sliding_layers_in(&m, 0, 2), 1);
+  cr_assert(m.ckpt_quant && m.ckpt_wdtype == DT_INT4 && m.mxfp4 && m.attn_unquantized);
   const char *topk = "{\"model_type\": \"mixtral\", \"hidden_size\": 64, \"intermediate_size\": 64, "
                      "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_local_experts\": 4, "
                      "\"num_experts_per_tok\": 8, \"vocab_size\": 100, \"max_position_embeddings\": 128}";
