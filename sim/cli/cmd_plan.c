@@ -21,7 +21,8 @@ static const char *const KEEP[] = {"scenario",     "model",          "gpu",
                                    "engine",       "profile",        "tensor-parallel-size", "pipeline-parallel-size",
                                    "dtype",        "quantization",   "kv-cache-dtype",
                                    "max-num-seqs", "max-num-batched-tokens", "block-size",
-                                   "max-model-len", "gpu-memory-utilization", "allreduce", "gpus-per-node", NULL};
+                                   "max-model-len", "gpu-memory-utilization", "allreduce", "gpus-per-node",
+                                   "enable-expert-parallel", "moe-routing", NULL};
 
 static int w_json(const void *p, FILE *f, sim_err *e) { return plan_write_json(p, f, e); }
 

@@ -54,6 +54,9 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
       "all-reduce cost: the profile's measured table (default; the topology it was measured on) or the GPU "
       "file's link bandwidth and latency (when your GPUs are connected differently)",
       NULL);
+  OPT("enable-expert-parallel", NULL, CLI_BOOL, &f->expert_parallel, NULL,
+      "mixture-of-experts layers: whole experts split over the TP ranks (vLLM's flag) instead of a slice of every "
+      "expert on each", &f->seen_expert_parallel);
   OPT("moe-routing", NULL, CLI_STR, &f->moe_routing, "R",
       "expert load of mixture-of-experts layers, as the kernel database measured it: balanced (default), "
       "power_law_1.01 (AIConfigurator's estimate), power_law_1.2",
@@ -181,6 +184,7 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   if (f->seen_prefix_caching) d->enable_prefix_caching = f->prefix_caching;
   if (f->seen_chunked_prefill) d->enable_chunked_prefill = f->chunked_prefill;
   if (f->seen_async_scheduling) d->async_scheduling = f->async_scheduling;
+  if (f->seen_expert_parallel) d->expert_parallel = f->expert_parallel;
   if (f->allreduce && !cfg_parse_allreduce(f->allreduce, &d->allreduce_link))
     return sim_errf(err, SIM_EINPUT, "--allreduce: expected table or link, got '%s'", f->allreduce);
   if (f->moe_routing && !moe_routing_parse(f->moe_routing, &d->moe_routing))

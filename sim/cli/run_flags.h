@@ -20,7 +20,8 @@ typedef struct run_flags {
   const char *dtype, *quantization, *kv_cache_dtype, *router, *allreduce;
   double gpu_memory_utilization;
   bool prefix_caching, chunked_prefill, async_scheduling;
-  bool seen_prefix_caching, seen_chunked_prefill, seen_async_scheduling;
+  bool seen_prefix_caching, seen_chunked_prefill, seen_async_scheduling, seen_expert_parallel;
+  bool expert_parallel;
   /* workload */
   const char *trace, *trace_format, *window;
   uint64_t num_prompts, seed, max_requests;

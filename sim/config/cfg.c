@@ -287,6 +287,12 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
                     "tensor_parallel_size %u spans nodes of %u GPUs but is not a multiple of it (a TP group takes "
                     "whole nodes; set --gpus-per-node if your nodes hold more)",
                     d->tp, d->gpus_per_node);
+  if (d->expert_parallel && !m->experts)
+    return sim_errf(err, SIM_EINPUT, "enable_expert_parallel: %s has no experts (a dense model)", m->name);
+  if (d->expert_parallel && m->experts % (d->tp ? d->tp : 1))
+    return sim_errf(err, SIM_EINPUT,
+                    "enable_expert_parallel: tensor_parallel_size %u does not divide the %u experts of %s", d->tp,
+                    m->experts, m->name);
   if (!d->pp) d->pp = 1;
   if (d->pp > CFG_MAX_PP)
     return sim_errf(err, SIM_EINPUT, "pipeline_parallel_size %u is out of range 1..%u", d->pp, CFG_MAX_PP);
@@ -389,6 +395,7 @@ void deploy_layout_text(const deploy_cfg *d, char *buf, size_t n) {
   uint32_t tp = d->tp ? d->tp : 1, pp = d->pp ? d->pp : 1, g = d->gpus_per_node ? d->gpus_per_node : 8;
   uint32_t gpus = tp * pp;
   size_t k = (size_t)snprintf(buf, n, "TP%u", tp);
+  if (d->expert_parallel && k < n) k += (size_t)snprintf(buf + k, n - k, " (EP%u)", tp);
   if (pp > 1 && k < n) k += (size_t)snprintf(buf + k, n - k, " x PP%u", pp);
   if (gpus > g && k < n) snprintf(buf + k, n - k, " over %u nodes of %u", (gpus + g - 1) / g, g);
 }

@@ -211,11 +211,15 @@ typedef struct deploy_cfg {
   bool allreduce_link;              /* --allreduce link: all-reduces from the GPU file's link bandwidth and
                                        latency, not the profile's measured table (another machine's topology) */
   moe_routing moe_routing;          /* --moe-routing: expert load skew of MoE layers (default balanced) */
+  bool expert_parallel;             /* --enable-expert-parallel: MoE layers split their experts over the TP ranks */
   route_policy router;
 } deploy_cfg;
 
 /* Largest pipeline-parallel size (stages per replica). */
 #define CFG_MAX_PP 16u
+
+/* Expert-parallel ranks of a deployment (1 without --enable-expert-parallel). */
+static inline uint32_t deploy_ep(const deploy_cfg *d) { return d->expert_parallel ? (d->tp ? d->tp : 1) : 1; }
 
 /* GPUs one replica holds: tp x pp. */
 static inline uint32_t deploy_gpus(const deploy_cfg *d) { return (d->tp ? d->tp : 1) * (d->pp ? d->pp : 1); }

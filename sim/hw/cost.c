@@ -185,7 +185,8 @@ static double moe_eval(const cost_model *c, uint32_t T, cost_src *src, cost_boun
   const engine_cfg *e = c->engine;
   gemm_path p = path_for(c, c->gpu, OP_GEMM_GATEUP);
   double E = s->experts, k = s->topk, I = s->expert_inter, H = s->hidden, t = T;
-  double pairs = t * k, hit = E * (1.0 - pow(1.0 - k / E, t));
+  /* with expert parallelism a rank computes its experts/ep whole experts for the pairs routed to them */
+  double pairs = t * k / s->ep, hit = s->local_experts * (1.0 - pow(1.0 - k / E, t));
   double bytes = hit * 3.0 * H * I * p.w_bytes + pairs * H * (p.in_bytes + act_b(c)) + pairs * 2.0 * I * act_b(c);
   double tc = ns_of(2.0 * pairs * 3.0 * H * I, p.peak * e->gemm_compute_eff);
   double tm = ns_of(bytes, c->gpu->hbm_Bps * e->gemm_memory_eff);
@@ -207,22 +208,22 @@ static double moe_eval(const cost_model *c, uint32_t T, cost_src *src, cost_boun
     default: break;
   }
   const char *dist = moe_routing_name(c->deploy->moe_routing);
-  uint32_t Hm = c->model->hidden, Ie = c->model->expert_inter;
+  uint32_t Hm = c->model->hidden, Ie = c->model->expert_inter, mtp = s->ep > 1 ? 1 : s->tp; /* the MoE layer's TP */
   bool found = false;
   for (int i = 0; i < 2 && dts[i] && !found; i++) {
-    if (c->profile && prof_moe_ns(c->profile, dts[i], T, Hm, Ie, s->topk, s->experts, s->tp, 1, dist, &ns)) {
+    if (c->profile && prof_moe_ns(c->profile, dts[i], T, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
       *src = SRC_PROFILE;
       routed = ns, found = true;
     }
   }
   for (int a = 0; a < c->n_moe_alt && !found; a++) /* this GPU, another engine version */
     for (int i = 0; i < 2 && dts[i] && !found; i++)
-      if (prof_moe_ns(c->moe_alt[a], dts[i], T, Hm, Ie, s->topk, s->experts, s->tp, 1, dist, &ns)) {
+      if (prof_moe_ns(c->moe_alt[a], dts[i], T, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
         *src = SRC_PROFILE;
         routed = ns, found = true;
       }
   for (int i = 0; i < 2 && dts[i] && !found && c->scaled_profile; i++) {
-    if (prof_moe_ns(c->scaled_profile, dts[i], T, Hm, Ie, s->topk, s->experts, s->tp, 1, dist, &ns)) {
+    if (prof_moe_ns(c->scaled_profile, dts[i], T, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
       gemm_path o = path_for(c, c->scaled_gpu, OP_GEMM_GATEUP);
       if (scale_other(c, *bound, p.peak, o.peak, &ns)) {
         *src = SRC_PROFILE_SCALED;
@@ -628,7 +629,7 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
   int rc = check_inputs(m, g, e, d, err);
   if (rc) return rc;
   c->model = m, c->gpu = g, c->engine = e, c->deploy = d;
-  shard_init(&c->shard, m, d->tp);
+  shard_init_ep(&c->shard, m, d->tp, deploy_ep(d));
   c->pp = d->pp ? d->pp : 1;
   for (uint32_t k = 0; k < c->pp; k++) c->stage_layers[k] = shard_pp_layers(m->layers, c->pp, k);
   uint32_t mnbt = d->max_num_batched_tokens ? d->max_num_batched_tokens : e->max_num_batched_tokens;

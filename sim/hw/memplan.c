@@ -61,7 +61,7 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
   double ab = dtype_bytes(d->act_dtype), wb = weight_elem_bytes(d->weight_dtype);
   double H = m->hidden;
   model_shard s;
-  shard_init(&s, m, t);
+  shard_init_ep(&s, m, t, t > 1 ? deploy_ep(d) : 1);
   double V = t == 1 ? m->vocab : s.vocab;
   double attn = (double)s.n[SG_QKV] * s.k[SG_QKV] + (double)s.n[SG_O] * s.k[SG_O];
   if (s.mla) attn += (double)s.qb_n * s.qb_k + (double)s.kvb_n * s.kvb_k;
@@ -69,7 +69,7 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
   uint32_t moe = cfg_model_moe_layers_in(m, first_layer, layers);
   /* an MoE block: every routed expert (gate, up, down) and the shared experts in the weight dtype, the
      router (gate) unquantized (checkpoints keep it out of quantization) */
-  double experts = (double)s.experts * 3.0 * H * s.expert_inter + 3.0 * H * s.shared_inter;
+  double experts = (double)s.local_experts * 3.0 * H * s.expert_inter + 3.0 * H * s.shared_inter;
   double attn_b = m->attn_unquantized ? ab : wb; /* a checkpoint that keeps its attention unquantized */
   double w = layers * attn * attn_b + ((layers - moe) * mlp + moe * experts) * wb + moe * H * s.experts * ab;
   if (m->qkv_bias) w += layers * (double)s.n[SG_QKV] * ab;

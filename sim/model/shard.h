@@ -41,6 +41,9 @@ typedef struct model_shard {
      without expert parallelism splits every expert's intermediate size over
      the TP ranks, like a dense MLP; the router (gate) is replicated */
   uint32_t experts, topk;  /* routed experts, experts per token */
+  uint32_t ep;             /* expert parallelism (vLLM --enable-expert-parallel: the TP ranks hold whole
+                              experts, experts / ep each, instead of a 1/tp slice of every expert); 1 = none */
+  uint32_t local_experts;  /* experts whose weights one GPU holds: experts / ep */
   uint32_t expert_inter;   /* one expert's intermediate size on one GPU: ceil(I_e / tp) */
   uint32_t shared_inter;   /* the shared experts' intermediate size on one GPU: ceil(I_s / tp) */
   /* multi-head latent attention (vLLM's MLA): the latent KV cache (kv_lora_rank + qk_rope_dim per token and
@@ -57,6 +60,9 @@ typedef struct model_shard {
 void shard_from_dims(model_shard *s, uint32_t hidden, uint32_t intermediate, uint32_t q_heads, uint32_t kv_heads,
                      uint32_t head_dim, uint32_t vocab, uint32_t tp);
 void shard_init(model_shard *s, const model_cfg *m, uint32_t tp);
+/* shard_init with expert parallelism over ep ranks (ep 0 or 1: none; the
+ * experts' intermediate size is then not split). */
+void shard_init_ep(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t ep);
 /* KV-cache elements per token per layer on one GPU (K and V; MLA: the latent). */
 static inline uint32_t shard_kv_elems(const model_shard *s) { return s->mla ? s->mla_kv : 2 * s->kv_heads * s->head_dim; }
 const char *shard_gemm_name(shard_gemm g);

@@ -7,7 +7,7 @@
  *                   "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
  *                   "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill", "async_scheduling",
  *                   "router", "allreduce" ("table" | "link"), "gpus_per_node",
- *                   "moe_routing" ("balanced" | "power_law_1.01" | "power_law_1.2") },
+ *                   "moe_routing" ("balanced" | "power_law_1.01" | "power_law_1.2"), "enable_expert_parallel" },
  *   "workload": { "trace", "trace_format",                        -- a trace file, or a generator:
  *                 "num_prompts", "request_rate" (number or "inf"), "burstiness",
  *                 "random_input_len", "random_output_len", "random_range_ratio",
@@ -91,7 +91,8 @@ static int parse_deployment(const jx *j, const cJSON *d, scenario *s) {
                                       "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
                                       "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill",
                                       "router", "allreduce", "gpus_per_node", "async_scheduling",
-                                      "pipeline_parallel_size", "moe_routing", NULL};
+                                      "pipeline_parallel_size", "moe_routing", "enable_expert_parallel",
+                                      NULL};
   const char *W = "deployment";
   TRY(jx_keys(j, d, W, known, NULL));
   deploy_cfg *p = &s->deploy;
@@ -123,6 +124,9 @@ static int parse_deployment(const jx *j, const cJSON *d, scenario *s) {
   if (rt[0] && !route_policy_parse(rt, &p->router))
     return jx_fail(j, cJSON_GetObjectItemCaseSensitive(d, "router"), W, "router",
                    "unknown policy '%s' (round_robin, least_outstanding, least_kv)", rt);
+  int8_t ep = -1;
+  TRY(get_tristate(j, d, W, "enable_expert_parallel", &ep));
+  if (ep >= 0) p->expert_parallel = ep;
   char mr[32] = "";
   TRY(jx_str(j, d, W, "moe_routing", mr, sizeof mr));
   if (mr[0] && !moe_routing_parse(mr, &p->moe_routing))

@@ -170,7 +170,8 @@ typedef struct vpoint {
   char engine_version[32]; /* the engine version that was measured ("" = the engine file's) */
   char kernel_version[32]; /* the bundled kernel tables to use ("<gpu>_<engine>-<this>"), "" = --profile auto's choice */
   char group[96];          /* series key "gpu/engine/tpN/islxosl": cliffs and baselines */
-  uint32_t tp, pp;         /* pp > 1 is skipped */
+  uint32_t tp, pp;         /* tensor and pipeline parallel sizes */
+  bool ep;                 /* expert parallelism over the TP ranks (vLLM --enable-expert-parallel) */
   sim_dtype act_dtype, weight_dtype, kv_dtype;
   uint32_t isl, osl;       /* tokens (fixed lengths; user points: means) */
   uint32_t concurrency;    /* CLOSED: client slots; STATIC: batch size; OPEN: max_concurrency (0 = none) */

@@ -309,8 +309,9 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
     else if (!gpu) vfmt(p->skip, sizeof p->skip, "no servesim GPU config for system %s", system);
     else if (!engine) vfmt(p->skip, sizeof p->skip, "no servesim engine config for backend %s", backend);
     else if (adp > 1) vfmt(p->skip, sizeof p->skip, "attention data parallelism %u: not modelled", adp);
-    else if (mep > 1)
-      vfmt(p->skip, sizeof p->skip, "expert parallelism (moe_ep_size %u, moe_tp_size %u): not modelled", mep, mtp);
+    else if (mep > 1 && !(mtp == 1 && mep == p->tp && adp == 1))
+      vfmt(p->skip, sizeof p->skip,
+           "expert parallelism (moe_ep_size %u, moe_tp_size %u) beyond the TP ranks: not modelled", mep, mtp);
     else if (c_mtp >= 0 && r->f[c_mtp][0] && (uint64_t)mtp * mep > (uint64_t)p->tp * adp)
       /* the experts span more GPUs than attention: vLLM's data parallelism (--data-parallel-size
        * moe_tp / tp, its MoE layers tensor-parallel over all ranks) */
@@ -318,6 +319,7 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
            "data parallelism (moe_tp_size %u over tp_size %u: %u attention data-parallel ranks): not modelled", mtp,
            p->tp, mtp * mep / (p->tp * adp));
     else if (!aic_precision(p, quant, qwhy, sizeof qwhy)) vfmt(p->skip, sizeof p->skip, "%s", qwhy);
+    p->ep = mep > 1; /* vLLM --enable-expert-parallel: the experts over the TP ranks */
   }
   vcsv_free(&c);
   return rc;

@@ -704,6 +704,25 @@ Test(config, resolve_tp_checks) {
  * vLLM turns async scheduling off with PP (config/vllm.py: "Async scheduling
  * is not yet supported with pipeline_parallel_size > 1 and will be
  * disabled") and refuses an explicit request for it (engine/arg_utils.py). */
+/* --enable-expert-parallel: only for a mixture of experts whose experts the TP ranks divide; the layout
+ * names it. */
+Test(config, resolve_expert_parallel_checks) {
+  fixture f;
+  load_fixture(&f, "llama-3.1-70b", "h100-sxm", "vllm");
+  sim_err e = {0};
+  f.d.tp = 4, f.d.expert_parallel = true;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "enable_expert_parallel: llama-3.1-70b has no experts");
+  f.m.experts = 6, f.m.experts_per_tok = 2;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "tensor_parallel_size 4 does not divide the 6 experts");
+  f.m.experts = 8;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
+  char buf[96];
+  deploy_layout_text(&f.d, buf, sizeof buf);
+  cr_assert_str_eq(buf, "TP4 (EP4)");
+}
+
 Test(config, resolve_pp_checks) {
   fixture f;
   load_fixture(&f, "llama-3.1-70b", "h100-sxm", "vllm");

@@ -814,4 +814,24 @@ Test(cost, mixture_of_experts_blocks) {
   cr_assert_eq(w.c.src_count[OP_MOE][SRC_PROFILE], 1);
   cost_deinit(&w.c);
   prof_free(p);
+  /* expert parallelism (--enable-expert-parallel): each of the 2 ranks holds 4 whole experts; the table of
+     moe_tp 1, moe_ep 2 serves it, and the memory plan holds the same bytes as the TP split */
+  d.expert_parallel = true;
+  world we;
+  world_init(&we, m, tu_gpu_h100(), tu_engine_vllm(), d);
+  cr_assert_eq(we.c.shard.ep, 2);
+  cr_assert_eq(we.c.shard.local_experts, 4);
+  cr_assert_eq(we.c.shard.expert_inter, 14336, "whole experts");
+  const char *json_ep =
+      "{\"format\": \"servesim-profile\", \"version\": 2, \"gpu\": \"h100-sxm\", \"probes\": {\"copy_Bps\": 3.35e12, "
+      "\"peak_flops\": {\"bf16\": 9.89e14}}, \"moe\": [{\"dtype\": \"bfloat16\", \"hidden\": 4096, \"inter\": 14336, "
+      "\"topk\": 2, \"experts\": 8, \"tp\": 1, \"ep\": 2, \"distribution\": \"balanced\", \"tokens\": [1, 64], "
+      "\"ns\": [70000, 300000]}]}";
+  cr_assert_eq(prof_parse(&p, json_ep, "ep.json", &err), SIM_OK, "%s", err.msg);
+  cost_set_profiles(&we.c, p, NULL, NULL);
+  cost_decode_step_ns(&we.c, 1, 512, &t1);
+  cr_assert_gt(t1.op_ns[OP_MOE], 32 * 70000.0);
+  cr_assert_lt(t1.op_ns[OP_MOE], 32 * 80000.0, "the EP table, not the TP one");
+  cost_deinit(&we.c);
+  prof_free(p);
 }

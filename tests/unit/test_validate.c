@@ -174,15 +174,18 @@ Test(validate_read, aic_newer_rows_and_their_quirks) {
            /* 11: nothing measured */
            "j,silicon_concurrency=4,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1000,100,fp8,,4,2,1,1,2,1" AIC_TAIL
            ",,\n"
-           /* 12: expert parallelism */
+           /* 12: expert parallelism over the TP ranks (moe_tp 1, moe_ep 2 = tp) */
            "k,silicon_concurrency=4,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1000,100,fp8,,4,2,1,1,1,2" AIC_TAIL
+           ",90,12\n"
+           /* 13: expert parallelism beyond them */
+           "l,silicon_concurrency=4,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1000,100,fp8,,4,2,1,1,1,4" AIC_TAIL
            ",90,12\n",
            AIC_FULL_HEADER);
   vset s;
   vset_init(&s);
   sim_err err = {0, ""};
   cr_assert_eq(vdata_parse_aic(&s, text, "new.csv", &err), 0, "%s", err.msg);
-  cr_assert_eq(s.n, 11);
+  cr_assert_eq(s.n, 12);
   const vpoint *p = &s.pts[0];
   cr_assert_eq(p->skip[0], 0, "%s", p->skip);
   cr_assert_str_eq(p->model, "llama-3.1-8b", "resolved through the config's aliases");
@@ -210,7 +213,10 @@ Test(validate_read, aic_newer_rows_and_their_quirks) {
   cr_assert_str_eq(s.pts[7].kernel_version, "0.24.0");
   cr_assert_str_eq(s.pts[8].engine_version, "", "a later date: the engine file's version");
   cr_assert(strstr(s.pts[9].skip, "nothing measured"), "%s", s.pts[9].skip);
-  cr_assert(strstr(s.pts[10].skip, "expert parallelism"), "%s", s.pts[10].skip);
+  cr_assert_eq(s.pts[10].skip[0], 0, "expert parallelism over the TP ranks is modelled: %s", s.pts[10].skip);
+  cr_assert(s.pts[10].ep);
+  cr_assert(strstr(s.pts[11].skip, "expert parallelism (moe_ep_size 4, moe_tp_size 1) beyond the TP ranks"), "%s",
+            s.pts[11].skip);
   vset_free(&s);
 }
 
