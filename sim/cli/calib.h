@@ -59,6 +59,7 @@ typedef struct calib_kdb_opts {
   const char *out;            /* --out FILE ("-" = stdout) */
   bool force;                 /* --force: replace --out */
   bool list;                  /* --list-versions: print the versions present and exit */
+  const char *moe_out;        /* --moe-out FILE: the fused-MoE tables there, not in --out (NULL: in --out) */
 } calib_kdb_opts;
 
 /* Runs the import; returns the exit status (0, 2 bad input, 1 internal). */

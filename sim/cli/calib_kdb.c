@@ -26,6 +26,8 @@ void calib_print_loo(const prof *p, FILE *f) {
 }
 
 static int write_doc(const void *arg, FILE *f, sim_err *err) { return prof_write_file(arg, f, err); }
+static int write_dense(const void *arg, FILE *f, sim_err *err) { return prof_write_dense(arg, f, err); }
+static int write_moe(const void *arg, FILE *f, sim_err *err) { return prof_write_moe(arg, f, err); }
 
 static int list_versions(const calib_kdb_opts *o, const gpu_cfg *g) {
   char v[KDB_MAX_VERSIONS][KDB_VERSION_LEN];
@@ -50,13 +52,14 @@ int calib_kernel_db(const calib_kdb_opts *o) {
     sim_errf(&err, SIM_EINPUT, "--out FILE is required (where to write the profile; - for stdout)");
     return cli_fail(CMD, &err);
   }
-  const char *outs[] = {o->out};
-  if (cli_refuse_existing(outs, 1, o->force, &err)) return cli_fail(CMD, &err);
+  const char *outs[] = {o->out, o->moe_out};
+  if (cli_refuse_existing(outs, o->moe_out ? 2 : 1, o->force, &err)) return cli_fail(CMD, &err);
   prof_doc d;
   prof_doc_init(&d);
   kdb_req r = {.root = o->root, .gpu = &g, .engine = o->engine, .engine_version = o->engine_version};
   int rc = kdb_import(&r, &d, &err);
-  if (!rc) rc = cli_write_output(o->out, o->force, write_doc, &d, &err);
+  if (!rc) rc = cli_write_output(o->out, o->force, o->moe_out ? write_dense : write_doc, &d, &err);
+  if (!rc && o->moe_out) rc = cli_write_output(o->moe_out, o->force, write_moe, &d, &err);
   prof_doc_free(&d);
   if (rc) return cli_fail(CMD, &err);
   if (!strcmp(o->out, "-")) return 0;
@@ -70,5 +73,13 @@ int calib_kernel_db(const calib_kdb_opts *o) {
          prof_table_count(p, PK_DECODE), prof_table_count(p, PK_CONTEXT), prof_table_count(p, PK_ALLREDUCE));
   calib_print_loo(p, stdout);
   prof_free(p);
+  if (o->moe_out && strcmp(o->moe_out, "-")) {
+    if (prof_load(&p, o->moe_out, &err)) {
+      fprintf(stderr, "calibrate: the written MoE profile does not load back: %s\n", err.msg);
+      return SIM_EINTERNAL;
+    }
+    printf("wrote %s: %d fused-MoE tables\n", o->moe_out, prof_moe_tables(p));
+    prof_free(p);
+  }
   return 0;
 }

@@ -39,7 +39,7 @@
 
 typedef struct cal_opts {
   const char *model, *out, *gpu_name, *date, *loo, *summary;
-  const char *kdb, *gpu, *engine, *engine_version; /* --from-kernel-db and its flags */
+  const char *kdb, *gpu, *engine, *engine_version, *moe_out; /* --from-kernel-db and its flags */
   cli_list tp, dtypes, skip;
   bool force, quick, dry, check, synthetic, help, list_versions;
   double max_call_ms, time_budget_s;
@@ -700,6 +700,10 @@ int cmd_calibrate(int argc, char **argv) {
       {"engine", NULL, CLI_STR, &o.engine, "ENGINE", "with --from-kernel-db: vllm or trtllm", NULL},
       {"engine-version", NULL, CLI_STR, &o.engine_version, "V", "with --from-kernel-db: the version (default newest)",
        NULL},
+      {"moe-out", NULL, CLI_STR, &o.moe_out, "FILE",
+       "with --from-kernel-db: write the fused-MoE tables to FILE (a profile of their own, loaded only for "
+       "mixture-of-experts models) instead of --out",
+       NULL},
       {"list-versions", NULL, CLI_FLAG, &o.list_versions, NULL,
        "with --from-kernel-db, --gpu, --engine: print the versions present and exit", NULL},
       {"help", "h", CLI_FLAG, &o.help, NULL, "show this help", NULL},
@@ -719,7 +723,7 @@ int cmd_calibrate(int argc, char **argv) {
   }
   if (o.loo) return cmd_loo(o.loo);
   if (o.kdb) {
-    calib_kdb_opts k = {o.kdb, o.gpu, o.engine, o.engine_version, o.out, o.force, o.list_versions};
+    calib_kdb_opts k = {o.kdb, o.gpu, o.engine, o.engine_version, o.out, o.force, o.list_versions, o.moe_out};
     return calib_kernel_db(&k);
   }
   if (o.check) {

@@ -669,7 +669,7 @@ void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const 
 
 void cost_set_moe_alternates(cost_model *c, const prof *const *alt, int n) {
   c->n_moe_alt = 0;
-  for (int i = 0; i < n && i < 4; i++) c->moe_alt[c->n_moe_alt++] = alt[i];
+  for (int i = 0; i < n && i < 5; i++) c->moe_alt[c->n_moe_alt++] = alt[i];
   for (int g = 0; g < 2; g++)
     for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
 }

@@ -169,8 +169,8 @@ typedef struct cost_model {
   const prof *profile;        /* measured on this GPU, or NULL */
   const prof *scaled_profile; /* measured on another GPU (scaled), or NULL */
   const gpu_cfg *scaled_gpu;  /* the GPU scaled_profile was measured on */
-  const prof *moe_alt[4];     /* this GPU's profiles of other engine versions, for fused-MoE shapes `profile`
-                                 lacks (cost_set_moe_alternates), nearest version first */
+  const prof *moe_alt[5];     /* this GPU's fused-MoE tables (the profiles' .moe.json companions: the chosen
+                                 version's, then the others nearest first), for shapes `profile` lacks */
   int n_moe_alt;
   uint32_t graph_sizes[COST_MAX_GRAPH_SIZES]; /* CUDA-graph capture sizes, increasing (engver_graph_sizes) */
   uint32_t n_graph_sizes;
@@ -190,8 +190,9 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
  * the scaled profile was measured on. Clears the memo. */
 void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const gpu_cfg *other_gpu);
 void cost_deinit(cost_model *c);
-/* Profiles of this GPU type at other engine versions (at most 4, nearest first), asked for a fused-MoE
- * shape the own profile lacks before the roofline. Clears the memo. */
+/* Fused-MoE tables of this GPU type (at most 5, in the order asked: the chosen version's companion, then
+ * the other versions nearest first), asked for a shape the own profile lacks before the roofline. Clears
+ * the memo. */
 void cost_set_moe_alternates(cost_model *c, const prof *const *alt, int n);
 
 /* The hot path: fills *out for one step. */

@@ -275,14 +275,22 @@ static void moes(jw *j, const prof_doc *d) {
   free(v);
 }
 
-int prof_write_file(const prof_doc *d, FILE *f, sim_err *err) {
+enum { PART_DENSE = 1, PART_MOE = 2 };
+
+static int write_parts(const prof_doc *d, FILE *f, int parts, sim_err *err) {
   jw j;
   jw_begin(&j, f);
   header(&j, d);
-  if (d->ngrid) grids(&j, d);
-  if (d->nattn[PDA_DECODE]) attns(&j, d, PDA_DECODE);
-  if (d->nattn[PDA_CONTEXT]) attns(&j, d, PDA_CONTEXT);
-  if (d->nar) allreduces(&j, d);
-  if (d->nmoe) moes(&j, d);
+  if (parts & PART_DENSE) {
+    if (d->ngrid) grids(&j, d);
+    if (d->nattn[PDA_DECODE]) attns(&j, d, PDA_DECODE);
+    if (d->nattn[PDA_CONTEXT]) attns(&j, d, PDA_CONTEXT);
+    if (d->nar) allreduces(&j, d);
+  }
+  if ((parts & PART_MOE) && d->nmoe) moes(&j, d);
   return jw_finish(&j, err);
 }
+
+int prof_write_file(const prof_doc *d, FILE *f, sim_err *err) { return write_parts(d, f, PART_DENSE | PART_MOE, err); }
+int prof_write_dense(const prof_doc *d, FILE *f, sim_err *err) { return write_parts(d, f, PART_DENSE, err); }
+int prof_write_moe(const prof_doc *d, FILE *f, sim_err *err) { return write_parts(d, f, PART_MOE, err); }

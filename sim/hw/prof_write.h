@@ -95,5 +95,9 @@ prof_doc_moe *prof_doc_add_moe(prof_doc *d);
 /* Writes d to f; SIM_EINPUT on a write error. (The CLI writes files through
  * cli_write_output: a temporary renamed into place.) */
 int prof_write_file(const prof_doc *d, FILE *f, sim_err *err);
+/* The same document in two parts: every table but the fused-MoE ones, and
+ * the header with the fused-MoE tables alone (a profile of its own). */
+int prof_write_dense(const prof_doc *d, FILE *f, sim_err *err);
+int prof_write_moe(const prof_doc *d, FILE *f, sim_err *err);
 
 #endif

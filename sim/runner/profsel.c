@@ -78,6 +78,7 @@ static int attach(prof_sel *s, const prof *p, const char *path, const gpu_cfg *g
   const char *origin = prof_origin(p);
   if (!strcmp(prof_gpu_name(p), gpu->name)) {
     s->own = p;
+    snprintf(s->own_path, sizeof s->own_path, "%s", path);
     if (origin[0])
       snprintf(s->source, sizeof s->source,
                "measured kernel tables %s (%s); roofline from the %s datasheet where they have no data", name, origin,
@@ -122,6 +123,8 @@ typedef struct cand {
 
 /* "<gpu>_<engine>-<version>" for this engine; false for other names. */
 static bool parse_name(const char *name, const char *engine, cand *c) {
+  size_t nl = strlen(name);
+  if (nl > 4 && !strcmp(name + nl - 4, ".moe")) return false; /* a fused-MoE companion, not a profile to pick */
   const char *us = strchr(name, '_');
   size_t el = strlen(engine);
   if (!us || us == name || (size_t)(us - name) >= sizeof c->gpu || strlen(name) >= sizeof c->name) return false;
@@ -221,24 +224,37 @@ int profsel_choose(prof_sel *s, const char *spec, const gpu_cfg *gpu, const engi
 
 void profsel_attach(prof_sel *s, cost_model *c) {
   cost_set_profiles(c, s->own, s->other, s->other ? &s->other_gpu : NULL);
-  if (c->model->experts && s->own) { /* the other versions' fused-MoE tables, for shapes `own` lacks */
-    const prof *alt[PROFSEL_MAX_ALT];
+  if (c->model->experts && s->own) { /* the fused-MoE companions: own first, then the other versions' */
+    const prof *alt[PROFSEL_MAX_ALT + 1];
+    char used[PROFSEL_MAX_ALT + 1][160];
     int n = 0;
-    for (int i = 0; i < s->n_alt; i++) {
-      char path[1024];
+    for (int i = -1; i < s->n_alt; i++) {
+      char path[1200], cpath[1200];
       sim_err ignore = {0, ""};
       const prof *p = NULL;
-      if (cfg_find(CFG_PROFILE, s->alt_names[i], path, sizeof path, &ignore) == SIM_OK &&
-          profsel_cache_get(path, &p, &ignore) == SIM_OK && prof_moe_tables(p) > 0)
+      if (i < 0) { /* <own path without .json>.moe.json */
+        size_t len = strlen(s->own_path);
+        if (len > 5 && !strcmp(s->own_path + len - 5, ".json")) len -= 5;
+        snprintf(cpath, sizeof cpath, "%.*s.moe.json", (int)len, s->own_path);
+      } else if (cfg_find(CFG_PROFILE, s->alt_names[i], path, sizeof path, &ignore) == SIM_OK) {
+        size_t len = strlen(path);
+        if (len > 5 && !strcmp(path + len - 5, ".json")) len -= 5;
+        snprintf(cpath, sizeof cpath, "%.*s.moe.json", (int)len, path);
+      } else {
+        continue;
+      }
+      if (profsel_cache_get(cpath, &p, &ignore) == SIM_OK && prof_moe_tables(p) > 0) {
+        stem(cpath, used[n], sizeof used[n]);
         alt[n++] = p;
+      }
     }
     cost_set_moe_alternates(c, alt, n);
-    static const char mnote[] = "; fused-MoE shapes they lack from the same GPU's tables of ";
+    static const char mnote[] = "; fused-MoE tables ";
     if (n && !strstr(s->source, mnote)) {
       size_t k = strlen(s->source);
       k += (size_t)snprintf(s->source + k, sizeof s->source - k, "%s", mnote);
-      for (int i = 0, used = 0; i < s->n_alt && k < sizeof s->source; i++)
-        k += (size_t)snprintf(s->source + k, sizeof s->source - k, "%s%s", used++ ? ", " : "", s->alt_names[i]);
+      for (int i = 0; i < n && k < sizeof s->source; i++)
+        k += (size_t)snprintf(s->source + k, sizeof s->source - k, "%s%s", i ? ", then " : "", used[i]);
     }
   }
   static const char note[] = "(--allreduce link), not the measured table";

@@ -18,6 +18,9 @@
  *   a name or a path: that profile; if it was measured on another GPU type it
  *           is scaled (that GPU type must have a config).
  * The `source` line names the table, GPU, engine and version, for every report.
+ * Fused-MoE tables live in a companion file, <profile>.moe.json (so dense
+ * runs never parse them): for a model with experts, profsel_attach loads the
+ * chosen profile's companion, then those of the same GPU's other versions.
  *
  * Profiles are loaded once per path per process into a cache (read-only
  * afterwards, shared by every run and worker thread; a libuv mutex guards
@@ -41,6 +44,7 @@ typedef struct prof_sel {
      GPU at another engine version beats the roofline); loaded by profsel_attach only for such models */
   char alt_names[PROFSEL_MAX_ALT][128];
   int n_alt;
+  char own_path[1024];  /* where `own` came from: its fused-MoE companion is <stem>.moe.json beside it */
   const prof *other; /* measured on another GPU type, served scaled, or NULL (borrowed) */
   gpu_cfg other_gpu; /* the GPU type `other` was measured on */
   char source[1400]; /* one line: what serves the step costs */

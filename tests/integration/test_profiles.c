@@ -70,18 +70,23 @@ Test(profiles, import_from_a_fixture_database) {
 /* Imports (gpu, engine, version) from the shared database and compares with the bundled file. */
 static void same_as_bundled(const char *db, const char *gpu, const char *engine, const char *version) {
   const char *dir = tu_tmpdir();
-  char out[512], bundled[512];
+  char out[512], moe[512], bundled[512], bundled_moe[512];
   snprintf(out, sizeof out, "%s/p.json", dir);
+  snprintf(moe, sizeof moe, "%s/p.moe.json", dir);
   snprintf(bundled, sizeof bundled, "configs/profiles/%s_%s-%s.json", gpu, engine, version);
-  cr_assert_eq(cli("calibrate --from-kernel-db %s --gpu %s --engine %s --engine-version %s --out %s", db, gpu, engine,
-                   version, out),
+  snprintf(bundled_moe, sizeof bundled_moe, "configs/profiles/%s_%s-%s.moe.json", gpu, engine, version);
+  cr_assert_eq(cli("calibrate --from-kernel-db %s --gpu %s --engine %s --engine-version %s --out %s --moe-out %s", db,
+                   gpu, engine, version, out, moe),
                0, "%s", err_buf);
-  size_t la, lb;
-  char *a = tu_slurp(out, &la), *b = tu_slurp(tu_src(bundled), &lb);
-  cr_assert(a && b, "%s is not bundled", bundled);
-  cr_assert(la == lb && !memcmp(a, b, la), "%s differs from the importer's output: run scripts/gen_profiles.sh",
-            bundled);
-  free(a), free(b);
+  const char *mine[2] = {out, moe}, *theirs[2] = {bundled, bundled_moe};
+  for (int i = 0; i < 2; i++) {
+    size_t la, lb;
+    char *a = tu_slurp(mine[i], &la), *b = tu_slurp(tu_src(theirs[i]), &lb);
+    cr_assert(a && b, "%s is not bundled", theirs[i]);
+    cr_assert(la == lb && !memcmp(a, b, la), "%s differs from the importer's output: run scripts/gen_profiles.sh",
+              theirs[i]);
+    free(a), free(b);
+  }
 }
 
 Test(profiles, bundled_profiles_are_what_the_importer_makes, .timeout = 300) {
