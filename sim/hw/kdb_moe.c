@@ -14,28 +14,19 @@
 #include "hw/kdb_impl.h"
 
 typedef struct mrow {
-  char dtype[32], dist[24];
-  uint32_t hidden, inter, topk, experts, tp, ep, tokens;
+  prof_moe_key key;
+  uint32_t tokens;
   uint32_t kernels; /* kernel_source bit */
   double ns;
 } mrow;
 
+/* By shape, then tokens, then time (the fastest first). */
 static int cmp_row(const void *a, const void *b) {
   const mrow *x = a, *y = b;
-  int c = strcmp(x->dtype, y->dtype);
+  int c = prof_moe_key_cmp(&x->key, &y->key);
   if (c) return c;
-  const uint32_t kx[] = {x->hidden, x->inter, x->topk, x->experts, x->tp, x->ep};
-  const uint32_t ky[] = {y->hidden, y->inter, y->topk, y->experts, y->tp, y->ep};
-  for (int i = 0; i < 6; i++)
-    if (kx[i] != ky[i]) return kx[i] < ky[i] ? -1 : 1;
-  if ((c = strcmp(x->dist, y->dist))) return c;
   if (x->tokens != y->tokens) return x->tokens < y->tokens ? -1 : 1;
   return x->ns < y->ns ? -1 : x->ns > y->ns ? 1 : 0;
-}
-
-static bool same_shape(const mrow *x, const mrow *y) {
-  return !strcmp(x->dtype, y->dtype) && x->hidden == y->hidden && x->inter == y->inter && x->topk == y->topk &&
-         x->experts == y->experts && x->tp == y->tp && x->ep == y->ep && !strcmp(x->dist, y->dist);
 }
 
 int kdb__moe(kdb_ctx *k, const char *path, sim_err *err) {
@@ -60,25 +51,26 @@ int kdb__moe(kdb_ctx *k, const char *path, sim_err *err) {
     if ((rc = kdb__rows_check(k, &rows, &c, err))) break;
     mrow m;
     memset(&m, 0, sizeof m);
+    prof_moe_key *k_ = &m.key;
     const char *dt = kdb_csv_str(&c, col[C_DT]), *dist = kdb_csv_str(&c, col[C_DIST]);
-    if (!dt[0] || strlen(dt) >= sizeof m.dtype) {
+    if (!dt[0] || strlen(dt) >= sizeof k_->dtype) {
       rc = kdb_csv_fail(&c, col[C_DT], err, "expected a dtype name, got '%s'", dt);
       break;
     }
-    if (!dist[0] || strlen(dist) >= sizeof m.dist) {
+    if (!dist[0] || strlen(dist) >= sizeof k_->dist) {
       rc = kdb_csv_fail(&c, col[C_DIST], err, "expected a distribution name, got '%s'", dist);
       break;
     }
-    snprintf(m.dtype, sizeof m.dtype, "%s", dt);
-    snprintf(m.dist, sizeof m.dist, "%s", dist);
+    snprintf(k_->dtype, sizeof k_->dtype, "%s", dt);
+    snprintf(k_->dist, sizeof k_->dist, "%s", dist);
     uint64_t x[8];
     static const int ic[8] = {C_TOK, C_H, C_I, C_K, C_E, C_TP, C_EP, 0};
     for (int i = 0; i < 7 && !rc; i++) rc = kdb_csv_int(&c, col[ic[i]], 1, 1e8, &x[i], err);
     if (rc) break;
-    m.tokens = (uint32_t)x[0], m.hidden = (uint32_t)x[1], m.inter = (uint32_t)x[2], m.topk = (uint32_t)x[3];
-    m.experts = (uint32_t)x[4], m.tp = (uint32_t)x[5], m.ep = (uint32_t)x[6];
-    if (m.topk > m.experts) {
-      rc = kdb_csv_fail(&c, col[C_K], err, "topk %u exceeds num_experts %u", m.topk, m.experts);
+    m.tokens = (uint32_t)x[0], k_->hidden = (uint32_t)x[1], k_->inter = (uint32_t)x[2], k_->topk = (uint32_t)x[3];
+    k_->experts = (uint32_t)x[4], k_->tp = (uint32_t)x[5], k_->ep = (uint32_t)x[6];
+    if (k_->topk > k_->experts) {
+      rc = kdb_csv_fail(&c, col[C_K], err, "topk %u exceeds num_experts %u", k_->topk, k_->experts);
       break;
     }
     if ((rc = kdb_csv_ms(&c, col[C_LAT], &m.ns, err))) break;
@@ -92,13 +84,10 @@ int kdb__moe(kdb_ctx *k, const char *path, sim_err *err) {
     size_t tables = 0;
     for (size_t a = 0; a < n;) {
       size_t b = a + 1;
-      while (b < n && same_shape(&v[a], &v[b])) b++;
+      while (b < n && !prof_moe_key_cmp(&v[a].key, &v[b].key)) b++;
       prof_doc_moe *t = prof_doc_add_moe(k->doc);
       tables++;
-      snprintf(t->dtype, sizeof t->dtype, "%s", v[a].dtype);
-      snprintf(t->dist, sizeof t->dist, "%s", v[a].dist);
-      t->hidden = v[a].hidden, t->inter = v[a].inter, t->topk = v[a].topk, t->experts = v[a].experts;
-      t->tp = v[a].tp, t->ep = v[a].ep;
+      t->key = v[a].key;
       t->tokens = sim_malloc(sizeof *t->tokens * (b - a));
       t->ns = sim_malloc(sizeof *t->ns * (b - a));
       uint32_t mask = 0;

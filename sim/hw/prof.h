@@ -95,6 +95,14 @@ bool prof_allreduce_ns(const prof *p, prof_ar_impl impl, uint32_t num_gpus, doub
  * profile has no table of that exact shape. */
 bool prof_moe_ns(const prof *p, const char *dtype, uint32_t tokens, uint32_t hidden, uint32_t inter, uint32_t topk,
                  uint32_t experts, uint32_t tp, uint32_t ep, const char *dist, double *ns);
+/* A fused-MoE table's shape, the lookup key of the tables in memory, in a
+ * written profile and in the kernel-db import alike (one order for all). */
+typedef struct prof_moe_key {
+  char dtype[32];
+  uint32_t hidden, inter, topk, experts, tp, ep;
+  char dist[24];
+} prof_moe_key;
+int prof_moe_key_cmp(const prof_moe_key *a, const prof_moe_key *b);
 /* Tables in the profile (for reports). */
 int prof_moe_tables(const prof *p);
 

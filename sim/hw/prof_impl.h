@@ -68,9 +68,7 @@ typedef struct ar_tab {
 
 /* One fused-MoE shape (kernel-db moe_perf): measured ns by tokens. */
 typedef struct moe_tab {
-  char dtype[32];     /* the kernel-db moe_dtype: bfloat16, fp8, fp8_block, int4_wo, w4a16_mxfp4 */
-  uint32_t hidden, inter, topk, experts, tp, ep; /* model sizes (inter: one expert's, unsharded) and parallelism */
-  char dist[24];      /* token routing: balanced, power_law_1.01, power_law_1.2 */
+  prof_moe_key key;   /* dtype (the kernel-db moe_dtype), sizes (inter: one expert's, unsharded), TP, EP, routing */
   int n;              /* measured token counts */
   uint32_t *tokens;   /* [n] increasing */
   double *ns;         /* [n] */

@@ -11,8 +11,7 @@
 
 #include "hw/prof_impl.h"
 
-static int cmp_moe(const void *a, const void *b) {
-  const moe_tab *x = a, *y = b;
+int prof_moe_key_cmp(const prof_moe_key *x, const prof_moe_key *y) {
   int c = strcmp(x->dtype, y->dtype);
   if (c) return c;
   const uint32_t kx[] = {x->hidden, x->inter, x->topk, x->experts, x->tp, x->ep};
@@ -22,7 +21,12 @@ static int cmp_moe(const void *a, const void *b) {
   return strcmp(x->dist, y->dist);
 }
 
-static int parse_one(pctx *c, const cJSON *t, const char *f, moe_tab *m) {
+static int cmp_moe(const void *a, const void *b) {
+  return prof_moe_key_cmp(&((const moe_tab *)a)->key, &((const moe_tab *)b)->key);
+}
+
+static int parse_one(pctx *c, const cJSON *t, const char *f, moe_tab *t_) {
+  prof_moe_key *m = &t_->key;
   static const char *const keys[] = {"dtype",    "hidden", "inter",        "topk",   "experts", "tp",
                                      "ep",       "distribution", "tokens", "ns",      "kernel", NULL};
   if (!cJSON_IsObject(t)) return prof__bad(c, t, f, "expected an object");
@@ -32,7 +36,7 @@ static int parse_one(pctx *c, const cJSON *t, const char *f, moe_tab *m) {
       (rc = prof__u32(c, t, "topk", f, true, &m->topk)) || (rc = prof__u32(c, t, "experts", f, true, &m->experts)) ||
       (rc = prof__u32(c, t, "tp", f, true, &m->tp)) || (rc = prof__u32(c, t, "ep", f, true, &m->ep)) ||
       (rc = prof__str(c, t, "distribution", f, true, m->dist, sizeof m->dist)) ||
-      (rc = prof__grid(c, t, "tokens", f, false, &m->tokens, &m->n)))
+      (rc = prof__grid(c, t, "tokens", f, false, &t_->tokens, &t_->n)))
     return rc;
   if (m->topk > m->experts) {
     char fk[96];
@@ -42,19 +46,19 @@ static int parse_one(pctx *c, const cJSON *t, const char *f, moe_tab *m) {
   const cJSON *ns = prof__get(t, "ns");
   char fn[96];
   snprintf(fn, sizeof fn, "%s.ns", f);
-  if (!cJSON_IsArray(ns) || cJSON_GetArraySize(ns) != m->n)
-    return prof__bad(c, ns, fn, "expected an array of %d numbers (one per token count)", m->n);
-  size_t sz = sizeof(double) * (size_t)m->n;
-  m->ns = sim_malloc(sz);
-  m->lx = sim_malloc(sz);
-  m->lt = sim_malloc(sz);
+  if (!cJSON_IsArray(ns) || cJSON_GetArraySize(ns) != t_->n)
+    return prof__bad(c, ns, fn, "expected an array of %d numbers (one per token count)", t_->n);
+  size_t sz = sizeof(double) * (size_t)t_->n;
+  t_->ns = sim_malloc(sz);
+  t_->lx = sim_malloc(sz);
+  t_->lt = sim_malloc(sz);
   int i = 0;
   for (const cJSON *e = ns->child; e; e = e->next, i++) {
     char fe[128];
     snprintf(fe, sizeof fe, "%s[%d]", fn, i);
-    if ((rc = prof__pos(c, e, fe, &m->ns[i]))) return rc;
-    m->lt[i] = log(m->ns[i]);
-    m->lx[i] = log((double)m->tokens[i]);
+    if ((rc = prof__pos(c, e, fe, &t_->ns[i]))) return rc;
+    t_->lt[i] = log(t_->ns[i]);
+    t_->lx[i] = log((double)t_->tokens[i]);
   }
   return SIM_OK;
 }
@@ -106,9 +110,10 @@ bool prof_moe_ns(const prof *p, const char *dtype, uint32_t tokens, uint32_t hid
   if (!p || !p->nmoe || !tokens || !dtype || !dist) return false;
   moe_tab key;
   memset(&key, 0, sizeof key);
-  snprintf(key.dtype, sizeof key.dtype, "%s", dtype);
-  snprintf(key.dist, sizeof key.dist, "%s", dist);
-  key.hidden = hidden, key.inter = inter, key.topk = topk, key.experts = experts, key.tp = tp, key.ep = ep;
+  snprintf(key.key.dtype, sizeof key.key.dtype, "%s", dtype);
+  snprintf(key.key.dist, sizeof key.key.dist, "%s", dist);
+  key.key.hidden = hidden, key.key.inter = inter, key.key.topk = topk, key.key.experts = experts;
+  key.key.tp = tp, key.key.ep = ep;
   const moe_tab *m = bsearch(&key, p->moe, (size_t)p->nmoe, sizeof *p->moe, cmp_moe);
   if (!m) return false;
   double t = tokens;

@@ -112,14 +112,7 @@ static int cmp_ar(const void *a, const void *b) {
 }
 
 static int cmp_moe(const void *a, const void *b) {
-  const prof_doc_moe *x = *(const prof_doc_moe *const *)a, *y = *(const prof_doc_moe *const *)b;
-  int c = strcmp(x->dtype, y->dtype);
-  if (c) return c;
-  const uint32_t kx[] = {x->hidden, x->inter, x->topk, x->experts, x->tp, x->ep};
-  const uint32_t ky[] = {y->hidden, y->inter, y->topk, y->experts, y->tp, y->ep};
-  for (int i = 0; i < 6; i++)
-    if (kx[i] != ky[i]) return kx[i] < ky[i] ? -1 : 1;
-  return strcmp(x->dist, y->dist);
+  return prof_moe_key_cmp(&(*(const prof_doc_moe *const *)a)->key, &(*(const prof_doc_moe *const *)b)->key);
 }
 
 /* Pointers to n elements of size sz at base, sorted by cmp (caller frees). */
@@ -255,15 +248,16 @@ static void moes(jw *j, const prof_doc *d) {
   jw_arr(j, "moe");
   for (size_t t = 0; t < d->nmoe; t++) {
     const prof_doc_moe *m = v[t];
+    const prof_moe_key *k = &m->key;
     jw_obj(j, NULL);
-    jw_str(j, "dtype", m->dtype);
-    jw_u64(j, "hidden", m->hidden);
-    jw_u64(j, "inter", m->inter);
-    jw_u64(j, "topk", m->topk);
-    jw_u64(j, "experts", m->experts);
-    jw_u64(j, "tp", m->tp);
-    jw_u64(j, "ep", m->ep);
-    jw_str(j, "distribution", m->dist);
+    jw_str(j, "dtype", k->dtype);
+    jw_u64(j, "hidden", k->hidden);
+    jw_u64(j, "inter", k->inter);
+    jw_u64(j, "topk", k->topk);
+    jw_u64(j, "experts", k->experts);
+    jw_u64(j, "tp", k->tp);
+    jw_u64(j, "ep", k->ep);
+    jw_str(j, "distribution", k->dist);
     if (m->kernel[0]) jw_str(j, "kernel", m->kernel);
     u32s(j, "tokens", m->tokens, m->n);
     jw_arr_flow(j, "ns", 0);

@@ -49,9 +49,7 @@ typedef struct prof_doc_ar {
 } prof_doc_ar;
 
 typedef struct prof_doc_moe {
-  char dtype[32];     /* kernel-db moe_dtype */
-  uint32_t hidden, inter, topk, experts, tp, ep;
-  char dist[24];      /* routing distribution */
+  prof_moe_key key;   /* the shape (hw/prof.h) */
   char kernel[128];   /* informational */
   uint32_t *tokens;   /* [n] increasing (owned) */
   double *ns;         /* [n] (owned) */

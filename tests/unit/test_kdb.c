@@ -99,11 +99,11 @@ Test(kdb, imports_every_table_kind) {
     const prof_doc_moe *m = &d.moe[i];
     cr_assert_eq(m->n, 3);
     cr_assert_eq(m->tokens[2], 64);
-    if (!strcmp(m->dtype, "fp8_block")) {
-      cr_assert_str_eq(m->dist, "balanced");
+    if (!strcmp(m->key.dtype, "fp8_block")) {
+      cr_assert_str_eq(m->key.dist, "balanced");
       cr_assert(fabs(m->ns[0] - (0.05 + 0.002) * 1e6) < 1, "the faster kernel: %g", m->ns[0]);
-      cr_assert_eq(m->inter, 1536);
-      cr_assert_eq(m->tp, 2);
+      cr_assert_eq(m->key.inter, 1536);
+      cr_assert_eq(m->key.tp, 2);
     }
   }
   cr_assert(has_note(&d, "kv_len = step + 0") && has_note(&d, "repeat a"));
