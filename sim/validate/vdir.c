@@ -45,38 +45,17 @@ int vdata_find_dir(const char *explicit_dir, char *out, size_t n, sim_err *err) 
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Result directories at or below dir (depth levels down so far). */
-static int scan(vset *s, const char *dir, int depth, int max_depth, size_t *n_runs, sim_err *err) {
-  if (vopen_is_result_dir(dir)) {
-    (*n_runs)++;
-    return vdata_read_infperf(s, dir, err);
-  }
-  if (depth >= max_depth) return SIM_OK;
-  DIR *d = opendir(dir);
-  if (!d) return SIM_OK; /* unreadable: not ours to validate */
-  char **names = NULL;
-  size_t n = 0, cap = 0;
-  for (struct dirent *e; (e = readdir(d)) != NULL;) {
-    if (e->d_name[0] == '.') continue;
-    SIM_GROW(names, cap, n + 1);
-    names[n++] = sim_strdup(e->d_name);
-  }
-  closedir(d);
-  qsort(names, n, sizeof *names, cmp_str);
-  int rc = SIM_OK;
-  for (size_t i = 0; i < n; i++) {
-    char path[2048];
-    vfmt(path, sizeof path, "%s/%s", dir, names[i]);
-    if (!rc && sim_is_dir(path)) rc = scan(s, path, depth + 1, max_depth, n_runs, err);
-    free(names[i]);
-  }
-  free(names);
-  return rc;
-}
+typedef struct scan_ctx {
+  bool files;        /* also read measurement files (else result directories only) */
+  int max_depth;
+  size_t files_read, runs, run_points;
+} scan_ctx;
+static int scan_all(vset *s, const char *dir, int depth, scan_ctx *x, sim_err *err);
 
 int vdata_scan_infperf(vset *s, const char *root, int max_depth, size_t *n_runs, sim_err *err) {
-  size_t runs = 0;
-  int rc = scan(s, root, 0, max_depth, &runs, err);
+  scan_ctx x = {false, max_depth, 0, 0, 0};
+  int rc = scan_all(s, root, 0, &x, err);
+  size_t runs = x.runs;
   if (n_runs) *n_runs = runs;
   return rc;
 }
@@ -178,17 +157,19 @@ static int load_file(vset *s, const char *path, bool explicit_file, bool *loaded
   return rc;
 }
 
-/* Measurement files and result directories at or below dir. */
-static int scan_all(vset *s, const char *dir, int depth, size_t *files, size_t *runs, size_t *run_points,
-                    sim_err *err) {
+/* Result directories (and, with x->files, measurement files) at or below
+ * dir, depth levels down so far: name order, hidden entries skipped, nothing
+ * below a result directory or x->max_depth levels (a bound, so symbolic-link
+ * cycles end too). */
+static int scan_all(vset *s, const char *dir, int depth, scan_ctx *x, sim_err *err) {
   if (vopen_is_result_dir(dir)) {
     size_t before = s->n;
-    (*runs)++;
+    x->runs++;
     int rc = vdata_read_infperf(s, dir, err);
-    *run_points += s->n - before;
+    x->run_points += s->n - before;
     return rc;
   }
-  if (depth >= VDATA_SCAN_DEPTH) return SIM_OK;
+  if (depth >= x->max_depth) return SIM_OK;
   DIR *d = opendir(dir);
   if (!d) return SIM_OK;
   char **names = NULL;
@@ -205,11 +186,11 @@ static int scan_all(vset *s, const char *dir, int depth, size_t *files, size_t *
     char path[2048];
     vfmt(path, sizeof path, "%s/%s", dir, names[i]);
     if (!rc && sim_is_dir(path)) {
-      rc = scan_all(s, path, depth + 1, files, runs, run_points, err);
-    } else if (!rc && measurement_name(names[i]) && sim_is_file(path)) {
+      rc = scan_all(s, path, depth + 1, x, err);
+    } else if (!rc && x->files && measurement_name(names[i]) && sim_is_file(path)) {
       bool loaded;
       rc = load_file(s, path, false, &loaded, err);
-      if (loaded) (*files)++;
+      if (loaded) x->files_read++;
     }
     free(names[i]);
   }
@@ -223,13 +204,13 @@ int vdata_load_path(vset *s, const char *path, sim_err *err) {
     return load_file(s, path, true, &loaded, err);
   }
   if (!sim_is_dir(path)) return sim_errf(err, SIM_EINPUT, "%s: no such file or directory", path);
-  size_t files = 0, runs = 0, run_points = 0;
-  int rc = scan_all(s, path, 0, &files, &runs, &run_points, err);
+  scan_ctx x = {true, VDATA_SCAN_DEPTH, 0, 0, 0};
+  int rc = scan_all(s, path, 0, &x, err);
   if (rc) return rc;
-  if (runs)
-    vset_note(s, "%s: %zu inference-perf result directories below it: %zu points (one per load stage)", path, runs,
-              run_points);
-  if (!files && !runs)
+  if (x.runs)
+    vset_note(s, "%s: %zu inference-perf result directories below it: %zu points (one per load stage)", path, x.runs,
+              x.run_points);
+  if (!x.files_read && !x.runs)
     return sim_errf(err, SIM_EINPUT,
                     "%s: no measurements found: no .csv or .json file in it (within %d levels) is %s", path,
                     VDATA_SCAN_DEPTH, KNOWN_FORMATS);
