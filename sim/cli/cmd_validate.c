@@ -132,7 +132,7 @@ static int parse_groups(const cli_list *groups, vreport_opts *ro, sim_err *err) 
       vgroup_by g;
       if (!vgroup_parse(tok, &g))
         return sim_errf(err, SIM_EINPUT,
-                        "--group-by: unknown group '%s' (source, gpu, engine, tp, shape, model, version, loop)", tok);
+                        "--group-by: unknown group '%s' (source, gpu, engine, tp, shape, model, version, loop, split)", tok);
       ro->groups[g] = true;
     }
   }
@@ -192,14 +192,14 @@ int cmd_validate(int argc, char **argv) {
       {"csv", NULL, CLI_STR, &csv, "FILE", "write one CSV row per point", NULL},
       {"save-traces", NULL, CLI_STR, &traces, "DIR", "write the rebuilt workload of each open-loop stage point as a trace (for servesim run --trace)", NULL},
       {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
-      {"group-by", NULL, CLI_LIST, &groups, "G[,G]", "per-group summaries: source, gpu, engine, tp, shape, model, version (engine@version), loop (closed, open, offline, static); default source,gpu,engine,tp", NULL},
+      {"group-by", NULL, CLI_LIST, &groups, "G[,G]", "per-group summaries: source, gpu, engine, tp, shape, model, version (engine@version), loop (closed, open, offline, static), split (training or held_out, dense or moe); default source,gpu,engine,tp", NULL},
       {"min-points", NULL, CLI_U32, &min_points, "N", "flag summaries of fewer than N points as too few to judge (default 5; 0 = off)", NULL},
       {"models", NULL, CLI_STR, &models, "DIR", "Hugging Face config.json files named after their ids (org--name.json) for the models the measurements name (default $SERVESIM_SHARED_DIR/models or ../shared/models when present)", NULL},
       {"only", NULL, CLI_STR, &only, "TEXT", "validate only the points whose id contains TEXT", NULL},
       {"no-table", NULL, CLI_FLAG, &no_table, NULL, "print the summaries only, not one row per point", NULL},
       {"show-skipped", NULL, CLI_FLAG, &show_skipped, NULL, "list every skipped point (default: one line per reason)", NULL},
       {"output-spread", NULL, CLI_F64, &spread, "S", "closed-loop points of every engine: output lengths uniform in osl x [1-S, 1+S] (default: each engine's fitted spread; 0 = strictly fixed; docs/ACCURACY.md)", NULL},
-      {"allreduce", NULL, CLI_STR, &allreduce, "table|link", "all-reduce costs of every point: the profiles' measured tables (default) or each GPU file's link bandwidth and latency", NULL},
+      {"allreduce", NULL, CLI_STR, &allreduce, "auto|table|link", "all-reduce costs of every point: auto (default: the measured table unless it is below a third of the link), the profiles' measured tables, or each GPU file's link bandwidth and latency", NULL},
       {"param", NULL, CLI_LIST, &params, "E.NAME=V", "override an engine parameter, e.g. vllm.step_overhead_us=250 (repeatable)", NULL},
       {"fit", NULL, CLI_FLAG, &fit, NULL, "refit the engines' global parameters on the training subset, then validate with them", NULL},
       {"fit-rounds", NULL, CLI_U32, &rounds, "N", "coordinate-search rounds of --fit (default 4)", NULL},
@@ -221,8 +221,8 @@ int cmd_validate(int argc, char **argv) {
   memset(&ov, 0, sizeof ov);
   ro.ov = &ov;
   ov.closed_output_spread = spread;
-  if (allreduce && !cfg_parse_allreduce(allreduce, &ov.allreduce_link)) {
-    sim_errf(&err, SIM_EINPUT, "--allreduce: expected table or link, got '%s'", allreduce);
+  if (allreduce && !(ov.allreduce_set = cfg_parse_allreduce(allreduce, &ov.allreduce))) {
+    sim_errf(&err, SIM_EINPUT, "--allreduce: expected auto, table or link, got '%s'", allreduce);
     return cli_fail("validate", &err);
   }
   for (int i = 0; i < params.n; i++)
@@ -290,7 +290,9 @@ int cmd_validate(int argc, char **argv) {
   snprintf(title, sizeof title,
            "engine files (configs/engines/*.json)%s%s; closed-loop output spread +-%g%% (vllm), +-%g%% (trtllm)%s",
            desc[0] ? " with " : "", desc, 100 * vclosed_spread(&ov, "vllm"), 100 * vclosed_spread(&ov, "trtllm"),
-           ov.allreduce_link ? "; all-reduces from each GPU file's link (--allreduce link)" : "");
+           !ov.allreduce_set || ov.allreduce == AR_AUTO ? ""
+           : ov.allreduce == AR_LINK             ? "; all-reduces from each GPU file's link (--allreduce link)"
+                                                 : "; all-reduces from the measured tables (--allreduce table)");
   ro.title = title;
   if (!rc) {
     FILE *tf = (json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ? stderr : stdout;

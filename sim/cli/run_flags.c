@@ -50,9 +50,11 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("async-scheduling", NULL, CLI_BOOL, &f->async_scheduling, NULL,
       "schedule the next step while the current one runs (vLLM's batch queue of 2; default: the engine version's)",
       &f->seen_async_scheduling);
-  OPT("allreduce", NULL, CLI_STR, &f->allreduce, "table|link",
-      "all-reduce cost: the profile's measured table (default; the topology it was measured on) or the GPU "
-      "file's link bandwidth and latency (when your GPUs are connected differently)",
+  OPT("allreduce", NULL, CLI_STR, &f->allreduce, "auto|table|link",
+      "all-reduce cost: auto (default) = the profile's measured table, unless it is below a third of the GPU "
+      "file's link (GPUs without peer-to-peer on the measured machine), then the link; table = the measurement "
+      "whatever it says (your GPUs are connected like the measured ones); link = the GPU file's link bandwidth "
+      "and latency",
       NULL);
   OPT("enable-expert-parallel", NULL, CLI_BOOL, &f->expert_parallel, NULL,
       "mixture-of-experts layers: whole experts split over the TP ranks (vLLM's flag) instead of a slice of every "
@@ -185,8 +187,8 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   if (f->seen_chunked_prefill) d->enable_chunked_prefill = f->chunked_prefill;
   if (f->seen_async_scheduling) d->async_scheduling = f->async_scheduling;
   if (f->seen_expert_parallel) d->expert_parallel = f->expert_parallel;
-  if (f->allreduce && !cfg_parse_allreduce(f->allreduce, &d->allreduce_link))
-    return sim_errf(err, SIM_EINPUT, "--allreduce: expected table or link, got '%s'", f->allreduce);
+  if (f->allreduce && !cfg_parse_allreduce(f->allreduce, &d->allreduce))
+    return sim_errf(err, SIM_EINPUT, "--allreduce: expected auto, table or link, got '%s'", f->allreduce);
   if (f->moe_routing && !moe_routing_parse(f->moe_routing, &d->moe_routing))
     return sim_errf(err, SIM_EINPUT, "--moe-routing: expected balanced, power_law_1.01 or power_law_1.2, got '%s'",
                     f->moe_routing);

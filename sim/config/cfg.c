@@ -445,13 +445,18 @@ bool moe_routing_parse(const char *s, moe_routing *out) {
   return false;
 }
 
-bool cfg_parse_allreduce(const char *s, bool *link) {
-  if (!s) return false;
-  if (!strcmp(s, "table")) *link = false;
-  else if (!strcmp(s, "link")) *link = true;
-  else return false;
-  return true;
+static const char *const ar_names[] = {"auto", "table", "link"};
+
+bool cfg_parse_allreduce(const char *s, ar_source *out) {
+  for (int a = AR_AUTO; s && a <= AR_LINK; a++)
+    if (!strcmp(s, ar_names[a])) {
+      *out = (ar_source)a;
+      return true;
+    }
+  return false;
 }
+
+const char *ar_source_name(ar_source a) { return a >= AR_AUTO && a <= AR_LINK ? ar_names[a] : "?"; }
 
 bool route_policy_parse(const char *s, route_policy *out) {
   static const struct {

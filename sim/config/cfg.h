@@ -180,6 +180,16 @@ typedef struct engine_cfg {
  * with load-balancing losses that spread a batch's tokens over the experts,
  * and on the measured Qwen3-235B-A22B decode steps the balanced tables come
  * closest (docs/ACCURACY.md, "Mixture of experts"). */
+/* Where all-reduce times come from (--allreduce):
+ *   AR_AUTO   the profile's measured table, unless its bus bandwidth at the
+ *             deployment's node-local GPU count is below a third of what the
+ *             GPU file's link gives (a measurement of GPUs without
+ *             peer-to-peer access, e.g. across CPU sockets: another machine's
+ *             topology); then the link formula, and the outputs say so
+ *   AR_TABLE  the measured table whatever it says
+ *   AR_LINK   the link formula (GPU file's link bandwidth and latency) */
+typedef enum ar_source { AR_AUTO = 0, AR_TABLE, AR_LINK } ar_source;
+
 typedef enum moe_routing { MOE_BALANCED = 0, MOE_POWER_LAW_101, MOE_POWER_LAW_12 } moe_routing;
 const char *moe_routing_name(moe_routing r); /* the kernel-db names: "balanced", "power_law_1.01", "power_law_1.2" */
 bool moe_routing_parse(const char *s, moe_routing *out);
@@ -208,8 +218,7 @@ typedef struct deploy_cfg {
   int8_t enable_chunked_prefill;    /* -1 = engine default, 0/1 */
   int8_t async_scheduling;          /* -1 = engine default, 0/1: vLLM's --[no-]async-scheduling */
   uint32_t gpus_per_node;           /* --gpus-per-node: 0 = the GPU file's (cfg_resolve fills it) */
-  bool allreduce_link;              /* --allreduce link: all-reduces from the GPU file's link bandwidth and
-                                       latency, not the profile's measured table (another machine's topology) */
+  ar_source allreduce;              /* --allreduce: where all-reduce times come from (ar_source) */
   moe_routing moe_routing;          /* --moe-routing: expert load skew of MoE layers (default balanced) */
   bool expert_parallel;             /* --enable-expert-parallel: MoE layers split their experts over the TP ranks */
   route_policy router;
@@ -276,7 +285,8 @@ bool cfg_parse_quantization(const char *s, sim_dtype act, sim_dtype *weight_out)
 const char *route_policy_name(route_policy r);
 const char *graph_mode_name(graph_mode m);
 bool route_policy_parse(const char *s, route_policy *out);
-/* "table" (false) or "link" (true): deploy_cfg.allreduce_link; false for anything else. */
-bool cfg_parse_allreduce(const char *s, bool *link);
+/* "auto", "table" or "link": deploy_cfg.allreduce; false for anything else. */
+bool cfg_parse_allreduce(const char *s, ar_source *out);
+const char *ar_source_name(ar_source a);
 
 #endif

@@ -32,6 +32,11 @@
  *   formula: the cheaper of one-shot (sw + (t-1) hop + (t-1) S / bw) and ring
  *   (sw + 2 (t-1) hop + 2 (t-1)/t S / bw), bw = link_Bps x allreduce_bw_eff,
  *   sw = allreduce_latency_ns, hop = link_latency_ns.
+ *   Which one (deploy->allreduce): AR_TABLE, AR_LINK, or AR_AUTO: the table
+ *   unless, for a 16 MiB message at the node-local GPU count, it takes more
+ *   than 3x the link formula's time (bus bandwidth below a third of the
+ *   link's: GPUs without peer-to-peer access, i.e. another machine's
+ *   topology); decided once per profile attach (cost_allreduce_check).
  *
  * Elementwise, per layer: n = elementwise_kernels_per_layer kernels moving
  *   act_b x T x (8 H        two residual-add + RMSNorm: read x, read
@@ -442,7 +447,24 @@ static double allreduce_of(const cost_model *c, uint32_t tokens, bool graphed, b
 }
 
 static double allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src) {
-  return allreduce_of(c, tokens, graphed, !c->deploy->allreduce_link, src);
+  return allreduce_of(c, tokens, graphed, c->ar_table, src);
+}
+
+bool cost_allreduce_check(const cost_model *c, ar_check *out) {
+  memset(out, 0, sizeof *out);
+  uint32_t g = tp_of(c) / nodes_of(c);
+  if (g <= 1 || !c->profile) return false;
+  double bytes = COST_AR_CHECK_BYTES, ns;
+  /* the table the steps use for large messages: node-local, the engine's eager kernel, else NCCL */
+  if (!(nodes_of(c) == 1 && prof_allreduce_ns(c->profile, PROF_AR_CUSTOM_EAGER, g, bytes, &ns)) &&
+      !prof_allreduce_ns(c->profile, PROF_AR_NCCL, g, bytes, &ns))
+    return false;
+  double moved = 2.0 * (g - 1) / g * bytes, link = allreduce_link(c, g, bytes);
+  out->gpus = g;
+  out->table_busbw_Bps = ns > 0 ? moved * 1e9 / ns : 0;
+  out->link_busbw_Bps = link > 0 ? moved * 1e9 / link : 0;
+  out->implausible = ns > COST_AR_CHECK_RATIO * link;
+  return true;
 }
 
 double cost_allreduce_link_ns(const cost_model *c, uint32_t tokens) {
@@ -642,6 +664,7 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
   c->lm_memo = sim_calloc(c->memo_len, sizeof *c->lm_memo);
   c->kernel_floor_ns = e->kernel_floor_ns;
   c->attn_floor_ns = e->kernel_floor_ns;
+  c->ar_table = d->allreduce != AR_LINK;
   return SIM_OK;
 }
 
@@ -659,6 +682,9 @@ void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const 
   c->profile = own;
   c->scaled_profile = other_gpu ? other : NULL;
   c->scaled_gpu = other ? other_gpu : NULL;
+  c->ar_table = c->deploy->allreduce != AR_LINK;
+  ar_check chk;
+  if (c->deploy->allreduce == AR_AUTO && cost_allreduce_check(c, &chk) && chk.implausible) c->ar_table = false;
   c->kernel_floor_ns = c->engine->kernel_floor_ns;
   c->attn_floor_ns = c->engine->kernel_floor_ns;
   if (own) floors_from(c, own);

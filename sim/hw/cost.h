@@ -174,6 +174,8 @@ typedef struct cost_model {
   int n_moe_alt;
   uint32_t graph_sizes[COST_MAX_GRAPH_SIZES]; /* CUDA-graph capture sizes, increasing (engver_graph_sizes) */
   uint32_t n_graph_sizes;
+  bool ar_table;              /* all-reduces from the profile's table (else the link formula): deploy->allreduce,
+                                 AR_AUTO decided by cost_allreduce_check when the profiles are attached */
   double kernel_floor_ns;     /* the smallest kernel's time (profile, else the engine file's) */
   double attn_floor_ns;       /* the smallest attention call's time (profile, else the kernel floor) */
   cost_memo *memo[2];         /* [graphed][T], 0 <= T < memo_len */
@@ -209,6 +211,24 @@ double cost_allreduce_ns(const cost_model *c, uint32_t tokens, bool graphed, cos
  * and latency, engine's allreduce_bw_eff and allreduce_latency_us), whatever
  * the profile measured: what `--allreduce link` uses. */
 double cost_allreduce_link_ns(const cost_model *c, uint32_t tokens);
+/* The plausibility check of --allreduce auto: the measured table against
+ * the link formula for one COST_AR_CHECK_BYTES message at the node-local GPU
+ * count (bus bandwidth 2 (g-1)/g x S / t). implausible: the table takes more
+ * than COST_AR_CHECK_RATIO x the link's time. The ratio: a PCIe or NVLink
+ * all-reduce with peer-to-peer reaches 50-90% of the link in NCCL's and the
+ * engines' own measurements (the kernel database's tables at 2-8 GPUs on
+ * H100, H200, B200 and A100 reach 50-110% of the GPU files' links, and between 2 L40S 64-94%), while
+ * GPUs without peer-to-peer (bounced through host memory, or across CPU
+ * sockets) fall to 5-25%: a third separates the two with room on both sides.
+ * False (out zeroed but for nothing) when there is no table for this case. */
+#define COST_AR_CHECK_BYTES (16.0 * 1024 * 1024)
+#define COST_AR_CHECK_RATIO 3.0
+typedef struct ar_check {
+  uint32_t gpus;                 /* the node-local GPU count checked */
+  double table_busbw_Bps, link_busbw_Bps;
+  bool implausible;
+} ar_check;
+bool cost_allreduce_check(const cost_model *c, ar_check *out);
 /* One line naming the engine's CUDA-graph mode and the capture sizes this
  * deployment uses, e.g. "full_and_piecewise, 51 sizes: 1, 2, 4, 8, ..., 496, 512". */
 void cost_graph_sizes_text(const cost_model *c, char *buf, size_t n);

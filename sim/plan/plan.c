@@ -148,14 +148,17 @@ static void gates(plan_result *p) {
     }
     if (p->deploy.pp > 1 && p->decode1.cost.bound_ns[BOUND_COMM] > 0.5 * p->decode1.ns) g[3].status = "binds";
     /* A measured table far below the link says the measured machine's GPUs
-     * talk through a slower path (no peer-to-peer, another socket): say so. */
-    if (p->ar_measured && p->ar_busbw_Bps < p->ar_link_busbw_Bps / 3) {
+     * talk through a slower path (no peer-to-peer, another socket): say so,
+     * and which of the two the costs use. */
+    if (p->ar_chk_valid && p->ar_chk.implausible) {
       size_t n = strlen(g[3].detail);
       snprintf(g[3].detail + n, sizeof g[3].detail - n,
-               "; the measured all-reduce reaches %.1f GB/s bus bandwidth at TP%u, %.0f%% of what the link gives "
-               "(%.1f GB/s): the measured machine's GPUs were connected worse than the datasheet link; if yours "
-               "have peer-to-peer at link speed, add --allreduce link",
-               p->ar_busbw_Bps / 1e9, tp, 100 * p->ar_busbw_Bps / p->ar_link_busbw_Bps, p->ar_link_busbw_Bps / 1e9);
+               "; the measured all-reduce reaches %.1f GB/s bus bandwidth among %u GPUs, %.0f%% of what the link "
+               "gives (%.1f GB/s): the measured machine's GPUs had no peer-to-peer path; %s",
+               p->ar_chk.table_busbw_Bps / 1e9, p->ar_chk.gpus,
+               100 * p->ar_chk.table_busbw_Bps / p->ar_chk.link_busbw_Bps, p->ar_chk.link_busbw_Bps / 1e9,
+               p->ar_measured ? "the costs use it (--allreduce table); --allreduce auto uses the link"
+                              : "the costs use the link (add --allreduce table if your GPUs are connected like that)");
     }
   }
   if (p->deploy.pp > 1) {
@@ -253,6 +256,7 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
     p->ar_measured = src != SRC_ROOFLINE;
     p->ar_busbw_Bps = t_ns > 0 ? moved * 1e9 / t_ns : 0;
     p->ar_link_busbw_Bps = l_ns > 0 ? moved * 1e9 / l_ns : 0;
+    p->ar_chk_valid = cost_allreduce_check(&c, &p->ar_chk);
     p->nodes = cost_nodes(&c);
     p->ar1_ns = cost_allreduce_ns(&c, 1, true, NULL);
     p->ar1_network_ns = cost_allreduce_network_ns(&c, 1);
@@ -514,6 +518,12 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   if (d->tp > 1) {
     jw_obj(&j, "allreduce_full_step");
     jw_str(&j, "source", p->ar_measured ? "measured table" : "link formula");
+    jw_str(&j, "allreduce", ar_source_name(d->allreduce));
+    if (p->ar_chk_valid) {
+      jw_num(&j, "measured_bus_bandwidth_gb_s_16mib", p->ar_chk.table_busbw_Bps / 1e9);
+      jw_num(&j, "link_bus_bandwidth_gb_s_16mib", p->ar_chk.link_busbw_Bps / 1e9);
+      jw_bool(&j, "measured_table_implausible", p->ar_chk.implausible);
+    }
     jw_num(&j, "bus_bandwidth_gb_s", p->ar_busbw_Bps / 1e9);
     jw_num(&j, "link_formula_bus_bandwidth_gb_s", p->ar_link_busbw_Bps / 1e9);
     jw_u64(&j, "nodes", p->nodes);

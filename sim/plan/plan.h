@@ -108,6 +108,10 @@ typedef struct plan_result {
    * from a measured table. */
   double ar_busbw_Bps, ar_link_busbw_Bps;
   bool ar_measured;
+  /* --allreduce auto's check of the measured table (cost_allreduce_check);
+   * ar_chk_valid: a table has the case. */
+  ar_check ar_chk;
+  bool ar_chk_valid;
   /* A TP group spanning nodes: how many, and one all-reduce of a batch-1
    * decode step (1 token): its whole time and the network's part of it. */
   uint32_t nodes;

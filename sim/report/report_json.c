@@ -70,7 +70,7 @@ static cJSON *config_echo(const run_ctx *r) {
   cJSON_AddBoolToObject(c, "enable_prefix_caching", d->enable_prefix_caching != 0);
   cJSON_AddBoolToObject(c, "enable_chunked_prefill", d->enable_chunked_prefill != 0);
   cJSON_AddBoolToObject(c, "async_scheduling", r->deploy.async_scheduling != 0);
-  cJSON_AddStringToObject(c, "allreduce", r->deploy.allreduce_link ? "link" : "table");
+  cJSON_AddStringToObject(c, "allreduce", ar_source_name(r->deploy.allreduce));
   cJSON_AddNumberToObject(c, "gpus_per_node", r->deploy.gpus_per_node);
   char graphs[256];
   cost_graph_sizes_text(&r->cost, graphs, sizeof graphs);

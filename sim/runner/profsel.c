@@ -257,11 +257,22 @@ void profsel_attach(prof_sel *s, cost_model *c) {
         k += (size_t)snprintf(s->source + k, sizeof s->source - k, "%s%s", i ? ", then " : "", used[i]);
     }
   }
-  static const char note[] = "(--allreduce link), not the measured table";
-  if (c->deploy->allreduce_link && c->deploy->tp > 1 && (s->own || s->other) && !strstr(s->source, note)) {
-    size_t n = strlen(s->source); /* once, however often the selection is attached */
-    snprintf(s->source + n, sizeof s->source - n, "; all-reduces from the %s file's link bandwidth and latency %s",
-             c->gpu->name, note);
+  /* the all-reduce source, once however often the selection is attached (plan's layouts attach it again) */
+  if (c->deploy->tp > 1 && (s->own || s->other) && !strstr(s->source, "; all-reduces from ")) {
+    size_t n = strlen(s->source);
+    ar_check chk;
+    if (c->deploy->allreduce == AR_LINK)
+      snprintf(s->source + n, sizeof s->source - n,
+               "; all-reduces from the %s file's link bandwidth and latency (--allreduce link), not the measured "
+               "table",
+               c->gpu->name);
+    else if (!c->ar_table && cost_allreduce_check(c, &chk))
+      snprintf(s->source + n, sizeof s->source - n,
+               "; all-reduces from the %s file's link: the measured table reaches %.1f GB/s bus bandwidth among %u "
+               "GPUs, %.0f%% of the link's %.1f GB/s, a machine without peer-to-peer between them (--allreduce "
+               "table uses it anyway)",
+               c->gpu->name, chk.table_busbw_Bps / 1e9, chk.gpus, 100 * chk.table_busbw_Bps / chk.link_busbw_Bps,
+               chk.link_busbw_Bps / 1e9);
   }
 }
 

@@ -6,7 +6,7 @@
  *   "deployment": { "tensor_parallel_size", "pipeline_parallel_size", "replicas", "dtype", "quantization", "kv_cache_dtype",
  *                   "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
  *                   "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill", "async_scheduling",
- *                   "router", "allreduce" ("table" | "link"), "gpus_per_node",
+ *                   "router", "allreduce" ("auto" | "table" | "link"), "gpus_per_node",
  *                   "moe_routing" ("balanced" | "power_law_1.01" | "power_law_1.2"), "enable_expert_parallel" },
  *   "workload": { "trace", "trace_format",                        -- a trace file, or a generator:
  *                 "num_prompts", "request_rate" (number or "inf"), "burstiness",
@@ -134,9 +134,9 @@ static int parse_deployment(const jx *j, const cJSON *d, scenario *s) {
                    "expected \"balanced\", \"power_law_1.01\" or \"power_law_1.2\", got '%s'", mr);
   char ar[32] = "";
   TRY(jx_str(j, d, W, "allreduce", ar, sizeof ar));
-  if (ar[0] && !cfg_parse_allreduce(ar, &p->allreduce_link))
+  if (ar[0] && !cfg_parse_allreduce(ar, &p->allreduce))
     return jx_fail(j, cJSON_GetObjectItemCaseSensitive(d, "allreduce"), W, "allreduce",
-                   "expected \"table\" or \"link\", got '%s'", ar);
+                   "expected \"auto\", \"table\" or \"link\", got '%s'", ar);
   return 0;
 }
 

@@ -113,8 +113,19 @@ static bool fitted(vparam k) {
 }
 
 void vfit_mark_training(vset *s) {
+  char last_model[sizeof s->pts[0].model] = "";
+  bool last_moe = false;
   for (size_t i = 0; i < s->n; i++) {
     vpoint *p = &s->pts[i];
+    if (p->model[0]) { /* a mixture of experts? (the last model asked, remembered: points come in runs of one model) */
+      if (strcmp(last_model, p->model)) {
+        model_cfg mc;
+        sim_err me = {0, ""};
+        last_moe = cfg_model_load(&mc, p->model, &me) == SIM_OK && mc.experts > 0;
+        vfmt(last_model, sizeof last_model, "%s", p->model);
+      }
+      p->moe = last_moe;
+    }
     bool aic = p->src == VSRC_AIC && !p->moe && (p->concurrency == 4 || p->concurrency == 16 || p->concurrency == 64);
     bool stage = p->src == VSRC_INFPERF && !strcmp(p->model, "llama-2-7b");
     p->train = !p->skip[0] && (aic || stage);

@@ -329,10 +329,10 @@ typedef struct voverrides {
    * a deterministic simulation. NAN = per engine (vclosed_spread); a value
    * (--output-spread) applies to every engine; 0 = strictly fixed lengths. */
   double closed_output_spread;
-  /* --allreduce link: every point's all-reduces from its GPU file's link
-   * bandwidth and latency instead of the profile's measured table (the
-   * measured machine's topology may not be the benchmarked one's). */
-  bool allreduce_link;
+  /* --allreduce: every point's all-reduce source (ar_source), when
+   * allreduce_set; else each point's default (auto). */
+  ar_source allreduce;
+  bool allreduce_set;
 } voverrides;
 
 /* The closed-loop output spread s of the points of `engine`: the global
@@ -415,7 +415,9 @@ const char *vsource_name(vsource s);
 const char *vshape_name(vshape s);
 const char *vmetric_name(vmetric m);
 
-typedef enum vgroup_by { VG_SOURCE = 0, VG_GPU, VG_ENGINE, VG_TP, VG_SHAPE, VG_MODEL, VG_VERSION, VG_LOOP, VG_COUNT } vgroup_by;
+typedef enum vgroup_by { VG_SOURCE = 0, VG_GPU, VG_ENGINE, VG_TP, VG_SHAPE, VG_MODEL, VG_VERSION, VG_LOOP, VG_SPLIT, VG_COUNT } vgroup_by;
+/* VG_SPLIT: "training dense", "held_out dense", "held_out moe", ...: whether the fit saw the point, and
+ * whether its model is a mixture of experts. */
 /* "closed", "open" (user runs and inference-perf stages), "offline", "static". */
 const char *vloop_name(vshape s);
 const char *vgroup_name(vgroup_by g);

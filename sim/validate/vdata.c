@@ -199,8 +199,6 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
   int c_quant = vcsv_col(&c, "gemm_quant_mode"), c_prec = vcsv_col(&c, "precision");
   int c_pp = vcsv_col(&c, "pp_size"), c_adp = vcsv_col(&c, "attention_dp_size");
   int c_mtp = vcsv_col(&c, "moe_tp_size"), c_mep = vcsv_col(&c, "moe_ep_size");
-  char last_model[512] = "";
-  bool last_moe = false;
   for (size_t i = 0; i < c.n && !rc; i++) {
     const vcsv_row *r = &c.rows[i];
     vpoint *p = vset_add(s);
@@ -262,15 +260,6 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
     set_str(p->gpu, sizeof p->gpu, gpu);
     set_str(p->model, sizeof p->model, model);
     set_str(p->engine, sizeof p->engine, engine);
-    if (model) { /* a mixture of experts? (the last model asked, remembered: rows come in runs of one model) */
-      if (strcmp(last_model, model)) {
-        model_cfg mc;
-        sim_err me = {0, ""};
-        last_moe = cfg_model_load(&mc, model, &me) == SIM_OK && mc.experts > 0;
-        vfmt(last_model, sizeof last_model, "%s", model);
-      }
-      p->moe = last_moe;
-    }
     const char *ver = c_ver >= 0 ? r->f[c_ver] : "";
     if (ver[0]) {
       set_str(p->engine_version, sizeof p->engine_version, ver);

@@ -45,7 +45,7 @@ const char *vmetric_name(vmetric m) {
 }
 
 const char *vgroup_name(vgroup_by g) {
-  static const char *const n[VG_COUNT] = {"source", "gpu", "engine", "tp", "shape", "model", "version", "loop"};
+  static const char *const n[VG_COUNT] = {"source", "gpu", "engine", "tp", "shape", "model", "version", "loop", "split"};
   return (unsigned)g < VG_COUNT ? n[g] : "?";
 }
 
@@ -214,6 +214,7 @@ static void group_key(const vpoint *p, vgroup_by g, char *buf, size_t n) {
     vfmt(buf, n, "%s@%s", p->engine[0] ? p->engine : "?", p->engine_version[0] ? p->engine_version : "default");
     break;
   case VG_LOOP: vfmt(buf, n, "%s", vloop_name(p->shape)); break;
+  case VG_SPLIT: vfmt(buf, n, "%s %s", p->train ? "training" : "held_out", p->moe ? "moe" : "dense"); break;
   default: vfmt(buf, n, "?");
   }
 }

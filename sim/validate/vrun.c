@@ -120,7 +120,7 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
     /* random prompts with cache reuse disabled: nothing to hit */
     sc->deploy.enable_prefix_caching = 0;
   }
-  if (ov && ov->allreduce_link) sc->deploy.allreduce_link = true;
+  if (ov && ov->allreduce_set) sc->deploy.allreduce = ov->allreduce;
   vfmt(sc->name, sizeof sc->name, "%s", p->id);
   gen_params *g = &sc->gen;
   g->num_prompts = p->num_prompts;

@@ -100,40 +100,51 @@ Test(planning_cli, plan_json) {
 
 /* The bundled L40S tables were measured on a machine whose 4 GPUs all-reduce
  * at about 5 GB/s bus bandwidth, a quarter of what PCIe gives with
- * peer-to-peer: plan says so and names --allreduce link, which then costs
- * the all-reduces from the link and says that in the source line. */
-Test(planning_cli, plan_flags_a_measured_allreduce_far_below_the_link) {
+ * peer-to-peer: by default (--allreduce auto) plan costs the all-reduces from
+ * the link and says why in the gate and the source line; --allreduce table
+ * forces the measurement (slower prefill) and says that too. */
+Test(planning_cli, plan_drops_a_measured_allreduce_far_below_the_link) {
   const char *j = tmp("l40s.json");
   char cmd[1024];
   const char *base = "plan --model llama-2-70b --gpu l40s --engine trtllm --tp 4 --quantization fp8 "
                      "--kv-cache-dtype fp8 --max-model-len 4096";
   snprintf(cmd, sizeof cmd, "%s --json %s", base, j);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
-  cr_assert(strstr(out, "add --allreduce link"), "%s", out);
+  cr_assert(strstr(out, "the costs use the link (add --allreduce table"), "%s", out);
+  cr_assert(strstr(out, "all-reduces from the l40s file's link: the measured table reaches"), "%s", out);
   cJSON *root = load_json(j);
   const cJSON *ar = cJSON_GetObjectItemCaseSensitive(root, "allreduce_full_step");
-  cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ar, "source")->valuestring, "measured table");
-  double meas = jnum(ar, "bus_bandwidth_gb_s"), link = jnum(ar, "link_formula_bus_bandwidth_gb_s");
+  cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ar, "source")->valuestring, "link formula");
+  cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ar, "allreduce")->valuestring, "auto");
+  cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ar, "measured_table_implausible")));
+  double meas = jnum(ar, "measured_bus_bandwidth_gb_s_16mib"), link = jnum(ar, "link_bus_bandwidth_gb_s_16mib");
   cr_assert(meas > 0 && meas < link / 3, "measured %g GB/s, link %g GB/s", meas, link);
   const cJSON *pf = cJSON_GetObjectItemCaseSensitive(root, "prefill");
-  double table_ms = jnum(pf, "time_ms");
+  double auto_ms = jnum(pf, "time_ms");
   cJSON_Delete(root);
-  snprintf(cmd, sizeof cmd, "%s --allreduce link --force --json %s", base, j);
+  snprintf(cmd, sizeof cmd, "%s --allreduce table --force --json %s", base, j);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
-  cr_assert(!strstr(out, "add --allreduce link"), "%s", out);
-  cr_assert(strstr(out, "(--allreduce link), not the measured table"), "%s", out);
+  cr_assert(strstr(out, "the costs use it (--allreduce table)"), "%s", out);
   root = load_json(j);
   ar = cJSON_GetObjectItemCaseSensitive(root, "allreduce_full_step");
-  cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ar, "source")->valuestring, "link formula");
+  cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ar, "source")->valuestring, "measured table");
   pf = cJSON_GetObjectItemCaseSensitive(root, "prefill");
-  cr_assert(jnum(pf, "time_ms") < table_ms, "the faster link must shorten the prefill: %g vs %g ms", jnum(pf, "time_ms"),
-            table_ms);
+  cr_assert(jnum(pf, "time_ms") > 1.5 * auto_ms, "the slow table must lengthen the prefill: %g vs %g ms",
+            jnum(pf, "time_ms"), auto_ms);
   cJSON_Delete(root);
-  /* NVLink H200 tables: no note */
+  snprintf(cmd, sizeof cmd, "%s --allreduce link", base);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "(--allreduce link), not the measured table"), "%s", out);
+  /* L40S TP2 and NVLink H200 tables are plausible: no note, the table serves */
+  cr_assert_eq(tu_run_cli("plan --model llama-2-70b --gpu l40s --engine trtllm --tp 2 --quantization fp8", out,
+                          sizeof out, err, sizeof err),
+               0, "%s", err);
+  cr_assert(!strstr(out, "--allreduce"), "%s", out);
   cr_assert_eq(tu_run_cli("plan --gpu h200 --tp 4", out, sizeof out, err, sizeof err), 0, "%s", err);
-  cr_assert(!strstr(out, "--allreduce link"), "%s", out);
+  cr_assert(!strstr(out, "--allreduce"), "%s", out);
   cr_assert_eq(tu_run_cli("plan --allreduce fast", out, sizeof out, err, sizeof err), 2);
-  cr_assert(strstr(err, "--allreduce: expected table or link, got 'fast'"), "%s", err);
+  cr_assert(strstr(err, "--allreduce: expected auto, table or link, got 'fast'"), "%s", err);
+  unlink(j);
 }
 
 /* A TP group larger than a node (8 GPUs by default) spans nodes: its

@@ -396,7 +396,7 @@ Test(validate_cli, bad_input_exits_2_with_a_precise_message) {
                           sizeof err), 2);
   cr_assert(strstr(err, "closed_loop_output_spread=0.7") && strstr(err, "[0, 0.5)"), "%s", err);
   cr_assert_eq(tu_run_cli("validate --data . --allreduce ring", out, sizeof out, err, sizeof err), 2);
-  cr_assert(strstr(err, "--allreduce: expected table or link, got 'ring'"), "%s", err);
+  cr_assert(strstr(err, "--allreduce: expected auto, table or link, got 'ring'"), "%s", err);
   cr_assert_eq(tu_run_cli("validate --data . --param trtllm.frontend_latency_us=1e12", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "frontend_latency_us=1e12") && strstr(err, "one hour"), "%s", err);
   cr_assert_eq(tu_run_cli("validate --data .", out, sizeof out, err, sizeof err), 2, "no known file in the source root");

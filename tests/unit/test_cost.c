@@ -599,13 +599,65 @@ Test(cost, measured_tables_serve_every_kernel) {
   cost_deinit(&w.c);
 }
 
+/* --allreduce auto on the kernel database's L40S tables: between 2 GPUs the
+ * measured all-reduce is what PCIe gives (kept); among 4 and 8 it is 5-25% of
+ * the link (GPUs without peer-to-peer on the measured machine), so auto uses
+ * the link formula there, and --allreduce table still forces the table. On
+ * the H200's NVLink tables auto keeps the table at every TP. */
+static double ar_with(ar_source a, const char *gpu, const char *profile, uint32_t tp, cost_src *src, ar_check *chk,
+                      bool *checked) {
+  world w;
+  gpu_cfg g;
+  engine_cfg e;
+  sim_err err = {0};
+  cr_assert_eq(cfg_gpu_load(&g, gpu, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(cfg_engine_load(&e, "trtllm", &err), SIM_OK, "%s", err.msg);
+  deploy_cfg d = dep(tp, DT_FP8);
+  d.allreduce = a;
+  world_init(&w, tu_model_llama70b(), g, e, d);
+  cost_set_profiles(&w.c, bundled(profile), NULL, NULL);
+  *checked = cost_allreduce_check(&w.c, chk);
+  double ns = cost_allreduce_ns(&w.c, 1024, false, src);
+  cost_deinit(&w.c);
+  return ns;
+}
+
+Test(cost, allreduce_auto_drops_a_table_without_peer_to_peer) {
+  cost_src src;
+  ar_check chk;
+  bool checked;
+  /* L40S TP2: plausible, the table serves */
+  ar_with(AR_AUTO, "l40s", "l40s_trtllm-1.3.0rc20", 2, &src, &chk, &checked);
+  cr_assert(checked);
+  cr_assert_eq(chk.gpus, 2);
+  cr_assert(!chk.implausible, "TP2 %.1f of %.1f GB/s", chk.table_busbw_Bps / 1e9, chk.link_busbw_Bps / 1e9);
+  cr_assert_eq(src, SRC_PROFILE);
+  for (uint32_t tp = 4; tp <= 8; tp *= 2) {
+    double a = ar_with(AR_AUTO, "l40s", "l40s_trtllm-1.3.0rc20", tp, &src, &chk, &checked);
+    cr_assert(checked && chk.implausible && chk.gpus == tp);
+    cr_assert_lt(chk.table_busbw_Bps * COST_AR_CHECK_RATIO, chk.link_busbw_Bps);
+    cr_assert_eq(src, SRC_ROOFLINE, "auto at TP%u: the link formula", tp);
+    double l = ar_with(AR_LINK, "l40s", "l40s_trtllm-1.3.0rc20", tp, &src, &chk, &checked);
+    cr_assert_float_eq(a, l, 0);
+    double t = ar_with(AR_TABLE, "l40s", "l40s_trtllm-1.3.0rc20", tp, &src, &chk, &checked);
+    cr_assert_eq(src, SRC_PROFILE, "--allreduce table forces the measurement");
+    cr_assert_gt(t, 2 * a, "TP%u: the table is the slow one (%.1f vs %.1f us)", tp, t / 1e3, a / 1e3);
+  }
+  for (uint32_t tp = 2; tp <= 8; tp *= 2) {
+    ar_with(AR_AUTO, "h200", "h200_trtllm-1.3.0rc20", tp, &src, &chk, &checked);
+    cr_assert(checked && !chk.implausible, "H200 TP%u: %.1f of %.1f GB/s", tp, chk.table_busbw_Bps / 1e9,
+              chk.link_busbw_Bps / 1e9);
+    cr_assert_eq(src, SRC_PROFILE);
+  }
+}
+
 /* --allreduce link: the measured machine's topology is not the user's; the
  * all-reduce then comes from the link formula although the table has it, and
  * every other kernel still from the table. */
 Test(cost, allreduce_link_overrides_the_measured_table) {
   world w;
   deploy_cfg d = dep(4, DT_FP8);
-  d.allreduce_link = true;
+  d.allreduce = AR_LINK;
   world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), d);
   const prof *p = bundled("h200_vllm-0.24.0");
   cost_set_profiles(&w.c, p, NULL, NULL);

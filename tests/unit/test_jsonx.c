@@ -178,10 +178,14 @@ Test(jsonx, scenario_errors_name_the_line) {
   scenario_init(&s);
   cr_assert_eq(scenario_parse(&s, "{\"deployment\": {\"tensor_parallel_size\": 4,\n \"allreduce\": \"fast\"}}", "s.json", &E),
                SIM_EINPUT);
-  has("s.json:2: deployment.allreduce: expected \"table\" or \"link\", got 'fast'");
+  has("s.json:2: deployment.allreduce: expected \"auto\", \"table\" or \"link\", got 'fast'");
   scenario_init(&s);
   cr_assert_eq(scenario_parse(&s, "{\"deployment\": {\"allreduce\": \"link\"}}", "s.json", &E), SIM_OK, "%s", E.msg);
-  cr_assert(s.deploy.allreduce_link);
+  cr_assert_eq(s.deploy.allreduce, AR_LINK);
+  scenario_init(&s);
+  cr_assert_eq(s.deploy.allreduce, AR_AUTO, "auto is the default");
+  cr_assert_eq(scenario_parse(&s, "{\"deployment\": {\"allreduce\": \"table\"}}", "s.json", &E), SIM_OK, "%s", E.msg);
+  cr_assert_eq(s.deploy.allreduce, AR_TABLE);
 }
 
 Test(jsonx, grid_inline_scenario_errors_keep_the_file_lines) {
