@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "plan/capacity.h"
-#include "plan/plan_cli.h"
+#include "cli/plan_cli.h"
 
 static const char *USAGE =
     "servesim capacity --slo ttft_p99=2000 --slo tpot_p99=50 --target-rate R [--gpu h100-sxm,h200] [--tp 2,4,8] "

@@ -6,7 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/run_flags.h"
-#include "plan/plan_cli.h"
+#include "cli/plan_cli.h"
 #include "plan/slo.h"
 #include "report/report.h"
 #include "report/report_html.h"

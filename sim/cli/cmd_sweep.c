@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
-#include "plan/plan_cli.h"
+#include "cli/plan_cli.h"
 #include "plan/sweep.h"
 
 static const char *USAGE = "servesim sweep [--grid FILE] [--gpu A,B] [--tp 2,4,8] [--request-rate 1,2,4] [options]";

@@ -198,7 +198,9 @@ static void itl_dist(const metrics_rec *m, dist_stats *out) {
   free(r);
 }
 
-void metrics_summarize(const metrics_rec *m, const request *reqs, size_t n, const slo_cfg *slo,
+void metrics_times_of_array(const void *ctx, size_t i, req_times *out) { *out = ((const req_times *)ctx)[i]; }
+
+void metrics_summarize(const metrics_rec *m, req_times_fn get, const void *ctx, size_t n, const slo_cfg *slo,
                        metrics_summary *out) {
   memset(out, 0, sizeof *out);
   out->total = n;
@@ -207,15 +209,13 @@ void metrics_summarize(const metrics_rec *m, const request *reqs, size_t n, cons
   size_t nt = 0, np = 0;
   sim_ns last_finish = 0;
   for (size_t i = 0; i < n; i++) {
-    const request *r = &reqs[i];
-    if (r->state == RQ_REJECTED) {
-      if (r->reject == REJ_UNFINISHED) out->unfinished++;
+    req_times rt;
+    get(ctx, i, &rt);
+    const req_times *r = &rt;
+    if (r->outcome != REQ_FINISHED) {
+      if (r->outcome == REQ_UNFINISHED) out->unfinished++;
       else out->rejected++;
-      if (r->reject < SIM_ARRAY_LEN(out->rejected_by_reason)) out->rejected_by_reason[r->reject]++;
-      continue;
-    }
-    if (r->state != RQ_FINISHED) {
-      out->unfinished++;
+      if (r->reject && r->reject < SIM_ARRAY_LEN(out->rejected_by_reason)) out->rejected_by_reason[r->reject]++;
       continue;
     }
     out->completed++;

@@ -20,7 +20,29 @@
 
 #include "core/common.h"
 #include "hw/cost.h"
-#include "serve/request.h"
+
+/* What the summary needs of one request, filled by whoever simulated it
+ * (the runner, from the serving layer's requests): the metrics layer does
+ * not know the simulation's request type. */
+typedef enum req_outcome {
+  REQ_FINISHED = 0, /* every output token emitted */
+  REQ_REJECTED,     /* could never run; reject says why */
+  REQ_UNFINISHED,   /* still in flight when the run ended */
+} req_outcome;
+
+#define METRICS_MAX_REASONS 8
+typedef struct req_times {
+  uint32_t prompt_tokens;
+  uint32_t generated;     /* output tokens emitted */
+  uint8_t outcome;        /* req_outcome */
+  uint8_t reject;         /* the caller's reason code (< METRICS_MAX_REASONS; 0 = none), counted in
+                             rejected_by_reason when not finished */
+  sim_ns send_ns;         /* TTFT/E2EL origin */
+  sim_ns queued_ns;       /* reached a scheduler's queue */
+  sim_ns first_sched_ns;  /* first scheduled */
+  sim_ns first_token_ns;
+  sim_ns finish_ns;       /* last token */
+} req_times;
 
 typedef struct itl_run {
   sim_ns gap_ns;  /* inter-token gap */
@@ -73,22 +95,17 @@ typedef struct metrics_rec {
 void metrics_init(metrics_rec *m, sim_ns ts_interval_ns);
 void metrics_deinit(metrics_rec *m);
 
-/* A request emitted a token at `now` (after r->generated was incremented). */
-static inline void metrics_token(metrics_rec *m, request *r, sim_ns now) {
-  if (r->generated == 1) {
-    r->first_token_ns = now;
+/* A request emitted a token `gap` after its previous one (the serving layer
+ * keeps each request's own token times). */
+static inline void metrics_itl(metrics_rec *m, sim_ns gap) {
+  if (m->n_itl && m->itl[m->n_itl - 1].gap_ns == gap) {
+    m->itl[m->n_itl - 1].count++;
   } else {
-    sim_ns gap = now - r->last_token_ns;
-    if (m->n_itl && m->itl[m->n_itl - 1].gap_ns == gap) {
-      m->itl[m->n_itl - 1].count++;
-    } else {
-      SIM_GROW(m->itl, m->cap_itl, m->n_itl + 1);
-      m->itl[m->n_itl].gap_ns = gap;
-      m->itl[m->n_itl].count = 1;
-      m->n_itl++;
-    }
+    SIM_GROW(m->itl, m->cap_itl, m->n_itl + 1);
+    m->itl[m->n_itl].gap_ns = gap;
+    m->itl[m->n_itl].count = 1;
+    m->n_itl++;
   }
-  r->last_token_ns = now;
 }
 
 void metrics_step(metrics_rec *m, const batch_desc *b, const step_cost *c);
@@ -110,7 +127,7 @@ typedef struct metrics_summary {
   size_t completed;
   size_t rejected;          /* could never run (reason per request in the CSV) */
   size_t unfinished;        /* still in flight at an interrupt / time limit */
-  size_t rejected_by_reason[8];
+  size_t rejected_by_reason[METRICS_MAX_REASONS]; /* by req_times.reject */
   double duration_s;
   uint64_t total_input_tokens, total_output_tokens;
   double request_throughput, output_throughput, total_token_throughput;
@@ -128,8 +145,13 @@ typedef struct metrics_summary {
   double preempted_prefix_hit_rate; /* the same for re-admissions of preempted requests (vLLM's preempted_*) */
 } metrics_summary;
 
-/* Computes the summary from the finished requests and the recorder. */
-void metrics_summarize(const metrics_rec *m, const request *reqs, size_t n, const slo_cfg *slo,
+/* Fills *out with request i's record (0 <= i < n). */
+typedef void (*req_times_fn)(const void *ctx, size_t i, req_times *out);
+/* The req_times_fn of a plain array (ctx: const req_times *). */
+void metrics_times_of_array(const void *ctx, size_t i, req_times *out);
+/* Computes the summary from the n requests' records (read one at a time
+ * through get: no copy of a million-request run) and the recorder. */
+void metrics_summarize(const metrics_rec *m, req_times_fn get, const void *ctx, size_t n, const slo_cfg *slo,
                        metrics_summary *out);
 /* numpy-style statistics of an array (sorted in place). */
 void metrics_dist(double *v, size_t n, dist_stats *out);

@@ -12,7 +12,7 @@
 #include "hw/prof.h"
 #include "runner/profsel.h"
 #include "core/jsonw.h"
-#include "report/report.h"
+#include "runner/bottleneck.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 

@@ -46,7 +46,7 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   snprintf(row->cost_source, sizeof row->cost_source, "%s", r->prof.source);
   row->offered_rate = r->tr_stats.rate_per_s;
   row->sum = r->sum;
-  report_bottleneck(r, &row->bn);
+  runner_bottleneck(r, &row->bn);
   slo_eval(r, slo, &row->slo);
   const metrics_summary *s = &r->sum;
   row->tput_per_gpu = s->output_throughput / row->gpus;

@@ -23,9 +23,9 @@
 #include <stdio.h>
 
 #include "plan/grid.h"
-#include "plan/pool.h"
+#include "core/pool.h"
 #include "plan/slo.h"
-#include "report/report.h"
+#include "runner/bottleneck.h"
 
 typedef struct sweep_row {
   size_t index;               /* grid index */

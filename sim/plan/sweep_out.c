@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/outfmt.h"
+#include "core/outfmt.h"
 #include "core/jsonw.h"
 #include "plan/sweep.h"
 

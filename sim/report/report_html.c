@@ -110,7 +110,7 @@ void report_run_summary(const run_ctx *r, const slo_set *slo, char *buf, size_t 
     ADD(").");
   }
   bottleneck b;
-  report_bottleneck(r, &b);
+  runner_bottleneck(r, &b);
   ADD(" Binding limit: %s. %s", limit_name(b.primary), b.explain);
   for (uint32_t i = 0; i < r->sc.n_failures; i++)
     ADD(" What-if: replica %u is lost at %g s.", r->sc.failures[i].replica, r->sc.failures[i].at_s);

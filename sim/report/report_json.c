@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/outfmt.h"
+#include "core/outfmt.h"
 #include "report/report.h"
 
 /* Numbers are written with a fixed format so identical runs give identical
@@ -180,7 +180,7 @@ static cJSON *cost_sources(const run_ctx *r) {
 
 static cJSON *bottleneck_section(const run_ctx *r) {
   bottleneck b;
-  report_bottleneck(r, &b);
+  runner_bottleneck(r, &b);
   cJSON *o = cJSON_CreateObject();
   str(o, "binding_limit", limit_name(b.primary));
   str(o, "step_bound", limit_name(b.step_bound));

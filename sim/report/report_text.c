@@ -1,74 +1,8 @@
-/* report_text.c: the human summary of a run and the bottleneck verdict. */
+/* report_text.c: the human summary of a run. */
 #include <math.h>
 #include <string.h>
 
 #include "report/report.h"
-
-const char *limit_name(limit_kind k) {
-  switch (k) {
-    case LIMIT_NONE: return "none (light load)";
-    case LIMIT_KV_CAPACITY: return "memory capacity (KV cache)";
-    case LIMIT_HBM: return "HBM bandwidth";
-    case LIMIT_COMPUTE: return "compute (tensor cores)";
-    case LIMIT_INTERCONNECT: return "interconnect (all-reduce)";
-    case LIMIT_CPU: return "engine CPU overhead";
-    case LIMIT_QUEUEING: return "queueing (replicas saturated)";
-  }
-  return "?";
-}
-
-void report_bottleneck(const run_ctx *r, bottleneck *b) {
-  memset(b, 0, sizeof *b);
-  const metrics_rec *m = &r->cl.m;
-  const metrics_summary *s = &r->sum;
-  static const limit_kind of_bound[BOUND_COUNT] = {LIMIT_COMPUTE, LIMIT_HBM, LIMIT_INTERCONNECT, LIMIT_CPU};
-  double busy = m->busy_ns;
-  int top = 0;
-  for (int i = 0; i < BOUND_COUNT; i++) {
-    b->share[i] = busy > 0 ? m->bound_ns[i] / busy : 0.0;
-    if (b->share[i] > b->share[top]) top = i;
-  }
-  b->step_bound = busy > 0 ? of_bound[top] : LIMIT_NONE;
-  double span = s->duration_s * 1e9 * (double)r->deploy.replicas;
-  b->utilization = span > 0 ? busy / span : 0.0;
-  b->queue_share = s->ttft_ms.mean > 0 ? s->queue_ms.mean / s->ttft_ms.mean : 0.0;
-  size_t full = 0;
-  for (size_t i = 0; i < m->n_ts; i++) {
-    if (m->ts[i].kv_usage_max > b->kv_peak) b->kv_peak = m->ts[i].kv_usage_max;
-    if (m->ts[i].kv_usage_max >= 0.95f) full++;
-  }
-  b->kv_full_time = m->n_ts ? (double)full / (double)m->n_ts : 0.0;
-  b->preemptions = m->preemptions;
-
-  if (b->preemptions > 0 || (b->kv_full_time > 0.05 && s->mean_waiting > 0.5)) {
-    b->primary = LIMIT_KV_CAPACITY;
-    snprintf(b->explain, sizeof b->explain,
-             "The KV cache fills up (peak usage %.0f%%, %llu preemptions): memory capacity limits the batch; "
-             "more GPUs per replica, FP8 KV cache or shorter contexts would relieve it.",
-             100 * b->kv_peak, (unsigned long long)b->preemptions);
-  } else if (s->mean_waiting >= 1.0 && s->queue_ms.mean > 3.0 * s->median_step_ms) {
-    /* requests wait several steps for a seat: the offered load is at or past what the replicas serve */
-    b->primary = LIMIT_QUEUEING;
-    snprintf(b->explain, sizeof b->explain,
-             "Requests wait for admission: %.1f waiting on average, %.0f ms mean queueing delay (%.0f%% of TTFT, "
-             "%.0f steps): the offered load is at or past capacity; add replicas or lower the rate. Steps are "
-             "bound by %s.",
-             s->mean_waiting, s->queue_ms.mean, 100 * b->queue_share,
-             s->median_step_ms > 0 ? s->queue_ms.mean / s->median_step_ms : 0.0, limit_name(b->step_bound));
-  } else if (s->mean_batch_seqs < 2.0 && s->queue_ms.mean <= 3.0 * s->median_step_ms) {
-    b->primary = LIMIT_NONE;
-    snprintf(b->explain, sizeof b->explain,
-             "Light load: %.1f sequences per step on average and no queue to speak of; latency is the unloaded "
-             "step time, bound by %s.",
-             s->mean_batch_seqs, limit_name(b->step_bound));
-  } else {
-    b->primary = b->step_bound;
-    snprintf(b->explain, sizeof b->explain,
-             "Step time is %.0f%% bound by %s; a step was running %.0f%% of the time; waiting for admission is "
-             "%.0f%% of TTFT (about one step: requests join at step boundaries).",
-             100 * b->share[top], limit_name(b->step_bound), 100 * b->utilization, 100 * b->queue_share);
-  }
-}
 
 static void line(FILE *f, const char *label, const char *fmt, double v) {
   char buf[64];
@@ -154,7 +88,7 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
   dist_block(f, "End-to-end Latency", "E2EL", &s->e2el_ms);
   fprintf(f, "==================================================\n");
   bottleneck b;
-  report_bottleneck(r, &b);
+  runner_bottleneck(r, &b);
   fprintf(f, "Binding limit: %s\n  %s\n", limit_name(b.primary), b.explain);
   fprintf(f, "  step time by bound: compute %.0f%%, HBM %.0f%%, interconnect %.0f%%, CPU %.0f%%; "
              "mean batch %.1f seqs / %.0f tokens, %llu steps, %llu preemptions\n",

@@ -94,6 +94,20 @@ static bool slice_cb(void *ctx, uint64_t max_events, sim_ns until) {
 }
 static sim_ns next_cb(void *ctx) { return cluster_next_time(ctx); }
 
+/* The metrics layer's view of request i (req_times_fn over the cluster's requests). */
+static void times_of(const void *ctx, size_t i, req_times *out) {
+  const request *r = &((const cluster *)ctx)->reqs[i];
+  memset(out, 0, sizeof *out);
+  out->prompt_tokens = r->prompt_tokens;
+  out->generated = r->generated;
+  out->outcome = r->state == RQ_FINISHED                                        ? REQ_FINISHED
+                 : r->state == RQ_REJECTED && r->reject != REJ_UNFINISHED ? REQ_REJECTED
+                                                                              : REQ_UNFINISHED;
+  out->reject = r->state == RQ_REJECTED ? r->reject : REJ_NONE;
+  out->send_ns = r->send_ns, out->queued_ns = r->queued_ns, out->first_sched_ns = r->first_sched_ns;
+  out->first_token_ns = r->first_token_ns, out->finish_ns = r->finish_ns;
+}
+
 int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err) {
   SIM_ASSERT(r->prepared);
   if (drv) {
@@ -105,7 +119,7 @@ int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err) {
   }
   cluster_finish(&r->cl);
   r->executed = true;
-  metrics_summarize(&r->cl.m, r->cl.reqs, r->cl.n_reqs, &r->sc.goodput, &r->sum);
+  metrics_summarize(&r->cl.m, times_of, &r->cl, r->cl.n_reqs, &r->sc.goodput, &r->sum);
   uint64_t pq = 0, ph = 0;
   for (uint32_t i = 0; i < r->cl.cfg.replicas; i++) {
     const sched *s = &r->cl.reps[i].s;

@@ -257,7 +257,9 @@ uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uin
     r->pending--;
     r->generated++;
     r->num_tokens++;
-    metrics_token(m, r, now);
+    if (r->generated == 1) r->first_token_ns = now;
+    else metrics_itl(m, now - r->last_token_ns);
+    r->last_token_ns = now;
     if (r->generated < r->output_tokens) continue;
     SIM_ASSERT(r->pending == 0);
     if (r->state == RQ_WAITING) wait_remove(s, it->req); /* preempted with its last token in flight */

@@ -44,8 +44,8 @@
  * chunk, though, can be scheduled while the previous chunk is in flight, so a
  * long prompt flows through the pipeline stages in consecutive batches. The
  * caller runs the oldest and calls sched_complete when it ends: sampled
- * tokens become real (metrics_token), requests reaching their output length
- * finish (seat and blocks released). With depth 2 the step scheduled at the
+ * tokens become real (their times on the request, the gaps to metrics_itl),
+ * requests reaching their output length finish (seat and blocks released). With depth 2 the step scheduled at the
  * end of step k runs after step k+1: a request that arrives while step k
  * runs first computes in step k+2 (vLLM EngineCore.step_with_batch_queue).
  * A preempted request's tokens still in flight are delivered when their step

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/outfmt.h"
+#include "core/outfmt.h"
 #include "metrics/metrics.h"
 #include "validate/validate.h"
 

@@ -53,21 +53,17 @@ Test(metrics, itl_runs_equal_expanded_samples) {
   metrics_init(&m, 0);
   size_t total = 0;
   double *ref = malloc(200000 * sizeof *ref);
-  request q;
-  memset(&q, 0, sizeof q);
   for (int i = 0; i < 3000; i++) {
     sim_ns gap = 1000000 + rng_below(&r, 50) * 250000; /* repeats on purpose */
     uint64_t cnt = 1 + rng_below(&r, 40);
     for (uint64_t k = 0; k < cnt; k++) {
-      q.generated = 2;
-      q.last_token_ns = 0;
-      metrics_token(&m, &q, gap); /* gap from 0 */
+      metrics_itl(&m, gap);
       ref[total++] = (double)gap / 1e6;
     }
   }
   cr_assert_lt(m.n_itl, total / 5, "run-length storage must be compact");
   metrics_summary s;
-  metrics_summarize(&m, NULL, 0, NULL, &s);
+  metrics_summarize(&m, metrics_times_of_array, NULL, 0, NULL, &s);
   qsort(ref, total, sizeof *ref, cmpd);
   double sum = 0, ss = 0;
   for (size_t i = 0; i < total; i++) sum += ref[i];
@@ -84,26 +80,28 @@ Test(metrics, itl_runs_equal_expanded_samples) {
 }
 
 Test(metrics, request_metrics_follow_vllm_definitions) {
-  request rq[4];
+  req_times rq[4];
   memset(rq, 0, sizeof rq);
   /* r0: sent at 1 s, first token at 1.2 s, 11 tokens, last at 2.2 s -> TTFT 200, TPOT 100, E2EL 1200 */
   /* (its frontend took 10 ms: queued at 1.01 s, scheduled at 1.05 s -> 40 ms in the queue) */
-  rq[0] = (request){.state = RQ_FINISHED, .prompt_tokens = 100, .generated = 11, .send_ns = 1000000000,
+  rq[0] = (req_times){.outcome = REQ_FINISHED, .prompt_tokens = 100, .generated = 11, .send_ns = 1000000000,
                     .queued_ns = 1010000000, .first_sched_ns = 1050000000, .first_token_ns = 1200000000,
                     .finish_ns = 2200000000};
   /* r1: one output token: TTFT 300, no TPOT sample (tpot 0 for goodput) */
-  rq[1] = (request){.state = RQ_FINISHED, .prompt_tokens = 50, .generated = 1, .send_ns = 0,
+  rq[1] = (req_times){.outcome = REQ_FINISHED, .prompt_tokens = 50, .generated = 1, .send_ns = 0,
                     .first_sched_ns = 0, .first_token_ns = 300000000, .finish_ns = 300000000};
-  rq[2] = (request){.state = RQ_REJECTED, .reject = REJ_TOO_LONG, .prompt_tokens = 999999};
-  rq[3] = (request){.state = RQ_REJECTED, .reject = REJ_UNFINISHED, .prompt_tokens = 10};
+  rq[2] = (req_times){.outcome = REQ_REJECTED, .reject = 1, .prompt_tokens = 999999};
+  rq[3] = (req_times){.outcome = REQ_UNFINISHED, .reject = 4, .prompt_tokens = 10};
   metrics_rec m;
   metrics_init(&m, 0);
   slo_cfg slo = {250, 50, -1};
   metrics_summary s;
-  metrics_summarize(&m, rq, 4, &slo, &s);
+  metrics_summarize(&m, metrics_times_of_array, rq, 4, &slo, &s);
   cr_assert_eq(s.completed, 2);
   cr_assert_eq(s.rejected, 1);
   cr_assert_eq(s.unfinished, 1);
+  cr_assert_eq(s.rejected_by_reason[1], 1);
+  cr_assert_eq(s.rejected_by_reason[4], 1, "unfinished requests are counted under their reason too");
   cr_assert_eq(s.total_input_tokens, 150);
   cr_assert_eq(s.total_output_tokens, 12);
   cr_assert_float_eq(s.duration_s, 2.2, 1e-12);
@@ -119,7 +117,7 @@ Test(metrics, request_metrics_follow_vllm_definitions) {
   cr_assert(s.has_goodput);
   cr_assert_eq(s.good_requests, 0);
   slo_cfg loose = {400, 150, -1};
-  metrics_summarize(&m, rq, 4, &loose, &s);
+  metrics_summarize(&m, metrics_times_of_array, rq, 4, &loose, &s);
   cr_assert_eq(s.good_requests, 2);
   cr_assert_float_eq(s.request_goodput, 2 / 2.2, 1e-12);
   metrics_deinit(&m);

@@ -1,7 +1,7 @@
 /* pool.c: independent jobs on libuv's thread pool (see pool.h). A private
  * loop per pool_run; after_work callbacks (on this thread) count completions,
  * report progress and queue the next job, keeping at most `jobs` in flight. */
-#include "plan/pool.h"
+#include "core/pool.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* plan_cli.c: flag glue shared by sweep and capacity, and the progress bar
  * (see plan_cli.h). The only wall clock of the planning code is here: it
  * times the progress bar and the "configs per second" line, never a result. */
-#include "plan/plan_cli.h"
+#include "cli/plan_cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* outfmt.c: shared CSV and JSON output pieces (see outfmt.h). */
-#include "report/outfmt.h"
+#include "core/outfmt.h"
 
 #include <math.h>
 #include <stdlib.h>
