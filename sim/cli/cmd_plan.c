@@ -18,7 +18,7 @@ static const char *SUMMARY =
 
 /* The deployment flags of run_flags that plan understands. */
 static const char *const KEEP[] = {"scenario",     "model",          "gpu",
-                                   "engine",       "profile",        "tensor-parallel-size", "pipeline-parallel-size",
+                                   "engine",       "profile",        "tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size",
                                    "dtype",        "quantization",   "kv-cache-dtype",
                                    "max-num-seqs", "max-num-batched-tokens", "block-size",
                                    "max-model-len", "gpu-memory-utilization", "allreduce", "gpus-per-node",

@@ -33,6 +33,10 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
       "pipeline stages per replica, each a TP group holding consecutive layers (vLLM's split); a replica holds "
       "tp x pp GPUs",
       NULL);
+  OPT("data-parallel-size", "dp", CLI_U32, &f->dp, "N",
+      "engine ranks per replica, each with its own scheduler and KV cache (vLLM's attention data parallelism); "
+      "a mixture of experts' MoE layers span all dp x tp GPUs; a replica holds dp x tp GPUs",
+      NULL);
   OPT("replicas", NULL, CLI_U32, &f->replicas, "N", "replicas behind the router", NULL);
   OPT("gpus-per-node", NULL, CLI_U32, &f->gpus_per_node, "N",
       "GPUs per node (default: the GPU file's, 8); a larger TP group spans nodes and all-reduces over the network",
@@ -133,21 +137,12 @@ static int len_dist_flags(const char *which, const char *dist, bool seen_dist, d
   return 0;
 }
 
-int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
-  int rc;
-  if (f->scenario) {
-    char path[1024];
-    scenario_init(sc);
-    if ((rc = cfg_find(CFG_SCENARIO, f->scenario, path, sizeof path, err))) return rc;
-    if ((rc = scenario_load(sc, path, err))) return rc;
-  }
-  if (f->model && (rc = set_name(sc->model, sizeof sc->model, f->model, "model", err))) return rc;
-  if (f->gpu && (rc = set_name(sc->gpu, sizeof sc->gpu, f->gpu, "gpu", err))) return rc;
-  if (f->engine && (rc = set_name(sc->engine, sizeof sc->engine, f->engine, "engine", err))) return rc;
-  if (f->profile && (rc = set_name(sc->profile, sizeof sc->profile, f->profile, "profile", err))) return rc;
+/* run_flags_apply's parts: the deployment, the workload, and the what-ifs and outputs. */
+static int apply_deployment(const run_flags *f, scenario *sc, sim_err *err) {
   deploy_cfg *d = &sc->deploy;
   if (f->tp) d->tp = f->tp;
   if (f->pp) d->pp = f->pp;
+  if (f->dp) d->dp = f->dp;
   if (f->replicas) d->replicas = f->replicas;
   if (f->dtype) {
     if (!strcmp(f->dtype, "auto")) d->act_dtype_set = false;
@@ -194,8 +189,11 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
                     f->moe_routing);
   if (f->router && !route_policy_parse(f->router, &d->router))
     return sim_errf(err, SIM_EINPUT, "--router: unknown policy '%s' (round_robin, least_outstanding, least_kv)", f->router);
+  return 0;
+}
 
-  /* workload */
+static int apply_workload(const run_flags *f, scenario *sc, sim_err *err) {
+  int rc;
   bool gen_flags = false;
   for (int i = F_NUM_PROMPTS; i <= F_OUTPUT_MAX; i++)
     if (i != F_REQUEST_RATE && f->seen[i]) gen_flags = true;
@@ -271,6 +269,11 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
     if (!f->max_requests) return sim_errf(err, SIM_EINPUT, "--max-requests must be >= 1");
     sc->max_requests = f->max_requests;
   }
+  return 0;
+}
+
+static int apply_whatif(const run_flags *f, scenario *sc, sim_err *err) {
+  int rc;
   for (int i = 0; i < f->fail_replica.n; i++) {
     const char *v = f->fail_replica.items[i], *at = strchr(v, '@');
     uint64_t rep;
@@ -312,4 +315,21 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
     sc->time_limit_s = f->time_limit;
   }
   return 0;
+}
+
+int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
+  int rc;
+  if (f->scenario) {
+    char path[1024];
+    scenario_init(sc);
+    if ((rc = cfg_find(CFG_SCENARIO, f->scenario, path, sizeof path, err))) return rc;
+    if ((rc = scenario_load(sc, path, err))) return rc;
+  }
+  if (f->model && (rc = set_name(sc->model, sizeof sc->model, f->model, "model", err))) return rc;
+  if (f->gpu && (rc = set_name(sc->gpu, sizeof sc->gpu, f->gpu, "gpu", err))) return rc;
+  if (f->engine && (rc = set_name(sc->engine, sizeof sc->engine, f->engine, "engine", err))) return rc;
+  if (f->profile && (rc = set_name(sc->profile, sizeof sc->profile, f->profile, "profile", err))) return rc;
+  if ((rc = apply_deployment(f, sc, err))) return rc;
+  if ((rc = apply_workload(f, sc, err))) return rc;
+  return apply_whatif(f, sc, err);
 }

@@ -16,7 +16,7 @@
 typedef struct run_flags {
   const char *scenario, *model, *gpu, *engine, *profile;
   const char *moe_routing;
-  uint32_t tp, pp, replicas, max_num_seqs, max_num_batched_tokens, block_size, max_model_len, gpus_per_node;
+  uint32_t tp, pp, dp, replicas, max_num_seqs, max_num_batched_tokens, block_size, max_model_len, gpus_per_node;
   const char *dtype, *quantization, *kv_cache_dtype, *router, *allreduce;
   double gpu_memory_utilization;
   bool prefix_caching, chunked_prefill, async_scheduling;

@@ -269,8 +269,9 @@ void deploy_init(deploy_cfg *d) {
 #define MAX_TP 64u
 #define MAX_REPLICAS 100000u
 
-int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, sim_err *err) {
-  /* parallelism */
+/* cfg_resolve's parts: parallelism (TP, DP, EP, PP, nodes, replicas), precision (activations, weights, KV
+ * cache), and the scheduler and memory knobs (engine-version defaults). */
+static int resolve_parallel(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, sim_err *err) {
   if (!d->tp) d->tp = 1;
   if (d->tp > MAX_TP)
     return sim_errf(err, SIM_EINPUT, "tensor_parallel_size %u is out of range 1..%u", d->tp, MAX_TP);
@@ -289,10 +290,14 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
                     d->tp, d->gpus_per_node);
   if (d->expert_parallel && !m->experts)
     return sim_errf(err, SIM_EINPUT, "enable_expert_parallel: %s has no experts (a dense model)", m->name);
-  if (d->expert_parallel && m->experts % (d->tp ? d->tp : 1))
+  if (!d->dp) d->dp = 1;
+  if (d->dp > CFG_MAX_DP)
+    return sim_errf(err, SIM_EINPUT, "data_parallel_size %u is out of range 1..%u", d->dp, CFG_MAX_DP);
+  if (d->expert_parallel && m->experts % deploy_ep(d))
     return sim_errf(err, SIM_EINPUT,
-                    "enable_expert_parallel: tensor_parallel_size %u does not divide the %u experts of %s", d->tp,
-                    m->experts, m->name);
+                    "enable_expert_parallel: data_parallel_size x tensor_parallel_size = %u does not divide the %u "
+                    "experts of %s",
+                    deploy_ep(d), m->experts, m->name);
   if (!d->pp) d->pp = 1;
   if (d->pp > CFG_MAX_PP)
     return sim_errf(err, SIM_EINPUT, "pipeline_parallel_size %u is out of range 1..%u", d->pp, CFG_MAX_PP);
@@ -304,6 +309,13 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
                     "tensor_parallel_size %u does not divide gpus_per_node %u: with pipeline parallelism a stage's "
                     "TP group must not straddle two nodes",
                     d->tp, d->gpus_per_node);
+  if (d->dp > 1 && d->pp > 1)
+    return sim_errf(err, SIM_EINPUT, "data_parallel_size %u with pipeline_parallel_size %u: not modelled (data "
+                    "parallelism here is vLLM's attention data parallelism of one pipeline stage)", d->dp, d->pp);
+  if (d->dp > 1 && d->tp * d->dp > d->gpus_per_node && (d->tp * d->dp) % d->gpus_per_node)
+    return sim_errf(err, SIM_EINPUT,
+                    "data_parallel_size %u x tensor_parallel_size %u = %u GPUs spans nodes of %u but is not a multiple "
+                    "of it", d->dp, d->tp, d->dp * d->tp, d->gpus_per_node);
   if (d->pp > 1 && d->async_scheduling > 0)
     return sim_errf(err, SIM_EINPUT,
                     "async_scheduling is not supported with pipeline_parallel_size %u > 1 (vLLM refuses the "
@@ -313,8 +325,10 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
   if (!d->replicas) d->replicas = 1;
   if (d->replicas > MAX_REPLICAS)
     return sim_errf(err, SIM_EINPUT, "replicas %u is out of range 1..%u", d->replicas, MAX_REPLICAS);
+  return SIM_OK;
+}
 
-  /* precision */
+static int resolve_precision(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, sim_err *err) {
   if (!d->act_dtype_set)
     d->act_dtype = (m->native_dtype == DT_BF16 || m->native_dtype == DT_FP16) ? m->native_dtype : DT_BF16;
   else if (d->act_dtype != DT_BF16 && d->act_dtype != DT_FP16)
@@ -352,8 +366,10 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
   if (d->kv_dtype != d->act_dtype && d->kv_dtype != DT_FP8)
     return sim_errf(err, SIM_EINPUT, "kv_cache_dtype %s is not supported (auto = dtype %s, or fp8)",
                     dtype_name(d->kv_dtype), dtype_name(d->act_dtype));
+  return SIM_OK;
+}
 
-  /* scheduler and memory knobs */
+static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, sim_err *err) {
   uint32_t def_tokens, def_seqs;
   engver_batch_defaults(e, g, &def_tokens, &def_seqs);
   if (!d->max_num_seqs) d->max_num_seqs = def_seqs;
@@ -391,11 +407,19 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
   return SIM_OK;
 }
 
+int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, sim_err *err) {
+  int rc = resolve_parallel(d, m, g, err);
+  if (!rc) rc = resolve_precision(d, m, g, err);
+  if (!rc) rc = resolve_knobs(d, m, g, e, err);
+  return rc;
+}
+
 void deploy_layout_text(const deploy_cfg *d, char *buf, size_t n) {
   uint32_t tp = d->tp ? d->tp : 1, pp = d->pp ? d->pp : 1, g = d->gpus_per_node ? d->gpus_per_node : 8;
-  uint32_t gpus = tp * pp;
-  size_t k = (size_t)snprintf(buf, n, "TP%u", tp);
-  if (d->expert_parallel && k < n) k += (size_t)snprintf(buf + k, n - k, " (EP%u)", tp);
+  uint32_t gpus = tp * pp * deploy_dp(d);
+  size_t k = deploy_dp(d) > 1 ? (size_t)snprintf(buf, n, "DP%u x TP%u", deploy_dp(d), tp)
+                              : (size_t)snprintf(buf, n, "TP%u", tp);
+  if (d->expert_parallel && k < n) k += (size_t)snprintf(buf + k, n - k, " (EP%u)", deploy_ep(d));
   if (pp > 1 && k < n) k += (size_t)snprintf(buf + k, n - k, " x PP%u", pp);
   if (gpus > g && k < n) snprintf(buf + k, n - k, " over %u nodes of %u", (gpus + g - 1) / g, g);
 }

@@ -202,6 +202,10 @@ typedef enum route_policy {
 
 typedef struct deploy_cfg {
   uint32_t tp;                      /* tensor-parallel size; 0 = unset (1) */
+  uint32_t dp;                      /* --data-parallel-size: engine ranks of one replica, each with its own
+                                       scheduler and KV cache (attention data parallel); a mixture of experts'
+                                       MoE layers span all dp x tp GPUs (experts sliced, or whole with expert
+                                       parallelism) and see every rank's tokens; 0 = 1 */
   uint32_t pp;                      /* --pipeline-parallel-size: stages of consecutive layers, each a TP group;
                                        0 = unset (1). A replica holds tp x pp GPUs */
   uint32_t replicas;                /* 0 = unset (1) */
@@ -226,12 +230,19 @@ typedef struct deploy_cfg {
 
 /* Largest pipeline-parallel size (stages per replica). */
 #define CFG_MAX_PP 16u
+#define CFG_MAX_DP 64u
 
 /* Expert-parallel ranks of a deployment (1 without --enable-expert-parallel). */
-static inline uint32_t deploy_ep(const deploy_cfg *d) { return d->expert_parallel ? (d->tp ? d->tp : 1) : 1; }
+static inline uint32_t deploy_dp(const deploy_cfg *d) { return d->dp ? d->dp : 1; }
+/* Expert parallelism: whole experts over the dp x tp ranks (vLLM FusedMoEParallelConfig: ep_size = dp x tp). */
+static inline uint32_t deploy_ep(const deploy_cfg *d) {
+  return d->expert_parallel ? (d->tp ? d->tp : 1) * deploy_dp(d) : 1;
+}
 
 /* GPUs one replica holds: tp x pp. */
-static inline uint32_t deploy_gpus(const deploy_cfg *d) { return (d->tp ? d->tp : 1) * (d->pp ? d->pp : 1); }
+static inline uint32_t deploy_gpus(const deploy_cfg *d) {
+  return (d->tp ? d->tp : 1) * (d->pp ? d->pp : 1) * deploy_dp(d);
+}
 
 /* The replica's layout in words: "TP4", "TP8 x PP2 over 2 nodes of 8". */
 void deploy_layout_text(const deploy_cfg *d, char *buf, size_t n);

@@ -58,6 +58,7 @@
  * Invariant: op_ns and bound_ns of a step_cost each sum to total_ns (up to
  * rounding of double additions). */
 #include "hw/cost.h"
+#include "hw/cost_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -72,9 +73,7 @@
 
 /* ---- shapes and dtypes ---------------------------------------------------------- */
 
-static uint32_t tp_of(const cost_model *c) { return c->shard.tp; }
-static double act_b(const cost_model *c) { return dtype_bytes(c->deploy->act_dtype); }
-static double kv_b(const cost_model *c) { return dtype_bytes(c->deploy->kv_dtype); }
+
 static bool is_gemm(cost_op op) { return op <= OP_LM_HEAD; }
 
 static shard_gemm shard_of(cost_op op) {
@@ -123,10 +122,9 @@ static gemm_path path_for(const cost_model *c, const gpu_cfg *g, cost_op op) {
   return p;
 }
 
-static double ns_of(double work, double rate) { return work / rate * 1e9; }
 
 /* Scales a time measured on the other GPU to this one by the bound resource. */
-static bool scale_other(const cost_model *c, cost_bound b, double peak_here, double peak_there, double *ns) {
+bool cost__scale_other(const cost_model *c, cost_bound b, double peak_here, double peak_there, double *ns) {
   double ratio = b == BOUND_COMPUTE ? peak_there / peak_here : c->scaled_gpu->hbm_Bps / c->gpu->hbm_Bps;
   if (!(isfinite(ratio) && ratio > 0)) return false;
   *ns *= ratio;
@@ -157,7 +155,7 @@ static double gemm_shape_eval(const cost_model *c, cost_op op, uint32_t M, uint3
   }
   if (c->scaled_profile && prof_gemm_ns(c->scaled_profile, p.wdt, p.adt, M, N, K, &ns)) {
     gemm_path o = path_for(c, c->scaled_gpu, op);
-    if (scale_other(c, *bound, p.peak, o.peak, &ns)) {
+    if (cost__scale_other(c, *bound, p.peak, o.peak, &ns)) {
       *src = SRC_PROFILE_SCALED;
       return ns;
     }
@@ -181,15 +179,20 @@ static double gemm_eval(const cost_model *c, cost_op op, uint32_t M, cost_src *s
  * when it has the shape, else the roofline of the experts the step touches:
  * with balanced routing a step of T tokens reaches E (1 - (1 - k/E)^T)
  * distinct experts, whose weights are read once, and computes 2 x 3 H I_e
- * per token-expert pair. */
-static double moe_eval(const cost_model *c, uint32_t T, cost_src *src, cost_bound *bound) {
+ * per token-expert pair. With dp attention data-parallel ranks the routed
+ * experts span dp x tp GPUs and see every rank's tokens (Tg: this rank's T
+ * plus the tokens of the other ranks' current steps, batch_desc
+ * moe_peer_tokens); the router and the shared experts run on the rank's own
+ * T. */
+static double moe_eval(const cost_model *c, uint32_t T, uint32_t Tg, cost_src *src, cost_bound *bound) {
   *src = SRC_ROOFLINE;
   *bound = BOUND_MEMORY;
   const model_shard *s = &c->shard;
   if (!T || !s->experts) return 0;
   const engine_cfg *e = c->engine;
   gemm_path p = path_for(c, c->gpu, OP_GEMM_GATEUP);
-  double E = s->experts, k = s->topk, I = s->expert_inter, H = s->hidden, t = T;
+  /* Tg: tokens entering the routed experts (T, plus the other DP ranks' with attention data parallelism) */
+  double E = s->experts, k = s->topk, I = s->expert_inter, H = s->hidden, t = Tg;
   /* with expert parallelism a rank computes its experts/ep whole experts for the pairs routed to them */
   double pairs = t * k / s->ep, hit = s->local_experts * (1.0 - pow(1.0 - k / E, t));
   double bytes = hit * 3.0 * H * I * p.w_bytes + pairs * H * (p.in_bytes + act_b(c)) + pairs * 2.0 * I * act_b(c);
@@ -213,24 +216,24 @@ static double moe_eval(const cost_model *c, uint32_t T, cost_src *src, cost_boun
     default: break;
   }
   const char *dist = moe_routing_name(c->deploy->moe_routing);
-  uint32_t Hm = c->model->hidden, Ie = c->model->expert_inter, mtp = s->ep > 1 ? 1 : s->tp; /* the MoE layer's TP */
+  uint32_t Hm = c->model->hidden, Ie = c->model->expert_inter, mtp = s->moe_tp; /* the MoE layer's TP */
   bool found = false;
   for (int i = 0; i < 2 && dts[i] && !found; i++) {
-    if (c->profile && prof_moe_ns(c->profile, dts[i], T, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
+    if (c->profile && prof_moe_ns(c->profile, dts[i], Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
       *src = SRC_PROFILE;
       routed = ns, found = true;
     }
   }
   for (int a = 0; a < c->n_moe_alt && !found; a++) /* this GPU, another engine version */
     for (int i = 0; i < 2 && dts[i] && !found; i++)
-      if (prof_moe_ns(c->moe_alt[a], dts[i], T, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
+      if (prof_moe_ns(c->moe_alt[a], dts[i], Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
         *src = SRC_PROFILE;
         routed = ns, found = true;
       }
   for (int i = 0; i < 2 && dts[i] && !found && c->scaled_profile; i++) {
-    if (prof_moe_ns(c->scaled_profile, dts[i], T, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
+    if (prof_moe_ns(c->scaled_profile, dts[i], Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
       gemm_path o = path_for(c, c->scaled_gpu, OP_GEMM_GATEUP);
-      if (scale_other(c, *bound, p.peak, o.peak, &ns)) {
+      if (cost__scale_other(c, *bound, p.peak, o.peak, &ns)) {
         *src = SRC_PROFILE_SCALED;
         routed = ns, found = true;
       }
@@ -246,233 +249,6 @@ static double moe_eval(const cost_model *c, uint32_t T, cost_src *src, cost_boun
   }
   return routed + router + shared;
 }
-
-/* ---- attention ------------------------------------------------------------------ */
-
-/* One decode call: `batch` sequences attending to ctx_total tokens in all. */
-/* Multi-head latent attention (vLLM's MLA), roofline only (the kernel
- * database's MLA tables are not imported yet). Decode runs absorbed: every
- * head scores the query against the cached latent and RoPE key (kv_lora +
- * rope) and sums the latents (kv_lora): 2 heads_g C (2 kv_lora + rope) flops,
- * the latent cache read once per layer on every rank. Prefill runs
- * unabsorbed: kv_b expands the (ctx + chunk) latents to per-head keys and
- * values (2 (ctx + chunk) kvb_n kv_lora flops), then attention with
- * (nope + rope)-dim keys and v-dim values over the chunk's causal work. */
-static double chunk_work(double c, double x);
-
-static double mla_decode(const cost_model *c, uint32_t batch, double C, cost_bound *bound) {
-  const model_shard *s = &c->shard;
-  const engine_cfg *e = c->engine;
-  double hg = s->q_heads, kl = s->kv_lora;
-  double bytes = C * s->mla_kv * kv_b(c) + (double)batch * hg * (s->mla_kv + kl) * act_b(c);
-  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
-  double tc = ns_of(2.0 * hg * C * (s->mla_kv + kl), c->gpu->flops[c->deploy->act_dtype] * e->attn_prefill_eff);
-  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
-  return tc > tm ? tc : tm;
-}
-
-static double mla_prefill(const cost_model *c, uint32_t chunk, uint32_t ctx, cost_bound *bound) {
-  const model_shard *s = &c->shard;
-  const engine_cfg *e = c->engine;
-  double hg = s->q_heads, all = (double)ctx + chunk, qk = s->head_dim, v = s->v_dim;
-  double up = 2.0 * all * s->kvb_n * s->kv_lora;
-  double attn = 2.0 * hg * chunk_work(chunk, ctx) * (qk + v);
-  double peak = c->gpu->flops[c->deploy->act_dtype];
-  double tc = ns_of(up, peak * e->gemm_compute_eff) + ns_of(attn, peak * e->attn_prefill_eff);
-  double bytes = all * s->mla_kv * kv_b(c) + all * hg * (qk + v) * act_b(c) * 2.0 + (double)chunk * hg * (qk + v) * act_b(c);
-  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
-  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
-  return tc > tm ? tc : tm;
-}
-
-static double attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_total, cost_src *src,
-                               cost_bound *bound) {
-  *src = SRC_ROOFLINE;
-  *bound = BOUND_MEMORY;
-  if (batch == 0) return 0;
-  if (c->shard.mla) return mla_decode(c, batch, (double)ctx_total, bound);
-  const model_shard *s = &c->shard;
-  const engine_cfg *e = c->engine;
-  double hd = s->head_dim, C = (double)ctx_total;
-  double bytes = C * shard_kv_elems(s) * kv_b(c) + (double)batch * 2.0 * s->q_heads * hd * act_b(c);
-  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
-  double tc = ns_of(4.0 * s->q_heads * hd * C, c->gpu->flops[c->deploy->act_dtype] * e->attn_prefill_eff);
-  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
-  uint64_t len64 = (ctx_total + batch / 2) / batch;
-  uint32_t kv_len = len64 < 1 ? 1 : len64 > UINT32_MAX ? UINT32_MAX : (uint32_t)len64;
-  double ns;
-  sim_dtype kvd = c->deploy->kv_dtype;
-  if (c->profile && prof_attn_decode_ns(c->profile, kvd, batch, kv_len, s->q_heads, s->kv_heads, s->head_dim, &ns)) {
-    *src = SRC_PROFILE;
-    return ns;
-  }
-  if (c->scaled_profile &&
-      prof_attn_decode_ns(c->scaled_profile, kvd, batch, kv_len, s->q_heads, s->kv_heads, s->head_dim, &ns)) {
-    sim_dtype a = c->deploy->act_dtype;
-    if (scale_other(c, *bound, c->gpu->flops[a], c->scaled_gpu->flops[a], &ns)) {
-      *src = SRC_PROFILE_SCALED;
-      return ns;
-    }
-  }
-  return tc > tm ? tc : tm;
-}
-
-/* Attention work of a chunk of c tokens after x cached ones: token i attends
- * to x + i + 1 tokens. */
-static double chunk_work(double c, double x) { return c * x + c * (c + 1.0) / 2.0; }
-
-/* One chunk from profile p: a calibrate profile's (chunk, ctx) table answers
- * directly; otherwise the measured time of the prompt with the same attention
- * work (L tokens, L (L + 1) / 2 = c x + c (c + 1) / 2: the same query-key
- * products, so the same compute at the efficiency the kernel reaches on that
- * much work), at least the time of reading the chunk's x + c cached tokens
- * once (a one-sequence decode call of that length: what bounds a short chunk
- * after a long context). */
-static bool chunk_from(const cost_model *c, const prof *p, uint32_t chunk, uint32_t ctx, double *ns) {
-  const model_shard *s = &c->shard;
-  if (prof_attn_prefill_ns(p, chunk, ctx, s->q_heads, s->kv_heads, s->head_dim, ns)) return true;
-  double w = chunk_work(chunk, ctx), leq = floor((sqrt(8.0 * w + 1.0) - 1.0) / 2.0 + 0.5);
-  uint32_t L = leq < chunk ? chunk : leq > 4e9 ? 4000000000u : (uint32_t)leq;
-  double t;
-  if (!prof_attn_context_ns(p, c->deploy->kv_dtype, 1, L, s->q_heads, s->kv_heads, s->head_dim, &t)) return false;
-  t *= w / chunk_work(L, 0); /* L is rounded: keep the work exact */
-  double tm;
-  uint64_t len = (uint64_t)ctx + chunk;
-  if (ctx > 0 && prof_attn_decode_ns(p, c->deploy->kv_dtype, 1, len > UINT32_MAX ? UINT32_MAX : (uint32_t)len,
-                                     s->q_heads, s->kv_heads, s->head_dim, &tm) &&
-      tm > t)
-    t = tm;
-  *ns = t;
-  return true;
-}
-
-static double attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx, cost_src *src,
-                                cost_bound *bound) {
-  *src = SRC_ROOFLINE;
-  *bound = BOUND_COMPUTE;
-  if (chunk == 0) return 0;
-  if (c->shard.mla) return mla_prefill(c, chunk, ctx, bound);
-  const model_shard *s = &c->shard;
-  const engine_cfg *e = c->engine;
-  sim_dtype act = c->deploy->act_dtype;
-  double hd = s->head_dim;
-  double tc = ns_of(4.0 * s->q_heads * hd * chunk_work(chunk, ctx), c->gpu->flops[act] * e->attn_prefill_eff);
-  double bytes = ((double)ctx + chunk) * shard_kv_elems(s) * kv_b(c) + (double)chunk * 2.0 * s->q_heads * hd * act_b(c);
-  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
-  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
-  double ns;
-  if (c->profile && chunk_from(c, c->profile, chunk, ctx, &ns)) {
-    *src = SRC_PROFILE;
-    return ns;
-  }
-  if (c->scaled_profile && chunk_from(c, c->scaled_profile, chunk, ctx, &ns) &&
-      scale_other(c, *bound, c->gpu->flops[act], c->scaled_gpu->flops[act], &ns)) {
-    *src = SRC_PROFILE_SCALED;
-    return ns;
-  }
-  return tc > tm ? tc : tm;
-}
-
-/* ---- all-reduce ------------------------------------------------------------------- */
-
-/* The link formula (header comment): one-shot or ring, whichever is faster. */
-static double allreduce_link(const cost_model *c, uint32_t t, double bytes) {
-  const engine_cfg *e = c->engine;
-  double peers = t - 1.0;
-  double bw = c->gpu->link_Bps * e->allreduce_bw_eff, hop = c->gpu->link_latency_ns;
-  double one_shot = e->allreduce_latency_ns + peers * hop + ns_of(peers * bytes, bw);
-  double ring = e->allreduce_latency_ns + 2.0 * peers * hop + ns_of(2.0 * peers / t * bytes, bw);
-  return one_shot < ring ? one_shot : ring;
-}
-
-/* Nodes the TP group spans: groups larger than a node take whole nodes
- * (cfg_resolve checks it). */
-static uint32_t nodes_of(const cost_model *c) {
-  uint32_t t = tp_of(c), g = c->deploy->gpus_per_node ? c->deploy->gpus_per_node : 8;
-  return t > g ? t / g : 1;
-}
-
-/* A TP group spanning n nodes of g GPUs reduces hierarchically (NCCL's
- * inter-node algorithms, and vLLM's custom all-reduce is node-local): a
- * reduce-scatter and an all-gather inside each node, together the time of one
- * node-local all-reduce of the whole message (NCCL's table at g GPUs, else
- * the link formula), and between them an all-reduce of each GPU's 1/g shard
- * across the n nodes, the g rails in parallel (one NIC per GPU): a ring over
- * the network, 2 (n-1)/n x S/g bytes at the NIC's bandwidth plus 2 (n-1)
- * network hops (the GPU file's per-hop latency, 5 us by default: the network
- * hop latency of NCCL's own tuning model for its low-latency protocols,
- * src/graph/tuning.cc hwLat[NET]; the call's own software cost is in the
- * node-local part). For a 1-token step of 2 nodes of 8 H200 this gives 28.5
- * us per all-reduce, where NCCL's model predicts about 30 us for its tree
- * algorithm (6.8 + 2 x (7 x 0.52 x 1.8 + 1 x 5.0)). */
-static double allreduce_network(const cost_model *c, uint32_t nodes, double bytes) {
-  uint32_t g = tp_of(c) / nodes;
-  double n1 = nodes - 1.0;
-  return 2.0 * n1 * c->gpu->net_latency_ns + ns_of(2.0 * n1 / nodes * bytes / g, c->gpu->net_Bps);
-}
-
-static double allreduce_nodes(const cost_model *c, uint32_t nodes, double bytes, bool use_table, cost_src *src) {
-  uint32_t g = tp_of(c) / nodes;
-  double intra = 0, ns;
-  *src = SRC_ROOFLINE;
-  if (g > 1) {
-    if (use_table && c->profile && prof_allreduce_ns(c->profile, PROF_AR_NCCL, g, bytes, &ns)) {
-      intra = ns;
-      *src = SRC_PROFILE;
-    } else {
-      intra = allreduce_link(c, g, bytes);
-    }
-  }
-  return intra + allreduce_network(c, nodes, bytes);
-}
-
-/* One all-reduce of `tokens` x H activations: the measured table when
- * use_table (and it has the case), else the link formula; across nodes,
- * hierarchical. */
-static double allreduce_of(const cost_model *c, uint32_t tokens, bool graphed, bool use_table, cost_src *src) {
-  *src = SRC_ROOFLINE;
-  uint32_t t = tp_of(c);
-  if (t <= 1 || tokens == 0) return 0;
-  double bytes = (double)tokens * c->model->hidden * act_b(c), ns;
-  uint32_t nodes = nodes_of(c);
-  if (nodes > 1) return allreduce_nodes(c, nodes, bytes, use_table, src);
-  if (c->profile && use_table) {
-    if (prof_allreduce_ns(c->profile, graphed ? PROF_AR_CUSTOM_GRAPH : PROF_AR_CUSTOM_EAGER, t, bytes, &ns) ||
-        prof_allreduce_ns(c->profile, PROF_AR_NCCL, t, bytes, &ns)) {
-      *src = SRC_PROFILE;
-      return ns;
-    }
-  }
-  return allreduce_link(c, t, bytes);
-}
-
-static double allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src) {
-  return allreduce_of(c, tokens, graphed, c->ar_table, src);
-}
-
-bool cost_allreduce_check(const cost_model *c, ar_check *out) {
-  memset(out, 0, sizeof *out);
-  uint32_t g = tp_of(c) / nodes_of(c);
-  if (g <= 1 || !c->profile) return false;
-  double bytes = COST_AR_CHECK_BYTES, ns;
-  /* the table the steps use for large messages: node-local, the engine's eager kernel, else NCCL */
-  if (!(nodes_of(c) == 1 && prof_allreduce_ns(c->profile, PROF_AR_CUSTOM_EAGER, g, bytes, &ns)) &&
-      !prof_allreduce_ns(c->profile, PROF_AR_NCCL, g, bytes, &ns))
-    return false;
-  double moved = 2.0 * (g - 1) / g * bytes, link = allreduce_link(c, g, bytes);
-  out->gpus = g;
-  out->table_busbw_Bps = ns > 0 ? moved * 1e9 / ns : 0;
-  out->link_busbw_Bps = link > 0 ? moved * 1e9 / link : 0;
-  out->implausible = ns > COST_AR_CHECK_RATIO * link;
-  return true;
-}
-
-double cost_allreduce_link_ns(const cost_model *c, uint32_t tokens) {
-  cost_src s;
-  return allreduce_of(c, tokens, false, false, &s);
-}
-
-uint32_t cost_nodes(const cost_model *c) { return nodes_of(c); }
 
 void cost_graph_sizes_text(const cost_model *c, char *buf, size_t n) {
   size_t k = (size_t)snprintf(buf, n, "%s", graph_mode_name(c->engine->graph_mode));
@@ -490,39 +266,6 @@ void cost_graph_sizes_text(const cost_model *c, char *buf, size_t n) {
     }
     k += (size_t)snprintf(buf + k, n - k, "%s %u", i ? "," : "", c->graph_sizes[i]);
   }
-}
-
-double cost_allreduce_network_ns(const cost_model *c, uint32_t tokens) {
-  uint32_t nodes = nodes_of(c);
-  if (nodes <= 1 || tokens == 0) return 0;
-  return allreduce_network(c, nodes, (double)tokens * c->model->hidden * act_b(c));
-}
-
-/* ---- pipeline sends ------------------------------------------------------------- */
-
-bool cost_pp_hop_crosses_nodes(const cost_model *c, uint32_t hop) {
-  uint32_t g = c->deploy->gpus_per_node ? c->deploy->gpus_per_node : 8, t = tp_of(c);
-  uint32_t last = (hop + 1) * t - 1, next = (hop + 1) * t; /* GPU indices in the replica, stage-major */
-  return last / g != next / g;
-}
-
-/* cost.h: point-to-point slices, then the receiving group's all-gather. */
-double cost_pp_send_ns(const cost_model *c, uint32_t tokens, uint32_t hop) {
-  if (c->pp <= 1 || hop + 1 >= c->pp || tokens == 0) return 0;
-  const gpu_cfg *g = c->gpu;
-  uint32_t t = tp_of(c);
-  double whole = 2.0 * tokens * c->model->hidden * act_b(c); /* hidden states + residual */
-  bool cross = cost_pp_hop_crosses_nodes(c, hop);
-  double ns = cross ? g->net_latency_ns + ns_of(whole / t, g->net_Bps) : g->link_latency_ns + ns_of(whole / t, g->link_Bps);
-  if (t > 1) { /* all-gather of the t slices in the receiving group */
-    uint32_t nodes = nodes_of(c), per = t / nodes;
-    if (per > 1)
-      ns += c->engine->allreduce_latency_ns + (per - 1.0) * g->link_latency_ns +
-            ns_of((per - 1.0) / per * whole / nodes, g->link_Bps * c->engine->allreduce_bw_eff);
-    if (nodes > 1)
-      ns += (nodes - 1.0) * g->net_latency_ns + ns_of((nodes - 1.0) / nodes * whole / per, g->net_Bps);
-  }
-  return ns;
 }
 
 /* ---- elementwise ------------------------------------------------------------------ */
@@ -563,16 +306,18 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
     r->bound_ns[b] += qb * L;
     r->bound_ns[b2] += kvb * L;
   }
-  if (Lm > 0) {
+  if (Lm > 0 && c->shard.dp <= 1) { /* with data parallelism: per step, from every rank's tokens (dp_moe) */
     cost_src s;
     cost_bound b;
-    double ns = moe_eval(c, T, &s, &b) * Lm;
+    double ns = moe_eval(c, T, T, &s, &b) * Lm;
     r->op_ns[OP_MOE] += ns;
     r->bound_ns[b] += ns;
     r->src[OP_MOE] = (uint8_t)s;
   }
   cost_src ars;
-  double ar = 2.0 * allreduce_eval(c, T, graphed, &ars) * L;
+  double ar = 2.0 * cost__allreduce_eval(c, T, graphed, &ars) * L;
+  if (c->shard.dp > 1 && Lm > 0) /* the MoE layers' TP all-reduce becomes the DP group's dispatch and combine */
+    ar -= cost__allreduce_eval(c, T, graphed, &ars) * Lm;
   r->op_ns[OP_ALLREDUCE] = ar;
   r->bound_ns[BOUND_COMM] += ar;
   r->src[OP_ALLREDUCE] = (uint8_t)ars;
@@ -651,7 +396,7 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
   int rc = check_inputs(m, g, e, d, err);
   if (rc) return rc;
   c->model = m, c->gpu = g, c->engine = e, c->deploy = d;
-  shard_init_ep(&c->shard, m, d->tp, deploy_ep(d));
+  shard_init_dp(&c->shard, m, d->tp, deploy_dp(d), deploy_ep(d));
   c->pp = d->pp ? d->pp : 1;
   for (uint32_t k = 0; k < c->pp; k++) c->stage_layers[k] = shard_pp_layers(m->layers, c->pp, k);
   uint32_t mnbt = d->max_num_batched_tokens ? d->max_num_batched_tokens : e->max_num_batched_tokens;
@@ -747,7 +492,7 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
   cost_src s;
   cost_bound bd;
   if (b->num_decode > 0) {
-    double ns = attn_decode_eval(c, b->num_decode, b->decode_ctx_tokens, &s, &bd);
+    double ns = cost__attn_decode_eval(c, b->num_decode, b->decode_ctx_tokens, &s, &bd);
     part_ns[0] = ns, part_b[0] = bd;
     c->src_count[OP_ATTN_DECODE][s]++;
     sum += ns, parts++;
@@ -757,12 +502,12 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
       uint64_t capped = (uint64_t)(b->num_decode * (mean < W ? mean : W) + 0.5);
       cost_src s2;
       cost_bound b2;
-      slide_dec = attn_decode_eval(c, b->num_decode, capped ? capped : b->num_decode, &s2, &b2);
+      slide_dec = cost__attn_decode_eval(c, b->num_decode, capped ? capped : b->num_decode, &s2, &b2);
     }
   }
   for (uint32_t i = 0; i < b->num_prefill; i++) {
     uint32_t ch = b->prefills[i].chunk_tokens, x = b->prefills[i].ctx_tokens;
-    double ns = attn_prefill_eval(c, ch, x, &s, &bd);
+    double ns = cost__attn_prefill_eval(c, ch, x, &s, &bd);
     part_ns[1] += ns;
     if (bd == BOUND_MEMORY) part_b[1] = BOUND_MEMORY;
     c->src_count[OP_ATTN_PREFILL][s]++;
@@ -820,6 +565,21 @@ static void stages(cost_model *c, const batch_desc *b, exec_mode mode, uint32_t 
   if (c->pp > 1 && Tg > 0) c->src_count[OP_PP_SEND][SRC_ROOFLINE]++;
 }
 
+/* Attention data parallelism: the MoE layers of a step and the DP group's
+ * dispatch and combine, from this rank's T (padded to its graph size) and the
+ * other ranks' tokens; not memoized (they depend on the peers). */
+static void dp_moe(cost_model *c, uint32_t T, uint32_t peers, step_cost *out) {
+  double Lm = c->model->moe_layers;
+  if (c->shard.dp <= 1 || Lm <= 0 || !T) return;
+  cost_src s, cs;
+  cost_bound bd;
+  double moe = moe_eval(c, T, T + peers, &s, &bd) * Lm;
+  add(out, OP_MOE, bd, moe);
+  add(out, OP_ALLREDUCE, BOUND_COMM, cost__dp_collective_ns(c, T + peers, &cs) * Lm);
+  c->src_count[OP_MOE][s]++;
+  c->src_count[OP_ALLREDUCE][cs]++;
+}
+
 void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
   memset(out, 0, sizeof *out);
   const engine_cfg *e = c->engine;
@@ -833,9 +593,10 @@ void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
     for (int op = 0; op < OP_COUNT; op++) out->op_ns[op] += tp->op_ns[op];
     for (int k = 0; k < BOUND_COUNT; k++) out->bound_ns[k] += tp->bound_ns[k];
     for (int op = OP_GEMM_QKV; op <= OP_GEMM_DOWN; op++) c->src_count[op][tp->src[op]]++;
-    if (c->model->moe_layers) c->src_count[OP_MOE][tp->src[OP_MOE]]++;
+    if (c->model->moe_layers && c->shard.dp <= 1) c->src_count[OP_MOE][tp->src[OP_MOE]]++;
     if (tp_of(c) > 1) c->src_count[OP_ALLREDUCE][tp->src[OP_ALLREDUCE]]++;
     c->src_count[OP_ELEMENTWISE][SRC_ROOFLINE]++;
+    dp_moe(c, Tg, b->moe_peer_tokens, out);
   }
   attention(c, b, out);
   if (b->num_sample > 0) {
@@ -878,7 +639,7 @@ double cost_gemm_ns(cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_b
 
 double cost_allreduce_ns(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src) {
   cost_src s;
-  double ns = allreduce_eval(c, tokens, graphed, &s);
+  double ns = cost__allreduce_eval(c, tokens, graphed, &s);
   if (src) *src = s;
   return ns;
 }
@@ -886,7 +647,7 @@ double cost_allreduce_ns(const cost_model *c, uint32_t tokens, bool graphed, cos
 double cost_attn_decode_ns(cost_model *c, uint32_t batch, uint64_t ctx_tokens_total, cost_src *src) {
   cost_src s;
   cost_bound b;
-  double ns = attn_decode_eval(c, batch, ctx_tokens_total, &s, &b);
+  double ns = cost__attn_decode_eval(c, batch, ctx_tokens_total, &s, &b);
   if (src) *src = s;
   return ns;
 }
@@ -894,7 +655,7 @@ double cost_attn_decode_ns(cost_model *c, uint32_t batch, uint64_t ctx_tokens_to
 double cost_attn_prefill_ns(cost_model *c, uint32_t chunk, uint32_t ctx, cost_src *src) {
   cost_src s;
   cost_bound b;
-  double ns = attn_prefill_eval(c, chunk, ctx, &s, &b);
+  double ns = cost__attn_prefill_eval(c, chunk, ctx, &s, &b);
   if (src) *src = s;
   return ns;
 }
@@ -904,7 +665,8 @@ double cost_decode_step_ns(cost_model *c, uint32_t batch, uint32_t ctx, step_cos
                   .num_seqs = batch,
                   .num_decode = batch,
                   .decode_ctx_tokens = (uint64_t)batch * ctx,
-                  .num_sample = batch};
+                  .num_sample = batch,
+                  .moe_peer_tokens = (c->shard.dp - 1) * batch}; /* every DP rank decoding the same batch */
   step_cost tmp;
   step_cost *o = out ? out : &tmp;
   cost_step(c, &b, o);

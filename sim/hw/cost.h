@@ -124,6 +124,8 @@ typedef struct batch_desc {
   uint32_t num_sample;        /* sequences that sample a token at the end of the step */
   uint32_t num_prefill;       /* chunks of >= 2 tokens */
   const prefill_chunk *prefills;
+  uint32_t moe_peer_tokens;   /* attention data parallelism: the tokens the replica's other DP ranks feed
+                                 the same MoE layers in this step (their current steps); 0 otherwise */
 } batch_desc;
 
 typedef struct step_cost {

@@ -61,7 +61,7 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
   double ab = dtype_bytes(d->act_dtype), wb = weight_elem_bytes(d->weight_dtype);
   double H = m->hidden;
   model_shard s;
-  shard_init_ep(&s, m, t, t > 1 ? deploy_ep(d) : 1);
+  shard_init_dp(&s, m, t, deploy_dp(d), t > 1 || deploy_dp(d) > 1 ? deploy_ep(d) : 1);
   double V = t == 1 ? m->vocab : s.vocab;
   double attn = (double)s.n[SG_QKV] * s.k[SG_QKV] + (double)s.n[SG_O] * s.k[SG_O];
   if (s.mla) attn += (double)s.qb_n * s.qb_k + (double)s.kvb_n * s.kvb_k;
@@ -84,7 +84,9 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
 static uint32_t pp_of(const deploy_cfg *d) { return d->pp ? d->pp : 1; }
 
 double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
-  return stage_weights(m, d, 1, 0, m->layers, true, true);
+  deploy_cfg whole = *d; /* one unsplit copy of everything */
+  whole.dp = 1, whole.expert_parallel = false;
+  return stage_weights(m, &whole, 1, 0, m->layers, true, true);
 }
 
 double memplan_active_weight_bytes(const model_cfg *m, const deploy_cfg *d) {

@@ -25,13 +25,17 @@ void shard_from_dims(model_shard *s, uint32_t hidden, uint32_t intermediate, uin
 
 void shard_init(model_shard *s, const model_cfg *m, uint32_t tp) { shard_init_ep(s, m, tp, 1); }
 
-void shard_init_ep(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t ep) {
+void shard_init_ep(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t ep) { shard_init_dp(s, m, tp, 1, ep); }
+
+void shard_init_dp(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t dp, uint32_t ep) {
   shard_from_dims(s, m->hidden, m->intermediate, m->q_heads, m->kv_heads, m->head_dim, m->vocab, tp);
   uint32_t t = s->tp;
   s->experts = m->experts, s->topk = m->experts_per_tok;
+  s->dp = dp > 1 ? dp : 1;
   s->ep = ep > 1 && m->experts ? ep : 1;
+  s->moe_tp = s->ep > 1 ? 1 : t * s->dp;
   s->local_experts = m->experts / s->ep;
-  s->expert_inter = s->ep > 1 ? m->expert_inter : (m->expert_inter + t - 1) / t;
+  s->expert_inter = (m->expert_inter + s->moe_tp - 1) / s->moe_tp;
   s->shared_inter = (m->shared_inter + t - 1) / t;
   if (m->mla) {
     uint32_t hg = s->q_heads, ql = m->q_lora_rank, rope = m->qk_rope_dim, nope = m->qk_nope_dim;

@@ -41,10 +41,12 @@ typedef struct model_shard {
      without expert parallelism splits every expert's intermediate size over
      the TP ranks, like a dense MLP; the router (gate) is replicated */
   uint32_t experts, topk;  /* routed experts, experts per token */
-  uint32_t ep;             /* expert parallelism (vLLM --enable-expert-parallel: the TP ranks hold whole
-                              experts, experts / ep each, instead of a 1/tp slice of every expert); 1 = none */
+  uint32_t dp;             /* attention data-parallel ranks the MoE layers span with the TP ranks (1 = none) */
+  uint32_t ep;             /* expert parallelism (vLLM --enable-expert-parallel: the dp x tp ranks hold whole
+                              experts, experts / ep each, instead of a 1/(dp tp) slice of every expert); 1 = none */
+  uint32_t moe_tp;         /* the MoE layer's tensor parallelism: dp x tp without expert parallelism, else 1 */
   uint32_t local_experts;  /* experts whose weights one GPU holds: experts / ep */
-  uint32_t expert_inter;   /* one expert's intermediate size on one GPU: ceil(I_e / tp) */
+  uint32_t expert_inter;   /* one expert's intermediate size on one GPU: ceil(I_e / moe_tp) */
   uint32_t shared_inter;   /* the shared experts' intermediate size on one GPU: ceil(I_s / tp) */
   /* multi-head latent attention (vLLM's MLA): the latent KV cache (kv_lora_rank + qk_rope_dim per token and
      layer) is the same on every TP rank, replicated; q_a/kv_a projections are replicated (SG_QKV holds
@@ -63,6 +65,11 @@ void shard_init(model_shard *s, const model_cfg *m, uint32_t tp);
 /* shard_init with expert parallelism over ep ranks (ep 0 or 1: none; the
  * experts' intermediate size is then not split). */
 void shard_init_ep(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t ep);
+/* The same with dp attention data-parallel ranks (0 or 1: none): the MoE
+ * layers span dp x tp GPUs (vLLM FusedMoEParallelConfig: tp_size x dp_size
+ * flattened; ep must then be 1 or dp x tp); attention, dense MLPs and the
+ * shared experts stay at tp. */
+void shard_init_dp(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t dp, uint32_t ep);
 /* KV-cache elements per token per layer on one GPU (K and V; MLA: the latent). */
 static inline uint32_t shard_kv_elems(const model_shard *s) { return s->mla ? s->mla_kv : 2 * s->kv_heads * s->head_dim; }
 const char *shard_gemm_name(shard_gemm g);

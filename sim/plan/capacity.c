@@ -82,8 +82,9 @@ static double start_rate(const capacity_set *s, const scenario *sc, cap_candidat
   snprintf(e->model, sizeof e->model, "%.63s", sc->model);
   e->tp = sc->deploy.tp ? sc->deploy.tp : 1;
   e->pp = sc->deploy.pp ? sc->deploy.pp : 1;
+  e->dp = deploy_dp(&sc->deploy);
   e->replicas = 1;
-  e->gpus = e->tp * e->pp;
+  e->gpus = e->tp * e->pp * e->dp;
   if (plan_analyze(pl, sc, &po, &err)) {
     c->feasible = false;
     snprintf(c->reason, sizeof c->reason, "%s", err.msg);
@@ -93,6 +94,7 @@ static double start_rate(const capacity_set *s, const scenario *sc, cap_candidat
   snprintf(e->model, sizeof e->model, "%s", pl->model.name);
   e->tp = pl->deploy.tp;
   e->pp = pl->deploy.pp;
+  e->dp = deploy_dp(&pl->deploy);
   e->gpus = deploy_gpus(&pl->deploy);
   e->weight_dtype = pl->deploy.weight_dtype;
   e->kv_dtype = pl->deploy.kv_dtype;
@@ -186,7 +188,7 @@ static void verify(capacity_set *s, cap_candidate *c) {
     if (ok) {
       c->verified = 1;
       c->replicas = R;
-      c->gpus = R * c->cfg.tp * c->cfg.pp;
+      c->gpus = R * c->cfg.tp * c->cfg.pp * c->cfg.dp;
       c->usd_per_hour = c->gpus * c->cfg.price_per_gpu_hour;
       if (s->verify_run) {
         runner_free(s->verify_run);
@@ -283,6 +285,7 @@ static void summarize(capacity_set *s) {
     const cap_candidate *b = &s->c[s->best];
     char pp[24] = "";
     if (b->cfg.pp > 1) snprintf(pp, sizeof pp, " x PP%u", b->cfg.pp);
+    if (b->cfg.dp > 1) snprintf(pp, sizeof pp, " x DP%u", b->cfg.dp);
     ADD("Serve %g req/s at %s with %s: %u replica%s of TP%u%s on %s = %u GPUs", s->target_rate, d, b->label,
         b->replicas, b->replicas == 1 ? "" : "s", b->cfg.tp, pp, b->cfg.gpu, b->gpus);
     if (b->usd_per_hour > 0) ADD(" ($%.2f per hour)", b->usd_per_hour);
@@ -357,7 +360,7 @@ int capacity_execute(capacity_set *s, unsigned jobs, pool_progress_fn progress, 
     double per = c->bis.unbounded ? s->bo.hi : c->max_rate;
     c->replicas = (uint32_t)ceil(s->target_rate / per - 1e-9);
     if (c->replicas < 1) c->replicas = 1;
-    c->gpus = c->replicas * c->cfg.tp * c->cfg.pp;
+    c->gpus = c->replicas * c->cfg.tp * c->cfg.pp * c->cfg.dp;
     c->usd_per_hour = c->gpus * c->cfg.price_per_gpu_hour;
   }
   recommend(s);

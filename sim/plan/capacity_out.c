@@ -11,6 +11,7 @@ static void config_json(jw *j, const cap_candidate *c) {
   jw_str(j, "gpu", c->cfg.gpu);
   jw_u64(j, "tensor_parallel_size", c->cfg.tp);
   jw_u64(j, "pipeline_parallel_size", c->cfg.pp);
+  if (c->cfg.dp > 1) jw_u64(j, "data_parallel_size", c->cfg.dp);
   jw_str(j, "weight_dtype", dtype_name(c->cfg.weight_dtype));
   jw_str(j, "kv_cache_dtype", dtype_name(c->cfg.kv_dtype));
   jw_u64(j, "max_num_seqs", c->cfg.max_num_seqs);
@@ -97,6 +98,7 @@ int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err) {
     jw_str(&j, "gpu", b->cfg.gpu);
     jw_u64(&j, "tensor_parallel_size", b->cfg.tp);
     jw_u64(&j, "pipeline_parallel_size", b->cfg.pp);
+    if (b->cfg.dp > 1) jw_u64(&j, "data_parallel_size", b->cfg.dp);
     jw_str(&j, "weight_dtype", dtype_name(b->cfg.weight_dtype));
     jw_str(&j, "kv_cache_dtype", dtype_name(b->cfg.kv_dtype));
     jw_u64(&j, "replicas", b->replicas);

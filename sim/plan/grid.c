@@ -21,6 +21,7 @@ static const struct {
     {"gpu", "gpu", NULL, K_NAME, 0},
     {"tensor_parallel_size", "tensor-parallel-size", "tp", K_INT, 64},
     {"pipeline_parallel_size", "pipeline-parallel-size", "pp", K_INT, CFG_MAX_PP},
+    {"data_parallel_size", "data-parallel-size", "dp", K_INT, CFG_MAX_DP},
     {"replicas", "replicas", NULL, K_INT, 4096},
     {"quantization", "quantization", NULL, K_QUANT, 0},
     {"kv_cache_dtype", "kv-cache-dtype", NULL, K_KV, 0},
@@ -337,6 +338,7 @@ int grid_apply(const grid_point *p, scenario *sc, sim_err *err) {
   }
   if (p->set[AX_TP]) d->tp = (uint32_t)p->v[AX_TP].x;
   if (p->set[AX_PP]) d->pp = (uint32_t)p->v[AX_PP].x;
+  if (p->set[AX_DP]) d->dp = (uint32_t)p->v[AX_DP].x;
   if (p->set[AX_REPLICAS]) d->replicas = (uint32_t)p->v[AX_REPLICAS].x;
   if (p->set[AX_QUANT]) {
     sim_dtype act = d->act_dtype_set ? d->act_dtype : DT_BF16;
@@ -361,7 +363,7 @@ int grid_apply(const grid_point *p, scenario *sc, sim_err *err) {
 }
 
 void grid_label(const grid_point *p, char *buf, size_t n) {
-  static const char *const pre[AX_COUNT] = {"", "tp", "pp", "x", "w:", "kv:", "seqs=", "tokens=", "rate=", "conc=", "scale="};
+  static const char *const pre[AX_COUNT] = {"", "tp", "pp", "dp", "x", "w:", "kv:", "seqs=", "tokens=", "rate=", "conc=", "scale="};
   size_t o = 0;
   buf[0] = 0;
   for (int a = 0; a < AX_COUNT && o < n; a++)

@@ -42,6 +42,7 @@ typedef enum grid_axis_id {
   AX_GPU = 0,
   AX_TP,
   AX_PP,
+  AX_DP,
   AX_REPLICAS,
   AX_QUANT,
   AX_KV,

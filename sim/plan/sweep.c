@@ -21,8 +21,9 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   const deploy_cfg *d = r->deploy.tp ? &r->deploy : &sc->deploy;
   row->tp = d->tp ? d->tp : 1;
   row->pp = d->pp ? d->pp : 1;
+  row->dp = deploy_dp(d);
   row->replicas = d->replicas ? d->replicas : 1;
-  row->gpus = row->tp * row->pp * row->replicas;
+  row->gpus = row->tp * row->pp * row->dp * row->replicas;
   row->weight_dtype = d->weight_dtype;
   row->kv_dtype = d->kv_dtype;
   row->max_num_seqs = d->max_num_seqs;

@@ -35,7 +35,7 @@ typedef struct sweep_row {
   char reason[1024];          /* why not ("" when feasible) */
   char model[64], gpu[64];
   char cost_source[1400];     /* what served its step times (profsel.h); "" when it could not start */
-  uint32_t tp, pp, replicas, gpus; /* gpus = tp x pp x replicas */
+  uint32_t tp, pp, dp, replicas, gpus; /* gpus = tp x pp x dp x replicas */
   sim_dtype weight_dtype, kv_dtype;
   uint32_t max_num_seqs, max_num_batched_tokens, max_concurrency;
   double rate_scale;

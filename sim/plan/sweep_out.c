@@ -96,6 +96,7 @@ static void row_json(jw *j, const sweep_set *s, const sweep_row *r) {
   jw_str(j, "gpu", r->gpu);
   jw_u64(j, "tensor_parallel_size", r->tp);
   jw_u64(j, "pipeline_parallel_size", r->pp);
+  if (r->dp > 1) jw_u64(j, "data_parallel_size", r->dp);
   jw_u64(j, "replicas", r->replicas);
   jw_u64(j, "gpus", r->gpus);
   jw_str(j, "weight_dtype", dtype_name(r->weight_dtype));

@@ -50,6 +50,7 @@ static cJSON *config_echo(const run_ctx *r) {
   str(c, "engine_version", r->engine.version);
   u64(c, "tensor_parallel_size", d->tp);
   u64(c, "pipeline_parallel_size", d->pp ? d->pp : 1);
+  if (deploy_dp(d) > 1) u64(c, "data_parallel_size", deploy_dp(d));
   if (r->model.experts) {
     cJSON *mo = cJSON_AddObjectToObject(c, "mixture_of_experts");
     u64(mo, "experts", r->model.experts);

@@ -29,7 +29,7 @@ void runner_bottleneck(const run_ctx *r, bottleneck *b) {
     if (b->share[i] > b->share[top]) top = i;
   }
   b->step_bound = busy > 0 ? of_bound[top] : LIMIT_NONE;
-  double span = s->duration_s * 1e9 * (double)r->deploy.replicas;
+  double span = s->duration_s * 1e9 * (double)r->cl.cfg.replicas; /* engine cores: replicas x DP ranks */
   b->utilization = span > 0 ? busy / span : 0.0;
   b->queue_share = s->ttft_ms.mean > 0 ? s->queue_ms.mean / s->ttft_ms.mean : 0.0;
   size_t full = 0;

@@ -56,8 +56,12 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
 
   cluster_cfg cc;
   memset(&cc, 0, sizeof cc);
-  cc.replicas = r->deploy.replicas;
-  cc.router = r->deploy.router;
+  /* attention data parallelism: each DP rank is an engine core of its own (scheduler, KV pool) that the
+   * cluster runs like a replica; vLLM's DP coordinator sends a request to the least loaded rank
+   * (DPLBAsyncMPClient: fewest waiting, then running), here the fewest outstanding across all ranks */
+  cc.replicas = r->deploy.replicas * deploy_dp(&r->deploy);
+  cc.dp_group = deploy_dp(&r->deploy);
+  cc.router = deploy_dp(&r->deploy) > 1 ? ROUTE_LEAST_OUTSTANDING : r->deploy.router;
   cc.sched.max_num_seqs = r->deploy.max_num_seqs;
   cc.sched.max_num_batched_tokens = r->deploy.max_num_batched_tokens;
   cc.sched.long_prefill_token_threshold = r->engine.long_prefill_token_threshold;
@@ -79,6 +83,9 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   }
   cc.sample_interval_ns = si > 0 ? sim_s_to_ns(si) : 0; /* negative: no time series */
   cc.time_limit_ns = sc->time_limit_s > 0 ? sim_s_to_ns(sc->time_limit_s) : 0;
+  if (sc->n_failures && deploy_dp(&r->deploy) > 1)
+    return sim_errf(err, SIM_EINPUT, "failures (a lost replica) with data_parallel_size %u: not modelled (a replica "
+                    "is then a group of engine ranks)", deploy_dp(&r->deploy));
   cc.n_failures = sc->n_failures;
   for (uint32_t i = 0; i < sc->n_failures; i++) {
     cc.failures[i].replica = sc->failures[i].replica;

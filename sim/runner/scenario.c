@@ -3,7 +3,7 @@
  * Schema (every key optional; unknown keys are errors):
  * { "name": str, "description": str,
  *   "model": name|path, "gpu": name|path, "engine": name|path, "profile": "auto"|"none"|path,
- *   "deployment": { "tensor_parallel_size", "pipeline_parallel_size", "replicas", "dtype", "quantization", "kv_cache_dtype",
+ *   "deployment": { "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "replicas", "dtype", "quantization", "kv_cache_dtype",
  *                   "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
  *                   "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill", "async_scheduling",
  *                   "router", "allreduce" ("auto" | "table" | "link"), "gpus_per_node",
@@ -91,13 +91,14 @@ static int parse_deployment(const jx *j, const cJSON *d, scenario *s) {
                                       "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
                                       "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill",
                                       "router", "allreduce", "gpus_per_node", "async_scheduling",
-                                      "pipeline_parallel_size", "moe_routing", "enable_expert_parallel",
+                                      "pipeline_parallel_size", "data_parallel_size", "moe_routing", "enable_expert_parallel",
                                       NULL};
   const char *W = "deployment";
   TRY(jx_keys(j, d, W, known, NULL));
   deploy_cfg *p = &s->deploy;
   TRY(jx_u32(j, d, W, "tensor_parallel_size", &p->tp, 1, 64, 0));
   TRY(jx_u32(j, d, W, "pipeline_parallel_size", &p->pp, 1, CFG_MAX_PP, 0));
+  TRY(jx_u32(j, d, W, "data_parallel_size", &p->dp, 1, CFG_MAX_DP, 0));
   TRY(jx_u32(j, d, W, "replicas", &p->replicas, 1, 4096, 0));
   TRY(parse_dtype(j, d, "dtype", &p->act_dtype, &p->act_dtype_set));
   TRY(parse_dtype(j, d, "kv_cache_dtype", &p->kv_dtype, &p->kv_dtype_set));

@@ -164,6 +164,13 @@ static void fill_queue(cluster *c, uint32_t ri, sim_ns now) {
       c->done_cap = st->n_items * 2;
       c->done_buf = sim_realloc(c->done_buf, c->done_cap * sizeof *c->done_buf);
     }
+    if (c->cfg.dp_group > 1) { /* the tokens the other DP ranks of this replica are computing now */
+      uint32_t g0 = ri / c->cfg.dp_group * c->cfg.dp_group, peers = 0;
+      for (uint32_t k = g0; k < g0 + c->cfg.dp_group; k++)
+        if (k != ri && !c->reps[k].failed) peers += c->reps[k].step_tokens;
+      st->bd.moe_peer_tokens = peers;
+      rep->step_tokens = st->bd.num_tokens;
+    }
     cost_step(c->cost, &st->bd, &st->cost);
     sim_ns host_from = now;
     if (rep->s.q_len > 1) {
@@ -291,6 +298,7 @@ static void on_step(cluster *c, uint32_t ri, sim_ns now) {
     release_slot(c, now);
   }
   if (!rep->s.q_len) fill_queue(c, ri, now); /* it idles: the new requests need not wait for a step */
+  if (!rep->s.q_len) rep->step_tokens = 0;
 }
 
 static void on_fail(cluster *c, uint32_t ri, sim_ns now) {

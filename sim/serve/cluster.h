@@ -37,7 +37,9 @@
 enum { CLUSTER_MAX_FAILURES = 16 };
 
 typedef struct cluster_cfg {
-  uint32_t replicas;
+  uint32_t replicas;         /* engine cores: replicas x DP ranks */
+  uint32_t dp_group;         /* attention data parallelism: consecutive cores that share MoE layers (the DP
+                                ranks of one replica); 0 or 1 = none */
   route_policy router;
   sched_cfg sched;
   uint32_t kv_blocks;        /* usable blocks per replica */
@@ -63,6 +65,8 @@ typedef struct replica {
   uint64_t steps;
   double busy_ns;       /* sum of its steps' GPU times (with PP: each batch's time through all stages) */
   sim_ns stage_free[CFG_MAX_PP]; /* when each pipeline stage finishes the last step placed on it */
+  uint32_t step_tokens; /* tokens of the step it runs now (its latest scheduled), 0 when idle: what it feeds
+                           the MoE layers its DP peers' steps share */
 } replica;
 
 typedef struct cluster {

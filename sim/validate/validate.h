@@ -171,6 +171,7 @@ typedef struct vpoint {
   char kernel_version[32]; /* the bundled kernel tables to use ("<gpu>_<engine>-<this>"), "" = --profile auto's choice */
   char group[96];          /* series key "gpu/engine/tpN/islxosl": cliffs and baselines */
   uint32_t tp, pp;         /* tensor and pipeline parallel sizes */
+  uint32_t dp;             /* attention data-parallel ranks (vLLM --data-parallel-size); 0 or 1 = none */
   bool ep;                 /* expert parallelism over the TP ranks (vLLM --enable-expert-parallel) */
   sim_dtype act_dtype, weight_dtype, kv_dtype;
   uint32_t isl, osl;       /* tokens (fixed lengths; user points: means) */

@@ -31,6 +31,7 @@
 
 #include "validate/validate.h"
 #include "validate/vcsv.h"
+#include "validate/vdata_impl.h"
 
 void vset_init(vset *s) { memset(s, 0, sizeof *s); }
 
@@ -78,11 +79,11 @@ vresolve *vset_resolver(vset *s) {
   return s->res;
 }
 
-static void set_str(char *dst, size_t n, const char *v) { vfmt(dst, n, "%s", v ? v : ""); }
+void vdata__set_str(char *dst, size_t n, const char *v) { vfmt(dst, n, "%s", v ? v : ""); }
 
 /* Precision: "fp8" (weights FP8; KV FP8 for TensorRT-LLM), "fp16"/"mixed" (all FP16),
  * "bf16". Returns false when unknown. */
-static bool set_precision(vpoint *p, const char *prec) {
+bool vdata__set_precision(vpoint *p, const char *prec) {
   bool trt = !strcmp(p->engine, "trtllm");
   if (!strcasecmp(prec, "fp8")) {
     p->act_dtype = DT_BF16;
@@ -101,217 +102,19 @@ static bool set_precision(vpoint *p, const char *prec) {
   return false;
 }
 
-static void set_group(vpoint *p, const char *gpu_label) {
+void vdata__set_group(vpoint *p, const char *gpu_label) {
   vfmt(p->group, sizeof p->group, "%s/%s/%s/tp%u/%ux%u", p->model[0] ? p->model : "?", gpu_label,
            p->engine[0] ? p->engine : "?", p->tp, p->isl, p->osl);
 }
 
-/* ---- AIConfigurator closed-loop silicon sample ----------------------------------- */
-
-/* "key=value; key=value" -> value of key, into out. */
-static bool kv_field(const char *s, const char *key, char *out, size_t n) {
-  size_t kl = strlen(key);
-  for (const char *p = s; (p = strstr(p, key)) != NULL; p += kl) {
-    if ((p == s || p[-1] == ' ' || p[-1] == ';') && p[kl] == '=') {
-      const char *v = p + kl + 1, *e = strchr(v, ';');
-      size_t len = e ? (size_t)(e - v) : strlen(v);
-      if (len >= n) len = n - 1;
-      memcpy(out, v, len);
-      out[len] = 0;
-      return true;
-    }
-  }
-  return false;
-}
-
-/* A parallelism column: blank or 0 mean 1 (newer AIConfigurator rows leave
- * the ones that do not apply empty); absent column: 1. */
-static int par_u32(const vcsv *c, const vcsv_row *r, int col, const char *what, uint32_t *out, sim_err *err) {
-  *out = 1;
-  if (col < 0 || !r->f[col][0] || !strcmp(r->f[col], "0")) return SIM_OK;
-  return vcsv_u32(c, r, col, what, 1, 1024, out, err);
-}
-
-/* gemm_quant_mode (else precision) -> the point's dtypes; false with a reason
- * for what servesim has no precision for. fp8_block (block-scaled W8A8 FP8)
- * is costed with the per-tensor FP8 GEMM tables, the only FP8 ones measured.
- * FP4 weights (fp4, nvfp4, mxfp4) are 4-bit weights run weight-only (W4A16),
- * as GPUs without FP4 tensor cores (Hopper and older: every FP4 row of the
- * data is H200) run them; servesim has no FP4 tensor-core path. */
-static bool aic_precision(vpoint *p, const char *q, char *why, size_t n) {
-  static const struct {
-    const char *mode;
-    int w;             /* weight dtype, -1: set_precision(as), -2: not representable */
-    const char *as;    /* set_precision's name, or the missing precision */
-  } t[] = {{"fp8", -1, "fp8"},          {"fp8_block", -1, "fp8"},   {"fp8_static", -1, "fp8"},
-           {"fp8_dynamic", -1, "fp8"},  {"float16", -1, "fp16"},    {"fp16", -1, "fp16"},
-           {"bfloat16", -1, "bf16"},    {"bf16", -1, "bf16"},       {"int8", DT_INT8, ""},
-           {"w8a8", DT_INT8, ""},       {"sq", DT_INT8, ""},        {"int4", DT_INT4, ""},
-           {"int4_wo", DT_INT4, ""},    {"w4a16", DT_INT4, ""},     {"int4_awq", DT_INT4, ""},
-           {"awq", DT_INT4, ""},        {"gptq", DT_INT4, ""},      {"int8_wo", -2, "8-bit weight-only"},
-           {"fp4", DT_INT4, ""},        {"nvfp4", DT_INT4, ""},       {"mxfp4", DT_INT4, ""},
-           {"w4afp8", -2, "4-bit weight, FP8 activation"}};
-  for (size_t i = 0; i < SIM_ARRAY_LEN(t); i++) {
-    if (strcasecmp(q, t[i].mode)) continue;
-    if (t[i].w == -2) {
-      vfmt(why, n, "gemm_quant_mode %s: servesim has no %s precision", q, t[i].as);
-      return false;
-    }
-    if (t[i].w == -1) return set_precision(p, t[i].as);
-    p->act_dtype = p->kv_dtype = DT_BF16;
-    p->weight_dtype = (sim_dtype)t[i].w;
-    return true;
-  }
-  vfmt(why, n, "gemm_quant_mode %s: no matching servesim precision", q[0] ? q : "(empty)");
-  return false;
-}
-
 /* A model config name, or the stem of a --models path. */
-static const char *model_short(const char *m) {
+const char *vdata__model_short(const char *m) {
   const char *b = strrchr(m, '/');
   static char buf[128];
   vfmt(buf, sizeof buf, "%s", b ? b + 1 : m);
   size_t n = strlen(buf);
   if (n > 5 && !strcmp(buf + n - 5, ".json")) buf[n - 5] = 0;
   return buf;
-}
-
-/* "measured=YYYY-MM-DD..." of silicon_data_source, as YYYYMMDD, or 0. */
-static uint32_t aic_measured_date(const char *src) {
-  char d[40];
-  if (!kv_field(src, "measured", d, sizeof d)) return 0;
-  unsigned y, m, dd;
-  if (sscanf(d, "%4u-%2u-%2u", &y, &m, &dd) != 3 || m < 1 || m > 12 || dd < 1 || dd > 31) return 0;
-  return y * 10000 + m * 100 + dd;
-}
-
-int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
-  vcsv c;
-  int rc = vcsv_parse(&c, text, what, err);
-  if (rc) return rc;
-  vresolve *res = vset_resolver(s);
-  enum { C_BACKEND, C_MODEL, C_SYSTEM, C_MODE, C_ISL, C_OSL, C_BATCH, C_TP, C_TTFT, C_TPOT, NREQ };
-  static const char *const need[NREQ] = {"backend", "model_path", "system",     "mode",           "isl",
-                                         "osl",     "batch_size", "tp_size",    "silicon_ttft_ms", "silicon_tpot_ms"};
-  int col[NREQ];
-  for (int i = 0; i < NREQ && !rc; i++) rc = vcsv_need(&c, need[i], what, &col[i], err);
-  int c_src = vcsv_col(&c, "silicon_data_source"), c_ver = vcsv_col(&c, "backend_version");
-  int c_quant = vcsv_col(&c, "gemm_quant_mode"), c_prec = vcsv_col(&c, "precision");
-  int c_pp = vcsv_col(&c, "pp_size"), c_adp = vcsv_col(&c, "attention_dp_size");
-  int c_mtp = vcsv_col(&c, "moe_tp_size"), c_mep = vcsv_col(&c, "moe_ep_size");
-  for (size_t i = 0; i < c.n && !rc; i++) {
-    const vcsv_row *r = &c.rows[i];
-    vpoint *p = vset_add(s);
-    p->src = VSRC_AIC;
-    p->shape = VSHAPE_CLOSED;
-    vfmt(p->where, sizeof p->where, "%s:%d", what, r->line);
-    const char *backend = r->f[col[C_BACKEND]], *system = r->f[col[C_SYSTEM]], *mode = r->f[col[C_MODE]];
-    const char *mlabel = r->f[col[C_MODEL]], *src = c_src >= 0 ? r->f[c_src] : "";
-    if ((rc = vcsv_u32(&c, r, col[C_ISL], what, 1, 10000000, &p->isl, err))) break;
-    if ((rc = vcsv_u32(&c, r, col[C_OSL], what, 1, 10000000, &p->osl, err))) break;
-    char why[320] = "";
-    bool agg = !strcmp(mode, "agg");
-    if (!agg) {
-      vfmt(why, sizeof why, "mode %s: %s", mode[0] ? mode : "(empty)",
-           !strcmp(mode, "disagg") ? "disaggregated serving (separate prefill and decode workers) is not modelled"
-                                   : "servesim models aggregated serving only");
-    }
-    /* the measurements: blank = not measured (a skipped row), anything else must be a positive number */
-    bool measured = r->f[col[C_TTFT]][0] && r->f[col[C_TPOT]][0];
-    if (r->f[col[C_TTFT]][0] && (rc = vcsv_pos(&c, r, col[C_TTFT], what, &p->meas[VM_TTFT], err))) break;
-    if (r->f[col[C_TPOT]][0] && (rc = vcsv_pos(&c, r, col[C_TPOT], what, &p->meas[VM_TPOT], err))) break;
-    if (!measured && !why[0]) vfmt(why, sizeof why, "silicon_ttft_ms or silicon_tpot_ms is empty: nothing measured");
-    uint32_t adp = 1, mtp = 1, mep = 1, batch = 0;
-    if ((rc = par_u32(&c, r, col[C_TP], what, &p->tp, err))) break;
-    if ((rc = par_u32(&c, r, c_pp, what, &p->pp, err))) break;
-    if ((rc = par_u32(&c, r, c_adp, what, &adp, err))) break;
-    if ((rc = par_u32(&c, r, c_mtp, what, &mtp, err))) break;
-    if ((rc = par_u32(&c, r, c_mep, what, &mep, err))) break;
-    if (r->f[col[C_BATCH]][0] && (rc = vcsv_u32(&c, r, col[C_BATCH], what, 1, 1000000, &batch, err))) break;
-    /* clients: silicon_concurrency when recorded; batch_size is per attention-DP rank */
-    uint32_t conc_src = 0;
-    char cs[32];
-    if (kv_field(src, "silicon_concurrency", cs, sizeof cs)) {
-      uint64_t v;
-      if (!sim_parse_u64(cs, &v) || v < 1 || v > 1000000) {
-        rc = sim_errf(err, SIM_EINPUT,
-                      "%s:%d: silicon_data_source: silicon_concurrency: expected an integer >= 1, got '%s'", what,
-                      r->line, cs);
-        break;
-      }
-      conc_src = (uint32_t)v;
-    }
-    p->concurrency = conc_src ? conc_src : batch * adp;
-    if (!why[0] && !p->concurrency) vfmt(why, sizeof why, "batch_size is empty and no silicon_concurrency is recorded");
-    if (!why[0] && conc_src && batch && (uint64_t)batch * adp != conc_src)
-      vfmt(why, sizeof why, "batch_size %u x attention_dp_size %u differs from silicon_concurrency=%u", batch, adp,
-           conc_src);
-    if (!backend[0]) {
-      rc = sim_errf(err, SIM_EINPUT, "%s:%d: backend: empty", what, r->line);
-      break;
-    }
-    if (!system[0]) {
-      rc = sim_errf(err, SIM_EINPUT, "%s:%d: system: empty", what, r->line);
-      break;
-    }
-    char mwhy[320];
-    const char *gpu = vres_gpu(res, system), *model = vres_model(res, mlabel, mwhy, sizeof mwhy);
-    const char *engine = vres_engine(res, backend);
-    set_str(p->gpu, sizeof p->gpu, gpu);
-    set_str(p->model, sizeof p->model, model);
-    set_str(p->engine, sizeof p->engine, engine);
-    const char *ver = c_ver >= 0 ? r->f[c_ver] : "";
-    if (ver[0]) {
-      set_str(p->engine_version, sizeof p->engine_version, ver);
-    } else if (engine && !strcmp(engine, "vllm")) {
-      /* vLLM's version not recorded: from the measurement date. vLLM 0.11.0 was released 2025-10-02, 0.11.1
-       * 2025-11-18: a row measured in between ran 0.11.0 (the Llama-3.1-70B rows: measured=2025-10-29). Both
-       * kernel-db vLLM versions are newer; the 0.14.0 tables' FP8 GEMMs alone take longer than the measured
-       * decode steps at concurrency 4 (docs/ACCURACY.md, "Which kernel tables"), so they cannot describe the
-       * engine that ran: these points use the 0.24.0 tables, which do not contradict them. Any other date:
-       * the engine file's version. */
-      uint32_t d = aic_measured_date(src);
-      if (d >= 20251002 && d < 20251118) {
-        set_str(p->engine_version, sizeof p->engine_version, "0.11.0");
-        set_str(p->kernel_version, sizeof p->kernel_version, "0.24.0");
-      }
-    }
-    p->num_prompts = (uint64_t)VAL_CLOSED_PROMPTS_PER_CLIENT * p->concurrency;
-    p->tput_derived = true;
-    /* derived throughput: C x osl / E2EL (see validate.h) */
-    if (measured && p->concurrency)
-      p->meas[VM_TPUT] = p->concurrency * (double)p->osl /
-                         ((p->meas[VM_TTFT] + (p->osl - 1.0) * p->meas[VM_TPOT]) / 1000.0);
-    char pps[16] = "";
-    if (p->pp > 1) vfmt(pps, sizeof pps, "pp%u", p->pp);
-    char mid[128];
-    vfmt(mid, sizeof mid, "%s", model ? model_short(model) : mlabel);
-    for (char *q = mid; (q = strchr(q, '/')) != NULL;) *q = '~'; /* an id's parts are separated by '/' */
-    vfmt(p->id, sizeof p->id, "aic/%s/%s/%s/tp%u%s/%ux%u/c%u", mid,
-         gpu ? gpu : system, backend, p->tp, pps, p->isl, p->osl, p->concurrency);
-    set_group(p, gpu ? gpu : system);
-    const char *quant = c_quant >= 0 && r->f[c_quant][0] ? r->f[c_quant] : c_prec >= 0 ? r->f[c_prec] : "";
-    char qwhy[160];
-    if (why[0]) vfmt(p->skip, sizeof p->skip, "%s", why);
-    else if (!model && mwhy[0]) vfmt(p->skip, sizeof p->skip, "%s: %s", mlabel, mwhy);
-    else if (!model) vfmt(p->skip, sizeof p->skip, "no servesim model config for %s (add one with --models DIR)", mlabel);
-    else if (!gpu) vfmt(p->skip, sizeof p->skip, "no servesim GPU config for system %s", system);
-    else if (!engine) vfmt(p->skip, sizeof p->skip, "no servesim engine config for backend %s", backend);
-    else if (adp > 1) vfmt(p->skip, sizeof p->skip, "attention data parallelism %u: not modelled", adp);
-    else if (mep > 1 && !(mtp == 1 && mep == p->tp && adp == 1))
-      vfmt(p->skip, sizeof p->skip,
-           "expert parallelism (moe_ep_size %u, moe_tp_size %u) beyond the TP ranks: not modelled", mep, mtp);
-    else if (c_mtp >= 0 && r->f[c_mtp][0] && (uint64_t)mtp * mep > (uint64_t)p->tp * adp)
-      /* the experts span more GPUs than attention: vLLM's data parallelism (--data-parallel-size
-       * moe_tp / tp, its MoE layers tensor-parallel over all ranks) */
-      vfmt(p->skip, sizeof p->skip,
-           "data parallelism (moe_tp_size %u over tp_size %u: %u attention data-parallel ranks): not modelled", mtp,
-           p->tp, mtp * mep / (p->tp * adp));
-    else if (!aic_precision(p, quant, qwhy, sizeof qwhy)) vfmt(p->skip, sizeof p->skip, "%s", qwhy);
-    p->ep = mep > 1; /* vLLM --enable-expert-parallel: the experts over the TP ranks */
-  }
-  vcsv_free(&c);
-  return rc;
 }
 
 /* ---- TensorRT-LLM v0.14 perf overview (offline throughput) ----------------------- */
@@ -358,7 +161,7 @@ int vdata_parse_trt_overview(vset *s, const char *text, const char *what, sim_er
       double v;
       if ((rc = vcsv_pos(&c, r, k, what, &v, err))) break;
       char glabel[64];
-      set_str(glabel, sizeof glabel, c.header.f[k]);
+      vdata__set_str(glabel, sizeof glabel, c.header.f[k]);
       char *us = strrchr(glabel, '_');
       *us = 0;
       const char *prec = us + 1;
@@ -369,15 +172,15 @@ int vdata_parse_trt_overview(vset *s, const char *text, const char *what, sim_er
       p->isl = isl, p->osl = osl, p->tp = tp;
       p->meas[VM_TPUT] = v;
       const char *gpu = vres_gpu(vset_resolver(s), glabel), *model = vres_model(vset_resolver(s), mlabel, NULL, 0);
-      set_str(p->gpu, sizeof p->gpu, gpu);
-      set_str(p->model, sizeof p->model, model);
-      set_str(p->engine, sizeof p->engine, "trtllm");
+      vdata__set_str(p->gpu, sizeof p->gpu, gpu);
+      vdata__set_str(p->model, sizeof p->model, model);
+      vdata__set_str(p->engine, sizeof p->engine, "trtllm");
       p->num_prompts = trt_num_requests(isl, osl);
       vfmt(p->id, sizeof p->id, "trt014/%s/%s/%s/tp%u/%ux%u", mlabel, gpu ? gpu : glabel, prec, tp, isl, osl);
-      set_group(p, gpu ? gpu : glabel);
+      vdata__set_group(p, gpu ? gpu : glabel);
       if (!model) vfmt(p->skip, sizeof p->skip, "no servesim model config for %s", mlabel);
       else if (!gpu) vfmt(p->skip, sizeof p->skip, "no servesim GPU config for %s (no sourced datasheet figures in the data)", glabel);
-      else if (!set_precision(p, prec)) vfmt(p->skip, sizeof p->skip, "precision %s: not modelled", prec);
+      else if (!vdata__set_precision(p, prec)) vfmt(p->skip, sizeof p->skip, "precision %s: not modelled", prec);
       else if (!p->num_prompts)
         vfmt(p->skip, sizeof p->skip, "ISL/OSL %u/%u: number of requests not published", isl, osl);
     }
@@ -432,13 +235,13 @@ int vdata_parse_static_batch(vset *s, const char *text, const char *what, sim_er
       break;
     }
     const char *gpu = vres_gpu(vset_resolver(s), glabel);
-    set_str(p->gpu, sizeof p->gpu, gpu);
-    set_str(p->model, sizeof p->model, "llama-2-70b");
-    set_str(p->engine, sizeof p->engine, "trtllm");
+    vdata__set_str(p->gpu, sizeof p->gpu, gpu);
+    vdata__set_str(p->model, sizeof p->model, "llama-2-70b");
+    vdata__set_str(p->engine, sizeof p->engine, "trtllm");
     vfmt(p->id, sizeof p->id, "static09/%s/%s/tp%u/%ux%u/b%u", gpu ? gpu : glabel, prec, p->tp, p->isl, p->osl,
              p->concurrency);
-    set_group(p, gpu ? gpu : glabel);
-    bool prec_ok = set_precision(p, prec);
+    vdata__set_group(p, gpu ? gpu : glabel);
+    bool prec_ok = vdata__set_precision(p, prec);
     if (!gpu) vfmt(p->skip, sizeof p->skip, "no servesim GPU config for %s", glabel);
     else if (!prec_ok) vfmt(p->skip, sizeof p->skip, "precision %s: not modelled", prec);
   }
@@ -553,8 +356,8 @@ int vdata_parse_mlperf(vset *s, const char *text, const char *what, sim_err *err
     p->shape = !strcmp(scen, "Offline") ? VSHAPE_OFFLINE : VSHAPE_OPEN;
     vfmt(p->where, sizeof p->where, "%s:%d", what, line);
     vfmt(p->id, sizeof p->id, "mlperf40/%s/%s", system, scen);
-    set_str(p->model, sizeof p->model, "llama-2-70b");
-    set_str(p->engine, sizeof p->engine, "trtllm");
+    vdata__set_str(p->model, sizeof p->model, "llama-2-70b");
+    vdata__set_str(p->engine, sizeof p->engine, "trtllm");
     vfmt(p->group, sizeof p->group, "mlperf40/%s", system);
     if ((rc = jpos(val, "tokens_per_s", what, line, "values.", &p->meas[VM_TPUT], err))) break;
     const cJSON *tt = jget(val, "ttft_ms"), *tp = jget(val, "tpot_ms");
@@ -714,7 +517,33 @@ static int user_genai(vpoint *p, const scenario *sc, const cJSON *scj, const cJS
     return sim_errf(err, SIM_EINPUT,
                     "%s:%d: result: none of time_to_first_token, inter_token_latency, output_token_throughput", what,
                     line);
-  vfmt(p->group, sizeof p->group, "user/%s/%s/%s/tp%u", model_short(p->model), p->gpu, p->engine, p->tp);
+  vfmt(p->group, sizeof p->group, "user/%s/%s/%s/tp%u", vdata__model_short(p->model), p->gpu, p->engine, p->tp);
+  return SIM_OK;
+}
+
+/* A user record's deployment must name configs that exist: a typo is bad
+ * input, not a failed prediction. A Hugging Face id or benchmark label
+ * resolves like the tables' (vresolve.c). */
+static int user_configs(vset *s, scenario *sc, const char *what, int line, sim_err *err) {
+  model_cfg m;
+  gpu_cfg g;
+  engine_cfg e;
+  sim_err ce = {0, ""};
+  if (cfg_model_load(&m, sc->model, &ce)) {
+    const char *mm = vres_model(vset_resolver(s), sc->model, NULL, 0);
+    if (mm) vfmt(sc->model, sizeof sc->model, "%s", mm);
+  }
+  if (cfg_gpu_load(&g, sc->gpu, &ce)) {
+    const char *gg = vres_gpu(vset_resolver(s), sc->gpu);
+    if (gg) vfmt(sc->gpu, sizeof sc->gpu, "%s", gg);
+  }
+  if (cfg_engine_load(&e, sc->engine, &ce)) {
+    const char *ee = vres_engine(vset_resolver(s), sc->engine);
+    if (ee) vfmt(sc->engine, sizeof sc->engine, "%s", ee);
+  }
+  ce.code = 0, ce.msg[0] = 0;
+  if (cfg_model_load(&m, sc->model, &ce) || cfg_gpu_load(&g, sc->gpu, &ce) || cfg_engine_load(&e, sc->engine, &ce))
+    return sim_errf(err, SIM_EINPUT, "%s:%d: scenario: %s", what, line, ce.msg);
   return SIM_OK;
 }
 
@@ -743,29 +572,9 @@ static int user_record(vset *s, const cJSON *rec, const char *what, int line, in
     return sim_errf(err, SIM_EINPUT, "%s:%d: scenario.workload.trace: not allowed: the workload comes from the result",
                     what, line);
   }
-  { /* the deployment must name configs that exist: a typo is bad input, not a failed prediction */
-    model_cfg m;
-    gpu_cfg g;
-    engine_cfg e;
-    sim_err ce = {0, ""};
-    /* a Hugging Face id or benchmark label resolves like the tables' (vresolve.c) */
-    if (cfg_model_load(&m, sc->model, &ce)) {
-      const char *mm = vres_model(vset_resolver(s), sc->model, NULL, 0);
-      if (mm) vfmt(sc->model, sizeof sc->model, "%s", mm);
-    }
-    if (cfg_gpu_load(&g, sc->gpu, &ce)) {
-      const char *gg = vres_gpu(vset_resolver(s), sc->gpu);
-      if (gg) vfmt(sc->gpu, sizeof sc->gpu, "%s", gg);
-    }
-    if (cfg_engine_load(&e, sc->engine, &ce)) {
-      const char *ee = vres_engine(vset_resolver(s), sc->engine);
-      if (ee) vfmt(sc->engine, sizeof sc->engine, "%s", ee);
-    }
-    ce.code = 0, ce.msg[0] = 0;
-    if (cfg_model_load(&m, sc->model, &ce) || cfg_gpu_load(&g, sc->gpu, &ce) || cfg_engine_load(&e, sc->engine, &ce)) {
-      free(sc);
-      return sim_errf(err, SIM_EINPUT, "%s:%d: scenario: %s", what, line, ce.msg);
-    }
+  if ((rc = user_configs(s, sc, what, line, err))) {
+    free(sc);
+    return rc;
   }
   vpoint *p = vset_add(s);
   p->user_sc = sc;
@@ -775,11 +584,12 @@ static int user_record(vset *s, const cJSON *rec, const char *what, int line, in
   const char *name = jstr(rec, "name");
   vfmt(p->id, sizeof p->id, "user/%s", name ? name : "");
   if (!name) vfmt(p->id, sizeof p->id, "user/%d", (int)s->n);
-  set_str(p->model, sizeof p->model, sc->model);
-  set_str(p->gpu, sizeof p->gpu, sc->gpu);
-  set_str(p->engine, sizeof p->engine, sc->engine);
+  vdata__set_str(p->model, sizeof p->model, sc->model);
+  vdata__set_str(p->gpu, sizeof p->gpu, sc->gpu);
+  vdata__set_str(p->engine, sizeof p->engine, sc->engine);
   p->tp = sc->deploy.tp ? sc->deploy.tp : 1;
   p->pp = sc->deploy.pp ? sc->deploy.pp : 1;
+  p->dp = sc->deploy.dp;
   if (jget(res, "time_to_first_token") || jget(res, "llm_metrics")) return user_genai(p, sc, scj, res, what, line, err);
   /* the workload, from the result */
   double np, mc, burst, completed, tin, tout;

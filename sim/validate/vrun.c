@@ -113,6 +113,7 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
     else vfmt(sc->profile, sizeof sc->profile, "auto");
     sc->deploy.tp = p->tp;
     sc->deploy.pp = p->pp;
+    sc->deploy.dp = p->dp;
     sc->deploy.expert_parallel = p->ep;
     sc->deploy.act_dtype = p->act_dtype, sc->deploy.act_dtype_set = true;
     sc->deploy.weight_dtype = p->weight_dtype, sc->deploy.weight_dtype_set = true;
@@ -271,6 +272,7 @@ void vpoint_method(const vpoint *p, const voverrides *ov, char *buf, size_t n) {
                               sc->deploy.tp ? sc->deploy.tp : 1);
 #define ADDO(...)                                                        do {                                                                     snprintf(opt, sizeof opt, __VA_ARGS__);                                if (k < sizeof cmd) k += (size_t)snprintf(cmd + k, sizeof cmd - k, "%s", opt);   } while (0)
   if (sc->deploy.pp > 1) ADDO(" --pp %u", sc->deploy.pp);
+  if (sc->deploy.dp > 1) ADDO(" --dp %u", sc->deploy.dp);
   if (sc->deploy.expert_parallel) ADDO(" --enable-expert-parallel");
   if (!p->user_sc) {
     ADDO(" --dtype %s --quantization %s --kv-cache-dtype %s", dtype_name(sc->deploy.act_dtype),

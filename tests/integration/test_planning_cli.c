@@ -509,3 +509,40 @@ Test(planning_cli, mixture_of_experts_run_and_plan) {
   cr_assert(strstr(out, "Largest batch at 2048 tokens of context:"), "%s", out);
   cr_assert(strstr(out, "fp8 = 673.0 GB"), "%s", out);
 }
+
+/* Attention data parallelism (--data-parallel-size): a replica of 2 engine
+ * ranks x TP1 holds 2 GPUs, every request is served by one rank, the layout
+ * is named in run and plan, JSON echoes it, and what is not modelled (with
+ * pipeline parallelism, a lost replica) is refused by name. */
+Test(planning_cli, data_parallel_ranks) {
+  const char *mixtral = tu_tmpfile(".json",
+                                   "{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+                                   "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                                   "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 32000, "
+                                   "\"max_position_embeddings\": 32768, \"torch_dtype\": \"bfloat16\"}");
+  const char *j = tmp("dp.json");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "run --model %s --gpu h100-sxm --tp 1 --dp 2 --num-prompts 40 --json %s --force", mixtral,
+           j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "on 2 x h100-sxm (DP2 x TP1 x 1 replica)"), "%s", out);
+  cr_assert(strstr(out, "Successful requests:                     40"), "%s", out);
+  cJSON *root = load_json(j);
+  const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "servesim"), "configuration");
+  cr_assert(cJSON_IsObject(cfg));
+  cr_assert_eq(jnum(cfg, "data_parallel_size"), 2);
+  cr_assert_eq(jnum(cfg, "gpus_total"), 2);
+  cJSON_Delete(root);
+  snprintf(cmd, sizeof cmd, "plan --model %s --gpu h100-sxm --tp 1 --dp 4 --enable-expert-parallel", mixtral);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "on 4 x h100-sxm (DP4 x TP1 (EP4))"), "%s", out);
+  snprintf(cmd, sizeof cmd, "run --model %s --gpu h100-sxm --tp 1 --dp 2 --pp 2", mixtral);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "data_parallel_size 2 with pipeline_parallel_size 2: not modelled"), "%s", err);
+  snprintf(cmd, sizeof cmd, "run --model %s --gpu h100-sxm --tp 1 --dp 2 --fail-replica 0@1", mixtral);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "with data_parallel_size 2: not modelled"), "%s", err);
+  snprintf(cmd, sizeof cmd, "run --model %s --gpu h100-sxm --tp 1 --dp 3 --enable-expert-parallel", mixtral);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "data_parallel_size x tensor_parallel_size = 3 does not divide the 8 experts"), "%s", err);
+}

@@ -715,7 +715,7 @@ Test(config, resolve_expert_parallel_checks) {
   assert_msg_has(&e, "enable_expert_parallel: llama-3.1-70b has no experts");
   f.m.experts = 6, f.m.experts_per_tok = 2;
   cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
-  assert_msg_has(&e, "tensor_parallel_size 4 does not divide the 6 experts");
+  assert_msg_has(&e, "data_parallel_size x tensor_parallel_size = 4 does not divide the 6 experts");
   f.m.experts = 8;
   cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
   char buf[96];

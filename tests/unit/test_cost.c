@@ -821,6 +821,49 @@ Test(cost, pipeline_stages_split_the_step_and_pay_the_sends) {
   cost_deinit(&one.c), cost_deinit(&two.c), cost_deinit(&cross.c);
 }
 
+/* Attention data parallelism: DP2 x TP1 slices every expert over the 2 ranks
+ * like TP2 does (moe_tp 2), while attention stays whole on each rank. A
+ * rank's MoE layers see its own tokens plus its peer's (moe_peer_tokens), so
+ * a busy peer lengthens the step; the MoE block's reduction is the DP
+ * group's dispatch and combine (all-reduce volume over the 2 GPUs), and
+ * plan's decode figure assumes every rank decodes the same batch. */
+Test(cost, data_parallel_ranks_share_the_moe_layers) {
+  model_cfg m = tu_model_llama70b();
+  strcpy(m.name, "mixtral");
+  m.hidden = 4096, m.intermediate = 14336, m.layers = 32, m.q_heads = 32, m.kv_heads = 8, m.head_dim = 128;
+  m.vocab = 32000, m.tied_embeddings = false;
+  m.experts = 8, m.experts_per_tok = 2, m.expert_inter = 14336, m.moe_freq = m.moe_step = 1, m.moe_layers = 32;
+  deploy_cfg d = dep(1, DT_BF16);
+  d.dp = 2;
+  world w;
+  world_init(&w, m, tu_gpu_h100(), tu_engine_vllm(), d);
+  cr_assert_eq(w.c.shard.dp, 2);
+  cr_assert_eq(w.c.shard.moe_tp, 2, "the experts over dp x tp");
+  cr_assert_eq(w.c.shard.expert_inter, 7168);
+  cr_assert_eq(w.c.shard.q_heads, 32, "attention whole on the rank");
+  prefill_chunk ch = {4096, 0}; /* compute-bound experts: twice the tokens, about twice the time */
+  batch_desc alone = {4096, 1, 0, 0, 1, 1, &ch, 0}, busy = alone;
+  busy.moe_peer_tokens = 4096;
+  step_cost a, b;
+  cost_step(&w.c, &alone, &a);
+  cost_step(&w.c, &busy, &b);
+  assert_sums(&a);
+  assert_sums(&b);
+  cr_assert_gt(b.op_ns[OP_MOE], a.op_ns[OP_MOE] * 1.7, "twice the tokens through the experts: %g vs %g",
+               b.op_ns[OP_MOE], a.op_ns[OP_MOE]);
+  cr_assert_gt(b.op_ns[OP_ALLREDUCE], a.op_ns[OP_ALLREDUCE], "the dispatch and combine move the peer's tokens too");
+  cr_assert_gt(a.op_ns[OP_ALLREDUCE], 0, "TP1, but the DP group communicates");
+  cr_assert_float_eq(a.op_ns[OP_ATTN_PREFILL], b.op_ns[OP_ATTN_PREFILL], 0, "attention is the rank's own");
+  /* plan's decode step: both ranks at the batch */
+  step_cost d1;
+  cost_decode_step_ns(&w.c, 8, 512, &d1);
+  batch_desc dec = {8, 8, 8, 8 * 512, 8, 0, NULL, 8};
+  step_cost d2;
+  cost_step(&w.c, &dec, &d2);
+  cr_assert_float_eq(d1.total_ns, d2.total_ns, 1e-6 * d1.total_ns);
+  cost_deinit(&w.c);
+}
+
 /* Mixture of experts (Mixtral-8x7B shapes, every layer an MoE block): the FFN
  * time moves from the dense GEMMs to OP_MOE; without a table it is the
  * roofline of the experts a step reaches (balanced routing: 8 (1 - (3/4)^T)

@@ -246,6 +246,35 @@ Test(memplan, mixture_of_experts_weights) {
   cr_assert_float_eq(p.weights_bytes, (2 * m.params_total - whole) / 2 + whole, 1.0);
 }
 
+/* Attention data parallelism (vLLM --data-parallel-size with a mixture of
+ * experts): each of the dp ranks holds the attention, embeddings and norms
+ * whole at its TP (here TP1) and 1/(dp x tp) of every expert (the MoE layers
+ * flattened over all ranks); the whole model's weights do not change, and DP2
+ * x TP1 holds more per GPU than TP2 by half the attention and embeddings. */
+Test(memplan, data_parallel_ranks_share_the_experts) {
+  model_cfg m;
+  sim_err err = {0};
+  const char *mixtral = "{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+                        "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                        "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 32000, "
+                        "\"max_position_embeddings\": 32768}";
+  cr_assert_eq(cfg_model_parse(&m, mixtral, "mixtral.json", &err), SIM_OK, "%s", err.msg);
+  gpu_cfg g = tu_gpu_h100();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg tp2 = tu_deploy(2, DT_BF16), dp2 = tu_deploy(1, DT_BF16);
+  tp2.max_model_len = dp2.max_model_len = 32768;
+  dp2.dp = 2;
+  cr_assert_float_eq(memplan_weight_bytes(&m, &dp2), memplan_weight_bytes(&m, &tp2), 0.5, "the same model");
+  cr_assert_eq(deploy_gpus(&dp2), 2);
+  mem_plan a, b;
+  cr_assert_eq(memplan_compute(&a, &m, &g, &e, &tp2, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(memplan_compute(&b, &m, &g, &e, &dp2, &err), SIM_OK, "%s", err.msg);
+  /* attention (q, k, v, o) and the embedding + LM head: whole on each DP rank, halved at TP2 */
+  double attn = 32.0 * 4096 * (4096 + 2 * 1024 + 4096), emb = 2.0 * 32000 * 4096;
+  cr_assert_float_eq(b.weights_bytes - a.weights_bytes, (attn + emb) * 2 / 2, 4096.0 * 2,
+                     "DP2 x TP1 %.0f vs TP2 %.0f bytes", b.weights_bytes, a.weights_bytes);
+}
+
 /* Multi-head latent attention: the KV cache holds the 512-value latent and
  * the 64-value RoPE key per token and layer, the same on every TP rank (vLLM
  * replicates it): DeepSeek-V3/R1 in BF16 takes 61 x 576 x 2 = 70,272 bytes a

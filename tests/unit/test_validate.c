@@ -179,13 +179,19 @@ Test(validate_read, aic_newer_rows_and_their_quirks) {
            ",90,12\n"
            /* 13: expert parallelism beyond them */
            "l,silicon_concurrency=4,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1000,100,fp8,,4,2,1,1,1,4" AIC_TAIL
-           ",90,12\n",
+           ",90,12\n"
+           /* 14: the MoE layers over 2 GPUs, attention on 1 (attention_dp_size blank): data parallelism 2 */
+           "m,silicon_concurrency=8,vllm,0.12.0,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1000,100,fp8,,8,1,1,,2,1"
+           AIC_TAIL ",90,12\n"
+           /* 15: moe_tp over more GPUs than attention_dp_size x tp_size: not a layout vLLM runs */
+           "n,silicon_concurrency=8,vllm,0.12.0,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1000,100,fp8,,4,1,1,2,8,1"
+           AIC_TAIL ",90,12\n",
            AIC_FULL_HEADER);
   vset s;
   vset_init(&s);
   sim_err err = {0, ""};
   cr_assert_eq(vdata_parse_aic(&s, text, "new.csv", &err), 0, "%s", err.msg);
-  cr_assert_eq(s.n, 12);
+  cr_assert_eq(s.n, 14);
   const vpoint *p = &s.pts[0];
   cr_assert_eq(p->skip[0], 0, "%s", p->skip);
   cr_assert_str_eq(p->model, "llama-3.1-8b", "resolved through the config's aliases");
@@ -215,8 +221,18 @@ Test(validate_read, aic_newer_rows_and_their_quirks) {
   cr_assert(strstr(s.pts[9].skip, "nothing measured"), "%s", s.pts[9].skip);
   cr_assert_eq(s.pts[10].skip[0], 0, "expert parallelism over the TP ranks is modelled: %s", s.pts[10].skip);
   cr_assert(s.pts[10].ep);
-  cr_assert(strstr(s.pts[11].skip, "expert parallelism (moe_ep_size 4, moe_tp_size 1) beyond the TP ranks"), "%s",
-            s.pts[11].skip);
+  /* moe_ep 4 over tp 2: vLLM's data parallelism 2 with expert parallelism over all 4 ranks */
+  cr_assert_eq(s.pts[11].skip[0], 0, "%s", s.pts[11].skip);
+  cr_assert_eq(s.pts[11].dp, 2);
+  cr_assert(s.pts[11].ep);
+  cr_assert(strstr(s.pts[11].id, "/tp2dp2/"), "%s", s.pts[11].id);
+  p = &s.pts[12];
+  cr_assert_eq(p->skip[0], 0, "%s", p->skip);
+  cr_assert_eq(p->tp, 1);
+  cr_assert_eq(p->dp, 2, "moe_tp_size 2 over tp_size 1: two attention ranks");
+  cr_assert_eq(p->concurrency, 8, "the clients of both ranks");
+  cr_assert(!p->ep);
+  cr_assert(strstr(s.pts[13].skip, "attention data parallelism 2 with moe_tp_size 8"), "%s", s.pts[13].skip);
   vset_free(&s);
 }
 
@@ -596,10 +612,10 @@ Test(validate_shape, static_batch_matches_the_cost_model_by_hand) {
   cost_model c;
   static_cost(&c, &m, &g, &e, &d, B, ISL, OSL);
   prefill_chunk ch[4] = {{ISL, 0}, {ISL, 0}, {ISL, 0}, {ISL, 0}};
-  batch_desc pre = {B * ISL, B, 0, 0, B, B, ch};
+  batch_desc pre = {B * ISL, B, 0, 0, B, B, ch, 0};
   double ttft = step_ms(&c, &pre), dec = 0;
   for (uint32_t j = 1; j < OSL; j++) {
-    batch_desc bd = {B, B, B, (uint64_t)B * (ISL + j), B, 0, NULL};
+    batch_desc bd = {B, B, B, (uint64_t)B * (ISL + j), B, 0, NULL, 0};
     dec += step_ms(&c, &bd);
   }
   cr_assert_float_eq(p->pred[VM_TTFT], ttft, 1e-6, "ttft %.6f vs %.6f", p->pred[VM_TTFT], ttft);
@@ -647,10 +663,10 @@ Test(validate_shape, closed_loop_of_one_prefills_each_request_alone) {
   cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), 0);
   attach_auto(&c, &g, &e);
   prefill_chunk ch = {ISL, 0};
-  batch_desc pre = {ISL, 1, 0, 0, 1, 1, &ch};
+  batch_desc pre = {ISL, 1, 0, 0, 1, 1, &ch, 0};
   double ttft = step_ms(&c, &pre) + llround(e.frontend_latency_ns) / 1e6, dec = 0; /* the HTTP frontend, then the prefill */
   for (uint32_t j = 1; j < OSL; j++) {
-    batch_desc bd = {1, 1, 1, ISL + j, 1, 0, NULL};
+    batch_desc bd = {1, 1, 1, ISL + j, 1, 0, NULL, 0};
     dec += step_ms(&c, &bd);
   }
   /* the engine idles when the lone request finishes, so each next one starts at once */

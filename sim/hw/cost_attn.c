@@ -1,0 +1,129 @@
+/* cost_attn.c: the attention terms of the cost model (cost.h): decode and
+ * prefill calls from the measured tables, MLA by the roofline. */
+#include <math.h>
+
+#include "hw/cost.h"
+#include "hw/cost_impl.h"
+
+/* ---- attention ------------------------------------------------------------------ */
+
+/* One decode call: `batch` sequences attending to ctx_total tokens in all. */
+/* Multi-head latent attention (vLLM's MLA), roofline only (the kernel
+ * database's MLA tables are not imported yet). Decode runs absorbed: every
+ * head scores the query against the cached latent and RoPE key (kv_lora +
+ * rope) and sums the latents (kv_lora): 2 heads_g C (2 kv_lora + rope) flops,
+ * the latent cache read once per layer on every rank. Prefill runs
+ * unabsorbed: kv_b expands the (ctx + chunk) latents to per-head keys and
+ * values (2 (ctx + chunk) kvb_n kv_lora flops), then attention with
+ * (nope + rope)-dim keys and v-dim values over the chunk's causal work. */
+
+static double mla_decode(const cost_model *c, uint32_t batch, double C, cost_bound *bound) {
+  const model_shard *s = &c->shard;
+  const engine_cfg *e = c->engine;
+  double hg = s->q_heads, kl = s->kv_lora;
+  double bytes = C * s->mla_kv * kv_b(c) + (double)batch * hg * (s->mla_kv + kl) * act_b(c);
+  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
+  double tc = ns_of(2.0 * hg * C * (s->mla_kv + kl), c->gpu->flops[c->deploy->act_dtype] * e->attn_prefill_eff);
+  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
+  return tc > tm ? tc : tm;
+}
+
+static double mla_prefill(const cost_model *c, uint32_t chunk, uint32_t ctx, cost_bound *bound) {
+  const model_shard *s = &c->shard;
+  const engine_cfg *e = c->engine;
+  double hg = s->q_heads, all = (double)ctx + chunk, qk = s->head_dim, v = s->v_dim;
+  double up = 2.0 * all * s->kvb_n * s->kv_lora;
+  double attn = 2.0 * hg * chunk_work(chunk, ctx) * (qk + v);
+  double peak = c->gpu->flops[c->deploy->act_dtype];
+  double tc = ns_of(up, peak * e->gemm_compute_eff) + ns_of(attn, peak * e->attn_prefill_eff);
+  double bytes = all * s->mla_kv * kv_b(c) + all * hg * (qk + v) * act_b(c) * 2.0 + (double)chunk * hg * (qk + v) * act_b(c);
+  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
+  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
+  return tc > tm ? tc : tm;
+}
+
+double cost__attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_total, cost_src *src,
+                               cost_bound *bound) {
+  *src = SRC_ROOFLINE;
+  *bound = BOUND_MEMORY;
+  if (batch == 0) return 0;
+  if (c->shard.mla) return mla_decode(c, batch, (double)ctx_total, bound);
+  const model_shard *s = &c->shard;
+  const engine_cfg *e = c->engine;
+  double hd = s->head_dim, C = (double)ctx_total;
+  double bytes = C * shard_kv_elems(s) * kv_b(c) + (double)batch * 2.0 * s->q_heads * hd * act_b(c);
+  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
+  double tc = ns_of(4.0 * s->q_heads * hd * C, c->gpu->flops[c->deploy->act_dtype] * e->attn_prefill_eff);
+  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
+  uint64_t len64 = (ctx_total + batch / 2) / batch;
+  uint32_t kv_len = len64 < 1 ? 1 : len64 > UINT32_MAX ? UINT32_MAX : (uint32_t)len64;
+  double ns;
+  sim_dtype kvd = c->deploy->kv_dtype;
+  if (c->profile && prof_attn_decode_ns(c->profile, kvd, batch, kv_len, s->q_heads, s->kv_heads, s->head_dim, &ns)) {
+    *src = SRC_PROFILE;
+    return ns;
+  }
+  if (c->scaled_profile &&
+      prof_attn_decode_ns(c->scaled_profile, kvd, batch, kv_len, s->q_heads, s->kv_heads, s->head_dim, &ns)) {
+    sim_dtype a = c->deploy->act_dtype;
+    if (cost__scale_other(c, *bound, c->gpu->flops[a], c->scaled_gpu->flops[a], &ns)) {
+      *src = SRC_PROFILE_SCALED;
+      return ns;
+    }
+  }
+  return tc > tm ? tc : tm;
+}
+
+
+
+/* One chunk from profile p: a calibrate profile's (chunk, ctx) table answers
+ * directly; otherwise the measured time of the prompt with the same attention
+ * work (L tokens, L (L + 1) / 2 = c x + c (c + 1) / 2: the same query-key
+ * products, so the same compute at the efficiency the kernel reaches on that
+ * much work), at least the time of reading the chunk's x + c cached tokens
+ * once (a one-sequence decode call of that length: what bounds a short chunk
+ * after a long context). */
+static bool chunk_from(const cost_model *c, const prof *p, uint32_t chunk, uint32_t ctx, double *ns) {
+  const model_shard *s = &c->shard;
+  if (prof_attn_prefill_ns(p, chunk, ctx, s->q_heads, s->kv_heads, s->head_dim, ns)) return true;
+  double w = chunk_work(chunk, ctx), leq = floor((sqrt(8.0 * w + 1.0) - 1.0) / 2.0 + 0.5);
+  uint32_t L = leq < chunk ? chunk : leq > 4e9 ? 4000000000u : (uint32_t)leq;
+  double t;
+  if (!prof_attn_context_ns(p, c->deploy->kv_dtype, 1, L, s->q_heads, s->kv_heads, s->head_dim, &t)) return false;
+  t *= w / chunk_work(L, 0); /* L is rounded: keep the work exact */
+  double tm;
+  uint64_t len = (uint64_t)ctx + chunk;
+  if (ctx > 0 && prof_attn_decode_ns(p, c->deploy->kv_dtype, 1, len > UINT32_MAX ? UINT32_MAX : (uint32_t)len,
+                                     s->q_heads, s->kv_heads, s->head_dim, &tm) &&
+      tm > t)
+    t = tm;
+  *ns = t;
+  return true;
+}
+
+double cost__attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx, cost_src *src,
+                                cost_bound *bound) {
+  *src = SRC_ROOFLINE;
+  *bound = BOUND_COMPUTE;
+  if (chunk == 0) return 0;
+  if (c->shard.mla) return mla_prefill(c, chunk, ctx, bound);
+  const model_shard *s = &c->shard;
+  const engine_cfg *e = c->engine;
+  sim_dtype act = c->deploy->act_dtype;
+  double hd = s->head_dim;
+  double tc = ns_of(4.0 * s->q_heads * hd * chunk_work(chunk, ctx), c->gpu->flops[act] * e->attn_prefill_eff);
+  double bytes = ((double)ctx + chunk) * shard_kv_elems(s) * kv_b(c) + (double)chunk * 2.0 * s->q_heads * hd * act_b(c);
+  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
+  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
+  double ns;
+  if (c->profile && chunk_from(c, c->profile, chunk, ctx, &ns)) {
+    *src = SRC_PROFILE;
+    return ns;
+  }
+  if (c->scaled_profile && chunk_from(c, c->scaled_profile, chunk, ctx, &ns) &&
+      cost__scale_other(c, *bound, c->gpu->flops[act], c->scaled_gpu->flops[act], &ns)) {
+    *src = SRC_PROFILE_SCALED;
+    return ns;
+  }
+  return tc > tm ? tc : tm;
+}

@@ -1,0 +1,29 @@
+/* cost_impl.h: what the cost model's files (cost.c, cost_attn.c,
+ * cost_comm.c) share and nothing else includes: units, the deployment's
+ * sizes, and the terms one file computes for another. */
+#ifndef SIM_COST_IMPL_H
+#define SIM_COST_IMPL_H
+
+#include "hw/cost.h"
+
+static inline uint32_t tp_of(const cost_model *c) { return c->shard.tp; }
+static inline double act_b(const cost_model *c) { return dtype_bytes(c->deploy->act_dtype); }
+static inline double kv_b(const cost_model *c) { return dtype_bytes(c->deploy->kv_dtype); }
+static inline double ns_of(double work, double rate) { return work / rate * 1e9; }
+/* Attention work of a chunk of c tokens after x cached ones: token i attends
+ * to x + i + 1 tokens. */
+static inline double chunk_work(double c, double x) { return c * x + c * (c + 1.0) / 2.0; }
+
+/* A time measured on another GPU type scaled to this one by the datasheet
+ * ratio of the bound resource (cost.c). */
+bool cost__scale_other(const cost_model *c, cost_bound b, double peak_here, double peak_there, double *ns);
+/* One decode call of `batch` sequences over ctx_total tokens; one prefill chunk (cost_attn.c). */
+double cost__attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_total, cost_src *src,
+                              cost_bound *bound);
+double cost__attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx, cost_src *src, cost_bound *bound);
+/* One TP all-reduce of `tokens` x H activations as the deployment costs it; the DP group's dispatch and
+ * combine of Tg tokens (cost_comm.c). */
+double cost__allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src);
+double cost__dp_collective_ns(const cost_model *c, uint32_t Tg, cost_src *src);
+
+#endif

@@ -1,0 +1,230 @@
+/* vdata_aic.c: NVIDIA AIConfigurator's closed-loop silicon sample (CSV, any
+ * model, GPU, engine and mode; the mapping rules of vdata.c apply). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "validate/validate.h"
+#include "validate/vcsv.h"
+#include "validate/vdata_impl.h"
+
+/* ---- AIConfigurator closed-loop silicon sample ----------------------------------- */
+
+/* "key=value; key=value" -> value of key, into out. */
+static bool kv_field(const char *s, const char *key, char *out, size_t n) {
+  size_t kl = strlen(key);
+  for (const char *p = s; (p = strstr(p, key)) != NULL; p += kl) {
+    if ((p == s || p[-1] == ' ' || p[-1] == ';') && p[kl] == '=') {
+      const char *v = p + kl + 1, *e = strchr(v, ';');
+      size_t len = e ? (size_t)(e - v) : strlen(v);
+      if (len >= n) len = n - 1;
+      memcpy(out, v, len);
+      out[len] = 0;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* A parallelism column: blank or 0 mean 1 (newer AIConfigurator rows leave
+ * the ones that do not apply empty); absent column: 1. */
+static int par_u32(const vcsv *c, const vcsv_row *r, int col, const char *what, uint32_t *out, sim_err *err) {
+  *out = 1;
+  if (col < 0 || !r->f[col][0] || !strcmp(r->f[col], "0")) return SIM_OK;
+  return vcsv_u32(c, r, col, what, 1, 1024, out, err);
+}
+
+/* gemm_quant_mode (else precision) -> the point's dtypes; false with a reason
+ * for what servesim has no precision for. fp8_block (block-scaled W8A8 FP8)
+ * is costed with the per-tensor FP8 GEMM tables, the only FP8 ones measured.
+ * FP4 weights (fp4, nvfp4, mxfp4) are 4-bit weights run weight-only (W4A16),
+ * as GPUs without FP4 tensor cores (Hopper and older: every FP4 row of the
+ * data is H200) run them; servesim has no FP4 tensor-core path. */
+static bool aic_precision(vpoint *p, const char *q, char *why, size_t n) {
+  static const struct {
+    const char *mode;
+    int w;             /* weight dtype, -1: vdata__set_precision(as), -2: not representable */
+    const char *as;    /* set_precision's name, or the missing precision */
+  } t[] = {{"fp8", -1, "fp8"},          {"fp8_block", -1, "fp8"},   {"fp8_static", -1, "fp8"},
+           {"fp8_dynamic", -1, "fp8"},  {"float16", -1, "fp16"},    {"fp16", -1, "fp16"},
+           {"bfloat16", -1, "bf16"},    {"bf16", -1, "bf16"},       {"int8", DT_INT8, ""},
+           {"w8a8", DT_INT8, ""},       {"sq", DT_INT8, ""},        {"int4", DT_INT4, ""},
+           {"int4_wo", DT_INT4, ""},    {"w4a16", DT_INT4, ""},     {"int4_awq", DT_INT4, ""},
+           {"awq", DT_INT4, ""},        {"gptq", DT_INT4, ""},      {"int8_wo", -2, "8-bit weight-only"},
+           {"fp4", DT_INT4, ""},        {"nvfp4", DT_INT4, ""},       {"mxfp4", DT_INT4, ""},
+           {"w4afp8", -2, "4-bit weight, FP8 activation"}};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(t); i++) {
+    if (strcasecmp(q, t[i].mode)) continue;
+    if (t[i].w == -2) {
+      vfmt(why, n, "gemm_quant_mode %s: servesim has no %s precision", q, t[i].as);
+      return false;
+    }
+    if (t[i].w == -1) return vdata__set_precision(p, t[i].as);
+    p->act_dtype = p->kv_dtype = DT_BF16;
+    p->weight_dtype = (sim_dtype)t[i].w;
+    return true;
+  }
+  vfmt(why, n, "gemm_quant_mode %s: no matching servesim precision", q[0] ? q : "(empty)");
+  return false;
+}
+
+
+/* "measured=YYYY-MM-DD..." of silicon_data_source, as YYYYMMDD, or 0. */
+static uint32_t aic_measured_date(const char *src) {
+  char d[40];
+  if (!kv_field(src, "measured", d, sizeof d)) return 0;
+  unsigned y, m, dd;
+  if (sscanf(d, "%4u-%2u-%2u", &y, &m, &dd) != 3 || m < 1 || m > 12 || dd < 1 || dd > 31) return 0;
+  return y * 10000 + m * 100 + dd;
+}
+
+/* The engine version of a row: backend_version, else for vLLM from the
+ * measurement date. vLLM 0.11.0 was released 2025-10-02, 0.11.1 2025-11-18:
+ * a row measured in between ran 0.11.0 (the Llama-3.1-70B rows:
+ * measured=2025-10-29). Both kernel-db vLLM versions are newer; the 0.14.0
+ * tables' FP8 GEMMs alone take longer than the measured decode steps at
+ * concurrency 4 (docs/ACCURACY.md, "Which kernel tables"), so they cannot
+ * describe the engine that ran: these points use the 0.24.0 tables, which do
+ * not contradict them. Any other date: the engine file's version. */
+static void aic_version(vpoint *p, const char *ver, const char *engine, const char *src) {
+  if (ver[0]) {
+    vdata__set_str(p->engine_version, sizeof p->engine_version, ver);
+  } else if (engine && !strcmp(engine, "vllm")) {
+    uint32_t d = aic_measured_date(src);
+    if (d >= 20251002 && d < 20251118) {
+      vdata__set_str(p->engine_version, sizeof p->engine_version, "0.11.0");
+      vdata__set_str(p->kernel_version, sizeof p->kernel_version, "0.24.0");
+    }
+  }
+}
+
+/* What a row's parallelism means for vLLM, or why it cannot be run: attention
+ * data parallelism when the experts span more GPUs than one attention rank
+ * (vLLM --data-parallel-size (moe_tp x moe_ep) / tp, its MoE layers over all
+ * ranks; the clients are silicon_concurrency in all, spread over the ranks);
+ * expert parallelism only over all the ranks. has_mtp: the row records
+ * moe_tp_size. */
+static void aic_parallel(vpoint *p, uint32_t adp, uint32_t mtp, uint32_t mep, bool has_mtp, char *why, size_t n) {
+  uint32_t moe_g = mtp * mep;
+  if (moe_g > p->tp && moe_g % p->tp == 0 && (adp <= 1 || adp == moe_g / p->tp)) p->dp = moe_g / p->tp;
+  else if (adp > 1 && moe_g == p->tp * adp) p->dp = adp;
+  uint32_t dp = p->dp ? p->dp : 1;
+  p->ep = mep > 1; /* vLLM --enable-expert-parallel: the experts over the dp x tp ranks */
+  if (adp > 1 && p->dp != adp)
+    vfmt(why, n, "attention data parallelism %u with moe_tp_size %u x moe_ep_size %u over tp_size %u: not a layout "
+         "vLLM runs", adp, mtp, mep, p->tp);
+  else if (mep > 1 && !(mtp == 1 && mep == p->tp * dp))
+    vfmt(why, n, "expert parallelism (moe_ep_size %u, moe_tp_size %u) over other than all the ranks: not modelled",
+         mep, mtp);
+  else if (has_mtp && (uint64_t)moe_g > (uint64_t)p->tp * dp)
+    vfmt(why, n, "moe_tp_size %u x moe_ep_size %u exceeds tp_size %u x %u data-parallel ranks: not a layout vLLM runs",
+         mtp, mep, p->tp, dp);
+  else why[0] = 0;
+}
+
+int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
+  vcsv c;
+  int rc = vcsv_parse(&c, text, what, err);
+  if (rc) return rc;
+  vresolve *res = vset_resolver(s);
+  enum { C_BACKEND, C_MODEL, C_SYSTEM, C_MODE, C_ISL, C_OSL, C_BATCH, C_TP, C_TTFT, C_TPOT, NREQ };
+  static const char *const need[NREQ] = {"backend", "model_path", "system",     "mode",           "isl",
+                                         "osl",     "batch_size", "tp_size",    "silicon_ttft_ms", "silicon_tpot_ms"};
+  int col[NREQ];
+  for (int i = 0; i < NREQ && !rc; i++) rc = vcsv_need(&c, need[i], what, &col[i], err);
+  int c_src = vcsv_col(&c, "silicon_data_source"), c_ver = vcsv_col(&c, "backend_version");
+  int c_quant = vcsv_col(&c, "gemm_quant_mode"), c_prec = vcsv_col(&c, "precision");
+  int c_pp = vcsv_col(&c, "pp_size"), c_adp = vcsv_col(&c, "attention_dp_size");
+  int c_mtp = vcsv_col(&c, "moe_tp_size"), c_mep = vcsv_col(&c, "moe_ep_size");
+  for (size_t i = 0; i < c.n && !rc; i++) {
+    const vcsv_row *r = &c.rows[i];
+    vpoint *p = vset_add(s);
+    p->src = VSRC_AIC;
+    p->shape = VSHAPE_CLOSED;
+    vfmt(p->where, sizeof p->where, "%s:%d", what, r->line);
+    const char *backend = r->f[col[C_BACKEND]], *system = r->f[col[C_SYSTEM]], *mode = r->f[col[C_MODE]];
+    const char *mlabel = r->f[col[C_MODEL]], *src = c_src >= 0 ? r->f[c_src] : "";
+    if ((rc = vcsv_u32(&c, r, col[C_ISL], what, 1, 10000000, &p->isl, err))) break;
+    if ((rc = vcsv_u32(&c, r, col[C_OSL], what, 1, 10000000, &p->osl, err))) break;
+    char why[320] = "";
+    bool agg = !strcmp(mode, "agg");
+    if (!agg) {
+      vfmt(why, sizeof why, "mode %s: %s", mode[0] ? mode : "(empty)",
+           !strcmp(mode, "disagg") ? "disaggregated serving (separate prefill and decode workers) is not modelled"
+                                   : "servesim models aggregated serving only");
+    }
+    /* the measurements: blank = not measured (a skipped row), anything else must be a positive number */
+    bool measured = r->f[col[C_TTFT]][0] && r->f[col[C_TPOT]][0];
+    if (r->f[col[C_TTFT]][0] && (rc = vcsv_pos(&c, r, col[C_TTFT], what, &p->meas[VM_TTFT], err))) break;
+    if (r->f[col[C_TPOT]][0] && (rc = vcsv_pos(&c, r, col[C_TPOT], what, &p->meas[VM_TPOT], err))) break;
+    if (!measured && !why[0]) vfmt(why, sizeof why, "silicon_ttft_ms or silicon_tpot_ms is empty: nothing measured");
+    uint32_t adp = 1, mtp = 1, mep = 1, batch = 0;
+    if ((rc = par_u32(&c, r, col[C_TP], what, &p->tp, err))) break;
+    if ((rc = par_u32(&c, r, c_pp, what, &p->pp, err))) break;
+    if ((rc = par_u32(&c, r, c_adp, what, &adp, err))) break;
+    if ((rc = par_u32(&c, r, c_mtp, what, &mtp, err))) break;
+    if ((rc = par_u32(&c, r, c_mep, what, &mep, err))) break;
+    if (r->f[col[C_BATCH]][0] && (rc = vcsv_u32(&c, r, col[C_BATCH], what, 1, 1000000, &batch, err))) break;
+    /* clients: silicon_concurrency when recorded; batch_size is per attention-DP rank */
+    uint32_t conc_src = 0;
+    char cs[32];
+    if (kv_field(src, "silicon_concurrency", cs, sizeof cs)) {
+      uint64_t v;
+      if (!sim_parse_u64(cs, &v) || v < 1 || v > 1000000) {
+        rc = sim_errf(err, SIM_EINPUT,
+                      "%s:%d: silicon_data_source: silicon_concurrency: expected an integer >= 1, got '%s'", what,
+                      r->line, cs);
+        break;
+      }
+      conc_src = (uint32_t)v;
+    }
+    p->concurrency = conc_src ? conc_src : batch * adp;
+    if (!why[0] && !p->concurrency) vfmt(why, sizeof why, "batch_size is empty and no silicon_concurrency is recorded");
+    if (!why[0] && conc_src && batch && (uint64_t)batch * adp != conc_src)
+      vfmt(why, sizeof why, "batch_size %u x attention_dp_size %u differs from silicon_concurrency=%u", batch, adp,
+           conc_src);
+    if (!backend[0]) {
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: backend: empty", what, r->line);
+      break;
+    }
+    if (!system[0]) {
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: system: empty", what, r->line);
+      break;
+    }
+    char mwhy[320];
+    const char *gpu = vres_gpu(res, system), *model = vres_model(res, mlabel, mwhy, sizeof mwhy);
+    const char *engine = vres_engine(res, backend);
+    vdata__set_str(p->gpu, sizeof p->gpu, gpu);
+    vdata__set_str(p->model, sizeof p->model, model);
+    vdata__set_str(p->engine, sizeof p->engine, engine);
+    aic_version(p, c_ver >= 0 ? r->f[c_ver] : "", engine, src);
+    p->num_prompts = (uint64_t)VAL_CLOSED_PROMPTS_PER_CLIENT * p->concurrency;
+    p->tput_derived = true;
+    /* derived throughput: C x osl / E2EL (see validate.h) */
+    if (measured && p->concurrency)
+      p->meas[VM_TPUT] = p->concurrency * (double)p->osl /
+                         ((p->meas[VM_TTFT] + (p->osl - 1.0) * p->meas[VM_TPOT]) / 1000.0);
+    char pps[16] = "", pwhy[256];
+    aic_parallel(p, adp, mtp, mep, c_mtp >= 0 && r->f[c_mtp][0], pwhy, sizeof pwhy);
+    if (p->pp > 1) vfmt(pps, sizeof pps, "pp%u", p->pp);
+    if (p->dp > 1) vfmt(pps, sizeof pps, "dp%u", p->dp);
+    char mid[128];
+    vfmt(mid, sizeof mid, "%s", model ? vdata__model_short(model) : mlabel);
+    for (char *q = mid; (q = strchr(q, '/')) != NULL;) *q = '~'; /* an id's parts are separated by '/' */
+    vfmt(p->id, sizeof p->id, "aic/%s/%s/%s/tp%u%s/%ux%u/c%u", mid,
+         gpu ? gpu : system, backend, p->tp, pps, p->isl, p->osl, p->concurrency);
+    vdata__set_group(p, gpu ? gpu : system);
+    const char *quant = c_quant >= 0 && r->f[c_quant][0] ? r->f[c_quant] : c_prec >= 0 ? r->f[c_prec] : "";
+    char qwhy[160];
+    if (why[0]) vfmt(p->skip, sizeof p->skip, "%s", why);
+    else if (!model && mwhy[0]) vfmt(p->skip, sizeof p->skip, "%s: %s", mlabel, mwhy);
+    else if (!model) vfmt(p->skip, sizeof p->skip, "no servesim model config for %s (add one with --models DIR)", mlabel);
+    else if (!gpu) vfmt(p->skip, sizeof p->skip, "no servesim GPU config for system %s", system);
+    else if (!engine) vfmt(p->skip, sizeof p->skip, "no servesim engine config for backend %s", backend);
+    else if (pwhy[0]) vfmt(p->skip, sizeof p->skip, "%s", pwhy);
+    else if (!aic_precision(p, quant, qwhy, sizeof qwhy)) vfmt(p->skip, sizeof p->skip, "%s", qwhy);
+  }
+  vcsv_free(&c);
+  return rc;
+}

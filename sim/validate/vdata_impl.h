@@ -1,0 +1,19 @@
+/* vdata_impl.h: the mapping helpers the readers of measurements share
+ * (vdata.c, vdata_aic.c); nothing else includes it. */
+#ifndef SIM_VDATA_IMPL_H
+#define SIM_VDATA_IMPL_H
+
+#include "validate/validate.h"
+
+/* dst = v (empty when v is NULL), truncated to n. */
+void vdata__set_str(char *dst, size_t n, const char *v);
+/* Precision: "fp8" (weights FP8; KV FP8 for TensorRT-LLM), "fp16"/"mixed" (all FP16), "bf16". Returns false
+ * when unknown. */
+bool vdata__set_precision(vpoint *p, const char *prec);
+/* The point's series: model/gpu/engine/tpN/ISLxOSL. */
+void vdata__set_group(vpoint *p, const char *gpu_label);
+
+/* A model's short name for ids: the last path part without ".json" (a static buffer: use it at once). */
+const char *vdata__model_short(const char *m);
+
+#endif
