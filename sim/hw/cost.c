@@ -184,6 +184,28 @@ static double gemm_eval(const cost_model *c, cost_op op, uint32_t M, cost_src *s
  * plus the tokens of the other ranks' current steps, batch_desc
  * moe_peer_tokens); the router and the shared experts run on the rank's own
  * T. */
+/* One fused-MoE call from a table: exact (extrap false), or (extrap true,
+ * no expert parallelism) a TP the table lacks from the two largest halvings
+ * it has, following the measured trend: t(tp) = t(tp/2) x t(tp/2) / t(tp/4)
+ * (a constant ratio per doubling, clamped to [1/2, 1]: more GPUs never slow
+ * the call, nor speed it beyond halving its work); with only tp/2 measured,
+ * half of it. The kernel database measures vLLM's fp8_block triton MoE at TP
+ * 1, 2 and 4 only, so TP8 comes from this rule rather than from another
+ * kernel's table. */
+static bool moe_lookup(const prof *p, const char *dt, uint32_t Tg, uint32_t Hm, uint32_t Ie, const model_shard *s,
+                       const char *dist, bool extrap, double *ns) {
+  uint32_t mtp = s->moe_tp;
+  if (!extrap) return prof_moe_ns(p, dt, Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, ns);
+  if (s->ep > 1 || mtp < 2 || mtp % 2) return false;
+  double t2, t4;
+  if (!prof_moe_ns(p, dt, Tg, Hm, Ie, s->topk, s->experts, mtp / 2, 1, dist, &t2)) return false;
+  double r = 0.5;
+  if (mtp % 4 == 0 && prof_moe_ns(p, dt, Tg, Hm, Ie, s->topk, s->experts, mtp / 4, 1, dist, &t4) && t4 > 0)
+    r = fmin(1.0, fmax(0.5, t2 / t4));
+  *ns = t2 * r;
+  return true;
+}
+
 static double moe_eval(const cost_model *c, uint32_t T, uint32_t Tg, cost_src *src, cost_bound *bound) {
   *src = SRC_ROOFLINE;
   *bound = BOUND_MEMORY;
@@ -218,18 +240,20 @@ static double moe_eval(const cost_model *c, uint32_t T, uint32_t Tg, cost_src *s
   const char *dist = moe_routing_name(c->deploy->moe_routing);
   uint32_t Hm = c->model->hidden, Ie = c->model->expert_inter, mtp = s->moe_tp; /* the MoE layer's TP */
   bool found = false;
-  for (int i = 0; i < 2 && dts[i] && !found; i++) {
-    if (c->profile && prof_moe_ns(c->profile, dts[i], Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
-      *src = SRC_PROFILE;
-      routed = ns, found = true;
-    }
-  }
-  for (int a = 0; a < c->n_moe_alt && !found; a++) /* this GPU, another engine version */
-    for (int i = 0; i < 2 && dts[i] && !found; i++)
-      if (prof_moe_ns(c->moe_alt[a], dts[i], Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
+  /* the checkpoint's kernel first, measured at this TP/EP or extrapolated over TP from its own trend, in this
+     version's tables, then the other versions'; only then the other FP8 kernel */
+  for (int i = 0; i < 2 && dts[i] && !found; i++)
+    for (int extrap = 0; extrap < 2 && !found; extrap++) {
+      if (c->profile && moe_lookup(c->profile, dts[i], Tg, Hm, Ie, s, dist, extrap, &ns)) {
         *src = SRC_PROFILE;
         routed = ns, found = true;
       }
+      for (int a = 0; a < c->n_moe_alt && !found; a++) /* this GPU, another engine version */
+        if (moe_lookup(c->moe_alt[a], dts[i], Tg, Hm, Ie, s, dist, extrap, &ns)) {
+          *src = SRC_PROFILE;
+          routed = ns, found = true;
+        }
+    }
   for (int i = 0; i < 2 && dts[i] && !found && c->scaled_profile; i++) {
     if (prof_moe_ns(c->scaled_profile, dts[i], Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
       gemm_path o = path_for(c, c->scaled_gpu, OP_GEMM_GATEUP);

@@ -11,7 +11,7 @@
 
 #include "config/jsonx.h"
 
-typedef enum ax_kind { K_NAME = 0, K_INT, K_QUANT, K_KV, K_POS } ax_kind;
+typedef enum ax_kind { K_NAME = 0, K_INT, K_QUANT, K_KV, K_POS, K_BOOL } ax_kind;
 
 static const struct {
   const char *key, *flag, *alias;
@@ -22,6 +22,7 @@ static const struct {
     {"tensor_parallel_size", "tensor-parallel-size", "tp", K_INT, 64},
     {"pipeline_parallel_size", "pipeline-parallel-size", "pp", K_INT, CFG_MAX_PP},
     {"data_parallel_size", "data-parallel-size", "dp", K_INT, CFG_MAX_DP},
+    {"enable_expert_parallel", "enable-expert-parallel", NULL, K_BOOL, 0},
     {"replicas", "replicas", NULL, K_INT, 4096},
     {"quantization", "quantization", NULL, K_QUANT, 0},
     {"kv_cache_dtype", "kv-cache-dtype", NULL, K_KV, 0},
@@ -82,6 +83,12 @@ static int check_value(grid_axis_id a, const char *text, grid_value *out, const 
       if (strcmp(text, "auto") && (!dtype_parse(text, &dt) || (dt != DT_FP8 && dt != DT_BF16 && dt != DT_FP16)))
         return sim_errf(err, SIM_EINPUT, "%s: unknown KV cache dtype '%s' (auto, fp8, bf16, fp16)", what, text);
       return 0;
+    case K_BOOL: /* normalized to "on" / "off" so that duplicates and labels read the same */
+      if (!strcmp(text, "on") || !strcmp(text, "true") || !strcmp(text, "1")) out->x = 1;
+      else if (!strcmp(text, "off") || !strcmp(text, "false") || !strcmp(text, "0")) out->x = 0;
+      else return sim_errf(err, SIM_EINPUT, "%s: '%s' is not on or off (true/false, 1/0)", what, text);
+      snprintf(out->s, sizeof out->s, "%s", out->x ? "on" : "off");
+      return 0;
   }
   return sim_errf(err, SIM_EINTERNAL, "bad axis kind");
 }
@@ -112,7 +119,7 @@ int grid_set_axis_list(grid_spec *g, grid_axis_id a, const char *list, const cha
     snprintf(what, sizeof what, "%s (in '%s')", src, list);
     if ((rc = check_value(a, p, &g->v[a][n], what, err))) return rc;
     for (int k = 0; k < n; k++)
-      if (!strcmp(g->v[a][k].s, p)) return sim_errf(err, SIM_EINPUT, "%s: value '%s' appears twice", src, p);
+      if (!strcmp(g->v[a][k].s, g->v[a][n].s)) return sim_errf(err, SIM_EINPUT, "%s: value '%s' appears twice", src, p);
     n++;
     if (!c) break;
     p = c + 1;
@@ -125,6 +132,10 @@ int grid_set_axis_list(grid_spec *g, grid_axis_id a, const char *list, const cha
 /* ---- spec files (config/jsonx.h: strict keys, errors with lines) ------------------ */
 
 static int json_value_text(const cJSON *v, grid_axis_id a, char *buf, size_t n, const char *what, sim_err *err) {
+  if (cJSON_IsBool(v) && AX[a].kind == K_BOOL) {
+    snprintf(buf, n, "%s", cJSON_IsTrue(v) ? "on" : "off");
+    return 0;
+  }
   if (cJSON_IsString(v)) {
     snprintf(buf, n, "%s", v->valuestring);
     return 0;
@@ -136,7 +147,10 @@ static int json_value_text(const cJSON *v, grid_axis_id a, char *buf, size_t n, 
     return 0;
   }
   return sim_errf(err, SIM_EINPUT, "%s: expected %s", what,
-                  AX[a].kind == K_INT ? "an integer" : AX[a].kind == K_POS ? "a number" : "a string");
+                  AX[a].kind == K_INT    ? "an integer"
+                  : AX[a].kind == K_POS  ? "a number"
+                  : AX[a].kind == K_BOOL ? "true or false"
+                                         : "a string");
 }
 
 static int axis_of_key(const char *key) {
@@ -177,7 +191,8 @@ static int parse_grid_obj(grid_spec *g, const jx *j, const cJSON *o) {
       if ((rc = json_value_text(e, (grid_axis_id)a, txt, sizeof txt, w2, j->err))) return rc;
       if ((rc = check_value((grid_axis_id)a, txt, &g->v[a][n], w2, j->err))) return rc;
       for (int k = 0; k < n; k++)
-        if (!strcmp(g->v[a][k].s, txt)) return sim_errf(j->err, SIM_EINPUT, "%s: value '%s' appears twice", w2, txt);
+        if (!strcmp(g->v[a][k].s, g->v[a][n].s))
+          return sim_errf(j->err, SIM_EINPUT, "%s: value '%s' appears twice", w2, txt);
       n++;
     }
     g->n[a] = n;
@@ -339,6 +354,7 @@ int grid_apply(const grid_point *p, scenario *sc, sim_err *err) {
   if (p->set[AX_TP]) d->tp = (uint32_t)p->v[AX_TP].x;
   if (p->set[AX_PP]) d->pp = (uint32_t)p->v[AX_PP].x;
   if (p->set[AX_DP]) d->dp = (uint32_t)p->v[AX_DP].x;
+  if (p->set[AX_EP]) d->expert_parallel = p->v[AX_EP].x != 0;
   if (p->set[AX_REPLICAS]) d->replicas = (uint32_t)p->v[AX_REPLICAS].x;
   if (p->set[AX_QUANT]) {
     sim_dtype act = d->act_dtype_set ? d->act_dtype : DT_BF16;
@@ -363,7 +379,7 @@ int grid_apply(const grid_point *p, scenario *sc, sim_err *err) {
 }
 
 void grid_label(const grid_point *p, char *buf, size_t n) {
-  static const char *const pre[AX_COUNT] = {"", "tp", "pp", "dp", "x", "w:", "kv:", "seqs=", "tokens=", "rate=", "conc=", "scale="};
+  static const char *const pre[AX_COUNT] = {"", "tp", "pp", "dp", "ep:", "x", "w:", "kv:", "seqs=", "tokens=", "rate=", "conc=", "scale="};
   size_t o = 0;
   buf[0] = 0;
   for (int a = 0; a < AX_COUNT && o < n; a++)

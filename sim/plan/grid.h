@@ -43,6 +43,7 @@ typedef enum grid_axis_id {
   AX_TP,
   AX_PP,
   AX_DP,
+  AX_EP,
   AX_REPLICAS,
   AX_QUANT,
   AX_KV,

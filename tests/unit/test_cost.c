@@ -821,6 +821,41 @@ Test(cost, pipeline_stages_split_the_step_and_pay_the_sends) {
   cost_deinit(&one.c), cost_deinit(&two.c), cost_deinit(&cross.c);
 }
 
+/* A fused-MoE table the database lacks at this TP (vLLM's fp8_block triton
+ * MoE is measured at TP 1, 2 and 4): TP8 follows the kernel's own trend,
+ * t(8) = t(4) x t(4) / t(2), before any other kernel's table is tried. */
+Test(cost, moe_tp_beyond_the_table_follows_its_trend) {
+  model_cfg m = tu_model_llama70b();
+  strcpy(m.name, "mixtral");
+  m.hidden = 4096, m.intermediate = 14336, m.layers = 32, m.q_heads = 32, m.kv_heads = 8, m.head_dim = 128;
+  m.vocab = 32000, m.tied_embeddings = false;
+  m.experts = 8, m.experts_per_tok = 2, m.expert_inter = 14336, m.moe_freq = m.moe_step = 1, m.moe_layers = 32;
+  const char *json =
+      "{\"format\": \"servesim-profile\", \"version\": 2, \"gpu\": \"h100-sxm\", \"probes\": {\"copy_Bps\": 3.35e12, "
+      "\"peak_flops\": {\"bf16\": 9.89e14}}, \"moe\": ["
+      "{\"dtype\": \"bfloat16\", \"hidden\": 4096, \"inter\": 14336, \"topk\": 2, \"experts\": 8, \"tp\": 2, \"ep\": 1, "
+      "\"distribution\": \"balanced\", \"tokens\": [1, 64], \"ns\": [400000, 800000]},"
+      "{\"dtype\": \"bfloat16\", \"hidden\": 4096, \"inter\": 14336, \"topk\": 2, \"experts\": 8, \"tp\": 4, \"ep\": 1, "
+      "\"distribution\": \"balanced\", \"tokens\": [1, 64], \"ns\": [300000, 500000]}]}";
+  prof *p = NULL;
+  sim_err err = {0};
+  cr_assert_eq(prof_parse(&p, json, "moe.json", &err), SIM_OK, "%s", err.msg);
+  world w8, w4;
+  world_init(&w8, m, tu_gpu_h100(), tu_engine_vllm(), dep(8, DT_BF16));
+  world_init(&w4, m, tu_gpu_h100(), tu_engine_vllm(), dep(4, DT_BF16));
+  cost_set_profiles(&w8.c, p, NULL, NULL);
+  cost_set_profiles(&w4.c, p, NULL, NULL);
+  step_cost a8, a4;
+  cost_decode_step_ns(&w8.c, 1, 512, &a8);
+  cost_decode_step_ns(&w4.c, 1, 512, &a4);
+  cr_assert_eq(w8.c.src_count[OP_MOE][SRC_PROFILE], 1);
+  /* per layer: TP4 300 us (measured); TP8 300 x 300/400 = 225 us, plus the same router GEMM */
+  double router4 = a4.op_ns[OP_MOE] / 32 - 300000.0, routed8 = a8.op_ns[OP_MOE] / 32 - router4;
+  cr_assert_float_eq(routed8, 225000.0, 1500.0, "TP8 routed experts %.0f ns a layer", routed8);
+  cost_deinit(&w8.c), cost_deinit(&w4.c);
+  prof_free(p);
+}
+
 /* Attention data parallelism: DP2 x TP1 slices every expert over the 2 ranks
  * like TP2 does (moe_tp 2), while attention stays whole on each rank. A
  * rank's MoE layers see its own tokens plus its peer's (moe_peer_tokens), so
