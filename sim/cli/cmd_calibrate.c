@@ -387,6 +387,68 @@ static void sweep_attn(kern_ctx *k, cal_run *r, cal_attn *c) {
 
 /* ---- the calibration run ---------------------------------------------------------------------------- */
 
+/* The GEMM peaks of the dtypes whose checks passed: a failed probe drops that
+ * dtype's tables (without its peak a table has no speed of light: the profile
+ * would not load). */
+static void probe_peaks(kern_ctx *k, const cal_opts *o, cal_run *r, const sim_dtype *pk, size_t npk) {
+  sim_err err = {0};
+  for (size_t i = 0; i < npk && kern_usable(k); i++) {
+    if (!r->fam_ok[KF_GEMM][pk[i]]) continue;
+    if (kern_probe_gemm_peak(k, pk[i], o->quick, &r->peak[pk[i]], &err)) {
+      /* without its peak a table has no speed of light: the profile would not load */
+      fprintf(stderr, "probe: peak %s GEMM: %s\n", dtype_name(pk[i]), err.msg);
+      sim_append_line(r->notes, sizeof r->notes, "peak %s GEMM probe failed, its GEMM tables are left out: %s",
+                      dtype_name(pk[i]), err.msg);
+      r->peak[pk[i]] = 0;
+      r->fam_ok[KF_GEMM][pk[i]] = false;
+      r->failures++;
+    } else {
+      fprintf(stderr, "probe: peak %s GEMM %.0f TFLOP/s\n", dtype_name(pk[i]), r->peak[pk[i]] / 1e12);
+    }
+  }
+}
+
+/* Times every table of the plan, most useful first, until the CUDA context
+ * fails or --time-budget runs out (both noted, the profile then incomplete). */
+static void run_sweep(kern_ctx *k, const cal_opts *o, cal_run *r, const kern_plan *plan, double t_start) {
+  r->gemm = sim_calloc((size_t)plan->ngemm + 1, sizeof *r->gemm);
+  r->attn = sim_calloc((size_t)plan->nattn + 1, sizeof *r->attn);
+  sweep_item *items = sim_calloc((size_t)(plan->ngemm + plan->nattn) + 1, sizeof *items);
+  int ni = 0;
+  for (int i = 0; i < plan->ngemm; i++) {
+    r->gemm[i].plan = &plan->gemm[i];
+    for (int j = 0; j < KERN_PLAN_MAX_GRID; j++) r->gemm[i].ns[j] = NAN;
+    items[ni++] = (sweep_item){priority(plan->gemm[i].fam, plan->gemm[i].wdtype, plan->gemm[i].adtype), i, false};
+  }
+  for (int i = 0; i < plan->nattn; i++) {
+    r->attn[i].plan = &plan->attn[i];
+    for (int x = 0; x < KERN_PLAN_MAX_GRID; x++)
+      for (int y = 0; y < KERN_PLAN_MAX_GRID; y++) r->attn[i].ns[x][y] = NAN;
+    items[ni++] = (sweep_item){priority(plan->attn[i].fam, DT_BF16, plan->attn[i].kv_dtype), i, true};
+  }
+  qsort(items, (size_t)ni, sizeof *items, cmp_item);
+  for (int q = 0; q < ni; q++) {
+    const sweep_item *it = &items[q];
+    kern_family fam = it->attn ? plan->attn[it->idx].fam : plan->gemm[it->idx].fam;
+    sim_dtype dt = it->attn ? plan->attn[it->idx].kv_dtype : plan->gemm[it->idx].wdtype;
+    if (!r->fam_ok[fam][dt]) continue; /* its check failed or it is unsupported here (noted at the check) */
+    if (!kern_usable(k)) {
+      r->complete = false;
+      sim_append_line(r->notes, sizeof r->notes, "sweep stopped: the CUDA context is unusable after an error");
+      break;
+    }
+    if (o->time_budget_s > 0 && now_s() - t_start > o->time_budget_s) {
+      r->complete = false;
+      sim_append_line(r->notes, sizeof r->notes, "sweep stopped after --time-budget %.0f s: %d of %d tables measured",
+                      o->time_budget_s, q, ni);
+      break;
+    }
+    if (it->attn) sweep_attn(k, r, &r->attn[it->idx]);
+    else sweep_gemm(k, r, &r->gemm[it->idx]);
+  }
+  free(items);
+}
+
 static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
   double t_start = now_s();
   sim_err err = {0};
@@ -433,22 +495,8 @@ static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
               {req.kv_fp8, KF_DECODE, DT_FP8},     {req.prefill, KF_PREFILL, DT_BF16}};
   for (size_t i = 0; i < SIM_ARRAY_LEN(fams) && kern_usable(k); i++)
     if (fams[i].on) run_check(k, &r, fams[i].f, fams[i].dt, stderr);
-  /* GEMM peaks */
   static const sim_dtype pk[] = {DT_BF16, DT_FP8, DT_INT8};
-  for (size_t i = 0; i < SIM_ARRAY_LEN(pk) && kern_usable(k); i++) {
-    if (!r.fam_ok[KF_GEMM][pk[i]]) continue;
-    if (kern_probe_gemm_peak(k, pk[i], o->quick, &r.peak[pk[i]], &err)) {
-      /* without its peak a table has no speed of light: the profile would not load */
-      fprintf(stderr, "probe: peak %s GEMM: %s\n", dtype_name(pk[i]), err.msg);
-      sim_append_line(r.notes, sizeof r.notes, "peak %s GEMM probe failed, its GEMM tables are left out: %s",
-                      dtype_name(pk[i]), err.msg);
-      r.peak[pk[i]] = 0;
-      r.fam_ok[KF_GEMM][pk[i]] = false;
-      r.failures++;
-    } else {
-      fprintf(stderr, "probe: peak %s GEMM %.0f TFLOP/s\n", dtype_name(pk[i]), r.peak[pk[i]] / 1e12);
-    }
-  }
+  probe_peaks(k, o, &r, pk, SIM_ARRAY_LEN(pk));
   /* the plan, with the measured ceilings */
   kern_ceilings c;
   kern_ceilings_h200(&c);
@@ -469,42 +517,7 @@ static int cmd_run_calibration(const cal_opts *o, int argc, char **argv) {
     return cli_fail(CMD, &err);
   }
   kern_plan_print(&plan, stderr);
-  r.gemm = sim_calloc((size_t)plan.ngemm + 1, sizeof *r.gemm);
-  r.attn = sim_calloc((size_t)plan.nattn + 1, sizeof *r.attn);
-  sweep_item *items = sim_calloc((size_t)(plan.ngemm + plan.nattn) + 1, sizeof *items);
-  int ni = 0;
-  for (int i = 0; i < plan.ngemm; i++) {
-    r.gemm[i].plan = &plan.gemm[i];
-    for (int j = 0; j < KERN_PLAN_MAX_GRID; j++) r.gemm[i].ns[j] = NAN;
-    items[ni++] = (sweep_item){priority(plan.gemm[i].fam, plan.gemm[i].wdtype, plan.gemm[i].adtype), i, false};
-  }
-  for (int i = 0; i < plan.nattn; i++) {
-    r.attn[i].plan = &plan.attn[i];
-    for (int x = 0; x < KERN_PLAN_MAX_GRID; x++)
-      for (int y = 0; y < KERN_PLAN_MAX_GRID; y++) r.attn[i].ns[x][y] = NAN;
-    items[ni++] = (sweep_item){priority(plan.attn[i].fam, DT_BF16, plan.attn[i].kv_dtype), i, true};
-  }
-  qsort(items, (size_t)ni, sizeof *items, cmp_item);
-  for (int q = 0; q < ni; q++) {
-    const sweep_item *it = &items[q];
-    kern_family fam = it->attn ? plan.attn[it->idx].fam : plan.gemm[it->idx].fam;
-    sim_dtype dt = it->attn ? plan.attn[it->idx].kv_dtype : plan.gemm[it->idx].wdtype;
-    if (!r.fam_ok[fam][dt]) continue; /* its check failed or it is unsupported here (noted at the check) */
-    if (!kern_usable(k)) {
-      r.complete = false;
-      sim_append_line(r.notes, sizeof r.notes, "sweep stopped: the CUDA context is unusable after an error");
-      break;
-    }
-    if (o->time_budget_s > 0 && now_s() - t_start > o->time_budget_s) {
-      r.complete = false;
-      sim_append_line(r.notes, sizeof r.notes, "sweep stopped after --time-budget %.0f s: %d of %d tables measured",
-                      o->time_budget_s, q, ni);
-      break;
-    }
-    if (it->attn) sweep_attn(k, &r, &r.attn[it->idx]);
-    else sweep_gemm(k, &r, &r.gemm[it->idx]);
-  }
-  free(items);
+  run_sweep(k, o, &r, &plan, t_start);
   for (size_t i = 0; i < SIM_ARRAY_LEN(fams); i++)
     if (fams[i].on && !r.fam_ok[fams[i].f][fams[i].dt]) {
       char why[400];

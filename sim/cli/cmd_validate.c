@@ -177,6 +177,42 @@ static int run_fit(vset *s, voverrides *ov, uint32_t rounds, sim_err *err) {
   return SIM_OK;
 }
 
+/* Every measurement the flags name: the model configs (--models, else the
+ * shared data's), the data directory (when --data is given or no
+ * --measurements), then each --measurements path. */
+static int load_all(vset *s, const char *models, const char *data, const cli_list *meas, sim_err *err) {
+  int rc = SIM_OK;
+  char mdir[2048];
+  if (models) {
+    size_t nm = 0;
+    rc = vres_add_models_dir(vset_resolver(s), models, &nm, err);
+    if (!rc) vset_note(s, "%s: %zu model configs (--models)", models, nm);
+  } else if (vdata_find_models_dir(mdir, sizeof mdir)) {
+    size_t nm = 0;
+    rc = vres_add_models_dir(vset_resolver(s), mdir, &nm, err);
+    if (!rc) vset_note(s, "%s: %zu model configs", mdir, nm);
+  }
+  if (!rc && (data || meas->n == 0)) {
+    char dir[2048];
+    rc = vdata_find_dir(data, dir, sizeof dir, err);
+    if (!rc) rc = vdata_load_dir(s, dir, err);
+  }
+  for (int i = 0; i < meas->n && !rc; i++) rc = vdata_load_path(s, meas->items[i], err);
+  return rc;
+}
+
+/* The title line of the summaries: the parameters the points ran with. */
+static void run_title(const voverrides *ov, char *title, size_t n) {
+  char desc[2048];
+  describe_overrides(ov, desc, sizeof desc);
+  snprintf(title, n,
+           "engine files (configs/engines/*.json)%s%s; closed-loop output spread +-%g%% (vllm), +-%g%% (trtllm)%s",
+           desc[0] ? " with " : "", desc, 100 * vclosed_spread(ov, "vllm"), 100 * vclosed_spread(ov, "trtllm"),
+           !ov->allreduce_set || ov->allreduce == AR_AUTO ? ""
+           : ov->allreduce == AR_LINK             ? "; all-reduces from each GPU file's link (--allreduce link)"
+                                                  : "; all-reduces from the measured tables (--allreduce table)");
+}
+
 int cmd_validate(int argc, char **argv) {
   const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL, *traces = NULL, *models = NULL;
   uint32_t min_points = 5;
@@ -254,23 +290,7 @@ int cmd_validate(int argc, char **argv) {
 
   vset s;
   vset_init(&s);
-  int rc = SIM_OK;
-  char mdir[2048];
-  if (models) {
-    size_t nm = 0;
-    rc = vres_add_models_dir(vset_resolver(&s), models, &nm, &err);
-    if (!rc) vset_note(&s, "%s: %zu model configs (--models)", models, nm);
-  } else if (vdata_find_models_dir(mdir, sizeof mdir)) {
-    size_t nm = 0;
-    rc = vres_add_models_dir(vset_resolver(&s), mdir, &nm, &err);
-    if (!rc) vset_note(&s, "%s: %zu model configs", mdir, nm);
-  }
-  if (!rc && (data || meas.n == 0)) {
-    char dir[2048];
-    rc = vdata_find_dir(data, dir, sizeof dir, &err);
-    if (!rc) rc = vdata_load_dir(&s, dir, &err);
-  }
-  for (int i = 0; i < meas.n && !rc; i++) rc = vdata_load_path(&s, meas.items[i], &err);
+  int rc = load_all(&s, models, data, &meas, &err);
   if (rc) {
     vset_free(&s);
     return cli_fail("validate", &err);
@@ -284,15 +304,8 @@ int cmd_validate(int argc, char **argv) {
   if (fit) rc = run_fit(&s, &ov, rounds, &err);
   if (!rc) rc = vrun_all(&s, &ov, false, NULL, &err);
   ro.wall_s = wall_now() - t0;
-  char desc[2048];
-  describe_overrides(&ov, desc, sizeof desc);
   char title[2200];
-  snprintf(title, sizeof title,
-           "engine files (configs/engines/*.json)%s%s; closed-loop output spread +-%g%% (vllm), +-%g%% (trtllm)%s",
-           desc[0] ? " with " : "", desc, 100 * vclosed_spread(&ov, "vllm"), 100 * vclosed_spread(&ov, "trtllm"),
-           !ov.allreduce_set || ov.allreduce == AR_AUTO ? ""
-           : ov.allreduce == AR_LINK             ? "; all-reduces from each GPU file's link (--allreduce link)"
-                                                 : "; all-reduces from the measured tables (--allreduce table)");
+  run_title(&ov, title, sizeof title);
   ro.title = title;
   if (!rc) {
     FILE *tf = (json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ? stderr : stdout;

@@ -460,9 +460,90 @@ static void step_json(jw *j, const char *key, const plan_step *s) {
   jw_end(j);
 }
 
+/* plan_write_json's blocks: the memory per GPU, the full-step all-reduce, the layouts of the same GPUs. */
+static void memory_json(jw *j, const mem_plan *m) {
+  jw_obj(j, "memory_per_gpu");
+  jw_num(j, "device_gib", m->device_bytes / GIB);
+  jw_num(j, "budget_gib", m->budget_bytes / GIB);
+  jw_num(j, "weights_gib", m->weights_bytes / GIB);
+  jw_num(j, "activation_gib", m->activation_bytes / GIB);
+  jw_num(j, "cuda_graph_gib", m->cuda_graph_bytes / GIB);
+  jw_num(j, "runtime_overhead_gib", m->runtime_bytes / GIB);
+  jw_num(j, "kv_cache_gib", m->kv_bytes / GIB);
+  jw_num(j, "kv_bytes_per_token", m->kv_bytes_per_token);
+  jw_u64(j, "block_size", m->block_tokens);
+  jw_u64(j, "kv_blocks", m->kv_blocks);
+  jw_u64(j, "kv_tokens", m->kv_tokens);
+  if (m->pp > 1) {
+    jw_u64(j, "binding_stage", m->binding_stage);
+    jw_arr(j, "pipeline_stages");
+    for (uint32_t k = 0; k < m->pp; k++) {
+      jw_obj(j, NULL);
+      jw_u64(j, "layers", m->stage_layers[k]);
+      jw_num(j, "weights_gib", m->stage_weights_bytes[k] / GIB);
+      jw_u64(j, "kv_blocks_its_memory_holds", m->stage_kv_blocks[k]);
+      jw_end(j);
+    }
+    jw_end(j);
+  }
+  jw_end(j);
+}
+
+static void allreduce_json(jw *j, const plan_result *p) {
+  const deploy_cfg *d = &p->deploy;
+  if (d->tp > 1) {
+    jw_obj(j, "allreduce_full_step");
+    jw_str(j, "source", p->ar_measured ? "measured table" : "link formula");
+    jw_str(j, "allreduce", ar_source_name(d->allreduce));
+    if (p->ar_chk_valid) {
+      jw_num(j, "measured_bus_bandwidth_gb_s_16mib", p->ar_chk.table_busbw_Bps / 1e9);
+      jw_num(j, "link_bus_bandwidth_gb_s_16mib", p->ar_chk.link_busbw_Bps / 1e9);
+      jw_bool(j, "measured_table_implausible", p->ar_chk.implausible);
+    }
+    jw_num(j, "bus_bandwidth_gb_s", p->ar_busbw_Bps / 1e9);
+    jw_num(j, "link_formula_bus_bandwidth_gb_s", p->ar_link_busbw_Bps / 1e9);
+    jw_u64(j, "nodes", p->nodes);
+    jw_u64(j, "gpus_per_node", d->gpus_per_node);
+    jw_num(j, "batch1_allreduce_us", p->ar1_ns / 1e3);
+    jw_num(j, "batch1_allreduce_network_us", p->ar1_network_ns / 1e3);
+    if (p->nodes > 1) jw_num(j, "batch1_decode_ms_inside_one_node", p->decode1_node_ns / 1e6);
+    else jw_null(j, "batch1_decode_ms_inside_one_node");
+    jw_end(j);
+  } else {
+    jw_null(j, "allreduce_full_step");
+  }
+}
+
+static void layouts_json(jw *j, const plan_result *p) {
+  if (p->n_layouts) {
+    jw_arr(j, "layouts");
+    for (uint32_t i = 0; i < p->n_layouts; i++) {
+      const plan_layout *L = &p->layouts[i];
+      jw_obj(j, NULL);
+      jw_u64(j, "tensor_parallel_size", L->tp);
+      jw_u64(j, "pipeline_parallel_size", L->pp);
+      jw_u64(j, "nodes", L->nodes);
+      jw_bool(j, "this_plan", (int)i == p->this_layout);
+      jw_bool(j, "valid", L->valid);
+      jw_bool(j, "fits", L->fits);
+      if (L->why[0]) jw_str(j, "why_not", L->why);
+      else jw_null(j, "why_not");
+      if (L->valid) {
+        jw_u64(j, "kv_tokens", L->kv_tokens);
+        step_json(j, "decode_batch1", &L->decode1);
+        if (L->ref_batch) step_json(j, "decode_ref_batch", &L->decode_ref);
+        else jw_null(j, "decode_ref_batch");
+      }
+      jw_end(j);
+    }
+    jw_end(j);
+  } else {
+    jw_null(j, "layouts");
+  }
+}
+
 int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   const deploy_cfg *d = &p->deploy;
-  const mem_plan *m = &p->mem;
   jw j;
   jw_begin(&j, f);
   jw_str(&j, "model", p->model.name);
@@ -470,6 +551,7 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_str(&j, "engine", p->engine.name);
   jw_u64(&j, "tensor_parallel_size", d->tp);
   jw_u64(&j, "pipeline_parallel_size", d->pp);
+  if (deploy_dp(d) > 1) jw_u64(&j, "data_parallel_size", deploy_dp(d));
   jw_u64(&j, "gpus", deploy_gpus(d));
   jw_str(&j, "dtype", dtype_name(d->act_dtype));
   jw_str(&j, "weight_dtype", dtype_name(d->weight_dtype));
@@ -482,31 +564,7 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_bool(&j, "fits", p->fits);
   if (p->fits) jw_null(&j, "refusal");
   else jw_str(&j, "refusal", p->refusal);
-  jw_obj(&j, "memory_per_gpu");
-  jw_num(&j, "device_gib", m->device_bytes / GIB);
-  jw_num(&j, "budget_gib", m->budget_bytes / GIB);
-  jw_num(&j, "weights_gib", m->weights_bytes / GIB);
-  jw_num(&j, "activation_gib", m->activation_bytes / GIB);
-  jw_num(&j, "cuda_graph_gib", m->cuda_graph_bytes / GIB);
-  jw_num(&j, "runtime_overhead_gib", m->runtime_bytes / GIB);
-  jw_num(&j, "kv_cache_gib", m->kv_bytes / GIB);
-  jw_num(&j, "kv_bytes_per_token", m->kv_bytes_per_token);
-  jw_u64(&j, "block_size", m->block_tokens);
-  jw_u64(&j, "kv_blocks", m->kv_blocks);
-  jw_u64(&j, "kv_tokens", m->kv_tokens);
-  if (m->pp > 1) {
-    jw_u64(&j, "binding_stage", m->binding_stage);
-    jw_arr(&j, "pipeline_stages");
-    for (uint32_t k = 0; k < m->pp; k++) {
-      jw_obj(&j, NULL);
-      jw_u64(&j, "layers", m->stage_layers[k]);
-      jw_num(&j, "weights_gib", m->stage_weights_bytes[k] / GIB);
-      jw_u64(&j, "kv_blocks_its_memory_holds", m->stage_kv_blocks[k]);
-      jw_end(&j);
-    }
-    jw_end(&j);
-  }
-  jw_end(&j);
+  memory_json(&j, &p->mem);
   jw_obj(&j, "batch");
   jw_u64(&j, "blocks_per_sequence", p->blocks_per_seq);
   jw_u64(&j, "max_batch_memory", p->max_batch_memory);
@@ -515,27 +573,7 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_end(&j);
   jw_str(&j, "cost_source", p->cost_source);
   jw_str(&j, "cuda_graphs", p->graphs);
-  if (d->tp > 1) {
-    jw_obj(&j, "allreduce_full_step");
-    jw_str(&j, "source", p->ar_measured ? "measured table" : "link formula");
-    jw_str(&j, "allreduce", ar_source_name(d->allreduce));
-    if (p->ar_chk_valid) {
-      jw_num(&j, "measured_bus_bandwidth_gb_s_16mib", p->ar_chk.table_busbw_Bps / 1e9);
-      jw_num(&j, "link_bus_bandwidth_gb_s_16mib", p->ar_chk.link_busbw_Bps / 1e9);
-      jw_bool(&j, "measured_table_implausible", p->ar_chk.implausible);
-    }
-    jw_num(&j, "bus_bandwidth_gb_s", p->ar_busbw_Bps / 1e9);
-    jw_num(&j, "link_formula_bus_bandwidth_gb_s", p->ar_link_busbw_Bps / 1e9);
-    jw_u64(&j, "nodes", p->nodes);
-    jw_u64(&j, "gpus_per_node", d->gpus_per_node);
-    jw_num(&j, "batch1_allreduce_us", p->ar1_ns / 1e3);
-    jw_num(&j, "batch1_allreduce_network_us", p->ar1_network_ns / 1e3);
-    if (p->nodes > 1) jw_num(&j, "batch1_decode_ms_inside_one_node", p->decode1_node_ns / 1e6);
-    else jw_null(&j, "batch1_decode_ms_inside_one_node");
-    jw_end(&j);
-  } else {
-    jw_null(&j, "allreduce_full_step");
-  }
+  allreduce_json(&j, p);
   step_json(&j, "decode_batch1", &p->decode1);
   if (p->max_batch) step_json(&j, "decode_max_batch", &p->decode_max);
   else jw_null(&j, "decode_max_batch");
@@ -552,31 +590,7 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_u64(&j, "min_gpus_for_bandwidth", p->min_gpus_bandwidth);
   jw_num(&j, "deployment_hbm_tb_s", p->deploy_hbm_Bps / 1e12);
   jw_end(&j);
-  if (p->n_layouts) {
-    jw_arr(&j, "layouts");
-    for (uint32_t i = 0; i < p->n_layouts; i++) {
-      const plan_layout *L = &p->layouts[i];
-      jw_obj(&j, NULL);
-      jw_u64(&j, "tensor_parallel_size", L->tp);
-      jw_u64(&j, "pipeline_parallel_size", L->pp);
-      jw_u64(&j, "nodes", L->nodes);
-      jw_bool(&j, "this_plan", (int)i == p->this_layout);
-      jw_bool(&j, "valid", L->valid);
-      jw_bool(&j, "fits", L->fits);
-      if (L->why[0]) jw_str(&j, "why_not", L->why);
-      else jw_null(&j, "why_not");
-      if (L->valid) {
-        jw_u64(&j, "kv_tokens", L->kv_tokens);
-        step_json(&j, "decode_batch1", &L->decode1);
-        if (L->ref_batch) step_json(&j, "decode_ref_batch", &L->decode_ref);
-        else jw_null(&j, "decode_ref_batch");
-      }
-      jw_end(&j);
-    }
-    jw_end(&j);
-  } else {
-    jw_null(&j, "layouts");
-  }
+  layouts_json(&j, p);
   jw_arr(&j, "gates");
   for (int i = 0; i < PLAN_GATES; i++) {
     jw_obj(&j, NULL);

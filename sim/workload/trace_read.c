@@ -28,30 +28,10 @@
 #include <string.h>
 
 #include "workload/trace.h"
-
-#define RD_MAX_TOKENS 10000000u             /* per request, prompt or output */
-#define RD_LIMIT_NS 10000000000000000000ull /* 1e10 s: timestamps must stay below */
-#define RD_MAX_COLS 64                      /* header columns */
-#define RD_JSON_DEPTH 64                    /* nesting skipped in unknown Mooncake keys */
-
-typedef struct span {
-  const char *p;
-  size_t n; /* bytes */
-} span;
+#include "workload/trace_read_impl.h"
 
 /* ---- session ids: byte strings -> 1-based index in order of first sight ---- */
 
-typedef struct sess_key {
-  span key;      /* the id as written (points into the input) */
-  uint64_t hash; /* hash_bytes(key) */
-} sess_key;
-
-typedef struct sess_map {
-  uint64_t *slots; /* open addressing, linear probing: 0 empty, else (hash >> 32) << 32 | index */
-  size_t mask;     /* slots - 1 (power of two, load <= 1/2) */
-  sess_key *keys;  /* keys[i - 1] is session i */
-  size_t n, cap;   /* sessions, capacity of keys */
-} sess_map;
 
 static uint64_t hash_bytes(span s) {
   uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, then a final mix */
@@ -101,37 +81,9 @@ static uint32_t sess_get(sess_map *m, span key) {
   return (uint32_t)m->n;
 }
 
-/* ---- reader state and messages ---- */
-
-enum { ROLE_TS, ROLE_PROMPT, ROLE_OUTPUT, ROLE_SESSION, ROLE_HASH, N_ROLES };
-
-typedef struct rd {
-  trace *t;
-  const char *path; /* names the input in messages */
-  const char *end;  /* one past the last input byte */
-  const char *p;    /* next unread byte */
-  size_t line;      /* 1-based number of the line last returned */
-  sim_err *err;
-  sess_map sess;
-  trace_format fmt;
-  /* ordering: the previous row's timestamp */
-  bool have_prev;
-  uint64_t prev_ns; /* absolute, in the file's clock */
-  span prev_tok;
-  size_t prev_line;
-  /* CSV header */
-  size_t ncol;
-  span hdr[RD_MAX_COLS];      /* header names as written */
-  int role_col[N_ROLES];      /* column of each role, -1 if absent */
-  const char *role_name[N_ROLES]; /* canonical column names for messages */
-  char role_label[N_ROLES][48];   /* "column 'name'", made once per header */
-  uint32_t hbt_line;          /* line of a `# hash_block_tokens` comment, 0 if none */
-  char label[160];            /* scratch for "column 'x'" */
-} rd;
-
 /* Copies s into buf for a message: printable ASCII as is, anything else as
  * \xNN, at most ~48 source bytes then "...". */
-static const char *show(char *buf, size_t cap, span s) {
+const char *trd__show(char *buf, size_t cap, span s) {
   static const char hex[] = "0123456789abcdef";
   size_t o = 0, i = 0;
   for (; i < s.n && o + 8 < cap && i < 48; i++) {
@@ -154,7 +106,7 @@ static const char *show(char *buf, size_t cap, span s) {
 }
 
 /* Fails with "path:line: what: message". */
-__attribute__((format(printf, 3, 4))) static int rd_fail(rd *r, const char *what, const char *fmt, ...) {
+__attribute__((format(printf, 3, 4))) int trd__rd_fail(rd *r, const char *what, const char *fmt, ...) {
   char m[768];
   va_list ap;
   va_start(ap, fmt);
@@ -169,7 +121,7 @@ static const char *col_label(rd *r, size_t col) {
   char name[256];
   for (int k = 0; k < N_ROLES; k++)
     if (r->role_col[k] == (int)col && r->role_name[k]) return r->role_label[k];
-  snprintf(r->label, sizeof r->label, "column %zu '%s'", col + 1, show(name, sizeof name, r->hdr[col]));
+  snprintf(r->label, sizeof r->label, "column %zu '%s'", col + 1, trd__show(name, sizeof name, r->hdr[col]));
   return r->label;
 }
 
@@ -177,7 +129,7 @@ static const char *col_label(rd *r, size_t col) {
 
 static bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
-static span sp_trim(span s) {
+span trd__sp_trim(span s) {
   while (s.n && is_blank(s.p[0])) s.p++, s.n--;
   while (s.n && (is_blank(s.p[s.n - 1]) || s.p[s.n - 1] == '\r')) s.n--;
   return s;
@@ -201,7 +153,7 @@ static bool sp_prefix(span s, const char *lit) {
 }
 
 /* Next physical line without its '\n' (and one '\r' before it); false at the end. */
-static bool next_line(rd *r, span *ln) {
+bool trd__next_line(rd *r, span *ln) {
   if (r->p >= r->end) return false;
   const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
   const char *e = nl ? nl : r->end;
@@ -222,7 +174,7 @@ static size_t split_csv(span line, span *f, size_t maxf) {
     const char *c = memchr(p, ',', (size_t)(e - p));
     const char *fe = c ? c : e;
     if (nf < maxf) {
-      span s = sp_trim((span){p, (size_t)(fe - p)});
+      span s = trd__sp_trim((span){p, (size_t)(fe - p)});
       if (s.n >= 2 && s.p[0] == '"' && s.p[s.n - 1] == '"') s = (span){s.p + 1, s.n - 2};
       f[nf] = s;
     }
@@ -234,13 +186,12 @@ static size_t split_csv(span line, span *f, size_t maxf) {
 
 /* ---- numbers ---- */
 
-enum { NUM_OK = 0, NUM_SYNTAX, NUM_NEGATIVE, NUM_RANGE };
 
 /* Parses an unsigned decimal `digits[.digits][(e|E)[+|-]digits]` (at least
  * one digit in the mantissa) times 10^scale, rounded half up to an integer.
  * A leading '-' gives NUM_NEGATIVE (if the rest is a number); a result >= limit
  * gives NUM_RANGE. Exact: no floating point. */
-static int parse_decimal(span s, int scale, uint64_t limit, uint64_t *out) {
+int trd__parse_decimal(span s, int scale, uint64_t limit, uint64_t *out) {
   const char *p = s.p, *e = s.p + s.n;
   bool negative = p < e && *p == '-'; /* reported only if the rest is a number */
   if (negative) p++;
@@ -300,7 +251,7 @@ static int parse_decimal(span s, int scale, uint64_t limit, uint64_t *out) {
 }
 
 /* A token count: digits, optionally followed by '.' and zeros ("472.0"). */
-static int parse_tokens(rd *r, span s, const char *what, uint32_t *out) {
+int trd__parse_tokens(rd *r, span s, const char *what, uint32_t *out) {
   char b[256];
   const char *p = s.p, *e = s.p + s.n;
   uint64_t v = 0;
@@ -313,28 +264,28 @@ static int parse_tokens(rd *r, span s, const char *what, uint32_t *out) {
   }
   if (nd == 0 || p != e) {
     if (s.n > 1 && s.p[0] == '-' && s.p[1] >= '0' && s.p[1] <= '9')
-      return rd_fail(r, what, "expected a non-negative integer, got negative '%s'", show(b, sizeof b, s));
-    return rd_fail(r, what, "expected a non-negative integer, got '%s'", show(b, sizeof b, s));
+      return trd__rd_fail(r, what, "expected a non-negative integer, got negative '%s'", trd__show(b, sizeof b, s));
+    return trd__rd_fail(r, what, "expected a non-negative integer, got '%s'", trd__show(b, sizeof b, s));
   }
   if (v > RD_MAX_TOKENS)
-    return rd_fail(r, what, "'%s' tokens exceeds the limit of %u tokens per request", show(b, sizeof b, s),
+    return trd__rd_fail(r, what, "'%s' tokens exceeds the limit of %u tokens per request", trd__show(b, sizeof b, s),
                    RD_MAX_TOKENS);
   *out = (uint32_t)v;
   return SIM_OK;
 }
 
 /* A timestamp in seconds (scale 9) or milliseconds (scale 6) to ns. */
-static int parse_ts_decimal(rd *r, span s, int scale, const char *what, uint64_t *ns) {
+int trd__parse_ts_decimal(rd *r, span s, int scale, const char *what, uint64_t *ns) {
   char b[256];
   const char *unit = scale == 9 ? "seconds" : "milliseconds";
-  switch (parse_decimal(s, scale, RD_LIMIT_NS, ns)) {
+  switch (trd__parse_decimal(s, scale, RD_LIMIT_NS, ns)) {
   case NUM_OK: return SIM_OK;
-  case NUM_NEGATIVE: return rd_fail(r, what, "negative timestamp '%s'", show(b, sizeof b, s));
+  case NUM_NEGATIVE: return trd__rd_fail(r, what, "negative timestamp '%s'", trd__show(b, sizeof b, s));
   case NUM_RANGE:
-    return rd_fail(r, what, "timestamp '%s' %s is beyond the supported range (< 1e10 s)", show(b, sizeof b, s),
+    return trd__rd_fail(r, what, "timestamp '%s' %s is beyond the supported range (< 1e10 s)", trd__show(b, sizeof b, s),
                    unit);
   default:
-    return rd_fail(r, what, "expected a non-negative number of %s, got '%s'", unit, show(b, sizeof b, s));
+    return trd__rd_fail(r, what, "expected a non-negative number of %s, got '%s'", unit, trd__show(b, sizeof b, s));
   }
 }
 
@@ -369,36 +320,36 @@ static int parse_azure_ts(rd *r, span s, const char *what, uint64_t *ns) {
   if (s.n < 19 || !digits(p, 4, &y) || p[4] != '-' || !digits(p + 5, 2, &mo) || p[7] != '-' ||
       !digits(p + 8, 2, &d) || (p[10] != ' ' && p[10] != 'T') || !digits(p + 11, 2, &h) || p[13] != ':' ||
       !digits(p + 14, 2, &mi) || p[16] != ':' || !digits(p + 17, 2, &sec))
-    return rd_fail(r, what, "expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fffffff]', got '%s'", show(b, sizeof b, s));
+    return trd__rd_fail(r, what, "expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fffffff]', got '%s'", trd__show(b, sizeof b, s));
   uint64_t frac = 0;
   size_t i = 19;
   if (i < s.n) {
     if (p[i] != '.' || s.n - i - 1 < 1 || s.n - i - 1 > 9)
-      return rd_fail(r, what, "expected 'YYYY-MM-DD HH:MM:SS' with 1 to 9 fractional digits, got '%s'",
-                     show(b, sizeof b, s));
+      return trd__rd_fail(r, what, "expected 'YYYY-MM-DD HH:MM:SS' with 1 to 9 fractional digits, got '%s'",
+                     trd__show(b, sizeof b, s));
     int nf = 0;
     for (i++; i < s.n; i++, nf++) {
       if (p[i] < '0' || p[i] > '9')
-        return rd_fail(r, what, "expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fffffff]', got '%s'",
-                       show(b, sizeof b, s));
+        return trd__rd_fail(r, what, "expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fffffff]', got '%s'",
+                       trd__show(b, sizeof b, s));
       frac = frac * 10 + (uint64_t)(p[i] - '0');
     }
     for (; nf < 9; nf++) frac *= 10;
   }
   if (y < 1970)
-    return rd_fail(r, what, "timestamp '%s' is before 1970", show(b, sizeof b, s));
+    return trd__rd_fail(r, what, "timestamp '%s' is before 1970", trd__show(b, sizeof b, s));
   if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] + (mo == 2 && leap_year(y)) || h > 23 || mi > 59 || sec > 59)
-    return rd_fail(r, what, "invalid date or time in '%s'", show(b, sizeof b, s));
+    return trd__rd_fail(r, what, "invalid date or time in '%s'", trd__show(b, sizeof b, s));
   uint64_t secs = days_since_epoch(y, mo, d) * 86400u + (uint64_t)h * 3600u + (uint64_t)mi * 60u + (uint64_t)sec;
   if (secs >= RD_LIMIT_NS / SIM_NS_PER_S)
-    return rd_fail(r, what, "timestamp '%s' is beyond the supported range (< 1e10 s after 1970)",
-                   show(b, sizeof b, s));
+    return trd__rd_fail(r, what, "timestamp '%s' is beyond the supported range (< 1e10 s after 1970)",
+                   trd__show(b, sizeof b, s));
   *ns = secs * SIM_NS_PER_S + frac;
   return SIM_OK;
 }
 
 /* A whole span of decimal digits that fits a uint64 (a hash id). */
-static bool sp_u64(span s, uint64_t *out) {
+bool trd__sp_u64(span s, uint64_t *out) {
   uint64_t v = 0;
   if (!s.n) return false;
   for (size_t i = 0; i < s.n; i++) {
@@ -411,9 +362,9 @@ static bool sp_u64(span s, uint64_t *out) {
 }
 
 /* Appends one hash id to the trace's pool. */
-static int push_hash(rd *r, const char *what, uint64_t v) {
+int trd__push_hash(rd *r, const char *what, uint64_t v) {
   trace *t = r->t;
-  if (t->n_hash >= UINT32_MAX) return rd_fail(r, what, "more than %u hash ids in the trace", UINT32_MAX);
+  if (t->n_hash >= UINT32_MAX) return trd__rd_fail(r, what, "more than %u hash ids in the trace", UINT32_MAX);
   SIM_GROW(t->hash_ids, t->cap_hash, t->n_hash + 1);
   t->hash_ids[t->n_hash++] = v;
   return SIM_OK;
@@ -430,12 +381,12 @@ static int parse_hash_list(rd *r, span s, const char *what, uint32_t *n_out) {
   const char *p = s.p, *e = s.p + s.n;
   for (;;) {
     const char *bar = memchr(p, '|', (size_t)(e - p));
-    span el = sp_trim((span){p, (size_t)((bar ? bar : e) - p)});
+    span el = trd__sp_trim((span){p, (size_t)((bar ? bar : e) - p)});
     uint64_t v = 0;
-    if (!sp_u64(el, &v))
-      return rd_fail(r, what, "element %u: expected a non-negative integer (ids separated by '|'), got '%s'", n + 1,
-                     show(b, sizeof b, el));
-    int rc = push_hash(r, what, v);
+    if (!trd__sp_u64(el, &v))
+      return trd__rd_fail(r, what, "element %u: expected a non-negative integer (ids separated by '|'), got '%s'", n + 1,
+                     trd__show(b, sizeof b, el));
+    int rc = trd__push_hash(r, what, v);
     if (rc) return rc;
     n++;
     if (!bar) break;
@@ -447,11 +398,11 @@ static int parse_hash_list(rd *r, span s, const char *what, uint32_t *n_out) {
 
 /* ---- rows ---- */
 
-static int check_order(rd *r, uint64_t ns, span tok, const char *what) {
+int trd__check_order(rd *r, uint64_t ns, span tok, const char *what) {
   char a[256], b[256];
   if (r->have_prev && ns < r->prev_ns)
-    return rd_fail(r, what, "timestamp '%s' is earlier than '%s' on line %zu: the trace must be sorted by arrival",
-                   show(a, sizeof a, tok), show(b, sizeof b, r->prev_tok), r->prev_line);
+    return trd__rd_fail(r, what, "timestamp '%s' is earlier than '%s' on line %zu: the trace must be sorted by arrival",
+                   trd__show(a, sizeof a, tok), trd__show(b, sizeof b, r->prev_tok), r->prev_line);
   r->have_prev = true;
   r->prev_ns = ns;
   r->prev_tok = tok;
@@ -459,16 +410,16 @@ static int check_order(rd *r, uint64_t ns, span tok, const char *what) {
   return SIM_OK;
 }
 
-static int check_hash_count(rd *r, const char *what, uint32_t prompt, uint32_t n_hash) {
+int trd__check_hash_count(rd *r, const char *what, uint32_t prompt, uint32_t n_hash) {
   uint32_t bt = r->t->hash_block_tokens;
   uint64_t blocks = ((uint64_t)prompt + bt - 1) / bt;
   if (n_hash > blocks)
-    return rd_fail(r, what, "%u hash ids for %u prompt tokens: at most ceil(%u / %u) = %llu", n_hash, prompt, prompt,
+    return trd__rd_fail(r, what, "%u hash ids for %u prompt tokens: at most ceil(%u / %u) = %llu", n_hash, prompt, prompt,
                    bt, (unsigned long long)blocks);
   return SIM_OK;
 }
 
-static int push_row(rd *r, uint64_t abs_ns, uint32_t prompt, uint32_t output, uint32_t session, uint32_t n_hash) {
+int trd__push_row(rd *r, uint64_t abs_ns, uint32_t prompt, uint32_t output, uint32_t session, uint32_t n_hash) {
   trace *t = r->t;
   SIM_GROW(t->reqs, t->cap, t->n + 1);
   trace_req *q = &t->reqs[t->n++];
@@ -506,9 +457,9 @@ static const char *fmt_header_hint(trace_format f) {
 static int read_header(rd *r, span line) {
   char b[256];
   size_t nf = split_csv(line, r->hdr, RD_MAX_COLS);
-  if (nf > RD_MAX_COLS) return rd_fail(r, "header", "more than %d columns", RD_MAX_COLS);
+  if (nf > RD_MAX_COLS) return trd__rd_fail(r, "header", "more than %d columns", RD_MAX_COLS);
   r->ncol = nf;
-  if (nf == 1 && r->hdr[0].n == 0) return rd_fail(r, "header", "empty header line");
+  if (nf == 1 && r->hdr[0].n == 0) return trd__rd_fail(r, "header", "empty header line");
   if (r->fmt == TRACE_FMT_AUTO) {
     for (size_t i = 0; i < nf && r->fmt == TRACE_FMT_AUTO; i++) {
       if (sp_ieq(r->hdr[i], "arrival_s")) r->fmt = TRACE_FMT_NATIVE;
@@ -516,7 +467,7 @@ static int read_header(rd *r, span line) {
       else if (sp_ieq(r->hdr[i], "Request tokens")) r->fmt = TRACE_FMT_BURSTGPT;
     }
     if (r->fmt == TRACE_FMT_AUTO)
-      return rd_fail(r, "header", "unrecognized header '%s' (%s)", show(b, sizeof b, line),
+      return trd__rd_fail(r, "header", "unrecognized header '%s' (%s)", trd__show(b, sizeof b, line),
                      fmt_header_hint(TRACE_FMT_AUTO));
   }
   const char *const *names = r->fmt == TRACE_FMT_NATIVE ? native_names
@@ -534,20 +485,20 @@ static int read_header(rd *r, span line) {
       if (names[k] && sp_ieq(r->hdr[i], names[k])) role = k;
     if (role < 0) {
       if (r->fmt == TRACE_FMT_NATIVE)
-        return rd_fail(r, "header", "unknown column '%s' (%s)", show(b, sizeof b, r->hdr[i]),
+        return trd__rd_fail(r, "header", "unknown column '%s' (%s)", trd__show(b, sizeof b, r->hdr[i]),
                        fmt_header_hint(r->fmt));
       continue; /* Azure/BurstGPT: columns we do not use */
     }
     if (r->role_col[role] >= 0)
-      return rd_fail(r, "header", "duplicate column '%s'", names[role]);
+      return trd__rd_fail(r, "header", "duplicate column '%s'", names[role]);
     r->role_col[role] = (int)i;
   }
   for (int k = ROLE_TS; k <= ROLE_OUTPUT; k++)
     if (r->role_col[k] < 0)
-      return rd_fail(r, "header", "missing column '%s' (%s)", names[k], fmt_header_hint(r->fmt));
+      return trd__rd_fail(r, "header", "missing column '%s' (%s)", names[k], fmt_header_hint(r->fmt));
   if (r->hbt_line && r->fmt != TRACE_FMT_NATIVE) {
     r->line = r->hbt_line;
-    return rd_fail(r, "comment", "'# hash_block_tokens' is only meaningful in native traces");
+    return trd__rd_fail(r, "comment", "'# hash_block_tokens' is only meaningful in native traces");
   }
   return SIM_OK;
 }
@@ -557,52 +508,52 @@ static int read_csv_row(rd *r, span line) {
   char b[256];
   size_t nf = split_csv(line, f, r->ncol + 1);
   if (nf < r->ncol)
-    return rd_fail(r, col_label(r, nf), "missing field (the row has %zu fields, the header %zu columns)", nf,
+    return trd__rd_fail(r, col_label(r, nf), "missing field (the row has %zu fields, the header %zu columns)", nf,
                    r->ncol);
   if (nf > r->ncol)
-    return rd_fail(r, NULL, "column %zu: extra field '%s' (the row has %zu fields, the header %zu columns)",
-                   r->ncol + 1, show(b, sizeof b, f[r->ncol]), nf, r->ncol);
+    return trd__rd_fail(r, NULL, "column %zu: extra field '%s' (the row has %zu fields, the header %zu columns)",
+                   r->ncol + 1, trd__show(b, sizeof b, f[r->ncol]), nf, r->ncol);
   int c_ts = r->role_col[ROLE_TS], c_p = r->role_col[ROLE_PROMPT], c_o = r->role_col[ROLE_OUTPUT];
   const char *l_ts = r->role_label[ROLE_TS], *l_p = r->role_label[ROLE_PROMPT], *l_o = r->role_label[ROLE_OUTPUT];
   uint64_t ns;
-  int rc = r->fmt == TRACE_FMT_AZURE ? parse_azure_ts(r, f[c_ts], l_ts, &ns) : parse_ts_decimal(r, f[c_ts], 9, l_ts, &ns);
+  int rc = r->fmt == TRACE_FMT_AZURE ? parse_azure_ts(r, f[c_ts], l_ts, &ns) : trd__parse_ts_decimal(r, f[c_ts], 9, l_ts, &ns);
   if (rc) return rc;
-  if ((rc = check_order(r, ns, f[c_ts], l_ts))) return rc;
+  if ((rc = trd__check_order(r, ns, f[c_ts], l_ts))) return rc;
   uint32_t prompt, output;
-  if ((rc = parse_tokens(r, f[c_p], l_p, &prompt))) return rc;
-  if ((rc = parse_tokens(r, f[c_o], l_o, &output))) return rc;
+  if ((rc = trd__parse_tokens(r, f[c_p], l_p, &prompt))) return rc;
+  if ((rc = trd__parse_tokens(r, f[c_o], l_o, &output))) return rc;
   if (r->fmt == TRACE_FMT_BURSTGPT && output == 0) {
     r->t->n_failed_rows++; /* BurstGPT marks a failed request by 0 response tokens */
     return SIM_OK;
   }
-  if (prompt == 0) return rd_fail(r, l_p, "0 prompt tokens (every request needs >= 1)");
-  if (output == 0) return rd_fail(r, l_o, "0 output tokens (every request needs >= 1)");
+  if (prompt == 0) return trd__rd_fail(r, l_p, "0 prompt tokens (every request needs >= 1)");
+  if (output == 0) return trd__rd_fail(r, l_o, "0 output tokens (every request needs >= 1)");
   uint32_t session = 0, n_hash = 0;
   int c_s = r->role_col[ROLE_SESSION], c_h = r->role_col[ROLE_HASH];
   if (c_s >= 0 && f[c_s].n) {
     session = sess_get(&r->sess, f[c_s]);
-    if (!session) return rd_fail(r, r->role_label[ROLE_SESSION], "too many sessions");
+    if (!session) return trd__rd_fail(r, r->role_label[ROLE_SESSION], "too many sessions");
   }
   if (c_h >= 0) {
     if ((rc = parse_hash_list(r, f[c_h], r->role_label[ROLE_HASH], &n_hash))) return rc;
-    if ((rc = check_hash_count(r, r->role_label[ROLE_HASH], prompt, n_hash))) return rc;
+    if ((rc = trd__check_hash_count(r, r->role_label[ROLE_HASH], prompt, n_hash))) return rc;
   }
-  return push_row(r, ns, prompt, output, session, n_hash);
+  return trd__push_row(r, ns, prompt, output, session, n_hash);
 }
 
 /* `# hash_block_tokens=N` (blanks allowed around the words). */
 static int read_comment(rd *r, span line, bool before_header) {
   char b[256];
-  span s = sp_trim((span){line.p + 1, line.n - 1});
+  span s = trd__sp_trim((span){line.p + 1, line.n - 1});
   if (!sp_prefix(s, "hash_block_tokens")) return SIM_OK;
-  s = sp_trim((span){s.p + 17, s.n - 17});
+  s = trd__sp_trim((span){s.p + 17, s.n - 17});
   if (!s.n || s.p[0] != '=') return SIM_OK; /* some other comment that starts with the word */
-  if (!before_header) return rd_fail(r, "comment", "'# hash_block_tokens' must come before the header");
-  s = sp_trim((span){s.p + 1, s.n - 1});
+  if (!before_header) return trd__rd_fail(r, "comment", "'# hash_block_tokens' must come before the header");
+  s = trd__sp_trim((span){s.p + 1, s.n - 1});
   uint32_t v = 0;
-  int rc = parse_tokens(r, s, "comment 'hash_block_tokens'", &v);
+  int rc = trd__parse_tokens(r, s, "comment 'hash_block_tokens'", &v);
   if (rc) return rc;
-  if (v == 0) return rd_fail(r, "comment 'hash_block_tokens'", "must be >= 1, got '%s'", show(b, sizeof b, s));
+  if (v == 0) return trd__rd_fail(r, "comment 'hash_block_tokens'", "must be >= 1, got '%s'", trd__show(b, sizeof b, s));
   r->t->hash_block_tokens = v;
   r->hbt_line = (uint32_t)SIM_MIN(r->line, (size_t)UINT32_MAX);
   return SIM_OK;
@@ -612,8 +563,8 @@ static int read_csv(rd *r, span header) {
   int rc = read_header(r, header);
   if (rc) return rc;
   span ln;
-  while (next_line(r, &ln)) {
-    span s = sp_trim(ln);
+  while (trd__next_line(r, &ln)) {
+    span s = trd__sp_trim(ln);
     if (s.n == 0) continue;
     if (r->fmt == TRACE_FMT_NATIVE && s.p[0] == '#') {
       if ((rc = read_comment(r, s, false))) return rc;
@@ -622,247 +573,6 @@ static int read_csv(rd *r, span header) {
     if ((rc = read_csv_row(r, ln))) return rc;
   }
   return SIM_OK;
-}
-
-/* ---- Mooncake JSONL: a small parser for one flat object per line ---- */
-
-static const char *js_ws(const char *p, const char *e) {
-  while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
-  return p;
-}
-
-/* At a '"': the string's content (escapes left as is) and the position after it. */
-static bool js_string(const char **pp, const char *e, span *out) {
-  const char *p = *pp + 1, *s = p;
-  while (p < e && *p != '"') {
-    if ((unsigned char)*p < 0x20) return false;
-    if (*p == '\\' && e - p < 2) return false;
-    p += *p == '\\' ? 2 : 1;
-  }
-  if (p >= e) return false;
-  *out = (span){s, (size_t)(p - s)};
-  *pp = p + 1;
-  return true;
-}
-
-static span js_number(const char **pp, const char *e) {
-  const char *p = *pp;
-  while (p < e && ((*p >= '0' && *p <= '9') || *p == '-' || *p == '+' || *p == '.' || *p == 'e' || *p == 'E')) p++;
-  span s = {*pp, (size_t)(p - *pp)};
-  *pp = p;
-  return s;
-}
-
-static const char *js_kind(char c) {
-  switch (c) {
-  case '"': return "a string";
-  case '{': return "an object";
-  case '[': return "an array";
-  case 't':
-  case 'f': return "a boolean";
-  case 'n': return "null";
-  default: return (c == '-' || (c >= '0' && c <= '9')) ? "a number" : "invalid JSON";
-  }
-}
-
-/* Skips any JSON value (iteratively, nesting up to RD_JSON_DEPTH). */
-static bool js_skip(const char **pp, const char *e) {
-  char stack[RD_JSON_DEPTH];
-  int depth = 0;
-  const char *p = *pp;
-  for (;;) {
-    p = js_ws(p, e);
-    if (p >= e) return false;
-    /* a value */
-    if (*p == '{' || *p == '[') {
-      if (depth == RD_JSON_DEPTH) return false;
-      char close = *p == '{' ? '}' : ']';
-      stack[depth++] = close;
-      p = js_ws(p + 1, e);
-      if (p < e && *p == close) {
-        depth--;
-        p++;
-      } else {
-        if (close == '}') { /* key then ':' */
-          span k;
-          if (p >= e || *p != '"' || !js_string(&p, e, &k)) return false;
-          p = js_ws(p, e);
-          if (p >= e || *p != ':') return false;
-          p++;
-        }
-        continue; /* the first member's value */
-      }
-    } else if (*p == '"') {
-      span s;
-      if (!js_string(&p, e, &s)) return false;
-    } else if (*p == 't' || *p == 'f' || *p == 'n') {
-      const char *lit = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
-      size_t n = strlen(lit);
-      if ((size_t)(e - p) < n || memcmp(p, lit, n) != 0) return false;
-      p += n;
-    } else {
-      uint64_t v;
-      if (parse_decimal(js_number(&p, e), 0, UINT64_MAX, &v) == NUM_SYNTAX) return false;
-    }
-    /* after a value: close containers or move to the next member */
-    for (;;) {
-      if (depth == 0) {
-        *pp = p;
-        return true;
-      }
-      p = js_ws(p, e);
-      if (p >= e) return false;
-      if (*p == stack[depth - 1]) {
-        depth--;
-        p++;
-        continue;
-      }
-      if (*p != ',') return false;
-      p = js_ws(p + 1, e);
-      if (stack[depth - 1] == '}') {
-        span k;
-        if (p >= e || *p != '"' || !js_string(&p, e, &k)) return false;
-        p = js_ws(p, e);
-        if (p >= e || *p != ':') return false;
-        p++;
-      }
-      break;
-    }
-  }
-}
-
-static int mc_fail_syntax(rd *r, span line, const char *p, const char *what) {
-  return rd_fail(r, NULL, "invalid JSON at byte %zu: %s", (size_t)(p - line.p) + 1, what);
-}
-
-static int mc_tokens(rd *r, const char **pp, const char *e, const char *label, uint32_t *out) {
-  if (*pp >= e) return rd_fail(r, label, "missing value");
-  char c = **pp;
-  if (c != '-' && (c < '0' || c > '9'))
-    return rd_fail(r, label, "expected a non-negative integer, got %s", js_kind(c));
-  return parse_tokens(r, js_number(pp, e), label, out);
-}
-
-static int mc_hash_ids(rd *r, span line, const char **pp, const char *e, uint32_t *n_out) {
-  const char *label = "key 'hash_ids'";
-  char b[256];
-  const char *p = *pp;
-  if (p >= e || *p != '[')
-    return rd_fail(r, label, "expected an array of non-negative integers, got %s", p < e ? js_kind(*p) : "nothing");
-  uint32_t n = 0;
-  p = js_ws(p + 1, e);
-  if (p < e && *p == ']') {
-    *pp = p + 1;
-    *n_out = 0;
-    return SIM_OK;
-  }
-  for (;;) {
-    p = js_ws(p, e);
-    if (p >= e) return mc_fail_syntax(r, line, p, "unterminated 'hash_ids' array");
-    if (*p != '-' && (*p < '0' || *p > '9'))
-      return rd_fail(r, label, "element %u: expected a non-negative integer, got %s", n + 1, js_kind(*p));
-    span num = js_number(&p, e);
-    uint64_t v = 0;
-    if (!sp_u64(num, &v))
-      return rd_fail(r, label, "element %u: expected a non-negative integer, got '%s'", n + 1,
-                     show(b, sizeof b, num));
-    int rc = push_hash(r, label, v);
-    if (rc) return rc;
-    n++;
-    p = js_ws(p, e);
-    if (p < e && *p == ',') {
-      p++;
-      continue;
-    }
-    if (p < e && *p == ']') break;
-    return mc_fail_syntax(r, line, p, "expected ',' or ']' in 'hash_ids'");
-  }
-  *pp = p + 1;
-  *n_out = n;
-  return SIM_OK;
-}
-
-enum { MC_TS, MC_IN, MC_OUT, MC_HASH, MC_NKEYS };
-
-static int read_mooncake_line(rd *r, span line) {
-  static const char *const keys[MC_NKEYS] = {"timestamp", "input_length", "output_length", "hash_ids"};
-  static const char *const labels[MC_NKEYS] = {"key 'timestamp'", "key 'input_length'", "key 'output_length'",
-                                               "key 'hash_ids'"};
-  const char *p = js_ws(line.p, line.p + line.n), *e = line.p + line.n;
-  bool seen[MC_NKEYS] = {false, false, false, false};
-  uint64_t ns = 0;
-  span ts_tok = {p, 0};
-  uint32_t prompt = 0, output = 0, n_hash = 0;
-  size_t hash_start = r->t->n_hash;
-  int rc;
-  if (p >= e || *p != '{') return mc_fail_syntax(r, line, p, "expected '{' (Mooncake traces hold one JSON object per line)");
-  p = js_ws(p + 1, e);
-  if (p < e && *p == '}') {
-    p++;
-  } else {
-    for (;;) {
-      span key;
-      p = js_ws(p, e);
-      if (p >= e || *p != '"' || !js_string(&p, e, &key)) return mc_fail_syntax(r, line, p, "expected a key string");
-      p = js_ws(p, e);
-      if (p >= e || *p != ':') return mc_fail_syntax(r, line, p, "expected ':' after a key");
-      p = js_ws(p + 1, e);
-      int k = -1;
-      for (int i = 0; i < MC_NKEYS; i++)
-        if (key.n == strlen(keys[i]) && memcmp(key.p, keys[i], key.n) == 0) k = i;
-      if (k >= 0 && seen[k]) return rd_fail(r, labels[k], "duplicate key");
-      if (k >= 0) seen[k] = true;
-      switch (k) {
-      case MC_TS:
-        if (p >= e || (*p != '-' && (*p < '0' || *p > '9')))
-          return rd_fail(r, labels[k], "expected a number of milliseconds, got %s", p < e ? js_kind(*p) : "nothing");
-        ts_tok = js_number(&p, e);
-        if ((rc = parse_ts_decimal(r, ts_tok, 6, labels[k], &ns))) return rc;
-        break;
-      case MC_IN:
-        if ((rc = mc_tokens(r, &p, e, labels[k], &prompt))) return rc;
-        break;
-      case MC_OUT:
-        if ((rc = mc_tokens(r, &p, e, labels[k], &output))) return rc;
-        break;
-      case MC_HASH:
-        if ((rc = mc_hash_ids(r, line, &p, e, &n_hash))) return rc;
-        break;
-      default:
-        if (!js_skip(&p, e)) return mc_fail_syntax(r, line, p, "malformed value");
-      }
-      p = js_ws(p, e);
-      if (p < e && *p == ',') {
-        p++;
-        continue;
-      }
-      if (p < e && *p == '}') {
-        p++;
-        break;
-      }
-      return mc_fail_syntax(r, line, p, "expected ',' or '}'");
-    }
-  }
-  p = js_ws(p, e);
-  if (p < e) return mc_fail_syntax(r, line, p, "trailing characters after the object");
-  for (int i = 0; i < MC_HASH; i++)
-    if (!seen[i]) return rd_fail(r, labels[i], "missing key");
-  if ((rc = check_order(r, ns, ts_tok, labels[MC_TS]))) return rc;
-  if (prompt == 0) return rd_fail(r, labels[MC_IN], "0 prompt tokens (every request needs >= 1)");
-  if (output == 0) return rd_fail(r, labels[MC_OUT], "0 output tokens (every request needs >= 1)");
-  SIM_ASSERT(r->t->n_hash - hash_start == n_hash);
-  if ((rc = check_hash_count(r, labels[MC_HASH], prompt, n_hash))) return rc;
-  return push_row(r, ns, prompt, output, 0, n_hash);
-}
-
-static int read_mooncake(rd *r, span first) {
-  int rc = read_mooncake_line(r, first);
-  span ln;
-  while (!rc && next_line(r, &ln)) {
-    if (sp_trim(ln).n == 0) continue;
-    rc = read_mooncake_line(r, ln);
-  }
-  return rc;
 }
 
 /* ---- entry points ---- */
@@ -881,8 +591,8 @@ static int parse_all(rd *r, const char *text, size_t len) {
   if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) r->p += 3; /* UTF-8 byte order mark */
   span ln, first = {NULL, 0};
   int rc;
-  while (next_line(r, &ln)) {
-    span s = sp_trim(ln);
+  while (trd__next_line(r, &ln)) {
+    span s = trd__sp_trim(ln);
     if (s.n == 0) continue;
     if (s.p[0] == '#') {
       if ((rc = read_comment(r, s, true))) return rc;
@@ -893,30 +603,30 @@ static int parse_all(rd *r, const char *text, size_t len) {
   }
   if (!first.p) {
     if (r->line == 0) r->line = 1;
-    return rd_fail(r, NULL, "empty trace: no header line and no requests");
+    return trd__rd_fail(r, NULL, "empty trace: no header line and no requests");
   }
   /* Reserve once: at most one request per line. */
   size_t est = count_lines(r->p, (size_t)(r->end - r->p));
   SIM_GROW(t->reqs, t->cap, est);
-  span fs = sp_trim(first);
+  span fs = trd__sp_trim(first);
   bool json = fs.p[0] == '{';
   if (r->fmt == TRACE_FMT_MOONCAKE || (r->fmt == TRACE_FMT_AUTO && json)) {
     r->fmt = TRACE_FMT_MOONCAKE;
     t->hash_block_tokens = 512;
     if (r->hbt_line) {
       r->line = r->hbt_line;
-      return rd_fail(r, "comment", "'# hash_block_tokens' is only meaningful in native traces");
+      return trd__rd_fail(r, "comment", "'# hash_block_tokens' is only meaningful in native traces");
     }
-    rc = read_mooncake(r, first);
+    rc = trd__read_mooncake(r, first);
   } else {
     rc = read_csv(r, first);
   }
   if (rc) return rc;
   if (t->n == 0) {
     if (t->n_failed_rows)
-      return rd_fail(r, NULL, "no requests: all %zu rows are failures (0 response tokens)",
+      return trd__rd_fail(r, NULL, "no requests: all %zu rows are failures (0 response tokens)",
                      t->n_failed_rows);
-    return rd_fail(r, NULL, "no requests after the header");
+    return trd__rd_fail(r, NULL, "no requests after the header");
   }
   uint64_t first_ns = t->reqs[0].arrival_ns;
   for (size_t i = 0; i < t->n; i++) t->reqs[i].arrival_ns -= first_ns;
