@@ -11,15 +11,15 @@
  * past its 4096-token context (128 + 4096 tokens); the context limit does not
  * enter the cost model, so max_pos is raised to isl + osl for those points.
  *
- * Parallel runs: vrun_all queues one uv_work_t per point on a private libuv
- * loop's thread pool; points share nothing (each run loads its own configs),
+ * Parallel runs: vrun_all runs the points on the shared pool (core/pool.h),
+ * the longest first; points share nothing (each run loads its own configs),
  * so the result does not depend on the order or the number of threads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <uv.h>
 
+#include "core/pool.h"
 #include "hw/cost.h"
 #include "hw/memplan.h"
 #include "metrics/metrics.h"
@@ -398,19 +398,16 @@ done:
 /* ---- all points, in parallel --------------------------------------------------------- */
 
 typedef struct vjob {
-  uv_work_t w;
   vpoint *p;
   const voverrides *ov;
   int rc;
   sim_err err;
 } vjob;
 
-static void job_work(uv_work_t *w) {
-  vjob *j = w->data;
+static void job_work(void *ctx, size_t i) {
+  vjob *j = &((vjob *)ctx)[i];
   j->rc = vrun_point(j->p, j->ov, &j->err);
 }
-
-static void job_after(uv_work_t *w, int status) { (void)w, (void)status; }
 
 /* Rough work estimate: requests x (prompt + output) tokens, to start the long runs first. */
 static double job_weight(const vpoint *p) { return (double)p->num_prompts * (p->osl + p->isl / 64.0); }
@@ -432,21 +429,8 @@ int vrun_all(vset *s, const voverrides *ov, bool only_train, const char *engine,
     jobs[nj].ov = ov;
     nj++;
   }
-  qsort(jobs, nj, sizeof *jobs, cmp_jobs);
-  uv_loop_t loop;
-  int rc = uv_loop_init(&loop);
-  if (rc) {
-    free(jobs);
-    return sim_errf(err, SIM_EINTERNAL, "libuv: %s", uv_strerror(rc));
-  }
-  for (size_t i = 0; i < nj; i++) {
-    jobs[i].w.data = &jobs[i];
-    rc = uv_queue_work(&loop, &jobs[i].w, job_work, job_after);
-    SIM_ASSERT(rc == 0);
-  }
-  uv_run(&loop, UV_RUN_DEFAULT);
-  uv_loop_close(&loop);
-  int out = SIM_OK;
+  qsort(jobs, nj, sizeof *jobs, cmp_jobs); /* the long runs first: the pool starts jobs in index order */
+  int out = pool_run(nj, pool_default_jobs(), job_work, jobs, NULL, NULL, err);
   for (size_t i = 0; i < nj && !out; i++)
     if (jobs[i].rc) {
       *err = jobs[i].err;
