@@ -43,6 +43,5 @@ bool des_pop(des *d, des_event *ev);
 /* Time of the earliest pending event, or SIM_NS_INF if none. */
 sim_ns des_peek_time(const des *d);
 static inline sim_ns des_now(const des *d) { return d->now_ns; }
-static inline size_t des_pending(const des *d) { return d->n; }
 
 #endif

@@ -59,7 +59,7 @@ typedef struct cap_candidate {
   int fail_slo;             /* index of the SLO missed first there (-1 = none) */
   double fail_rate;         /* that rate */
   double fail_value_ms;     /* the value that missed */
-  char fail_explain[512];   /* report_bottleneck's sentence there */
+  char fail_explain[512];   /* runner_bottleneck's sentence there */
   char why[1600];           /* plain-language verdict */
   int verified;             /* 0 = not verified, 1 = verified at `replicas`, -1 = failed verification */
   slo_result verify_slo;    /* the verification run's SLO values */

@@ -97,12 +97,6 @@ uint32_t cluster_waiting(const cluster *c) {
   return w;
 }
 
-uint32_t cluster_running(const cluster *c) {
-  uint32_t w = 0;
-  for (uint32_t i = 0; i < c->cfg.replicas; i++) w += sched_num_running(&c->reps[i].s);
-  return w;
-}
-
 static void close_request(cluster *c) {
   SIM_ASSERT(c->n_closed < c->n_reqs);
   c->n_closed++;

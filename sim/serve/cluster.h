@@ -106,8 +106,7 @@ void cluster_finish(cluster *c);
 /* Time of the next pending event (SIM_NS_INF if none). */
 sim_ns cluster_next_time(const cluster *c);
 
-/* Total waiting / running over replicas, KV usage summaries. */
+/* Total waiting over replicas. */
 uint32_t cluster_waiting(const cluster *c);
-uint32_t cluster_running(const cluster *c);
 
 #endif

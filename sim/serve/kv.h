@@ -31,7 +31,7 @@
  * expected (open-addressing hash table). No allocation per call except the
  * growth of a sequence's own table (amortized doubling).
  *
- * Ownership: kv_init/kv_deinit on caller storage. kv_seq is caller storage
+ * Ownership: kv_new returns the manager, kv_free releases it. kv_seq is caller storage
  * (embedded in the request); kv_seq_free releases its blocks to the pool,
  * kv_seq_deinit its memory. */
 #ifndef SIM_KV_H

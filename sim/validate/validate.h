@@ -217,7 +217,6 @@ int vres_add_models_dir(vresolve *r, const char *dir, size_t *n_added, sim_err *
 const char *vres_model(const vresolve *r, const char *label, char *why, size_t n);
 const char *vres_gpu(const vresolve *r, const char *label);    /* GPU config name or NULL */
 const char *vres_engine(const vresolve *r, const char *label); /* engine config name or NULL */
-size_t vres_dir_models(const vresolve *r);
 
 typedef struct vset {
   vpoint *pts;
@@ -238,22 +237,17 @@ void vset_note(vset *s, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* The set's resolver (created with the bundled configs on first use). */
 vresolve *vset_resolver(vset *s);
 
-/* ---- readers (vdata.c) -------------------------------------------------------
- * Each appends the points of one file. A malformed row is SIM_EINPUT with
- * "FILE:LINE: FIELD: problem". Cells a table leaves empty are not points. */
-int vdata_read_aic(vset *s, const char *path, sim_err *err);
-int vdata_read_trt_overview(vset *s, const char *path, sim_err *err);
-int vdata_read_static_batch(vset *s, const char *path, sim_err *err);
-int vdata_read_mlperf(vset *s, const char *path, sim_err *err);
-/* The user format (docs/ACCURACY.md):
+/* ---- parsers (vdata.c, vdata_aic.c; files reach them through vdata_load_path) ----
+ * Each appends the points of one text. A malformed row is SIM_EINPUT with
+ * "FILE:LINE: FIELD: problem". Cells a table leaves empty are not points.
+ * The user format (docs/ACCURACY.md):
  *   {"name": str (optional),
  *    "scenario": {servesim scenario keys: model, gpu, engine, deployment{...},
  *                 optionally workload{random_input_len, random_output_len,
  *                 random_range_ratio} when the result has no per-request lengths},
  *    "result": {the `vllm bench serve --save-result` JSON}}
- * or a JSON array of such objects. */
-int vdata_read_user(vset *s, const char *path, sim_err *err);
-/* Parses from memory (what names the source in messages); used by the readers and tests. */
+ * or a JSON array of such objects.
+ * `what` names the source in messages. */
 int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err);
 int vdata_parse_trt_overview(vset *s, const char *text, const char *what, sim_err *err);
 int vdata_parse_static_batch(vset *s, const char *text, const char *what, sim_err *err);

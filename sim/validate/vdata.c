@@ -678,27 +678,3 @@ int vdata_parse_user(vset *s, const char *text, const char *what, sim_err *err) 
   free(fixed);
   return rc;
 }
-
-/* ---- files and the data directory -------------------------------------------------- */
-
-typedef int (*parse_fn)(vset *, const char *, const char *, sim_err *);
-
-static int read_with(vset *s, const char *path, parse_fn fn, sim_err *err) {
-  char *text = NULL;
-  int rc = sim_read_file(path, &text, NULL, err);
-  if (rc) return rc;
-  rc = fn(s, text, path, err);
-  free(text);
-  return rc;
-}
-
-int vdata_read_aic(vset *s, const char *path, sim_err *err) { return read_with(s, path, vdata_parse_aic, err); }
-int vdata_read_trt_overview(vset *s, const char *path, sim_err *err) {
-  return read_with(s, path, vdata_parse_trt_overview, err);
-}
-int vdata_read_static_batch(vset *s, const char *path, sim_err *err) {
-  return read_with(s, path, vdata_parse_static_batch, err);
-}
-int vdata_read_mlperf(vset *s, const char *path, sim_err *err) { return read_with(s, path, vdata_parse_mlperf, err); }
-int vdata_read_user(vset *s, const char *path, sim_err *err) { return read_with(s, path, vdata_parse_user, err); }
-

@@ -165,4 +165,3 @@ const char *vres_engine(const vresolve *r, const char *label) {
   return NULL;
 }
 
-size_t vres_dir_models(const vresolve *r) { return r->n_dir; }
