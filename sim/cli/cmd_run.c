@@ -8,6 +8,7 @@
 #include "cli/run_flags.h"
 #include "cli/plan_cli.h"
 #include "plan/slo.h"
+#include "runner/whatif.h"
 #include "report/report.h"
 #include "report/report_html.h"
 #include "runner/runner.h"
@@ -32,7 +33,7 @@ int cmd_run(int argc, char **argv) {
   run_flags_init(&rf);
   const char *json = NULL, *csv = NULL, *ts = NULL, *html = NULL, *md = NULL;
   cli_list slo_flags = {{0}, 0};
-  bool force = false, quiet = false, help = false;
+  bool force = false, quiet = false, help = false, strict_whatif = false;
   double speed = 0;
   cli_opt out_opts[] = {
       {"json", NULL, CLI_STR, &json, "FILE", "write the result JSON (vLLM --save-result keys + servesim section); - = stdout", NULL},
@@ -43,6 +44,10 @@ int cmd_run(int argc, char **argv) {
       {"slo", NULL, CLI_LIST, &slo_flags, "KEY=MS", "objective checked and drawn in reports, repeatable: ttft_p99=2000", NULL},
       {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
       {"quiet", "q", CLI_FLAG, &quiet, NULL, "do not print the summary", NULL},
+      {"strict-what-if", NULL, CLI_FLAG, &strict_whatif, NULL,
+       "exit 2 when a what-if (--fail-replica, --traffic-step, --traffic-ramp) falls after the last arrival "
+       "(not exercised) or a ramp is cut short (every output says so either way)",
+       NULL},
       {"speed", NULL, CLI_F64, &speed, "X", "paced replay: X simulated seconds per wall second (0 = as fast as possible)", NULL},
       {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
       {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
@@ -105,6 +110,13 @@ int cmd_run(int argc, char **argv) {
     if (getrusage(RUSAGE_SELF, &ru) == 0) fprintf(tf, "peak memory %.1f MiB\n", ru.ru_maxrss / 1024.0);
   }
   bool interrupted = r->interrupted;
+  whatif_report wr;
+  whatif_check(r, &wr);
+  if (!rc && strict_whatif && wr.missed) {
+    sim_errf(&err, SIM_EINPUT, "--strict-what-if: %u what-if%s not fully exercised: %s", wr.missed,
+             wr.missed == 1 ? "" : "s", wr.n[0].exercised ? wr.n[wr.count - 1].text : wr.n[0].text);
+    rc = SIM_EINPUT;
+  }
   if (interrupted) fprintf(stderr, "servesim run: interrupted: the results written are partial\n");
   runner_free(r);
   free(r);

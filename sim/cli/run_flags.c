@@ -9,7 +9,7 @@
 enum {
   F_NUM_PROMPTS = 0, F_REQUEST_RATE, F_BURSTINESS, F_INPUT_LEN, F_OUTPUT_LEN, F_RANGE_RATIO, F_INPUT_DIST,
   F_OUTPUT_DIST, F_INPUT_MEDIAN, F_INPUT_SIGMA, F_OUTPUT_MEDIAN, F_OUTPUT_SIGMA, F_INPUT_MAX, F_OUTPUT_MAX,
-  F_SEED, F_GPU_MEM, F_RATE_SCALE, F_PROMPT_SCALE, F_OUTPUT_SCALE, F_SAMPLE, F_TIME_LIMIT, F_MAX_REQUESTS,
+  F_SEED, F_GPU_MEM, F_RATE_SCALE, F_PROMPT_SCALE, F_OUTPUT_SCALE, F_SAMPLE, F_TIME_LIMIT, F_MAX_REQUESTS, F_DURATION,
   F_MAX_CONC, F_GPUS_PER_NODE, F_OUT_RANGE_RATIO, F_COUNT
 };
 
@@ -94,6 +94,12 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("prompt-scale", NULL, CLI_F64, &f->prompt_scale, "X", "what-if: prompts X times as long", &f->seen[F_PROMPT_SCALE]);
   OPT("output-scale", NULL, CLI_F64, &f->output_scale, "X", "what-if: outputs X times as long", &f->seen[F_OUTPUT_SCALE]);
   OPT("max-requests", NULL, CLI_U64, &f->max_requests, "N", "use only the first N requests", &f->seen[F_MAX_REQUESTS]);
+  OPT("duration", NULL, CLI_F64, &f->duration, "S",
+      "S seconds of arrivals on the run's clock: a trace is cut or repeated (each copy after the last, new "
+      "sessions and prefix ids), the generator sends rate x S requests (instead of --num-prompts)",
+      &f->seen[F_DURATION]);
+  OPT("repeat-shares-prefixes", NULL, CLI_FLAG, &f->repeat_shares_prefixes, NULL,
+      "with --duration: repeated copies keep their sessions and prefix ids (caches hit across copies)", NULL);
   OPT("fail-replica", NULL, CLI_LIST, &f->fail_replica, "R@T", "what-if: replica R is lost at T seconds (repeatable)", NULL);
   OPT("traffic-step", NULL, CLI_STR, &f->traffic_step, "T:X", "what-if: from T seconds on, X times the arrival rate", NULL);
   OPT("traffic-ramp", NULL, CLI_STR, &f->traffic_ramp, "T0:T1:X", "what-if: rate multiplier ramps from 1 at T0 to X at T1 seconds, then stays X", NULL);
@@ -265,6 +271,15 @@ static int apply_workload(const run_flags *f, scenario *sc, sim_err *err) {
       return sim_errf(err, SIM_EINPUT, "--%s must be a finite number > 0, got %g", scales[i].name, scales[i].v);
     *scales[i].dst = scales[i].v;
   }
+  if (f->seen[F_DURATION] && f->seen[F_NUM_PROMPTS])
+    return sim_errf(err, SIM_EINPUT, "--duration and --num-prompts: give one (the generator sends rate x duration "
+                    "requests)");
+  if (f->seen[F_DURATION]) {
+    if (!(f->duration > 0) || !isfinite(f->duration) || f->duration > 1e9)
+      return sim_errf(err, SIM_EINPUT, "--duration must be a number of seconds in (0, 1e9], got %g", f->duration);
+    sc->duration_s = f->duration;
+  }
+  if (f->repeat_shares_prefixes) sc->repeat_shares_prefixes = true;
   if (f->seen[F_MAX_REQUESTS]) {
     if (!f->max_requests) return sim_errf(err, SIM_EINPUT, "--max-requests must be >= 1");
     sc->max_requests = f->max_requests;

@@ -34,7 +34,8 @@ typedef struct run_flags {
   cli_list fail_replica; /* "R@T" */
   const char *traffic_step, *traffic_ramp; /* "T:X", "T0:T1:X" (workload/warp.h) */
   cli_list goodput;      /* "ttft:MS" ... */
-  double sample_interval, time_limit;
+  double sample_interval, time_limit, duration;
+  bool repeat_shares_prefixes;
   bool seen[64];         /* which flags were given, by index in the table */
 } run_flags;
 

@@ -4,6 +4,7 @@
  * numeric character references. No dates, so identical inputs give
  * identical files. */
 #include "report/report_html.h"
+#include "runner/whatif.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -112,13 +113,9 @@ void report_run_summary(const run_ctx *r, const slo_set *slo, char *buf, size_t 
   bottleneck b;
   runner_bottleneck(r, &b);
   ADD(" Binding limit: %s. %s", limit_name(b.primary), b.explain);
-  for (uint32_t i = 0; i < r->sc.n_failures; i++)
-    ADD(" What-if: replica %u is lost at %g s.", r->sc.failures[i].replica, r->sc.failures[i].at_s);
-  if (r->sc.traffic.kind != WARP_NONE) {
-    char w[128];
-    warp_describe(&r->sc.traffic, w, sizeof w);
-    ADD(" What-if: %s.", w);
-  }
+  whatif_report wr;
+  whatif_check(r, &wr);
+  for (uint32_t i = 0; i < wr.count; i++) ADD(" What-if: %s.", wr.n[i].text);
 #undef ADD
 }
 

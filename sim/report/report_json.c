@@ -7,6 +7,7 @@
 
 #include "core/outfmt.h"
 #include "report/report.h"
+#include "runner/whatif.h"
 
 /* Numbers are written with a fixed format so identical runs give identical
  * bytes and the file stays readable: 10 significant digits, integers exact. */
@@ -254,6 +255,19 @@ int report_json(const run_ctx *r, FILE *f, sim_err *err) {
   cJSON_AddItemToObject(x, "steps", steps_section(r));
   cJSON_AddItemToObject(x, "cost_sources", cost_sources(r));
   cJSON_AddItemToObject(x, "bottleneck", bottleneck_section(r));
+  whatif_report wr;
+  whatif_check(r, &wr);
+  if (wr.count) {
+    cJSON *wa = cJSON_AddArrayToObject(x, "what_if");
+    for (uint32_t i = 0; i < wr.count; i++) {
+      cJSON *e = cJSON_CreateObject();
+      str(e, "event", wr.n[i].event);
+      str(e, "exercised", wr.n[i].exercised ? "yes" : wr.n[i].partly ? "partly" : "no");
+      str(e, "detail", wr.n[i].text);
+      num(e, "last_arrival_s", wr.last_arrival_s);
+      cJSON_AddItemToArray(wa, e);
+    }
+  }
 
   return outfmt_json_write(root, f, err);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "runner/whatif.h"
 
 static void line(FILE *f, const char *label, const char *fmt, double v) {
   char buf[64];
@@ -95,5 +96,8 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
           100 * b.share[BOUND_COMPUTE], 100 * b.share[BOUND_MEMORY], 100 * b.share[BOUND_COMM],
           100 * b.share[BOUND_CPU], s->mean_batch_seqs, s->mean_batch_tokens, (unsigned long long)s->steps,
           (unsigned long long)b.preemptions);
+  whatif_report wr;
+  whatif_check(r, &wr);
+  for (uint32_t i = 0; i < wr.count; i++) fprintf(f, "What-if: %s\n", wr.n[i].text);
   if (wall_s >= 0) fprintf(f, "simulated in %.3f s of wall time\n", wall_s);
 }

@@ -5,11 +5,28 @@
 #include <stdio.h>
 #include <string.h>
 
+/* --duration on the run's clock, as seconds of the workload's own clock: a
+ * traffic shape compresses (or stretches) time, so the arrivals that fill D
+ * simulated seconds span warp_unmap_s(D) before it (warp.h). */
+static double duration_before_warp(const scenario *sc) { return warp_unmap_s(&sc->traffic, sc->duration_s); }
+
 int runner_load_workload(const scenario *sc, trace *out, sim_err *err) {
   int rc;
   trace_init(out);
-  if (sc->trace_path[0]) rc = trace_load(out, sc->trace_path, sc->trace_fmt, err);
-  else rc = gen_trace(out, &sc->gen, err);
+  if (sc->trace_path[0]) {
+    rc = trace_load(out, sc->trace_path, sc->trace_fmt, err);
+  } else if (sc->duration_s > 0) { /* the generator sized to the duration: N = rate x D, the last sent at N / rate */
+    gen_params g = sc->gen;
+    double rate = g.request_rate * sc->rate_scale;
+    if (!isfinite(rate) || rate <= 0)
+      return sim_errf(err, SIM_EINPUT, "--duration with the generator needs a finite --request-rate (requests per "
+                      "second), not inf");
+    double n = floor(rate * duration_before_warp(sc) + 0.5);
+    g.num_prompts = n < 1 ? 1 : (uint64_t)n;
+    rc = gen_trace(out, &g, err);
+  } else {
+    rc = gen_trace(out, &sc->gen, err);
+  }
   if (rc) return rc;
   if (sc->window_start_s > 0 || sc->window_end_s >= 0) trace_window(out, sc->window_start_s, sc->window_end_s);
   if (sc->max_requests && out->n > sc->max_requests) trace_truncate(out, sc->max_requests);
@@ -26,6 +43,9 @@ int runner_load_workload(const scenario *sc, trace *out, sim_err *err) {
   if (sc->rate_scale != 1.0) trace_scale_rate(out, sc->rate_scale);
   if (sc->prompt_scale != 1.0 || sc->output_scale != 1.0)
     trace_scale_lengths(out, sc->prompt_scale, sc->output_scale);
+  if (sc->duration_s > 0 && sc->trace_path[0] && !trace_repeat(out, duration_before_warp(sc), sc->repeat_shares_prefixes))
+    return sim_errf(err, SIM_EINPUT, "--duration: %s has no time span to repeat (every request arrives at 0)",
+                    out->source);
   /* traffic step / ramp last: its times are on the clock the run shows */
   warp_apply(out, &sc->traffic);
   return SIM_OK;

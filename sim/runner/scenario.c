@@ -14,7 +14,7 @@
  *                 "input_lengths": {"dist": "lognormal", "median", "sigma", "min", "max"},
  *                 "output_lengths": {...},
  *                 "max_concurrency", "window_s": [start, end], "rate_scale", "request_rate_target",
- *                 "prompt_scale", "output_scale", "max_requests",
+ *                 "prompt_scale", "output_scale", "max_requests", "duration_s", "repeat_shares_prefixes",
  *                 "replica_failures": [{"replica": i, "at_s": t}],
  *                 "traffic_step": {"at_s": T, "factor": X},                 -- at most one of these two
  *                 "traffic_ramp": {"from_s": T0, "to_s": T1, "factor": X} },
@@ -217,7 +217,8 @@ static int parse_workload(const jx *j, const cJSON *w, scenario *s) {
   static const char *const known[] = {"trace", "trace_format", "num_prompts", "request_rate", "burstiness",
                                       "random_input_len", "random_output_len", "random_range_ratio", "input_lengths",
                                       "output_lengths", "max_concurrency", "window_s", "rate_scale",
-                                      "request_rate_target", "prompt_scale", "output_scale", "max_requests",
+                                      "request_rate_target", "prompt_scale", "output_scale", "max_requests", "duration_s",
+                                      "repeat_shares_prefixes",
                                       "replica_failures", "traffic_step", "traffic_ramp", NULL};
   const char *W = "workload";
   TRY(jx_keys(j, w, W, known, NULL));
@@ -258,6 +259,8 @@ static int parse_workload(const jx *j, const cJSON *w, scenario *s) {
   double mr = -1;
   TRY(jx_num(j, w, W, "max_requests", &mr, 1, 1e12, 0));
   if (mr > 0) s->max_requests = (uint64_t)mr;
+  TRY(jx_num(j, w, W, "duration_s", &s->duration_s, 1e-3, 1e9, 0));
+  TRY(jx_bool(j, w, W, "repeat_shares_prefixes", &s->repeat_shares_prefixes));
   const cJSON *fa;
   TRY(jx_arr(j, w, W, "replica_failures", &fa));
   if (fa) TRY(parse_failures(j, fa, s));

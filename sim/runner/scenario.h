@@ -31,6 +31,9 @@ typedef struct scenario {
   double target_rate;         /* > 0: rescale the trace to this mean rate, req/s */
   double prompt_scale, output_scale;
   uint64_t max_requests;      /* 0 = all */
+  double duration_s;          /* > 0: arrivals cut or extended (trace repeated, generator sized) to this many
+                                 seconds of the run's clock; 0 = the workload's own length */
+  bool repeat_shares_prefixes; /* repeated copies keep their sessions and prefix ids (caches hit across copies) */
   uint32_t max_concurrency;   /* client slots, 0 = unlimited */
   /* what-ifs */
   uint32_t n_failures;

@@ -224,6 +224,51 @@ void trace_scale_lengths(trace *t, double prompt_factor, double output_factor) {
 
 void trace_truncate(trace *t, size_t n) { keep_range(t, 0, SIM_MIN(n, t->n)); }
 
+/* A bijection of 64-bit values (splitmix64's finalizer). */
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+bool trace_repeat(trace *t, double duration_s, bool share_prefixes) {
+  if (!t->n) return true;
+  sim_ns end = (sim_ns)llround(duration_s * 1e9), last = t->reqs[t->n - 1].arrival_ns;
+  if (last >= end) { /* cut */
+    size_t k = t->n;
+    while (k > 0 && t->reqs[k - 1].arrival_ns >= end) k--;
+    if (k == 0) k = 1; /* the first request arrives at 0 < end */
+    keep_range(t, 0, k);
+    return true;
+  }
+  if (last == 0) return false;
+  sim_ns period = last + last / (sim_ns)(t->n > 1 ? t->n - 1 : 1);
+  size_t n0 = t->n;
+  uint32_t sessions = t->n_sessions;
+  uint64_t *ids = NULL;
+  size_t cap_ids = 0;
+  for (uint64_t copy = 1;; copy++) {
+    sim_ns shift = (sim_ns)copy * period;
+    if (shift >= end) break;
+    uint64_t salt = mix64(copy);
+    for (size_t i = 0; i < n0; i++) {
+      const trace_req q = t->reqs[i]; /* copied: trace_push may move the array */
+      if (q.arrival_ns + shift >= end) break;
+      SIM_GROW(ids, cap_ids, (size_t)q.n_hash + 1);
+      for (uint32_t h = 0; h < q.n_hash; h++) {
+        uint64_t id = t->hash_ids[q.hash_off + h];
+        ids[h] = share_prefixes ? id : mix64(id ^ salt);
+      }
+      uint32_t sess = q.session && !share_prefixes ? q.session + (uint32_t)copy * sessions : q.session;
+      trace_push(t, q.arrival_ns + shift, q.prompt_tokens, q.output_tokens, sess, ids, q.n_hash);
+    }
+  }
+  free(ids);
+  return true;
+}
+
 /* ---- statistics ---- */
 
 /* LSD radix sort of 32-bit values, 4 passes of 8 bits. O(n). */

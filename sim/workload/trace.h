@@ -93,6 +93,14 @@ void trace_scale_rate(trace *t, double factor);
 void trace_scale_lengths(trace *t, double prompt_factor, double output_factor);
 /* Keeps the first n requests. */
 void trace_truncate(trace *t, size_t n);
+/* Arrivals up to duration_s: cut at it, or extended by repeating the trace,
+ * copy k shifted by k x period (period = the last arrival plus the mean gap,
+ * so the copies follow each other at the trace's own rate). Each copy's
+ * sessions are new sessions and its prefix-block ids new ids (id mixed with
+ * the copy number: within a copy equal ids stay equal, across copies they
+ * differ), unless share_prefixes. Returns false (trace unchanged) when the
+ * trace has no time span to repeat (every arrival at 0). */
+bool trace_repeat(trace *t, double duration_s, bool share_prefixes);
 
 typedef struct trace_stats {
   size_t n;

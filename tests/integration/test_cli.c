@@ -304,3 +304,54 @@ Test(cli, every_bundled_scenario_runs) {
   }
   cr_assert_geq(n, 3);
 }
+
+/* What-ifs that cannot silently miss. The README's example (the bundled
+ * 600-s trace, a ramp to x3 from 300 to 900 s, replica 1 lost at 600 s): the
+ * ramp compresses the trace so its last request arrives before 600 s; text,
+ * JSON and HTML say the loss was not exercised and the ramp only partly, and
+ * --strict-what-if exits 2. With --duration 1200 (the trace repeated to fill
+ * 1200 s of the run's clock) both are exercised. --duration 3600 without a
+ * ramp gives an hour of arrivals at the trace's own rate (3300 requests in
+ * 600 s, so 6 copies less the one at exactly 3600 s). */
+Test(cli, what_ifs_outside_the_traffic_are_flagged) {
+  char j[256], h[256], cmd[1024];
+  snprintf(j, sizeof j, "/tmp/servesim_whatif_%d.json", getpid());
+  snprintf(h, sizeof h, "/tmp/servesim_whatif_%d.html", getpid());
+  tu_tmp_track(j);
+  tu_tmp_track(h);
+  const char *ex = "run --replicas 2 --traffic-ramp 300:900:3 --fail-replica 1@600 --slo ttft_p99=2000";
+  snprintf(cmd, sizeof cmd, "%s --json %s --report %s --force", ex, j, h);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "What-if: replica 1 lost at 600 s: NOT EXERCISED, the last request arrived at"), "%s", out);
+  cr_assert(strstr(out, "What-if: traffic ramp to x3 from 300 s to 900 s: ONLY PARTLY EXERCISED"), "%s", out);
+  size_t n;
+  char *js = tu_slurp(j, &n), *hs = tu_slurp(h, &n);
+  cr_assert(js && hs);
+  cr_assert(strstr(js, "\"exercised\":\t\"no\"") || strstr(js, "\"exercised\": \"no\""), "%s", js);
+  cr_assert(strstr(js, "partly"), "the ramp's verdict in the JSON");
+  cr_assert(strstr(hs, "NOT EXERCISED"), "the HTML report says it too");
+  free(js);
+  free(hs);
+  snprintf(cmd, sizeof cmd, "%s --strict-what-if --quiet", ex);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--strict-what-if: 2 what-ifs not fully exercised"), "%s", err);
+  snprintf(cmd, sizeof cmd, "%s --duration 1200 --strict-what-if", ex);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "What-if: replica 1 lost at 600 s (exercised:"), "%s", out);
+  cr_assert(strstr(out, "What-if: traffic ramp to x3 from 300 s to 900 s (exercised:"), "%s", out);
+  cr_assert(!strstr(out, "NOT EXERCISED"), "%s", out);
+  snprintf(cmd, sizeof cmd, "run --duration 3600 --quiet --json %s --force", j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  js = tu_slurp(j, &n);
+  cr_assert_eq(jnum(js, "completed"), 6 * 3300 - 1, "%s", err);
+  free(js);
+  cr_assert_eq(tu_run_cli("run --duration 60 --request-rate 4 --quiet", out, sizeof out, err, sizeof err), 0, "%s",
+               err);
+  cr_assert_eq(tu_run_cli("run --duration 60 --num-prompts 10", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--duration and --num-prompts: give one"), "%s", err);
+  cr_assert_eq(tu_run_cli("run --duration 60 --request-rate inf --random-input-len 10", out, sizeof out, err,
+                          sizeof err),
+               2);
+  cr_assert(strstr(err, "--duration with the generator needs a finite --request-rate"), "%s", err);
+  cr_assert_eq(tu_run_cli("run --duration -5", out, sizeof out, err, sizeof err), 2);
+}

@@ -186,6 +186,14 @@ Test(jsonx, scenario_errors_name_the_line) {
   cr_assert_eq(s.deploy.allreduce, AR_AUTO, "auto is the default");
   cr_assert_eq(scenario_parse(&s, "{\"deployment\": {\"allreduce\": \"table\"}}", "s.json", &E), SIM_OK, "%s", E.msg);
   cr_assert_eq(s.deploy.allreduce, AR_TABLE);
+  scenario_init(&s);
+  cr_assert_eq(scenario_parse(&s, "{\"workload\": {\"duration_s\": 3600, \"repeat_shares_prefixes\": true}}", "s.json",
+                              &E),
+               SIM_OK, "%s", E.msg);
+  cr_assert_float_eq(s.duration_s, 3600, 0);
+  cr_assert(s.repeat_shares_prefixes);
+  scenario_init(&s);
+  cr_assert_eq(scenario_parse(&s, "{\"workload\": {\"duration_s\": 0}}", "s.json", &E), SIM_EINPUT);
 }
 
 Test(jsonx, grid_inline_scenario_errors_keep_the_file_lines) {

@@ -666,6 +666,56 @@ static void five_requests(trace *t) {
            TRACE_FMT_AUTO);
 }
 
+/* --duration: a trace of 5 requests over 4 s (arrivals 0, 1, 2, 3.5, 4; mean
+ * gap 1 s, so a period of 5 s) repeated to 12 s holds copies at 0, 5 and 10
+ * s (the third cut at 12 s: 10 and 11 s): 5 + 5 + 2 requests, the trace's own rate; each
+ * copy's sessions and prefix ids are new (within a copy equal ids stay equal:
+ * x's two requests), unless shared; a shorter duration cuts. */
+Test(trace_transform, repeat_extends_with_new_sessions_and_prefixes) {
+  trace t;
+  five_requests(&t);
+  cr_assert(trace_repeat(&t, 12.0, false));
+  cr_assert_eq(t.n, 12);
+  cr_assert_eq(t.reqs[5].arrival_ns, 5 * NS);
+  cr_assert_eq(t.reqs[10].arrival_ns, 10 * NS);
+  cr_assert_eq(t.reqs[11].arrival_ns, 11 * NS);
+  for (size_t i = 1; i < t.n; i++) cr_assert_geq(t.reqs[i].arrival_ns, t.reqs[i - 1].arrival_ns, "sorted");
+  cr_assert_eq(t.n_sessions, 8, "3 sessions a copy; the cut third copy holds 2 of them");
+  cr_assert_eq(t.reqs[5].session, t.reqs[0].session + 3);
+  cr_assert_eq(t.reqs[7].session, t.reqs[5].session, "x's requests share their session within a copy");
+  /* prefix ids: copy 1 differs from copy 0, equal within the copy where they were equal */
+  uint64_t id0 = t.hash_ids[t.reqs[1].hash_off], id1 = t.hash_ids[t.reqs[6].hash_off];
+  cr_assert_neq(id0, id1);
+  for (size_t i = 0; i < 5; i++)
+    for (size_t j = 5; j < 10; j++)
+      for (uint32_t a = 0; a < t.reqs[i].n_hash; a++)
+        for (uint32_t b = 0; b < t.reqs[j].n_hash; b++)
+          cr_assert_neq(t.hash_ids[t.reqs[i].hash_off + a], t.hash_ids[t.reqs[j].hash_off + b],
+                        "no prefix block shared across copies");
+  cr_assert_eq(t.reqs[6].n_hash, 2);
+  round_trip(&t);
+  trace_free(&t);
+
+  five_requests(&t);
+  cr_assert(trace_repeat(&t, 12.0, true));
+  cr_assert_eq(t.n, 12);
+  cr_assert_eq(t.n_sessions, 3, "shared: the same sessions");
+  cr_assert_eq(t.hash_ids[t.reqs[6].hash_off], t.hash_ids[t.reqs[1].hash_off], "shared: the same prefix ids");
+  trace_free(&t);
+
+  five_requests(&t);
+  cr_assert(trace_repeat(&t, 2.5, false));
+  cr_assert_eq(t.n, 3, "cut: 0, 1, 2 s");
+  trace_free(&t);
+
+  trace_init(&t);
+  trace_push(&t, 0, 10, 10, 0, NULL, 0);
+  trace_push(&t, 0, 10, 10, 0, NULL, 0);
+  cr_assert(!trace_repeat(&t, 10.0, false), "no time span to repeat");
+  cr_assert_eq(t.n, 2);
+  trace_free(&t);
+}
+
 Test(trace_transform, window_rezeroes_compacts_and_renumbers) {
   trace t;
   five_requests(&t);
