@@ -81,7 +81,7 @@ int cmd_capacity(int argc, char **argv) {
   double wall = plan_wall_s() - t0;
   char cmd[4096];
   plan_command_line(argc, argv, cmd, sizeof cmd);
-  report_doc doc = {cmd, s->verify_run, &s->slo, NULL, s};
+  report_doc doc = {cmd, s->verify_run, &s->slo, NULL, s, NULL, NULL};
   if (plan_flags_write(pf, w_json, NULL, s, &doc, &err)) goto fail;
   if (!pf->quiet) {
     FILE *tf = plan_flags_text_out(pf);

@@ -22,7 +22,40 @@ static const char *SUMMARY =
     "Exit status: 0 done, 2 bad input, 1 internal error, 130 interrupted by Ctrl-C (partial results are\n"
     "still printed and written).";
 
-static int w_json(const void *r, FILE *f, sim_err *e) { return report_json(r, f, e); }
+typedef struct json_arg {
+  const run_ctx *r, *base;
+  const whatif_compare *cmp;
+} json_arg;
+static int w_json(const void *p, FILE *f, sim_err *e) {
+  const json_arg *a = p;
+  return report_json_cmp(a->r, a->base, a->cmp, f, e);
+}
+
+/* --baseline: the scenario without its what-ifs, run to the end (no driver: it is not the run the user
+ * watches), and the comparison. NULL (err set) on failure. */
+static run_ctx *run_baseline(const scenario *sc, const run_ctx *wi, const slo_set *slo, whatif_compare *cmp,
+                             sim_err *err) {
+  if (!sc->n_failures && sc->traffic.kind == WARP_NONE) {
+    sim_errf(err, SIM_EINPUT, "--baseline needs a what-if to compare (--fail-replica, --traffic-step or "
+                              "--traffic-ramp)");
+    return NULL;
+  }
+  scenario b = *sc;
+  b.n_failures = 0;
+  b.traffic.kind = WARP_NONE;
+  run_ctx *r = sim_calloc(1, sizeof *r);
+  if (runner_prepare(r, &b, err) || runner_execute(r, NULL, err)) {
+    sim_err_prefix(err, "--baseline");
+    runner_free(r);
+    free(r);
+    return NULL;
+  }
+  double limit = -1;
+  for (int k = 0; slo && k < slo->n; k++)
+    if (!strcmp(slo->it[k].key, "ttft_p99")) limit = slo->it[k].limit_ms;
+  whatif_compare_runs(r, wi, limit, cmp);
+  return r;
+}
 static int w_csv(const void *r, FILE *f, sim_err *e) { return report_requests_csv(r, f, e); }
 static int w_ts(const void *r, FILE *f, sim_err *e) { return report_timeseries_csv(r, f, e); }
 static int w_html(const void *d, FILE *f, sim_err *e) { return report_html(d, f, e); }
@@ -33,7 +66,7 @@ int cmd_run(int argc, char **argv) {
   run_flags_init(&rf);
   const char *json = NULL, *csv = NULL, *ts = NULL, *html = NULL, *md = NULL;
   cli_list slo_flags = {{0}, 0};
-  bool force = false, quiet = false, help = false, strict_whatif = false;
+  bool force = false, quiet = false, help = false, strict_whatif = false, baseline = false;
   double speed = 0;
   cli_opt out_opts[] = {
       {"json", NULL, CLI_STR, &json, "FILE", "write the result JSON (vLLM --save-result keys + servesim section); - = stdout", NULL},
@@ -47,6 +80,10 @@ int cmd_run(int argc, char **argv) {
       {"strict-what-if", NULL, CLI_FLAG, &strict_whatif, NULL,
        "exit 2 when a what-if (--fail-replica, --traffic-step, --traffic-ramp) falls after the last arrival "
        "(not exercised) or a ramp is cut short (every output says so either way)",
+       NULL},
+      {"baseline", NULL, CLI_FLAG, &baseline, NULL,
+       "also run the same workload without its what-ifs (replica losses, traffic step or ramp) and report both "
+       "side by side, with the recovery time after a replica loss (text, JSON, HTML)",
        NULL},
       {"speed", NULL, CLI_F64, &speed, "X", "paced replay: X simulated seconds per wall second (0 = as fast as possible)", NULL},
       {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
@@ -85,13 +122,21 @@ int cmd_run(int argc, char **argv) {
     free(r);
     return cli_fail("run", &err);
   }
-  if (json && !rc) rc = cli_write_output(json, force, w_json, r, &err);
+  run_ctx *base = NULL;
+  whatif_compare cmp;
+  if (baseline && !(base = run_baseline(&sc, r, &slo, &cmp, &err))) {
+    runner_free(r);
+    free(r);
+    return cli_fail("run", &err);
+  }
+  json_arg ja = {r, base, base ? &cmp : NULL};
+  if (json && !rc) rc = cli_write_output(json, force, w_json, &ja, &err);
   if (csv && !rc) rc = cli_write_output(csv, force, w_csv, r, &err);
   if (ts && !rc) rc = cli_write_output(ts, force, w_ts, r, &err);
   if ((html || md) && !rc) {
     char cmd[4096];
     plan_command_line(argc, argv, cmd, sizeof cmd);
-    report_doc doc = {cmd, r, &slo, NULL, NULL};
+    report_doc doc = {cmd, r, &slo, NULL, NULL, base, base ? &cmp : NULL};
     if (html) rc = cli_write_output(html, force, w_html, &doc, &err);
     if (md && !rc) rc = cli_write_output(md, force, w_md, &doc, &err);
   }
@@ -106,6 +151,7 @@ int cmd_run(int argc, char **argv) {
         fprintf(tf, "  %-12s %10.2f ms  (limit %g ms)  %s\n", slo.it[k].key, res.value_ms[k], slo.it[k].limit_ms,
                 res.ok[k] ? "ok" : "missed");
     }
+    if (base) whatif_compare_text(base, r, &cmp, tf);
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) fprintf(tf, "peak memory %.1f MiB\n", ru.ru_maxrss / 1024.0);
   }
@@ -120,6 +166,8 @@ int cmd_run(int argc, char **argv) {
   if (interrupted) fprintf(stderr, "servesim run: interrupted: the results written are partial\n");
   runner_free(r);
   free(r);
+  if (base) runner_free(base);
+  free(base);
   if (rc) return cli_fail("run", &err);
   return interrupted ? 130 : 0; /* 128 + SIGINT, like a shell */
 }

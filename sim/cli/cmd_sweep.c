@@ -46,7 +46,7 @@ int cmd_sweep(int argc, char **argv) {
   double wall = plan_wall_s() - t0;
   char cmd[4096];
   plan_command_line(argc, argv, cmd, sizeof cmd);
-  report_doc doc = {cmd, NULL, &s->slo, s, NULL};
+  report_doc doc = {cmd, NULL, &s->slo, s, NULL, NULL, NULL};
   if (plan_flags_write(pf, w_json, w_csv, s, &doc, &err)) goto fail;
   if (!pf->quiet) {
     FILE *tf = plan_flags_text_out(pf);

@@ -17,9 +17,13 @@
 #include <stdio.h>
 
 #include "runner/bottleneck.h"
+#include "runner/whatif.h"
 #include "runner/runner.h"
 
 int report_json(const run_ctx *r, FILE *f, sim_err *err);
+/* The same with `run --baseline`'s comparison (servesim.baseline_comparison: both runs' key metrics, the
+ * recovery after a replica loss); baseline and cmp may be NULL. */
+int report_json_cmp(const run_ctx *r, const run_ctx *baseline, const whatif_compare *cmp, FILE *f, sim_err *err);
 int report_requests_csv(const run_ctx *r, FILE *f, sim_err *err);
 int report_timeseries_csv(const run_ctx *r, FILE *f, sim_err *err);
 void report_text(const run_ctx *r, double wall_s, FILE *f);

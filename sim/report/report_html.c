@@ -227,55 +227,78 @@ static void whatif_lines(svg_chart *c, const run_ctx *r) {
   }
 }
 
-static void timelines(FILE *f, const run_ctx *r) {
+/* A run's time series in at most P buckets (bucket maxima keep the spikes). */
+enum { TL_POINTS = 600 };
+typedef struct tl_series {
+  size_t n;
+  double t[TL_POINTS], wait[TL_POINTS], run[TL_POINTS], kv[TL_POINTS], kvmax[TL_POINTS];
+} tl_series;
+
+static void tl_fill(const run_ctx *r, tl_series *s) {
   const metrics_rec *m = &r->cl.m;
-  if (m->n_ts < 2) return;
-  enum { P = 600 };
-  size_t k = (m->n_ts + P - 1) / P, n = 0;
-  double t[P], wait[P], run[P], kv[P], kvmax[P];
-  for (size_t i = 0; i < m->n_ts && n < P; i += k, n++) {
-    t[n] = (double)m->ts[i].t_ns / 1e9;
-    wait[n] = run[n] = kv[n] = kvmax[n] = 0;
-    for (size_t j = i; j < i + k && j < m->n_ts; j++) { /* bucket maxima keep the spikes */
+  size_t k = (m->n_ts + TL_POINTS - 1) / TL_POINTS, n = 0;
+  for (size_t i = 0; i < m->n_ts && n < TL_POINTS; i += k, n++) {
+    s->t[n] = (double)m->ts[i].t_ns / 1e9;
+    s->wait[n] = s->run[n] = s->kv[n] = s->kvmax[n] = 0;
+    for (size_t j = i; j < i + k && j < m->n_ts; j++) {
       const ts_row *q = &m->ts[j];
-      wait[n] = fmax(wait[n], q->waiting + q->client_queue);
-      run[n] = fmax(run[n], q->running);
-      kv[n] = fmax(kv[n], 100.0 * q->kv_usage_mean);
-      kvmax[n] = fmax(kvmax[n], 100.0 * q->kv_usage_max);
+      s->wait[n] = fmax(s->wait[n], q->waiting + q->client_queue);
+      s->run[n] = fmax(s->run[n], q->running);
+      s->kv[n] = fmax(s->kv[n], 100.0 * q->kv_usage_mean);
+      s->kvmax[n] = fmax(s->kvmax[n], 100.0 * q->kv_usage_max);
     }
   }
-  double t1 = t[n - 1];
+  s->n = n;
+}
+
+/* The timelines; with a baseline (run --baseline) its series in grey beneath. */
+static void timelines(FILE *f, const run_ctx *r, const run_ctx *base) {
+  if (r->cl.m.n_ts < 2) return;
+  tl_series *a = sim_malloc(sizeof *a), *b = sim_calloc(1, sizeof *b); /* 24 KB each: not on the stack */
+  tl_fill(r, a);
+  bool with_b = base && base->cl.m.n_ts >= 2;
+  if (with_b) tl_fill(base, b);
+  double t1 = a->t[a->n - 1];
+  if (with_b && b->t[b->n - 1] > t1) t1 = b->t[b->n - 1];
   const struct {
     const char *title, *ylab;
-    double *y, *y2;
+    double *y, *y2, *yb;
     const char *l1, *l2;
-  } ch[] = {{"Requests waiting (replica queues + client)", "requests", wait, NULL, NULL, NULL},
-            {"Running batch (sequences in the step, all replicas)", "sequences", run, NULL, NULL, NULL},
-            {"KV cache usage", "% of the KV pool", kv, kvmax, "mean over replicas", "busiest replica"}};
+  } ch[] = {{"Requests waiting (replica queues + client)", "requests", a->wait, NULL, b->wait, NULL, NULL},
+            {"Running batch (sequences in the step, all replicas)", "sequences", a->run, NULL, b->run, NULL, NULL},
+            {"KV cache usage", "% of the KV pool", a->kv, a->kvmax, b->kv, "mean over replicas", "busiest replica"}};
   fputs("<div class=\"row\">\n", f);
   for (size_t c = 0; c < SIM_ARRAY_LEN(ch); c++) {
     double lo = 0, hi = 1;
-    for (size_t i = 0; i < n; i++) hi = fmax(hi, fmax(ch[c].y[i], ch[c].y2 ? ch[c].y2[i] : 0));
+    for (size_t i = 0; i < a->n; i++) hi = fmax(hi, fmax(ch[c].y[i], ch[c].y2 ? ch[c].y2[i] : 0));
+    for (size_t i = 0; with_b && i < b->n; i++) hi = fmax(hi, ch[c].yb[i]);
     if (ch[c].y2) hi = 100;
     svg_nice_range(&lo, &hi, false);
     double x0 = 0, x1 = t1;
     svg_nice_range(&x0, &x1, false);
     svg_chart sc;
+    int nleg = (ch[c].y2 ? 2 : 0) + (with_b ? (ch[c].y2 ? 1 : 2) : 0);
     svg_chart_begin_legend(&sc, f, 374, 250, ch[c].title, (svg_axis){x0, x1, false, "time (s)"},
-                           (svg_axis){lo, hi, false, ch[c].ylab}, ch[c].y2 ? 2 : 0);
-    if (ch[c].y2) svg_line(&sc, t, ch[c].y2, n, svg_color(1), 1.2, NULL);
-    svg_line(&sc, t, ch[c].y, n, svg_color(0), 1.6, NULL);
+                           (svg_axis){lo, hi, false, ch[c].ylab}, nleg);
+    if (with_b) svg_line(&sc, b->t, ch[c].yb, b->n, "#aaaaaa", 1.2, NULL);
+    if (ch[c].y2) svg_line(&sc, a->t, ch[c].y2, a->n, svg_color(1), 1.2, NULL);
+    svg_line(&sc, a->t, ch[c].y, a->n, svg_color(0), 1.6, NULL);
     if (ch[c].y2) {
       svg_legend(&sc, svg_color(0), ch[c].l1, false);
       svg_legend(&sc, svg_color(1), ch[c].l2, false);
+    } else if (with_b) {
+      svg_legend(&sc, svg_color(0), "with the what-if", false);
     }
+    if (with_b) svg_legend(&sc, "#aaaaaa", ch[c].y2 ? "baseline (mean)" : "baseline (no what-if)", false);
     whatif_lines(&sc, r);
     svg_chart_end(&sc);
   }
   fputs("</div>\n", f);
+  free(a);
+  free(b);
 }
 
-static void run_sections(FILE *f, const run_ctx *r, const slo_set *slo, const char *what) {
+static void run_sections(FILE *f, const run_ctx *r, const run_ctx *base, const slo_set *slo, const char *what) {
   char h[256];
   snprintf(h, sizeof h, "%s: latency distributions", what);
   rh_heading(f, 2, h);
@@ -289,7 +312,7 @@ static void run_sections(FILE *f, const run_ctx *r, const slo_set *slo, const ch
   key_numbers(f, r);
   snprintf(h, sizeof h, "%s: over time", what);
   rh_heading(f, 2, h);
-  timelines(f, r);
+  timelines(f, r, base);
   snprintf(h, sizeof h, "%s: memory per GPU", what);
   rh_heading(f, 2, h);
   char lab[256];
@@ -337,6 +360,51 @@ void report_doc_answer(const report_doc *d, char *buf, size_t n) {
   else buf[0] = 0;
 }
 
+/* `run --baseline`: both runs side by side and the recovery after a loss (whatif.h). */
+static void compare_section(FILE *f, const run_ctx *base, const run_ctx *wi, const whatif_compare *c) {
+  rh_heading(f, 2, "What-if vs baseline");
+  rh_para(f, "note", "The baseline is the same run without the replica losses and traffic shapes; the timelines "
+                     "below draw it in grey.");
+  const char *cols[] = {"metric", "baseline", "what-if"};
+  fputs("<table>", f);
+  rh_th_row(f, cols, 3, 1);
+  const metrics_summary *a = &base->sum, *b = &wi->sum;
+  const struct {
+    const char *name;
+    double x, y;
+  } rows[] = {{"p50 TTFT (ms)", a->ttft_ms.median, b->ttft_ms.median},
+              {"p99 TTFT (ms)", a->ttft_ms.p99, b->ttft_ms.p99},
+              {"p50 TPOT (ms)", a->tpot_ms.median, b->tpot_ms.median},
+              {"p99 TPOT (ms)", a->tpot_ms.p99, b->tpot_ms.p99},
+              {"output throughput (tok/s)", a->output_throughput, b->output_throughput},
+              {"request goodput (req/s)", a->request_goodput, b->request_goodput},
+              {"mean requests waiting", a->mean_waiting, b->mean_waiting},
+              {"peak requests waiting", c->peak_waiting[0], c->peak_waiting[1]},
+              {"peak KV usage, busiest replica (%)", 100 * c->peak_kv[0], 100 * c->peak_kv[1]}};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(rows); i++) {
+    if (i == 5 && !a->has_goodput && !b->has_goodput) continue;
+    fputs("<tr>", f);
+    rh_td(f, true, "%s", rows[i].name);
+    rh_td(f, false, "%.2f", rows[i].x);
+    rh_td(f, false, "%.2f", rows[i].y);
+    fputs("</tr>\n", f);
+  }
+  fputs("</table>\n", f);
+  if (c->has_loss) {
+    char p[512];
+    if (!c->breached)
+      snprintf(p, sizeof p, "Replica loss at %g s: no %g-s window of requests went over %.0f ms p99 TTFT (%s).",
+               c->loss_at_s, WHATIF_WINDOW_S, c->limit_ms, c->limit_from_slo ? "the SLO" : "1.1 x the baseline");
+    else if (c->recovered)
+      snprintf(p, sizeof p, "Replica loss at %g s: p99 TTFT over %.0f ms from the window at %g s; recovered %.0f s "
+               "after the loss.", c->loss_at_s, c->limit_ms, c->breach_at_s, c->recovery_s);
+    else
+      snprintf(p, sizeof p, "Replica loss at %g s: p99 TTFT over %.0f ms from the window at %g s and NOT RECOVERED "
+               "before the last arrival.", c->loss_at_s, c->limit_ms, c->breach_at_s);
+    rh_para(f, NULL, p);
+  }
+}
+
 int report_html(const report_doc *d, FILE *f, sim_err *err) {
   const char *kind = report_doc_kind(d);
   fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n"
@@ -362,7 +430,8 @@ int report_html(const report_doc *d, FILE *f, sim_err *err) {
       rh_heading(f, 2, "The recommendation, simulated at the target rate");
       rh_para(f, NULL, s);
     }
-    run_sections(f, d->run, d->slo, d->cap ? "Verification run" : "Run");
+    if (d->baseline && d->cmp) compare_section(f, d->baseline, d->run, d->cmp);
+    run_sections(f, d->run, d->baseline, d->slo, d->cap ? "Verification run" : "Run");
   }
   rh_para(f, "note", "Generated by servesim " SERVESIM_VERSION ". Simulated, not measured: the cost model line at "
                   "the top says what served the step times.");

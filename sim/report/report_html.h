@@ -20,6 +20,7 @@
 #include "plan/capacity.h"
 #include "plan/slo.h"
 #include "plan/sweep.h"
+#include "runner/whatif.h"
 
 typedef struct report_doc {
   const char *command;      /* command line shown in the report, or NULL */
@@ -27,6 +28,8 @@ typedef struct report_doc {
   const slo_set *slo;       /* objectives (lines on the CDFs), or NULL */
   const sweep_set *sweep;   /* or NULL */
   const capacity_set *cap;  /* or NULL */
+  const run_ctx *baseline;  /* `run --baseline`: the run without its what-ifs (overlaid on the timelines), or NULL */
+  const whatif_compare *cmp; /* and the comparison, or NULL */
 } report_doc;
 
 int report_html(const report_doc *d, FILE *f, sim_err *err);

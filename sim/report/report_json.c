@@ -196,7 +196,44 @@ static cJSON *bottleneck_section(const run_ctx *r) {
   return o;
 }
 
-int report_json(const run_ctx *r, FILE *f, sim_err *err) {
+int report_json(const run_ctx *r, FILE *f, sim_err *err) { return report_json_cmp(r, NULL, NULL, f, err); }
+
+/* Both runs' key numbers and the recovery (whatif.h). */
+static cJSON *comparison(const run_ctx *base, const run_ctx *wi, const whatif_compare *c) {
+  cJSON *o = cJSON_CreateObject();
+  const run_ctx *runs[2] = {base, wi};
+  const char *names[2] = {"baseline", "what_if"};
+  for (int k = 0; k < 2; k++) {
+    const metrics_summary *s = &runs[k]->sum;
+    cJSON *e = cJSON_AddObjectToObject(o, names[k]);
+    u64(e, "completed", s->completed);
+    num(e, "p50_ttft_ms", s->ttft_ms.median);
+    num(e, "p99_ttft_ms", s->ttft_ms.p99);
+    num(e, "p50_tpot_ms", s->tpot_ms.median);
+    num(e, "p99_tpot_ms", s->tpot_ms.p99);
+    num(e, "output_throughput", s->output_throughput);
+    if (s->has_goodput) num(e, "request_goodput", s->request_goodput);
+    num(e, "mean_requests_waiting", s->mean_waiting);
+    num(e, "peak_requests_waiting", c->peak_waiting[k]);
+    num(e, "peak_kv_usage", c->peak_kv[k]);
+  }
+  if (c->has_loss) {
+    cJSON *rl = cJSON_AddObjectToObject(o, "replica_loss");
+    num(rl, "at_s", c->loss_at_s);
+    num(rl, "ttft_p99_limit_ms", c->limit_ms);
+    str(rl, "limit_from", c->limit_from_slo ? "slo" : "1.1 x baseline p99");
+    num(rl, "window_s", WHATIF_WINDOW_S);
+    cJSON_AddBoolToObject(rl, "breached", c->breached);
+    cJSON_AddBoolToObject(rl, "recovered", c->recovered);
+    if (c->recovered) num(rl, "recovery_s", c->recovery_s);
+    else cJSON_AddNullToObject(rl, "recovery_s");
+    if (isinf(c->worst_window_p99_ms)) str(rl, "worst_window_p99_ttft_ms", "unanswered");
+    else num(rl, "worst_window_p99_ttft_ms", c->worst_window_p99_ms);
+  }
+  return o;
+}
+
+int report_json_cmp(const run_ctx *r, const run_ctx *baseline, const whatif_compare *cmp, FILE *f, sim_err *err) {
   const metrics_summary *s = &r->sum;
   cJSON *root = cJSON_CreateObject();
   str(root, "backend", "servesim");
@@ -255,6 +292,7 @@ int report_json(const run_ctx *r, FILE *f, sim_err *err) {
   cJSON_AddItemToObject(x, "steps", steps_section(r));
   cJSON_AddItemToObject(x, "cost_sources", cost_sources(r));
   cJSON_AddItemToObject(x, "bottleneck", bottleneck_section(r));
+  if (baseline && cmp) cJSON_AddItemToObject(x, "baseline_comparison", comparison(baseline, r, cmp));
   whatif_report wr;
   whatif_check(r, &wr);
   if (wr.count) {

@@ -35,4 +35,32 @@ typedef struct whatif_report {
 
 void whatif_check(const run_ctx *r, whatif_report *out);
 
+/* `run --baseline`: the same run without its what-ifs (no replica loss, no
+ * traffic shape; everything else, --duration included, the same), compared.
+ *
+ * Recovery after a replica loss at T: windows of WHATIF_WINDOW_S seconds of
+ * requests by arrival time, every WHATIF_STEP_S from T on; the p99 TTFT of a
+ * window (unfinished requests count as missed) against the limit (the
+ * --slo ttft_p99 when given, else 1.1 x the baseline's p99 TTFT). The loss
+ * breaches when a window exceeds the limit; it has recovered at the end of
+ * the first later window within it again (recovery_s counts from T). */
+#define WHATIF_WINDOW_S 60.0
+#define WHATIF_STEP_S 10.0
+typedef struct whatif_compare {
+  double limit_ms;      /* the TTFT p99 limit used */
+  bool limit_from_slo;  /* else 1.1 x the baseline's p99 TTFT */
+  bool has_loss;        /* the what-if run loses a replica while requests arrive */
+  double loss_at_s;     /* the first exercised loss */
+  bool breached, recovered;
+  double breach_at_s, recovery_s; /* first window over the limit; time from the loss to recovery */
+  double worst_window_p99_ms;     /* the worst window from the loss on */
+  double peak_waiting[2];         /* requests waiting (replica queues + client), baseline and what-if */
+  double peak_kv[2];              /* busiest replica's KV usage, [0, 1] */
+} whatif_compare;
+
+/* ttft_limit_ms <= 0: no SLO given. */
+void whatif_compare_runs(const run_ctx *base, const run_ctx *wi, double ttft_limit_ms, whatif_compare *out);
+/* The side-by-side table and the recovery, as text. */
+void whatif_compare_text(const run_ctx *base, const run_ctx *wi, const whatif_compare *c, FILE *f);
+
 #endif
