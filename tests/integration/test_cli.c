@@ -396,3 +396,50 @@ Test(cli, baseline_comparison_and_recovery) {
   cr_assert_eq(tu_run_cli("run --baseline --quiet", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "--baseline needs a what-if to compare"), "%s", err);
 }
+
+/* Every `servesim run` line of README.md and docs/planning.md with a what-if
+ * (--fail-replica, --traffic-step, --traffic-ramp) runs with each event
+ * exercised: run as written (outputs to a temporary directory) with
+ * --strict-what-if, which exits 2 otherwise. */
+Test(cli, readme_what_if_examples_exercise_every_event) {
+  const char *docs[] = {"README.md", "docs/planning.md"};
+  int seen = 0;
+  for (size_t d = 0; d < 2; d++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", SERVESIM_SOURCE_DIR, docs[d]);
+    size_t n;
+    char *text = tu_slurp(path, &n);
+    cr_assert(text, "%s", path);
+    for (char *line = text; line && *line;) {
+      char *nl = strchr(line, '\n');
+      char cmd[2048] = "";
+      /* a command and its backslash continuations */
+      for (char *l = line;;) {
+        char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        bool cont = len && l[len - 1] == '\\';
+        strncat(cmd, l, cont ? len - 1 : len);
+        if (!cont || !e) {
+          nl = e;
+          break;
+        }
+        l = e + 1;
+      }
+      line = nl ? nl + 1 : NULL;
+      char *s = strstr(cmd, "servesim run ");
+      if (!s || s != cmd + strspn(cmd, " `") || strchr(cmd, '<')) continue;
+      if (!strstr(cmd, "--fail-replica") && !strstr(cmd, "--traffic-step") && !strstr(cmd, "--traffic-ramp")) continue;
+      char *tick = strchr(s + 1, '`');
+      if (tick) *tick = 0;
+      char args[2400];
+      snprintf(args, sizeof args, "%s --quiet --strict-what-if", s + strlen("servesim "));
+      /* outputs into /tmp, not the source tree */
+      for (char *o = strstr(args, "--report run.html"); o; o = strstr(o, "--report run.html"))
+        memset(o, ' ', strlen("--report run.html"));
+      seen++;
+      cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s: `%s`: %s", docs[d], s, err);
+    }
+    free(text);
+  }
+  cr_assert_geq(seen, 4, "the what-if examples were found (%d)", seen);
+}
