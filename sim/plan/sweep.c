@@ -3,6 +3,7 @@
  * worker touches only its own row and its own run_ctx; the base scenario and
  * the grid are read-only while the pool runs. */
 #include "plan/sweep.h"
+#include "runner/whatif.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -49,6 +50,12 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   row->sum = r->sum;
   runner_bottleneck(r, &row->bn);
   slo_eval(r, slo, &row->slo);
+  whatif_report wr;
+  whatif_check(r, &wr);
+  row->whatif_missed = wr.missed;
+  row->whatif_note[0] = 0;
+  for (uint32_t i = 0; i < wr.count && !row->whatif_note[0]; i++)
+    if (!wr.n[i].exercised) snprintf(row->whatif_note, sizeof row->whatif_note, "%s", wr.n[i].text);
   const metrics_summary *s = &r->sum;
   row->tput_per_gpu = s->output_throughput / row->gpus;
   row->tok_s_per_user = s->tpot_ms.n && s->tpot_ms.mean > 0 ? 1000.0 / s->tpot_ms.mean : NAN;

@@ -33,6 +33,8 @@ typedef struct sweep_row {
   char label[256];            /* grid_label */
   bool feasible;              /* the deployment started and ran */
   char reason[1024];          /* why not ("" when feasible) */
+  uint32_t whatif_missed;     /* what-ifs not (fully) exercised in this run (runner/whatif.h) */
+  char whatif_note[400];      /* the first of them, "" when none */
   char model[64], gpu[64];
   char cost_source[1400];     /* what served its step times (profsel.h); "" when it could not start */
   uint32_t tp, pp, dp, replicas, gpus; /* gpus = tp x pp x dp x replicas */

@@ -96,6 +96,7 @@ static void row_json(jw *j, const sweep_set *s, const sweep_row *r) {
   jw_str(j, "gpu", r->gpu);
   jw_u64(j, "tensor_parallel_size", r->tp);
   jw_u64(j, "pipeline_parallel_size", r->pp);
+  if (r->whatif_missed) jw_u64(j, "what_if_not_exercised", r->whatif_missed);
   if (r->dp > 1) jw_u64(j, "data_parallel_size", r->dp);
   jw_u64(j, "replicas", r->replicas);
   jw_u64(j, "gpus", r->gpus);
@@ -244,6 +245,12 @@ void sweep_summary(const sweep_set *s, char *buf, size_t n) {
 #define ADD(...) o += (size_t)snprintf(buf + o, o < n ? n - o : 0, __VA_ARGS__)
   buf[0] = 0;
   ADD("%zu configurations: %zu ran, %zu could not start", s->n, s->n_feasible, s->n - s->n_feasible);
+  size_t missed = 0, first = 0;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->rows[i].feasible && s->rows[i].whatif_missed && !missed++) first = i;
+  if (missed)
+    ADD(". WHAT-IF NOT EXERCISED in %zu configuration%s (e.g. %s: %.240s)", missed, missed == 1 ? "" : "s",
+        s->rows[first].label, s->rows[first].whatif_note);
   for (size_t i = 0; i < s->n; i++)
     if (!s->rows[i].feasible) {
       ADD(" (e.g. %s: %.160s)", s->rows[i].label, s->rows[i].reason);
