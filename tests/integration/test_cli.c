@@ -443,3 +443,15 @@ Test(cli, readme_what_if_examples_exercise_every_event) {
   }
   cr_assert_geq(seen, 4, "the what-if examples were found (%d)", seen);
 }
+
+/* A sweep whose what-if falls after the traffic says so in its summary. */
+Test(cli, sweep_names_a_what_if_not_exercised) {
+  cr_assert_eq(tu_run_cli("sweep --tp 2,4 --num-prompts 100 --replicas 2 --fail-replica 0@900", out, sizeof out, err,
+                          sizeof err),
+               0, "%s", err);
+  cr_assert(strstr(out, "WHAT-IF NOT EXERCISED in 2 configurations"), "%s", out);
+  cr_assert_eq(tu_run_cli("sweep --tp 2,4 --num-prompts 100 --replicas 2 --fail-replica 0@1", out, sizeof out, err,
+                          sizeof err),
+               0, "%s", err);
+  cr_assert(!strstr(out, "NOT EXERCISED"), "%s", out);
+}
