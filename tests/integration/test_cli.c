@@ -450,7 +450,8 @@ Test(cli, sweep_names_a_what_if_not_exercised) {
                           sizeof err),
                0, "%s", err);
   cr_assert(strstr(out, "WHAT-IF NOT EXERCISED in 2 configurations"), "%s", out);
-  cr_assert_eq(tu_run_cli("sweep --tp 2,4 --num-prompts 100 --replicas 2 --fail-replica 0@1", out, sizeof out, err,
+  cr_assert_eq(tu_run_cli("sweep --tp 2,4 --num-prompts 100 --request-rate 20 --replicas 2 --fail-replica 0@1", out,
+                          sizeof out, err,
                           sizeof err),
                0, "%s", err);
   cr_assert(!strstr(out, "NOT EXERCISED"), "%s", out);
