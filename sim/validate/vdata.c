@@ -141,9 +141,9 @@ int vdata_parse_trt_overview(vset *s, const char *text, const char *what, sim_er
   /* value columns: GPU_PRECISION */
   for (int k = 0; k < c.header.n && !rc; k++) {
     if (k == cm || k == ci || k == co || k == ct) continue;
-    if (!strrchr(c.header.f[k], '_'))
-      rc = sim_errf(err, SIM_EINPUT, "%s:%d: %s: expected a GPU_PRECISION column name (e.g. H200_FP8)", what,
-                    c.header.line, c.header.f[k]);
+    if (!strrchr(c.header.f[k], '_') || strlen(c.header.f[k]) >= 64)
+      rc = sim_errf(err, SIM_EINPUT, "%s:%d: %.80s: expected a GPU_PRECISION column name (e.g. H200_FP8) of at most "
+                    "63 characters", what, c.header.line, c.header.f[k]);
   }
   for (size_t i = 0; i < c.n && !rc; i++) {
     const vcsv_row *r = &c.rows[i];
@@ -162,7 +162,8 @@ int vdata_parse_trt_overview(vset *s, const char *text, const char *what, sim_er
       if ((rc = vcsv_pos(&c, r, k, what, &v, err))) break;
       char glabel[64];
       vdata__set_str(glabel, sizeof glabel, c.header.f[k]);
-      char *us = strrchr(glabel, '_');
+      char *us = strrchr(glabel, '_'); /* the header check above: there is one, within the 63 characters */
+      SIM_ASSERT(us);
       *us = 0;
       const char *prec = us + 1;
       vpoint *p = vset_add(s);

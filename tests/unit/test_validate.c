@@ -312,6 +312,12 @@ Test(validate_read, trt_overview_cells_become_offline_points) {
   expect_error(vdata_parse_trt_overview, "model,isl,osl,tp,H200_FP8\nllama3.1-70b,128,128,2,fast\n", "x.csv:2:",
                "H200_FP8");
   expect_error(vdata_parse_trt_overview, "model,isl,osl,tp,H200_FP8\nllama3.1-70b,128,x,2,1\n", "x.csv:2:", "osl");
+  /* found by fuzz_validate: a column name longer than the reader's label cut its _PRECISION off and
+   * crashed the reader */
+  expect_error(vdata_parse_trt_overview,
+               "model,isl,osl,tp,H200_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX_FP8\n"
+               "llama3.1-70b,128,128,2,10\n",
+               "x.csv:1:", "of at most 63 characters");
   expect_error(vdata_parse_trt_overview, "model,isl,osl,H200_FP8\nllama3.1-70b,128,128,1\n", "x.csv:1:", "tp");
   expect_error(vdata_parse_trt_overview, "model,isl,osl,tp,H200FP8\nllama3.1-70b,128,128,2,1\n", "x.csv:1:",
                "H200FP8");
