@@ -1,9 +1,11 @@
 #!/bin/sh
-# deps.sh: install the Debian 12 packages servesim needs, if any are missing.
+# deps.sh [fuzz]: install the Debian 12 packages servesim needs, if any are missing
+# ("fuzz": also clang and its libFuzzer runtime, for scripts/fuzz.sh).
 # Sourced by quickstart.sh and test.sh; safe to run again (installs nothing
 # when everything is present). Needs root (or sudo) only when installing.
 set -eu
 need="build-essential cmake pkg-config libuv1-dev libcjson-dev libcriterion-dev libxml2-utils zlib1g-dev"
+if [ "${1:-}" = fuzz ]; then need="$need clang libclang-rt-dev"; fi
 missing=""
 for p in $need; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # test.sh: build servesim and run the whole test suite twice: a normal build
 # (with the CUDA kernels compiled where nvcc exists) and an AddressSanitizer +
-# UndefinedBehaviorSanitizer build. Exits non-zero if anything fails.
+# UndefinedBehaviorSanitizer build; then every libFuzzer target of tests/fuzz
+# for 20 s from its corpus (clang). Exits non-zero if anything fails.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -15,3 +16,6 @@ echo "== ASan + UBSan build (build-asan/) =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSERVESIM_SANITIZE=ON -DSERVESIM_CUDA=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
+echo "== fuzz targets, 20 s each (build-fuzz/, clang) =="
+./scripts/deps.sh fuzz
+./scripts/fuzz.sh 20

@@ -43,7 +43,7 @@ static double mla_prefill(const cost_model *c, uint32_t chunk, uint32_t ctx, cos
 }
 
 double cost__attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_total, cost_src *src,
-                               cost_bound *bound) {
+                              cost_bound *bound) {
   *src = SRC_ROOFLINE;
   *bound = BOUND_MEMORY;
   if (batch == 0) return 0;
@@ -102,7 +102,7 @@ static bool chunk_from(const cost_model *c, const prof *p, uint32_t chunk, uint3
 }
 
 double cost__attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx, cost_src *src,
-                                cost_bound *bound) {
+                               cost_bound *bound) {
   *src = SRC_ROOFLINE;
   *bound = BOUND_COMPUTE;
   if (chunk == 0) return 0;

@@ -147,7 +147,7 @@ static int mc_hash_ids(rd *r, span line, const char **pp, const char *e, uint32_
     uint64_t v = 0;
     if (!trd__sp_u64(num, &v))
       return trd__rd_fail(r, label, "element %u: expected a non-negative integer, got '%s'", n + 1,
-                     trd__show(b, sizeof b, num));
+                          trd__show(b, sizeof b, num));
     int rc = trd__push_hash(r, label, v);
     if (rc) return rc;
     n++;

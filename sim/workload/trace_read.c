@@ -269,7 +269,7 @@ int trd__parse_tokens(rd *r, span s, const char *what, uint32_t *out) {
   }
   if (v > RD_MAX_TOKENS)
     return trd__rd_fail(r, what, "'%s' tokens exceeds the limit of %u tokens per request", trd__show(b, sizeof b, s),
-                   RD_MAX_TOKENS);
+                        RD_MAX_TOKENS);
   *out = (uint32_t)v;
   return SIM_OK;
 }
@@ -283,7 +283,7 @@ int trd__parse_ts_decimal(rd *r, span s, int scale, const char *what, uint64_t *
   case NUM_NEGATIVE: return trd__rd_fail(r, what, "negative timestamp '%s'", trd__show(b, sizeof b, s));
   case NUM_RANGE:
     return trd__rd_fail(r, what, "timestamp '%s' %s is beyond the supported range (< 1e10 s)", trd__show(b, sizeof b, s),
-                   unit);
+                        unit);
   default:
     return trd__rd_fail(r, what, "expected a non-negative number of %s, got '%s'", unit, trd__show(b, sizeof b, s));
   }
@@ -326,12 +326,12 @@ static int parse_azure_ts(rd *r, span s, const char *what, uint64_t *ns) {
   if (i < s.n) {
     if (p[i] != '.' || s.n - i - 1 < 1 || s.n - i - 1 > 9)
       return trd__rd_fail(r, what, "expected 'YYYY-MM-DD HH:MM:SS' with 1 to 9 fractional digits, got '%s'",
-                     trd__show(b, sizeof b, s));
+                          trd__show(b, sizeof b, s));
     int nf = 0;
     for (i++; i < s.n; i++, nf++) {
       if (p[i] < '0' || p[i] > '9')
         return trd__rd_fail(r, what, "expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fffffff]', got '%s'",
-                       trd__show(b, sizeof b, s));
+                            trd__show(b, sizeof b, s));
       frac = frac * 10 + (uint64_t)(p[i] - '0');
     }
     for (; nf < 9; nf++) frac *= 10;
@@ -343,7 +343,7 @@ static int parse_azure_ts(rd *r, span s, const char *what, uint64_t *ns) {
   uint64_t secs = days_since_epoch(y, mo, d) * 86400u + (uint64_t)h * 3600u + (uint64_t)mi * 60u + (uint64_t)sec;
   if (secs >= RD_LIMIT_NS / SIM_NS_PER_S)
     return trd__rd_fail(r, what, "timestamp '%s' is beyond the supported range (< 1e10 s after 1970)",
-                   trd__show(b, sizeof b, s));
+                        trd__show(b, sizeof b, s));
   *ns = secs * SIM_NS_PER_S + frac;
   return SIM_OK;
 }
@@ -385,7 +385,7 @@ static int parse_hash_list(rd *r, span s, const char *what, uint32_t *n_out) {
     uint64_t v = 0;
     if (!trd__sp_u64(el, &v))
       return trd__rd_fail(r, what, "element %u: expected a non-negative integer (ids separated by '|'), got '%s'", n + 1,
-                     trd__show(b, sizeof b, el));
+                          trd__show(b, sizeof b, el));
     int rc = trd__push_hash(r, what, v);
     if (rc) return rc;
     n++;
@@ -402,7 +402,7 @@ int trd__check_order(rd *r, uint64_t ns, span tok, const char *what) {
   char a[256], b[256];
   if (r->have_prev && ns < r->prev_ns)
     return trd__rd_fail(r, what, "timestamp '%s' is earlier than '%s' on line %zu: the trace must be sorted by arrival",
-                   trd__show(a, sizeof a, tok), trd__show(b, sizeof b, r->prev_tok), r->prev_line);
+                        trd__show(a, sizeof a, tok), trd__show(b, sizeof b, r->prev_tok), r->prev_line);
   r->have_prev = true;
   r->prev_ns = ns;
   r->prev_tok = tok;
@@ -415,7 +415,7 @@ int trd__check_hash_count(rd *r, const char *what, uint32_t prompt, uint32_t n_h
   uint64_t blocks = ((uint64_t)prompt + bt - 1) / bt;
   if (n_hash > blocks)
     return trd__rd_fail(r, what, "%u hash ids for %u prompt tokens: at most ceil(%u / %u) = %llu", n_hash, prompt, prompt,
-                   bt, (unsigned long long)blocks);
+                        bt, (unsigned long long)blocks);
   return SIM_OK;
 }
 
@@ -468,7 +468,7 @@ static int read_header(rd *r, span line) {
     }
     if (r->fmt == TRACE_FMT_AUTO)
       return trd__rd_fail(r, "header", "unrecognized header '%s' (%s)", trd__show(b, sizeof b, line),
-                     fmt_header_hint(TRACE_FMT_AUTO));
+                          fmt_header_hint(TRACE_FMT_AUTO));
   }
   const char *const *names = r->fmt == TRACE_FMT_NATIVE ? native_names
                              : r->fmt == TRACE_FMT_AZURE ? azure_names
@@ -486,7 +486,7 @@ static int read_header(rd *r, span line) {
     if (role < 0) {
       if (r->fmt == TRACE_FMT_NATIVE)
         return trd__rd_fail(r, "header", "unknown column '%s' (%s)", trd__show(b, sizeof b, r->hdr[i]),
-                       fmt_header_hint(r->fmt));
+                            fmt_header_hint(r->fmt));
       continue; /* Azure/BurstGPT: columns we do not use */
     }
     if (r->role_col[role] >= 0)
@@ -509,10 +509,10 @@ static int read_csv_row(rd *r, span line) {
   size_t nf = split_csv(line, f, r->ncol + 1);
   if (nf < r->ncol)
     return trd__rd_fail(r, col_label(r, nf), "missing field (the row has %zu fields, the header %zu columns)", nf,
-                   r->ncol);
+                        r->ncol);
   if (nf > r->ncol)
     return trd__rd_fail(r, NULL, "column %zu: extra field '%s' (the row has %zu fields, the header %zu columns)",
-                   r->ncol + 1, trd__show(b, sizeof b, f[r->ncol]), nf, r->ncol);
+                        r->ncol + 1, trd__show(b, sizeof b, f[r->ncol]), nf, r->ncol);
   int c_ts = r->role_col[ROLE_TS], c_p = r->role_col[ROLE_PROMPT], c_o = r->role_col[ROLE_OUTPUT];
   const char *l_ts = r->role_label[ROLE_TS], *l_p = r->role_label[ROLE_PROMPT], *l_o = r->role_label[ROLE_OUTPUT];
   uint64_t ns;
@@ -625,7 +625,7 @@ static int parse_all(rd *r, const char *text, size_t len) {
   if (t->n == 0) {
     if (t->n_failed_rows)
       return trd__rd_fail(r, NULL, "no requests: all %zu rows are failures (0 response tokens)",
-                     t->n_failed_rows);
+                          t->n_failed_rows);
     return trd__rd_fail(r, NULL, "no requests after the header");
   }
   uint64_t first_ns = t->reqs[0].arrival_ns;
