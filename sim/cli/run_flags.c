@@ -299,7 +299,7 @@ static int apply_whatif(const run_flags *f, scenario *sc, sim_err *err) {
     buf[at - v] = 0;
     if (!sim_parse_u64(buf, &rep) || rep > UINT32_MAX || !sim_parse_double(at + 1, &t) || t < 0 || isinf(t))
       return sim_errf(err, SIM_EINPUT, "--fail-replica: expected R@SECONDS, got '%s'", v);
-    if (sc->n_failures >= CLUSTER_MAX_FAILURES) return sim_errf(err, SIM_EINPUT, "--fail-replica: at most %d", CLUSTER_MAX_FAILURES);
+    if (sc->n_failures >= SCENARIO_MAX_FAILURES) return sim_errf(err, SIM_EINPUT, "--fail-replica: at most %d", SCENARIO_MAX_FAILURES);
     sc->failures[sc->n_failures].replica = (uint32_t)rep;
     sc->failures[sc->n_failures].at_s = t;
     sc->n_failures++;

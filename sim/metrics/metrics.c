@@ -5,6 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *rq_reject_name(rq_reject r) {
+  switch (r) {
+    case REJ_NONE: return "none";
+    case REJ_TOO_LONG: return "prompt_plus_output_exceeds_max_model_len";
+    case REJ_KV_TOO_SMALL: return "larger_than_kv_pool";
+    case REJ_NO_REPLICA: return "no_replica_left";
+    case REJ_UNFINISHED: return "unfinished_at_end_of_run";
+  }
+  return "?";
+}
+
 void metrics_init(metrics_rec *m, sim_ns ts_interval_ns) {
   memset(m, 0, sizeof *m);
   m->ts_interval_ns = ts_interval_ns;

@@ -30,6 +30,19 @@ typedef enum req_outcome {
   REQ_UNFINISHED,   /* still in flight when the run ended */
 } req_outcome;
 
+/* Why a request did not finish (the result's vocabulary; the serving layer
+ * sets it, reports name it). */
+typedef enum rq_reject {
+  REJ_NONE = 0,
+  REJ_TOO_LONG,      /* prompt + output > max_model_len */
+  REJ_KV_TOO_SMALL,  /* needs more KV blocks than the whole pool */
+  REJ_NO_REPLICA,    /* every replica had failed (what-if) */
+  REJ_UNFINISHED     /* still in flight when the run was interrupted or hit its time limit */
+} rq_reject;
+
+/* The reason's name in the per-request CSV and the JSON report. */
+const char *rq_reject_name(rq_reject r);
+
 #define METRICS_MAX_REASONS 8
 typedef struct req_times {
   uint32_t prompt_tokens;

@@ -82,18 +82,18 @@ void slo_eval(const run_ctx *r, const slo_set *s, slo_result *out) {
   out->n = s->n;
   out->first_fail = -1;
   out->all_ok = true;
-  size_t n = r->cl.n_reqs;
-  const request *q = r->cl.reqs;
+  size_t n = r->res.n_reqs;
+  const run_record *q = r->res.reqs;
   for (size_t i = 0; i < n; i++)
-    if (q[i].state != RQ_FINISHED) out->unfinished++;
+    if (q[i].outcome != REQ_FINISHED) out->unfinished++;
   if (!s->n) return;
   double *v = sim_malloc((n + 1) * sizeof *v);
   for (int k = 0; k < s->n; k++) {
     const slo_item *it = &s->it[k];
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-      const request *x = &q[i];
-      bool done = x->state == RQ_FINISHED;
+      const run_record *x = &q[i];
+      bool done = x->outcome == REQ_FINISHED;
       double ttft = x->generated >= 1 ? (double)(x->first_token_ns - x->send_ns) / 1e6 : INFINITY;
       double e2el = done ? (double)(x->finish_ns - x->send_ns) / 1e6 : INFINITY;
       switch (it->metric) {

@@ -47,7 +47,7 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   row->reason[0] = 0;
   snprintf(row->cost_source, sizeof row->cost_source, "%s", r->prof.source);
   row->offered_rate = r->tr_stats.rate_per_s;
-  row->sum = r->sum;
+  row->sum = r->res.sum;
   runner_bottleneck(r, &row->bn);
   slo_eval(r, slo, &row->slo);
   whatif_report wr;
@@ -56,7 +56,7 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   row->whatif_note[0] = 0;
   for (uint32_t i = 0; i < wr.count && !row->whatif_note[0]; i++)
     if (!wr.n[i].exercised) snprintf(row->whatif_note, sizeof row->whatif_note, "%s", wr.n[i].text);
-  const metrics_summary *s = &r->sum;
+  const metrics_summary *s = &r->res.sum;
   row->tput_per_gpu = s->output_throughput / row->gpus;
   row->tok_s_per_user = s->tpot_ms.n && s->tpot_ms.mean > 0 ? 1000.0 / s->tpot_ms.mean : NAN;
   if (row->price_per_gpu_hour > 0 && s->output_throughput > 0) {

@@ -12,9 +12,9 @@ static double ms_between(sim_ns later, sim_ns earlier) { return (double)(later -
 int report_requests_csv(const run_ctx *r, FILE *f, sim_err *err) {
   fprintf(f, "id,replica,arrival_s,send_s,prompt_tokens,output_tokens,generated_tokens,cached_tokens,preemptions,"
              "status,reason,ttft_ms,tpot_ms,e2el_ms,queue_ms\n");
-  for (size_t i = 0; i < r->cl.n_reqs; i++) {
-    const request *q = &r->cl.reqs[i];
-    bool done = q->state == RQ_FINISHED;
+  for (size_t i = 0; i < r->res.n_reqs; i++) {
+    const run_record *q = &r->res.reqs[i];
+    bool done = q->outcome == REQ_FINISHED;
     bool was_sched = q->first_sched_ns != SIM_NS_INF;
     double ttft = done ? ms_between(q->first_token_ns, q->send_ns) : 0.0;
     double e2el = done ? ms_between(q->finish_ns, q->send_ns) : 0.0;
@@ -32,7 +32,7 @@ int report_requests_csv(const run_ctx *r, FILE *f, sim_err *err) {
 }
 
 int report_timeseries_csv(const run_ctx *r, FILE *f, sim_err *err) {
-  const metrics_rec *m = &r->cl.m;
+  const metrics_rec *m = &r->res.m;
   fprintf(f, "time_s,vllm:num_requests_running,vllm:num_requests_waiting,client_queue,vllm:kv_cache_usage_perc,"
              "kv_cache_usage_max,vllm:num_preemptions_total,finished_total,vllm:iteration_tokens_total,steps\n");
   for (size_t i = 0; i < m->n_ts; i++) {

@@ -71,11 +71,11 @@ static int cmp_d(const void *a, const void *b) {
 }
 
 size_t report_latencies(const run_ctx *r, int metric, double **out) {
-  size_t n = r->cl.n_reqs, m = 0;
+  size_t n = r->res.n_reqs, m = 0;
   double *v = sim_malloc((n + 1) * sizeof *v);
   for (size_t i = 0; i < n; i++) {
-    const request *q = &r->cl.reqs[i];
-    if (q->state != RQ_FINISHED) continue;
+    const run_record *q = &r->res.reqs[i];
+    if (q->outcome != REQ_FINISHED) continue;
     double ttft = (double)(q->first_token_ns - q->send_ns) / 1e6, e2el = (double)(q->finish_ns - q->send_ns) / 1e6;
     if (metric == SLO_TTFT) v[m++] = ttft;
     else if (metric == SLO_E2EL) v[m++] = e2el;
@@ -87,7 +87,7 @@ size_t report_latencies(const run_ctx *r, int metric, double **out) {
 }
 
 void report_run_summary(const run_ctx *r, const slo_set *slo, char *buf, size_t n) {
-  const metrics_summary *s = &r->sum;
+  const metrics_summary *s = &r->res.sum;
   const deploy_cfg *d = &r->deploy;
   size_t o = 0;
 #define ADD(...) o += (size_t)snprintf(buf + o, o < n ? n - o : 0, __VA_ARGS__)
@@ -143,7 +143,7 @@ void rh_memory_bars(FILE *f, const char *title, const char *const *labels, const
 /* ---- a run ------------------------------------------------------------------------- */
 
 static void key_numbers(FILE *f, const run_ctx *r) {
-  const metrics_summary *s = &r->sum;
+  const metrics_summary *s = &r->res.sum;
   fputs("<table><tr><th class=\"l\">metric</th><th>mean</th><th>median</th><th>p90</th><th>p99</th></tr>\n", f);
   const char *names[] = {"TTFT (ms)", "TPOT (ms)", "ITL (ms)", "E2E latency (ms)", "queueing (ms)"};
   const dist_stats *d[] = {&s->ttft_ms, &s->tpot_ms, &s->itl_ms, &s->e2el_ms, &s->queue_ms};
@@ -166,7 +166,7 @@ static void key_numbers(FILE *f, const run_ctx *r) {
   fputs("</tr><tr>", f);
   rh_td(f, true, "mean batch, steps, preemptions");
   rh_td(f, false, "%.1f seqs, %llu steps, %llu", s->mean_batch_seqs, (unsigned long long)s->steps,
-     (unsigned long long)r->cl.m.preemptions);
+     (unsigned long long)r->res.m.preemptions);
   fputs("</tr><tr>", f);
   rh_td(f, true, "cost model");
   rh_td(f, false, "%s", r->prof.source);
@@ -235,7 +235,7 @@ typedef struct tl_series {
 } tl_series;
 
 static void tl_fill(const run_ctx *r, tl_series *s) {
-  const metrics_rec *m = &r->cl.m;
+  const metrics_rec *m = &r->res.m;
   size_t k = (m->n_ts + TL_POINTS - 1) / TL_POINTS, n = 0;
   for (size_t i = 0; i < m->n_ts && n < TL_POINTS; i += k, n++) {
     s->t[n] = (double)m->ts[i].t_ns / 1e9;
@@ -253,10 +253,10 @@ static void tl_fill(const run_ctx *r, tl_series *s) {
 
 /* The timelines; with a baseline (run --baseline) its series in grey beneath. */
 static void timelines(FILE *f, const run_ctx *r, const run_ctx *base) {
-  if (r->cl.m.n_ts < 2) return;
+  if (r->res.m.n_ts < 2) return;
   tl_series *a = sim_malloc(sizeof *a), *b = sim_calloc(1, sizeof *b); /* 24 KB each: not on the stack */
   tl_fill(r, a);
-  bool with_b = base && base->cl.m.n_ts >= 2;
+  bool with_b = base && base->res.m.n_ts >= 2;
   if (with_b) tl_fill(base, b);
   double t1 = a->t[a->n - 1];
   if (with_b && b->t[b->n - 1] > t1) t1 = b->t[b->n - 1];
@@ -368,7 +368,7 @@ static void compare_section(FILE *f, const run_ctx *base, const run_ctx *wi, con
   const char *cols[] = {"metric", "baseline", "what-if"};
   fputs("<table>", f);
   rh_th_row(f, cols, 3, 1);
-  const metrics_summary *a = &base->sum, *b = &wi->sum;
+  const metrics_summary *a = &base->res.sum, *b = &wi->res.sum;
   const struct {
     const char *name;
     double x, y;

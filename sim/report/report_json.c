@@ -138,8 +138,8 @@ static cJSON *memory_plan(const mem_plan *p) {
 }
 
 static cJSON *steps_section(const run_ctx *r) {
-  const metrics_rec *m = &r->cl.m;
-  const metrics_summary *s = &r->sum;
+  const metrics_rec *m = &r->res.m;
+  const metrics_summary *s = &r->res.sum;
   cJSON *o = cJSON_CreateObject();
   u64(o, "steps", m->n_steps);
   num(o, "mean_step_ms", s->mean_step_ms);
@@ -204,7 +204,7 @@ static cJSON *comparison(const run_ctx *base, const run_ctx *wi, const whatif_co
   const run_ctx *runs[2] = {base, wi};
   const char *names[2] = {"baseline", "what_if"};
   for (int k = 0; k < 2; k++) {
-    const metrics_summary *s = &runs[k]->sum;
+    const metrics_summary *s = &runs[k]->res.sum;
     cJSON *e = cJSON_AddObjectToObject(o, names[k]);
     u64(e, "completed", s->completed);
     num(e, "p50_ttft_ms", s->ttft_ms.median);
@@ -234,7 +234,7 @@ static cJSON *comparison(const run_ctx *base, const run_ctx *wi, const whatif_co
 }
 
 int report_json_cmp(const run_ctx *r, const run_ctx *baseline, const whatif_compare *cmp, FILE *f, sim_err *err) {
-  const metrics_summary *s = &r->sum;
+  const metrics_summary *s = &r->res.sum;
   cJSON *root = cJSON_CreateObject();
   str(root, "backend", "servesim");
   str(root, "model_id", r->model.name);

@@ -37,7 +37,7 @@ static void header(FILE *f, const char *const *cols, int n) {
 }
 
 static void run_md(FILE *f, const run_ctx *r, const slo_set *slo, const char *what) {
-  const metrics_summary *s = &r->sum;
+  const metrics_summary *s = &r->res.sum;
   fprintf(f, "\n## %s: key numbers\n\n", what);
   static const char *const cols[] = {"metric", "what", "mean", "median", "p90", "p99"};
   header(f, cols, 6);

@@ -28,7 +28,7 @@ static void dist_block(FILE *f, const char *title, const char *abbr, const dist_
 }
 
 void report_text(const run_ctx *r, double wall_s, FILE *f) {
-  const metrics_summary *s = &r->sum;
+  const metrics_summary *s = &r->res.sum;
   const deploy_cfg *d = &r->deploy;
   const mem_plan *p = &r->plan;
   const double gib = 1024.0 * 1024.0 * 1024.0;

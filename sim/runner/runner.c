@@ -1,8 +1,11 @@
 /* runner.c: scenario -> configs -> plan -> trace -> cost -> cluster -> summary. */
 #include "runner/runner.h"
 
+#include "serve/cluster.h"
+
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* --duration on the run's clock, as seconds of the workload's own clock: a
@@ -111,7 +114,8 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
     cc.failures[i].replica = sc->failures[i].replica;
     cc.failures[i].at_ns = sim_s_to_ns(sc->failures[i].at_s);
   }
-  if ((rc = cluster_init(&r->cl, &cc, &r->tr, &r->cost, err))) return rc;
+  r->sim = sim_calloc(1, sizeof *r->sim);
+  if ((rc = cluster_init(r->sim, &cc, &r->tr, &r->cost, err))) return rc;
   r->prepared = true;
   return SIM_OK;
 }
@@ -121,47 +125,76 @@ static bool slice_cb(void *ctx, uint64_t max_events, sim_ns until) {
 }
 static sim_ns next_cb(void *ctx) { return cluster_next_time(ctx); }
 
-/* The metrics layer's view of request i (req_times_fn over the cluster's requests). */
-static void times_of(const void *ctx, size_t i, req_times *out) {
-  const request *r = &((const cluster *)ctx)->reqs[i];
+/* The result's record of request r. */
+static void record_of(const request *r, run_record *out) {
   memset(out, 0, sizeof *out);
-  out->prompt_tokens = r->prompt_tokens;
-  out->generated = r->generated;
+  out->id = r->id, out->replica = r->replica;
+  out->prompt_tokens = r->prompt_tokens, out->output_tokens = r->output_tokens;
+  out->generated = r->generated, out->cached_tokens = r->cached_tokens, out->preemptions = r->preemptions;
   out->outcome = r->state == RQ_FINISHED                                        ? REQ_FINISHED
                  : r->state == RQ_REJECTED && r->reject != REJ_UNFINISHED ? REQ_REJECTED
                                                                               : REQ_UNFINISHED;
-  out->reject = r->state == RQ_REJECTED ? r->reject : REJ_NONE;
-  out->send_ns = r->send_ns, out->queued_ns = r->queued_ns, out->first_sched_ns = r->first_sched_ns;
-  out->first_token_ns = r->first_token_ns, out->finish_ns = r->finish_ns;
+  out->reject = r->state == RQ_FINISHED ? REJ_NONE : r->state == RQ_REJECTED ? r->reject : REJ_UNFINISHED;
+  out->arrival_ns = r->arrival_ns, out->send_ns = r->send_ns, out->queued_ns = r->queued_ns;
+  out->first_sched_ns = r->first_sched_ns, out->first_token_ns = r->first_token_ns, out->finish_ns = r->finish_ns;
 }
 
-int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err) {
-  SIM_ASSERT(r->prepared);
-  if (drv) {
-    drv_ops ops = {&r->cl, slice_cb, next_cb, NULL};
-    int rc = drv_run(&ops, drv, &r->interrupted, err);
-    if (rc) return rc;
-  } else {
-    cluster_run(&r->cl);
-  }
-  cluster_finish(&r->cl);
-  r->executed = true;
-  metrics_summarize(&r->cl.m, times_of, &r->cl, r->cl.n_reqs, &r->sc.goodput, &r->sum);
+/* The finished simulation's result; the cluster's recorder moves into it. */
+static void collect(run_ctx *r) {
+  cluster *c = r->sim;
+  run_result *res = &r->res;
+  res->n_reqs = c->n_reqs;
+  res->reqs = sim_malloc((c->n_reqs ? c->n_reqs : 1) * sizeof *res->reqs);
+  for (size_t i = 0; i < c->n_reqs; i++) record_of(&c->reqs[i], &res->reqs[i]);
+  res->m = c->m;
+  memset(&c->m, 0, sizeof c->m); /* moved: the cluster's deinit must not free it */
+  res->engine_cores = c->cfg.replicas;
+  res->complete = c->complete;
+  res->in_flight = c->in_flight;
+  res->n_failures = c->cfg.n_failures;
+  for (uint32_t i = 0; i < c->cfg.n_failures && i < SCENARIO_MAX_FAILURES; i++)
+    res->failure_at_ns[i] = c->cfg.failures[i].at_ns;
+  res->time_limit_ns = c->cfg.time_limit_ns;
   uint64_t pq = 0, ph = 0;
-  for (uint32_t i = 0; i < r->cl.cfg.replicas; i++) {
-    const sched *s = &r->cl.reps[i].s;
-    r->kv_lookup_tokens += s->prefix_queries;
-    r->kv_hit_tokens += s->prefix_hits;
+  for (uint32_t i = 0; i < c->cfg.replicas; i++) {
+    const sched *s = &c->reps[i].s;
+    res->kv_lookup_tokens += s->prefix_queries;
+    res->kv_hit_tokens += s->prefix_hits;
     pq += s->preempted_queries;
     ph += s->preempted_hits;
   }
-  r->sum.prefix_hit_rate = r->kv_lookup_tokens ? (double)r->kv_hit_tokens / (double)r->kv_lookup_tokens : 0.0;
-  r->sum.preempted_prefix_hit_rate = pq ? (double)ph / (double)pq : 0.0;
+  metrics_summarize(&res->m, run_result_times, res, res->n_reqs, &r->sc.goodput, &res->sum);
+  res->sum.prefix_hit_rate = res->kv_lookup_tokens ? (double)res->kv_hit_tokens / (double)res->kv_lookup_tokens : 0.0;
+  res->sum.preempted_prefix_hit_rate = pq ? (double)ph / (double)pq : 0.0;
+}
+
+static void free_sim(run_ctx *r) {
+  if (!r->sim) return;
+  if (r->sim->reqs) cluster_deinit(r->sim);
+  free(r->sim);
+  r->sim = NULL;
+}
+
+int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err) {
+  SIM_ASSERT(r->prepared && r->sim);
+  if (drv) {
+    drv_ops ops = {r->sim, slice_cb, next_cb, NULL};
+    int rc = drv_run(&ops, drv, &r->interrupted, err);
+    if (rc) return rc;
+  } else {
+    cluster_run(r->sim);
+  }
+  cluster_finish(r->sim);
+  r->executed = true;
+  trace_free_rows(&r->tr); /* the records carry the arrivals; the description stays */
+  collect(r);
+  free_sim(r);
   return SIM_OK;
 }
 
 void runner_free(run_ctx *r) {
-  if (r->cl.reqs) cluster_deinit(&r->cl);
+  free_sim(r);
+  run_result_free(&r->res);
   cost_deinit(&r->cost);
   profsel_free(&r->prof);
   trace_free(&r->tr);

@@ -15,8 +15,10 @@
 #include "hw/memplan.h"
 #include "hw/prof.h"
 #include "runner/profsel.h"
+#include "runner/result.h"
 #include "runner/scenario.h"
-#include "serve/cluster.h"
+
+struct cluster; /* the simulation (serve/cluster.h): the runner's alone, freed when the run ends */
 
 typedef struct run_ctx {
   scenario sc;
@@ -29,11 +31,9 @@ typedef struct run_ctx {
   trace_stats tr_stats;
   prof_sel prof;         /* measured profiles and the one-line cost source (prof.source) */
   cost_model cost;
-  cluster cl;
+  struct cluster *sim;   /* between runner_build and the end of runner_execute */
   bool prepared, executed, interrupted;
-  metrics_summary sum;
-  uint64_t kv_lookup_tokens, kv_hit_tokens; /* prefix-cache queries and hits of new requests at admission, over
-                                               replicas (vLLM's exported counters; sched.h) */
+  run_result res;        /* filled by runner_execute (result.h) */
 } run_ctx;
 
 /* Loads and checks everything; SIM_EINPUT with a precise message on bad input
@@ -48,7 +48,8 @@ int runner_prepare(run_ctx *r, const scenario *sc, sim_err *err);
 void runner_init(run_ctx *r, const scenario *sc);
 int runner_build(run_ctx *r, bool have_trace, sim_err *err);
 /* Runs the simulation: through the libuv driver when drv is non-NULL (signals,
- * pacing), else directly. Then summarizes. */
+ * pacing), else directly. Then fills r->res and frees the simulation and the
+ * trace's rows (r->tr keeps its description: source, format, request count). */
 int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err);
 void runner_free(run_ctx *r);
 

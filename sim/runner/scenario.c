@@ -200,8 +200,8 @@ static int parse_failures(const jx *j, const cJSON *fa, scenario *s) {
     snprintf(where, sizeof where, "workload.replica_failures[%d]", i);
     if (!cJSON_IsObject(e)) return jx_fail(j, e, where, NULL, "expected an object, got %s", jx_type_name(e));
     TRY(jx_keys(j, e, where, fk, NULL));
-    if (s->n_failures >= CLUSTER_MAX_FAILURES)
-      return jx_fail(j, e, "workload.replica_failures", NULL, "at most %d", CLUSTER_MAX_FAILURES);
+    if (s->n_failures >= SCENARIO_MAX_FAILURES)
+      return jx_fail(j, e, "workload.replica_failures", NULL, "at most %d", SCENARIO_MAX_FAILURES);
     uint32_t rep = 0;
     double at = 0;
     TRY(jx_u32(j, e, where, "replica", &rep, 0, 4095, 0));

@@ -8,10 +8,12 @@
 
 #include "config/cfg.h"
 #include "metrics/metrics.h"
-#include "serve/cluster.h"
 #include "workload/gen.h"
 #include "workload/trace.h"
 #include "workload/warp.h"
+
+/* What-if replica losses a scenario may name (the cluster holds as many). */
+enum { SCENARIO_MAX_FAILURES = 16 };
 
 typedef struct scenario {
   char name[128];
@@ -40,7 +42,7 @@ typedef struct scenario {
   struct {
     uint32_t replica;
     double at_s;
-  } failures[CLUSTER_MAX_FAILURES];
+  } failures[SCENARIO_MAX_FAILURES];
   traffic_warp traffic;       /* traffic step or ramp (workload/warp.h), applied after rate scaling */
   /* metrics and run control */
   slo_cfg goodput;            /* negative = not part of goodput */

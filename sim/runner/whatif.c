@@ -7,18 +7,19 @@
 #include <string.h>
 
 /* Arrivals strictly after t_s. */
-static size_t arrivals_after(const trace *t, double t_s) {
+/* Requests that arrived after t_s (records in arrival order). */
+static size_t arrivals_after(const run_result *res, double t_s) {
   size_t n = 0;
-  for (size_t i = t->n; i-- > 0 && (double)t->reqs[i].arrival_ns / 1e9 > t_s;) n++;
+  for (size_t i = res->n_reqs; i-- > 0 && (double)res->reqs[i].arrival_ns / 1e9 > t_s;) n++;
   return n;
 }
 
 void whatif_check(const run_ctx *r, whatif_report *out) {
   memset(out, 0, sizeof *out);
-  const trace *t = &r->tr;
-  double last = t->n ? (double)t->reqs[t->n - 1].arrival_ns / 1e9 : 0;
+  const run_result *t = &r->res;
+  double last = t->n_reqs ? (double)t->reqs[t->n_reqs - 1].arrival_ns / 1e9 : 0;
   out->last_arrival_s = last;
-  out->end_s = r->sum.duration_s > last ? r->sum.duration_s : last;
+  out->end_s = r->res.sum.duration_s > last ? r->res.sum.duration_s : last;
   for (uint32_t i = 0; i < r->sc.n_failures && out->count < WHATIF_MAX; i++) {
     whatif_note *w = &out->n[out->count++];
     double at = r->sc.failures[i].at_s;
@@ -28,7 +29,7 @@ void whatif_check(const run_ctx *r, whatif_report *out) {
     size_t after = arrivals_after(t, at);
     w->exercised = after > 0;
     if (w->exercised)
-      snprintf(w->text, sizeof w->text, "%s (exercised: %zu of %zu requests arrived after it)", ev, after, t->n);
+      snprintf(w->text, sizeof w->text, "%s (exercised: %zu of %zu requests arrived after it)", ev, after, t->n_reqs);
     else
       snprintf(w->text, sizeof w->text,
                "%s: NOT EXERCISED, the last request arrived at %.1f s and the run ended at %.1f s (extend the "
@@ -46,7 +47,7 @@ void whatif_check(const run_ctx *r, whatif_report *out) {
     if (last > tw->t1_s) {
       w->exercised = true;
       snprintf(w->text, sizeof w->text, "%s (exercised: %zu of %zu requests arrived after it reached x%g)", ev,
-               arrivals_after(t, tw->t1_s), t->n, tw->factor);
+               arrivals_after(t, tw->t1_s), t->n_reqs, tw->factor);
     } else if (tw->kind == WARP_RAMP && last > tw->t0_s) {
       w->partly = true;
       snprintf(w->text, sizeof w->text,
@@ -75,11 +76,11 @@ static int cmp_dbl(const void *a, const void *b) {
  * first token by the end counts as +inf (missed); NAN when none arrived. */
 static double window_p99(const run_ctx *r, double s0, double s1, double *buf) {
   size_t n = 0;
-  for (size_t i = 0; i < r->cl.n_reqs; i++) {
-    const request *q = &r->cl.reqs[i];
+  for (size_t i = 0; i < r->res.n_reqs; i++) {
+    const run_record *q = &r->res.reqs[i];
     double a = (double)q->arrival_ns / 1e9;
     if (a < s0 || a >= s1) continue;
-    if (q->state == RQ_REJECTED && q->reject != REJ_UNFINISHED) continue; /* never runnable: not a latency */
+    if (q->outcome == REQ_REJECTED) continue; /* never runnable: not a latency */
     buf[n++] = q->generated ? (double)(q->first_token_ns - q->send_ns) / 1e6 : INFINITY;
   }
   if (!n) return NAN;
@@ -91,7 +92,7 @@ static double window_p99(const run_ctx *r, double s0, double s1, double *buf) {
 
 static void peaks(const run_ctx *r, double *wait, double *kv) {
   *wait = *kv = 0;
-  const metrics_rec *m = &r->cl.m;
+  const metrics_rec *m = &r->res.m;
   for (size_t i = 0; i < m->n_ts; i++) {
     double w = (double)m->ts[i].waiting + m->ts[i].client_queue;
     if (w > *wait) *wait = w;
@@ -102,7 +103,7 @@ static void peaks(const run_ctx *r, double *wait, double *kv) {
 void whatif_compare_runs(const run_ctx *base, const run_ctx *wi, double ttft_limit_ms, whatif_compare *out) {
   memset(out, 0, sizeof *out);
   out->limit_from_slo = ttft_limit_ms > 0;
-  out->limit_ms = ttft_limit_ms > 0 ? ttft_limit_ms : 1.1 * base->sum.ttft_ms.p99;
+  out->limit_ms = ttft_limit_ms > 0 ? ttft_limit_ms : 1.1 * base->res.sum.ttft_ms.p99;
   peaks(base, &out->peak_waiting[0], &out->peak_kv[0]);
   peaks(wi, &out->peak_waiting[1], &out->peak_kv[1]);
   whatif_report wr;
@@ -111,7 +112,7 @@ void whatif_compare_runs(const run_ctx *base, const run_ctx *wi, double ttft_lim
     if (wr.n[i].exercised && (!out->has_loss || wi->sc.failures[i].at_s < out->loss_at_s))
       out->has_loss = true, out->loss_at_s = wi->sc.failures[i].at_s;
   if (!out->has_loss) return;
-  double *buf = sim_malloc((wi->cl.n_reqs + 1) * sizeof *buf), end = wr.last_arrival_s;
+  double *buf = sim_malloc((wi->res.n_reqs + 1) * sizeof *buf), end = wr.last_arrival_s;
   for (double s = out->loss_at_s; s <= end; s += WHATIF_STEP_S) {
     double p = window_p99(wi, s, s + WHATIF_WINDOW_S, buf);
     if (isnan(p)) continue;
@@ -139,7 +140,7 @@ static void row(FILE *f, const char *label, double a, double b, const char *unit
 }
 
 void whatif_compare_text(const run_ctx *base, const run_ctx *wi, const whatif_compare *c, FILE *f) {
-  const metrics_summary *a = &base->sum, *b = &wi->sum;
+  const metrics_summary *a = &base->res.sum, *b = &wi->res.sum;
   fprintf(f, "================ What-if vs baseline ================\n");
   fprintf(f, "  baseline: the same run without the replica losses and traffic shapes\n");
   fprintf(f, "  %-30s %12s %12s %10s\n", "", "baseline", "what-if", "change");

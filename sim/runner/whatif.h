@@ -17,7 +17,7 @@
 
 #include "runner/runner.h"
 
-#define WHATIF_MAX (CLUSTER_MAX_FAILURES + 1)
+#define WHATIF_MAX (SCENARIO_MAX_FAILURES + 1)
 
 typedef struct whatif_note {
   bool exercised;      /* fully */

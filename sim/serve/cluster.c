@@ -7,17 +7,6 @@
 
 enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK, EV_DELIVER };
 
-const char *rq_reject_name(rq_reject r) {
-  switch (r) {
-    case REJ_NONE: return "none";
-    case REJ_TOO_LONG: return "prompt_plus_output_exceeds_max_model_len";
-    case REJ_KV_TOO_SMALL: return "larger_than_kv_pool";
-    case REJ_NO_REPLICA: return "no_replica_left";
-    case REJ_UNFINISHED: return "unfinished_at_end_of_run";
-  }
-  return "?";
-}
-
 int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model *cost, sim_err *err) {
   memset(c, 0, sizeof *c);
   if (cfg->replicas == 0) return sim_errf(err, SIM_EINPUT, "replicas must be >= 1");

@@ -22,6 +22,7 @@
 #define SIM_REQUEST_H
 
 #include "core/common.h"
+#include "metrics/metrics.h" /* rq_reject */
 #include "serve/kv.h"
 
 typedef enum rq_state {
@@ -33,14 +34,6 @@ typedef enum rq_state {
   RQ_FINISHED,
   RQ_REJECTED
 } rq_state;
-
-typedef enum rq_reject {
-  REJ_NONE = 0,
-  REJ_TOO_LONG,      /* prompt + output > max_model_len */
-  REJ_KV_TOO_SMALL,  /* needs more KV blocks than the whole pool */
-  REJ_NO_REPLICA,    /* every replica had failed (what-if) */
-  REJ_UNFINISHED     /* still in flight when the run was interrupted or hit its time limit */
-} rq_reject;
 
 typedef struct request {
   uint32_t id;            /* index in the trace */
@@ -65,7 +58,5 @@ typedef struct request {
   kv_seq kv;              /* block table */
   kv_content content;     /* prefix identity */
 } request;
-
-const char *rq_reject_name(rq_reject r);
 
 #endif

@@ -23,7 +23,6 @@
 #include "hw/cost.h"
 #include "hw/memplan.h"
 #include "metrics/metrics.h"
-#include "serve/cluster.h"
 #include "validate/validate.h"
 #include "runner/runner.h"
 #include "workload/gen.h"
@@ -368,7 +367,7 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
   if (runner_build(x, true, &e)) FAIL("%s", e.msg);
   p->pred_kv_tokens = (double)x->plan.kv_tokens;
   if (runner_execute(x, NULL, &e)) FAIL("%s", e.msg);
-  const metrics_summary *sum = &x->sum;
+  const metrics_summary *sum = &x->res.sum;
   if (sum->rejected || sum->completed != sum->total)
     FAIL("%zu of %zu requests did not complete (first reason: %s)", sum->total - sum->completed, sum->total,
          sum->rejected_by_reason[REJ_KV_TOO_SMALL] ? rq_reject_name(REJ_KV_TOO_SMALL)
@@ -378,7 +377,7 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
   p->pred[VM_TTFT] = sum->ttft_ms.mean;
   p->pred[VM_TPOT] = sum->tpot_ms.n ? sum->tpot_ms.mean : NAN;
   p->pred_queue_ms = sum->queue_ms.mean;
-  p->pred_preemptions = x->cl.m.preemptions;
+  p->pred_preemptions = x->res.m.preemptions;
   p->pred_completed = sum->completed;
   p->pred_peak_in_system = sum->peak_in_system;
   p->pred_ttft_min_ms = sum->ttft_ms.min;

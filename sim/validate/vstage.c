@@ -106,11 +106,11 @@ static bool simulate(vpoint *p, const voverrides *ov, trace *tr, vreq **out, cha
     goto done;
   }
   p->pred_kv_tokens = (double)x->plan.kv_tokens;
-  p->pred_preemptions = x->cl.m.preemptions;
-  vreq *v = sim_malloc((x->cl.n_reqs ? x->cl.n_reqs : 1) * sizeof *v);
-  for (size_t i = 0; i < x->cl.n_reqs; i++) {
-    const request *q = &x->cl.reqs[i];
-    v[i] = (vreq){q->send_ns, q->first_token_ns, q->finish_ns, q->first_sched_ns, q->state == RQ_FINISHED};
+  p->pred_preemptions = x->res.m.preemptions;
+  vreq *v = sim_malloc((x->res.n_reqs ? x->res.n_reqs : 1) * sizeof *v);
+  for (size_t i = 0; i < x->res.n_reqs; i++) {
+    const run_record *q = &x->res.reqs[i];
+    v[i] = (vreq){q->send_ns, q->first_token_ns, q->finish_ns, q->first_sched_ns, q->outcome == REQ_FINISHED};
   }
   *out = v;
   ok = true;

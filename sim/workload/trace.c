@@ -28,6 +28,12 @@ void trace_free(trace *t) {
   t->n = t->cap = t->n_hash = t->cap_hash = 0;
 }
 
+void trace_free_rows(trace *t) {
+  size_t n = t->n;
+  trace_free(t);
+  t->n = n;
+}
+
 void trace_push(trace *t, sim_ns arrival_ns, uint32_t prompt, uint32_t output, uint32_t session,
                 const uint64_t *hash_ids, uint32_t n_hash) {
   SIM_ASSERT(t->n_hash + n_hash <= UINT32_MAX);

@@ -71,6 +71,9 @@ typedef struct trace {
 
 void trace_init(trace *t);
 void trace_free(trace *t);
+/* Frees the rows and prefix ids but keeps the description (source, format,
+ * n, counters): what a finished run still shows of its workload. */
+void trace_free_rows(trace *t);
 /* Appends one request (hash ids copied). */
 void trace_push(trace *t, sim_ns arrival_ns, uint32_t prompt, uint32_t output, uint32_t session,
                 const uint64_t *hash_ids, uint32_t n_hash);

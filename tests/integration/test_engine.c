@@ -48,8 +48,8 @@ static void burst_forms_one_batch(const char *engine) {
   sc.gen.input.len = 100;
   sc.gen.output.len = 4;
   run_ctx *r = run(&sc);
-  cr_assert_eq(r->cl.m.max_batch_tokens, 800);
-  for (size_t i = 1; i < r->cl.n_reqs; i++) cr_assert_eq(r->cl.reqs[i].first_token_ns, r->cl.reqs[0].first_token_ns);
+  cr_assert_eq(r->res.m.max_batch_tokens, 800);
+  for (size_t i = 1; i < r->res.n_reqs; i++) cr_assert_eq(r->res.reqs[i].first_token_ns, r->res.reqs[0].first_token_ns);
   done(r);
 }
 
@@ -96,22 +96,22 @@ Test(engine, isolated_request_matches_the_cost_model) {
     sc.deploy.async_scheduling = (int8_t)async; /* --[no-]async-scheduling */
     run_ctx *r = run(&sc);
     cr_assert_eq(r->deploy.async_scheduling, async);
-    cr_assert_eq(r->sum.completed, 5);
+    cr_assert_eq(r->res.sum.completed, 5);
     double end_ns[64];
     alone_timeline(&r->cost, async, P, O, end_ns);
     /* the engine frontend's per-request latency, then the prefill step */
     double fe = (double)llround(r->engine.frontend_latency_ns);
     double ttft_ms = (end_ns[0] + fe) / 1e6, e2el_ms = (end_ns[O - 1] + fe) / 1e6;
     double tpot_ms = (end_ns[O - 1] - end_ns[0]) / 1e6 / (O - 1);
-    cr_assert_float_eq(r->sum.ttft_ms.mean, ttft_ms, 1e-9 * ttft_ms + 1e-9, "async %d: TTFT %f vs prefill step %f", async,
-                       r->sum.ttft_ms.mean, ttft_ms);
-    cr_assert_float_eq(r->sum.ttft_ms.std, 0.0, 1e-9);
-    cr_assert_float_eq(r->sum.tpot_ms.mean, tpot_ms, 1e-9 * tpot_ms, "async %d: TPOT %f vs decode %f", async,
-                       r->sum.tpot_ms.mean, tpot_ms);
-    cr_assert_float_eq(r->sum.e2el_ms.mean, e2el_ms, 1e-6);
-    cr_assert_eq(r->sum.itl_ms.n, 5 * (O - 1));
-    cr_assert_eq(r->cl.m.preemptions, 0);
-    cr_assert_eq(r->cl.m.n_steps, 5 * O, "async %d: no step past the last token (vLLM PR #27922)", async);
+    cr_assert_float_eq(r->res.sum.ttft_ms.mean, ttft_ms, 1e-9 * ttft_ms + 1e-9, "async %d: TTFT %f vs prefill step %f", async,
+                       r->res.sum.ttft_ms.mean, ttft_ms);
+    cr_assert_float_eq(r->res.sum.ttft_ms.std, 0.0, 1e-9);
+    cr_assert_float_eq(r->res.sum.tpot_ms.mean, tpot_ms, 1e-9 * tpot_ms, "async %d: TPOT %f vs decode %f", async,
+                       r->res.sum.tpot_ms.mean, tpot_ms);
+    cr_assert_float_eq(r->res.sum.e2el_ms.mean, e2el_ms, 1e-6);
+    cr_assert_eq(r->res.sum.itl_ms.n, 5 * (O - 1));
+    cr_assert_eq(r->res.m.preemptions, 0);
+    cr_assert_eq(r->res.m.n_steps, 5 * O, "async %d: no step past the last token (vLLM PR #27922)", async);
     done(r);
   }
   remove(path);
@@ -159,17 +159,17 @@ Test(engine, frontend_latency_adds_to_ttft_only) {
     snprintf(sc.trace_path, sizeof sc.trace_path, "%s", tpath);
     snprintf(sc.engine, sizeof sc.engine, "%s", vllm_with_frontend(us[k]));
     r[k] = run(&sc);
-    cr_assert_eq(r[k]->sum.completed, 4);
+    cr_assert_eq(r[k]->res.sum.completed, 4);
   }
   for (size_t i = 0; i < 4; i++) {
-    const request *a = &r[0]->cl.reqs[i], *b = &r[1]->cl.reqs[i];
+    const run_record *a = &r[0]->res.reqs[i], *b = &r[1]->res.reqs[i];
     cr_assert_eq(b->send_ns, a->send_ns, "sent at the same time");
     cr_assert_eq(b->first_token_ns - a->first_token_ns, 7250000, "request %zu", i);
     cr_assert_eq(b->finish_ns - a->finish_ns, 7250000, "request %zu", i);
   }
-  cr_assert_float_eq(r[1]->sum.ttft_ms.mean - r[0]->sum.ttft_ms.mean, 7.25, 1e-9);
-  cr_assert_float_eq(r[1]->sum.tpot_ms.mean, r[0]->sum.tpot_ms.mean, 1e-12);
-  cr_assert_float_eq(r[1]->sum.e2el_ms.mean - r[0]->sum.e2el_ms.mean, 7.25, 1e-9);
+  cr_assert_float_eq(r[1]->res.sum.ttft_ms.mean - r[0]->res.sum.ttft_ms.mean, 7.25, 1e-9);
+  cr_assert_float_eq(r[1]->res.sum.tpot_ms.mean, r[0]->res.sum.tpot_ms.mean, 1e-12);
+  cr_assert_float_eq(r[1]->res.sum.e2el_ms.mean - r[0]->res.sum.e2el_ms.mean, 7.25, 1e-9);
   for (int k = 0; k < 2; k++) done(r[k]);
   burst_forms_one_batch(vllm_with_frontend(7250)); /* still together after the delay */
   remove(tpath);
@@ -188,8 +188,8 @@ Test(engine, throughput_rises_with_rate_and_saturates) {
     sc.gen.output.len = 128;
     sc.gen.seed = 5;
     run_ctx *r = run(&sc);
-    cr_assert_eq(r->sum.completed, 600);
-    thr[i] = r->sum.output_throughput;
+    cr_assert_eq(r->res.sum.completed, 600);
+    thr[i] = r->res.sum.output_throughput;
     done(r);
   }
   for (int i = 1; i < 9; i++)
@@ -213,10 +213,10 @@ static void check_littles_law(const char *engine) {
   sc.gen.seed = 1;
   sc.deploy.max_num_seqs = 32; /* make requests queue */
   run_ctx *r = run(&sc);
-  const metrics_summary *s = &r->sum;
+  const metrics_summary *s = &r->res.sum;
   cr_assert_eq(s->completed, 2000);
-  cr_assert_eq(r->cl.m.preemptions, 0);
-  double T = (double)r->cl.m.level_t_ns / 1e9, lambda = (double)s->completed / T;
+  cr_assert_eq(r->res.m.preemptions, 0);
+  double T = (double)r->res.m.level_t_ns / 1e9, lambda = (double)s->completed / T;
   /* L = lambda W for the whole system (sojourn = E2EL) and for the waiting queue */
   cr_assert_float_eq(s->mean_in_system, lambda * s->e2el_ms.mean / 1e3, 1e-6 * s->mean_in_system,
                      "L %f vs lambda W %f", s->mean_in_system, lambda * s->e2el_ms.mean / 1e3);
@@ -239,11 +239,11 @@ Test(engine, closed_loop_keeps_concurrency) {
   sc.gen.request_rate = INFINITY;
   sc.max_concurrency = 16;
   run_ctx *r = run(&sc);
-  cr_assert_eq(r->sum.completed, 400);
-  cr_assert_leq(r->cl.m.peak_in_system, 16);
-  cr_assert_eq(r->cl.m.peak_in_system, 16);
+  cr_assert_eq(r->res.sum.completed, 400);
+  cr_assert_leq(r->res.m.peak_in_system, 16);
+  cr_assert_eq(r->res.m.peak_in_system, 16);
   /* a client-held request's TTFT counts from slot acquisition: never includes client wait */
-  for (size_t i = 0; i < r->cl.n_reqs; i++) cr_assert_geq(r->cl.reqs[i].send_ns, r->cl.reqs[i].arrival_ns);
+  for (size_t i = 0; i < r->res.n_reqs; i++) cr_assert_geq(r->res.reqs[i].send_ns, r->res.reqs[i].arrival_ns);
   done(r);
 }
 
@@ -258,10 +258,10 @@ Test(engine, lost_replica_requests_finish_elsewhere) {
   sc.failures[0].replica = 1;
   sc.failures[0].at_s = 10;
   run_ctx *r = run(&sc);
-  cr_assert_eq(r->sum.completed, 900);
+  cr_assert_eq(r->res.sum.completed, 900);
   uint64_t late_on_1 = 0;
-  for (size_t i = 0; i < r->cl.n_reqs; i++)
-    if (r->cl.reqs[i].finish_ns > 10 * SIM_NS_PER_S && r->cl.reqs[i].replica == 1) late_on_1++;
+  for (size_t i = 0; i < r->res.n_reqs; i++)
+    if (r->res.reqs[i].finish_ns > 10 * SIM_NS_PER_S && r->res.reqs[i].replica == 1) late_on_1++;
   cr_assert_eq(late_on_1, 0, "nothing finishes on the lost replica after it is lost");
   done(r);
 }
@@ -285,15 +285,15 @@ Test(engine, azure_conversation_trace_conserves_requests_and_tokens) {
   base(&sc);
   snprintf(sc.trace_path, sizeof sc.trace_path, "%s", p);
   run_ctx *r = run(&sc);
-  const metrics_summary *s = &r->sum;
+  const metrics_summary *s = &r->res.sum;
   cr_assert_eq(rows, 19366);
   cr_assert_eq(s->total, rows);
   cr_assert_eq(s->completed + s->rejected, rows, "every request completes or is rejected with a reason");
   cr_assert_eq(s->unfinished, 0);
   uint64_t rej_out = 0;
-  for (size_t i = 0; i < r->cl.n_reqs; i++) {
-    const request *q = &r->cl.reqs[i];
-    if (q->state == RQ_REJECTED) {
+  for (size_t i = 0; i < r->res.n_reqs; i++) {
+    const run_record *q = &r->res.reqs[i];
+    if (q->outcome == REQ_REJECTED) {
       cr_assert_neq(q->reject, REJ_NONE);
       rej_out += q->output_tokens;
     } else {
@@ -334,11 +334,11 @@ Test(engine, measured_profile_serves_matching_ops) {
   cr_assert_eq(r->cost.src_count[OP_GEMM_QKV][SRC_ROOFLINE], 0);
   cr_assert_eq(r->cost.src_count[OP_GEMM_O][SRC_PROFILE], 0, "no table for O: roofline");
   cr_assert(strstr(r->prof.source, "measured profile"));
-  double ttft_prof = r->sum.ttft_ms.mean;
+  double ttft_prof = r->res.sum.ttft_ms.mean;
   done(r);
   snprintf(sc.profile, sizeof sc.profile, "none");
   r = run(&sc);
-  cr_assert_neq(r->sum.ttft_ms.mean, ttft_prof, "the profile must change the prediction");
+  cr_assert_neq(r->res.sum.ttft_ms.mean, ttft_prof, "the profile must change the prediction");
   done(r);
   /* another GPU type: the h200 profile is scaled */
   snprintf(sc.profile, sizeof sc.profile, "%s", path);
@@ -390,14 +390,14 @@ Test(engine, all_replicas_lost_with_a_client_queue_rejects_the_rest) {
     sc.failures[1].replica = 1;
     sc.failures[0].at_s = sc.failures[1].at_s = when ? 5.0 : 0.0;
     run_ctx *r = run(&sc);
-    const metrics_summary *s = &r->sum;
-    cr_assert(r->cl.complete, "the run closes every request (t_fail=%d)", when);
+    const metrics_summary *s = &r->res.sum;
+    cr_assert(r->res.complete, "the run closes every request (t_fail=%d)", when);
     cr_assert_eq(s->unfinished, 0, "t_fail=%d", when);
     cr_assert_eq(s->completed + s->rejected, 40);
     cr_assert_eq(s->rejected, s->rejected_by_reason[REJ_NO_REPLICA]);
-    cr_assert_eq(r->cl.in_flight, 0);
+    cr_assert_eq(r->res.in_flight, 0);
     if (when) cr_assert_gt(s->completed, 0, "some finish before the loss");
-    cr_assert_lt(r->cl.m.n_ts, 100, "no samples long after the last request closed");
+    cr_assert_lt(r->res.m.n_ts, 100, "no samples long after the last request closed");
     done(r);
   }
 }
@@ -443,9 +443,9 @@ Test(engine, far_future_failure_and_time_limit_saturate) {
   sc.failures[0].at_s = 1e20;
   sc.time_limit_s = 1e12;
   run_ctx *r = run(&sc);
-  cr_assert_eq(r->sum.completed, 20, "completed %zu, rejected %zu", r->sum.completed, r->sum.rejected);
-  cr_assert_gt(r->cl.cfg.failures[0].at_ns, 1000 * SIM_NS_PER_S);
-  cr_assert_gt(r->cl.cfg.time_limit_ns, 1000 * SIM_NS_PER_S);
+  cr_assert_eq(r->res.sum.completed, 20, "completed %zu, rejected %zu", r->res.sum.completed, r->res.sum.rejected);
+  cr_assert_gt(r->res.failure_at_ns[0], 1000 * SIM_NS_PER_S);
+  cr_assert_gt(r->res.time_limit_ns, 1000 * SIM_NS_PER_S);
   done(r);
   cr_assert_eq(sim_s_to_ns(1.5), 1500000000ull);
   cr_assert_eq(sim_s_to_ns(-1), 0);
@@ -476,10 +476,10 @@ Test(engine, long_prompts_under_memory_pressure_do_not_storm) {
     sc.gen.output.len = 1000;
     run_ctx *r = run(&sc);
     cr_assert_lt(r->plan.kv_tokens, 6 * 25000, "%s: the pool cannot hold all six", engines[i]);
-    cr_assert_eq(r->sum.completed, 6);
-    cr_assert_leq(r->cl.m.preemptions, 5, "%s: %llu preemptions", engines[i],
-                  (unsigned long long)r->cl.m.preemptions);
-    cr_assert_lt(r->sum.tpot_ms.median, 40.0, "%s: median TPOT %.1f ms", engines[i], r->sum.tpot_ms.median);
+    cr_assert_eq(r->res.sum.completed, 6);
+    cr_assert_leq(r->res.m.preemptions, 5, "%s: %llu preemptions", engines[i],
+                  (unsigned long long)r->res.m.preemptions);
+    cr_assert_lt(r->res.sum.tpot_ms.median, 40.0, "%s: median TPOT %.1f ms", engines[i], r->res.sum.tpot_ms.median);
     done(r);
   }
 }
@@ -501,8 +501,8 @@ Test(engine, a_burst_sharing_a_prefix_computes_it_once) {
     base(&sc);
     snprintf(sc.trace_path, sizeof sc.trace_path, "%s", path);
     run_ctx *r = run(&sc);
-    cr_assert_eq(r->sum.completed, burst ? 8 : 1);
-    ttft[burst] = r->sum.ttft_ms.p99;
+    cr_assert_eq(r->res.sum.completed, burst ? 8 : 1);
+    ttft[burst] = r->res.sum.ttft_ms.p99;
     done(r);
     remove(path);
   }

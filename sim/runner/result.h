@@ -1,0 +1,59 @@
+/* result.h: what a finished run hands to everything above the runner
+ * (reports, SLO checks, studies, validation, what-if comparisons): one record
+ * per request, the recorder's step statistics and time series, the summary
+ * and the counters the engine exported. The simulation itself (cluster,
+ * schedulers, KV pools) is freed when the run ends; nothing above the runner
+ * can reach it (runner.h holds it behind an opaque pointer, and
+ * scripts/check_layers.sh refuses a serve/ include above the runner).
+ * Owned by its run_ctx; read-only for everyone else. */
+#ifndef SIM_RESULT_H
+#define SIM_RESULT_H
+
+#include "core/common.h"
+#include "metrics/metrics.h"
+#include "runner/scenario.h"
+
+/* One request as it ended. Times in virtual ns; SIM_NS_INF where it never got
+ * there (never scheduled, no token). */
+typedef struct run_record {
+  uint32_t id;            /* index in the trace */
+  uint32_t replica;       /* replica (engine core) it was routed to; UINT32_MAX: none */
+  uint32_t prompt_tokens, output_tokens;
+  uint32_t generated;     /* output tokens emitted */
+  uint32_t cached_tokens; /* prefix-cache hit tokens at its last admission */
+  uint32_t preemptions;
+  uint8_t outcome;        /* req_outcome */
+  uint8_t reject;         /* rq_reject (REJ_NONE when finished) */
+  sim_ns arrival_ns;      /* trace arrival (after the run's transforms) */
+  sim_ns send_ns;         /* sent (client slot acquired): TTFT/E2EL origin */
+  sim_ns queued_ns;       /* reached a scheduler's queue */
+  sim_ns first_sched_ns;
+  sim_ns first_token_ns;
+  sim_ns finish_ns;       /* last token */
+} run_record;
+
+typedef struct run_result {
+  run_record *reqs;       /* in trace order */
+  size_t n_reqs;
+  metrics_rec m;          /* step statistics, inter-token gaps, time series */
+  metrics_summary sum;    /* vLLM benchmark figures */
+  uint32_t engine_cores;  /* replicas x data-parallel ranks */
+  bool complete;          /* every request closed (finished or refused) */
+  uint32_t in_flight;     /* requests still sent and open at the end */
+  uint64_t kv_lookup_tokens, kv_hit_tokens; /* prefix-cache queries and hits of new requests at admission, over
+                                               engine cores (vLLM's exported counters) */
+  /* the what-if events as the engine applied them (times saturate at SIM_NS_INF) */
+  uint32_t n_failures;
+  sim_ns failure_at_ns[SCENARIO_MAX_FAILURES];
+  sim_ns time_limit_ns;   /* 0: none */
+} run_result;
+
+/* Times of record i as the metrics layer reads them (req_times_fn; ctx: const run_result *). */
+void run_result_times(const void *ctx, size_t i, req_times *out);
+/* TTFT, E2EL (ms) of a finished record; TPOT (ms) when it emitted at least two tokens, else NAN. */
+double run_record_ttft_ms(const run_record *q);
+double run_record_e2el_ms(const run_record *q);
+double run_record_tpot_ms(const run_record *q);
+void run_result_free(run_result *res);
+
+#endif
