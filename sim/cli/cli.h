@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "core/common.h"
+#include "core/outfmt.h" /* outfmt_write_file: every command writes its files through it */
 
 typedef enum cli_type {
   CLI_STR = 0,  /* const char * (borrowed from argv) */
@@ -64,15 +65,6 @@ enum { CLI_GO = -1 };
 int cli_start(const char *cmd, const char *usage, const char *summary, const cli_opt *opts, const bool *help, int argc,
               char **argv);
 
-/* Output files. */
-typedef int (*cli_write_fn)(const void *arg, FILE *f, sim_err *err);
-/* Writes fn(arg) to path through a temporary renamed into place, so a failed
- * run never leaves a half-written file; refuses to replace an existing file
- * without force; "-" = stdout. */
-int cli_write_output(const char *path, bool force, cli_write_fn fn, const void *arg, sim_err *err);
-/* Before a long run: fails if one of paths[0..n) (NULL = not asked for,
- * "-" = stdout) exists and force is not given. */
-int cli_refuse_existing(const char *const *paths, int n, bool force, sim_err *err);
 
 int cmd_run(int argc, char **argv);
 int cmd_gen_trace(int argc, char **argv);

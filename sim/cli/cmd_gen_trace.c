@@ -38,7 +38,7 @@ int cmd_gen_trace(int argc, char **argv) {
   if (run_flags_apply(&rf, &sc, &err)) return cli_fail("gen-trace", &err);
   trace t;
   rc = runner_load_workload(&sc, &t, &err);
-  if (!rc) rc = cli_write_output(out, force, w_trace, &t, &err);
+  if (!rc) rc = outfmt_write_file(out, force, w_trace, &t, &err);
   trace_free(&t);
   if (rc) return cli_fail("gen-trace", &err);
   return 0;

@@ -58,7 +58,7 @@ int cmd_plan(int argc, char **argv) {
   if (!rc) {
     bool to_stdout = json && !strcmp(json, "-");
     plan_print(p, to_stdout ? stderr : stdout);
-    if (json) rc = cli_write_output(json, force, w_json, p, &err);
+    if (json) rc = outfmt_write_file(json, force, w_json, p, &err);
   }
   if (!rc && !p->fits) {
     sim_errf(&err, SIM_EINPUT, "cannot start: %s", p->refusal);

@@ -107,7 +107,7 @@ int cmd_run(int argc, char **argv) {
     if (slo_add(&slo, slo_flags.items[i], "--slo", &err)) return cli_fail("run", &err);
   /* check output paths before spending time on the run */
   const char *outs[] = {json, csv, ts, html, md};
-  if (cli_refuse_existing(outs, 5, force, &err)) return cli_fail("run", &err);
+  if (outfmt_refuse_existing(outs, 5, force, &err)) return cli_fail("run", &err);
 
   double t0 = plan_wall_s();
   run_ctx *r = sim_calloc(1, sizeof *r);
@@ -130,15 +130,15 @@ int cmd_run(int argc, char **argv) {
     return cli_fail("run", &err);
   }
   json_arg ja = {r, base, base ? &cmp : NULL};
-  if (json && !rc) rc = cli_write_output(json, force, w_json, &ja, &err);
-  if (csv && !rc) rc = cli_write_output(csv, force, w_csv, r, &err);
-  if (ts && !rc) rc = cli_write_output(ts, force, w_ts, r, &err);
+  if (json && !rc) rc = outfmt_write_file(json, force, w_json, &ja, &err);
+  if (csv && !rc) rc = outfmt_write_file(csv, force, w_csv, r, &err);
+  if (ts && !rc) rc = outfmt_write_file(ts, force, w_ts, r, &err);
   if ((html || md) && !rc) {
     char cmd[4096];
     plan_command_line(argc, argv, cmd, sizeof cmd);
     report_doc doc = {cmd, r, &slo, NULL, NULL, base, base ? &cmp : NULL};
-    if (html) rc = cli_write_output(html, force, w_html, &doc, &err);
-    if (md && !rc) rc = cli_write_output(md, force, w_md, &doc, &err);
+    if (html) rc = outfmt_write_file(html, force, w_html, &doc, &err);
+    if (md && !rc) rc = outfmt_write_file(md, force, w_md, &doc, &err);
   }
   if (!quiet) {
     FILE *tf = (json && !strcmp(json, "-")) ? stderr : stdout;

@@ -63,7 +63,7 @@ static int save_traces(const vset *s, const char *dir, bool force, sim_err *err)
       if (*c == '/') *c = '_';
     trace t;
     rc = vstage_trace(p, &t, err);
-    if (!rc) rc = cli_write_output(path, force, w_trace, &t, err);
+    if (!rc) rc = outfmt_write_file(path, force, w_trace, &t, err);
     trace_free(&t);
   }
   return rc;
@@ -311,8 +311,8 @@ int cmd_validate(int argc, char **argv) {
     FILE *tf = (json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ? stderr : stdout;
     vreport_text(&s, &ro, tf);
     out_arg oa = {&s, &ro};
-    if (json) rc = cli_write_output(json, force, w_json, &oa, &err);
-    if (!rc && csv) rc = cli_write_output(csv, force, w_csv, &oa, &err);
+    if (json) rc = outfmt_write_file(json, force, w_json, &oa, &err);
+    if (!rc && csv) rc = outfmt_write_file(csv, force, w_csv, &oa, &err);
     if (!rc && traces) rc = save_traces(&s, traces, force, &err);
   }
   vset_free(&s);

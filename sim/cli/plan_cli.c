@@ -91,19 +91,19 @@ int plan_flags_outputs(plan_flags *f, const char *json_help, const char *csv_hel
 
 int plan_flags_check_outputs(const plan_flags *f, sim_err *err) {
   const char *outs[] = {f->json, f->csv, f->html, f->md};
-  return cli_refuse_existing(outs, 4, f->force, err);
+  return outfmt_refuse_existing(outs, 4, f->force, err);
 }
 
 static int w_html(const void *doc, FILE *f, sim_err *e) { return report_html(doc, f, e); }
 static int w_md(const void *doc, FILE *f, sim_err *e) { return report_md(doc, f, e); }
 
-int plan_flags_write(const plan_flags *f, cli_write_fn json_fn, cli_write_fn csv_fn, const void *set,
+int plan_flags_write(const plan_flags *f, outfmt_write_fn json_fn, outfmt_write_fn csv_fn, const void *set,
                      const report_doc *doc, sim_err *err) {
   int rc = 0;
-  if (f->json && (rc = cli_write_output(f->json, f->force, json_fn, set, err))) return rc;
-  if (f->csv && (rc = cli_write_output(f->csv, f->force, csv_fn, set, err))) return rc;
-  if (f->html && (rc = cli_write_output(f->html, f->force, w_html, doc, err))) return rc;
-  if (f->md && (rc = cli_write_output(f->md, f->force, w_md, doc, err))) return rc;
+  if (f->json && (rc = outfmt_write_file(f->json, f->force, json_fn, set, err))) return rc;
+  if (f->csv && (rc = outfmt_write_file(f->csv, f->force, csv_fn, set, err))) return rc;
+  if (f->html && (rc = outfmt_write_file(f->html, f->force, w_html, doc, err))) return rc;
+  if (f->md && (rc = outfmt_write_file(f->md, f->force, w_md, doc, err))) return rc;
   return 0;
 }
 

@@ -48,7 +48,7 @@ int plan_flags_outputs(plan_flags *f, const char *json_help, const char *csv_hel
 int plan_flags_check_outputs(const plan_flags *f, sim_err *err);
 /* Writes the files asked for: JSON and CSV of `set` (json_fn, csv_fn), the
  * HTML and Markdown reports of doc. */
-int plan_flags_write(const plan_flags *f, cli_write_fn json_fn, cli_write_fn csv_fn, const void *set,
+int plan_flags_write(const plan_flags *f, outfmt_write_fn json_fn, outfmt_write_fn csv_fn, const void *set,
                      const report_doc *doc, sim_err *err);
 /* Where the text summary goes: stderr when the JSON goes to stdout. */
 FILE *plan_flags_text_out(const plan_flags *f);

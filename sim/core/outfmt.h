@@ -1,5 +1,5 @@
-/* outfmt.h: small pieces every result writer shares: CSV fields and writing a
- * cJSON document. */
+/* outfmt.h: small pieces every result writer shares: CSV fields, writing a
+ * cJSON document, and writing a file whole or not at all. */
 #ifndef SIM_OUTFMT_H
 #define SIM_OUTFMT_H
 
@@ -15,5 +15,15 @@ void outfmt_csv_str(FILE *f, const char *s);
 void outfmt_csv_num(FILE *f, double v);
 /* Prints root (tab-indented), deletes it, writes it and a newline to f. */
 int outfmt_json_write(cJSON *root, FILE *f, sim_err *err);
+
+/* Output files (every command writes its files through these). */
+typedef int (*outfmt_write_fn)(const void *arg, FILE *f, sim_err *err);
+/* Writes fn(arg) to path through a temporary renamed into place, so a failed
+ * run never leaves a half-written file; refuses to replace an existing file
+ * without force; "-" = stdout. */
+int outfmt_write_file(const char *path, bool force, outfmt_write_fn fn, const void *arg, sim_err *err);
+/* Before a long run: fails if one of paths[0..n) (NULL = not asked for,
+ * "-" = stdout) exists and force is not given. */
+int outfmt_refuse_existing(const char *const *paths, int n, bool force, sim_err *err);
 
 #endif

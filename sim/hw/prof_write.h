@@ -91,7 +91,7 @@ prof_doc_ar *prof_doc_add_ar(prof_doc *d);
 prof_doc_moe *prof_doc_add_moe(prof_doc *d);
 
 /* Writes d to f; SIM_EINPUT on a write error. (The CLI writes files through
- * cli_write_output: a temporary renamed into place.) */
+ * outfmt_write_file: a temporary renamed into place.) */
 int prof_write_file(const prof_doc *d, FILE *f, sim_err *err);
 /* The same document in two parts: every table but the fused-MoE ones, and
  * the header with the fused-MoE tables alone (a profile of its own). */

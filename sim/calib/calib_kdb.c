@@ -1,17 +1,15 @@
 /* calib_kdb.c: `servesim calibrate --from-kernel-db DIR --gpu GPU --engine E
  * [--engine-version V] --out FILE [--force]` (and `--list-versions`): the
- * command-line side of hw/kdb.h. Imports, writes the profile through the
+ * driver of hw/kdb.h. Imports, writes the profile through the
  * JSON writer (a temporary renamed into place), reads it back through
  * prof_load (so a written profile always loads) and prints what it holds
  * with its leave-one-out error. */
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/calib.h"
-#include "cli/cli.h"
+#include "calib/calib.h"
+#include "core/outfmt.h"
 #include "hw/kdb.h"
-
-#define CMD "calibrate"
 
 void calib_print_loo(const prof *p, FILE *f) {
   prof_loo l;
@@ -29,43 +27,39 @@ static int write_doc(const void *arg, FILE *f, sim_err *err) { return prof_write
 static int write_dense(const void *arg, FILE *f, sim_err *err) { return prof_write_dense(arg, f, err); }
 static int write_moe(const void *arg, FILE *f, sim_err *err) { return prof_write_moe(arg, f, err); }
 
-static int list_versions(const calib_kdb_opts *o, const gpu_cfg *g) {
+static int list_versions(const calib_kdb_opts *o, const gpu_cfg *g, sim_err *err) {
   char v[KDB_MAX_VERSIONS][KDB_VERSION_LEN];
   int n;
-  sim_err err = {0};
-  if (kdb_versions(o->root, g, o->engine, v, KDB_MAX_VERSIONS, &n, &err)) return cli_fail(CMD, &err);
+  int rc = kdb_versions(o->root, g, o->engine, v, KDB_MAX_VERSIONS, &n, err);
+  if (rc) return rc;
   for (int i = 0; i < n; i++) printf("%s\n", v[i]);
   return 0;
 }
 
-int calib_kernel_db(const calib_kdb_opts *o) {
-  sim_err err = {0};
-  if (!o->gpu || !o->engine) {
-    sim_errf(&err, SIM_EINPUT, "--from-kernel-db needs --gpu (a gpu config: h100-sxm, h200, ...) and --engine "
-                               "(vllm or trtllm)");
-    return cli_fail(CMD, &err);
-  }
+int calib_kernel_db(const calib_kdb_opts *o, sim_err *err) {
+  if (!o->gpu || !o->engine)
+    return sim_errf(err, SIM_EINPUT, "--from-kernel-db needs --gpu (a gpu config: h100-sxm, h200, ...) and --engine "
+                                     "(vllm or trtllm)");
   gpu_cfg g;
-  if (cfg_gpu_load(&g, o->gpu, &err)) return cli_fail(CMD, &err);
-  if (o->list) return list_versions(o, &g);
-  if (!o->out) {
-    sim_errf(&err, SIM_EINPUT, "--out FILE is required (where to write the profile; - for stdout)");
-    return cli_fail(CMD, &err);
-  }
+  int rc = cfg_gpu_load(&g, o->gpu, err);
+  if (rc) return rc;
+  if (o->list) return list_versions(o, &g, err);
+  if (!o->out) return sim_errf(err, SIM_EINPUT, "--out FILE is required (where to write the profile; - for stdout)");
   const char *outs[] = {o->out, o->moe_out};
-  if (cli_refuse_existing(outs, o->moe_out ? 2 : 1, o->force, &err)) return cli_fail(CMD, &err);
+  if ((rc = outfmt_refuse_existing(outs, o->moe_out ? 2 : 1, o->force, err))) return rc;
   prof_doc d;
   prof_doc_init(&d);
   kdb_req r = {.root = o->root, .gpu = &g, .engine = o->engine, .engine_version = o->engine_version};
-  int rc = kdb_import(&r, &d, &err);
-  if (!rc) rc = cli_write_output(o->out, o->force, o->moe_out ? write_dense : write_doc, &d, &err);
-  if (!rc && o->moe_out) rc = cli_write_output(o->moe_out, o->force, write_moe, &d, &err);
+  rc = kdb_import(&r, &d, err);
+  if (!rc) rc = outfmt_write_file(o->out, o->force, o->moe_out ? write_dense : write_doc, &d, err);
+  if (!rc && o->moe_out) rc = outfmt_write_file(o->moe_out, o->force, write_moe, &d, err);
   prof_doc_free(&d);
-  if (rc) return cli_fail(CMD, &err);
+  if (rc) return rc;
   if (!strcmp(o->out, "-")) return 0;
   prof *p;
-  if (prof_load(&p, o->out, &err)) {
-    fprintf(stderr, "calibrate: the written profile does not load back: %s\n", err.msg);
+  sim_err lerr = {0, ""};
+  if (prof_load(&p, o->out, &lerr)) {
+    fprintf(stderr, "calibrate: the written profile does not load back: %s\n", lerr.msg);
     return SIM_EINTERNAL;
   }
   printf("wrote %s: %s %s on %s (%s): %d GEMM grids, %d decode, %d context attention, %d all-reduce tables\n", o->out,
@@ -74,8 +68,8 @@ int calib_kernel_db(const calib_kdb_opts *o) {
   calib_print_loo(p, stdout);
   prof_free(p);
   if (o->moe_out && strcmp(o->moe_out, "-")) {
-    if (prof_load(&p, o->moe_out, &err)) {
-      fprintf(stderr, "calibrate: the written MoE profile does not load back: %s\n", err.msg);
+    if (prof_load(&p, o->moe_out, &lerr)) {
+      fprintf(stderr, "calibrate: the written MoE profile does not load back: %s\n", lerr.msg);
       return SIM_EINTERNAL;
     }
     printf("wrote %s: %d fused-MoE tables\n", o->moe_out, prof_moe_tables(p));

@@ -1,4 +1,4 @@
-/* calib_out.c: the results of a calibration run (cmd_calibrate.c): the
+/* calib_out.c: the results of a calibration run (calib_run.c): the
  * profile (format version 1, configs/profiles/README.md) written through the
  * one JSON writer (core/jsonw.h), times with 6 significant digits, and the
  * summary of achieved rates against the measured ceilings. */
@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/calib.h"
-#include "cli/cli.h"
+#include "calib/calib.h"
+#include "core/outfmt.h"
 #include "core/jsonw.h"
 
 /* ---- writing the profile ------------------------------------------------------------------------- */
@@ -18,7 +18,7 @@ static void u32s(jw *j, const char *key, const uint32_t *v, int n) {
   jw_end(j);
 }
 
-static void header(jw *j, const cal_run *r, const kern_plan *plan, const kern_opts *ko, const kern_plan_req *req) {
+static void header(jw *j, const calib_run *r, const kern_plan *plan, const kern_opts *ko, const kern_plan_req *req) {
   const kern_device_info *d = &r->dev;
   char cc[16];
   snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
@@ -85,10 +85,10 @@ static void header(jw *j, const cal_run *r, const kern_plan *plan, const kern_op
   jw_end(j);
 }
 
-static void gemm_tables(jw *j, const cal_run *r, const kern_plan *plan) {
+static void gemm_tables(jw *j, const calib_run *r, const kern_plan *plan) {
   jw_arr(j, "gemm");
   for (int i = 0; i < plan->ngemm; i++) {
-    const cal_gemm *g = &r->gemm[i];
+    const calib_gemm *g = &r->gemm[i];
     if (!g->done) continue;
     const kern_plan_gemm *p = g->plan;
     uint32_t m[KERN_PLAN_MAX_GRID];
@@ -113,10 +113,10 @@ static void gemm_tables(jw *j, const cal_run *r, const kern_plan *plan) {
   jw_end(j);
 }
 
-static void attn_tables(jw *j, const cal_run *r, const kern_plan *plan, bool prefill) {
+static void attn_tables(jw *j, const calib_run *r, const kern_plan *plan, bool prefill) {
   jw_arr(j, prefill ? "attn_prefill" : "attn_decode");
   for (int i = 0; i < plan->nattn; i++) {
-    const cal_attn *c = &r->attn[i];
+    const calib_attn *c = &r->attn[i];
     const kern_plan_attn *p = c->plan;
     if (p->fam != (prefill ? KF_PREFILL : KF_DECODE) || !c->done) continue;
     jw_obj(j, NULL);
@@ -142,7 +142,7 @@ static void attn_tables(jw *j, const cal_run *r, const kern_plan *plan, bool pre
 }
 
 typedef struct profile_args {
-  const cal_run *r;
+  const calib_run *r;
   const kern_plan *plan;
   const kern_opts *ko;
   const kern_plan_req *req;
@@ -172,15 +172,15 @@ static int write_doc(const void *arg, FILE *f, sim_err *err) {
   return jw_finish(&j, err);
 }
 
-int calib_write_profile(const char *path, const cal_run *r, const kern_plan *plan, const kern_opts *ko,
+int calib_write_profile(const char *path, const calib_run *r, const kern_plan *plan, const kern_opts *ko,
                         const kern_plan_req *req, sim_err *err) {
   profile_args a = {r, plan, ko, req};
-  return cli_write_output(path, true, write_doc, &a, err);
+  return outfmt_write_file(path, true, write_doc, &a, err);
 }
 
 /* ---- the summary: achieved rates against the measured ceilings ------------------------------------ */
 
-void calib_summary(FILE *f, const cal_run *r, const kern_plan *plan, const prof *p, double wall_s) {
+void calib_summary(FILE *f, const calib_run *r, const kern_plan *plan, const prof *p, double wall_s) {
   fprintf(f, "\ncalibration summary: %s on %s (%s), %s\n", plan->model.name, r->dev.name, r->gpu, r->date);
   fprintf(f, "  %-56s %14s %16s %7s\n", "probe / kernel", "achieved", "ceiling", "ratio");
   fprintf(f, "  %-56s %11.2f TB/s %16s %7s\n", "copy bandwidth (d2d, read + write)", r->copy_Bps / 1e12, "-", "-");
