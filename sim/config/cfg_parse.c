@@ -216,8 +216,9 @@ static int moe_from(const jx *j, const cJSON *o, model_cfg *m) {
   const cJSON *mo = hf_get(o, "mlp_only_layers");
   if (cJSON_IsArray(mo))
     for (const cJSON *e = mo->child; e; e = e->next) {
-      if (!cJSON_IsNumber(e) || e->valuedouble < 0 || m->n_mlp_only >= SIM_ARRAY_LEN(m->mlp_only))
-        return jx_fail(j, mo, NULL, "mlp_only_layers", "expected at most %zu layer indices",
+      if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0 && e->valuedouble <= 1e6) ||
+          e->valuedouble != floor(e->valuedouble) || m->n_mlp_only >= SIM_ARRAY_LEN(m->mlp_only))
+        return jx_fail(j, mo, NULL, "mlp_only_layers", "expected at most %zu layer indices (whole numbers 0 to 1e6)",
                        SIM_ARRAY_LEN(m->mlp_only));
       m->mlp_only[m->n_mlp_only++] = (uint32_t)e->valuedouble;
     }

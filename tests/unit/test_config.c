@@ -264,6 +264,16 @@ Test(config, mixture_of_experts_models) {
   cr_assert(cfg_model_is_moe_layer(&m, 1) && !cfg_model_is_moe_layer(&m, 2) && !cfg_model_is_moe_layer(&m, 3));
   cr_assert_eq(m.moe_layers, 3);
   cr_assert(m.fp8_block);
+  /* a layer index too large for any model (found by fuzz_config: it overflowed the cast), or not whole */
+  const char *bad_idx[] = {"[2e113]", "[1.5]", "[-1]", "[\"3\"]"};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(bad_idx); i++) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "{\"model_type\": \"qwen3_moe\", \"hidden_size\": 1024, \"intermediate_size\": 64, "
+             "\"num_hidden_layers\": 2, \"num_attention_heads\": 8, \"num_experts\": 4, \"num_experts_per_tok\": 2, "
+             "\"vocab_size\": 1000, \"max_position_embeddings\": 4096, \"mlp_only_layers\": %s}", bad_idx[i]);
+    cr_assert_eq(cfg_model_parse(&m, buf, "bad.json", &e), SIM_EINPUT, "%s", bad_idx[i]);
+    assert_msg_has(&e, "mlp_only_layers");
+  }
   const char *ds = "{\"model_type\": \"deepseek_v2\", \"hidden_size\": 2048, \"intermediate_size\": 10944, "
                    "\"moe_intermediate_size\": 1408, \"num_hidden_layers\": 27, \"num_attention_heads\": 16, "
                    "\"n_routed_experts\": 64, \"num_experts_per_tok\": 6, \"n_shared_experts\": 2, "
