@@ -53,8 +53,6 @@ static void names_add(name_list *l, const char *s, size_t len) {
   l->v[l->n++] = d;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 /* Collects the names of a kind: embedded files and $SERVESIM_DATA_DIR files,
  * sorted, without duplicates. */
 static void names_collect(cfg_kind kind, name_list *l) {
@@ -83,7 +81,7 @@ static void names_collect(cfg_kind kind, name_list *l) {
       closedir(d);
     }
   }
-  if (l->n) qsort(l->v, l->n, sizeof *l->v, cmp_str);
+  if (l->n) qsort(l->v, l->n, sizeof *l->v, sim_cmp_cstr);
   size_t k = 0;
   for (size_t i = 0; i < l->n; i++) {
     if (k && !strcmp(l->v[k - 1], l->v[i])) {

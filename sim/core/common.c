@@ -76,6 +76,17 @@ void *sim_calloc(size_t n, size_t size) {
   return p;
 }
 
+int sim_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int sim_cmp_cstr(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+void sim_sort_doubles(double *v, size_t n) {
+  if (n > 1) qsort(v, n, sizeof *v, sim_cmp_double);
+}
+
 void *sim_realloc(void *p, size_t n) {
   void *q = realloc(p, n ? n : 1);
   if (!q) oom(n);

@@ -52,6 +52,13 @@ void *sim_calloc(size_t n, size_t size);
 void *sim_realloc(void *p, size_t n);
 char *sim_strdup(const char *s);
 
+/* The project's one sort of doubles (ascending; a NaN compares equal to
+ * everything, infinities sort last) and one string comparator (qsort over an
+ * array of char *). */
+int sim_cmp_double(const void *a, const void *b);
+int sim_cmp_cstr(const void *a, const void *b);
+void sim_sort_doubles(double *v, size_t n);
+
 /* Grow a dynamic array *pp of element size `elem` so it holds at least `need`
  * elements; *cap is updated (doubling). */
 void sim_grow(void **pp, size_t *cap, size_t need, size_t elem);

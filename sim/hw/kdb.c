@@ -71,14 +71,12 @@ uint32_t kdb__name_bit(kdb_names *names, const char *s) {
   return 1u << (KDB_MAX_NAMES - 1);
 }
 
-static int cmp_cstr(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
-
 void kdb__names_join(const kdb_names *names, uint32_t mask, char *out, size_t n) {
   const char *v[KDB_MAX_NAMES];
   int k = 0;
   for (int i = 0; i < KDB_MAX_NAMES; i++)
     if (mask & (1u << i)) v[k++] = names->v[i];
-  qsort(v, (size_t)k, sizeof *v, cmp_cstr);
+  qsort(v, (size_t)k, sizeof *v, sim_cmp_cstr);
   size_t len = 0;
   out[0] = 0;
   for (int i = 0; i < k && len + 1 < n; i++)
@@ -161,7 +159,7 @@ static int list_dir(const char *dir, names_list *l, sim_err *err) {
     l->v[l->n++] = sim_strdup(de->d_name);
   }
   closedir(d);
-  if (l->n > 1) qsort(l->v, l->n, sizeof *l->v, cmp_cstr);
+  if (l->n > 1) qsort(l->v, l->n, sizeof *l->v, sim_cmp_cstr);
   return SIM_OK;
 }
 

@@ -49,11 +49,6 @@ static void push(errs *e, double x) {
   e->v[e->n++] = x;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* log(efficiency) at index i of a 1-D series predicted without it: linear in
  * the log coordinate between the nearest measured neighbours, the nearer one
  * held at the ends (*inner false). meas (NULL = all measured) says which
@@ -180,7 +175,7 @@ void prof_loo_error(const prof *p, prof_loo *out) {
     size_t n = e[k].n;
     out->n[k] = (uint32_t)n;
     if (n) {
-      qsort(e[k].v, n, sizeof(double), cmp_double);
+      sim_sort_doubles(e[k].v, n);
       out->median[k] = n % 2 ? e[k].v[n / 2] : 0.5 * (e[k].v[n / 2 - 1] + e[k].v[n / 2]);
       double r = 0.9 * (double)(n - 1);
       size_t lo = (size_t)r;

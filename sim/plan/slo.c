@@ -61,11 +61,6 @@ int slo_add(slo_set *s, const char *spec, const char *what, sim_err *err) {
   return slo_add_kv(s, key, v, what, err);
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* numpy linear percentile of sorted v; +infinity absorbs (never NaN). */
 static double pct_sorted(const double *v, size_t n, double p) {
   if (!n) return 0;
@@ -112,7 +107,7 @@ void slo_eval(const run_ctx *r, const slo_set *s, slo_result *out) {
       for (size_t i = 0; i < m; i++) sum += v[i];
       val = m ? sum / (double)m : 0;
     } else {
-      qsort(v, m, sizeof *v, cmp_d);
+      sim_sort_doubles(v, m);
       val = pct_sorted(v, m, it->pct);
     }
     out->value_ms[k] = val;

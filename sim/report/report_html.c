@@ -65,11 +65,6 @@ void rh_th_row(FILE *f, const char *const *cols, int n, unsigned left_mask) {
 
 /* ---- shared with report_md.c ------------------------------------------------------ */
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 size_t report_latencies(const run_ctx *r, int metric, double **out) {
   size_t n = r->res.n_reqs, m = 0;
   double *v = sim_malloc((n + 1) * sizeof *v);
@@ -81,7 +76,7 @@ size_t report_latencies(const run_ctx *r, int metric, double **out) {
     else if (metric == SLO_E2EL) v[m++] = e2el;
     else if (q->generated > 1) v[m++] = (e2el - ttft) / (double)(q->generated - 1);
   }
-  qsort(v, m, sizeof *v, cmp_d);
+  sim_sort_doubles(v, m);
   *out = v;
   return m;
 }

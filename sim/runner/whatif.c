@@ -67,11 +67,6 @@ void whatif_check(const run_ctx *r, whatif_report *out) {
 
 /* ---- baseline comparison ---------------------------------------------------------------- */
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* p99 TTFT (ms) of the requests that arrived in [s0, s1); one without a
  * first token by the end counts as +inf (missed); NAN when none arrived. */
 static double window_p99(const run_ctx *r, double s0, double s1, double *buf) {
@@ -84,7 +79,7 @@ static double window_p99(const run_ctx *r, double s0, double s1, double *buf) {
     buf[n++] = q->generated ? (double)(q->first_token_ns - q->send_ns) / 1e6 : INFINITY;
   }
   if (!n) return NAN;
-  qsort(buf, n, sizeof *buf, cmp_dbl);
+  sim_sort_doubles(buf, n);
   size_t hi = (size_t)ceil(0.99 * (double)(n - 1));
   if (isinf(buf[hi])) return INFINITY; /* the percentile falls among unanswered requests */
   return metrics_percentile_sorted(buf, n, 99);

@@ -9,6 +9,7 @@ enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK, EV_DELIVER };
 
 int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model *cost, sim_err *err) {
   memset(c, 0, sizeof *c);
+  ring_init(&c->cq, 1024);
   if (cfg->replicas == 0) return sim_errf(err, SIM_EINPUT, "replicas must be >= 1");
   if (cfg->kv_blocks == 0) return sim_errf(err, SIM_EINPUT, "the KV pool has no blocks");
   c->cfg = *cfg;
@@ -72,7 +73,7 @@ void cluster_deinit(cluster *c) {
   free(c->reps);
   free(c->views);
   free(c->reqs);
-  free(c->cq);
+  ring_free(&c->cq);
   free(c->done_buf);
   free(c->drain_buf);
   des_deinit(&c->ev);
@@ -132,7 +133,7 @@ static void fill_queue(cluster *c, uint32_t ri, sim_ns now) {
       /* Nothing fits although nothing runs: the head request needs more blocks
        * than the whole pool (the memory plan normally rules this out). Reject it
        * rather than wait forever. */
-      if (rep->s.n_running || !rep->s.wait_len || rep->s.q_len) return;
+      if (rep->s.n_running || !rep->s.waiting.len || rep->s.q_len) return;
       uint32_t idx = sched_pop_head(&rep->s);
       c->reqs[idx].state = RQ_REJECTED;
       c->reqs[idx].reject = REJ_KV_TOO_SMALL;
@@ -219,27 +220,11 @@ static void send(cluster *c, uint32_t idx, sim_ns now) {
   route(c, idx, now);
 }
 
-static void cq_push(cluster *c, uint32_t idx) {
-  if (c->cq_len == c->cq_cap) {
-    size_t nc = c->cq_cap ? c->cq_cap * 2 : 1024;
-    uint32_t *q = sim_malloc(nc * sizeof *q);
-    for (size_t i = 0; i < c->cq_len; i++) q[i] = c->cq[(c->cq_head + i) % c->cq_cap];
-    free(c->cq);
-    c->cq = q;
-    c->cq_head = 0;
-    c->cq_cap = nc;
-  }
-  c->cq[(c->cq_head + c->cq_len) % c->cq_cap] = idx;
-  c->cq_len++;
-}
-
 /* Sends client-held requests while slots are free (a send rejected at once
  * frees its slot again, so the loop goes on). */
 static void fill_slots(cluster *c, sim_ns now) {
-  while (c->cq_len && (c->cfg.max_concurrency == 0 || c->in_flight < c->cfg.max_concurrency)) {
-    uint32_t idx = c->cq[c->cq_head];
-    c->cq_head = (c->cq_head + 1) % c->cq_cap;
-    c->cq_len--;
+  while (c->cq.len && (c->cfg.max_concurrency == 0 || c->in_flight < c->cfg.max_concurrency)) {
+    uint32_t idx = ring_pop_front(&c->cq);
     send(c, idx, now);
   }
 }
@@ -255,9 +240,9 @@ static void on_arrival(cluster *c, uint32_t idx, sim_ns now) {
   if (c->next_arrival < c->n_reqs)
     des_push(&c->ev, c->tr->reqs[c->next_arrival].arrival_ns, EV_ARRIVAL, 0, c->next_arrival);
   request *r = &c->reqs[idx];
-  if (c->cfg.max_concurrency && (c->in_flight >= c->cfg.max_concurrency || c->cq_len)) {
+  if (c->cfg.max_concurrency && (c->in_flight >= c->cfg.max_concurrency || c->cq.len)) {
     r->state = RQ_CLIENT;
-    cq_push(c, idx);
+    ring_push_back(&c->cq, idx);
     return;
   }
   send(c, idx, now);
@@ -288,7 +273,7 @@ static void on_fail(cluster *c, uint32_t ri, sim_ns now) {
   replica *rep = &c->reps[ri];
   if (rep->failed) return;
   rep->failed = true;
-  size_t cap = (size_t)rep->s.n_running + rep->s.wait_len + 1;
+  size_t cap = (size_t)rep->s.n_running + rep->s.waiting.len + 1;
   c->drain_buf = sim_realloc(c->drain_buf, cap * sizeof *c->drain_buf);
   uint32_t n = sched_drain(&rep->s, c->reqs, c->drain_buf);
   rep->outstanding = 0;
@@ -315,7 +300,7 @@ static void on_sample(cluster *c, sim_ns now) {
     if (u > kv_max) kv_max = u;
     alive++;
   }
-  row.client_queue = (uint32_t)c->cq_len;
+  row.client_queue = c->cq.len;
   row.kv_usage_mean = (float)(alive ? kv_sum / alive : 0.0);
   row.kv_usage_max = (float)kv_max;
   row.finished = c->m.finished;

@@ -27,6 +27,7 @@
 #define SIM_CLUSTER_H
 
 #include "core/des.h"
+#include "core/ring.h"
 #include "hw/cost.h"
 #include "metrics/metrics.h"
 #include "serve/request.h"
@@ -81,8 +82,7 @@ typedef struct cluster {
   des ev;
   metrics_rec m;
   size_t next_arrival;  /* trace cursor */
-  uint32_t *cq;         /* client FIFO (ring) of arrived, unsent requests */
-  size_t cq_head, cq_len, cq_cap;
+  idx_ring cq;          /* client FIFO of arrived, unsent requests */
   uint32_t in_flight;   /* sent, not finished (client slots used) */
   uint32_t *done_buf;
   size_t done_cap;

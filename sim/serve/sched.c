@@ -13,14 +13,13 @@ int sched_init(sched *s, const sched_cfg *cfg, uint32_t kv_blocks, uint32_t bloc
   s->block_tokens = block_tokens;
   s->depth = cfg->pipeline_stages > 1 ? cfg->pipeline_stages : cfg->async_scheduling ? 2 : 1;
   SIM_ASSERT(s->depth <= SCHED_MAX_DEPTH);
-  s->wait_cap = 1024;
-  s->waiting = sim_malloc(s->wait_cap * sizeof *s->waiting);
+  ring_init(&s->waiting, 1024);
   return SIM_OK;
 }
 
 void sched_deinit(sched *s) {
   kv_free(s->kv);
-  free(s->waiting);
+  ring_free(&s->waiting);
   free(s->running);
   for (int k = 0; k < SCHED_MAX_DEPTH; k++) {
     free(s->q[k].items);
@@ -29,61 +28,11 @@ void sched_deinit(sched *s) {
   memset(s, 0, sizeof *s);
 }
 
-/* --- waiting ring deque ------------------------------------------------------ */
-
-static void wait_grow(sched *s) {
-  if (s->wait_len < s->wait_cap) return;
-  uint32_t nc = s->wait_cap * 2;
-  uint32_t *w = sim_malloc((size_t)nc * sizeof *w);
-  for (uint32_t i = 0; i < s->wait_len; i++) w[i] = s->waiting[(s->wait_head + i) % s->wait_cap];
-  free(s->waiting);
-  s->waiting = w;
-  s->wait_head = 0;
-  s->wait_cap = nc;
-}
-
-static void wait_push_back(sched *s, uint32_t idx) {
-  wait_grow(s);
-  s->waiting[(s->wait_head + s->wait_len) % s->wait_cap] = idx;
-  s->wait_len++;
-}
-
-static void wait_push_front(sched *s, uint32_t idx) {
-  wait_grow(s);
-  s->wait_head = (s->wait_head + s->wait_cap - 1) % s->wait_cap;
-  s->waiting[s->wait_head] = idx;
-  s->wait_len++;
-}
-
-static uint32_t wait_front(const sched *s) { return s->waiting[s->wait_head]; }
-
-static void wait_pop_front(sched *s) {
-  s->wait_head = (s->wait_head + 1) % s->wait_cap;
-  s->wait_len--;
-}
-
-/* Removes idx from anywhere in the waiting queue (O(waiting); only for a
- * preempted request whose last token arrives while it waits). */
-static void wait_remove(sched *s, uint32_t idx) {
-  uint32_t w = 0;
-  for (uint32_t i = 0; i < s->wait_len; i++) {
-    uint32_t v = s->waiting[(s->wait_head + i) % s->wait_cap];
-    if (v != idx) s->waiting[(s->wait_head + w++) % s->wait_cap] = v;
-  }
-  SIM_ASSERT(w + 1 == s->wait_len);
-  s->wait_len = w;
-}
-
-uint32_t sched_pop_head(sched *s) {
-  SIM_ASSERT(s->wait_len > 0);
-  uint32_t idx = wait_front(s);
-  wait_pop_front(s);
-  return idx;
-}
+uint32_t sched_pop_head(sched *s) { return ring_pop_front(&s->waiting); }
 
 void sched_add(sched *s, request *reqs, uint32_t idx) {
   reqs[idx].state = RQ_WAITING;
-  wait_push_back(s, idx);
+  ring_push_back(&s->waiting, idx);
 }
 
 /* --- scheduling --------------------------------------------------------------- */
@@ -110,7 +59,7 @@ static void preempt(sched *s, request *reqs, uint32_t idx) {
   r->preemptions++;
   r->state = RQ_WAITING;
   s->preemptions++;
-  wait_push_front(s, idx);
+  ring_push_front(&s->waiting, idx);
 }
 
 static uint32_t cap_chunk(const sched *s, uint32_t n, uint32_t budget) {
@@ -168,8 +117,8 @@ static bool schedule_running(sched *s, sched_step *st, request *reqs, uint32_t *
 
 /* 2. waiting requests, head first. */
 static void schedule_waiting(sched *s, sched_step *st, request *reqs, uint32_t *budget, sim_ns now) {
-  while (s->wait_len && s->n_running < s->cfg.max_num_seqs && *budget > 0) {
-    uint32_t idx = wait_front(s);
+  while (s->waiting.len && s->n_running < s->cfg.max_num_seqs && *budget > 0) {
+    uint32_t idx = ring_front(&s->waiting);
     request *r = &reqs[idx];
     uint32_t known = r->num_tokens + (s->cfg.async_scheduling ? r->pending : 0); /* a preempted request recomputes
                                                                                     its placeholders too */
@@ -183,7 +132,7 @@ static void schedule_waiting(sched *s, sched_step *st, request *reqs, uint32_t *
     else if (s->cfg.reserve_full_isl) fit = known;
     if (!kv_allocate_fit(s->kv, &r->kv, &r->content, hits, alloc, fit)) break;
     kv_seq_reserve(s->kv, &r->kv, (uint64_t)r->prompt_tokens + r->output_tokens); /* table memory, once */
-    wait_pop_front(s);
+    ring_pop_front(&s->waiting);
     if (s->caching && r->num_computed == 0) {
       if (r->preemptions) s->preempted_queries += known, s->preempted_hits += hits;
       else s->prefix_queries += known, s->prefix_hits += hits;
@@ -262,8 +211,12 @@ uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uin
     r->last_token_ns = now;
     if (r->generated < r->output_tokens) continue;
     SIM_ASSERT(r->pending == 0);
-    if (r->state == RQ_WAITING) wait_remove(s, it->req); /* preempted with its last token in flight */
-    else removed = true;
+    if (r->state == RQ_WAITING) { /* preempted with its last token in flight */
+      uint32_t n_removed = ring_remove(&s->waiting, it->req);
+      SIM_ASSERT(n_removed == 1);
+    } else {
+      removed = true;
+    }
     release(s, r);
     r->state = RQ_FINISHED;
     r->finish_ns = now;
@@ -286,12 +239,11 @@ uint32_t sched_drain(sched *s, request *reqs, uint32_t *out) {
   }
   s->n_running = 0;
   s->q_len = 0;
-  while (s->wait_len) {
-    request *r = &reqs[wait_front(s)];
-    r->num_computed = 0;
-    r->pending = 0;
-    out[n++] = wait_front(s);
-    wait_pop_front(s);
+  while (s->waiting.len) {
+    uint32_t idx = ring_pop_front(&s->waiting);
+    reqs[idx].num_computed = 0;
+    reqs[idx].pending = 0;
+    out[n++] = idx;
   }
   return n;
 }

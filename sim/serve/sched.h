@@ -60,6 +60,7 @@
 #define SIM_SCHED_H
 
 #include "config/cfg.h"
+#include "core/ring.h"
 #include "hw/cost.h"
 #include "metrics/metrics.h"
 #include "serve/kv.h"
@@ -105,8 +106,7 @@ typedef struct sched {
   kv_mgr *kv;
   uint32_t block_tokens; /* KV block size, tokens */
   uint32_t depth;        /* batch queue capacity: pipeline_stages with PP, else 2 with async scheduling, else 1 */
-  uint32_t *waiting;     /* ring deque of request indices */
-  uint32_t wait_head, wait_len, wait_cap;
+  idx_ring waiting;      /* request indices: new ones at the back, preempted ones at the front */
   uint32_t *running;     /* admission order; includes requests whose last token is in flight */
   uint32_t n_running;
   size_t cap_running;
@@ -125,8 +125,8 @@ void sched_deinit(sched *s);
 
 /* Puts a request at the tail of the waiting queue. */
 void sched_add(sched *s, request *reqs, uint32_t idx);
-static inline bool sched_has_work(const sched *s) { return s->wait_len || s->n_running || s->q_len; }
-static inline uint32_t sched_num_waiting(const sched *s) { return s->wait_len; }
+static inline bool sched_has_work(const sched *s) { return s->waiting.len || s->n_running || s->q_len; }
+static inline uint32_t sched_num_waiting(const sched *s) { return s->waiting.len; }
 static inline uint32_t sched_num_running(const sched *s) { return s->n_running; }
 static inline bool sched_queue_full(const sched *s) { return s->q_len >= s->depth; }
 /* k-th step of the batch queue, 0 = oldest (the running one). k < q_len. */
@@ -142,7 +142,7 @@ sched_step *sched_schedule(sched *s, request *reqs, sim_ns now);
  * queue. Indices of requests that finished are appended to done[] (capacity
  * >= the step's n_items); returns how many. */
 uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uint32_t *done);
-/* Removes and returns the head of the waiting queue (wait_len > 0). */
+/* Removes and returns the head of the waiting queue (one is waiting). */
 uint32_t sched_pop_head(sched *s);
 /* Removes every request (for a failed replica): queued steps are dropped
  * (their tokens never arrive), running and waiting requests are appended to

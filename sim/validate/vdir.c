@@ -43,8 +43,6 @@ int vdata_find_dir(const char *explicit_dir, char *out, size_t n, sim_err *err) 
                   env && *env ? " (" : "", env && *env ? buf : "", env && *env ? " does not exist)" : "");
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 typedef struct scan_ctx {
   bool files;        /* also read measurement files (else result directories only) */
   int max_depth;
@@ -180,7 +178,7 @@ static int scan_all(vset *s, const char *dir, int depth, scan_ctx *x, sim_err *e
     names[n++] = sim_strdup(e->d_name);
   }
   closedir(d);
-  qsort(names, n, sizeof *names, cmp_str);
+  qsort(names, n, sizeof *names, sim_cmp_cstr);
   int rc = SIM_OK;
   for (size_t i = 0; i < n; i++) {
     char path[2048];

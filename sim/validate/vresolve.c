@@ -90,8 +90,6 @@ void vres_free(vresolve *r) {
   free(r);
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static bool ends_with(const char *s, const char *suf) {
   size_t n = strlen(s), k = strlen(suf);
   return n >= k && !strcmp(s + n - k, suf);
@@ -109,7 +107,7 @@ int vres_add_models_dir(vresolve *r, const char *dir, size_t *n_added, sim_err *
     names[n++] = sim_strdup(e->d_name);
   }
   closedir(d);
-  qsort(names, n, sizeof *names, cmp_str);
+  qsort(names, n, sizeof *names, sim_cmp_cstr);
   for (size_t i = 0; i < n; i++) {
     struct dir_model dm;
     memset(&dm, 0, sizeof dm);

@@ -133,7 +133,7 @@ Test(cluster, random_adversarial_runs_close_every_request_once) {
     if (!limited) {
       cr_assert(w->c.complete, "round %d: the run ends with every request closed", round);
       cr_assert_eq(w->c.in_flight, 0, "round %d", round);
-      cr_assert_eq(w->c.cq_len, 0);
+      cr_assert_eq(w->c.cq.len, 0);
       for (uint32_t ri = 0; ri < cc.replicas; ri++)
         cr_assert_eq(w->c.reps[ri].outstanding, 0, "round %d: replica %u", round, ri);
     } else {

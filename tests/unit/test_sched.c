@@ -137,7 +137,7 @@ Test(sched, preempts_last_admitted_to_front_of_queue) {
   cr_assert_eq(h.reqs[b].preemptions, 1, "the last admitted request is the victim");
   cr_assert_eq(h.reqs[b].num_computed, 0);
   cr_assert_eq(h.reqs[b].state, RQ_WAITING);
-  cr_assert_eq(h.s.waiting[h.s.wait_head], b, "preempted request goes to the front");
+  cr_assert_eq(ring_front(&h.s.waiting), b, "preempted request goes to the front");
   cr_assert_eq(h.reqs[a].preemptions, 0);
   cr_assert_eq(h.s.preemptions, 1);
   cr_assert_eq(h.bd.num_seqs, 1, "no admission in a step that preempted");
