@@ -1,7 +1,7 @@
-/* jsonw.h: the one streaming JSON writer of servesim (plan, sweep and
- * capacity outputs, profiles). Deterministic: numbers print with "%.10g"
- * (integers exactly through jw_u64, a chosen number of significant digits
- * through jw_sig), always with '.' as the decimal point whatever the locale,
+/* jsonw.h: the one streaming JSON writer of servesim (run results, plan,
+ * sweep, capacity and validate outputs, profiles; cJSON only reads).
+ * Deterministic: numbers print with "%.10g" (integers exactly through jw_u64,
+ * a chosen number of significant digits through jw_sig), always with '.' as the decimal point whatever the locale,
  * non-finite numbers as null, keys in call order, two-space indentation.
  * Strings are escaped per RFC 8259 (bytes >= 0x80 pass through as UTF-8).
  *

@@ -25,16 +25,6 @@ void outfmt_csv_num(FILE *f, double v) {
   else fputs(",", f);
 }
 
-int outfmt_json_write(cJSON *root, FILE *f, sim_err *err) {
-  char *text = cJSON_Print(root);
-  cJSON_Delete(root);
-  if (!text) return sim_errf(err, SIM_EINTERNAL, "cannot format the JSON report");
-  int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF;
-  free(text);
-  if (bad) return sim_errf(err, SIM_EINPUT, "cannot write the JSON report");
-  return SIM_OK;
-}
-
 static int refuse(const char *path, sim_err *err) {
   return sim_errf(err, SIM_EINPUT, "%s already exists: not overwriting it (pass --force to replace it)", path);
 }

@@ -1,9 +1,9 @@
-/* outfmt.h: small pieces every result writer shares: CSV fields, writing a
- * cJSON document, and writing a file whole or not at all. */
+/* outfmt.h: small pieces every result writer shares: CSV fields and writing
+ * a file whole or not at all (JSON goes through core/jsonw.h, the one JSON
+ * writer). */
 #ifndef SIM_OUTFMT_H
 #define SIM_OUTFMT_H
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 
 #include "core/common.h"
@@ -13,8 +13,6 @@
 void outfmt_csv_str(FILE *f, const char *s);
 /* ",<number>" with 6 significant digits, or "," (empty) when not finite. */
 void outfmt_csv_num(FILE *f, double v);
-/* Prints root (tab-indented), deletes it, writes it and a newline to f. */
-int outfmt_json_write(cJSON *root, FILE *f, sim_err *err);
 
 /* Output files (every command writes its files through these). */
 typedef int (*outfmt_write_fn)(const void *arg, FILE *f, sim_err *err);

@@ -9,7 +9,6 @@
  * Text layout: the per-point table (one row per point and published metric),
  * then "closed-loop targets", per-shape and per-group summaries, the cliff
  * confusion counts, the failed and skipped points. */
-#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsonw.h"
 #include "core/outfmt.h"
 #include "metrics/metrics.h"
 #include "validate/validate.h"
@@ -496,37 +496,32 @@ void vreport_text(const vset *s, const vreport_opts *o, FILE *f) {
 
 /* ---- JSON -------------------------------------------------------------------------- */
 
-static void jnum(cJSON *o, const char *k, double v) {
-  if (!isfinite(v)) {
-    cJSON_AddNullToObject(o, k);
-    return;
-  }
-  char buf[64];
-  vfmt(buf, sizeof buf, "%.6g", v);
-  cJSON_AddRawToObject(o, k, buf);
-}
+/* Errors and measurements with 6 significant digits, counts exact, through
+ * the project's one JSON writer (core/jsonw.h). */
+static void jnum(jw *o, const char *k, double v) { jw_sig(o, k, v, 6); }
 
-static cJSON *stats_json(const verr_stats *st, size_t minp) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "n", (double)st->n);
-  if (minp) cJSON_AddBoolToObject(o, "too_few_points", st->n < minp);
+static void stats_json(jw *o, const char *key, const verr_stats *st, size_t minp) {
+  jw_obj(o, key);
+  jw_u64(o, "n", st->n);
+  if (minp) jw_bool(o, "too_few_points", st->n < minp);
   jnum(o, "median_abs_pct", st->median_abs);
   jnum(o, "mean_abs_pct", st->mean_abs);
   jnum(o, "median_signed_pct", st->median_signed);
   jnum(o, "worst_abs_pct", st->worst_abs);
-  if (st->worst) cJSON_AddStringToObject(o, "worst_point", st->worst->id);
-  else cJSON_AddNullToObject(o, "worst_point");
-  return o;
+  if (st->worst) jw_str(o, "worst_point", st->worst->id);
+  else jw_null(o, "worst_point");
+  jw_end(o);
 }
 
-static cJSON *block_json(const vset *s, vfilter f, const void *arg, const vmetric *ms, size_t n_ms, size_t minp) {
-  cJSON *o = cJSON_CreateObject();
+static void block_json(jw *o, const char *key, const vset *s, vfilter f, const void *arg, const vmetric *ms,
+                       size_t n_ms, size_t minp) {
+  jw_obj(o, key);
   for (size_t i = 0; i < n_ms; i++) {
     verr_stats st;
     verr_summarize(s, ms[i], f, arg, &st);
-    cJSON_AddItemToObject(o, vmetric_name(ms[i]), stats_json(&st, minp));
+    stats_json(o, vmetric_name(ms[i]), &st, minp);
   }
-  return o;
+  jw_end(o);
 }
 
 /* Whether any point that ran has group key `key` and is (not) an open-loop stage. */
@@ -538,176 +533,181 @@ static bool group_has(const vset *s, const gkey_arg *ga) {
 
 /* by_group (every point but the open-loop stages, as before them) or
  * by_group_open_loop_stages (staged). */
-static cJSON *groups_json(const vset *s, bool staged, size_t minp) {
-  cJSON *bg = cJSON_CreateObject();
+static void groups_json(jw *o, const char *key, const vset *s, bool staged, size_t minp) {
+  jw_obj(o, key);
   for (int g = 0; g < VG_COUNT; g++) {
-    cJSON *go = cJSON_AddObjectToObject(bg, vgroup_name((vgroup_by)g));
+    jw_obj(o, vgroup_name((vgroup_by)g));
     char keys[64][96];
     int nk = group_keys(s, (vgroup_by)g, keys, 64);
     for (int k = 0; k < nk; k++) {
       gkey_arg ga = {(vgroup_by)g, keys[k], staged};
       if (!group_has(s, &ga)) continue;
-      cJSON_AddItemToObject(go, keys[k],
-                            staged ? block_json(s, vfilter_group, &ga, STAGE_METRICS, SIM_ARRAY_LEN(STAGE_METRICS), minp)
-                                   : block_json(s, vfilter_group, &ga, BASE_METRICS, SIM_ARRAY_LEN(BASE_METRICS), minp));
+      if (staged) block_json(o, keys[k], s, vfilter_group, &ga, STAGE_METRICS, SIM_ARRAY_LEN(STAGE_METRICS), minp);
+      else block_json(o, keys[k], s, vfilter_group, &ga, BASE_METRICS, SIM_ARRAY_LEN(BASE_METRICS), minp);
     }
+    jw_end(o);
   }
-  return bg;
+  jw_end(o);
 }
 
-static void summary_json(const vset *s, cJSON *sum, size_t minp) {
+/* The summary's blocks before its cliffs and counts. */
+static void summary_json(jw *o, const vset *s, size_t minp) {
   const size_t nb = SIM_ARRAY_LEN(BASE_METRICS), ns = SIM_ARRAY_LEN(STAGE_METRICS);
-  cJSON_AddItemToObject(sum, "closed_loop", block_json(s, vfilter_closed, NULL, BASE_METRICS, nb, minp));
+  block_json(o, "closed_loop", s, vfilter_closed, NULL, BASE_METRICS, nb, minp);
   bool t = true;
   const size_t na = SIM_ARRAY_LEN(ALL_METRICS);
-  cJSON_AddItemToObject(sum, "train", block_json(s, vfilter_train, &t, ALL_METRICS, na, minp));
-  cJSON_AddItemToObject(sum, "held_out", block_json(s, vfilter_held_out, NULL, ALL_METRICS, na, minp));
-  cJSON *bs = cJSON_AddObjectToObject(sum, "by_shape");
+  block_json(o, "train", s, vfilter_train, &t, ALL_METRICS, na, minp);
+  block_json(o, "held_out", s, vfilter_held_out, NULL, ALL_METRICS, na, minp);
+  jw_obj(o, "by_shape");
   for (int sh = 0; sh < VSHAPE_COUNT; sh++) {
     vshape v = (vshape)sh;
     bool st = v == VSHAPE_STAGED;
-    cJSON_AddItemToObject(bs, vshape_name(v), block_json(s, vfilter_shape, &v, st ? STAGE_METRICS : BASE_METRICS,
-                                                         st ? ns : nb, minp));
+    block_json(o, vshape_name(v), s, vfilter_shape, &v, st ? STAGE_METRICS : BASE_METRICS, st ? ns : nb, minp);
   }
-  cJSON_AddItemToObject(sum, "by_group", groups_json(s, false, minp));
-  cJSON_AddItemToObject(sum, "open_loop_stages", block_json(s, vfilter_staged, NULL, STAGE_METRICS, ns, minp));
-  cJSON_AddItemToObject(sum, "by_group_open_loop_stages", groups_json(s, true, minp));
+  jw_end(o);
+  groups_json(o, "by_group", s, false, minp);
+  block_json(o, "open_loop_stages", s, vfilter_staged, NULL, STAGE_METRICS, ns, minp);
+  groups_json(o, "by_group_open_loop_stages", s, true, minp);
   vkept k;
   vkept_count(s, &k);
-  cJSON *kj = cJSON_AddObjectToObject(sum, "kept_up");
-  jnum(kj, "min_served_fraction", VAL_KEPT_UP_RATE);
-  jnum(kj, "max_p99_ttft_fraction_of_duration", VAL_KEPT_UP_TTFT_FRAC);
-  cJSON_AddNumberToObject(kj, "measured_kept_up_predicted_kept_up", (double)k.both_up);
-  cJSON_AddNumberToObject(kj, "measured_overloaded_predicted_overloaded", (double)k.both_over);
-  cJSON_AddNumberToObject(kj, "measured_kept_up_predicted_overloaded", (double)k.false_over);
-  cJSON_AddNumberToObject(kj, "measured_overloaded_predicted_kept_up", (double)k.missed_over);
-  cJSON_AddNumberToObject(kj, "unclassified", (double)k.unclassified);
+  jw_obj(o, "kept_up");
+  jnum(o, "min_served_fraction", VAL_KEPT_UP_RATE);
+  jnum(o, "max_p99_ttft_fraction_of_duration", VAL_KEPT_UP_TTFT_FRAC);
+  jw_u64(o, "measured_kept_up_predicted_kept_up", k.both_up);
+  jw_u64(o, "measured_overloaded_predicted_overloaded", k.both_over);
+  jw_u64(o, "measured_kept_up_predicted_overloaded", k.false_over);
+  jw_u64(o, "measured_overloaded_predicted_kept_up", k.missed_over);
+  jw_u64(o, "unclassified", k.unclassified);
+  jw_end(o);
 }
 
-static cJSON *stage_out_json(const vstage_out *o) {
-  cJSON *j = cJSON_CreateObject();
-  cJSON_AddNumberToObject(j, "sent", (double)o->sent);
-  cJSON_AddNumberToObject(j, "answered", (double)o->ok);
+static void stage_out_json(jw *j, const char *key, const vstage_out *o) {
+  jw_obj(j, key);
+  jw_u64(j, "sent", o->sent);
+  jw_u64(j, "answered", o->ok);
   jnum(j, "answered_per_s", o->served_rate);
   jnum(j, "mean_input_tokens", o->mean_input_tokens);
-  cJSON_AddBoolToObject(j, "kept_up", o->kept_up);
-  return j;
+  jw_bool(j, "kept_up", o->kept_up);
+  jw_end(j);
 }
 
 /* The "stage" object of an open-loop stage point. */
-static cJSON *stage_json(const vpoint *p) {
+static void stage_json(jw *j, const vpoint *p) {
   const vstaged *st = p->staged;
   const vopen_run *r = &st->run;
-  cJSON *j = cJSON_CreateObject();
-  cJSON_AddStringToObject(j, "run", r->dir);
-  cJSON_AddNumberToObject(j, "stage", st->stage);
+  jw_obj(j, "stage");
+  jw_str(j, "run", r->dir);
+  jw_u64(j, "stage", st->stage);
   jnum(j, "rate_per_s", r->rate_per_s[st->stage]);
   jnum(j, "duration_s", r->duration_s[st->stage]);
-  cJSON_AddStringToObject(j, "model_name", r->model_label);
+  jw_str(j, "model_name", r->model_label);
   jnum(j, "measured_mean_input_tokens", r->meas_input_tokens);
-  cJSON_AddNumberToObject(j, "rebuilt_prompt_tokens", r->prompt_tokens);
-  cJSON_AddNumberToObject(j, "rebuilt_shared_tokens", r->shared_tokens);
+  jw_u64(j, "rebuilt_prompt_tokens", r->prompt_tokens);
+  jw_u64(j, "rebuilt_shared_tokens", r->shared_tokens);
   jnum(j, "client_timeout_s", r->timeout_s);
-  cJSON_AddItemToObject(j, "measured", stage_out_json(&st->meas));
+  stage_out_json(j, "measured", &st->meas);
   if (p->ran) {
-    cJSON_AddItemToObject(j, "predicted", stage_out_json(&st->pred));
-    cJSON *sj = cJSON_AddArrayToObject(j, "predicted_stage_starts_s");
-    for (uint32_t k = 0; k <= st->stage; k++) {
-      char b[32];
-      vfmt(b, sizeof b, "%.6g", st->start_s[k]);
-      cJSON_AddItemToArray(sj, cJSON_CreateRaw(b));
-    }
-    cJSON_AddNumberToObject(j, "first_request", (double)st->first_req);
+    stage_out_json(j, "predicted", &st->pred);
+    jw_arr(j, "predicted_stage_starts_s");
+    for (uint32_t k = 0; k <= st->stage; k++) jnum(j, NULL, st->start_s[k]);
+    jw_end(j);
+    jw_u64(j, "first_request", st->first_req);
   }
   char m[2048];
   vstage_method(p, NULL, m, sizeof m);
-  cJSON_AddStringToObject(j, "method", m);
-  if (r->profile_note[0]) cJSON_AddStringToObject(j, "profile_note", r->profile_note);
-  return j;
+  jw_str(j, "method", m);
+  if (r->profile_note[0]) jw_str(j, "profile_note", r->profile_note);
+  jw_end(j);
 }
 
-static cJSON *point_json(const vpoint *p, uint8_t side, const voverrides *ov) {
-  cJSON *e = cJSON_CreateObject();
-  cJSON_AddStringToObject(e, "id", p->id);
-  cJSON_AddStringToObject(e, "where", p->where);
-  cJSON_AddStringToObject(e, "source", vsource_name(p->src));
-  cJSON_AddStringToObject(e, "shape", vshape_name(p->shape));
-  cJSON_AddStringToObject(e, "status", p->skip[0] ? "skipped" : p->fail[0] ? "failed" : p->ran ? "predicted" : "not_run");
-  if (p->skip[0]) cJSON_AddStringToObject(e, "reason", p->skip);
-  else if (p->fail[0]) cJSON_AddStringToObject(e, "reason", p->fail);
-  cJSON_AddStringToObject(e, "model", p->model);
-  cJSON_AddStringToObject(e, "gpu", p->gpu);
-  cJSON_AddStringToObject(e, "engine", p->engine);
-  cJSON_AddNumberToObject(e, "tp", p->tp);
-  cJSON_AddStringToObject(e, "weight_dtype", dtype_name(p->weight_dtype));
-  cJSON_AddStringToObject(e, "kv_cache_dtype", dtype_name(p->kv_dtype));
-  cJSON_AddNumberToObject(e, "isl", p->isl);
-  cJSON_AddNumberToObject(e, "osl", p->osl);
-  cJSON_AddNumberToObject(e, "concurrency", p->concurrency);
-  cJSON_AddNumberToObject(e, "num_prompts", (double)p->num_prompts);
-  cJSON_AddBoolToObject(e, "train", p->train);
-  cJSON *mj = cJSON_AddObjectToObject(e, "measured"), *pj = cJSON_AddObjectToObject(e, "predicted"),
-        *ej = cJSON_AddObjectToObject(e, "error_pct");
+static void point_json(jw *e, const vpoint *p, uint8_t side, const voverrides *ov) {
+  jw_obj(e, NULL);
+  jw_str(e, "id", p->id);
+  jw_str(e, "where", p->where);
+  jw_str(e, "source", vsource_name(p->src));
+  jw_str(e, "shape", vshape_name(p->shape));
+  jw_str(e, "status", p->skip[0] ? "skipped" : p->fail[0] ? "failed" : p->ran ? "predicted" : "not_run");
+  if (p->skip[0]) jw_str(e, "reason", p->skip);
+  else if (p->fail[0]) jw_str(e, "reason", p->fail);
+  jw_str(e, "model", p->model);
+  jw_str(e, "gpu", p->gpu);
+  jw_str(e, "engine", p->engine);
+  jw_u64(e, "tp", p->tp);
+  jw_str(e, "weight_dtype", dtype_name(p->weight_dtype));
+  jw_str(e, "kv_cache_dtype", dtype_name(p->kv_dtype));
+  jw_u64(e, "isl", p->isl);
+  jw_u64(e, "osl", p->osl);
+  jw_u64(e, "concurrency", p->concurrency);
+  jw_u64(e, "num_prompts", p->num_prompts);
+  jw_bool(e, "train", p->train);
   int n_m = p->shape == VSHAPE_STAGED ? VM_COUNT : VM_BASE_COUNT; /* the stage metrics only where they exist */
-  for (int m = 0; m < n_m; m++) {
-    jnum(mj, vmetric_name((vmetric)m), p->meas[m]);
-    jnum(pj, vmetric_name((vmetric)m), p->pred[m]);
-    jnum(ej, vmetric_name((vmetric)m), verr_pct(p, (vmetric)m));
-  }
-  cJSON_AddBoolToObject(e, "output_tok_s_derived", p->tput_derived);
+  jw_obj(e, "measured");
+  for (int m = 0; m < n_m; m++) jnum(e, vmetric_name((vmetric)m), p->meas[m]);
+  jw_end(e);
+  jw_obj(e, "predicted");
+  for (int m = 0; m < n_m; m++) jnum(e, vmetric_name((vmetric)m), p->pred[m]);
+  jw_end(e);
+  jw_obj(e, "error_pct");
+  for (int m = 0; m < n_m; m++) jnum(e, vmetric_name((vmetric)m), verr_pct(p, (vmetric)m));
+  jw_end(e);
+  jw_bool(e, "output_tok_s_derived", p->tput_derived);
   if (side & 4) {
-    cJSON *c = cJSON_AddObjectToObject(e, "cliff");
-    cJSON_AddBoolToObject(c, "measured", side & 1);
-    cJSON_AddBoolToObject(c, "predicted", (side & 2) != 0);
+    jw_obj(e, "cliff");
+    jw_bool(e, "measured", side & 1);
+    jw_bool(e, "predicted", (side & 2) != 0);
+    jw_end(e);
   }
   if (p->ran) {
     jnum(e, "kv_pool_tokens", p->pred_kv_tokens);
     jnum(e, "mean_queue_ms", p->pred_queue_ms);
-    cJSON_AddNumberToObject(e, "preemptions", (double)p->pred_preemptions);
+    jw_u64(e, "preemptions", p->pred_preemptions);
   }
   if (p->staged) {
-    cJSON_AddItemToObject(e, "stage", stage_json(p));
+    stage_json(e, p);
   } else {
     char m[3000];
     vpoint_method(p, ov, m, sizeof m);
-    cJSON_AddStringToObject(e, "method", m);
+    jw_str(e, "method", m);
   }
-  return e;
+  jw_end(e);
 }
 
 int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "tool", "servesim validate");
-  cJSON_AddStringToObject(root, "version", SERVESIM_VERSION);
-  if (o && o->title) cJSON_AddStringToObject(root, "parameters", o->title);
-  cJSON *notes = cJSON_AddArrayToObject(root, "sources");
-  for (int i = 0; i < s->n_notes; i++) cJSON_AddItemToArray(notes, cJSON_CreateString(s->notes[i]));
-  cJSON *sum = cJSON_AddObjectToObject(root, "summary");
-  summary_json(s, sum, o ? o->min_points : 0);
+  jw jr, *root = &jr;
+  jw_begin(root, f);
+  jw_str(root, "tool", "servesim validate");
+  jw_str(root, "version", SERVESIM_VERSION);
+  if (o && o->title) jw_str(root, "parameters", o->title);
+  jw_arr(root, "sources");
+  for (int i = 0; i < s->n_notes; i++) jw_str(root, NULL, s->notes[i]);
+  jw_end(root);
   uint8_t *side = sim_calloc(s->n ? s->n : 1, 1);
   vcliff cl;
   vcliff_count(s, NULL, NULL, &cl, side);
-  cJSON *cj = cJSON_AddObjectToObject(sum, "cliffs");
-  jnum(cj, "factor", VAL_CLIFF_FACTOR);
-  cJSON_AddNumberToObject(cj, "measured_yes_predicted_yes", (double)cl.tp);
-  cJSON_AddNumberToObject(cj, "measured_no_predicted_no", (double)cl.tn);
-  cJSON_AddNumberToObject(cj, "measured_no_predicted_yes", (double)cl.fp);
-  cJSON_AddNumberToObject(cj, "measured_yes_predicted_no", (double)cl.fn);
-  cJSON_AddNumberToObject(cj, "unclassified", (double)cl.unclassified);
   size_t counts[3] = {0, 0, 0};
-  cJSON *pts = cJSON_AddArrayToObject(root, "points");
-  for (size_t i = 0; i < s->n; i++) {
-    const vpoint *p = &s->pts[i];
-    counts[p->skip[0] ? 2 : p->fail[0] ? 1 : 0]++;
-    cJSON_AddItemToArray(pts, point_json(p, side[i], o ? o->ov : NULL));
-  }
-  cJSON *cnt = cJSON_AddObjectToObject(sum, "points");
-  cJSON_AddNumberToObject(cnt, "total", (double)s->n);
-  cJSON_AddNumberToObject(cnt, "predicted", (double)counts[0]);
-  cJSON_AddNumberToObject(cnt, "failed", (double)counts[1]);
-  cJSON_AddNumberToObject(cnt, "skipped", (double)counts[2]);
+  for (size_t i = 0; i < s->n; i++) counts[s->pts[i].skip[0] ? 2 : s->pts[i].fail[0] ? 1 : 0]++;
+  jw_obj(root, "summary");
+  summary_json(root, s, o ? o->min_points : 0);
+  jw_obj(root, "cliffs");
+  jnum(root, "factor", VAL_CLIFF_FACTOR);
+  jw_u64(root, "measured_yes_predicted_yes", cl.tp);
+  jw_u64(root, "measured_no_predicted_no", cl.tn);
+  jw_u64(root, "measured_no_predicted_yes", cl.fp);
+  jw_u64(root, "measured_yes_predicted_no", cl.fn);
+  jw_u64(root, "unclassified", cl.unclassified);
+  jw_end(root);
+  jw_obj(root, "points");
+  jw_u64(root, "total", s->n);
+  jw_u64(root, "predicted", counts[0]);
+  jw_u64(root, "failed", counts[1]);
+  jw_u64(root, "skipped", counts[2]);
+  jw_end(root);
+  jw_end(root); /* summary */
+  jw_arr(root, "points");
+  for (size_t i = 0; i < s->n; i++) point_json(root, &s->pts[i], side[i], o ? o->ov : NULL);
+  jw_end(root);
   free(side);
-  return outfmt_json_write(root, f, err);
+  return jw_finish(root, err);
 }
 
 /* ---- CSV --------------------------------------------------------------------------------- */
