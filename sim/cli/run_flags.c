@@ -1,7 +1,9 @@
 /* run_flags.c: scenario flags shared by run, sweep and capacity. */
 #include "cli/run_flags.h"
 
+#include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +124,87 @@ int run_flags_subset(run_flags *f, const char *const *names, const cli_opt *extr
   return cli_opts_append(opts, k, cap, extra);
 }
 
+/* ---- numbers copied as given ---------------------------------------------------------------------- */
+
+/* A flag whose value goes into one scenario field after a range check: these
+ * are applied from this table (adding such a flag is one row here and one in
+ * run_flags_table); flags that need parsing or act on several fields are
+ * applied in code below. */
+typedef enum { NUM_U32, NUM_U64, NUM_F64 } num_kind;
+typedef struct num_rule {
+  const char *flag;
+  int seen;              /* index into run_flags.seen; -1: given when nonzero (the deployment's sizes) */
+  size_t from, to;       /* offsetof(run_flags, ...), offsetof(scenario, ...) */
+  num_kind from_kind, to_kind;
+  double lo, hi;         /* accepted values: [lo, hi], or (lo, hi] when lo_open */
+  bool lo_open;
+  const char *range;     /* the message's words for the range */
+} num_rule;
+
+/* The field's kind, checked by the compiler (a field of any other type does not compile). */
+#define NUM_KIND(x) _Generic((x), uint32_t: NUM_U32, uint64_t: NUM_U64, double: NUM_F64)
+#define RULE(flag, seen, ffield, sfield, lo, hi, lo_open, range)                                             \
+  {flag, seen, offsetof(run_flags, ffield), offsetof(scenario, sfield), NUM_KIND(((run_flags *)0)->ffield), \
+   NUM_KIND(((scenario *)0)->sfield), lo, hi, lo_open, range}
+static const num_rule NUM_RULES[] = {
+    RULE("tensor-parallel-size", -1, tp, deploy.tp, 0, UINT32_MAX, false, NULL),
+    RULE("pipeline-parallel-size", -1, pp, deploy.pp, 0, UINT32_MAX, false, NULL),
+    RULE("data-parallel-size", -1, dp, deploy.dp, 0, UINT32_MAX, false, NULL),
+    RULE("replicas", -1, replicas, deploy.replicas, 0, UINT32_MAX, false, NULL),
+    RULE("max-num-seqs", -1, max_num_seqs, deploy.max_num_seqs, 0, UINT32_MAX, false, NULL),
+    RULE("max-num-batched-tokens", -1, max_num_batched_tokens, deploy.max_num_batched_tokens, 0, UINT32_MAX, false, NULL),
+    RULE("block-size", -1, block_size, deploy.block_size, 0, UINT32_MAX, false, NULL),
+    RULE("max-model-len", -1, max_model_len, deploy.max_model_len, 0, UINT32_MAX, false, NULL),
+    RULE("gpus-per-node", F_GPUS_PER_NODE, gpus_per_node, deploy.gpus_per_node, 1, 1024, false, "in 1..1024"),
+    RULE("gpu-memory-utilization", F_GPU_MEM, gpu_memory_utilization, deploy.gpu_memory_utilization, 0, 1, true, "in (0, 1]"),
+    RULE("num-prompts", F_NUM_PROMPTS, num_prompts, gen.num_prompts, 0, 1e19, false, NULL),
+    RULE("burstiness", F_BURSTINESS, burstiness, gen.burstiness, -DBL_MAX, DBL_MAX, false, NULL),
+    RULE("random-input-len", F_INPUT_LEN, input_len, gen.input.len, 0, UINT32_MAX, false, NULL),
+    RULE("random-output-len", F_OUTPUT_LEN, output_len, gen.output.len, 0, UINT32_MAX, false, NULL),
+    RULE("max-concurrency", F_MAX_CONC, max_concurrency, max_concurrency, 0, UINT32_MAX, false, NULL),
+    RULE("rate-scale", F_RATE_SCALE, rate_scale, rate_scale, 0, DBL_MAX, true, "a finite number > 0"),
+    RULE("prompt-scale", F_PROMPT_SCALE, prompt_scale, prompt_scale, 0, DBL_MAX, true, "a finite number > 0"),
+    RULE("output-scale", F_OUTPUT_SCALE, output_scale, output_scale, 0, DBL_MAX, true, "a finite number > 0"),
+    RULE("duration", F_DURATION, duration, duration_s, 0, 1e9, true, "a number of seconds in (0, 1e9]"),
+    RULE("max-requests", F_MAX_REQUESTS, max_requests, max_requests, 1, 1e19, false, ">= 1"),
+    RULE("time-limit", F_TIME_LIMIT, time_limit, time_limit_s, 0, DBL_MAX, true, "a finite number of seconds > 0"),
+};
+#undef RULE
+#undef NUM_KIND
+
+static int apply_numbers(const run_flags *f, scenario *sc, sim_err *err) {
+  for (size_t i = 0; i < SIM_ARRAY_LEN(NUM_RULES); i++) {
+    const num_rule *r = &NUM_RULES[i];
+    const char *src = (const char *)f + r->from;
+    char *dst = (char *)sc + r->to;
+    double v;
+    uint64_t u = 0;
+    if (r->from_kind == NUM_U32) {
+      uint32_t x;
+      memcpy(&x, src, sizeof x);
+      u = x, v = (double)x;
+    } else if (r->from_kind == NUM_U64) {
+      memcpy(&u, src, sizeof u);
+      v = (double)u;
+    } else {
+      memcpy(&v, src, sizeof v);
+    }
+    if (r->seen >= 0 ? !f->seen[r->seen] : (r->from_kind == NUM_F64 ? v == 0 : u == 0)) continue; /* not given */
+    bool ok = (r->lo_open ? v > r->lo : v >= r->lo) && v <= r->hi; /* NAN and inf fail */
+    if (!ok) return sim_errf(err, SIM_EINPUT, "--%s must be %s, got %g", r->flag, r->range ? r->range : "in range", v);
+    if (r->to_kind == NUM_U32) {
+      uint32_t x = r->from_kind == NUM_F64 ? (uint32_t)v : (uint32_t)u;
+      memcpy(dst, &x, sizeof x);
+    } else if (r->to_kind == NUM_U64) {
+      uint64_t x = r->from_kind == NUM_F64 ? (uint64_t)v : u;
+      memcpy(dst, &x, sizeof x);
+    } else {
+      memcpy(dst, &v, sizeof v);
+    }
+  }
+  return SIM_OK;
+}
+
 static int set_name(char *dst, size_t n, const char *v, const char *flag, sim_err *err) {
   if (strlen(v) >= n) return sim_errf(err, SIM_EINPUT, "--%s: value too long", flag);
   snprintf(dst, n, "%s", v);
@@ -146,10 +229,6 @@ static int len_dist_flags(const char *which, const char *dist, bool seen_dist, d
 /* run_flags_apply's parts: the deployment, the workload, and the what-ifs and outputs. */
 static int apply_deployment(const run_flags *f, scenario *sc, sim_err *err) {
   deploy_cfg *d = &sc->deploy;
-  if (f->tp) d->tp = f->tp;
-  if (f->pp) d->pp = f->pp;
-  if (f->dp) d->dp = f->dp;
-  if (f->replicas) d->replicas = f->replicas;
   if (f->dtype) {
     if (!strcmp(f->dtype, "auto")) d->act_dtype_set = false;
     else if (!dtype_parse(f->dtype, &d->act_dtype) || (d->act_dtype != DT_BF16 && d->act_dtype != DT_FP16))
@@ -169,20 +248,6 @@ static int apply_deployment(const run_flags *f, scenario *sc, sim_err *err) {
              (d->kv_dtype != DT_FP8 && d->kv_dtype != DT_BF16 && d->kv_dtype != DT_FP16))
       return sim_errf(err, SIM_EINPUT, "--kv-cache-dtype: expected auto, fp8, bf16 or fp16, got '%s'", f->kv_cache_dtype);
     else d->kv_dtype_set = true;
-  }
-  if (f->max_num_seqs) d->max_num_seqs = f->max_num_seqs;
-  if (f->max_num_batched_tokens) d->max_num_batched_tokens = f->max_num_batched_tokens;
-  if (f->block_size) d->block_size = f->block_size;
-  if (f->max_model_len) d->max_model_len = f->max_model_len;
-  if (f->seen[F_GPUS_PER_NODE]) {
-    if (f->gpus_per_node < 1 || f->gpus_per_node > 1024)
-      return sim_errf(err, SIM_EINPUT, "--gpus-per-node must be in 1..1024, got %u", f->gpus_per_node);
-    d->gpus_per_node = f->gpus_per_node;
-  }
-  if (f->seen[F_GPU_MEM]) {
-    if (!(f->gpu_memory_utilization > 0 && f->gpu_memory_utilization <= 1))
-      return sim_errf(err, SIM_EINPUT, "--gpu-memory-utilization must be in (0, 1], got %g", f->gpu_memory_utilization);
-    d->gpu_memory_utilization = f->gpu_memory_utilization;
   }
   if (f->seen_prefix_caching) d->enable_prefix_caching = f->prefix_caching;
   if (f->seen_chunked_prefill) d->enable_chunked_prefill = f->chunked_prefill;
@@ -219,7 +284,10 @@ static int apply_workload(const run_flags *f, scenario *sc, sim_err *err) {
     return sim_errf(err, SIM_EINPUT, "--trace-format: unknown format '%s' (auto, native, azure, burstgpt, mooncake)",
                     f->trace_format);
   gen_params *g = &sc->gen;
-  if (f->seen[F_NUM_PROMPTS]) g->num_prompts = f->num_prompts;
+  if (f->seen[F_DURATION] && f->seen[F_NUM_PROMPTS])
+    return sim_errf(err, SIM_EINPUT, "--duration and --num-prompts: give one (the generator sends rate x duration "
+                    "requests)");
+  if ((rc = apply_numbers(f, sc, err))) return rc; /* after the trace/generator switch, before the ratios */
   if (f->seen[F_REQUEST_RATE]) {
     if (!(f->request_rate > 0)) return sim_errf(err, SIM_EINPUT, "--request-rate must be > 0 (or inf)");
     if (sc->trace_path[0]) {
@@ -229,9 +297,6 @@ static int apply_workload(const run_flags *f, scenario *sc, sim_err *err) {
       g->request_rate = f->request_rate;
     }
   }
-  if (f->seen[F_BURSTINESS]) g->burstiness = f->burstiness;
-  if (f->seen[F_INPUT_LEN]) g->input.len = f->input_len;
-  if (f->seen[F_OUTPUT_LEN]) g->output.len = f->output_len;
   if (f->seen[F_RANGE_RATIO]) g->input.range_ratio = g->output.range_ratio = f->range_ratio;
   if (f->seen[F_OUT_RANGE_RATIO]) g->output.range_ratio = f->out_range_ratio;
   if ((rc = len_dist_flags("input", f->input_dist, f->seen[F_INPUT_DIST], f->input_median, f->seen[F_INPUT_MEDIAN],
@@ -242,7 +307,6 @@ static int apply_workload(const run_flags *f, scenario *sc, sim_err *err) {
                            f->seen[F_OUTPUT_MAX], &g->output, err)))
     return rc;
   if (f->seen[F_SEED]) sc->seed = g->seed = f->seed;
-  if (f->seen[F_MAX_CONC]) sc->max_concurrency = f->max_concurrency;
   if (f->window) {
     char *end;
     double a = strtod(f->window, &end), b = -1;
@@ -257,33 +321,7 @@ static int apply_workload(const run_flags *f, scenario *sc, sim_err *err) {
     sc->window_start_s = a;
     sc->window_end_s = b;
   }
-  struct {
-    int id;
-    const char *name;
-    double v;
-    double *dst;
-  } scales[] = {{F_RATE_SCALE, "rate-scale", f->rate_scale, &sc->rate_scale},
-                {F_PROMPT_SCALE, "prompt-scale", f->prompt_scale, &sc->prompt_scale},
-                {F_OUTPUT_SCALE, "output-scale", f->output_scale, &sc->output_scale}};
-  for (size_t i = 0; i < SIM_ARRAY_LEN(scales); i++) {
-    if (!f->seen[scales[i].id]) continue;
-    if (!(scales[i].v > 0) || !isfinite(scales[i].v))
-      return sim_errf(err, SIM_EINPUT, "--%s must be a finite number > 0, got %g", scales[i].name, scales[i].v);
-    *scales[i].dst = scales[i].v;
-  }
-  if (f->seen[F_DURATION] && f->seen[F_NUM_PROMPTS])
-    return sim_errf(err, SIM_EINPUT, "--duration and --num-prompts: give one (the generator sends rate x duration "
-                    "requests)");
-  if (f->seen[F_DURATION]) {
-    if (!(f->duration > 0) || !isfinite(f->duration) || f->duration > 1e9)
-      return sim_errf(err, SIM_EINPUT, "--duration must be a number of seconds in (0, 1e9], got %g", f->duration);
-    sc->duration_s = f->duration;
-  }
   if (f->repeat_shares_prefixes) sc->repeat_shares_prefixes = true;
-  if (f->seen[F_MAX_REQUESTS]) {
-    if (!f->max_requests) return sim_errf(err, SIM_EINPUT, "--max-requests must be >= 1");
-    sc->max_requests = f->max_requests;
-  }
   return 0;
 }
 
@@ -324,10 +362,6 @@ static int apply_whatif(const run_flags *f, scenario *sc, sim_err *err) {
       return sim_errf(err, SIM_EINPUT, "--sample-interval must be 0 (auto) or between 0.001 and 1e9 seconds, got %g",
                       f->sample_interval);
     sc->sample_interval_s = f->sample_interval;
-  }
-  if (f->seen[F_TIME_LIMIT]) {
-    if (!(f->time_limit > 0) || isinf(f->time_limit)) return sim_errf(err, SIM_EINPUT, "--time-limit must be > 0");
-    sc->time_limit_s = f->time_limit;
   }
   return 0;
 }

@@ -89,3 +89,38 @@ Test(cli_parse, run_flags_build_the_scenario) {
   char *a6[] = {"run", "--dtype", "int4"};
   cr_assert_eq(apply(&sc, 3, a6, &err), SIM_EINPUT);
 }
+
+/* The numbers applied from run_flags.c's table: each lands in its scenario
+ * field converted to that field's type, and a value out of its range is
+ * refused with the flag, the range and the value. */
+Test(cli_parse, numeric_flags_from_the_table) {
+  scenario sc;
+  sim_err err;
+  char *ok[] = {"run", "--random-input-len", "256", "--random-output-len", "32", "--max-concurrency", "4",
+                "--gpu-memory-utilization", "0.5", "--rate-scale", "2", "--time-limit", "60", "--max-requests", "7",
+                "--pp", "2", "--gpus-per-node", "4"};
+  cr_assert_eq(apply(&sc, 19, ok, &err), 0, "%s", err.msg);
+  cr_assert_float_eq(sc.gen.input.len, 256, 0, "a u32 flag into a double field");
+  cr_assert_float_eq(sc.gen.output.len, 32, 0);
+  cr_assert_eq(sc.max_concurrency, 4);
+  cr_assert_float_eq(sc.deploy.gpu_memory_utilization, 0.5, 0);
+  cr_assert_float_eq(sc.rate_scale, 2, 0);
+  cr_assert_float_eq(sc.time_limit_s, 60, 0);
+  cr_assert_eq(sc.max_requests, 7);
+  cr_assert_eq(sc.deploy.pp, 2);
+  cr_assert_eq(sc.deploy.gpus_per_node, 4);
+  static const struct {
+    const char *flag, *value, *msg;
+  } bad[] = {{"--gpu-memory-utilization", "1.5", "--gpu-memory-utilization must be in (0, 1], got 1.5"},
+             {"--gpus-per-node", "0", "--gpus-per-node must be in 1..1024, got 0"},
+             {"--rate-scale", "inf", "--rate-scale must be a finite number > 0, got inf"},
+             {"--output-scale", "0", "--output-scale must be a finite number > 0, got 0"},
+             {"--duration", "2e9", "--duration must be a number of seconds in (0, 1e9], got 2e+09"},
+             {"--max-requests", "0", "--max-requests must be >= 1, got 0"},
+             {"--time-limit", "-1", "--time-limit must be a finite number of seconds > 0, got -1"}};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(bad); i++) {
+    char *argv[] = {"run", (char *)bad[i].flag, (char *)bad[i].value};
+    cr_assert_eq(apply(&sc, 3, argv, &err), SIM_EINPUT, "%s %s accepted", bad[i].flag, bad[i].value);
+    cr_assert(strstr(err.msg, bad[i].msg), "%s", err.msg);
+  }
+}
