@@ -500,6 +500,9 @@ static int user_genai(vpoint *p, const scenario *sc, const cJSON *scj, const cJS
   p->num_prompts = (uint64_t)count;
   double conc = gp_input(res, "concurrency");
   if (isnan(conc) && sc->max_concurrency) conc = sc->max_concurrency;
+  if (!isnan(conc) && (conc != floor(conc) || conc > 1e7))
+    return sim_errf(err, SIM_EINPUT, "%s:%d: result.input_config.concurrency: expected an integer up to 1e7, got %.6g",
+                    what, line, conc);
   p->concurrency = isnan(conc) ? 0 : (uint32_t)conc;
   double rate = gp_input(res, "request_rate");
   if (isnan(rate) && jget(wl, "request_rate")) rate = sc->gen.request_rate;
@@ -512,8 +515,11 @@ static int user_genai(vpoint *p, const scenario *sc, const cJSON *scj, const cJS
                     "%s:%d: result: no input_sequence_length / output_sequence_length: give "
                     "scenario.workload.random_input_len and random_output_len",
                     what, line);
-  p->isl = (uint32_t)floor(isl + 0.5), p->osl = (uint32_t)floor(osl + 0.5);
-  if (!p->isl || !p->osl) return sim_errf(err, SIM_EINPUT, "%s:%d: result: mean lengths round to 0 tokens", what, line);
+  isl = floor(isl + 0.5), osl = floor(osl + 0.5);
+  if (!(isl >= 1 && isl <= 1e7 && osl >= 1 && osl <= 1e7)) /* NAN fails too */
+    return sim_errf(err, SIM_EINPUT, "%s:%d: result: mean input and output lengths must be 1 to 10,000,000 tokens, "
+                    "got %.6g and %.6g", what, line, isl, osl);
+  p->isl = (uint32_t)isl, p->osl = (uint32_t)osl;
   if (isnan(p->meas[VM_TTFT]) && isnan(p->meas[VM_TPOT]) && isnan(p->meas[VM_TPUT]))
     return sim_errf(err, SIM_EINPUT,
                     "%s:%d: result: none of time_to_first_token, inter_token_latency, output_token_throughput", what,
@@ -641,9 +647,11 @@ static int user_record(vset *s, const cJSON *rec, const char *what, int line, in
                       "random_input_len, completed, total_input_tokens and total_output_tokens are needed for the "
                       "lengths",
                       what, line);
-    p->isl = (uint32_t)floor(tin / completed + 0.5), p->osl = (uint32_t)floor(tout / completed + 0.5);
-    if (!p->isl || !p->osl)
-      return sim_errf(err, SIM_EINPUT, "%s:%d: result: mean lengths round to 0 tokens", what, line);
+    double mi = floor(tin / completed + 0.5), mo = floor(tout / completed + 0.5);
+    if (!(mi >= 1 && mi <= 1e7 && mo >= 1 && mo <= 1e7)) /* NAN fails too */
+      return sim_errf(err, SIM_EINPUT, "%s:%d: result: mean lengths (total_input_tokens or total_output_tokens / "
+                      "completed) must be 1 to 10,000,000 tokens, got %.6g and %.6g", what, line, mi, mo);
+    p->isl = (uint32_t)mi, p->osl = (uint32_t)mo;
   }
   if ((rc = jpos(res, "mean_ttft_ms", what, line, "result.", &p->meas[VM_TTFT], err))) return rc;
   if ((rc = jpos(res, "mean_tpot_ms", what, line, "result.", &p->meas[VM_TPOT], err))) return rc;

@@ -450,6 +450,11 @@ Test(validate_read, user_wrapper_reproduces_the_run_it_describes) {
                          "\"output_lens\": [1, 2], \"mean_ttft_ms\": 5}}";
   cr_assert_eq(vdata_parse_user(&s, bad_lens, "u.json", &err), SIM_EINPUT);
   cr_assert(strstr(err.msg, "result.input_lens"), "%s", err.msg);
+  /* mean lengths beyond any model (found by fuzz_validate: 1e51 input tokens overflowed the cast) */
+  const char *huge = "{\"scenario\": {\"model\": \"llama-3.1-8b\"}, \"result\": {\"num_prompts\": 10, \"completed\": 10, "
+                     "\"total_input_tokens\": 1e51, \"total_output_tokens\": 1000, \"mean_tpot_ms\": 10}}";
+  cr_assert_eq(vdata_parse_user(&s, huge, "u.json", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "u.json:1:") && strstr(err.msg, "1 to 10,000,000 tokens"), "%s", err.msg);
   vset_free(&s);
 }
 
