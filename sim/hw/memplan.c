@@ -35,6 +35,8 @@
  *   holds fewer than max_model_len tokens. Sizes are printed in GiB (2^30). */
 #include "hw/memplan.h"
 
+#include "core/jsonw.h"
+
 #include "model/shard.h"
 
 #include <math.h>
@@ -218,4 +220,36 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
   p->max_concurrency_at_max_len = p->max_model_len ? (double)tokens / p->max_model_len : 0;
   p->fits = true;
   return SIM_OK;
+}
+
+void memplan_write_json(jw *m, const char *key, const mem_plan *p) {
+  jw_obj(m, key);
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  jw_num(m, "device_gib", p->device_bytes / gib);
+  jw_num(m, "budget_gib", p->budget_bytes / gib);
+  jw_num(m, "weights_gib", p->weights_bytes / gib);
+  jw_num(m, "activation_gib", p->activation_bytes / gib);
+  jw_num(m, "cuda_graph_gib", p->cuda_graph_bytes / gib);
+  jw_num(m, "runtime_overhead_gib", p->runtime_bytes / gib);
+  jw_num(m, "kv_cache_gib", p->kv_bytes / gib);
+  jw_num(m, "kv_bytes_per_token", p->kv_bytes_per_token);
+  jw_u64(m, "kv_blocks", p->kv_blocks);
+  jw_u64(m, "kv_tokens", p->kv_tokens);
+  jw_u64(m, "block_size", p->block_tokens);
+  if (p->pp > 1) {
+    jw_arr(m, "pipeline_stages");
+    for (uint32_t k = 0; k < p->pp; k++) {
+      jw_obj(m, NULL);
+      jw_u64(m, "stage", k);
+      jw_u64(m, "layers", p->stage_layers[k]);
+      jw_num(m, "weights_gib", p->stage_weights_bytes[k] / gib);
+      jw_u64(m, "kv_blocks_its_memory_holds", p->stage_kv_blocks[k]);
+      jw_end(m);
+    }
+    jw_end(m);
+    jw_u64(m, "binding_stage", p->binding_stage);
+  }
+  jw_num(m, "max_concurrency_at_max_model_len", p->max_concurrency_at_max_len);
+  jw_num(m, "weights_total_gb", p->weights_total_bytes / 1e9);
+  jw_end(m);
 }

@@ -53,6 +53,10 @@ typedef struct mem_plan {
 
 /* d must be resolved (cfg_resolve). Fills p in every case; returns SIM_EINPUT
  * with a message giving the numbers when the deployment cannot start. */
+/* The plan as a JSON object named key (run results and `plan --json` write the same block). */
+struct jw;
+void memplan_write_json(struct jw *j, const char *key, const mem_plan *p);
+
 int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e,
                     const deploy_cfg *d, sim_err *err);
 /* Weights of the whole model in the deployment's dtypes, bytes. */

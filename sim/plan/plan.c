@@ -460,35 +460,7 @@ static void step_json(jw *j, const char *key, const plan_step *s) {
   jw_end(j);
 }
 
-/* plan_write_json's blocks: the memory per GPU, the full-step all-reduce, the layouts of the same GPUs. */
-static void memory_json(jw *j, const mem_plan *m) {
-  jw_obj(j, "memory_per_gpu");
-  jw_num(j, "device_gib", m->device_bytes / GIB);
-  jw_num(j, "budget_gib", m->budget_bytes / GIB);
-  jw_num(j, "weights_gib", m->weights_bytes / GIB);
-  jw_num(j, "activation_gib", m->activation_bytes / GIB);
-  jw_num(j, "cuda_graph_gib", m->cuda_graph_bytes / GIB);
-  jw_num(j, "runtime_overhead_gib", m->runtime_bytes / GIB);
-  jw_num(j, "kv_cache_gib", m->kv_bytes / GIB);
-  jw_num(j, "kv_bytes_per_token", m->kv_bytes_per_token);
-  jw_u64(j, "block_size", m->block_tokens);
-  jw_u64(j, "kv_blocks", m->kv_blocks);
-  jw_u64(j, "kv_tokens", m->kv_tokens);
-  if (m->pp > 1) {
-    jw_u64(j, "binding_stage", m->binding_stage);
-    jw_arr(j, "pipeline_stages");
-    for (uint32_t k = 0; k < m->pp; k++) {
-      jw_obj(j, NULL);
-      jw_u64(j, "layers", m->stage_layers[k]);
-      jw_num(j, "weights_gib", m->stage_weights_bytes[k] / GIB);
-      jw_u64(j, "kv_blocks_its_memory_holds", m->stage_kv_blocks[k]);
-      jw_end(j);
-    }
-    jw_end(j);
-  }
-  jw_end(j);
-}
-
+/* plan_write_json's blocks: the full-step all-reduce, the layouts of the same GPUs (the memory per GPU: memplan.h). */
 static void allreduce_json(jw *j, const plan_result *p) {
   const deploy_cfg *d = &p->deploy;
   if (d->tp > 1) {
@@ -564,7 +536,7 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_bool(&j, "fits", p->fits);
   if (p->fits) jw_null(&j, "refusal");
   else jw_str(&j, "refusal", p->refusal);
-  memory_json(&j, &p->mem);
+  memplan_write_json(&j, "memory_per_gpu", &p->mem);
   jw_obj(&j, "batch");
   jw_u64(&j, "blocks_per_sequence", p->blocks_per_seq);
   jw_u64(&j, "max_batch_memory", p->max_batch_memory);

@@ -94,38 +94,6 @@ static void config_echo(jw *c, const run_ctx *r) {
   jw_end(c); /* configuration */
 }
 
-static void memory_plan(jw *m, const mem_plan *p) {
-  jw_obj(m, "memory_plan");
-  const double gib = 1024.0 * 1024.0 * 1024.0;
-  num(m, "device_gib", p->device_bytes / gib);
-  num(m, "budget_gib", p->budget_bytes / gib);
-  num(m, "weights_gib", p->weights_bytes / gib);
-  num(m, "activation_gib", p->activation_bytes / gib);
-  num(m, "cuda_graph_gib", p->cuda_graph_bytes / gib);
-  num(m, "runtime_overhead_gib", p->runtime_bytes / gib);
-  num(m, "kv_cache_gib", p->kv_bytes / gib);
-  num(m, "kv_bytes_per_token", p->kv_bytes_per_token);
-  u64(m, "kv_blocks", p->kv_blocks);
-  u64(m, "kv_tokens", p->kv_tokens);
-  u64(m, "block_size", p->block_tokens);
-  if (p->pp > 1) {
-    jw_arr(m, "pipeline_stages");
-    for (uint32_t k = 0; k < p->pp; k++) {
-      jw_obj(m, NULL);
-      u64(m, "stage", k);
-      u64(m, "layers", p->stage_layers[k]);
-      num(m, "weights_gib", p->stage_weights_bytes[k] / gib);
-      u64(m, "kv_blocks_its_memory_holds", p->stage_kv_blocks[k]);
-      jw_end(m);
-    }
-    jw_end(m);
-    u64(m, "binding_stage", p->binding_stage);
-  }
-  num(m, "max_concurrency_at_max_model_len", p->max_concurrency_at_max_len);
-  num(m, "weights_total_gb", p->weights_total_bytes / 1e9);
-  jw_end(m);
-}
-
 static void steps_section(jw *o, const run_ctx *r) {
   const metrics_rec *m = &r->res.m;
   const metrics_summary *s = &r->res.sum;
@@ -294,7 +262,7 @@ int report_json_cmp(const run_ctx *r, const run_ctx *baseline, const whatif_comp
   u64(q, "peak_requests_in_system", s->peak_in_system);
   jw_end(q);
   config_echo(x, r);
-  memory_plan(x, &r->plan);
+  memplan_write_json(x, "memory_plan", &r->plan);
   steps_section(x, r);
   cost_sources(x, r);
   bottleneck_section(x, r);
