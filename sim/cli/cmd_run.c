@@ -51,8 +51,8 @@ static run_ctx *run_baseline(const scenario *sc, const run_ctx *wi, const slo_se
     return NULL;
   }
   double limit = -1;
-  for (int k = 0; slo && k < slo->n; k++)
-    if (!strcmp(slo->it[k].key, "ttft_p99")) limit = slo->it[k].limit_ms;
+  for (int k = 0; slo && k < slo->n && k < SLO_MAX; k++) /* the ttft_p99 objective, if any */
+    if (slo->it[k].metric == SLO_TTFT && slo->it[k].pct == 99) limit = slo->it[k].limit_ms;
   whatif_compare_runs(r, wi, limit, cmp);
   return r;
 }

@@ -383,6 +383,9 @@ Test(cli, baseline_comparison_and_recovery) {
   cr_assert(cJSON_IsObject(cmp), "%s", js);
   const cJSON *loss = cJSON_GetObjectItemCaseSensitive(cmp, "replica_loss");
   cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(loss, "breached")));
+  /* the limit is the --slo ttft_p99 objective, not 1.1 x the baseline */
+  cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(loss, "limit_from")->valuestring, "slo");
+  cr_assert_float_eq(cJSON_GetObjectItemCaseSensitive(loss, "ttft_p99_limit_ms")->valuedouble, 1000, 1e-9);
   cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(loss, "recovered")));
   double rec = cJSON_GetObjectItemCaseSensitive(loss, "recovery_s")->valuedouble;
   cr_assert(rec >= 60 && rec < 600, "recovery %g s", rec);
