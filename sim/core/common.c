@@ -76,7 +76,7 @@ void *sim_calloc(size_t n, size_t size) {
   return p;
 }
 
-int sim_cmp_double(const void *a, const void *b) {
+static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
@@ -84,7 +84,7 @@ int sim_cmp_double(const void *a, const void *b) {
 int sim_cmp_cstr(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
 void sim_sort_doubles(double *v, size_t n) {
-  if (n > 1) qsort(v, n, sizeof *v, sim_cmp_double);
+  if (n > 1) qsort(v, n, sizeof *v, cmp_double);
 }
 
 void *sim_realloc(void *p, size_t n) {

@@ -55,7 +55,6 @@ char *sim_strdup(const char *s);
 /* The project's one sort of doubles (ascending; a NaN compares equal to
  * everything, infinities sort last) and one string comparator (qsort over an
  * array of char *). */
-int sim_cmp_double(const void *a, const void *b);
 int sim_cmp_cstr(const void *a, const void *b);
 void sim_sort_doubles(double *v, size_t n);
 

@@ -89,8 +89,8 @@ void slo_eval(const run_ctx *r, const slo_set *s, slo_result *out) {
     for (size_t i = 0; i < n; i++) {
       const run_record *x = &q[i];
       bool done = x->outcome == REQ_FINISHED;
-      double ttft = x->generated >= 1 ? (double)(x->first_token_ns - x->send_ns) / 1e6 : INFINITY;
-      double e2el = done ? (double)(x->finish_ns - x->send_ns) / 1e6 : INFINITY;
+      double ttft = x->generated >= 1 ? run_record_ttft_ms(x) : INFINITY;
+      double e2el = done ? run_record_e2el_ms(x) : INFINITY;
       switch (it->metric) {
         case SLO_TTFT: v[m++] = ttft; break;
         case SLO_E2EL: v[m++] = e2el; break;

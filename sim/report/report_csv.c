@@ -1,5 +1,6 @@
 /* report_csv.c: per-request and time-series CSV files. */
 #include <inttypes.h>
+#include <math.h>
 
 #include "report/report.h"
 
@@ -16,14 +17,12 @@ int report_requests_csv(const run_ctx *r, FILE *f, sim_err *err) {
     const run_record *q = &r->res.reqs[i];
     bool done = q->outcome == REQ_FINISHED;
     bool was_sched = q->first_sched_ns != SIM_NS_INF;
-    double ttft = done ? ms_between(q->first_token_ns, q->send_ns) : 0.0;
-    double e2el = done ? ms_between(q->finish_ns, q->send_ns) : 0.0;
-    double tpot = done && q->generated > 1 ? (e2el - ttft) / (q->generated - 1) : 0.0;
+    double tpot = run_record_tpot_ms(q);
     fprintf(f, "%u,%d,%.9f,%.9f,%u,%u,%u,%u,%u,%s,%s,", q->id, q->replica == UINT32_MAX ? -1 : (int)q->replica,
             (double)q->arrival_ns / 1e9, (double)q->send_ns / 1e9, q->prompt_tokens, q->output_tokens, q->generated,
             q->cached_tokens, q->preemptions, done ? "finished" : "rejected",
             done ? "" : rq_reject_name((rq_reject)q->reject));
-    if (done) fprintf(f, "%.6f,%.6f,%.6f,", ttft, tpot, e2el);
+    if (done) fprintf(f, "%.6f,%.6f,%.6f,", run_record_ttft_ms(q), isnan(tpot) ? 0.0 : tpot, run_record_e2el_ms(q));
     else fprintf(f, ",,,");
     if (was_sched) fprintf(f, "%.6f\n", ms_between(q->first_sched_ns, q->queued_ns));
     else fprintf(f, "\n");

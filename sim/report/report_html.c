@@ -71,10 +71,9 @@ size_t report_latencies(const run_ctx *r, int metric, double **out) {
   for (size_t i = 0; i < n; i++) {
     const run_record *q = &r->res.reqs[i];
     if (q->outcome != REQ_FINISHED) continue;
-    double ttft = (double)(q->first_token_ns - q->send_ns) / 1e6, e2el = (double)(q->finish_ns - q->send_ns) / 1e6;
-    if (metric == SLO_TTFT) v[m++] = ttft;
-    else if (metric == SLO_E2EL) v[m++] = e2el;
-    else if (q->generated > 1) v[m++] = (e2el - ttft) / (double)(q->generated - 1);
+    if (metric == SLO_TTFT) v[m++] = run_record_ttft_ms(q);
+    else if (metric == SLO_E2EL) v[m++] = run_record_e2el_ms(q);
+    else if (q->generated > 1) v[m++] = run_record_tpot_ms(q);
   }
   sim_sort_doubles(v, m);
   *out = v;

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* a scenario's replica losses all fit the cluster's table */
+_Static_assert((int)SCENARIO_MAX_FAILURES <= (int)CLUSTER_MAX_FAILURES, "the cluster holds every loss a scenario names");
+
 /* --duration on the run's clock, as seconds of the workload's own clock: a
  * traffic shape compresses (or stretches) time, so the arrivals that fill D
  * simulated seconds span warp_unmap_s(D) before it (warp.h). */

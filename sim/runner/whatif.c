@@ -76,7 +76,7 @@ static double window_p99(const run_ctx *r, double s0, double s1, double *buf) {
     double a = (double)q->arrival_ns / 1e9;
     if (a < s0 || a >= s1) continue;
     if (q->outcome == REQ_REJECTED) continue; /* never runnable: not a latency */
-    buf[n++] = q->generated ? (double)(q->first_token_ns - q->send_ns) / 1e6 : INFINITY;
+    buf[n++] = q->generated ? run_record_ttft_ms(q) : INFINITY;
   }
   if (!n) return NAN;
   sim_sort_doubles(buf, n);
