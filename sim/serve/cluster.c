@@ -42,10 +42,9 @@ int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model
     }
   }
   c->reps = sim_calloc(cfg->replicas, sizeof *c->reps);
-  c->views = sim_calloc(cfg->replicas, sizeof *c->views);
   for (uint32_t i = 0; i < cfg->replicas; i++)
     sched_init(&c->reps[i].s, &cfg->sched, cfg->kv_blocks, cfg->block_tokens, cfg->prefix_caching);
-  c->rt.policy = cfg->router;
+  router_init(&c->rt, cfg->router, cfg->replicas);
   des_init(&c->ev);
   metrics_init(&c->m, cfg->sample_interval_ns);
   c->done_cap = 1024;
@@ -71,7 +70,7 @@ void cluster_deinit(cluster *c) {
   if (c->reps)
     for (uint32_t i = 0; i < c->cfg.replicas; i++) sched_deinit(&c->reps[i].s);
   free(c->reps);
-  free(c->views);
+  if (c->rt.v) router_deinit(&c->rt);
   free(c->reqs);
   ring_free(&c->cq);
   free(c->done_buf);
@@ -81,10 +80,18 @@ void cluster_deinit(cluster *c) {
   memset(c, 0, sizeof *c);
 }
 
-uint32_t cluster_waiting(const cluster *c) {
-  uint32_t w = 0;
-  for (uint32_t i = 0; i < c->cfg.replicas; i++) w += sched_num_waiting(&c->reps[i].s);
-  return w;
+uint32_t cluster_waiting(const cluster *c) { return c->n_waiting; }
+
+/* Replica ri's state may have changed (requests routed, scheduled,
+ * finished, preempted or drained; blocks taken or freed): the router's view
+ * of it and the waiting total follow, before anything else reads them. */
+static void touch(cluster *c, uint32_t ri) {
+  replica *rep = &c->reps[ri];
+  uint32_t w = sched_num_waiting(&rep->s);
+  c->n_waiting = c->n_waiting - rep->waiting_seen + w;
+  rep->waiting_seen = w;
+  router_view v = {rep->failed, rep->outstanding, c->cfg.router == ROUTE_LEAST_KV ? kv_usage(rep->s.kv) : 0.0};
+  router_update(&c->rt, ri, v);
 }
 
 static void close_request(cluster *c) {
@@ -124,9 +131,8 @@ static void place(cluster *c, uint32_t ri, sched_step *st) {
  * more can be scheduled (sched.h), and places each on the pipeline. The host
  * prepares one step after the other: a step's host work starts at `now` or
  * when the previous queued step's ends. */
-static void fill_queue(cluster *c, uint32_t ri, sim_ns now) {
+static void fill_queue_steps(cluster *c, uint32_t ri, sim_ns now) {
   replica *rep = &c->reps[ri];
-  if (rep->failed) return;
   while (!sched_queue_full(&rep->s) && sched_has_work(&rep->s)) {
     sched_step *st = sched_schedule(&rep->s, c->reqs, now);
     if (!st) {
@@ -139,6 +145,7 @@ static void fill_queue(cluster *c, uint32_t ri, sim_ns now) {
       c->reqs[idx].reject = REJ_KV_TOO_SMALL;
       SIM_ASSERT(rep->outstanding > 0);
       rep->outstanding--;
+      touch(c, ri);
       close_request(c);
       release_slot(c, now);
       if (rep->s.q_len) return; /* release_slot may have started this replica */
@@ -167,13 +174,14 @@ static void fill_queue(cluster *c, uint32_t ri, sim_ns now) {
   }
 }
 
+static void fill_queue(cluster *c, uint32_t ri, sim_ns now) {
+  if (c->reps[ri].failed) return;
+  fill_queue_steps(c, ri, now);
+  touch(c, ri);
+}
+
 static void route(cluster *c, uint32_t idx, sim_ns now) {
-  for (uint32_t i = 0; i < c->cfg.replicas; i++) {
-    c->views[i].failed = c->reps[i].failed;
-    c->views[i].outstanding = c->reps[i].outstanding;
-    c->views[i].kv_usage = c->cfg.router == ROUTE_LEAST_KV ? kv_usage(c->reps[i].s.kv) : 0.0;
-  }
-  uint32_t ri = router_pick(&c->rt, c->views, c->cfg.replicas);
+  uint32_t ri = router_pick(&c->rt);
   request *r = &c->reqs[idx];
   if (ri == UINT32_MAX) {
     r->state = RQ_REJECTED;
@@ -188,6 +196,7 @@ static void route(cluster *c, uint32_t idx, sim_ns now) {
   replica *rep = &c->reps[ri];
   rep->outstanding++;
   sched_add(&rep->s, c->reqs, idx);
+  touch(c, ri);
   /* An idle replica starts its next step once every arrival of this instant
    * is queued (a burst at t=0 forms one batch, as requests that reach a real
    * engine together do), not with the first of them alone. A busy one takes
@@ -252,6 +261,7 @@ static void on_step(cluster *c, uint32_t ri, sim_ns now) {
   replica *rep = &c->reps[ri];
   if (rep->failed) return;
   uint32_t n = sched_complete(&rep->s, c->reqs, now, &c->m, c->done_buf);
+  touch(c, ri);
   /* The engine schedules the next step(s) at once (batch queue, sched.h).
    * The requests that finished go back to their clients afterwards (HTTP
    * response, the client's next request, tokenization: milliseconds), so a
@@ -261,6 +271,7 @@ static void on_step(cluster *c, uint32_t ri, sim_ns now) {
   for (uint32_t k = 0; k < n; k++) {
     SIM_ASSERT(rep->outstanding > 0);
     rep->outstanding--;
+    touch(c, ri);
     c->m.finished++;
     close_request(c);
     release_slot(c, now);
@@ -277,6 +288,7 @@ static void on_fail(cluster *c, uint32_t ri, sim_ns now) {
   c->drain_buf = sim_realloc(c->drain_buf, cap * sizeof *c->drain_buf);
   uint32_t n = sched_drain(&rep->s, c->reqs, c->drain_buf);
   rep->outstanding = 0;
+  touch(c, ri);
   /* the clients retry at once on the surviving replicas; TTFT keeps its origin */
   for (uint32_t k = 0; k < n; k++) route(c, c->drain_buf[k], now);
   /* re-routes rejected for want of a replica freed their client slots */

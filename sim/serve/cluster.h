@@ -68,6 +68,7 @@ typedef struct replica {
   sim_ns stage_free[CFG_MAX_PP]; /* when each pipeline stage finishes the last step placed on it */
   uint32_t step_tokens; /* tokens of the step it runs now (its latest scheduled), 0 when idle: what it feeds
                            the MoE layers its DP peers' steps share */
+  uint32_t waiting_seen; /* its waiting count as last added into cluster.n_waiting */
 } replica;
 
 typedef struct cluster {
@@ -77,8 +78,8 @@ typedef struct cluster {
   request *reqs;
   size_t n_reqs;
   replica *reps;
-  router_view *views;
-  router rt;
+  router rt;            /* holds its own view of every replica, updated on every change (touch in cluster.c) */
+  uint32_t n_waiting;   /* waiting requests over all replicas, kept as they change */
   des ev;
   metrics_rec m;
   size_t next_arrival;  /* trace cursor */
@@ -106,7 +107,7 @@ void cluster_finish(cluster *c);
 /* Time of the next pending event (SIM_NS_INF if none). */
 sim_ns cluster_next_time(const cluster *c);
 
-/* Total waiting over replicas. */
+/* Total waiting over replicas (O(1): kept as replicas change). */
 uint32_t cluster_waiting(const cluster *c);
 
 #endif

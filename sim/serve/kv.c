@@ -1,15 +1,30 @@
 /* kv.c: paged KV-cache block manager with prefix caching (vLLM V1 semantics).
  *
- * Data structures (all sized once in kv_new, no allocation per call):
- *   - blk[0 .. num_blocks]: one record per block (ref count, hash, links of
- *     the free queue, "in free queue" flag). blk[num_blocks] is the sentinel
- *     of the intrusive doubly-linked free queue: sentinel.next is the head
- *     (next to evict), sentinel.prev the tail (most recently freed).
+ * Memory follows what is in use, not the pool's size (a fleet of idle
+ * replicas costs nothing per block; issue fleet-scale):
+ *   - blk[0 .. n_touched): a record per block ever handed out (ref count,
+ *     hash, free-queue links), grown by doubling. Blocks n_touched and up
+ *     were never used: they are free and carry nothing.
+ *   - the free queue (vLLM's eviction order) as a doubly-linked list of
+ *     nodes that are either a cached free block (ref 0, a hash: its own
+ *     record is the node) or a run of k anonymous free blocks (ref 0, no
+ *     hash). A free block without a hash holds nothing anybody can hit, so
+ *     anonymous blocks are interchangeable: only how many of them lie
+ *     between the cached ones decides which cached block is evicted when,
+ *     and the runs keep exactly that. Their ids wait on a stack (`anon`,
+ *     last freed first); when it is empty, a never-used id is taken. So the
+ *     records grow to the peak of blocks in use plus cached free blocks, and
+ *     no further: a replica serving millions of tokens without prefix hits
+ *     keeps as many records as it ever held at once. Hits, evictions and
+ *     free counts are those of vLLM's queue of every block; only which id
+ *     an anonymous block gets differs, and no output depends on it.
+ *     Node ids: blocks 0 .. num_blocks-1, the sentinel num_blocks (its next
+ *     is the head, next to evict; its prev the tail), runs num_blocks+1+r.
  *   - an open-addressing hash table hash -> block id, linear probing, power
- *     of two capacity >= 2 x num_blocks. A block carries at most one hash, so
- *     the load factor never exceeds 1/2. Deletion shifts later entries of the
- *     probe run back (no tombstones), so probe lengths never degrade over a
- *     long run.
+ *     of two capacity kept >= 2 x the hashes it holds (allocated at the
+ *     first hash, doubled and rebuilt as it fills), so the load factor never
+ *     exceeds 1/2. Deletion shifts later entries of the probe run back (no
+ *     tombstones), so probe lengths never degrade over a long run.
  *
  * Hashes: a full block's hash is mix(parent_hash, content(block)), parent of
  * block 0 being 0; a computed hash of 0 is replaced by 1, so 0 means "none".
@@ -32,7 +47,10 @@
  * cached like any other.
  *
  * Invariants beyond those of kv.h (checked by kv_check):
- *   - in_free == (ref_cnt == 0);
+ *   - a block with ref 0 is either in the queue as a node (it has a hash)
+ *     or on the anonymous stack (it has none); never both;
+ *   - the runs' counts add up to the stack's size plus the never-used
+ *     blocks; no run is empty and no two runs are neighbours;
  *   - the hash table holds exactly the blocks with hash != 0, each under its
  *     own hash, reachable from its home slot without crossing an empty slot;
  *   - for every sequence, blocks at table index >= n_hashed have no hash and
@@ -54,23 +72,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct fq_link {
+  uint32_t prev, next; /* free-queue node ids (see the file comment) */
+} fq_link;
+
 typedef struct kv_block {
   uint64_t hash;    /* chained hash of the full block's content, 0 = none */
   uint32_t ref_cnt; /* block-table entries referencing this block */
-  uint32_t prev;    /* free queue links (block ids, num_blocks = sentinel) */
-  uint32_t next;
-  uint8_t in_free;  /* 1 while in the free queue */
+  fq_link l;        /* while a cached free block (ref 0, hash != 0): its place in the free queue */
 } kv_block;
+
+typedef struct kv_run {
+  fq_link l;      /* place in the free queue; when unused: l.next = next unused run */
+  uint32_t count; /* anonymous free blocks in this run, >= 1 */
+} kv_run;
 
 struct kv_mgr {
   uint32_t num_blocks;   /* usable blocks */
   uint32_t block_tokens; /* tokens per block */
   bool caching;          /* prefix caching on */
-  uint32_t num_free;     /* free queue length, blocks */
-  kv_block *blk;         /* [num_blocks + 1], last = free-queue sentinel */
-  uint64_t *ht_key;      /* [ht_cap] hash, 0 = empty slot */
+  uint32_t num_free;     /* free blocks: cached in the queue + anonymous */
+  kv_block *blk;         /* [blk_cap] records of blocks 0 .. n_touched-1 */
+  uint32_t n_touched, blk_cap;
+  uint32_t *anon;        /* [anon_cap] ids of free blocks without a hash, n_anon of them */
+  uint32_t n_anon;
+  size_t anon_cap;
+  fq_link sent;          /* the queue's sentinel (node id num_blocks) */
+  kv_run *run;           /* [run_cap] run nodes */
+  size_t run_cap;
+  uint32_t run_used, run_unused; /* slots ever used; head of the unused list (UINT32_MAX: none) */
+  uint64_t *ht_key;      /* [ht_cap] hash, 0 = empty slot; NULL until the first hash */
   uint32_t *ht_val;      /* [ht_cap] block id */
-  uint32_t ht_cap;       /* slots, power of two >= 2 x num_blocks */
+  uint32_t ht_cap;       /* slots, power of two >= 2 x ht_n (0 before the first hash) */
   uint32_t ht_shift;     /* 64 - log2(ht_cap): home slot = (key * K) >> shift */
   uint32_t ht_n;         /* occupied slots */
   kv_stats stats;
@@ -131,6 +164,7 @@ static inline uint32_t ht_home(const kv_mgr *kv, uint64_t key) {
 
 /* Slot holding key, or UINT32_MAX. */
 static uint32_t ht_find(const kv_mgr *kv, uint64_t key) {
+  if (!kv->ht_cap) return UINT32_MAX;
   uint32_t mask = kv->ht_cap - 1;
   for (uint32_t i = ht_home(kv, key);; i = (i + 1) & mask) {
     if (kv->ht_key[i] == key) return i;
@@ -138,7 +172,7 @@ static uint32_t ht_find(const kv_mgr *kv, uint64_t key) {
   }
 }
 
-static void ht_insert(kv_mgr *kv, uint64_t key, uint32_t val) {
+static void ht_put(kv_mgr *kv, uint64_t key, uint32_t val) {
   uint32_t mask = kv->ht_cap - 1, i = ht_home(kv, key);
   while (kv->ht_key[i]) {
     SIM_ASSERT(kv->ht_key[i] != key);
@@ -147,7 +181,28 @@ static void ht_insert(kv_mgr *kv, uint64_t key, uint32_t val) {
   kv->ht_key[i] = key;
   kv->ht_val[i] = val;
   kv->ht_n++;
-  SIM_ASSERT(kv->ht_n <= kv->num_blocks);
+}
+
+/* Doubles the table (or makes the first one) and re-inserts every entry. */
+static void ht_grow(kv_mgr *kv) {
+  uint64_t *old_key = kv->ht_key;
+  uint32_t *old_val = kv->ht_val, old_cap = kv->ht_cap;
+  uint32_t log2 = old_cap ? 64 - kv->ht_shift + 1 : 6;
+  kv->ht_cap = 1u << log2;
+  kv->ht_shift = 64 - log2;
+  kv->ht_key = sim_calloc(kv->ht_cap, sizeof *kv->ht_key);
+  kv->ht_val = sim_calloc(kv->ht_cap, sizeof *kv->ht_val);
+  kv->ht_n = 0;
+  for (uint32_t i = 0; i < old_cap; i++)
+    if (old_key[i]) ht_put(kv, old_key[i], old_val[i]);
+  free(old_key);
+  free(old_val);
+}
+
+static void ht_insert(kv_mgr *kv, uint64_t key, uint32_t val) {
+  if (2ull * (kv->ht_n + 1) > kv->ht_cap) ht_grow(kv);
+  ht_put(kv, key, val);
+  SIM_ASSERT(kv->ht_n <= kv->n_touched);
 }
 
 /* Backward-shift deletion: pull each later entry of the run into the hole
@@ -169,25 +224,114 @@ static void ht_remove_slot(kv_mgr *kv, uint32_t hole) {
 
 /* ---- free queue ------------------------------------------------------------------ */
 
-static void fq_remove(kv_mgr *kv, uint32_t b) {
+static inline bool is_run(const kv_mgr *kv, uint32_t node) { return node > kv->num_blocks; }
+
+static fq_link *lnk(kv_mgr *kv, uint32_t node) {
+  if (node < kv->num_blocks) return &kv->blk[node].l;
+  if (node == kv->num_blocks) return &kv->sent;
+  return &kv->run[node - kv->num_blocks - 1].l;
+}
+
+static kv_run *run_of(kv_mgr *kv, uint32_t node) { return &kv->run[node - kv->num_blocks - 1]; }
+
+static void fq_unlink(kv_mgr *kv, uint32_t node) {
+  fq_link *x = lnk(kv, node);
+  lnk(kv, x->prev)->next = x->next;
+  lnk(kv, x->next)->prev = x->prev;
+}
+
+static void fq_link_tail(kv_mgr *kv, uint32_t node) {
+  uint32_t s = kv->num_blocks;
+  fq_link *x = lnk(kv, node);
+  x->prev = kv->sent.prev;
+  x->next = s;
+  lnk(kv, x->prev)->next = node;
+  kv->sent.prev = node;
+}
+
+static uint32_t run_new(kv_mgr *kv, uint32_t count) {
+  uint32_t r;
+  if (kv->run_unused != UINT32_MAX) {
+    r = kv->run_unused;
+    kv->run_unused = kv->run[r].l.next;
+  } else {
+    SIM_GROW(kv->run, kv->run_cap, kv->run_used + 1);
+    r = kv->run_used++;
+  }
+  kv->run[r].count = count;
+  return kv->num_blocks + 1 + r;
+}
+
+static void run_release(kv_mgr *kv, uint32_t node) {
+  uint32_t r = node - kv->num_blocks - 1;
+  kv->run[r].l.next = kv->run_unused;
+  kv->run_unused = r;
+}
+
+/* A block whose ref count reached 0 joins the tail: as its own node when it
+ * carries a hash, else counted into the tail run. */
+static void fq_append(kv_mgr *kv, uint32_t b) {
   kv_block *x = &kv->blk[b];
-  SIM_ASSERT(x->in_free);
-  kv->blk[x->prev].next = x->next;
-  kv->blk[x->next].prev = x->prev;
-  x->in_free = 0;
+  SIM_ASSERT(x->ref_cnt == 0);
+  if (x->hash) {
+    fq_link_tail(kv, b);
+  } else {
+    if (is_run(kv, kv->sent.prev)) run_of(kv, kv->sent.prev)->count++;
+    else fq_link_tail(kv, run_new(kv, 1));
+    SIM_GROW(kv->anon, kv->anon_cap, kv->n_anon + 1);
+    kv->anon[kv->n_anon++] = b;
+  }
+  kv->num_free++;
+}
+
+/* A cached free block leaves the queue (its content is reused); the runs on
+ * either side of it merge. */
+static void fq_take_cached(kv_mgr *kv, uint32_t b) {
+  SIM_ASSERT(kv->blk[b].ref_cnt == 0 && kv->blk[b].hash);
+  uint32_t p = kv->blk[b].l.prev, n = kv->blk[b].l.next;
+  fq_unlink(kv, b);
+  if (is_run(kv, p) && is_run(kv, n)) {
+    run_of(kv, p)->count += run_of(kv, n)->count;
+    fq_unlink(kv, n);
+    run_release(kv, n);
+  }
   kv->num_free--;
 }
 
-static void fq_append(kv_mgr *kv, uint32_t b) {
-  uint32_t s = kv->num_blocks;
-  kv_block *x = &kv->blk[b];
-  SIM_ASSERT(!x->in_free && x->ref_cnt == 0);
-  x->prev = kv->blk[s].prev;
-  x->next = s;
-  kv->blk[x->prev].next = b;
-  kv->blk[s].prev = b;
-  x->in_free = 1;
-  kv->num_free++;
+static uint32_t block_new(kv_mgr *kv) {
+  SIM_ASSERT(kv->n_touched < kv->num_blocks);
+  if (kv->n_touched == kv->blk_cap) {
+    uint64_t c = kv->blk_cap ? 2ull * kv->blk_cap : 64;
+    kv->blk_cap = (uint32_t)SIM_MIN(c, (uint64_t)kv->num_blocks);
+    kv->blk = sim_realloc(kv->blk, (size_t)kv->blk_cap * sizeof *kv->blk);
+  }
+  kv->blk[kv->n_touched] = (kv_block){0};
+  return kv->n_touched++;
+}
+
+/* Takes the head of the queue (vLLM's popleft): the next anonymous block or
+ * the least recently freed cached one, whose hash is evicted. */
+static uint32_t fq_pop(kv_mgr *kv) {
+  uint32_t head = kv->sent.next, b;
+  SIM_ASSERT(head != kv->num_blocks);
+  if (is_run(kv, head)) {
+    if (--run_of(kv, head)->count == 0) {
+      fq_unlink(kv, head);
+      run_release(kv, head);
+    }
+    b = kv->n_anon ? kv->anon[--kv->n_anon] : block_new(kv);
+  } else {
+    b = head;
+    fq_unlink(kv, b);
+    kv_block *x = &kv->blk[b];
+    uint32_t slot = ht_find(kv, x->hash);
+    SIM_ASSERT(slot != UINT32_MAX && kv->ht_val[slot] == b);
+    ht_remove_slot(kv, slot);
+    x->hash = 0;
+    kv->stats.evictions++;
+  }
+  kv->num_free--;
+  return b;
 }
 
 /* ---- public API --------------------------------------------------------------------- */
@@ -199,22 +343,18 @@ kv_mgr *kv_new(uint32_t num_blocks, uint32_t block_tokens, bool prefix_caching) 
   kv->num_blocks = num_blocks;
   kv->block_tokens = block_tokens;
   kv->caching = prefix_caching;
-  kv->blk = sim_calloc((size_t)num_blocks + 1, sizeof *kv->blk);
-  uint32_t s = num_blocks;
-  kv->blk[s].prev = kv->blk[s].next = s;
-  for (uint32_t b = 0; b < num_blocks; b++) fq_append(kv, b); /* initial order: by id */
-  uint32_t log2 = 4;
-  while ((1ull << log2) < 2ull * num_blocks) log2++;
-  kv->ht_cap = 1u << log2;
-  kv->ht_shift = 64 - log2;
-  kv->ht_key = sim_calloc(kv->ht_cap, sizeof *kv->ht_key);
-  kv->ht_val = sim_calloc(kv->ht_cap, sizeof *kv->ht_val);
+  kv->run_unused = UINT32_MAX;
+  kv->sent.prev = kv->sent.next = num_blocks;
+  fq_link_tail(kv, run_new(kv, num_blocks)); /* every block free, never used: one run */
+  kv->num_free = num_blocks;
   return kv;
 }
 
 void kv_free(kv_mgr *kv) {
   if (!kv) return;
   free(kv->blk);
+  free(kv->anon);
+  free(kv->run);
   free(kv->ht_key);
   free(kv->ht_val);
   free(kv);
@@ -223,6 +363,7 @@ void kv_free(kv_mgr *kv) {
 uint32_t kv_num_blocks(const kv_mgr *kv) { return kv->num_blocks; }
 uint32_t kv_num_free(const kv_mgr *kv) { return kv->num_free; }
 uint32_t kv_block_tokens(const kv_mgr *kv) { return kv->block_tokens; }
+uint32_t kv_num_records(const kv_mgr *kv) { return kv->n_touched; }
 double kv_usage(const kv_mgr *kv) { return 1.0 - (double)kv->num_free / (double)kv->num_blocks; }
 const kv_stats *kv_get_stats(const kv_mgr *kv) { return &kv->stats; }
 
@@ -298,7 +439,7 @@ bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached
       SIM_ASSERT(slot != UINT32_MAX); /* matched in this same step: must still be cached */
       uint32_t b = kv->ht_val[slot];
       s->blocks[i] = b;
-      cached_in_free += kv->blk[b].in_free;
+      cached_in_free += kv->blk[b].ref_cnt == 0;
     }
   }
   uint32_t want = blocks_for(kv, total_tokens), have = s->n_blocks + n_cached;
@@ -312,7 +453,7 @@ bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached
   seq_reserve(s, have + n_new);
   for (uint32_t i = 0; i < n_cached; i++) {
     uint32_t b = s->blocks[i];
-    if (kv->blk[b].ref_cnt == 0) fq_remove(kv, b);
+    if (kv->blk[b].ref_cnt == 0) fq_take_cached(kv, b);
     kv->blk[b].ref_cnt++;
   }
   if (n_cached) {
@@ -320,20 +461,9 @@ bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached
     s->n_hashed = n_cached;
     s->last_hash = h;
   }
-  uint32_t sentinel = kv->num_blocks;
   for (uint32_t i = 0; i < n_new; i++) {
-    uint32_t b = kv->blk[sentinel].next;
-    SIM_ASSERT(b != sentinel);
-    fq_remove(kv, b);
-    kv_block *x = &kv->blk[b];
-    if (x->hash) { /* evict the cached content */
-      uint32_t slot = ht_find(kv, x->hash);
-      SIM_ASSERT(slot != UINT32_MAX && kv->ht_val[slot] == b);
-      ht_remove_slot(kv, slot);
-      x->hash = 0;
-      kv->stats.evictions++;
-    }
-    x->ref_cnt = 1;
+    uint32_t b = fq_pop(kv);
+    kv->blk[b].ref_cnt = 1;
     s->blocks[s->n_blocks++] = b;
   }
   return true;
@@ -391,119 +521,120 @@ static int check_fail(sim_err *err, const char *fmt, ...) {
   return sim_errf(err, SIM_EINTERNAL, "kv_check: %s", msg);
 }
 
-int kv_check(const kv_mgr *kv, const kv_seq *const *seqs, size_t n_seqs, sim_err *err) {
-  uint32_t nb = kv->num_blocks, sentinel = nb;
-  uint32_t *refs = sim_calloc(nb, sizeof *refs);
-  size_t *stamp = sim_calloc(nb, sizeof *stamp); /* last sequence (1-based) seen holding a block */
-  int rc = SIM_OK;
-
-  /* 1. block tables: ids in range, no block twice in one table, private tails */
-  for (size_t q = 0; q < n_seqs && rc == SIM_OK; q++) {
+static int check_tables(const kv_mgr *kv, const kv_seq *const *seqs, size_t n_seqs, uint32_t *refs, size_t *stamp,
+                        sim_err *err) {
+  uint32_t nt = kv->n_touched;
+  for (size_t q = 0; q < n_seqs; q++) {
     const kv_seq *s = seqs[q];
-    if (s->n_blocks > s->cap || s->n_hashed > s->n_blocks) {
-      rc = check_fail(err, "seq %zu: n_blocks %u, n_hashed %u, cap %u inconsistent", q, s->n_blocks,
-                      s->n_hashed, s->cap);
-      break;
-    }
+    if (s->n_blocks > s->cap || s->n_hashed > s->n_blocks)
+      return check_fail(err, "seq %zu: n_blocks %u, n_hashed %u, cap %u inconsistent", q, s->n_blocks, s->n_hashed,
+                        s->cap);
     for (uint32_t i = 0; i < s->n_blocks; i++) {
       uint32_t b = s->blocks[i];
-      if (b >= nb) {
-        rc = check_fail(err, "seq %zu entry %u: block id %u out of range", q, i, b);
-        break;
-      }
-      if (stamp[b] == q + 1) {
-        rc = check_fail(err, "seq %zu entry %u: block %u appears twice in one table", q, i, b);
-        break;
-      }
+      if (b >= nt) return check_fail(err, "seq %zu entry %u: block %u was never handed out (%u were)", q, i, b, nt);
+      if (stamp[b] == q + 1) return check_fail(err, "seq %zu entry %u: block %u appears twice in one table", q, i, b);
       stamp[b] = q + 1;
       refs[b]++;
     }
   }
-  /* 2. per block: ref counts match the tables; in_free <=> ref 0 */
-  for (uint32_t b = 0; b < nb && rc == SIM_OK; b++) {
-    const kv_block *x = &kv->blk[b];
-    if (x->ref_cnt != refs[b])
-      rc = check_fail(err, "block %u: ref_cnt %u but %u table entries", b, x->ref_cnt, refs[b]);
-    else if ((x->ref_cnt == 0) != (x->in_free != 0))
-      rc = check_fail(err, "block %u: ref_cnt %u with in_free %u", b, x->ref_cnt, x->in_free);
-  }
-  /* 3. tails of tables (index >= n_hashed) are private and unhashed; chain state matches */
-  for (size_t q = 0; q < n_seqs && rc == SIM_OK; q++) {
+  for (uint32_t b = 0; b < nt; b++)
+    if (kv->blk[b].ref_cnt != refs[b])
+      return check_fail(err, "block %u: ref_cnt %u but %u table entries", b, kv->blk[b].ref_cnt, refs[b]);
+  /* tails of tables (index >= n_hashed) are private and unhashed; chain state matches */
+  for (size_t q = 0; q < n_seqs; q++) {
     const kv_seq *s = seqs[q];
     for (uint32_t i = s->n_hashed; i < s->n_blocks; i++) {
       const kv_block *x = &kv->blk[s->blocks[i]];
-      if (x->hash != 0 || x->ref_cnt != 1) {
-        rc = check_fail(err, "seq %zu entry %u (beyond n_hashed): block %u is hashed or shared", q, i,
-                        s->blocks[i]);
-        break;
-      }
+      if (x->hash != 0 || x->ref_cnt != 1)
+        return check_fail(err, "seq %zu entry %u (beyond n_hashed): block %u is hashed or shared", q, i, s->blocks[i]);
     }
-    if (rc == SIM_OK && s->n_hashed > 0) {
+    if (s->n_hashed > 0) {
       const kv_block *x = &kv->blk[s->blocks[s->n_hashed - 1]];
       if (x->hash != 0 && x->hash != s->last_hash)
-        rc = check_fail(err, "seq %zu: last_hash differs from the hash of block %u (entry %u)", q,
-                        s->blocks[s->n_hashed - 1], s->n_hashed - 1);
+        return check_fail(err, "seq %zu: last_hash differs from the hash of block %u (entry %u)", q,
+                          s->blocks[s->n_hashed - 1], s->n_hashed - 1);
     }
   }
-  /* 4. free queue: well linked, only free blocks, length == num_free */
-  if (rc == SIM_OK) {
-    uint32_t len = 0, prev = sentinel;
-    for (uint32_t b = kv->blk[sentinel].next; b != sentinel; prev = b, b = kv->blk[b].next) {
-      if (b >= nb) {
-        rc = check_fail(err, "free queue: link to block %u out of range after %u (position %u)", b, prev,
-                        len);
-        break;
-      }
-      if (kv->blk[b].prev != prev) {
-        rc = check_fail(err, "free queue: block %u has prev %u, expected %u", b, kv->blk[b].prev, prev);
-        break;
-      }
-      if (!kv->blk[b].in_free || kv->blk[b].ref_cnt) {
-        rc = check_fail(err, "free queue: block %u (position %u) has ref_cnt %u", b, len,
-                        kv->blk[b].ref_cnt);
-        break;
-      }
-      if (++len > nb) {
-        rc = check_fail(err, "free queue: cycle (longer than %u blocks)", nb);
-        break;
-      }
+  return SIM_OK;
+}
+
+/* The queue: well linked; nodes are cached free blocks or non-empty runs, no
+ * two runs side by side; every free block is in it exactly once (cached
+ * blocks as nodes, anonymous ones counted in runs and listed on the stack). */
+static int check_queue(const kv_mgr *kv, uint8_t *seen, sim_err *err) {
+  uint32_t nb = kv->num_blocks, nt = kv->n_touched, sentinel = nb, prev = sentinel;
+  uint64_t len = 0, cached = 0, anon = 0;
+  kv_mgr *m = (kv_mgr *)kv; /* lnk() reads only */
+  for (uint32_t x = kv->sent.next; x != sentinel; prev = x, x = lnk(m, x)->next) {
+    if (x < nb) {
+      if (x >= nt) return check_fail(err, "free queue: block %u was never handed out", x);
+      if (kv->blk[x].ref_cnt || !kv->blk[x].hash)
+        return check_fail(err, "free queue: block %u (position %" PRIu64 ") has ref_cnt %u, hash %s", x, len,
+                          kv->blk[x].ref_cnt, kv->blk[x].hash ? "set" : "none");
+      if (seen[x]) return check_fail(err, "free queue: block %u twice", x);
+      seen[x] = 1;
+      cached++;
+    } else {
+      if (x - nb - 1 >= kv->run_used) return check_fail(err, "free queue: node %u is no run", x);
+      uint32_t c = kv->run[x - nb - 1].count;
+      if (c == 0) return check_fail(err, "free queue: empty run at position %" PRIu64, len);
+      if (is_run(kv, prev)) return check_fail(err, "free queue: two runs side by side at position %" PRIu64, len);
+      anon += c;
     }
-    if (rc == SIM_OK && kv->blk[sentinel].prev != prev)
-      rc = check_fail(err, "free queue: tail is %u but the last block reached is %u", kv->blk[sentinel].prev,
-                      prev);
-    uint32_t n_flag = 0;
-    for (uint32_t b = 0; b < nb; b++) n_flag += kv->blk[b].in_free;
-    if (rc == SIM_OK && (len != kv->num_free || n_flag != len))
-      rc = check_fail(err, "free queue: %u linked, num_free %u, %u blocks flagged free", len, kv->num_free,
-                      n_flag);
+    if (lnk(m, x)->prev != prev) return check_fail(err, "free queue: node %u has prev %u, expected %u", x, lnk(m, x)->prev, prev);
+    if (++len > (uint64_t)nb + kv->run_used) return check_fail(err, "free queue: cycle");
   }
-  /* 5. hash table <-> block hashes is a bijection; every entry reachable */
-  if (rc == SIM_OK) {
-    uint32_t mask = kv->ht_cap - 1, n_entries = 0, n_hashed_blocks = 0;
-    for (uint32_t i = 0; i < kv->ht_cap && rc == SIM_OK; i++) {
-      uint64_t key = kv->ht_key[i];
-      if (!key) continue;
-      n_entries++;
-      uint32_t b = kv->ht_val[i];
-      if (b >= nb || kv->blk[b].hash != key) {
-        rc = check_fail(err, "hash table slot %u: maps to block %u which does not carry hash %016" PRIx64, i, b, key);
-        break;
-      }
-      for (uint32_t j = ht_home(kv, key); j != i; j = (j + 1) & mask)
-        if (!kv->ht_key[j]) {
-          rc = check_fail(err, "hash table slot %u: unreachable from home %u (empty slot %u)", i,
-                          ht_home(kv, key), j);
-          break;
-        }
-    }
-    for (uint32_t b = 0; b < nb; b++) n_hashed_blocks += kv->blk[b].hash != 0;
-    if (rc == SIM_OK && (n_entries != n_hashed_blocks || n_entries != kv->ht_n))
-      rc = check_fail(err, "hash table: %u entries (count %u) but %u blocks carry a hash", n_entries, kv->ht_n,
+  if (kv->sent.prev != prev) return check_fail(err, "free queue: tail is %u but the last node reached is %u", kv->sent.prev, prev);
+  if (anon != (uint64_t)kv->n_anon + (nb - nt))
+    return check_fail(err, "free queue: runs count %" PRIu64 " blocks, but %u are on the stack and %u never used", anon,
+                      kv->n_anon, nb - nt);
+  if (cached + anon != kv->num_free)
+    return check_fail(err, "free queue: %" PRIu64 " cached + %" PRIu64 " anonymous, num_free %u", cached, anon, kv->num_free);
+  for (uint32_t i = 0; i < kv->n_anon; i++) {
+    uint32_t b = kv->anon[i];
+    if (b >= nt || seen[b] || kv->blk[b].ref_cnt || kv->blk[b].hash)
+      return check_fail(err, "anonymous stack entry %u: block %u is out of range, listed twice, in use or cached", i, b);
+    seen[b] = 1;
+  }
+  for (uint32_t b = 0; b < nt; b++)
+    if ((kv->blk[b].ref_cnt == 0) != (seen[b] != 0))
+      return check_fail(err, "block %u: ref_cnt %u but %s the free queue", b, kv->blk[b].ref_cnt, seen[b] ? "in" : "not in");
+  return SIM_OK;
+}
+
+/* The hash table and the block hashes are a bijection; every entry reachable. */
+static int check_hashes(const kv_mgr *kv, sim_err *err) {
+  uint32_t mask = kv->ht_cap - 1, n_entries = 0, n_hashed_blocks = 0;
+  for (uint32_t i = 0; i < kv->ht_cap; i++) {
+    uint64_t key = kv->ht_key[i];
+    if (!key) continue;
+    n_entries++;
+    uint32_t b = kv->ht_val[i];
+    if (b >= kv->n_touched || kv->blk[b].hash != key)
+      return check_fail(err, "hash table slot %u: maps to block %u which does not carry hash %016" PRIx64, i, b, key);
+    for (uint32_t j = ht_home(kv, key); j != i; j = (j + 1) & mask)
+      if (!kv->ht_key[j])
+        return check_fail(err, "hash table slot %u: unreachable from home %u (empty slot %u)", i, ht_home(kv, key), j);
+  }
+  for (uint32_t b = 0; b < kv->n_touched; b++) n_hashed_blocks += kv->blk[b].hash != 0;
+  if (n_entries != n_hashed_blocks || n_entries != kv->ht_n)
+    return check_fail(err, "hash table: %u entries (count %u) but %u blocks carry a hash", n_entries, kv->ht_n,
                       n_hashed_blocks);
-    if (rc == SIM_OK && !kv->caching && n_entries)
-      rc = check_fail(err, "hash table: %u entries with prefix caching off", n_entries);
-  }
+  if (2ull * kv->ht_n > kv->ht_cap && kv->ht_n) return check_fail(err, "hash table: %u entries in %u slots", kv->ht_n, kv->ht_cap);
+  if (!kv->caching && n_entries) return check_fail(err, "hash table: %u entries with prefix caching off", n_entries);
+  return SIM_OK;
+}
+
+int kv_check(const kv_mgr *kv, const kv_seq *const *seqs, size_t n_seqs, sim_err *err) {
+  size_t nt = kv->n_touched ? kv->n_touched : 1;
+  uint32_t *refs = sim_calloc(nt, sizeof *refs);
+  size_t *stamp = sim_calloc(nt, sizeof *stamp); /* last sequence (1-based) seen holding a block */
+  uint8_t *seen = sim_calloc(nt, 1);
+  int rc = check_tables(kv, seqs, n_seqs, refs, stamp, err);
+  if (rc == SIM_OK) rc = check_queue(kv, seen, err);
+  if (rc == SIM_OK) rc = check_hashes(kv, err);
   free(refs);
   free(stamp);
+  free(seen);
   return rc;
 }
