@@ -19,18 +19,124 @@ const char *rq_reject_name(rq_reject r) {
 void metrics_init(metrics_rec *m, sim_ns ts_interval_ns) {
   memset(m, 0, sizeof *m);
   m->ts_interval_ns = ts_interval_ns;
+  m->itl_exact_max = METRICS_EXACT_ITL_RUNS;
+  m->steps_exact_max = METRICS_EXACT_STEPS;
 }
 
 void metrics_deinit(metrics_rec *m) {
   free(m->itl);
   free(m->step_ms);
   free(m->ts);
+  hdr_free(&m->itl_hist);
+  hdr_free(&m->step_hist);
   memset(m, 0, sizeof *m);
 }
 
+/* --- log-linear histogram ------------------------------------------------------ */
+
+static uint32_t hdr_index(uint64_t v) {
+  if (v < HDR_EXACT) return (uint32_t)v;
+  int e = 63 - __builtin_clzll(v); /* >= 11 */
+  uint32_t sub = (uint32_t)(v >> (e - HDR_SUB_BITS)) & ((1u << HDR_SUB_BITS) - 1);
+  return HDR_EXACT + (uint32_t)(e - 11) * (1u << HDR_SUB_BITS) + sub;
+}
+
+/* The value a bucket stands for: itself below HDR_EXACT, else its midpoint. */
+static double hdr_value(uint32_t idx) {
+  if (idx < HDR_EXACT) return (double)idx;
+  uint32_t k = idx - HDR_EXACT, e = 11 + (k >> HDR_SUB_BITS), sub = k & ((1u << HDR_SUB_BITS) - 1);
+  double width = ldexp(1.0, (int)e - HDR_SUB_BITS);
+  return ((double)((1u << HDR_SUB_BITS) + sub) + 0.5) * width;
+}
+
+void hdr_add(hdr_hist *h, uint64_t v, uint64_t n) {
+  if (!n) return;
+  if (!h->count) {
+    h->count = sim_calloc(HDR_BUCKETS, sizeof *h->count);
+    h->min = UINT64_MAX;
+  }
+  h->count[hdr_index(v)] += n;
+  h->total += n;
+  h->sum += v * n;
+  h->sum_sq += (unsigned __int128)v * v * n;
+  if (v < h->min) h->min = v;
+  if (v > h->max) h->max = v;
+}
+
+void hdr_free(hdr_hist *h) {
+  free(h->count);
+  memset(h, 0, sizeof *h);
+}
+
+/* Value at 0-based rank k of the counted values, clamped to the exact extremes. */
+static double hdr_at(const hdr_hist *h, uint64_t k) {
+  uint64_t c = 0;
+  for (uint32_t i = 0; i < HDR_BUCKETS; i++) {
+    c += h->count[i];
+    if (k < c) {
+      double v = hdr_value(i);
+      return v < (double)h->min ? (double)h->min : v > (double)h->max ? (double)h->max : v;
+    }
+  }
+  return (double)h->max;
+}
+
+static double hdr_percentile(const hdr_hist *h, double p) {
+  double pos = p / 100.0 * (double)(h->total - 1);
+  uint64_t lo = (uint64_t)floor(pos);
+  double a = hdr_at(h, lo);
+  if (lo + 1 >= h->total) return a;
+  return a + (hdr_at(h, lo + 1) - a) * (pos - (double)lo);
+}
+
+void hdr_dist(const hdr_hist *h, double scale, dist_stats *out) {
+  memset(out, 0, sizeof *out);
+  if (!h->total) return;
+  double n = (double)h->total, mean = (double)h->sum / n;
+  /* population variance from exact sums: (sum_sq - sum^2 / n) / n */
+  unsigned __int128 s = h->sum, num = h->sum_sq * h->total - s * s; /* >= 0: Cauchy-Schwarz */
+  double var = (double)num / (n * n);
+  out->n = h->total;
+  out->mean = mean / scale;
+  out->std = sqrt(var > 0 ? var : 0) / scale;
+  out->median = hdr_percentile(h, 50) / scale;
+  out->p90 = hdr_percentile(h, 90) / scale;
+  out->p95 = hdr_percentile(h, 95) / scale;
+  out->p99 = hdr_percentile(h, 99) / scale;
+  out->min = (double)h->min / scale;
+  out->max = (double)h->max / scale;
+}
+
+/* The run-length records grew past their limit: every gap so far, and from
+ * now on, goes into the histogram. */
+void metrics_itl_spill(metrics_rec *m, sim_ns gap) {
+  if (!m->itl_hist.count) {
+    for (size_t i = 0; i < m->n_itl; i++) hdr_add(&m->itl_hist, (uint64_t)m->itl[i].gap_ns, m->itl[i].count);
+    free(m->itl);
+    m->itl = NULL;
+    m->n_itl = m->cap_itl = 0;
+  }
+  hdr_add(&m->itl_hist, gap > 0 ? (uint64_t)gap : 0, 1);
+}
+
+static void record_step_time(metrics_rec *m, double total_ns) {
+  m->n_steps++;
+  if (!m->step_hist.count && m->n_step_ms < m->steps_exact_max) {
+    SIM_GROW(m->step_ms, m->cap_steps, m->n_step_ms + 1);
+    m->step_ms[m->n_step_ms++] = (float)(total_ns / 1e6);
+    return;
+  }
+  if (!m->step_hist.count) { /* spill: the floats (ms) back to ns */
+    for (size_t i = 0; i < m->n_step_ms; i++) hdr_add(&m->step_hist, (uint64_t)llround((double)m->step_ms[i] * 1e6), 1);
+    free(m->step_ms);
+    m->step_ms = NULL;
+    m->n_step_ms = m->cap_steps = 0;
+  }
+  hdr_add(&m->step_hist, total_ns > 0 ? (uint64_t)llround(total_ns) : 0, 1);
+}
+
 void metrics_step(metrics_rec *m, const batch_desc *b, const step_cost *c) {
-  SIM_GROW(m->step_ms, m->cap_steps, m->n_steps + 1);
-  m->step_ms[m->n_steps++] = (float)(c->total_ns / 1e6);
+  record_step_time(m, c->total_ns);
   for (int i = 0; i < OP_COUNT; i++) m->op_ns[i] += c->op_ns[i];
   for (int i = 0; i < BOUND_COUNT; i++) m->bound_ns[i] += c->bound_ns[i];
   m->busy_ns += c->total_ns;
@@ -176,6 +282,10 @@ static double run_percentile(const itl_run *r, size_t n, uint64_t total, double 
 
 static void itl_dist(const metrics_rec *m, dist_stats *out) {
   memset(out, 0, sizeof *out);
+  if (m->itl_hist.count) {
+    hdr_dist(&m->itl_hist, 1e6, out);
+    return;
+  }
   if (!m->n_itl) return;
   /* merge equal gaps so percentile walks are short */
   itl_run *r = sim_malloc(m->n_itl * sizeof *r);
@@ -276,16 +386,22 @@ void metrics_summarize(const metrics_rec *m, req_times_fn get, const void *ctx, 
   }
   out->peak_in_system = m->peak_in_system;
   out->steps = m->n_steps;
+  out->itl_from_histogram = m->itl_hist.count != NULL;
+  out->steps_from_histogram = m->step_hist.count != NULL;
   if (m->n_steps) {
     out->mean_batch_seqs = (double)m->batch_seqs_sum / (double)m->n_steps;
     out->mean_batch_tokens = (double)m->tokens / (double)m->n_steps;
-    double *s = sim_malloc(m->n_steps * sizeof *s);
-    for (size_t i = 0; i < m->n_steps; i++) s[i] = m->step_ms[i];
     dist_stats st;
-    metrics_dist(s, m->n_steps, &st);
+    if (m->step_hist.count) {
+      hdr_dist(&m->step_hist, 1e6, &st);
+    } else {
+      double *s = sim_malloc(m->n_step_ms * sizeof *s);
+      for (size_t i = 0; i < m->n_step_ms; i++) s[i] = m->step_ms[i];
+      metrics_dist(s, m->n_step_ms, &st);
+      free(s);
+    }
     out->mean_step_ms = st.mean;
     out->median_step_ms = st.median;
     out->p99_step_ms = st.p99;
-    free(s);
   }
 }

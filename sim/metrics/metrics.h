@@ -13,6 +13,14 @@
  * ITL storage: one run-length entry (gap, count) per distinct consecutive gap
  * within a step: a decode step usually gives every sequence the same gap, so
  * memory is O(steps), not O(tokens), and the percentiles stay exact.
+ * Step times: one float (ms) per step, exact.
+ * Bounded memory (fleets, days of traffic): past METRICS_EXACT_ITL_RUNS runs
+ * or METRICS_EXACT_STEPS steps, that record spills into a log-linear
+ * histogram (hdr_hist: exact below 2048 ns, then 1024 buckets per octave),
+ * whose percentiles are within HDR_REL_ERR of the exact ones; count, mean,
+ * std, min and max stay exact (integer sums). The summary says which
+ * statistics came from a histogram (itl_from_histogram, steps_from_histogram)
+ * and every report names it. No run of the test suite comes near the limits.
  *
  * Ownership: metrics_init/metrics_deinit on caller storage. */
 #ifndef SIM_METRICS_H
@@ -57,6 +65,25 @@ typedef struct req_times {
   sim_ns finish_ns;       /* last token */
 } req_times;
 
+/* Log-linear histogram of non-negative integers (ns). */
+enum {
+  HDR_EXACT = 2048,  /* values below are counted exactly */
+  HDR_SUB_BITS = 10, /* 1024 buckets per octave above */
+  HDR_BUCKETS = HDR_EXACT + (64 - 11) * (1 << HDR_SUB_BITS),
+};
+#define HDR_REL_ERR (1.0 / 2048.0) /* a percentile is the midpoint of a bucket at most 1/1024 of its value wide */
+typedef struct hdr_hist {
+  uint64_t *count;          /* [HDR_BUCKETS] */
+  uint64_t total, min, max; /* values counted; their extremes */
+  unsigned __int128 sum;    /* exact sum */
+  unsigned __int128 sum_sq; /* exact sum of squares */
+} hdr_hist;
+
+enum {
+  METRICS_EXACT_ITL_RUNS = 1 << 22, /* 64 MiB of (gap, count) runs */
+  METRICS_EXACT_STEPS = 1 << 23,    /* 32 MiB of step times */
+};
+
 typedef struct itl_run {
   sim_ns gap_ns;  /* inter-token gap */
   uint64_t count; /* tokens with this gap, consecutive in emission order */
@@ -79,8 +106,12 @@ typedef struct ts_row {
 typedef struct metrics_rec {
   itl_run *itl;
   size_t n_itl, cap_itl;
-  float *step_ms; /* duration of every step, ms */
-  size_t n_steps, cap_steps;
+  hdr_hist itl_hist;  /* after the spill (itl_hist.count != NULL): every gap, the runs above included */
+  float *step_ms;     /* duration of every step, ms, until the spill */
+  size_t n_step_ms, cap_steps;
+  hdr_hist step_hist; /* after the spill: every step's duration in ns */
+  size_t n_steps;     /* steps recorded */
+  size_t itl_exact_max, steps_exact_max; /* spill limits (metrics_init: METRICS_EXACT_*; tests lower them) */
   /* per-step totals */
   double op_ns[OP_COUNT];
   double bound_ns[BOUND_COUNT];
@@ -110,8 +141,11 @@ void metrics_deinit(metrics_rec *m);
 
 /* A request emitted a token `gap` after its previous one (the serving layer
  * keeps each request's own token times). */
+void metrics_itl_spill(metrics_rec *m, sim_ns gap);
 static inline void metrics_itl(metrics_rec *m, sim_ns gap) {
-  if (m->n_itl && m->itl[m->n_itl - 1].gap_ns == gap) {
+  if (m->itl_hist.count || (m->n_itl >= m->itl_exact_max && m->itl[m->n_itl - 1].gap_ns != gap)) {
+    metrics_itl_spill(m, gap);
+  } else if (m->n_itl && m->itl[m->n_itl - 1].gap_ns == gap) {
     m->itl[m->n_itl - 1].count++;
   } else {
     SIM_GROW(m->itl, m->cap_itl, m->n_itl + 1);
@@ -122,6 +156,7 @@ static inline void metrics_itl(metrics_rec *m, sim_ns gap) {
 }
 
 void metrics_step(metrics_rec *m, const batch_desc *b, const step_cost *c);
+
 /* Piecewise-constant levels: call whenever they change (or before sampling). */
 void metrics_level(metrics_rec *m, sim_ns now, uint32_t in_system, uint32_t waiting);
 void metrics_sample(metrics_rec *m, const ts_row *row);
@@ -130,6 +165,12 @@ typedef struct dist_stats {
   size_t n;
   double mean, median, std, p90, p95, p99, min, max;
 } dist_stats;
+
+/* The histogram on its own (tests, and whoever needs bounded percentiles). */
+void hdr_add(hdr_hist *h, uint64_t v, uint64_t n); /* n values v; allocates the buckets at the first */
+void hdr_free(hdr_hist *h);
+/* numpy-style statistics of the counted values, in units of 1/scale (1e6: ns -> ms). */
+void hdr_dist(const hdr_hist *h, double scale, dist_stats *out);
 
 typedef struct slo_cfg {
   double ttft_ms, tpot_ms, e2el_ms; /* < 0: not part of goodput */
@@ -153,6 +194,7 @@ typedef struct metrics_summary {
   uint32_t peak_in_system;
   double mean_batch_seqs, mean_batch_tokens, mean_step_ms, median_step_ms, p99_step_ms;
   uint64_t steps;
+  bool itl_from_histogram, steps_from_histogram; /* percentiles within HDR_REL_ERR (see above) */
   double prefix_hit_rate;   /* filled by the caller: cached / asked-for tokens at the admission of requests never
                                preempted (vLLM's vllm:prefix_cache_hits / queries) */
   double preempted_prefix_hit_rate; /* the same for re-admissions of preempted requests (vLLM's preempted_*) */

@@ -102,6 +102,13 @@ static void steps_section(jw *o, const run_ctx *r) {
   num(o, "mean_step_ms", s->mean_step_ms);
   num(o, "median_step_ms", s->median_step_ms);
   num(o, "p99_step_ms", s->p99_step_ms);
+  if (s->itl_from_histogram || s->steps_from_histogram) { /* only then: outputs of ordinary runs stay as they were */
+    jw_obj(o, "percentiles_from_histogram");
+    jw_bool(o, "itl", s->itl_from_histogram);
+    jw_bool(o, "step_times", s->steps_from_histogram);
+    num(o, "relative_error_bound", HDR_REL_ERR);
+    jw_end(o);
+  }
   num(o, "mean_batch_sequences", s->mean_batch_seqs);
   num(o, "mean_batch_tokens", s->mean_batch_tokens);
   u64(o, "max_batch_sequences", m->max_batch_seqs);

@@ -88,6 +88,13 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
   dist_block(f, "Inter-token Latency", "ITL", &s->itl_ms);
   dist_block(f, "End-to-end Latency", "E2EL", &s->e2el_ms);
   fprintf(f, "==================================================\n");
+  if (s->itl_from_histogram || s->steps_from_histogram)
+    fprintf(f, "Percentiles of %s from a histogram (the run outgrew exact records): within %.3f%% of the exact "
+               "values; counts, means, std, min and max exact\n",
+            s->itl_from_histogram && s->steps_from_histogram ? "ITL and step times"
+            : s->itl_from_histogram                          ? "ITL"
+                                                             : "step times",
+            100 * HDR_REL_ERR);
   bottleneck b;
   runner_bottleneck(r, &b);
   fprintf(f, "Binding limit: %s\n  %s\n", limit_name(b.primary), b.explain);

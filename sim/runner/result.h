@@ -42,6 +42,7 @@ typedef struct run_result {
   uint32_t in_flight;     /* requests still sent and open at the end */
   uint64_t kv_lookup_tokens, kv_hit_tokens; /* prefix-cache queries and hits of new requests at admission, over
                                                engine cores (vLLM's exported counters) */
+  uint64_t preempted_lookup_tokens, preempted_hit_tokens; /* the same for re-admissions of preempted requests */
   /* the what-if events as the engine applied them (times saturate at SIM_NS_INF) */
   uint32_t n_failures;
   sim_ns failure_at_ns[SCENARIO_MAX_FAILURES];

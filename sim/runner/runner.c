@@ -166,9 +166,18 @@ static void collect(run_ctx *r) {
     pq += s->preempted_queries;
     ph += s->preempted_hits;
   }
+  res->preempted_lookup_tokens = pq;
+  res->preempted_hit_tokens = ph;
+}
+
+/* The summary, from the records alone (the simulation is freed by then: a
+ * million-request run never holds both its requests and the summary's arrays). */
+static void summarize(run_ctx *r) {
+  run_result *res = &r->res;
   metrics_summarize(&res->m, run_result_times, res, res->n_reqs, &r->sc.goodput, &res->sum);
   res->sum.prefix_hit_rate = res->kv_lookup_tokens ? (double)res->kv_hit_tokens / (double)res->kv_lookup_tokens : 0.0;
-  res->sum.preempted_prefix_hit_rate = pq ? (double)ph / (double)pq : 0.0;
+  res->sum.preempted_prefix_hit_rate =
+      res->preempted_lookup_tokens ? (double)res->preempted_hit_tokens / (double)res->preempted_lookup_tokens : 0.0;
 }
 
 static void free_sim(run_ctx *r) {
@@ -192,6 +201,7 @@ int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err) {
   trace_free_rows(&r->tr); /* the records carry the arrivals; the description stays */
   collect(r);
   free_sim(r);
+  summarize(r);
   return SIM_OK;
 }
 

@@ -29,21 +29,16 @@ int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model
     r->queued_ns = SIM_NS_INF;
     r->replica = UINT32_MAX;
     kv_seq_init(&r->kv);
-    r->content.uid = i + 1;
-    r->content.prompt_tokens = q->prompt_tokens;
-    if (q->n_hash) {
-      r->content.kind = KV_CONTENT_HASH_IDS;
-      r->content.hash_ids = tr->hash_ids + q->hash_off;
-      r->content.n_hash = q->n_hash;
-      r->content.hash_block_tokens = tr->hash_block_tokens;
-    } else if (q->session) {
-      r->content.kind = KV_CONTENT_SESSION;
-      r->content.session = q->session;
-    }
+    r->session = q->session;
+    r->hash_off = q->hash_off;
+    r->n_hash = q->n_hash;
   }
   c->reps = sim_calloc(cfg->replicas, sizeof *c->reps);
-  for (uint32_t i = 0; i < cfg->replicas; i++)
+  for (uint32_t i = 0; i < cfg->replicas; i++) {
     sched_init(&c->reps[i].s, &cfg->sched, cfg->kv_blocks, cfg->block_tokens, cfg->prefix_caching);
+    c->reps[i].s.hash_ids = tr->hash_ids;
+    c->reps[i].s.hash_block_tokens = tr->hash_block_tokens;
+  }
   router_init(&c->rt, cfg->router, cfg->replicas);
   des_init(&c->ev);
   metrics_init(&c->m, cfg->sample_interval_ns);

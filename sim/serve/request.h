@@ -46,7 +46,12 @@ typedef struct request {
   uint32_t pending;       /* sampled tokens of scheduled steps that have not ended (placeholders) */
   uint32_t cached_tokens; /* prefix-cache hit tokens at the last admission */
   uint32_t preemptions;   /* times preempted */
-  rq_state state;
+  /* prefix identity (what kv_content says of it, built on demand by the scheduler: a million requests keep
+     12 bytes each rather than a kv_content): */
+  uint32_t session;       /* 0 = none, else the multi-turn session */
+  uint32_t hash_off;      /* first prefix-block id in the trace's hash_ids */
+  uint32_t n_hash;        /* prefix-block ids; 0 = none */
+  uint8_t state;          /* rq_state */
   uint8_t reject;         /* rq_reject */
   sim_ns arrival_ns;      /* trace arrival */
   sim_ns send_ns;         /* sent to the server (client slot acquired): TTFT/E2EL origin */
@@ -56,7 +61,6 @@ typedef struct request {
   sim_ns last_token_ns;   /* latest output token */
   sim_ns finish_ns;       /* last output token (= E2EL end) */
   kv_seq kv;              /* block table */
-  kv_content content;     /* prefix identity */
 } request;
 
 #endif

@@ -49,11 +49,27 @@ static void release(sched *s, request *r) {
   kv_seq_deinit(&r->kv);
 }
 
+/* What request r's tokens are, for prefix hashing (kv.h). */
+static kv_content content_of(const sched *s, const request *r) {
+  kv_content c = {.uid = (uint64_t)r->id + 1, .prompt_tokens = r->prompt_tokens};
+  if (r->n_hash) {
+    c.kind = KV_CONTENT_HASH_IDS;
+    c.hash_ids = s->hash_ids + r->hash_off;
+    c.n_hash = r->n_hash;
+    c.hash_block_tokens = s->hash_block_tokens;
+  } else if (r->session) {
+    c.kind = KV_CONTENT_SESSION;
+    c.session = r->session;
+  }
+  return c;
+}
+
 /* Preempts by recompute: free blocks, reset progress, front of the queue.
  * Tokens it has in flight (pending) still arrive when their steps end. */
 static void preempt(sched *s, request *reqs, uint32_t idx) {
   request *r = &reqs[idx];
-  kv_commit_own(s->kv, &r->kv, &r->content, r->num_computed); /* its blocks stay findable after the free */
+  kv_content c = content_of(s, r);
+  kv_commit_own(s->kv, &r->kv, &c, r->num_computed); /* its blocks stay findable after the free */
   release(s, r);
   r->num_computed = 0;
   r->preemptions++;
@@ -76,8 +92,10 @@ static void account(sched *s, sched_step *st, request *reqs, uint32_t idx, uint3
   request *r = &reqs[idx];
   bool samples = r->num_computed + n == r->num_tokens + r->pending;
   r->num_computed += n;
-  if (r->num_computed / s->block_tokens > r->kv.n_hashed) /* a block fills: register its hash */
-    kv_commit(s->kv, &r->kv, &r->content, r->num_computed);
+  if (r->num_computed / s->block_tokens > r->kv.n_hashed) { /* a block fills: register its hash */
+    kv_content c = content_of(s, r);
+    kv_commit(s->kv, &r->kv, &c, r->num_computed);
+  }
   if (samples) r->pending++;
   item_push(st, idx, n, samples);
 }
@@ -100,7 +118,8 @@ static bool schedule_running(sched *s, sched_step *st, request *reqs, uint32_t *
     /* fast path: the tokens fit in the blocks it already holds (most decode steps) */
     bool fits = (uint64_t)r->num_computed + n <= (uint64_t)r->kv.n_blocks * s->block_tokens;
     if (s->cfg.admission == ADMIT_ON_DEMAND && !fits) {
-      while (!kv_allocate(s->kv, &r->kv, &r->content, 0, r->num_computed + n)) {
+      kv_content c = content_of(s, r);
+      while (!kv_allocate(s->kv, &r->kv, &c, 0, r->num_computed + n)) {
         uint32_t victim = s->running[--s->n_running];
         preempt(s, reqs, victim);
         preempted = true;
@@ -123,14 +142,15 @@ static void schedule_waiting(sched *s, sched_step *st, request *reqs, uint32_t *
     uint32_t known = r->num_tokens + (s->cfg.async_scheduling ? r->pending : 0); /* a preempted request recomputes
                                                                                     its placeholders too */
     uint32_t hits = 0;
-    if (r->num_computed == 0) hits = kv_match_prefix(s->kv, &r->content, known);
+    kv_content c = content_of(s, r);
+    if (r->num_computed == 0) hits = kv_match_prefix(s->kv, &c, known);
     uint32_t want = known - hits;
     if (!s->cfg.chunked_prefill && want > *budget) break;
     uint32_t n = cap_chunk(s, want, *budget);
     uint32_t alloc = hits + n, fit = alloc;
     if (s->cfg.admission == ADMIT_RESERVE_FULL) alloc = fit = r->prompt_tokens + r->output_tokens;
     else if (s->cfg.reserve_full_isl) fit = known;
-    if (!kv_allocate_fit(s->kv, &r->kv, &r->content, hits, alloc, fit)) break;
+    if (!kv_allocate_fit(s->kv, &r->kv, &c, hits, alloc, fit)) break;
     kv_seq_reserve(s->kv, &r->kv, (uint64_t)r->prompt_tokens + r->output_tokens); /* table memory, once */
     ring_pop_front(&s->waiting);
     if (s->caching && r->num_computed == 0) {

@@ -118,6 +118,8 @@ typedef struct sched {
      counts apart (preempted_*), outside the exported hit rate */
   bool caching;
   uint64_t prefix_queries, prefix_hits, preempted_queries, preempted_hits;
+  const uint64_t *hash_ids;   /* the trace's prefix-block ids (borrowed; requests name theirs by offset) */
+  uint32_t hash_block_tokens; /* prompt tokens per id */
 } sched;
 
 int sched_init(sched *s, const sched_cfg *cfg, uint32_t kv_blocks, uint32_t block_tokens, bool prefix_caching);

@@ -134,3 +134,83 @@ Test(metrics, level_integrals) {
   cr_assert_eq(m.peak_in_system, 3);
   metrics_deinit(&m);
 }
+
+/* Within the histogram's bound of the exact value (relative, or exact below 2048 ns). */
+static void near(double got, double want, const char *what) {
+  cr_assert(fabs(got - want) <= HDR_REL_ERR * fabs(want) + 1e-12, "%s: %.9g, exact %.9g (bound %.3g%%)", what, got,
+            want, 100 * HDR_REL_ERR);
+}
+
+Test(metrics, histogram_percentiles_within_bound_and_exact_moments) {
+  rng r;
+  rng_seed(&r, 8);
+  size_t n = 200000;
+  double *ref = malloc(n * sizeof *ref);
+  hdr_hist h = {0};
+  for (size_t i = 0; i < n; i++) {
+    /* log-uniform from 1 ns to 100 s: every octave of the histogram */
+    uint64_t v = (uint64_t)exp((double)rng_below(&r, 1000000) / 1000000.0 * log(1e11));
+    hdr_add(&h, v, 1);
+    ref[i] = (double)v;
+  }
+  dist_stats d, e;
+  hdr_dist(&h, 1.0, &d);
+  metrics_dist(ref, n, &e);
+  cr_assert_eq(d.n, n);
+  cr_assert_float_eq(d.mean, e.mean, 1e-9 * e.mean, "mean exact");
+  cr_assert_float_eq(d.std, e.std, 1e-9 * e.std, "std exact");
+  cr_assert_eq(d.min, e.min);
+  cr_assert_eq(d.max, e.max);
+  near(d.median, e.median, "median");
+  near(d.p90, e.p90, "p90");
+  near(d.p95, e.p95, "p95");
+  near(d.p99, e.p99, "p99");
+  hdr_free(&h);
+  free(ref);
+}
+
+/* A recorder whose exact records outgrow their limit spills into the
+ * histogram: the summary says so, keeps every count, and stays within the bound. */
+Test(metrics, itl_and_steps_spill_past_their_limits) {
+  metrics_rec m, x;
+  metrics_init(&m, 0);
+  metrics_init(&x, 0);
+  m.itl_exact_max = 64;
+  m.steps_exact_max = 100;
+  rng r;
+  rng_seed(&r, 4);
+  for (int i = 0; i < 5000; i++) {
+    sim_ns gap = 9000000 + (sim_ns)rng_below(&r, 4000000);
+    uint64_t cnt = 1 + rng_below(&r, 8);
+    for (uint64_t k = 0; k < cnt; k++) {
+      metrics_itl(&m, gap);
+      metrics_itl(&x, gap);
+    }
+    batch_desc b = {0};
+    b.num_tokens = b.num_seqs = b.num_decode = (uint32_t)cnt;
+    step_cost c = {0};
+    c.total_ns = (double)gap + 0.25;
+    metrics_step(&m, &b, &c);
+    metrics_step(&x, &b, &c);
+  }
+  cr_assert_null(m.itl, "the runs were handed to the histogram");
+  cr_assert_null(m.step_ms);
+  cr_assert_not_null(x.itl, "the default limits keep this run exact");
+  metrics_summary s, t;
+  metrics_summarize(&m, metrics_times_of_array, NULL, 0, NULL, &s);
+  metrics_summarize(&x, metrics_times_of_array, NULL, 0, NULL, &t);
+  cr_assert(s.itl_from_histogram && s.steps_from_histogram);
+  cr_assert(!t.itl_from_histogram && !t.steps_from_histogram);
+  cr_assert_eq(s.itl_ms.n, t.itl_ms.n);
+  cr_assert_eq(s.steps, 5000);
+  cr_assert_float_eq(s.itl_ms.mean, t.itl_ms.mean, 1e-9);
+  cr_assert_float_eq(s.itl_ms.min, t.itl_ms.min, 1e-12);
+  cr_assert_float_eq(s.itl_ms.max, t.itl_ms.max, 1e-12);
+  near(s.itl_ms.median, t.itl_ms.median, "ITL median");
+  near(s.itl_ms.p99, t.itl_ms.p99, "ITL p99");
+  near(s.median_step_ms, t.median_step_ms, "step median");
+  near(s.p99_step_ms, t.p99_step_ms, "step p99");
+  cr_assert_float_eq(s.mean_step_ms, t.mean_step_ms, 1e-6 * t.mean_step_ms);
+  metrics_deinit(&m);
+  metrics_deinit(&x);
+}

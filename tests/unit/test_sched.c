@@ -35,7 +35,6 @@ static uint32_t h_add(harness *h, uint32_t prompt, uint32_t output) {
   r->output_tokens = output;
   r->num_tokens = prompt;
   r->first_sched_ns = SIM_NS_INF;
-  r->content.uid = h->n + 1;
   kv_seq_init(&r->kv);
   sched_add(&h->s, h->reqs, h->n);
   return h->n++;
@@ -228,14 +227,12 @@ Test(sched, prefix_hits_skip_cached_tokens) {
   harness h;
   h_init(&h, 8, 1000, 100, false, ADMIT_ON_DEMAND);
   uint32_t a = h_add(&h, 100, 2);
-  h.reqs[a].content.kind = KV_CONTENT_SESSION;
-  h.reqs[a].content.session = 7;
+  h.reqs[a].session = 7;
   h_step(&h);
   h_step(&h);
   cr_assert_eq(h.reqs[a].state, RQ_FINISHED);
   uint32_t b = h_add(&h, 150, 2);
-  h.reqs[b].content.kind = KV_CONTENT_SESSION;
-  h.reqs[b].content.session = 7;
+  h.reqs[b].session = 7;
   h_step(&h);
   /* a computed 101 tokens: 6 full blocks (96 tokens) are cached */
   cr_assert_eq(h.reqs[b].cached_tokens, 96);
@@ -260,8 +257,9 @@ Test(sched, random_workloads_conserve_tokens_and_blocks) {
         uint32_t cap = blocks * 16;
         uint32_t p = 1 + (uint32_t)rng_below(&r, cap / 2), o = 1 + (uint32_t)rng_below(&r, cap / 2);
         uint32_t id = h_add(&h, p, o);
-        h.reqs[id].content.kind = rng_below(&r, 2) ? KV_CONTENT_SESSION : KV_CONTENT_NONE;
-        h.reqs[id].content.session = rng_below(&r, 3);
+        bool shared = rng_below(&r, 2);
+        uint32_t session = 1 + (uint32_t)rng_below(&r, 3);
+        h.reqs[id].session = shared ? session : 0; /* 0: content of its own */
         want += o;
         added++;
       }
@@ -316,14 +314,12 @@ Test(sched, same_step_admissions_share_a_prefix) {
   h_init(&h, 8, 8192, 1000, false, ADMIT_ON_DEMAND);
   uint64_t ids[4] = {1, 2, 3, 4};
   uint32_t r[3];
+  h.s.hash_ids = ids;
+  h.s.hash_block_tokens = 512;
   for (int i = 0; i < 3; i++) {
     r[i] = h_add(&h, 2048 + 100, 2);
-    kv_content *c = &h.reqs[r[i]].content;
-    c->kind = KV_CONTENT_HASH_IDS;
-    c->hash_ids = ids;
-    c->n_hash = 4;
-    c->hash_block_tokens = 512;
-    c->prompt_tokens = 2048 + 100;
+    h.reqs[r[i]].hash_off = 0;
+    h.reqs[r[i]].n_hash = 4;
   }
   h_step(&h);
   cr_assert_eq(h.bd.num_seqs, 3);
