@@ -12,8 +12,9 @@ int sched_init(sched *s, const sched_cfg *cfg, uint32_t kv_blocks, uint32_t bloc
   s->caching = prefix_caching;
   s->block_tokens = block_tokens;
   s->depth = cfg->pipeline_stages > 1 ? cfg->pipeline_stages : cfg->async_scheduling ? 2 : 1;
-  SIM_ASSERT(s->depth <= SCHED_MAX_DEPTH);
-  ring_init(&s->waiting, 1024);
+  SIM_ASSERT(s->depth >= 1 && s->depth <= SCHED_MAX_DEPTH);
+  s->q = sim_calloc(s->depth, sizeof *s->q);
+  ring_init(&s->waiting, 16); /* grows with the queue: an idle replica of a fleet costs little */
   return SIM_OK;
 }
 
@@ -21,10 +22,11 @@ void sched_deinit(sched *s) {
   kv_free(s->kv);
   ring_free(&s->waiting);
   free(s->running);
-  for (int k = 0; k < SCHED_MAX_DEPTH; k++) {
+  for (uint32_t k = 0; s->q && k < s->depth; k++) {
     free(s->q[k].items);
     free(s->q[k].chunks);
   }
+  free(s->q);
   memset(s, 0, sizeof *s);
 }
 
@@ -194,7 +196,7 @@ static void describe(sched_step *st, const request *reqs) {
 
 sched_step *sched_schedule(sched *s, request *reqs, sim_ns now) {
   SIM_ASSERT(s->q_len < s->depth);
-  sched_step *st = &s->q[(s->q_head + s->q_len) % SCHED_MAX_DEPTH];
+  sched_step *st = &s->q[(s->q_head + s->q_len) % s->depth];
   st->n_items = 0;
   uint32_t budget = s->cfg.max_num_batched_tokens;
   bool preempted = schedule_running(s, st, reqs, &budget);
@@ -242,7 +244,7 @@ uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uin
     r->finish_ns = now;
     done[n_done++] = it->req;
   }
-  s->q_head = (s->q_head + 1) % SCHED_MAX_DEPTH;
+  s->q_head = (s->q_head + 1) % s->depth;
   s->q_len--;
   if (removed) compact_running(s, reqs);
   return n_done;

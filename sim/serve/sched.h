@@ -110,7 +110,7 @@ typedef struct sched {
   uint32_t *running;     /* admission order; includes requests whose last token is in flight */
   uint32_t n_running;
   size_t cap_running;
-  sched_step q[SCHED_MAX_DEPTH]; /* batch queue ring: q[q_head] is the oldest */
+  sched_step *q;         /* [depth] batch queue ring: q[q_head] is the oldest */
   uint32_t q_head, q_len;
   uint64_t preemptions;
   /* prefix-cache stats as vLLM counts them (v1/metrics/stats.py PrefixCacheStats.record): at each admission
@@ -133,7 +133,7 @@ static inline uint32_t sched_num_running(const sched *s) { return s->n_running; 
 static inline bool sched_queue_full(const sched *s) { return s->q_len >= s->depth; }
 /* k-th step of the batch queue, 0 = oldest (the running one). k < q_len. */
 static inline sched_step *sched_queued(sched *s, uint32_t k) {
-  return &s->q[(s->q_head + k) % SCHED_MAX_DEPTH];
+  return &s->q[(s->q_head + k) % s->depth];
 }
 
 /* Schedules one step at `now` and appends it to the batch queue (which must
