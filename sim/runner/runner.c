@@ -142,13 +142,29 @@ static void record_of(const request *r, run_record *out) {
   out->first_sched_ns = r->first_sched_ns, out->first_token_ns = r->first_token_ns, out->finish_ns = r->finish_ns;
 }
 
-/* The finished simulation's result; the cluster's recorder moves into it. */
+/* Rewrites the n requests in place as n records (a record is smaller, so
+ * record i lands on bytes of requests 0..i that are already rewritten) and
+ * shrinks the block: a ten-million-request run never holds both arrays. */
+_Static_assert(sizeof(run_record) <= sizeof(request), "records must fit in place of the requests");
+static run_record *records_in_place(request *reqs, size_t n) {
+  if (!reqs) return sim_calloc(1, sizeof(run_record));
+  char *base = (char *)reqs;
+  for (size_t i = 0; i < n; i++) {
+    request q;
+    memcpy(&q, base + i * sizeof q, sizeof q);
+    run_record rec;
+    record_of(&q, &rec);
+    memcpy(base + i * sizeof rec, &rec, sizeof rec);
+  }
+  return sim_realloc(base, (n ? n : 1) * sizeof(run_record));
+}
+
+/* The finished simulation's result; the cluster's recorder and requests move into it. */
 static void collect(run_ctx *r) {
   cluster *c = r->sim;
   run_result *res = &r->res;
-  res->n_reqs = c->n_reqs;
-  res->reqs = sim_malloc((c->n_reqs ? c->n_reqs : 1) * sizeof *res->reqs);
-  for (size_t i = 0; i < c->n_reqs; i++) record_of(&c->reqs[i], &res->reqs[i]);
+  request *reqs = cluster_take_requests(c, &res->n_reqs);
+  res->reqs = records_in_place(reqs, res->n_reqs);
   res->m = c->m;
   memset(&c->m, 0, sizeof c->m); /* moved: the cluster's deinit must not free it */
   res->engine_cores = c->cfg.replicas;
@@ -182,7 +198,7 @@ static void summarize(run_ctx *r) {
 
 static void free_sim(run_ctx *r) {
   if (!r->sim) return;
-  if (r->sim->reqs) cluster_deinit(r->sim);
+  cluster_deinit(r->sim); /* safe on a cluster whose init failed part way (zeroed first) */
   free(r->sim);
   r->sim = NULL;
 }

@@ -56,12 +56,25 @@ int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model
   return SIM_OK;
 }
 
-void cluster_deinit(cluster *c) {
-  for (size_t i = 0; i < c->n_reqs; i++) {
+static void release_tables(cluster *c) {
+  for (size_t i = 0; c->reqs && i < c->n_reqs; i++) {
     request *r = &c->reqs[i];
     if (r->kv.n_blocks) kv_seq_free(c->reps[r->replica].s.kv, &r->kv); /* still held at the end (interrupt, time limit) */
     kv_seq_deinit(&r->kv);
   }
+}
+
+request *cluster_take_requests(cluster *c, size_t *n) {
+  release_tables(c);
+  request *r = c->reqs;
+  *n = c->n_reqs;
+  c->reqs = NULL;
+  c->n_reqs = 0;
+  return r;
+}
+
+void cluster_deinit(cluster *c) {
+  release_tables(c);
   if (c->reps)
     for (uint32_t i = 0; i < c->cfg.replicas; i++) sched_deinit(&c->reps[i].s);
   free(c->reps);

@@ -104,6 +104,12 @@ void cluster_run(cluster *c);
  * preemption count is totalled; the level integrals stop at the last event
  * processed (no extra time-series sample is taken). Idempotent. */
 void cluster_finish(cluster *c);
+/* Hands the request array over to the caller (who frees it with free()),
+ * after cluster_finish: every block table is released first, so the caller
+ * may reuse the memory (the runner rewrites it in place into the result's
+ * smaller records: a run never holds both). *n gets the count. The cluster
+ * keeps no request afterwards; cluster_deinit still frees everything else. */
+request *cluster_take_requests(cluster *c, size_t *n);
 /* Time of the next pending event (SIM_NS_INF if none). */
 sim_ns cluster_next_time(const cluster *c);
 
