@@ -141,7 +141,7 @@ int gen_trace(trace *out, const gen_params *p, sim_err *err) {
   rng r;
   rng_seed(&r, p->seed);
   out->cap = (size_t)p->num_prompts; /* exactly: ten million rows must not round up to 16 million */
-  out->reqs = sim_malloc(out->cap * sizeof *out->reqs);
+  out->reqs = sim_calloc(out->cap, sizeof *out->reqs); /* zeroed: rows compare bytewise, padding too */
   bool timed = isfinite(p->request_rate);
   double scale = timed ? 1.0 / (p->request_rate * p->burstiness) : 0, t_s = 0;
   double target_s = timed ? (double)p->num_prompts / p->request_rate : 0;
