@@ -1,4 +1,5 @@
 /* run_flags.c: scenario flags shared by run, sweep and capacity. */
+#include "config/mig.h"
 #include "cli/run_flags.h"
 
 #include <float.h>
@@ -379,6 +380,9 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   if (f->engine && (rc = set_name(sc->engine, sizeof sc->engine, f->engine, "engine", err))) return rc;
   if (f->profile && (rc = set_name(sc->profile, sizeof sc->profile, f->profile, "profile", err))) return rc;
   if ((rc = apply_deployment(f, sc, err))) return rc;
+  /* a MIG slice (--gpu GPU:PROFILE) holds one replica: without --tp, the default scenario's TP4 becomes TP1 */
+  char whole[64], profile[64];
+  if (f->gpu && !f->tp && mig_split(f->gpu, whole, sizeof whole, profile, sizeof profile)) sc->deploy.tp = 1;
   if ((rc = apply_workload(f, sc, err))) return rc;
   return apply_whatif(f, sc, err);
 }

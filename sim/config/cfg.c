@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "config/cfg.h"
+#include "config/mig.h"
 #include "config/engver.h"
 #include "core/embed.h"
 
@@ -224,7 +225,14 @@ int cfg_model_load(model_cfg *m, const char *name_or_path, sim_err *err) {
 }
 
 int cfg_gpu_load(gpu_cfg *g, const char *name_or_path, sim_err *err) {
-  char *text, what[1100];
+  char *text, what[1100], whole[1024], profile[64];
+  if (mig_split(name_or_path, whole, sizeof whole, profile, sizeof profile)) { /* "h200:3g.71gb": a MIG slice */
+    gpu_cfg *w = sim_malloc(sizeof *w);
+    int rc = cfg_gpu_load(w, whole, err);
+    if (!rc) rc = mig_slice(g, w, profile, err);
+    free(w);
+    return rc ? sim_err_prefix(err, "--gpu %s", name_or_path) : SIM_OK;
+  }
   int rc = load_text(CFG_GPU, name_or_path, &text, what, sizeof what, err);
   if (rc) return rc;
   rc = cfg_gpu_parse(g, text, what, err);
@@ -271,6 +279,12 @@ void deploy_init(deploy_cfg *d) {
  * cache), and the scheduler and memory knobs (engine-version defaults). */
 static int resolve_parallel(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, sim_err *err) {
   if (!d->tp) d->tp = 1;
+  if (g->mig_parent[0] && (d->tp > 1 || d->pp > 1 || d->dp > 1))
+    return sim_errf(err, SIM_EINPUT,
+                    "%s is a MIG slice: slices share no NVLink, so tensor, pipeline and data parallelism across them "
+                    "are not modelled (tensor_parallel_size %u, pipeline_parallel_size %u, data_parallel_size %u); "
+                    "run one replica per slice (--replicas N) or use a larger slice",
+                    g->name, d->tp, d->pp ? d->pp : 1, d->dp ? d->dp : 1);
   if (d->tp > MAX_TP)
     return sim_errf(err, SIM_EINPUT, "tensor_parallel_size %u is out of range 1..%u", d->tp, MAX_TP);
   if (m->q_heads % d->tp)

@@ -89,6 +89,19 @@ typedef struct model_cfg {
 
 typedef enum link_kind { LINK_NVLINK = 0, LINK_PCIE } link_kind;
 
+/* A MIG GPU-instance profile as nvidia-smi names it, "<N>g.<M>gb" (a "+me"
+ * suffix: the same slice with the media engines). NVIDIA's profile tables
+ * (MIG user guide, "Supported MIG Profiles") give a profile N/7 of the SMs
+ * and M/8 of the memory and L2 in "memory slices"; the GPU file lists its
+ * profiles and how many of each fit on one GPU (config/mig.c). */
+#define CFG_MAX_MIG 12
+typedef struct mig_profile {
+  char name[24];
+  uint32_t compute_slices; /* N of 7 */
+  uint32_t memory_slices;  /* of 8: memory, L2 and (servesim's assumption) HBM bandwidth */
+  uint32_t max_instances;  /* on one GPU, when every instance has this profile */
+} mig_profile;
+
 typedef struct gpu_cfg {
   char name[64];             /* short name, e.g. "h200" */
   char full_name[128];       /* e.g. "NVIDIA H200 SXM 141GB" */
@@ -110,6 +123,14 @@ typedef struct gpu_cfg {
   char aliases[CFG_MAX_ALIASES][64]; /* other names of this GPU type: kernel-db directory ("h100_sxm"),
                                         device strings as CUDA reports them ("NVIDIA H100 80GB HBM3") */
   uint32_t naliases;         /* entries of aliases[] in use */
+  /* MIG: the profiles a whole GPU can be cut into (its file's "mig"; n_mig 0: not MIG-capable) */
+  mig_profile mig[CFG_MAX_MIG];
+  uint32_t n_mig;
+  char mig_balanced[128];    /* NVIDIA's mixed "all-balanced" layout, e.g. "2x1g.18gb+1x2g.35gb+1x3g.71gb"; "" none */
+  char mig_source[768];
+  /* a MIG slice ("h200:3g.71gb", cfg_gpu_load): the whole GPU's name and the slice's shares; "" for a whole GPU */
+  char mig_parent[64];
+  uint32_t mig_compute_slices, mig_memory_slices;
 } gpu_cfg;
 
 typedef enum admit_policy {

@@ -25,6 +25,7 @@
 
 #include "config/cfg.h"
 #include "config/jsonx.h"
+#include "config/mig.h"
 
 #define MIB 1048576.0
 
@@ -413,8 +414,9 @@ static const kspec gpu_specs[] = {
     {"gpus_per_node", K_U32, R_POS, false, GOFF(gpus_per_node), 0, 0},
     {"network_bandwidth_gb_s", K_NUM, R_POS, false, GOFF(net_Bps), 0, 1e9},
     {"network_latency_us", K_NUM, R_POS, false, GOFF(net_latency_ns), 0, 1e3},
+    {"mig", K_SPECIAL, R_ANY, false, 0, 0, 0},
 };
-enum { G_TFLOPS = 4, G_LINK = 5, G_ALIASES = 12 };
+enum { G_TFLOPS = 4, G_LINK = 5, G_ALIASES = 12, G_MIG = 16 };
 
 /* dense_tflops members, stored into gpu_cfg.flops[] (FLOP/s). INT4 is
  * weight-only (dequantized into the bf16 path) and FP32 is not a serving
@@ -453,6 +455,8 @@ int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err) 
     else rc = jx_fail(&j, l, NULL, "interconnect", "expected \"nvlink\" or \"pcie\", got \"%s\"", l->valuestring);
   }
   if (!rc) rc = parse_aliases(&j, found[G_ALIASES], g->aliases[0], sizeof g->aliases[0], &g->naliases);
+  SIM_ASSERT(!strcmp(gpu_specs[G_MIG].key, "mig"));
+  if (!rc && found[G_MIG]) rc = mig_parse(&j, found[G_MIG], g);
   /* optional node facts (cfg.h): an 8-GPU node, one 400 Gb/s NIC per GPU */
   if (!g->gpus_per_node) g->gpus_per_node = 8;
   if (!(g->net_Bps > 0)) g->net_Bps = 50e9;

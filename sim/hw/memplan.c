@@ -191,19 +191,21 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
   if (pp > 1) snprintf(stage, sizeof stage, " (pipeline stage %u of %u, %u layers)", p->binding_stage, pp,
                        p->stage_layers[p->binding_stage]);
   snprintf(who, sizeof who, "%s %s on %u x %s%s", m->name, dtype_name(d->weight_dtype), t * pp, g->name, stage);
+  /* what to change: a slice cannot be split further (no NVLink between slices), only made larger */
+  const char *larger = g->mig_parent[0] ? "use a larger MIG slice" : "use a larger --tensor-parallel-size";
   if (p->weights_bytes > p->budget_bytes)
     return sim_errf(err, SIM_EINPUT,
                     "%s: weights %.1f GiB per GPU exceed the %.1f GiB budget (%.1f GiB x gpu_memory_utilization "
-                    "%.2f); use a larger --tensor-parallel-size, --pipeline-parallel-size or --quantization",
-                    who, p->weights_bytes / GIB, p->budget_bytes / GIB, p->device_bytes / GIB, util);
+                    "%.2f); %s%s or --quantization",
+                    who, p->weights_bytes / GIB, p->budget_bytes / GIB, p->device_bytes / GIB, util, larger,
+                    g->mig_parent[0] ? "" : ", --pipeline-parallel-size");
   if (p->kv_bytes <= 0)
     return sim_errf(err, SIM_EINPUT,
                     "%s: no memory left for the KV cache: budget %.1f GiB - weights %.1f GiB - activations %.1f "
-                    "GiB - CUDA graphs %.1f GiB - runtime %.1f GiB = %.1f GiB per GPU; use a larger "
-                    "--tensor-parallel-size or --quantization, lower --max-num-batched-tokens or raise "
-                    "--gpu-memory-utilization",
+                    "GiB - CUDA graphs %.1f GiB - runtime %.1f GiB = %.1f GiB per GPU; %s or --quantization, "
+                    "lower --max-num-batched-tokens or raise --gpu-memory-utilization",
                     who, p->budget_bytes / GIB, p->weights_bytes / GIB, p->activation_bytes / GIB,
-                    p->cuda_graph_bytes / GIB, p->runtime_bytes / GIB, p->kv_bytes / GIB);
+                    p->cuda_graph_bytes / GIB, p->runtime_bytes / GIB, p->kv_bytes / GIB, larger);
 
   uint32_t nblocks = p->stage_kv_blocks[p->binding_stage];
   uint64_t tokens = (uint64_t)nblocks * block;

@@ -92,6 +92,16 @@ static int attach(prof_sel *s, const prof *p, const char *path, const gpu_cfg *g
   int rc = cfg_gpu_load(&s->other_gpu, prof_gpu_name(p), err);
   if (rc) return sim_err_prefix(err, "%s: measured on GPU '%s'", path, prof_gpu_name(p));
   s->other = p;
+  if (gpu->mig_parent[0] && !strcmp(s->other_gpu.name, gpu->mig_parent)) {
+    if (snprintf(s->source, sizeof s->source,
+             "measured kernel tables %s (%s) of the whole %s, scaled to the MIG slice %s by its shares (%u/7 of the "
+             "tensor-core peaks for compute-bound kernels, %u/8 of the HBM bandwidth for memory-bound ones); "
+             "roofline where they have no data",
+             name, origin[0] ? origin : path, s->other_gpu.name, gpu->name, gpu->mig_compute_slices,
+             gpu->mig_memory_slices) >= (int)sizeof s->source)
+      s->source[sizeof s->source - 2] = '~'; /* a long path was cut: the description only */
+    return SIM_OK;
+  }
   if (origin[0])
     snprintf(s->source, sizeof s->source,
              "measured kernel tables %s (%s) of %s, scaled to %s by the datasheet ratios; roofline where they have "
@@ -182,6 +192,8 @@ static int choose_auto(prof_sel *s, const gpu_cfg *gpu, const engine_cfg *engine
   }
   free(buf);
   const cand *pick = pick_version(c, (int)n, gpu->name, engine->version);
+  if (!pick && gpu->mig_parent[0]) pick = pick_version(c, (int)n, gpu->mig_parent, engine->version); /* a MIG slice:
+                                                                                           its whole GPU's tables */
   if (!pick) {
     const char *other = nearest_gpu(c, (int)n, gpu);
     if (other) pick = pick_version(c, (int)n, other, engine->version);

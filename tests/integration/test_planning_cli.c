@@ -546,3 +546,28 @@ Test(planning_cli, data_parallel_ranks) {
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "data_parallel_size x tensor_parallel_size = 3 does not divide the 8 experts"), "%s", err);
 }
+
+/* MIG slices as GPUs (issue mig-cloud): the slice's memory budget and step times from the whole GPU's tables,
+   a model that does not fit refused with the numbers, TP across slices refused, a run on a slice. */
+Test(planning_cli, mig_slices) {
+  int rc = tu_run_cli("plan --model llama-3.1-8b --gpu h200:1g.18gb", out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 2, "8B BF16 does not fit 1/8 of an H200: exit %d\n%s", rc, err);
+  cr_assert(strstr(err, "h200:1g.18gb") && strstr(err, "weights 15.0 GiB") && strstr(err, "budget 16.1 GiB"), "%s",
+            err);
+  cr_assert(strstr(err, "a larger MIG slice"), "the advice fits a slice: %s", err);
+  rc = tu_run_cli("plan --model llama-3.1-8b --gpu h200:3g.71gb", out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "%s", err);
+  cr_assert(strstr(out, "MIG 3g.71gb slice: 70.2 GiB"), "%s", out);
+  cr_assert(strstr(out, "of the whole h200, scaled to the MIG slice h200:3g.71gb by its shares (3/7"), "%s", out);
+  cr_assert(strstr(out, "1 x h200:3g.71gb (TP1)"), "a slice defaults to TP1: %s", out);
+  rc = tu_run_cli("plan --model llama-3.1-8b --gpu h200:3g.71gb --tp 2", out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 2);
+  cr_assert(strstr(err, "share no NVLink"), "%s", err);
+  rc = tu_run_cli("plan --model llama-3.1-8b --gpu h200:9g.1gb", out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 2);
+  cr_assert(strstr(err, "no MIG profile '9g.1gb'; its profiles: 1g.18gb"), "%s", err);
+  rc = tu_run_cli("run --model llama-3.1-8b --gpu h200:3g.71gb --num-prompts 40 --request-rate 2 --replicas 2", out,
+                  sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "%s", err);
+  cr_assert(strstr(out, "Successful requests:                     40"), "%s", out);
+}
