@@ -1,6 +1,7 @@
 /* capacity.c: per-candidate rate search (one replica, bisection on the
  * thread pool), replicas for the target, verification of the cheapest, and
  * the verdicts (see capacity.h). Workers write only their own candidate. */
+#include "config/mig.h"
 #include "plan/capacity.h"
 
 #include <math.h>
@@ -303,6 +304,74 @@ static void summarize(capacity_set *s) {
 #undef ADD
 }
 
+/* MIG layouts of one GPU: a slice profile's rate per replica x the instances of it one GPU holds (each slice
+ * is isolated: its own SMs, memory and bandwidth, so slices side by side do not slow each other), and
+ * NVIDIA's mixed all-balanced layout when every profile of it was a candidate. Names the best per GPU. */
+static void mig_layouts(capacity_set *s) {
+  size_t o = 0, n = sizeof s->mig_layouts;
+  char *w = s->mig_layouts;
+  w[0] = 0;
+#define ADD(...) o += (size_t)snprintf(w + o, o < n ? n - o : 0, __VA_ARGS__)
+  char done[8][64];
+  int n_done = 0;
+  for (size_t i = 0; i < s->n && n_done < 8; i++) {
+    gpu_cfg slice, whole;
+    sim_err ignore;
+    if (cfg_gpu_load(&slice, s->c[i].cfg.gpu, &ignore) || !slice.mig_parent[0]) continue;
+    bool seen = false;
+    for (int k = 0; k < n_done; k++) seen |= !strcmp(done[k], slice.mig_parent);
+    if (seen || cfg_gpu_load(&whole, slice.mig_parent, &ignore)) continue;
+    snprintf(done[n_done++], sizeof done[0], "%s", slice.mig_parent);
+    double best = 0;
+    char best_name[192] = "";
+    ADD("%sMIG layouts of one %s (a profile's req/s per slice x the slices of it one GPU holds; slices are isolated):",
+        o ? "\n" : "", whole.name);
+    for (size_t j = 0; j < s->n; j++) {
+      gpu_cfg g;
+      if (cfg_gpu_load(&g, s->c[j].cfg.gpu, &ignore) || strcmp(g.mig_parent, whole.name)) continue;
+      const char *pname = strchr(s->c[j].cfg.gpu, ':') + 1;
+      const mig_profile *m = mig_find(&whole, pname);
+      if (!m) continue;
+      double per_gpu = s->c[j].feasible ? s->c[j].max_rate * m->max_instances : 0;
+      ADD(" %u x %s %s", m->max_instances, pname,
+          !s->c[j].feasible ? "cannot start;" : per_gpu > 0 ? "" : "misses the SLOs;");
+      if (per_gpu > 0) ADD("%.3g req/s;", per_gpu);
+      if (per_gpu > best) best = per_gpu, snprintf(best_name, sizeof best_name, "%u x %s", m->max_instances, pname);
+    }
+    if (whole.mig_balanced[0]) { /* "2x1g.18gb+1x2g.35gb+1x3g.71gb" */
+      double sum = 0;
+      bool all = true;
+      char buf[128];
+      snprintf(buf, sizeof buf, "%s", whole.mig_balanced);
+      char *save = NULL;
+      for (char *part = strtok_r(buf, "+", &save); part && all; part = strtok_r(NULL, "+", &save)) {
+        unsigned cnt = 0;
+        char pn[32];
+        all = sscanf(part, "%ux%31s", &cnt, pn) == 2;
+        double r = 0;
+        bool found = false;
+        for (size_t j = 0; all && j < s->n && !found; j++) {
+          const char *c = strchr(s->c[j].cfg.gpu, ':');
+          if (c && !strncmp(s->c[j].cfg.gpu, whole.name, (size_t)(c - s->c[j].cfg.gpu)) && !strcmp(c + 1, pn))
+            found = true, r = s->c[j].feasible ? s->c[j].max_rate : 0;
+        }
+        all = all && found && r > 0;
+        sum += cnt * r;
+      }
+      if (all) {
+        ADD(" all-balanced (%s) %.3g req/s;", whole.mig_balanced, sum);
+        if (sum > best) best = sum, snprintf(best_name, sizeof best_name, "all-balanced (%s)", whole.mig_balanced);
+      } else {
+        ADD(" all-balanced (%s): not every profile of it is a candidate that meets the SLOs;", whole.mig_balanced);
+      }
+    }
+    if (best > 0) ADD(" best: %s, %.3g req/s per %s.", best_name, best, whole.name);
+    else ADD(" no layout meets the SLOs.");
+  }
+  if (o) ADD(" ($/hour above prices a slice at its share N/7 of the GPU-hour, an assumption; one rents whole GPUs.)");
+#undef ADD
+}
+
 /* ---- public ---------------------------------------------------------------- */
 
 int capacity_prepare(capacity_set *s, const scenario *base, const grid_spec *g, const bisect_opts *bo, sim_err *err) {
@@ -364,6 +433,7 @@ int capacity_execute(capacity_set *s, unsigned jobs, pool_progress_fn progress, 
     c->usd_per_hour = c->gpus * c->cfg.price_per_gpu_hour;
   }
   recommend(s);
+  mig_layouts(s);
   for (size_t i = 0; i < s->n; i++) explain(s, &s->c[i]);
   summarize(s);
   return SIM_OK;

@@ -80,6 +80,8 @@ typedef struct capacity_set {
   run_ctx *verify_run;      /* its verification run (for reports), or NULL */
   int n_verify_runs;
   char summary[4096];
+  char mig_layouts[2048];   /* when candidates are MIG slices: requests/s of one whole GPU per layout, the best
+                               named ("" otherwise) */
 } capacity_set;
 
 /* Checks the spec (SLOs and a target rate present, an open-loop workload,

@@ -114,6 +114,7 @@ int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err) {
     jw_null(&j, "recommendation");
   }
   jw_str(&j, "summary", s->summary);
+  if (s->mig_layouts[0]) jw_str(&j, "mig_layouts", s->mig_layouts);
   jw_arr(&j, "candidates");
   for (size_t i = 0; i < s->n; i++) candidate_json(&j, s, &s->c[i]);
   jw_end(&j);
@@ -140,4 +141,5 @@ void capacity_print(const capacity_set *s, FILE *f) {
       fprintf(f, "%3zu%s  %-34.34s %10s %8s %6s %9s  %s\n", i, mark, c->label, "-", "-", "-", "-", c->why);
   }
   fprintf(f, "\n%s\n", s->summary);
+  if (s->mig_layouts[0]) fprintf(f, "\n%s\n", s->mig_layouts);
 }

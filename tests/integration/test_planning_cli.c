@@ -571,3 +571,20 @@ Test(planning_cli, mig_slices) {
   cr_assert_eq(rc, 0, "%s", err);
   cr_assert(strstr(out, "Successful requests:                     40"), "%s", out);
 }
+
+/* capacity over MIG profiles of one GPU: the per-GPU layouts (homogeneous and NVIDIA's all-balanced), the best
+   named; slices default to TP1 */
+Test(planning_cli, capacity_mig_layouts) {
+  int rc = tu_run_cli("capacity --model llama-3.1-8b --quantization fp8 --max-model-len 8192 --num-prompts 200 "
+                      "--gpu h200:1g.18gb,h200:2g.35gb,h200:3g.71gb,h200:7g.141gb --slo ttft_p99=2000 "
+                      "--slo tpot_p99=100 --target-rate 10",
+                      out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "%s", err);
+  cr_assert(strstr(out, "MIG layouts of one h200"), "%s", out);
+  cr_assert(strstr(out, "7 x 1g.18gb") && strstr(out, "3 x 2g.35gb") && strstr(out, "2 x 3g.71gb") &&
+                strstr(out, "1 x 7g.141gb"),
+            "%s", out);
+  cr_assert(strstr(out, "all-balanced (2x1g.18gb+1x2g.35gb+1x3g.71gb)"), "%s", out);
+  cr_assert(strstr(out, "best: "), "%s", out);
+  cr_assert(strstr(out, "TP1 on h200:"), "%s", out);
+}
