@@ -25,12 +25,16 @@ int cmd_capacity(int argc, char **argv) {
   plan_flags *pf = sim_calloc(1, sizeof *pf);
   plan_flags_init(pf);
   double target = 0, tol = 0;
+  const char *instances = NULL;
   uint32_t max_probes = 0;
   bool seen_target = false, seen_tol = false;
   const cli_opt extra[] = {
       {"target-rate", NULL, CLI_F64, &target, "R", "requests/s the whole deployment must serve (the peak to plan for)", &seen_target},
       {"rel-tol", NULL, CLI_F64, &tol, "F", "bisection stops when the failing rate is within F of the passing one (default 0.02)", &seen_tol},
       {"max-probes", NULL, CLI_U32, &max_probes, "N", "simulations per candidate at most (default 24)", NULL},
+      {"instances", NULL, CLI_STR, &instances, "NAME,...",
+       "price per rented cloud instance (configs/instances: aws-p5.48xlarge, ... or files): each candidate on the "
+       "cheapest type holding its replicas, several per instance when they fit", NULL},
       {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
   cli_opt opts[200];
   int n = cli_opts_append(opts, plan_flags_table(pf, "candidates", opts, 180), 200, extra);
@@ -74,6 +78,7 @@ int cmd_capacity(int argc, char **argv) {
     g->target_rate = target;
   }
   if (capacity_prepare(s, base, g, &bo, &err) || plan_flags_check_outputs(pf, &err)) goto fail;
+  if (instances && capacity_set_instances(s, instances, &err)) goto fail;
   plan_progress prog;
   plan_progress_start(&prog, "candidates", plan_flags_progress(pf));
   double t0 = plan_wall_s();

@@ -31,8 +31,8 @@
 
 #define EMBED_PREFIX "<embedded> "
 
-static const char *const kind_dir[] = {"models", "gpus", "engines", "examples", "profiles"};
-static const char *const kind_word[] = {"model", "gpu", "engine", "scenario", "profile"};
+static const char *const kind_dir[] = {"models", "gpus", "engines", "examples", "profiles", "instances"};
+static const char *const kind_word[] = {"model", "gpu", "engine", "scenario", "profile", "instance"};
 
 static bool ends_with(const char *s, const char *suf) {
   size_t n = strlen(s), k = strlen(suf);
@@ -213,6 +213,10 @@ static int load_text(cfg_kind kind, const char *arg, char **text, char *what, si
   }
   snprintf(what, wn, "%s", path);
   return sim_read_file(path, text, NULL, err);
+}
+
+int cfg_read(cfg_kind kind, const char *name_or_path, char **text, char *what, size_t wn, sim_err *err) {
+  return load_text(kind, name_or_path, text, what, wn, err);
 }
 
 int cfg_model_load(model_cfg *m, const char *name_or_path, sim_err *err) {

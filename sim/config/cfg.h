@@ -269,7 +269,7 @@ static inline uint32_t deploy_gpus(const deploy_cfg *d) {
 void deploy_layout_text(const deploy_cfg *d, char *buf, size_t n);
 
 /* Kinds of named configs and where their files live. */
-typedef enum cfg_kind { CFG_MODEL = 0, CFG_GPU, CFG_ENGINE, CFG_SCENARIO, CFG_PROFILE } cfg_kind;
+typedef enum cfg_kind { CFG_MODEL = 0, CFG_GPU, CFG_ENGINE, CFG_SCENARIO, CFG_PROFILE, CFG_INSTANCE } cfg_kind;
 
 /* Resolves a name or path to a readable path (disk or embedded). Returns
  * SIM_EINPUT listing the known names when nothing matches. */
@@ -277,6 +277,8 @@ int cfg_find(cfg_kind kind, const char *name_or_path, char *path_out, size_t n, 
 /* Lists known names of a kind (embedded and under $SERVESIM_DATA_DIR), sorted,
  * comma-separated, into buf. */
 void cfg_list(cfg_kind kind, char *buf, size_t n);
+/* The text of a named config (embedded or on disk; *text malloc'd) and what to call it in messages. */
+int cfg_read(cfg_kind kind, const char *name_or_path, char **text, char *what, size_t wn, sim_err *err);
 
 int cfg_model_load(model_cfg *m, const char *name_or_path, sim_err *err);
 int cfg_gpu_load(gpu_cfg *g, const char *name_or_path, sim_err *err);

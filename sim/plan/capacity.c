@@ -166,6 +166,58 @@ done:
   free(pl);
 }
 
+/* ---- cost ------------------------------------------------------------------------ */
+
+/* GPUs and dollars of c's replicas: per GPU-hour, or with a catalog per rented instance (the cheapest type
+ * that holds them, replicas packed several per instance when they fit). */
+static void cost_of(const capacity_set *s, cap_candidate *c) {
+  uint32_t per_replica = c->cfg.tp * c->cfg.pp * c->cfg.dp;
+  c->gpus = c->replicas * per_replica;
+  c->usd_per_hour = c->gpus * c->cfg.price_per_gpu_hour; /* a MIG slice: its share of the GPU's price (mig.h) */
+  c->inst = -1;
+  c->no_instance[0] = 0;
+  gpu_cfg g, w;
+  sim_err err;
+  if (cfg_gpu_load(&g, c->cfg.gpu, &err)) {
+    if (s->n_inst) snprintf(c->no_instance, sizeof c->no_instance, "%.500s", err.msg);
+    return;
+  }
+  if (g.mig_parent[0] && !cfg_gpu_load(&w, g.mig_parent, &err)) { /* whole GPUs, each cut into this profile */
+    const mig_profile *m = mig_find(&w, strchr(g.name, ':') + 1);
+    if (m) c->gpus = (c->replicas + m->max_instances - 1) / m->max_instances;
+  }
+  if (!s->n_inst) return;
+  double best = INFINITY;
+  char why[256] = "";
+  for (uint32_t k = 0; k < s->n_inst; k++) {
+    uint32_t n = 0, per = instance_pack(&s->inst[k], &g, per_replica, c->replicas, &n, why, sizeof why);
+    double usd = n * s->inst[k].price_per_hour;
+    if (per && usd < best) best = usd, c->inst = (int)k, c->n_instances = n, c->per_instance = per;
+  }
+  if (c->inst < 0) {
+    snprintf(c->no_instance, sizeof c->no_instance, "no instance of the catalog holds it (%s%s)", why,
+             s->n_inst > 1 ? ", and the others likewise" : "");
+    c->usd_per_hour = 0;
+    return;
+  }
+  c->usd_per_hour = best;
+}
+
+int capacity_set_instances(capacity_set *s, const char *list, sim_err *err) {
+  char buf[2048];
+  if (strlen(list) >= sizeof buf) return sim_errf(err, SIM_EINPUT, "--instances: list too long");
+  snprintf(buf, sizeof buf, "%s", list);
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    s->inst = sim_realloc(s->inst, (s->n_inst + 1) * sizeof *s->inst);
+    int rc = cfg_instance_load(&s->inst[s->n_inst], tok, err);
+    if (rc) return sim_err_prefix(err, "--instances %s", tok);
+    s->n_inst++;
+  }
+  if (!s->n_inst) return sim_errf(err, SIM_EINPUT, "--instances: no instance named");
+  return SIM_OK;
+}
+
 /* ---- verification ------------------------------------------------------------ */
 
 static void verify(capacity_set *s, cap_candidate *c) {
@@ -189,8 +241,7 @@ static void verify(capacity_set *s, cap_candidate *c) {
     if (ok) {
       c->verified = 1;
       c->replicas = R;
-      c->gpus = R * c->cfg.tp * c->cfg.pp * c->cfg.dp;
-      c->usd_per_hour = c->gpus * c->cfg.price_per_gpu_hour;
+      cost_of(s, c);
       if (s->verify_run) {
         runner_free(s->verify_run);
         free(s->verify_run);
@@ -225,7 +276,7 @@ static void recommend(capacity_set *s) {
     int next = -1;
     for (size_t i = 0; i < s->n; i++) {
       cap_candidate *c = &s->c[i];
-      if (!c->feasible || c->max_rate <= 0 || c->verified) continue;
+      if (!c->feasible || c->max_rate <= 0 || c->verified || c->no_instance[0]) continue;
       if (next < 0 || cheaper(c, &s->c[next])) next = (int)i;
     }
     if (next < 0) break;
@@ -260,6 +311,13 @@ static void explain(capacity_set *s, cap_candidate *c) {
     ADD("; at %.3g req/s %s reaches %.4g ms (objective %g ms), %s binds", c->fail_rate, s->slo.it[c->fail_slo].key,
         c->fail_value_ms, s->slo.it[c->fail_slo].limit_ms, limit_name(c->limit));
   ADD(": %u replica%s = %u GPUs", c->replicas, c->replicas == 1 ? "" : "s", c->gpus);
+  if (c->no_instance[0]) {
+    ADD("; %s", c->no_instance);
+    return;
+  }
+  if (c->inst >= 0)
+    ADD(" on %u x %s (%u replica%s each, $%.2f/h each)", c->n_instances, s->inst[c->inst].name, c->per_instance,
+        c->per_instance == 1 ? "" : "s", s->inst[c->inst].price_per_hour);
   if (c->usd_per_hour > 0) ADD(" ($%.2f/h)", c->usd_per_hour);
   if (c->verified == 1) ADD(", verified at %g req/s", s->target_rate);
   else if (c->verified == -1) ADD(", but the verification at %g req/s missed the SLOs even with %d more replicas", s->target_rate, CAP_VERIFY_EXTRA);
@@ -289,7 +347,14 @@ static void summarize(capacity_set *s) {
     if (b->cfg.dp > 1) snprintf(pp, sizeof pp, " x DP%u", b->cfg.dp);
     ADD("Serve %g req/s at %s with %s: %u replica%s of TP%u%s on %s = %u GPUs", s->target_rate, d, b->label,
         b->replicas, b->replicas == 1 ? "" : "s", b->cfg.tp, pp, b->cfg.gpu, b->gpus);
-    if (b->usd_per_hour > 0) ADD(" ($%.2f per hour)", b->usd_per_hour);
+    if (b->inst >= 0) {
+      const instance_cfg *in = &s->inst[b->inst];
+      ADD(", rented as %u x %s (%s, %u GPUs each) at $%.2f per hour; price %s%s%s%s", b->n_instances, in->name,
+          in->provider, in->gpu_count, b->usd_per_hour, in->price_assumed ? "ASSUMED: " : "from ", in->price_source,
+          in->price_date[0] ? ", " : "", in->price_date);
+    } else if (b->usd_per_hour > 0) {
+      ADD(" ($%.2f per hour)", b->usd_per_hour);
+    }
     ADD(". Verified by simulating %g req/s on %u replicas (least-outstanding router):", s->target_rate, b->replicas);
     for (int k = 0; k < s->slo.n; k++)
       ADD(" %s %.4g ms%s", s->slo.it[k].key, b->verify_slo.value_ms[k], k + 1 < s->slo.n ? "," : ".");
@@ -323,7 +388,7 @@ static void mig_layouts(capacity_set *s) {
     if (seen || cfg_gpu_load(&whole, slice.mig_parent, &ignore)) continue;
     snprintf(done[n_done++], sizeof done[0], "%s", slice.mig_parent);
     double best = 0;
-    char best_name[192] = "";
+    char best_name[256] = "";
     ADD("%sMIG layouts of one %s (a profile's req/s per slice x the slices of it one GPU holds; slices are isolated):",
         o ? "\n" : "", whole.name);
     for (size_t j = 0; j < s->n; j++) {
@@ -336,7 +401,11 @@ static void mig_layouts(capacity_set *s) {
       ADD(" %u x %s %s", m->max_instances, pname,
           !s->c[j].feasible ? "cannot start;" : per_gpu > 0 ? "" : "misses the SLOs;");
       if (per_gpu > 0) ADD("%.3g req/s;", per_gpu);
-      if (per_gpu > best) best = per_gpu, snprintf(best_name, sizeof best_name, "%u x %s", m->max_instances, pname);
+      if (per_gpu > best) {
+        best = per_gpu;
+        snprintf(best_name, sizeof best_name, "%u x %s (each slice %.3g req/s at the SLOs, then %s binds)",
+                 m->max_instances, pname, s->c[j].max_rate, limit_name(s->c[j].limit));
+      }
     }
     if (whole.mig_balanced[0]) { /* "2x1g.18gb+1x2g.35gb+1x3g.71gb" */
       double sum = 0;
@@ -365,10 +434,15 @@ static void mig_layouts(capacity_set *s) {
         ADD(" all-balanced (%s): not every profile of it is a candidate that meets the SLOs;", whole.mig_balanced);
       }
     }
-    if (best > 0) ADD(" best: %s, %.3g req/s per %s.", best_name, best, whole.name);
+    if (best > 0)
+      ADD(" best: %s, %.3g req/s per %s. Each slice holds its own copy of the weights: smaller slices leave less "
+          "memory for the KV cache and batch fewer requests, while a larger one shares its SMs and bandwidth among "
+          "more requests.", best_name, best, whole.name);
     else ADD(" no layout meets the SLOs.");
   }
-  if (o) ADD(" ($/hour above prices a slice at its share N/7 of the GPU-hour, an assumption; one rents whole GPUs.)");
+  if (o && !s->n_inst)
+    ADD(" (GPUs above are whole GPUs cut into that profile; $/hour prices a slice at its share N/7 of the GPU-hour, "
+        "an assumption: --instances prices what one rents.)");
 #undef ADD
 }
 
@@ -429,8 +503,7 @@ int capacity_execute(capacity_set *s, unsigned jobs, pool_progress_fn progress, 
     double per = c->bis.unbounded ? s->bo.hi : c->max_rate;
     c->replicas = (uint32_t)ceil(s->target_rate / per - 1e-9);
     if (c->replicas < 1) c->replicas = 1;
-    c->gpus = c->replicas * c->cfg.tp * c->cfg.pp * c->cfg.dp;
-    c->usd_per_hour = c->gpus * c->cfg.price_per_gpu_hour;
+    cost_of(s, c);
   }
   recommend(s);
   mig_layouts(s);
@@ -445,6 +518,7 @@ void capacity_free(capacity_set *s) {
     free(s->verify_run);
   }
   free(s->c);
+  free(s->inst);
   memset(s, 0, sizeof *s);
   s->best = -1;
 }

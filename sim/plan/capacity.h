@@ -28,6 +28,7 @@
 
 #include <stdio.h>
 
+#include "config/instance.h"
 #include "plan/bisect.h"
 #include "plan/sweep.h"
 
@@ -64,6 +65,11 @@ typedef struct cap_candidate {
   int verified;             /* 0 = not verified, 1 = verified at `replicas`, -1 = failed verification */
   slo_result verify_slo;    /* the verification run's SLO values */
   metrics_summary verify_sum;
+  /* with an instance catalog (capacity_set_instances): the cheapest instance type that holds its replicas */
+  int inst;                 /* index in capacity_set.inst, -1 = none */
+  uint32_t n_instances;     /* instances rented (replicas packed, several per instance when they fit) */
+  uint32_t per_instance;    /* replicas one instance holds */
+  char no_instance[512];    /* why no instance of the catalog holds it ("" when one does) */
 } cap_candidate;
 
 typedef struct capacity_set {
@@ -80,6 +86,8 @@ typedef struct capacity_set {
   run_ctx *verify_run;      /* its verification run (for reports), or NULL */
   int n_verify_runs;
   char summary[4096];
+  instance_cfg *inst;       /* the catalog (--instances), n_inst of them; costs are per rented instance */
+  uint32_t n_inst;
   char mig_layouts[2048];   /* when candidates are MIG slices: requests/s of one whole GPU per layout, the best
                                named ("" otherwise) */
 } capacity_set;
@@ -90,6 +98,9 @@ int capacity_prepare(capacity_set *s, const scenario *base, const grid_spec *g, 
                      sim_err *err);
 int capacity_execute(capacity_set *s, unsigned jobs, pool_progress_fn progress, void *pctx, sim_err *err);
 void capacity_free(capacity_set *s);
+/* Prices deployments per rented instance: `list` names instance types (configs/instances or files),
+ * comma-separated. Call after capacity_prepare, before capacity_execute. */
+int capacity_set_instances(capacity_set *s, const char *list, sim_err *err);
 
 int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err);
 void capacity_print(const capacity_set *s, FILE *f);

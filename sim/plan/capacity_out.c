@@ -105,6 +105,20 @@ int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err) {
     jw_u64(&j, "gpus", b->gpus);
     if (b->usd_per_hour > 0) jw_num(&j, "usd_per_hour", b->usd_per_hour);
     else jw_null(&j, "usd_per_hour");
+    if (b->inst >= 0) {
+      const instance_cfg *in = &s->inst[b->inst];
+      jw_obj(&j, "instance");
+      jw_str(&j, "name", in->name);
+      jw_str(&j, "provider", in->provider);
+      jw_u64(&j, "count", b->n_instances);
+      jw_u64(&j, "gpus_each", in->gpu_count);
+      jw_u64(&j, "replicas_each", b->per_instance);
+      jw_num(&j, "usd_per_instance_hour", in->price_per_hour);
+      jw_str(&j, "price_date", in->price_date);
+      jw_str(&j, "price_source", in->price_source);
+      jw_bool(&j, "price_is_assumption", in->price_assumed);
+      jw_end(&j);
+    }
     jw_num(&j, "max_request_rate", b->max_rate);
     jw_bool(&j, "verified", b->verified == 1);
     slo_values(&j, "verified_slo_ms", s, b->verify_slo.value_ms);

@@ -588,3 +588,20 @@ Test(planning_cli, capacity_mig_layouts) {
   cr_assert(strstr(out, "best: "), "%s", out);
   cr_assert(strstr(out, "TP1 on h200:"), "%s", out);
 }
+
+/* capacity --instances: deployments priced per rented instance, the cheapest type named with its price source */
+Test(planning_cli, capacity_instances) {
+  int rc = tu_run_cli("capacity --model llama-3.1-70b --gpu h100-sxm,h200 --tp 4,8 --quantization fp8 --slo "
+                      "ttft_p99=2000 --slo tpot_p99=50 --target-rate 20 --num-prompts 200 --max-model-len 8192 "
+                      "--instances aws-p5.48xlarge,lambda-8x-h100,generic-8x-h200,tier2-1x-h100",
+                      out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "%s", err);
+  cr_assert(strstr(out, "rented as ") && strstr(out, "; price "), "%s", out);
+  cr_assert(strstr(out, "x lambda-8x-h100") || strstr(out, "x generic-8x-h200"), "the cheapest 8-GPU type: %s", out);
+  cr_assert(strstr(out, "disintermediate.global") || strstr(out, "ASSUMED"), "the price's source: %s", out);
+  rc = tu_run_cli("capacity --model llama-3.1-8b --gpu h200 --tp 1 --slo ttft_p99=2000 --target-rate 5 "
+                  "--num-prompts 50 --instances nope",
+                  out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 2);
+  cr_assert(strstr(err, "--instances nope") && strstr(err, "unknown instance 'nope'"), "%s", err);
+}
