@@ -322,6 +322,7 @@ void rh_capacity_sections(FILE *f, const capacity_set *s) {
            s->bo.rel_tol, s->bo.max_probes, s->target_rate);
   rh_para(f, "note", note);
   cap_table(f, s);
+  if (s->mig_layouts[0]) rh_para(f, NULL, s->mig_layouts);
   rh_heading(f, 2, "Latency and throughput vs request rate (one replica)");
   rh_para(f, "note", "Every simulation the search ran; the diamond marks each candidate's knee, the highest rate "
                      "meeting every objective (labelled for the recommendation). Points on the top edge are off the "

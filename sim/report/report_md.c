@@ -145,6 +145,7 @@ static void capacity_md(FILE *f, const capacity_set *s) {
     cell(f, c->why);
     fputs("\n", f);
   }
+  if (s->mig_layouts[0]) fprintf(f, "\n%s\n", s->mig_layouts);
   if (s->best >= 0) {
     const cap_candidate *b = &s->c[s->best];
     fprintf(f, "\n## Search for the recommendation (%s)\n\n| rate (req/s) | meets |", b->label);
