@@ -3,6 +3,7 @@
  * weights-and-bandwidth check, and the four gates. Sizes print in GiB (2^30)
  * where they are device memory and in GB (1e9) for the classic check, as the
  * datasheets and the usual back-of-envelope write them. */
+#include "config/mig.h"
 #include "plan/plan.h"
 
 #include <math.h>
@@ -372,6 +373,20 @@ static void layouts_print(const plan_result *p, FILE *f) {
   }
 }
 
+/* A MIG slice: what it is a share of, and how many of it one GPU holds (config/mig.h). */
+static void plan_print_mig(const plan_result *p, FILE *f) {
+  const gpu_cfg *g = &p->gpu;
+  gpu_cfg w;
+  sim_err ignore;
+  if (!g->mig_parent[0] || cfg_gpu_load(&w, g->mig_parent, &ignore)) return;
+  const mig_profile *m = mig_find(&w, strchr(g->name, ':') + 1);
+  if (!m) return;
+  fprintf(f, "  MIG slice: %u/7 of the SMs and tensor cores (%u SMs), %u/8 of the memory, L2 and HBM bandwidth "
+             "(%.2f TB/s); one %s holds %u of these%s%s%s\n",
+          m->compute_slices, g->sm_count, m->memory_slices, g->hbm_Bps / 1e12, w.name, m->max_instances,
+          w.mig_balanced[0] ? " (or NVIDIA's balanced layout " : "", w.mig_balanced, w.mig_balanced[0] ? ")" : "");
+}
+
 void plan_print(const plan_result *p, FILE *f) {
   const deploy_cfg *d = &p->deploy;
   const mem_plan *m = &p->mem;
@@ -383,6 +398,7 @@ void plan_print(const plan_result *p, FILE *f) {
           dtype_name(d->weight_dtype), dtype_name(d->act_dtype), dtype_name(d->kv_dtype), d->max_model_len,
           d->max_num_seqs, d->max_num_batched_tokens);
   fprintf(f, "Memory per GPU (%s: %.1f GiB as the driver reports it)\n", p->gpu.full_name, m->device_bytes / GIB);
+  plan_print_mig(p, f);
   if (m->pp > 1) {
     fprintf(f, "  pipeline stages (vLLM's split of %u layers; the first holds the embedding, the last the LM head):\n",
             p->model.layers);
