@@ -47,8 +47,9 @@
  * cached like any other.
  *
  * Invariants beyond those of kv.h (checked by kv_check):
- *   - a block with ref 0 is either in the queue as a node (it has a hash)
- *     or on the anonymous stack (it has none); never both;
+ *   - a free block is either in the queue as a node (ref 0, a hash) or on
+ *     the anonymous stack (no hash; its record's ref_cnt may be a stale 1,
+ *     see kv_seq_free); never both; a block in use is in neither;
  *   - the runs' counts add up to the stack's size plus the never-used
  *     blocks; no run is empty and no two runs are neighbours;
  *   - the hash table holds exactly the blocks with hash != 0, each under its
@@ -499,7 +500,20 @@ static void commit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t computed
 }
 
 void kv_seq_free(kv_mgr *kv, kv_seq *s) {
-  for (uint32_t i = s->n_blocks; i-- > 0;) {
+  /* The private tail (entries >= n_hashed: ref 1, no hash, see kv_check) goes first, as anonymous blocks, without
+     touching their records: a record on the anonymous stack is not read again until the block is handed out,
+     which rewrites it (its ref_cnt is left at a stale 1). This is most of every free: a million requests'
+     blocks, scattered over the pool, would otherwise cost a cache miss each. */
+  SIM_ASSERT(s->n_hashed <= s->n_blocks);
+  uint32_t k = s->n_blocks - s->n_hashed;
+  if (k) {
+    if (is_run(kv, kv->sent.prev)) run_of(kv, kv->sent.prev)->count += k;
+    else fq_link_tail(kv, run_new(kv, k));
+    SIM_GROW(kv->anon, kv->anon_cap, (size_t)kv->n_anon + k);
+    for (uint32_t i = s->n_blocks; i-- > s->n_hashed;) kv->anon[kv->n_anon++] = s->blocks[i];
+    kv->num_free += k;
+  }
+  for (uint32_t i = s->n_hashed; i-- > 0;) {
     uint32_t b = s->blocks[i];
     SIM_ASSERT(kv->blk[b].ref_cnt > 0);
     if (--kv->blk[b].ref_cnt == 0) fq_append(kv, b);
@@ -522,7 +536,7 @@ static int check_fail(sim_err *err, const char *fmt, ...) {
 }
 
 static int check_tables(const kv_mgr *kv, const kv_seq *const *seqs, size_t n_seqs, uint32_t *refs, size_t *stamp,
-                        sim_err *err) {
+                        const uint8_t *anon, sim_err *err) {
   uint32_t nt = kv->n_touched;
   for (size_t q = 0; q < n_seqs; q++) {
     const kv_seq *s = seqs[q];
@@ -532,13 +546,14 @@ static int check_tables(const kv_mgr *kv, const kv_seq *const *seqs, size_t n_se
     for (uint32_t i = 0; i < s->n_blocks; i++) {
       uint32_t b = s->blocks[i];
       if (b >= nt) return check_fail(err, "seq %zu entry %u: block %u was never handed out (%u were)", q, i, b, nt);
+      if (anon[b]) return check_fail(err, "seq %zu entry %u: block %u is free (on the anonymous stack)", q, i, b);
       if (stamp[b] == q + 1) return check_fail(err, "seq %zu entry %u: block %u appears twice in one table", q, i, b);
       stamp[b] = q + 1;
       refs[b]++;
     }
   }
   for (uint32_t b = 0; b < nt; b++)
-    if (kv->blk[b].ref_cnt != refs[b])
+    if (!anon[b] && kv->blk[b].ref_cnt != refs[b])
       return check_fail(err, "block %u: ref_cnt %u but %u table entries", b, kv->blk[b].ref_cnt, refs[b]);
   /* tails of tables (index >= n_hashed) are private and unhashed; chain state matches */
   for (size_t q = 0; q < n_seqs; q++) {
@@ -561,9 +576,9 @@ static int check_tables(const kv_mgr *kv, const kv_seq *const *seqs, size_t n_se
 /* The queue: well linked; nodes are cached free blocks or non-empty runs, no
  * two runs side by side; every free block is in it exactly once (cached
  * blocks as nodes, anonymous ones counted in runs and listed on the stack). */
-static int check_queue(const kv_mgr *kv, uint8_t *seen, sim_err *err) {
+static int check_queue(const kv_mgr *kv, uint8_t *seen, const uint8_t *anon, sim_err *err) {
   uint32_t nb = kv->num_blocks, nt = kv->n_touched, sentinel = nb, prev = sentinel;
-  uint64_t len = 0, cached = 0, anon = 0;
+  uint64_t len = 0, cached = 0, n_run = 0;
   kv_mgr *m = (kv_mgr *)kv; /* lnk() reads only */
   for (uint32_t x = kv->sent.next; x != sentinel; prev = x, x = lnk(m, x)->next) {
     if (x < nb) {
@@ -579,25 +594,25 @@ static int check_queue(const kv_mgr *kv, uint8_t *seen, sim_err *err) {
       uint32_t c = kv->run[x - nb - 1].count;
       if (c == 0) return check_fail(err, "free queue: empty run at position %" PRIu64, len);
       if (is_run(kv, prev)) return check_fail(err, "free queue: two runs side by side at position %" PRIu64, len);
-      anon += c;
+      n_run += c;
     }
     if (lnk(m, x)->prev != prev) return check_fail(err, "free queue: node %u has prev %u, expected %u", x, lnk(m, x)->prev, prev);
     if (++len > (uint64_t)nb + kv->run_used) return check_fail(err, "free queue: cycle");
   }
   if (kv->sent.prev != prev) return check_fail(err, "free queue: tail is %u but the last node reached is %u", kv->sent.prev, prev);
-  if (anon != (uint64_t)kv->n_anon + (nb - nt))
-    return check_fail(err, "free queue: runs count %" PRIu64 " blocks, but %u are on the stack and %u never used", anon,
+  if (n_run != (uint64_t)kv->n_anon + (nb - nt))
+    return check_fail(err, "free queue: runs count %" PRIu64 " blocks, but %u are on the stack and %u never used", n_run,
                       kv->n_anon, nb - nt);
-  if (cached + anon != kv->num_free)
-    return check_fail(err, "free queue: %" PRIu64 " cached + %" PRIu64 " anonymous, num_free %u", cached, anon, kv->num_free);
+  if (cached + n_run != kv->num_free)
+    return check_fail(err, "free queue: %" PRIu64 " cached + %" PRIu64 " anonymous, num_free %u", cached, n_run,
+                      kv->num_free);
   for (uint32_t i = 0; i < kv->n_anon; i++) {
     uint32_t b = kv->anon[i];
-    if (b >= nt || seen[b] || kv->blk[b].ref_cnt || kv->blk[b].hash)
-      return check_fail(err, "anonymous stack entry %u: block %u is out of range, listed twice, in use or cached", i, b);
-    seen[b] = 1;
+    if (seen[b] || kv->blk[b].hash)
+      return check_fail(err, "anonymous stack entry %u: block %u is also a queue node or carries a hash", i, b);
   }
   for (uint32_t b = 0; b < nt; b++)
-    if ((kv->blk[b].ref_cnt == 0) != (seen[b] != 0))
+    if (!anon[b] && (kv->blk[b].ref_cnt == 0) != (seen[b] != 0))
       return check_fail(err, "block %u: ref_cnt %u but %s the free queue", b, kv->blk[b].ref_cnt, seen[b] ? "in" : "not in");
   return SIM_OK;
 }
@@ -629,12 +644,20 @@ int kv_check(const kv_mgr *kv, const kv_seq *const *seqs, size_t n_seqs, sim_err
   size_t nt = kv->n_touched ? kv->n_touched : 1;
   uint32_t *refs = sim_calloc(nt, sizeof *refs);
   size_t *stamp = sim_calloc(nt, sizeof *stamp); /* last sequence (1-based) seen holding a block */
-  uint8_t *seen = sim_calloc(nt, 1);
-  int rc = check_tables(kv, seqs, n_seqs, refs, stamp, err);
-  if (rc == SIM_OK) rc = check_queue(kv, seen, err);
+  uint8_t *seen = sim_calloc(nt, 1), *anon = sim_calloc(nt, 1);
+  int rc = SIM_OK;
+  for (uint32_t i = 0; i < kv->n_anon && rc == SIM_OK; i++) {
+    uint32_t b = kv->anon[i];
+    if (b >= kv->n_touched || anon[b])
+      rc = check_fail(err, "anonymous stack entry %u: block %u is out of range or listed twice", i, b);
+    else anon[b] = 1;
+  }
+  if (rc == SIM_OK) rc = check_tables(kv, seqs, n_seqs, refs, stamp, anon, err);
+  if (rc == SIM_OK) rc = check_queue(kv, seen, anon, err);
   if (rc == SIM_OK) rc = check_hashes(kv, err);
   free(refs);
   free(stamp);
   free(seen);
+  free(anon);
   return rc;
 }
