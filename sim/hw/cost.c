@@ -457,6 +457,9 @@ void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const 
   c->kernel_floor_ns = c->engine->kernel_floor_ns;
   c->attn_floor_ns = c->engine->kernel_floor_ns;
   if (own) floors_from(c, own);
+  /* a MIG slice's launch floors are its whole GPU's (a 1 x 128 x 128 GEMM is launch latency, not SMs) */
+  else if (other && other_gpu && c->gpu->mig_parent[0] && !strcmp(c->gpu->mig_parent, other_gpu->name))
+    floors_from(c, other);
   for (int g = 0; g < 2; g++)
     for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
   for (size_t i = 0; i < c->memo_len; i++) c->lm_memo[i].valid = false;

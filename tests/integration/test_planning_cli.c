@@ -566,6 +566,13 @@ Test(planning_cli, mig_slices) {
   rc = tu_run_cli("plan --model llama-3.1-8b --gpu h200:9g.1gb", out, sizeof out, err, sizeof err);
   cr_assert_eq(rc, 2);
   cr_assert(strstr(err, "no MIG profile '9g.1gb'; its profiles: 1g.18gb"), "%s", err);
+  /* the 7g slice is the whole GPU: the same step times through the scaled-table path */
+  static char whole[65536];
+  cr_assert_eq(tu_run_cli("plan --model llama-3.1-8b --gpu h200 --tp 1", whole, sizeof whole, err, sizeof err), 0);
+  cr_assert_eq(tu_run_cli("plan --model llama-3.1-8b --gpu h200:7g.141gb", out, sizeof out, err, sizeof err), 0);
+  const char *a = strstr(whole, "  decode, batch 1,"), *b = strstr(out, "  decode, batch 1,");
+  cr_assert(a && b);
+  cr_assert_eq(strncmp(a, b, (size_t)(strchr(a, '\n') - a)), 0, "%.80s vs %.80s", a, b);
   rc = tu_run_cli("run --model llama-3.1-8b --gpu h200:3g.71gb --num-prompts 40 --request-rate 2 --replicas 2", out,
                   sizeof out, err, sizeof err);
   cr_assert_eq(rc, 0, "%s", err);
