@@ -596,6 +596,14 @@ Test(planning_cli, capacity_mig_layouts) {
   cr_assert(strstr(out, "TP1 on h200:"), "%s", out);
 }
 
+/* list names the instance catalog and every GPU's MIG slices */
+Test(planning_cli, list_shows_instances_and_mig_slices) {
+  cr_assert_eq(tu_run_cli("list", out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "instances  aws-p5.48xlarge"), "%s", out);
+  cr_assert(strstr(out, "h200           1g.18gb (x7),"), "%s", out);
+  cr_assert(!strstr(out, "l40s           "), "L40S is not MIG-capable: %s", out);
+}
+
 /* capacity --instances: deployments priced per rented instance, the cheapest type named with its price source */
 Test(planning_cli, capacity_instances) {
   int rc = tu_run_cli("capacity --model llama-3.1-70b --gpu h100-sxm,h200 --tp 4,8 --quantization fp8 --slo "
