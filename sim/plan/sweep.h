@@ -76,6 +76,12 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
 int sweep_prepare(sweep_set *s, const scenario *base, const grid_spec *g, const slo_set *slo, const price_spec *price,
                   sim_err *err);
 int sweep_execute(sweep_set *s, unsigned jobs, pool_progress_fn progress, void *pctx, sim_err *err);
+/* Shard k of n (1 <= k <= n): simulates only rows i with i % n == k - 1 (sweep_shard_rows of them); the
+ * others stay as sweep_prepare left them. sweep_finish (the Pareto frontiers) runs once all rows are in. */
+int sweep_execute_shard(sweep_set *s, size_t k, size_t n, unsigned jobs, pool_progress_fn progress, void *pctx,
+                        sim_err *err);
+size_t sweep_shard_rows(size_t n_rows, size_t k, size_t n);
+void sweep_finish(sweep_set *s);
 void sweep_free(sweep_set *s);
 
 /* Rows of one deployment under different loads, by offered rate, with the

@@ -620,3 +620,54 @@ Test(planning_cli, capacity_instances) {
   cr_assert_eq(rc, 2);
   cr_assert(strstr(err, "--instances nope") && strstr(err, "unknown instance 'nope'"), "%s", err);
 }
+
+/* sweep --shard K/N --part F, then merge: the unsplit sweep's CSV and JSON, byte for byte; bad part sets refused */
+Test(planning_cli, sweep_shards_merge_to_the_unsplit_bytes) {
+  const char *d = tu_tmpdir();
+  const char *sw = "sweep --model llama-3.1-8b --gpu h100-sxm,h200 --tp 1,2 --request-rate 2,4,8 --num-prompts 60 "
+                   "--slo ttft_p99=2000 --quiet";
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s --csv %s/full.csv --json %s/full.json", sw, d, d);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  for (int k = 1; k <= 3; k++) {
+    snprintf(cmd, sizeof cmd, "%s --shard %d/3 --part %s/p%d.part", sw, k, d, k);
+    cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  }
+  snprintf(cmd, sizeof cmd, "merge %s/p3.part %s/p1.part %s/p2.part --csv %s/m.csv --json %s/m.json --quiet", d, d, d,
+           d, d);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  const char *pairs[][2] = {{"full.csv", "m.csv"}, {"full.json", "m.json"}};
+  for (int i = 0; i < 2; i++) {
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%s/%s", d, pairs[i][0]);
+    snprintf(b, sizeof b, "%s/%s", d, pairs[i][1]);
+    size_t la, lb;
+    char *x = tu_slurp(a, &la), *y = tu_slurp(b, &lb);
+    cr_assert(x && y && la > 100);
+    cr_assert(la == lb && !memcmp(x, y, la), "%s differs from the unsplit sweep's", pairs[i][1]);
+    free(x);
+    free(y);
+  }
+  snprintf(cmd, sizeof cmd, "merge %s/p1.part %s/p3.part", d, d);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "missing shard 2 of 3"), "%s", err);
+  snprintf(cmd, sizeof cmd, "merge %s/p1.part %s/p1.part %s/p2.part", d, d, d);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "are both shard 1 of 3"), "%s", err);
+  snprintf(cmd, sizeof cmd, "sweep --model llama-3.1-8b --gpu h200 --tp 1,2 --num-prompts 30 --shard 1/2 --part %s/o.part",
+           d);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  snprintf(cmd, sizeof cmd, "merge %s/p2.part %s/o.part", d, d);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "a part of another sweep"), "%s", err);
+  const char *junk = tu_tmpfile(".part", "servesim-sweep-part 1\nversion x\n");
+  snprintf(cmd, sizeof cmd, "merge %s", junk);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "not a sweep part"), "%s", err);
+  snprintf(cmd, sizeof cmd, "%s --shard 4/3 --part %s/z.part", sw, d);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--shard: expected K/N"), "%s", err);
+  snprintf(cmd, sizeof cmd, "%s --shard 1/3 --part %s/z.part --csv %s/z.csv", sw, d, d);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "give --json, --csv and reports to `servesim merge`"), "%s", err);
+}
