@@ -9,7 +9,7 @@ set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-20}
 [ $# -gt 0 ] && shift
-targets=${*:-"trace scenario config profile validate yaml kdb"}
+targets=${*:-"trace scenario config profile validate yaml kdb part"}
 command -v clang >/dev/null 2>&1 || { echo "fuzz.sh: clang is needed (apt-get install clang)" >&2; exit 1; }
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSERVESIM_FUZZ=ON \
   -DSERVESIM_CUDA=OFF -DSERVESIM_TESTS=OFF >/dev/null

@@ -72,6 +72,14 @@ int sweep_part_read(sweep_part *p, const char *path, sim_err *err) {
               p->m != sweep_shard_rows(p->rows, p->k, p->n)))
     rc = sim_errf(err, SIM_EINPUT, "%s: shard %zu of %zu of %zu rows should hold %zu rows", path, p->k, p->n, p->rows,
                   sweep_shard_rows(p->rows, p->k, p->n));
+  if (!rc) { /* the rows must be in the file before anything is allocated for them */
+    long here = ftell(f);
+    fseek(f, 0, SEEK_END);
+    long end = ftell(f);
+    fseek(f, here, SEEK_SET);
+    if (here < 0 || end < here || (uint64_t)(end - here) / (sizeof(uint64_t) + sizeof(sweep_row)) < p->m)
+      rc = sim_errf(err, SIM_EINPUT, "%s: cut short: %zu rows announced, the file holds fewer", path, p->m);
+  }
   if (!rc) {
     p->index = sim_calloc(p->m ? p->m : 1, sizeof *p->index);
     p->row = sim_calloc(p->m ? p->m : 1, sizeof *p->row);
