@@ -1,11 +1,13 @@
 #!/bin/sh
-# deps.sh [fuzz]: install the Debian 12 packages servesim needs, if any are missing
-# ("fuzz": also clang and its libFuzzer runtime, for scripts/fuzz.sh).
+# deps.sh [fuzz|slurm]: install the Debian 12 packages servesim needs, if any are missing
+# ("fuzz": also clang and its libFuzzer runtime, for scripts/fuzz.sh; "slurm": munge and slurm-wlm, for
+# the Slurm integration test, tests/slurm/, and scripts/slurm/ on a machine that submits jobs).
 # Sourced by quickstart.sh and test.sh; safe to run again (installs nothing
 # when everything is present). Needs root (or sudo) only when installing.
 set -eu
 need="build-essential cmake pkg-config libuv1-dev libcjson-dev libcriterion-dev libxml2-utils zlib1g-dev"
 if [ "${1:-}" = fuzz ]; then need="$need clang libclang-rt-dev"; fi
+if [ "${1:-}" = slurm ]; then need="munge slurm-wlm"; fi
 missing=""
 for p in $need; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
