@@ -3,10 +3,13 @@
  * the cheapest verified recommendation and why the others lose
  * (sim/plan/capacity.h). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "core/outfmt.h"
 #include "plan/capacity.h"
+#include "plan/sweep_part.h"
 #include "cli/plan_cli.h"
 
 static const char *USAGE =
@@ -21,17 +24,61 @@ static const char *SUMMARY =
 
 static int w_json(const void *s, FILE *f, sim_err *e) { return capacity_write_json(s, f, e); }
 
-int cmd_capacity(int argc, char **argv) {
+/* --shard: this slice's searches, written for merge with the search's arguments. */
+static int write_shard(capacity_set *s, size_t sk, size_t sn, unsigned jobs, const char *part, bool quiet, int argc,
+                       char **argv, sim_err *err) {
+  enum { ARGS_CAP = 1 << 16 };
+  char *args = sim_malloc(ARGS_CAP);
+  size_t len = plan_shard_args(argc, argv, args, ARGS_CAP);
+  int rc = SIM_OK;
+  double t0 = plan_wall_s();
+  if (len == SIZE_MAX) rc = sim_errf(err, SIM_EINPUT, "--shard: the search's arguments are longer than %d bytes", ARGS_CAP);
+  if (!rc) rc = capacity_execute_shard(s, sk, sn, jobs, NULL, NULL, err);
+  FILE *f = NULL;
+  if (!rc && !(f = fopen(part, "wb"))) rc = sim_errf(err, SIM_EINPUT, "%s: cannot write", part);
+  if (!rc) {
+    rc = sweep_part_write("capacity", s->c, sizeof *s->c, s->n, sk, sn, args, len, f, part, err);
+    if (fclose(f) && !rc) rc = sim_errf(err, SIM_EINPUT, "%s: write failed", part);
+  }
+  if (!rc && !quiet)
+    printf("shard %zu of %zu: %zu of %zu candidates searched in %.2f s, written to %s\n", sk, sn,
+           sweep_shard_rows(s->n, sk, sn), s->n, plan_wall_s() - t0, part);
+  free(args);
+  return rc;
+}
+
+/* merge: the parts' candidates in, the recommendation made, the outputs written. */
+static int merge_parts(capacity_set *s, plan_flags *pf, const sweep_part *parts, int np, int argc, char **argv,
+                       sim_err *err) {
+  int rc = capacity_parts_fill(s, parts, np, err);
+  if (rc) return rc;
+  char cmd[4096];
+  plan_command_line(argc, argv, cmd, sizeof cmd);
+  report_doc doc = {cmd, s->verify_run, &s->slo, NULL, s, NULL, NULL};
+  if ((rc = plan_flags_write(pf, w_json, NULL, s, &doc, err))) return rc;
+  if (!pf->quiet) {
+    capacity_print(s, plan_flags_text_out(pf));
+    printf("merged %d part%s: %zu candidates (+%d verification runs here)\n", np, np == 1 ? "" : "s", s->n,
+           s->n_verify_runs);
+  }
+  return SIM_OK;
+}
+
+/* capacity, or (parts != NULL) the merge of its shards: the same search rebuilt from argv, the parts'
+ * candidates put in, the outputs of `out` written. */
+static int capacity_run(int argc, char **argv, const plan_flags *out_flags, const sweep_part *parts, int np) {
   plan_flags *pf = sim_calloc(1, sizeof *pf);
   plan_flags_init(pf);
   double target = 0, tol = 0;
-  const char *instances = NULL;
+  const char *instances = NULL, *shard = NULL, *part = NULL;
   uint32_t max_probes = 0;
   bool seen_target = false, seen_tol = false;
   const cli_opt extra[] = {
       {"target-rate", NULL, CLI_F64, &target, "R", "requests/s the whole deployment must serve (the peak to plan for)", &seen_target},
       {"rel-tol", NULL, CLI_F64, &tol, "F", "bisection stops when the failing rate is within F of the passing one (default 0.02)", &seen_tol},
       {"max-probes", NULL, CLI_U32, &max_probes, "N", "simulations per candidate at most (default 24)", NULL},
+      {"shard", NULL, CLI_STR, &shard, "K/N", "search only slice K of N of the candidates (i mod N = K-1); needs --part; `servesim merge` recommends", NULL},
+      {"part", NULL, CLI_STR, &part, "FILE", "with --shard: write the slice's searches for `servesim merge`", NULL},
       {"instances", NULL, CLI_STR, &instances, "NAME,...",
        "price per rented cloud instance (configs/instances: aws-p5.48xlarge, ... or files): each candidate on the "
        "cheapest type holding its replicas, several per instance when they fit", NULL},
@@ -42,7 +89,11 @@ int cmd_capacity(int argc, char **argv) {
   int rc = cli_start("capacity", USAGE, SUMMARY, opts, &pf->show_help, argc, argv);
   if (rc != CLI_GO) {
     free(pf);
-    return rc;
+    return parts ? 2 : rc;
+  }
+  if (out_flags) { /* merge: its outputs, not the shards' */
+    pf->json = out_flags->json, pf->csv = out_flags->csv, pf->html = out_flags->html, pf->md = out_flags->md;
+    pf->force = out_flags->force, pf->quiet = out_flags->quiet;
   }
   rc = 0;
   sim_err err = {0, ""};
@@ -77,8 +128,30 @@ int cmd_capacity(int argc, char **argv) {
     }
     g->target_rate = target;
   }
+  size_t sk = 0, sn = 0;
+  if (shard || part) {
+    if (!shard || !part) {
+      sim_errf(&err, SIM_EINPUT, "--shard and --part go together (a slice is written only to its part file)");
+      goto fail;
+    }
+    if (pf->json || pf->html || pf->md) {
+      sim_errf(&err, SIM_EINPUT, "--shard writes only its --part: give --json and reports to `servesim merge`");
+      goto fail;
+    }
+    if (plan_parse_shard(shard, &sk, &sn, &err)) goto fail;
+    const char *outs[] = {part};
+    if (outfmt_refuse_existing(outs, 1, pf->force, &err)) goto fail;
+  }
   if (capacity_prepare(s, base, g, &bo, &err) || plan_flags_check_outputs(pf, &err)) goto fail;
   if (instances && capacity_set_instances(s, instances, &err)) goto fail;
+  if (sn) {
+    if (write_shard(s, sk, sn, jobs, part, pf->quiet, argc, argv, &err)) goto fail;
+    goto out;
+  }
+  if (parts) {
+    if (merge_parts(s, pf, parts, np, argc, argv, &err)) goto fail;
+    goto out;
+  }
   plan_progress prog;
   plan_progress_start(&prog, "candidates", plan_flags_progress(pf));
   double t0 = plan_wall_s();
@@ -98,7 +171,7 @@ int cmd_capacity(int argc, char **argv) {
   }
   goto out;
 fail:
-  rc = cli_fail("capacity", &err);
+  rc = cli_fail(parts ? "merge" : "capacity", &err);
 out:
   capacity_free(s);
   grid_free(g);
@@ -107,4 +180,10 @@ out:
   free(base);
   free(pf);
   return rc;
+}
+
+int cmd_capacity(int argc, char **argv) { return capacity_run(argc, argv, NULL, NULL, 0); }
+
+int capacity_merge(int argc, char **argv, const plan_flags *out, const sweep_part *parts, int np) {
+  return capacity_run(argc, argv, out, parts, np);
 }

@@ -26,44 +26,6 @@ static const char *SUMMARY =
 static int w_json(const void *s, FILE *f, sim_err *e) { return sweep_write_json(s, f, e); }
 static int w_csv(const void *s, FILE *f, sim_err *e) { return sweep_write_csv(s, f, e); }
 
-/* A sweep's arguments without those that do not change its rows (outputs, jobs, progress, the shard itself),
- * NUL-separated: what a part carries and merge parses again. */
-static size_t sweep_args(int argc, char **argv, char *buf, size_t cap) {
-  static const char *const with_value[] = {"--shard", "--part", "--json", "--csv", "--report", "--report-md", "--jobs",
-                                           "-j", NULL};
-  static const char *const alone[] = {"--force", "--quiet", "-q", "--progress", "--no-progress", NULL};
-  size_t o = 0;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    bool skip = false, skip_next = false;
-    for (int k = 0; with_value[k] && !skip; k++) {
-      size_t l = strlen(with_value[k]);
-      if (!strcmp(a, with_value[k])) skip = skip_next = true;
-      else if (!strncmp(a, with_value[k], l) && a[l] == '=') skip = true;
-    }
-    for (int k = 0; alone[k] && !skip; k++) skip = !strcmp(a, alone[k]);
-    if (skip) {
-      i += skip_next;
-      continue;
-    }
-    size_t l = strlen(a) + 1;
-    if (o + l > cap) return SIZE_MAX;
-    memcpy(buf + o, a, l);
-    o += l;
-  }
-  return o;
-}
-
-/* "K/N" with 1 <= K <= N. */
-static int parse_shard(const char *v, size_t *k, size_t *n, sim_err *err) {
-  unsigned long a, b;
-  int used = 0;
-  if (sscanf(v, "%lu/%lu%n", &a, &b, &used) != 2 || v[used] || a < 1 || a > b || b > 100000)
-    return sim_errf(err, SIM_EINPUT, "--shard: expected K/N with 1 <= K <= N <= 100000, got '%s'", v);
-  *k = a, *n = b;
-  return SIM_OK;
-}
-
 /* The sweep's flags (merge parses a part's arguments with the same table). */
 static void sweep_opts(plan_flags *pf, const char **shard, const char **part, cli_opt *opts, int cap) {
   int n = plan_flags_table(pf, "grid", opts, cap - 20);
@@ -104,7 +66,7 @@ int cmd_sweep(int argc, char **argv) {
       sim_errf(&err, SIM_EINPUT, "--shard writes only its --part: give --json, --csv and reports to `servesim merge`");
       goto fail;
     }
-    if (parse_shard(shard, &sk, &sn, &err)) goto fail;
+    if (plan_parse_shard(shard, &sk, &sn, &err)) goto fail;
     const char *outs[] = {part};
     if (outfmt_refuse_existing(outs, 1, pf->force, &err)) goto fail;
   }
@@ -117,7 +79,7 @@ int cmd_sweep(int argc, char **argv) {
   if (sn) {
     enum { ARGS_CAP = 1 << 16 };
     args = sim_malloc(ARGS_CAP);
-    size_t len = sweep_args(argc, argv, args, ARGS_CAP);
+    size_t len = plan_shard_args(argc, argv, args, ARGS_CAP);
     if (len == SIZE_MAX) {
       sim_errf(&err, SIM_EINPUT, "--shard: the sweep's arguments are longer than %d bytes", ARGS_CAP);
       goto fail;
@@ -128,7 +90,7 @@ int cmd_sweep(int argc, char **argv) {
       sim_errf(&err, SIM_EINPUT, "%s: cannot write", part);
       goto fail;
     }
-    int w = sweep_part_write(s, sk, sn, args, len, f, part, &err);
+    int w = sweep_part_write("sweep", s->rows, sizeof *s->rows, s->n, sk, sn, args, len, f, part, &err);
     if (fclose(f) && !w) w = sim_errf(&err, SIM_EINPUT, "%s: write failed", part);
     if (w) goto fail;
     if (!pf->quiet)
@@ -170,8 +132,10 @@ out:
 static const char *MERGE_USAGE = "servesim merge PART... [--json F] [--csv F] [--report F.html] [--report-md F.md]";
 static const char *MERGE_SUMMARY =
     "Combines the parts that `servesim sweep ... --shard K/N --part FILE` wrote (every K of 1..N, once) into\n"
-    "what the unsplit sweep writes: the same rows, Pareto frontiers, CSV and JSON bytes. A missing,\n"
-    "duplicated or foreign part (another sweep, another servesim build) is an error that names it.";
+    "what the unsplit sweep writes: the same rows, Pareto frontiers, CSV and JSON bytes. Parts of\n"
+    "`servesim capacity ... --shard K/N --part FILE` merge the same way; the recommendation (verified by\n"
+    "simulating the target rate) is made here. A missing, duplicated or foreign part (another study, another\n"
+    "servesim build) is an error that names it.";
 
 int cmd_merge(int argc, char **argv) {
   plan_flags *out = sim_calloc(1, sizeof *out); /* merge's own output flags */
@@ -209,6 +173,15 @@ int cmd_merge(int argc, char **argv) {
   for (int i = 0; i < np; i++)
     if (sweep_part_read(&p[i], parts[i], &err)) goto fail;
   if (sweep_parts_check(p, np, &err)) goto fail;
+  if (!strcmp(p[0].kind, "capacity")) { /* a capacity search's parts: its own half of merge */
+    int sargc = 0;
+    for (size_t o = 0; o < p[0].args_len; o += strlen(p[0].args + o) + 1) sargc++;
+    sargv = sim_calloc((size_t)sargc + 1, sizeof *sargv);
+    sargc = 0;
+    for (size_t o = 0; o < p[0].args_len; o += strlen(p[0].args + o) + 1) sargv[sargc++] = p[0].args + o;
+    rc = capacity_merge(sargc, sargv, out, p, np);
+    goto done;
+  }
   /* the sweep again, from the arguments the parts carry */
   int sargc = 0;
   for (size_t o = 0; o < p[0].args_len; o += strlen(p[0].args + o) + 1) sargc++;

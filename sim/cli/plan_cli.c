@@ -156,3 +156,41 @@ void plan_command_line(int argc, char **argv, char *buf, size_t n) {
   for (int i = 0; i < argc && o < n; i++)
     o += (size_t)snprintf(buf + o, n - o, strpbrk(argv[i], " \"'") ? " '%s'" : " %s", argv[i]);
 }
+
+/* ---- shards (sweep and capacity --shard K/N --part FILE; merge) --------------- */
+
+size_t plan_shard_args(int argc, char **argv, char *buf, size_t cap) {
+  static const char *const with_value[] = {"--shard", "--part", "--json", "--csv", "--report", "--report-md", "--jobs",
+                                           "-j", NULL};
+  static const char *const alone[] = {"--force", "--quiet", "-q", "--progress", "--no-progress", NULL};
+  size_t o = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    bool skip = false, skip_next = false;
+    for (int k = 0; with_value[k] && !skip; k++) {
+      size_t l = strlen(with_value[k]);
+      if (!strcmp(a, with_value[k])) skip = skip_next = true;
+      else if (!strncmp(a, with_value[k], l) && a[l] == '=') skip = true;
+    }
+    for (int k = 0; alone[k] && !skip; k++) skip = !strcmp(a, alone[k]);
+    if (skip) {
+      i += skip_next;
+      continue;
+    }
+    size_t l = strlen(a) + 1;
+    if (o + l > cap) return SIZE_MAX;
+    memcpy(buf + o, a, l);
+    o += l;
+  }
+  return o;
+}
+
+int plan_parse_shard(const char *v, size_t *k, size_t *n, sim_err *err) {
+  unsigned long a, b;
+  int used = 0;
+  if (sscanf(v, "%lu/%lu%n", &a, &b, &used) != 2 || v[used] || a < 1 || a > b || b > 100000)
+    return sim_errf(err, SIM_EINPUT, "--shard: expected K/N with 1 <= K <= N <= 100000, got '%s'", v);
+  *k = a, *n = b;
+  return SIM_OK;
+}
+

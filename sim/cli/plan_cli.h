@@ -73,4 +73,14 @@ double plan_wall_s(void);
 /* "servesim <cmd> args..." (argv[0] = the subcommand), arguments with spaces quoted. */
 void plan_command_line(int argc, char **argv, char *buf, size_t n);
 
+/* A study's arguments without those that do not change its results (outputs, jobs, progress, the shard
+ * itself), NUL-separated into buf: what a part carries and merge parses again. SIZE_MAX when they do not fit. */
+size_t plan_shard_args(int argc, char **argv, char *buf, size_t cap);
+/* capacity's half of `servesim merge` (cmd_capacity.c): the search rebuilt from its arguments, the parts'
+ * candidates in, the recommendation made, out's outputs written. */
+struct sweep_part;
+int capacity_merge(int argc, char **argv, const plan_flags *out, const struct sweep_part *parts, int np);
+/* "K/N" with 1 <= K <= N <= 100000. */
+int plan_parse_shard(const char *v, size_t *k, size_t *n, sim_err *err);
+
 #endif

@@ -497,6 +497,29 @@ int capacity_prepare(capacity_set *s, const scenario *base, const grid_spec *g, 
 int capacity_execute(capacity_set *s, unsigned jobs, pool_progress_fn progress, void *pctx, sim_err *err) {
   int rc = pool_run(s->n, jobs, work, s, progress, pctx, err);
   if (rc) return rc;
+  capacity_finish(s);
+  return SIM_OK;
+}
+
+/* Shard k of n: the candidates i with i % n == k - 1 (sweep_shard_rows). */
+typedef struct cap_shard {
+  capacity_set *s;
+  size_t k, n;
+} cap_shard;
+
+static void shard_work(void *ctx, size_t j) {
+  cap_shard *c = ctx;
+  work(c->s, j * c->n + (c->k - 1));
+}
+
+int capacity_execute_shard(capacity_set *s, size_t k, size_t n, unsigned jobs, pool_progress_fn progress, void *pctx,
+                           sim_err *err) {
+  SIM_ASSERT(k >= 1 && k <= n);
+  cap_shard c = {s, k, n};
+  return pool_run(sweep_shard_rows(s->n, k, n), jobs, shard_work, &c, progress, pctx, err);
+}
+
+void capacity_finish(capacity_set *s) {
   for (size_t i = 0; i < s->n; i++) {
     cap_candidate *c = &s->c[i];
     if (!c->feasible || c->max_rate <= 0) continue;
@@ -509,7 +532,6 @@ int capacity_execute(capacity_set *s, unsigned jobs, pool_progress_fn progress, 
   mig_layouts(s);
   for (size_t i = 0; i < s->n; i++) explain(s, &s->c[i]);
   summarize(s);
-  return SIM_OK;
 }
 
 void capacity_free(capacity_set *s) {

@@ -101,6 +101,11 @@ void capacity_free(capacity_set *s);
 /* Prices deployments per rented instance: `list` names instance types (configs/instances or files),
  * comma-separated. Call after capacity_prepare, before capacity_execute. */
 int capacity_set_instances(capacity_set *s, const char *list, sim_err *err);
+/* Shard k of n (1 <= k <= n): searches only candidates i with i % n == k - 1; capacity_finish (replicas,
+ * cost, the verified recommendation, verdicts, summary) runs once every candidate is in (merge). */
+int capacity_execute_shard(capacity_set *s, size_t k, size_t n, unsigned jobs, pool_progress_fn progress, void *pctx,
+                           sim_err *err);
+void capacity_finish(capacity_set *s);
 
 int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err);
 void capacity_print(const capacity_set *s, FILE *f);

@@ -7,30 +7,38 @@
 
 #include "core/version.h"
 
-static const char MAGIC[] = "servesim-sweep-part 1\n";
+#include "plan/capacity.h"
 
-uint64_t sweep_part_fingerprint(const char *args, size_t args_len) {
+static const char MAGIC[] = "servesim-part 1 ";
+
+/* The row size this build has for a kind of part; 0 for a kind it does not know. */
+static size_t row_bytes_of(const char *kind) {
+  return !strcmp(kind, "sweep") ? sizeof(sweep_row) : !strcmp(kind, "capacity") ? sizeof(cap_candidate) : 0;
+}
+
+uint64_t sweep_part_fingerprint(const char *kind, size_t row_bytes, const char *args, size_t args_len) {
   uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-  char pre[128];
-  int n = snprintf(pre, sizeof pre, "%s|%zu|", SERVESIM_VERSION, sizeof(sweep_row));
+  char pre[160];
+  int n = snprintf(pre, sizeof pre, "%s|%s|%zu|", kind, SERVESIM_VERSION, row_bytes);
   for (int i = 0; i < n; i++) h = (h ^ (uint8_t)pre[i]) * 0x100000001b3ull;
   for (size_t i = 0; i < args_len; i++) h = (h ^ (uint8_t)args[i]) * 0x100000001b3ull;
   return h;
 }
 
-int sweep_part_write(const sweep_set *s, size_t k, size_t n, const char *args, size_t args_len, FILE *f,
-                     const char *path, sim_err *err) {
-  size_t m = sweep_shard_rows(s->n, k, n);
-  fputs(MAGIC, f);
+int sweep_part_write(const char *kind, const void *rows, size_t row_bytes, size_t n_rows, size_t k, size_t n,
+                     const char *args, size_t args_len, FILE *f, const char *path, sim_err *err) {
+  SIM_ASSERT(row_bytes == row_bytes_of(kind));
+  size_t m = sweep_shard_rows(n_rows, k, n);
+  fprintf(f, "%s%s\n", MAGIC, kind);
   fprintf(f, "version %s row_bytes %zu shard %zu of %zu rows %zu fingerprint %016" PRIx64 "\n", SERVESIM_VERSION,
-          sizeof(sweep_row), k, n, s->n, sweep_part_fingerprint(args, args_len));
+          row_bytes, k, n, n_rows, sweep_part_fingerprint(kind, row_bytes, args, args_len));
   fprintf(f, "args %zu\n", args_len);
   fwrite(args, 1, args_len, f);
   fprintf(f, "\ndata %zu\n", m);
   for (size_t j = 0; j < m; j++) {
     uint64_t i = j * n + (k - 1);
     fwrite(&i, sizeof i, 1, f);
-    fwrite(&s->rows[i], sizeof s->rows[i], 1, f);
+    fwrite((const unsigned char *)rows + i * row_bytes, row_bytes, 1, f);
   }
   if (fflush(f) || ferror(f)) return sim_errf(err, SIM_EINPUT, "%s: write failed", path);
   return SIM_OK;
@@ -49,14 +57,18 @@ int sweep_part_read(sweep_part *p, const char *path, sim_err *err) {
   size_t row_bytes = 0;
   uint64_t fp = 0;
   int rc = SIM_OK;
-  if (!fgets(line, sizeof line, f) || strcmp(line, MAGIC)) rc = bad(path, err, "no 'servesim-sweep-part 1' header");
+  if (!fgets(line, sizeof line, f) || strncmp(line, MAGIC, strlen(MAGIC)) ||
+      sscanf(line + strlen(MAGIC), "%15s", p->kind) != 1)
+    rc = bad(path, err, "no 'servesim-part 1 KIND' header");
+  else if (!row_bytes_of(p->kind))
+    rc = bad(path, err, "unknown kind of part");
   else if (!fgets(line, sizeof line, f) ||
            sscanf(line, "version %63s row_bytes %zu shard %zu of %zu rows %zu fingerprint %" SCNx64, version,
                   &row_bytes, &p->k, &p->n, &p->rows, &fp) != 6)
     rc = bad(path, err, "line 2 is not 'version V row_bytes B shard K of N rows R fingerprint F'");
-  else if (strcmp(version, SERVESIM_VERSION) || row_bytes != sizeof(sweep_row))
+  else if (strcmp(version, SERVESIM_VERSION) || row_bytes != row_bytes_of(p->kind))
     rc = sim_errf(err, SIM_EINPUT, "%s: written by servesim %s (rows of %zu bytes); this is %s (%zu): merge with the "
-                  "build that ran the shards", path, version, row_bytes, SERVESIM_VERSION, sizeof(sweep_row));
+                  "build that ran the shards", path, version, row_bytes, SERVESIM_VERSION, row_bytes_of(p->kind));
   else if (p->n < 1 || p->k < 1 || p->k > p->n)
     rc = bad(path, err, "shard number out of range");
   else if (!fgets(line, sizeof line, f) || sscanf(line, "args %zu", &p->args_len) != 1 || p->args_len > (1u << 20))
@@ -66,7 +78,9 @@ int sweep_part_read(sweep_part *p, const char *path, sim_err *err) {
     if (fread(p->args, 1, p->args_len, f) != p->args_len || fgetc(f) != '\n') rc = bad(path, err, "arguments cut short");
     else p->args[p->args_len] = 0;
   }
-  if (!rc && sweep_part_fingerprint(p->args, p->args_len) != fp) rc = bad(path, err, "fingerprint does not match");
+  p->row_bytes = row_bytes;
+  if (!rc && sweep_part_fingerprint(p->kind, row_bytes, p->args, p->args_len) != fp)
+    rc = bad(path, err, "fingerprint does not match");
   p->fingerprint = fp;
   if (!rc && (!fgets(line, sizeof line, f) || sscanf(line, "data %zu", &p->m) != 1 ||
               p->m != sweep_shard_rows(p->rows, p->k, p->n)))
@@ -77,14 +91,14 @@ int sweep_part_read(sweep_part *p, const char *path, sim_err *err) {
     fseek(f, 0, SEEK_END);
     long end = ftell(f);
     fseek(f, here, SEEK_SET);
-    if (here < 0 || end < here || (uint64_t)(end - here) / (sizeof(uint64_t) + sizeof(sweep_row)) < p->m)
+    if (here < 0 || end < here || (uint64_t)(end - here) / (sizeof(uint64_t) + p->row_bytes) < p->m)
       rc = sim_errf(err, SIM_EINPUT, "%s: cut short: %zu rows announced, the file holds fewer", path, p->m);
   }
   if (!rc) {
     p->index = sim_calloc(p->m ? p->m : 1, sizeof *p->index);
-    p->row = sim_calloc(p->m ? p->m : 1, sizeof *p->row);
+    p->row = sim_calloc(p->m ? p->m : 1, p->row_bytes);
     for (size_t j = 0; j < p->m && !rc; j++) {
-      if (fread(&p->index[j], sizeof p->index[j], 1, f) != 1 || fread(&p->row[j], sizeof p->row[j], 1, f) != 1)
+      if (fread(&p->index[j], sizeof p->index[j], 1, f) != 1 || fread(p->row + j * p->row_bytes, p->row_bytes, 1, f) != 1)
         rc = sim_errf(err, SIM_EINPUT, "%s: cut short at row %zu of %zu", path, j, p->m);
       else if (p->index[j] != j * p->n + (p->k - 1))
         rc = bad(path, err, "row index out of its shard");
@@ -108,7 +122,8 @@ void sweep_part_free(sweep_part *p) {
 /* Checks the parts belong together and cover every shard once. */
 int sweep_parts_check(const sweep_part *p, int np, sim_err *err) {
   for (int i = 1; i < np; i++)
-    if (p[i].fingerprint != p[0].fingerprint || p[i].n != p[0].n || p[i].rows != p[0].rows)
+    if (strcmp(p[i].kind, p[0].kind) || p[i].fingerprint != p[0].fingerprint || p[i].n != p[0].n ||
+        p[i].rows != p[0].rows)
       return sim_errf(err, SIM_EINPUT, "%s is a part of another sweep than %s (arguments, shard count or grid differ)",
                       p[i].path, p[0].path);
   for (int i = 0; i < np; i++)
@@ -130,17 +145,41 @@ int sweep_parts_check(const sweep_part *p, int np, sim_err *err) {
 }
 
 int sweep_parts_fill(sweep_set *s, const sweep_part *p, int np, sim_err *err) {
+  if (strcmp(p[0].kind, "sweep")) return sim_errf(err, SIM_EINPUT, "%s: a %s part, not a sweep's", p[0].path, p[0].kind);
   if (s->n != p[0].rows)
     return sim_errf(err, SIM_EINPUT, "%s: its grid has %zu rows, the sweep rebuilt here %zu", p[0].path, p[0].rows,
                     s->n);
   for (int i = 0; i < np; i++)
     for (size_t j = 0; j < p[i].m; j++) {
-      sweep_row *r = &s->rows[p[i].index[j]];
-      if (strcmp(r->label, p[i].row[j].label))
+      sweep_row *r = &s->rows[p[i].index[j]], x;
+      memcpy(&x, p[i].row + j * p[i].row_bytes, sizeof x);
+      if (strcmp(r->label, x.label))
         return sim_errf(err, SIM_EINPUT, "%s: row %" PRIu64 " is '%s', the grid's is '%s'", p[i].path, p[i].index[j],
-                        p[i].row[j].label, r->label);
-      *r = p[i].row[j];
+                        x.label, r->label);
+      *r = x;
     }
   sweep_finish(s);
+  return SIM_OK;
+}
+
+int capacity_parts_fill(capacity_set *s, const sweep_part *p, int np, sim_err *err) {
+  if (strcmp(p[0].kind, "capacity"))
+    return sim_errf(err, SIM_EINPUT, "%s: a %s part, not a capacity search's", p[0].path, p[0].kind);
+  if (s->n != p[0].rows)
+    return sim_errf(err, SIM_EINPUT, "%s: its search has %zu candidates, the one rebuilt here %zu", p[0].path,
+                    p[0].rows, s->n);
+  for (int i = 0; i < np; i++)
+    for (size_t j = 0; j < p[i].m; j++) {
+      cap_candidate *c = &s->c[p[i].index[j]], *x = sim_malloc(sizeof *x);
+      memcpy(x, p[i].row + j * p[i].row_bytes, sizeof *x);
+      bool same = !strcmp(c->label, x->label);
+      if (same) *c = *x;
+      else
+        sim_errf(err, SIM_EINPUT, "%s: candidate %" PRIu64 " is '%s', the search's is '%s'", p[i].path, p[i].index[j],
+                 x->label, c->label);
+      free(x);
+      if (!same) return SIM_EINPUT;
+    }
+  capacity_finish(s);
   return SIM_OK;
 }

@@ -5,13 +5,15 @@
  * it is, and its rows as the simulation left them, byte for byte: a part is
  * read back only by the same servesim build (version and row size checked)
  * on the same kind of machine, as on a cluster whose nodes share the binary.
+ * A capacity search shards the same way (its candidates are the rows; the
+ * recommendation, which simulates the target, is made by merge).
  * Layout: text header lines, then the raw rows:
- *   servesim-sweep-part 1
+ *   servesim-part 1 KIND          (KIND: sweep or capacity)
  *   version V row_bytes B shard K of N rows R fingerprint F
  *   args L            (then L bytes: the arguments, NUL-separated)
  *   data M            (then M x (uint64 index, row bytes))
- * F fingerprints version, row size and arguments: parts of another sweep
- * (or build) do not merge. */
+ * F fingerprints kind, version, row size and arguments: parts of another
+ * sweep (or build) do not merge. */
 #ifndef SIM_SWEEP_PART_H
 #define SIM_SWEEP_PART_H
 
@@ -21,19 +23,22 @@
 
 typedef struct sweep_part {
   char path[1024];
+  char kind[16];          /* "sweep" or "capacity" */
+  size_t row_bytes;       /* sizeof(sweep_row) or sizeof(cap_candidate) */
   size_t k, n, rows;      /* shard k of n, of a grid of `rows` rows */
   uint64_t fingerprint;
   char *args;             /* NUL-separated, args_len bytes (owned) */
   size_t args_len;
   size_t m;               /* rows held */
   uint64_t *index;        /* [m] grid indices (owned) */
-  sweep_row *row;         /* [m] (owned) */
+  unsigned char *row;     /* [m x row_bytes] (owned) */
 } sweep_part;
 
-uint64_t sweep_part_fingerprint(const char *args, size_t args_len);
-/* Writes shard k of n of s (its rows i with i % n == k - 1). */
-int sweep_part_write(const sweep_set *s, size_t k, size_t n, const char *args, size_t args_len, FILE *f,
-                     const char *path, sim_err *err);
+uint64_t sweep_part_fingerprint(const char *kind, size_t row_bytes, const char *args, size_t args_len);
+/* Writes shard k of n of the n_rows rows at `rows` (row_bytes each): rows i with i % n == k - 1. */
+int sweep_part_write(const char *kind, const void *rows, size_t row_bytes, size_t n_rows, size_t k, size_t n,
+                     const char *args, size_t args_len, FILE *f, const char *path, sim_err *err);
+/* Reads a part; expect_row_bytes(kind) gives the row size this build has for that kind (0: unknown kind). */
 int sweep_part_read(sweep_part *p, const char *path, sim_err *err);
 void sweep_part_free(sweep_part *p);
 /* The np parts belong to one sweep (same fingerprint, shard count, grid) and hold every shard exactly once;
@@ -42,5 +47,9 @@ int sweep_parts_check(const sweep_part *p, int np, sim_err *err);
 /* Puts the parts' rows into s (rebuilt from their arguments: the same grid, checked row by row) and finishes
  * it (Pareto frontiers): s is then what the unsplit sweep computed. */
 int sweep_parts_fill(sweep_set *s, const sweep_part *p, int np, sim_err *err);
+/* The same for a capacity search: the candidates' searches in, then capacity_finish (which simulates the
+ * recommendation at the target rate, as the unsplit search does). */
+struct capacity_set;
+int capacity_parts_fill(struct capacity_set *s, const sweep_part *p, int np, sim_err *err);
 
 #endif

@@ -671,3 +671,34 @@ Test(planning_cli, sweep_shards_merge_to_the_unsplit_bytes) {
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "give --json, --csv and reports to `servesim merge`"), "%s", err);
 }
+
+/* capacity --shard K/N --part F, then merge: the unsplit search's JSON byte for byte (merge verifies and
+   recommends) */
+Test(planning_cli, capacity_shards_merge_to_the_unsplit_bytes) {
+  const char *d = tu_tmpdir();
+  const char *c = "capacity --model llama-3.1-70b --gpu h100-sxm,h200 --tp 4,8 --quantization fp8 --slo ttft_p99=2000 "
+                  "--slo tpot_p99=50 --target-rate 20 --num-prompts 150 --max-model-len 8192 --instances "
+                  "lambda-8x-h100,generic-8x-h200 --quiet";
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s --json %s/cfull.json", c, d);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  for (int k = 1; k <= 3; k++) {
+    snprintf(cmd, sizeof cmd, "%s --shard %d/3 --part %s/c%d.part", c, k, d, k);
+    cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  }
+  snprintf(cmd, sizeof cmd, "merge %s/c2.part %s/c3.part %s/c1.part --json %s/cm.json --quiet", d, d, d, d);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  char a[1024], b[1024];
+  snprintf(a, sizeof a, "%s/cfull.json", d);
+  snprintf(b, sizeof b, "%s/cm.json", d);
+  size_t la, lb;
+  char *x = tu_slurp(a, &la), *y = tu_slurp(b, &lb);
+  cr_assert(x && y && la > 100);
+  cr_assert(la == lb && !memcmp(x, y, la), "the merged capacity JSON differs from the unsplit search's");
+  cr_assert(strstr(y, "\"instance\""), "the recommendation names its instance");
+  free(x);
+  free(y);
+  snprintf(cmd, sizeof cmd, "merge %s/c1.part %s/c2.part", d, d);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "missing shard 3 of 3"), "%s", err);
+}
