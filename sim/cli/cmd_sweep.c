@@ -26,6 +26,19 @@ static const char *SUMMARY =
 static int w_json(const void *s, FILE *f, sim_err *e) { return sweep_write_json(s, f, e); }
 static int w_csv(const void *s, FILE *f, sim_err *e) { return sweep_write_csv(s, f, e); }
 
+/* The outputs of a finished sweep (run or merged): files, then the table, summary and `tail` on the text output. */
+static int write_all(plan_flags *pf, sweep_set *s, const char *cmd, const char *tail, sim_err *err) {
+  report_doc doc = {cmd, NULL, &s->slo, s, NULL, NULL, NULL};
+  int rc = plan_flags_write(pf, w_json, w_csv, s, &doc, err);
+  if (rc || pf->quiet) return rc;
+  FILE *tf = plan_flags_text_out(pf);
+  sweep_print(s, tf);
+  char summary[4096];
+  sweep_summary(s, summary, sizeof summary);
+  fprintf(tf, "\n%s\n%s", summary, tail);
+  return SIM_OK;
+}
+
 /* The sweep's flags (merge parses a part's arguments with the same table). */
 static void sweep_opts(plan_flags *pf, const char **shard, const char **part, cli_opt *opts, int cap) {
   int n = plan_flags_table(pf, "grid", opts, cap - 20);
@@ -100,19 +113,11 @@ int cmd_sweep(int argc, char **argv) {
   }
   if (sweep_execute(s, jobs, plan_progress_cb, &prog, &err)) goto fail;
   double wall = plan_wall_s() - t0;
-  char cmd[4096];
+  char cmd[4096], tail[160];
   plan_command_line(argc, argv, cmd, sizeof cmd);
-  report_doc doc = {cmd, NULL, &s->slo, s, NULL, NULL, NULL};
-  if (plan_flags_write(pf, w_json, w_csv, s, &doc, &err)) goto fail;
-  if (!pf->quiet) {
-    FILE *tf = plan_flags_text_out(pf);
-    sweep_print(s, tf);
-    char summary[4096];
-    sweep_summary(s, summary, sizeof summary);
-    fprintf(tf, "\n%s\n", summary);
-    fprintf(tf, "swept %zu configurations in %.2f s of wall time (%.1f configs/s) with %u job%s\n", s->n, wall,
-            wall > 0 ? (double)s->n / wall : 0.0, jobs, jobs == 1 ? "" : "s");
-  }
+  snprintf(tail, sizeof tail, "swept %zu configurations in %.2f s of wall time (%.1f configs/s) with %u job%s\n", s->n,
+           wall, wall > 0 ? (double)s->n / wall : 0.0, jobs, jobs == 1 ? "" : "s");
+  if (write_all(pf, s, cmd, tail, &err)) goto fail;
   goto out;
 fail:
   rc = cli_fail("sweep", &err);
@@ -207,19 +212,10 @@ int cmd_merge(int argc, char **argv) {
       plan_flags_check_outputs(pf, &err))
     goto fail;
   if (sweep_parts_fill(s, p, np, &err)) goto fail;
-  char cmd[4096];
-  plan_command_line(sargc, sargv, cmd, sizeof cmd);
-  char swcmd[4200];
-  snprintf(swcmd, sizeof swcmd, "servesim sweep%s", cmd + strlen("servesim")); /* the unsplit sweep's command */
-  report_doc doc = {swcmd, NULL, &s->slo, s, NULL, NULL, NULL};
-  if (plan_flags_write(pf, w_json, w_csv, s, &doc, &err)) goto fail;
-  if (!pf->quiet) {
-    FILE *tf = plan_flags_text_out(pf);
-    sweep_print(s, tf);
-    char summary[4096];
-    sweep_summary(s, summary, sizeof summary);
-    fprintf(tf, "\n%s\nmerged %d part%s: %zu configurations\n", summary, np, np == 1 ? "" : "s", s->n);
-  }
+  char cmd[4096], tail[96];
+  plan_command_line(sargc, sargv, cmd, sizeof cmd); /* "servesim sweep ...": the study's arguments */
+  snprintf(tail, sizeof tail, "merged %d part%s: %zu configurations\n", np, np == 1 ? "" : "s", s->n);
+  if (write_all(pf, s, cmd, tail, &err)) goto fail;
   goto done;
 fail:
   rc = cli_fail("merge", &err);

@@ -502,21 +502,9 @@ int capacity_execute(capacity_set *s, unsigned jobs, pool_progress_fn progress, 
 }
 
 /* Shard k of n: the candidates i with i % n == k - 1 (sweep_shard_rows). */
-typedef struct cap_shard {
-  capacity_set *s;
-  size_t k, n;
-} cap_shard;
-
-static void shard_work(void *ctx, size_t j) {
-  cap_shard *c = ctx;
-  work(c->s, j * c->n + (c->k - 1));
-}
-
 int capacity_execute_shard(capacity_set *s, size_t k, size_t n, unsigned jobs, pool_progress_fn progress, void *pctx,
                            sim_err *err) {
-  SIM_ASSERT(k >= 1 && k <= n);
-  cap_shard c = {s, k, n};
-  return pool_run(sweep_shard_rows(s->n, k, n), jobs, shard_work, &c, progress, pctx, err);
+  return plan_run_shard(s->n, k, n, work, s, jobs, progress, pctx, err);
 }
 
 void capacity_finish(capacity_set *s) {

@@ -156,13 +156,21 @@ int sweep_execute(sweep_set *s, unsigned jobs, pool_progress_fn progress, void *
 /* The rows of shard k of n: indices i with i % n == k - 1 (interleaved, so a block of heavy neighbours in
  * the grid is spread over the shards). */
 typedef struct shard_ctx {
-  sweep_set *s;
+  void (*fn)(void *, size_t);
+  void *ctx;
   size_t k, n;
 } shard_ctx;
 
 static void shard_work(void *ctx, size_t j) {
   shard_ctx *c = ctx;
-  work(c->s, j * c->n + (c->k - 1));
+  c->fn(c->ctx, j * c->n + (c->k - 1));
+}
+
+int plan_run_shard(size_t n_rows, size_t k, size_t n, void (*fn)(void *, size_t), void *ctx, unsigned jobs,
+                   pool_progress_fn progress, void *pctx, sim_err *err) {
+  SIM_ASSERT(k >= 1 && k <= n);
+  shard_ctx c = {fn, ctx, k, n};
+  return pool_run(sweep_shard_rows(n_rows, k, n), jobs, shard_work, &c, progress, pctx, err);
 }
 
 size_t sweep_shard_rows(size_t n_rows, size_t k, size_t n) {
@@ -171,9 +179,7 @@ size_t sweep_shard_rows(size_t n_rows, size_t k, size_t n) {
 
 int sweep_execute_shard(sweep_set *s, size_t k, size_t n, unsigned jobs, pool_progress_fn progress, void *pctx,
                         sim_err *err) {
-  SIM_ASSERT(k >= 1 && k <= n);
-  shard_ctx c = {s, k, n};
-  return pool_run(sweep_shard_rows(s->n, k, n), jobs, shard_work, &c, progress, pctx, err);
+  return plan_run_shard(s->n, k, n, work, s, jobs, progress, pctx, err);
 }
 
 void sweep_finish(sweep_set *s) { pareto(s); }

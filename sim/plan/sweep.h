@@ -81,6 +81,9 @@ int sweep_execute(sweep_set *s, unsigned jobs, pool_progress_fn progress, void *
 int sweep_execute_shard(sweep_set *s, size_t k, size_t n, unsigned jobs, pool_progress_fn progress, void *pctx,
                         sim_err *err);
 size_t sweep_shard_rows(size_t n_rows, size_t k, size_t n);
+/* Runs fn(ctx, i) on the thread pool for the rows i of shard k of n (sweep and capacity shards). */
+int plan_run_shard(size_t n_rows, size_t k, size_t n, void (*fn)(void *, size_t), void *ctx, unsigned jobs,
+                   pool_progress_fn progress, void *pctx, sim_err *err);
 void sweep_finish(sweep_set *s);
 void sweep_free(sweep_set *s);
 
