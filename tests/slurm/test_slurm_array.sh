@@ -3,15 +3,19 @@
 # from Debian's munge and slurm-wlm, as root, no systemd, private ports and directories), a 4-task job
 # array of a 12-configuration sweep through scripts/slurm/sweep_array.sh, merged, compared byte for byte
 # with the unsplit sweep; then one part deleted and resumed (-r re-runs only that shard), compared again.
-# Stops every daemon it started, by pid. Exit 77 (CTest: skipped) with the reason where the daemons cannot
-# run (not root, packages missing: scripts/deps.sh slurm installs them); CI installs them and must not skip.
+# Installs munge and slurm-wlm first when they are missing (scripts/deps.sh slurm; root). Stops every daemon
+# it started, by pid. Exit 77 (CTest: skipped) with the reason where the daemons cannot run (not root, no
+# packages); CI installs them (scripts/test.sh) and must not skip.
 set -u
 BIN=$1
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "the Slurm daemons run as root here (no systemd); not root"
 for c in munged slurmctld slurmd sbatch squeue sinfo; do
-  command -v "$c" >/dev/null 2>&1 || skip "$c not found: scripts/deps.sh slurm installs munge and slurm-wlm"
+  command -v "$c" >/dev/null 2>&1 && continue
+  echo "$c not found: installing munge and slurm-wlm (scripts/deps.sh slurm)"
+  "$ROOT/scripts/deps.sh" slurm || skip "could not install munge and slurm-wlm"
+  command -v "$c" >/dev/null 2>&1 || skip "$c not found after installing munge and slurm-wlm"
 done
 t0=$(date +%s.%N)
 D=$(mktemp -d /tmp/servesim_slurm.XXXXXX)
