@@ -16,7 +16,7 @@ static const subcmd cmds[] = {
     {"gen-trace", cmd_gen_trace, "generate a workload trace (vLLM bench serve semantics) as native CSV"},
     {"plan", cmd_plan, "memory plan and step times of one deployment, and which limit binds"},
     {"sweep", cmd_sweep, "run a grid of configurations in parallel; Pareto frontier, cost per million tokens"},
-    {"merge", cmd_merge, "combine the parts of a sweep run as shards (--shard K/N) into the unsplit sweep's outputs"},
+    {"merge", cmd_merge, "combine the parts of a sweep or capacity search run as shards (--shard K/N) into the unsplit outputs"},
     {"capacity", cmd_capacity, "highest rate a replica sustains at given SLOs; replicas and GPUs for a target"},
     {"validate", cmd_validate, "compare predictions with published measurements of real engines"},
     {"calibrate", cmd_calibrate,
