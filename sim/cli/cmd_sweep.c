@@ -178,21 +178,16 @@ int cmd_merge(int argc, char **argv) {
   for (int i = 0; i < np; i++)
     if (sweep_part_read(&p[i], parts[i], &err)) goto fail;
   if (sweep_parts_check(p, np, &err)) goto fail;
-  if (!strcmp(p[0].kind, "capacity")) { /* a capacity search's parts: its own half of merge */
-    int sargc = 0;
-    for (size_t o = 0; o < p[0].args_len; o += strlen(p[0].args + o) + 1) sargc++;
-    sargv = sim_calloc((size_t)sargc + 1, sizeof *sargv);
-    sargc = 0;
-    for (size_t o = 0; o < p[0].args_len; o += strlen(p[0].args + o) + 1) sargv[sargc++] = p[0].args + o;
-    rc = capacity_merge(sargc, sargv, out, p, np);
-    goto done;
-  }
-  /* the sweep again, from the arguments the parts carry */
+  /* the study again, from the arguments the parts carry (NUL-separated, argv[0] the command) */
   int sargc = 0;
   for (size_t o = 0; o < p[0].args_len; o += strlen(p[0].args + o) + 1) sargc++;
   sargv = sim_calloc((size_t)sargc + 1, sizeof *sargv);
   sargc = 0;
   for (size_t o = 0; o < p[0].args_len; o += strlen(p[0].args + o) + 1) sargv[sargc++] = p[0].args + o;
+  if (!strcmp(p[0].kind, "capacity")) { /* a capacity search's parts: its own half of merge */
+    rc = capacity_merge(sargc, sargv, out, p, np);
+    goto done;
+  }
   pf = sim_calloc(1, sizeof *pf);
   plan_flags_init(pf);
   const char *shard = NULL, *part = NULL;

@@ -25,6 +25,7 @@
 
 #include "config/cfg.h"
 #include "config/jsonx.h"
+#include "config/instance.h"
 #include "config/mig.h"
 
 #define MIB 1048576.0
@@ -429,6 +430,15 @@ static const kspec tflops_specs[] = {
     {"int8", K_NUM, R_POS, false, FOFF(DT_INT8), 0, 1e12},
 };
 
+/* "interconnect": "nvlink" or "pcie" (GPU and instance files). */
+static int parse_link(const jx *j, const cJSON *l, link_kind *out) {
+  if (!cJSON_IsString(l)) return jx_fail(j, l, NULL, "interconnect", "expected a string, got %s", jx_type_name(l));
+  if (!strcmp(l->valuestring, "nvlink")) *out = LINK_NVLINK;
+  else if (!strcmp(l->valuestring, "pcie")) *out = LINK_PCIE;
+  else return jx_fail(j, l, NULL, "interconnect", "expected \"nvlink\" or \"pcie\", got \"%s\"", l->valuestring);
+  return SIM_OK;
+}
+
 int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err) {
   memset(g, 0, sizeof *g);
   jx j;
@@ -447,13 +457,7 @@ int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err) 
     else
       rc = parse_strict(&j, t, "dense_tflops", tflops_specs, SIM_ARRAY_LEN(tflops_specs), g->flops, ffound);
   }
-  if (!rc) {
-    const cJSON *l = found[G_LINK];
-    if (!cJSON_IsString(l)) rc = jx_fail(&j, l, NULL, "interconnect", "expected a string, got %s", jx_type_name(l));
-    else if (!strcmp(l->valuestring, "nvlink")) g->link = LINK_NVLINK;
-    else if (!strcmp(l->valuestring, "pcie")) g->link = LINK_PCIE;
-    else rc = jx_fail(&j, l, NULL, "interconnect", "expected \"nvlink\" or \"pcie\", got \"%s\"", l->valuestring);
-  }
+  if (!rc) rc = parse_link(&j, found[G_LINK], &g->link);
   if (!rc) rc = parse_aliases(&j, found[G_ALIASES], g->aliases[0], sizeof g->aliases[0], &g->naliases);
   SIM_ASSERT(!strcmp(gpu_specs[G_MIG].key, "mig"));
   if (!rc && found[G_MIG]) rc = mig_parse(&j, found[G_MIG], g);
@@ -462,6 +466,41 @@ int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err) 
   if (!(g->net_Bps > 0)) g->net_Bps = 50e9;
   if (!(g->net_latency_ns > 0)) g->net_latency_ns = 5e3;
   jx_free(&j);
+  return rc;
+}
+
+/* ---- cloud instances (config/instance.h) ----------------------------------- */
+
+#define IOFF(f) offsetof(instance_cfg, f)
+static const kspec instance_specs[] = {
+    {"name", K_STR, R_ANY, true, IOFF(name), sizeof(((instance_cfg *)0)->name), 0},
+    {"provider", K_STR, R_ANY, true, IOFF(provider), sizeof(((instance_cfg *)0)->provider), 0},
+    {"gpu", K_STR, R_ANY, true, IOFF(gpu), sizeof(((instance_cfg *)0)->gpu), 0},
+    {"gpu_count", K_U32, R_POS, true, IOFF(gpu_count), 0, 0},
+    {"interconnect", K_SPECIAL, R_ANY, true, 0, 0, 0},
+    {"price_usd_per_hour", K_NUM, R_POS, true, IOFF(price_per_hour), 0, 1},
+    {"price_date", K_STR, R_ANY, false, IOFF(price_date), sizeof(((instance_cfg *)0)->price_date), 0},
+    {"price_source", K_STR, R_ANY, true, IOFF(price_source), sizeof(((instance_cfg *)0)->price_source), 0},
+    {"price_is_assumption", K_BOOL, R_ANY, false, IOFF(price_assumed), 0, 0},
+};
+enum { I_GPU = 2, I_LINK = 4 };
+
+int cfg_instance_parse(instance_cfg *in, const char *json, const char *what, sim_err *err) {
+  memset(in, 0, sizeof *in);
+  jx j;
+  int rc = jx_parse(&j, json, what, err);
+  if (rc) return rc;
+  const cJSON *found[SIM_ARRAY_LEN(instance_specs)];
+  SIM_ASSERT(!strcmp(instance_specs[I_LINK].key, "interconnect") && !strcmp(instance_specs[I_GPU].key, "gpu"));
+  rc = parse_strict(&j, j.root, NULL, instance_specs, SIM_ARRAY_LEN(instance_specs), in, found);
+  if (!rc) rc = parse_link(&j, found[I_LINK], &in->link);
+  if (!rc && in->gpu_count > 1024) rc = jx_fail(&j, NULL, NULL, "gpu_count", "must be <= 1024, got %u", in->gpu_count);
+  if (!rc && strchr(in->gpu, ':'))
+    rc = jx_fail(&j, found[I_GPU], NULL, "gpu",
+                 "\"%s\": an instance holds whole GPUs (MIG slices are cut by whoever rents it: give the whole GPU)",
+                 in->gpu);
+  jx_free(&j);
+  if (!rc) copy_str(in->path, sizeof in->path, what);
   return rc;
 }
 

@@ -1,48 +1,12 @@
-/* instance.c: cloud instance files and replica packing (see instance.h). */
+/* instance.c: loading cloud instance files (parsed in cfg_parse.c with the
+ * other config kinds) and packing replicas onto instances (see instance.h). */
 #include "config/instance.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/jsonx.h"
 #include "config/mig.h"
-
-int cfg_instance_parse(instance_cfg *in, const char *json, const char *what, sim_err *err) {
-  memset(in, 0, sizeof *in);
-  static const char *const known[] = {"name",       "provider",     "gpu",          "gpu_count",           "interconnect",
-                                      "price_usd_per_hour", "price_date", "price_source", "price_is_assumption", NULL};
-  const cJSON *found[9];
-  jx j;
-  int rc = jx_parse(&j, json, what, err);
-  if (rc) return rc;
-  const cJSON *o = j.root;
-  rc = jx_keys(&j, o, NULL, known, found);
-  static const int required[] = {0, 1, 2, 3, 4, 5, 7};
-  for (size_t k = 0; !rc && k < sizeof required / sizeof required[0]; k++)
-    if (!found[required[k]]) rc = jx_fail(&j, NULL, NULL, known[required[k]], "missing required key");
-  if (!rc) rc = jx_str(&j, o, NULL, "name", in->name, sizeof in->name);
-  if (!rc) rc = jx_str(&j, o, NULL, "provider", in->provider, sizeof in->provider);
-  if (!rc) rc = jx_str(&j, o, NULL, "gpu", in->gpu, sizeof in->gpu);
-  if (!rc) rc = jx_u32(&j, o, NULL, "gpu_count", &in->gpu_count, 1, 1024, 0);
-  char link[16] = "";
-  if (!rc) rc = jx_str(&j, o, NULL, "interconnect", link, sizeof link);
-  if (!rc) {
-    if (!strcmp(link, "nvlink")) in->link = LINK_NVLINK;
-    else if (!strcmp(link, "pcie")) in->link = LINK_PCIE;
-    else rc = jx_fail(&j, found[4], NULL, "interconnect", "expected \"nvlink\" or \"pcie\", got \"%s\"", link);
-  }
-  if (!rc) rc = jx_num(&j, o, NULL, "price_usd_per_hour", &in->price_per_hour, 0, 1e7, JX_GT);
-  if (!rc) rc = jx_str(&j, o, NULL, "price_date", in->price_date, sizeof in->price_date);
-  if (!rc) rc = jx_str(&j, o, NULL, "price_source", in->price_source, sizeof in->price_source);
-  if (!rc) rc = jx_bool(&j, o, NULL, "price_is_assumption", &in->price_assumed);
-  if (!rc && strchr(in->gpu, ':'))
-    rc = jx_fail(&j, found[2], NULL, "gpu", "\"%s\": an instance holds whole GPUs (MIG slices are cut by whoever rents "
-                 "it: give the whole GPU)", in->gpu);
-  jx_free(&j);
-  if (!rc) snprintf(in->path, sizeof in->path, "%s", what);
-  return rc;
-}
 
 int cfg_instance_load(instance_cfg *in, const char *name_or_path, sim_err *err) {
   char *text = NULL, what[1100];

@@ -380,21 +380,22 @@ static void mig_layouts(capacity_set *s) {
   char done[8][64];
   int n_done = 0;
   for (size_t i = 0; i < s->n && n_done < 8; i++) {
-    gpu_cfg slice, whole;
+    gpu_cfg whole;
     sim_err ignore;
-    if (cfg_gpu_load(&slice, s->c[i].cfg.gpu, &ignore) || !slice.mig_parent[0]) continue;
+    char parent[64], pname[64];
+    /* candidates name slices "gpu:profile" (the slice's name, mig.h): the whole GPU is read once per GPU */
+    if (!mig_split(s->c[i].cfg.gpu, parent, sizeof parent, pname, sizeof pname)) continue;
     bool seen = false;
-    for (int k = 0; k < n_done; k++) seen |= !strcmp(done[k], slice.mig_parent);
-    if (seen || cfg_gpu_load(&whole, slice.mig_parent, &ignore)) continue;
-    snprintf(done[n_done++], sizeof done[0], "%s", slice.mig_parent);
+    for (int k = 0; k < n_done; k++) seen |= !strcmp(done[k], parent);
+    if (seen || cfg_gpu_load(&whole, parent, &ignore)) continue;
+    snprintf(done[n_done++], sizeof done[0], "%s", parent);
     double best = 0;
     char best_name[256] = "";
     ADD("%sMIG layouts of one %s (a profile's req/s per slice x the slices of it one GPU holds; slices are isolated):",
         o ? "\n" : "", whole.name);
     for (size_t j = 0; j < s->n; j++) {
-      gpu_cfg g;
-      if (cfg_gpu_load(&g, s->c[j].cfg.gpu, &ignore) || strcmp(g.mig_parent, whole.name)) continue;
-      const char *pname = strchr(s->c[j].cfg.gpu, ':') + 1;
+      if (!mig_split(s->c[j].cfg.gpu, parent, sizeof parent, pname, sizeof pname) || strcmp(parent, whole.name))
+        continue;
       const mig_profile *m = mig_find(&whole, pname);
       if (!m) continue;
       double per_gpu = s->c[j].feasible ? s->c[j].max_rate * m->max_instances : 0;

@@ -78,7 +78,7 @@ void cluster_deinit(cluster *c) {
   if (c->reps)
     for (uint32_t i = 0; i < c->cfg.replicas; i++) sched_deinit(&c->reps[i].s);
   free(c->reps);
-  if (c->rt.v) router_deinit(&c->rt);
+  router_deinit(&c->rt);
   free(c->reqs);
   ring_free(&c->cq);
   free(c->done_buf);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config/instance.h"
+#include "testutil.h"
 
 static void has(const sim_err *e, const char *needle) {
   cr_assert(strstr(e->msg, needle) != NULL, "expected '%s' in: %s", needle, e->msg);
@@ -61,6 +62,12 @@ Test(instance, file_errors_name_the_key) {
   has(&e, "interconnect: expected \"nvlink\" or \"pcie\"");
   cr_assert_eq(cfg_instance_load(&in, "no-such-instance", &e), SIM_EINPUT);
   has(&e, "unknown instance 'no-such-instance'");
+  /* a user's file naming a GPU servesim does not know: the file and the key */
+  const char *path = tu_tmpfile(".json", "{\"name\": \"x\", \"provider\": \"p\", \"gpu\": \"tpu-v9\", \"gpu_count\": 8, "
+                                         "\"interconnect\": \"nvlink\", \"price_usd_per_hour\": 9, \"price_source\": \"s\"}");
+  cr_assert_eq(cfg_instance_load(&in, path, &e), SIM_EINPUT);
+  has(&e, path);
+  has(&e, ": gpu: unknown gpu 'tpu-v9'");
 }
 
 Test(instance, packing) {
