@@ -18,7 +18,8 @@
 #   3 hw                         kernel tables, cost model, memory plan, profiles
 #   4 metrics                    what a run measured, vLLM's benchmark definitions
 #   5 serve                      scheduler, KV cache manager, router, cluster
-#   6 runner                     one run: config -> cost -> engine -> metrics -> result; bottleneck verdict
+#   6 runner live                the two drivers of a simulation: one run (config -> cost -> engine -> metrics
+#                                -> result; bottleneck verdict), and `serve` (the cluster behind HTTP, live time)
 #   7 plan validate calib        studies (plan, sweep, capacity), validation against measurements, calibration
 #   8 report                     writers of run and study results (text, JSON, CSV, Markdown, HTML)
 #   9 cli                        commands and flags
@@ -28,7 +29,7 @@ cd "$(dirname "$0")/.."
 floor_of() {
   case "$1" in
     core) echo 0 ;; config | workload) echo 1 ;; model) echo 2 ;; hw) echo 3 ;; metrics) echo 4 ;;
-    serve) echo 5 ;; runner) echo 6 ;; plan | validate | calib) echo 7 ;; report) echo 8 ;; cli) echo 9 ;;
+    serve) echo 5 ;; runner | live) echo 6 ;; plan | validate | calib) echo 7 ;; report) echo 8 ;; cli) echo 9 ;;
     *) echo "" ;;
   esac
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # test.sh: build servesim and run the whole test suite twice (with munge and slurm-wlm installed, so the
-# Slurm job-array test runs a real one-node cluster, tests/slurm/): a normal build
+# Slurm job-array test runs a real one-node cluster, tests/slurm/, and with python3-aiohttp, curl and wrk,
+# so `servesim serve` is driven by a real streaming client, tests/serve/): a normal build
 # (with the CUDA kernels compiled where nvcc exists) and an AddressSanitizer +
 # UndefinedBehaviorSanitizer build; build the quick start's Release binary
 # (-O3 warns where -O2 does not) and run the default scenario with it; then
@@ -10,6 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
 ./scripts/deps.sh slurm
+./scripts/deps.sh serve
 jobs=$(nproc)
 export LC_ALL=C
 echo "== normal build (build/) =="

@@ -17,6 +17,7 @@ static const subcmd cmds[] = {
     {"plan", cmd_plan, "memory plan and step times of one deployment, and which limit binds"},
     {"sweep", cmd_sweep, "run a grid of configurations in parallel; Pareto frontier, cost per million tokens"},
     {"merge", cmd_merge, "combine the parts of a sweep or capacity search run as shards (--shard K/N) into the unsplit outputs"},
+    {"serve", cmd_serve, "an OpenAI-compatible HTTP endpoint in front of a simulated deployment, in real time"},
     {"capacity", cmd_capacity, "highest rate a replica sustains at given SLOs; replicas and GPUs for a target"},
     {"validate", cmd_validate, "compare predictions with published measurements of real engines"},
     {"calibrate", cmd_calibrate,

@@ -83,6 +83,7 @@ void cluster_deinit(cluster *c) {
   ring_free(&c->cq);
   free(c->done_buf);
   free(c->drain_buf);
+  free(c->free_slots);
   des_deinit(&c->ev);
   metrics_deinit(&c->m);
   memset(c, 0, sizeof *c);
@@ -102,7 +103,20 @@ static void touch(cluster *c, uint32_t ri) {
   router_update(&c->rt, ri, v);
 }
 
-static void close_request(cluster *c) {
+static void free_slot(cluster *c, uint32_t idx) {
+  SIM_GROW(c->free_slots, c->cap_free, c->n_free + 1);
+  c->free_slots[c->n_free++] = idx;
+}
+
+/* Request idx is done with (finished or rejected). In open mode its caller
+ * hears of it, then the slot is free (the call sites touch it no more). */
+static void close_request(cluster *c, uint32_t idx, sim_ns now) {
+  if (c->open) {
+    c->n_closed++;
+    if (c->hooks.closed) c->hooks.closed(c->hooks.ctx, idx, now);
+    free_slot(c, idx);
+    return;
+  }
   SIM_ASSERT(c->n_closed < c->n_reqs);
   c->n_closed++;
   if (c->n_closed == c->n_reqs) c->complete = true;
@@ -154,7 +168,7 @@ static void fill_queue_steps(cluster *c, uint32_t ri, sim_ns now) {
       SIM_ASSERT(rep->outstanding > 0);
       rep->outstanding--;
       touch(c, ri);
-      close_request(c);
+      close_request(c, idx, now);
       release_slot(c, now);
       if (rep->s.q_len) return; /* release_slot may have started this replica */
       continue;
@@ -196,7 +210,7 @@ static void route(cluster *c, uint32_t idx, sim_ns now) {
     r->reject = REJ_NO_REPLICA;
     SIM_ASSERT(c->in_flight > 0);
     c->in_flight--;
-    close_request(c);
+    close_request(c, idx, now);
     return;
   }
   r->replica = ri;
@@ -226,7 +240,7 @@ static void send(cluster *c, uint32_t idx, sim_ns now) {
     r->reject = total > c->cfg.max_model_len ? REJ_TOO_LONG : REJ_KV_TOO_SMALL;
     SIM_ASSERT(c->in_flight > 0);
     c->in_flight--;
-    close_request(c);
+    close_request(c, idx, now);
     return;
   }
   if (c->cfg.frontend_latency_ns) { /* the engine's frontend first: the router sees it later */
@@ -268,8 +282,12 @@ static void on_arrival(cluster *c, uint32_t idx, sim_ns now) {
 static void on_step(cluster *c, uint32_t ri, sim_ns now) {
   replica *rep = &c->reps[ri];
   if (rep->failed) return;
+  const sched_step *st = sched_queued(&rep->s, 0);
   uint32_t n = sched_complete(&rep->s, c->reqs, now, &c->m, c->done_buf);
   touch(c, ri);
+  if (c->hooks.tokens) /* open mode: the step's storage stays intact until the next schedule (below) */
+    for (uint32_t k = 0; k < st->n_items; k++)
+      if (st->items[k].samples) c->hooks.tokens(c->hooks.ctx, st->items[k].req, now);
   /* The engine schedules the next step(s) at once (batch queue, sched.h).
    * The requests that finished go back to their clients afterwards (HTTP
    * response, the client's next request, tokenization: milliseconds), so a
@@ -281,7 +299,7 @@ static void on_step(cluster *c, uint32_t ri, sim_ns now) {
     rep->outstanding--;
     touch(c, ri);
     c->m.finished++;
-    close_request(c);
+    close_request(c, c->done_buf[k], now);
     release_slot(c, now);
   }
   if (!rep->s.q_len) fill_queue(c, ri, now); /* it idles: the new requests need not wait for a step */
@@ -349,6 +367,10 @@ bool cluster_run_slice(cluster *c, uint64_t max_events, sim_ns until_ns) {
       case EV_SAMPLE: on_sample(c, ev.t_ns); break;
       case EV_FAIL: on_fail(c, ev.target, ev.t_ns); break;
       case EV_DELIVER:
+        if (c->reqs[ev.arg].state == RQ_CANCELLED) { /* open mode: its client left while it was in the frontend */
+          free_slot(c, (uint32_t)ev.arg);
+          break;
+        }
         route(c, (uint32_t)ev.arg, ev.t_ns);
         fill_slots(c, ev.t_ns); /* a delivery rejected for want of a replica freed its slot */
         break;
@@ -379,4 +401,98 @@ void cluster_finish(cluster *c) {
     r->reject = REJ_UNFINISHED;
     c->n_closed++;
   }
+}
+
+/* --- open mode (`servesim serve`) ----------------------------------------------- */
+
+void cluster_open(cluster *c, const cluster_hooks *hooks) {
+  SIM_ASSERT(c->n_reqs == 0 && !c->open);
+  c->open = true;
+  c->complete = false;
+  c->hooks = *hooks;
+  c->cap_reqs = 1; /* cluster_init allocated one slot for an empty trace */
+  /* a server runs for days: ITL and step times go to the histograms at once (metrics.h), bounded memory */
+  c->m.itl_exact_max = 1;
+  c->m.steps_exact_max = 1;
+}
+
+size_t cluster_open_requests(const cluster *c) { return c->n_reqs - c->n_free; }
+
+uint32_t cluster_new_request(cluster *c, uint32_t prompt_tokens, uint32_t output_tokens) {
+  SIM_ASSERT(c->open);
+  uint32_t idx;
+  if (c->n_free) {
+    idx = c->free_slots[--c->n_free];
+  } else {
+    SIM_ASSERT(c->n_reqs < UINT32_MAX - 1);
+    if (c->n_reqs == c->cap_reqs) {
+      c->cap_reqs *= 2;
+      c->reqs = sim_realloc(c->reqs, c->cap_reqs * sizeof *c->reqs);
+    }
+    idx = (uint32_t)c->n_reqs++;
+  }
+  request *r = &c->reqs[idx];
+  memset(r, 0, sizeof *r);
+  r->id = c->next_id++;
+  r->prompt_tokens = prompt_tokens;
+  r->output_tokens = output_tokens;
+  r->num_tokens = prompt_tokens;
+  r->first_sched_ns = SIM_NS_INF;
+  r->queued_ns = SIM_NS_INF;
+  r->replica = UINT32_MAX;
+  r->state = RQ_PENDING;
+  kv_seq_init(&r->kv);
+  return idx;
+}
+
+void cluster_arrive(cluster *c, uint32_t idx, sim_ns now) {
+  SIM_ASSERT(c->open && c->reqs[idx].state == RQ_PENDING);
+  SIM_ASSERT(now >= c->m.level_t_ns && now <= des_peek_time(&c->ev));
+  c->reqs[idx].arrival_ns = now;
+  if (c->cfg.max_concurrency && (c->in_flight >= c->cfg.max_concurrency || c->cq.len)) {
+    c->reqs[idx].state = RQ_CLIENT;
+    ring_push_back(&c->cq, idx);
+  } else {
+    send(c, idx, now);
+  }
+  metrics_level(&c->m, now, c->in_flight, cluster_waiting(c));
+}
+
+void cluster_cancel(cluster *c, uint32_t idx, sim_ns now) {
+  SIM_ASSERT(c->open);
+  request *r = &c->reqs[idx];
+  switch ((rq_state)r->state) {
+    case RQ_PENDING: free_slot(c, idx); return;
+    case RQ_CLIENT: {
+      uint32_t n_removed = ring_remove(&c->cq, idx);
+      SIM_ASSERT(n_removed == 1);
+      free_slot(c, idx);
+      break;
+    }
+    case RQ_FRONTEND: /* its DELIVER event is pending: the slot is freed when it comes (cluster_run_slice) */
+      r->state = RQ_CANCELLED;
+      release_slot(c, now);
+      break;
+    case RQ_WAITING:
+    case RQ_RUNNING: {
+      uint32_t ri = r->replica;
+      replica *rep = &c->reps[ri];
+      sched_abort(&rep->s, c->reqs, idx);
+      r->state = RQ_CANCELLED;
+      SIM_ASSERT(rep->outstanding > 0);
+      rep->outstanding--;
+      touch(c, ri);
+      free_slot(c, idx);
+      release_slot(c, now);
+      /* blocks were freed: an idle replica with requests waiting for them starts a step */
+      if (!rep->s.q_len && sched_has_work(&rep->s) && !rep->kick_pending) {
+        rep->kick_pending = true;
+        des_push_late(&c->ev, now, EV_KICK, ri, 0);
+      }
+      break;
+    }
+    default: SIM_ASSERT(!"cancel of a closed request"); return;
+  }
+  c->n_closed++;
+  metrics_level(&c->m, now, c->in_flight, cluster_waiting(c));
 }

@@ -21,6 +21,15 @@
  * itself forever) and requests when every replica failed.
  *
  * Run it with cluster_run (everything), or in slices from the libuv driver.
+ *
+ * Open mode (`servesim serve`, live/live.h): built on an empty trace, then
+ * cluster_open; the caller creates each request as it comes
+ * (cluster_new_request, then cluster_arrive at the current virtual time,
+ * after running every event up to it), hears of its tokens and its end
+ * through hooks, and may abort it (cluster_cancel). A closed request's slot is
+ * reused, so memory follows the requests in flight, not those served; the
+ * recorder keeps histograms only (metrics.h spill), and the run never
+ * completes on its own.
  * Ownership: cluster_init/cluster_deinit on caller storage; borrows the trace
  * and the cost model; owns requests, replicas and metrics. */
 #ifndef SIM_CLUSTER_H
@@ -71,6 +80,16 @@ typedef struct replica {
   uint32_t waiting_seen; /* its waiting count as last added into cluster.n_waiting */
 } replica;
 
+/* Open mode: what the caller hears. The hooks must not call back into the
+ * cluster; the request (c->reqs[idx]) may be read during the call only. */
+typedef struct cluster_hooks {
+  void *ctx;
+  /* a step ended that sampled a token for request idx (reqs[idx].generated grew by one) */
+  void (*tokens)(void *ctx, uint32_t idx, sim_ns now);
+  /* request idx finished or was rejected (state, reject, times final); its slot is reused afterwards */
+  void (*closed)(void *ctx, uint32_t idx, sim_ns now);
+} cluster_hooks;
+
 typedef struct cluster {
   cluster_cfg cfg;
   const trace *tr;
@@ -91,6 +110,13 @@ typedef struct cluster {
   size_t n_closed;      /* finished + rejected */
   bool complete;        /* every request closed */
   bool stopped;         /* time limit reached or interrupted */
+  /* open mode */
+  bool open;
+  cluster_hooks hooks;
+  size_t cap_reqs;      /* slots allocated (n_reqs of them used so far) */
+  uint32_t *free_slots; /* closed requests' slots, reused first */
+  size_t n_free, cap_free;
+  uint32_t next_id;     /* request ids stay unique across reused slots (prefix-cache identity) */
 } cluster;
 
 int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model *cost, sim_err *err);
@@ -112,6 +138,20 @@ void cluster_finish(cluster *c);
 request *cluster_take_requests(cluster *c, size_t *n);
 /* Time of the next pending event (SIM_NS_INF if none). */
 sim_ns cluster_next_time(const cluster *c);
+
+/* Open mode (see above). cluster_open needs a cluster built on an empty
+ * trace. A new request is PENDING until cluster_arrive, which must come with
+ * now >= the time of every event already run and <= the next one's (the
+ * caller runs cluster_run_slice up to now first); a request rejected at once
+ * (too long, no replica) is closed inside cluster_arrive (hook called).
+ * cluster_cancel aborts an open request: its blocks are freed, its seat and
+ * client slot released; no hook is called. */
+void cluster_open(cluster *c, const cluster_hooks *hooks);
+uint32_t cluster_new_request(cluster *c, uint32_t prompt_tokens, uint32_t output_tokens);
+void cluster_arrive(cluster *c, uint32_t idx, sim_ns now);
+void cluster_cancel(cluster *c, uint32_t idx, sim_ns now);
+/* Requests open (created, not closed or cancelled). */
+size_t cluster_open_requests(const cluster *c);
 
 /* Total waiting over replicas (O(1): kept as replicas change). */
 uint32_t cluster_waiting(const cluster *c);

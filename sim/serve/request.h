@@ -5,7 +5,8 @@
  * RUNNING (in the batch) -> FINISHED; RUNNING -> WAITING again on preemption
  * (recompute: KV freed, num_computed reset to 0, front of the queue);
  * REJECTED when it can never run (prompt + output > max_model_len, or larger
- * than the whole KV pool).
+ * than the whole KV pool). In open mode (`servesim serve`, cluster.h) a
+ * request whose client disconnects is aborted in any state.
  *
  * Token accounting (vLLM V1, sched.h): num_tokens = prompt + generated tokens
  * known so far; num_computed = tokens whose KV is written or scheduled to be
@@ -32,7 +33,9 @@ typedef enum rq_state {
   RQ_WAITING,
   RQ_RUNNING,
   RQ_FINISHED,
-  RQ_REJECTED
+  RQ_REJECTED,
+  RQ_CANCELLED  /* open mode only (cluster_cancel): its client went away while it was in the frontend; the slot
+                   is reused once its DELIVER event has passed */
 } rq_state;
 
 typedef struct request {

@@ -222,8 +222,9 @@ uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uin
   bool removed = false;
   for (uint32_t k = 0; k < st->n_items; k++) {
     const sched_item *it = &st->items[k];
+    if (!it->samples) continue; /* a mid-prompt chunk (its progress was counted when scheduled), or an aborted
+                                   request's entry (sched_abort) */
     request *r = &reqs[it->req];
-    if (!it->samples) continue; /* a mid-prompt chunk: its progress was counted when scheduled */
     SIM_ASSERT(r->pending > 0);
     r->pending--;
     r->generated++;
@@ -248,6 +249,27 @@ uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uin
   s->q_len--;
   if (removed) compact_running(s, reqs);
   return n_done;
+}
+
+void sched_abort(sched *s, request *reqs, uint32_t idx) {
+  for (uint32_t k = 0; k < s->q_len; k++) { /* the steps already scheduled run anyway; they just carry nothing back */
+    sched_step *st = sched_queued(s, k);
+    for (uint32_t j = 0; j < st->n_items; j++)
+      if (st->items[j].req == idx) st->items[j] = (sched_item){SCHED_NO_REQ, st->items[j].tokens, false};
+  }
+  request *r = &reqs[idx];
+  if (r->state == RQ_WAITING) {
+    uint32_t n_removed = ring_remove(&s->waiting, idx);
+    SIM_ASSERT(n_removed == 1);
+  } else if (r->state == RQ_RUNNING) {
+    uint32_t w = 0;
+    for (uint32_t k = 0; k < s->n_running; k++)
+      if (s->running[k] != idx) s->running[w++] = s->running[k];
+    SIM_ASSERT(w + 1 == s->n_running);
+    s->n_running = w;
+  }
+  release(s, r);
+  r->pending = 0;
 }
 
 uint32_t sched_drain(sched *s, request *reqs, uint32_t *out) {

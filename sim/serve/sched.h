@@ -79,8 +79,9 @@ typedef struct sched_cfg {
 } sched_cfg;
 
 /* One entry of a step: a request and what the step does for it. */
+enum { SCHED_NO_REQ = UINT32_MAX }; /* sched_item.req of a request aborted after the step was scheduled */
 typedef struct sched_item {
-  uint32_t req;    /* request index */
+  uint32_t req;    /* request index, or SCHED_NO_REQ (then samples is false) */
   uint32_t tokens; /* tokens computed for it */
   bool samples;    /* the step samples a token for it */
 } sched_item;
@@ -146,6 +147,13 @@ sched_step *sched_schedule(sched *s, request *reqs, sim_ns now);
 uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uint32_t *done);
 /* Removes and returns the head of the waiting queue (one is waiting). */
 uint32_t sched_pop_head(sched *s);
+/* Aborts request idx (a client went away, `servesim serve`): it leaves the
+ * waiting queue or the running batch (admission order kept), its blocks go
+ * back to the pool (cached ones stay findable), and its entries in steps
+ * already scheduled are emptied (SCHED_NO_REQ: those steps still run and cost
+ * what they cost, as in vLLM, whose abort does not recall a launched batch;
+ * they carry no token back). State and seat are the caller's to reset. */
+void sched_abort(sched *s, request *reqs, uint32_t idx);
 /* Removes every request (for a failed replica): queued steps are dropped
  * (their tokens never arrive), running and waiting requests are appended to
  * out[] (capacity >= running + waiting) with their KV freed and progress and

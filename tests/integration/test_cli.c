@@ -1,7 +1,10 @@
 /* test_cli.c: the servesim binary end to end: help, the default scenario,
  * determinism, result files, and bad input (exit 2 with a message naming the
  * file, line or field; never a crash). */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,4 +461,38 @@ Test(cli, sweep_names_a_what_if_not_exercised) {
                           sizeof err),
                0, "%s", err);
   cr_assert(!strstr(out, "NOT EXERCISED"), "%s", out);
+}
+
+/* `servesim serve` refuses bad flags before listening (exit 2, the flag named), and a port already taken. */
+Test(cli, serve_refuses_bad_flags_and_a_taken_port) {
+  cr_assert_eq(tu_run_cli("serve --help", out, sizeof out, err, sizeof err), 0);
+  cr_assert(strstr(out, "usage") && strstr(out, "--eos-dist") && strstr(out, "--speed"), "%s", out);
+  const struct {
+    const char *args, *needle;
+  } bad[] = {{"serve --speed 0", "--speed"},
+             {"serve --speed inf", "--speed"},
+             {"serve --port 70000", "--port"},
+             {"serve --eos-dist normal:5", "--eos-dist"},
+             {"serve --max-connections 0", "--max-connections"},
+             {"serve --drain-timeout -1", "--drain-timeout"},
+             {"serve --host not-an-address --port 0", "--host"},
+             {"serve --model no-such-model --port 0", "no-such-model"},
+             {"serve --trace x.csv", "--trace"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int rc = tu_run_cli(bad[i].args, out, sizeof out, err, sizeof err);
+    cr_assert_eq(rc, 2, "%s: exit %d", bad[i].args, rc);
+    cr_assert(strstr(err, bad[i].needle), "%s: stderr '%s' lacks '%s'", bad[i].args, err, bad[i].needle);
+  }
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  cr_assert_eq(listen(fd, 1), 0);
+  socklen_t len = sizeof a;
+  getsockname(fd, (struct sockaddr *)&a, &len);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "serve --port %d --quiet", ntohs(a.sin_port));
+  int rc = tu_run_cli(cmd, out, sizeof out, err, sizeof err);
+  close(fd);
+  cr_assert_eq(rc, 2, "a taken port: exit %d, %s", rc, err);
+  cr_assert(strstr(err, "cannot listen") && strstr(err, "address already in use"), "%s", err);
 }

@@ -1,0 +1,279 @@
+#!/usr/bin/python3
+"""test_serve.py: `servesim serve` driven by a real streaming HTTP client (aiohttp).
+
+Checks, each against a server this script starts on 127.0.0.1 (port 0) and stops by pid:
+  1. accuracy: a fixed-rate workload streamed at --speed 1 gives client-measured mean TTFT and ITL within
+     10% of what `servesim run` predicts for the same requests (same arrival offsets, token-id prompts);
+  2. bad requests get their status (400 malformed JSON, 400 too long with vLLM's message, 404 unknown model,
+     404 unknown path, 405 wrong method) while the good ones, in flight at the same time, all complete;
+  3. /metrics counts every request (success by reason, prompt and generation tokens, TTFT count);
+  4. a client that disconnects mid-stream aborts its request: the abort is counted, nothing keeps running
+     and the KV cache is empty again;
+  5. past --max-connections the next connection gets a 503, and the others keep being served; pipelined
+     requests are answered in order; malformed HTTP gets a 400; curl's Expect: 100-continue is honoured;
+  6. SIGTERM with a stream in flight: the stream finishes ([DONE]) and the server exits 0.
+Usage: test_serve.py SERVESIM_BIN (exit 0 pass, 1 fail)."""
+import asyncio
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import aiohttp
+
+BIN = sys.argv[1]
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        FAILS.append(what)
+
+
+def start(*args):
+    p = subprocess.Popen([BIN, "serve", "--port", "0", "--quiet", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    m = re.match(r"listening on http://127\.0\.0\.1:(\d+)", line)
+    if not m:
+        p.kill()
+        print(p.stderr.read())
+        raise SystemExit("serve did not start: %r" % line)
+    return p, "http://127.0.0.1:%s" % m.group(1)
+
+
+def stop(p):
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    return p.returncode
+
+
+async def stream_one(session, url, prompt_len, max_tokens, delay):
+    """One streamed completion sent `delay` seconds from now, timed as vLLM's benchmark times it."""
+    await asyncio.sleep(delay)
+    body = {"prompt": [0] * prompt_len, "max_tokens": max_tokens, "ignore_eos": True, "stream": True,
+            "stream_options": {"include_usage": True}}
+    st = time.perf_counter()
+    ttft, last, itl, tokens, usage = None, st, [], 0, None
+    async with session.post(url + "/v1/completions", json=body) as r:
+        assert r.status == 200, r.status
+        async for raw in r.content:
+            line = raw.decode().strip()
+            if not line.startswith("data: "):
+                continue
+            data = line[6:]
+            if data == "[DONE]":
+                break
+            now = time.perf_counter()
+            j = json.loads(data)
+            if j.get("usage"):
+                usage = j["usage"]
+            if j["choices"] and j["choices"][0]["text"]:
+                if ttft is None:
+                    ttft = now - st
+                else:
+                    itl.append(now - last)
+                last = now
+                tokens += j["choices"][0]["text"].count(" tok")
+    return ttft, itl, tokens, usage
+
+
+async def bad_requests(session, url):
+    out = {}
+    await asyncio.sleep(0.5)
+    async with session.post(url + "/v1/completions", data="{\"prompt\": [1,2") as r:
+        out["malformed"] = (r.status, await r.json())
+    async with session.post(url + "/v1/completions", json={"prompt": [1] * 10, "max_tokens": 200000}) as r:
+        out["too_long"] = (r.status, await r.json())
+    async with session.post(url + "/v1/completions", json={"prompt": "hi", "model": "nope"}) as r:
+        out["model"] = (r.status, await r.json())
+    async with session.get(url + "/v1/nothing") as r:
+        out["path"] = (r.status, await r.text())
+    async with session.get(url + "/v1/completions") as r:
+        out["method"] = (r.status, await r.text())
+    return out
+
+
+def metrics(url):
+    import urllib.request
+    text = urllib.request.urlopen(url + "/metrics").read().decode()
+    vals = {}
+    for line in text.splitlines():
+        if line.startswith("#") or not line:
+            continue
+        k, v = line.rsplit(" ", 1)
+        vals[k] = float(v)
+    return vals
+
+
+def total(vals, prefix):
+    return sum(v for k, v in vals.items() if k.startswith(prefix))
+
+
+async def accuracy_and_errors(tmp):
+    n, rate, plen, olen = 30, 8.0, 512, 48
+    trace = os.path.join(tmp, "w.csv")
+    with open(trace, "w") as f:
+        f.write("arrival_s,prompt_tokens,output_tokens\n")
+        for i in range(n):
+            f.write("%.6f,%d,%d\n" % (i / rate, plen, olen))
+    pred_json = os.path.join(tmp, "pred.json")
+    subprocess.run([BIN, "run", "--trace", trace, "--json", pred_json, "--quiet"], check=True)
+    pred = json.load(open(pred_json))
+    for attempt in (1, 2):  # one retry: a 2-core machine running other tests can stall the client
+        p, url = start()
+        try:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as s:
+                jobs = [stream_one(s, url, plen, olen, i / rate) for i in range(n)]
+                res = await asyncio.gather(*jobs, bad_requests(s, url))
+            vals = metrics(url)
+        finally:
+            rc = stop(p)
+        good, bad = res[:n], res[n]
+        ttft = sum(r[0] for r in good) / n * 1e3
+        itls = [x for r in good for x in r[1]]
+        itl = sum(itls) / len(itls) * 1e3
+        e_ttft = abs(ttft / pred["mean_ttft_ms"] - 1)
+        e_itl = abs(itl / pred["mean_itl_ms"] - 1)
+        print("attempt %d: client mean TTFT %.2f ms (servesim run %.2f, %.1f%%), mean ITL %.2f ms (servesim run %.2f, "
+              "%.1f%%)" % (attempt, ttft, pred["mean_ttft_ms"], 100 * e_ttft, itl, pred["mean_itl_ms"], 100 * e_itl),
+              flush=True)
+        if e_ttft <= 0.10 and e_itl <= 0.10:
+            break
+    check(e_ttft <= 0.10, "mean TTFT within 10%% of servesim run (%.1f%%)" % (100 * e_ttft))
+    check(e_itl <= 0.10, "mean ITL within 10%% of servesim run (%.1f%%)" % (100 * e_itl))
+    check(all(r[2] == olen for r in good), "every streamed request got its %d tokens" % olen)
+    check(all(r[3] == {"prompt_tokens": plen, "total_tokens": plen + olen, "completion_tokens": olen} for r in good),
+          "usage chunk counts prompt and completion tokens")
+    check(bad["malformed"][0] == 400 and "not valid JSON" in bad["malformed"][1]["error"]["message"],
+          "malformed JSON -> 400")
+    check(bad["too_long"][0] == 400 and bad["too_long"][1]["error"]["message"].startswith(
+        "This model's maximum context length is"), "prompt + max_tokens over max_model_len -> 400, vLLM's message")
+    check(bad["model"][0] == 404 and bad["model"][1]["error"]["type"] == "NotFoundError", "unknown model -> 404")
+    check(bad["path"][0] == 404, "unknown path -> 404")
+    check(bad["method"][0] == 405, "GET on /v1/completions -> 405")
+    check(total(vals, "vllm:request_success_total{engine=\"0\",finished_reason=\"length\"") == n,
+          "/metrics: %d requests finished by length" % n)
+    check(total(vals, "vllm:prompt_tokens_total") == n * plen, "/metrics: prompt tokens")
+    check(total(vals, "vllm:generation_tokens_total") == n * olen, "/metrics: generation tokens")
+    check(total(vals, "vllm:time_to_first_token_seconds_count") == n, "/metrics: one TTFT per request")
+    check(total(vals, "vllm:num_requests_running") == 0 and total(vals, "vllm:kv_cache_usage_perc") == 0,
+          "/metrics: nothing running afterwards, KV cache empty")
+    check(rc == 0, "SIGTERM on an idle server: exit 0")
+
+
+async def disconnect_and_drain():
+    p, url = start()
+    try:
+        # a client that goes away mid-stream
+        async with aiohttp.ClientSession() as s:
+            body = {"prompt": [0] * 100, "max_tokens": 5000, "ignore_eos": True, "stream": True}
+            async with s.post(url + "/v1/completions", json=body) as r:
+                got = 0
+                async for raw in r.content:
+                    if raw.startswith(b"data: "):
+                        got += 1
+                    if got == 5:
+                        break
+        await asyncio.sleep(0.3)
+        v = metrics(url)
+        check(total(v, "vllm:request_success_total{engine=\"0\",finished_reason=\"abort\"") == 1,
+              "a client gone mid-stream: its request aborted")
+        check(total(v, "vllm:num_requests_running") == 0 and total(v, "vllm:kv_cache_usage_perc") == 0,
+              "after the abort nothing runs and the KV cache is empty")
+        check(total(v, "vllm:generation_tokens_total") < 200, "the aborted request stopped generating")
+        # SIGTERM while a stream is in flight: it finishes, then the server exits 0
+        async with aiohttp.ClientSession() as s:
+            body = {"prompt": [0] * 100, "max_tokens": 60, "ignore_eos": True, "stream": True}
+            async with s.post(url + "/v1/completions", json=body) as r:
+                first = await r.content.readline()
+                p.send_signal(signal.SIGTERM)
+                text = (first + await r.read()).decode()
+        check(text.rstrip().endswith("data: [DONE]") and text.count(" tok") == 60,
+              "SIGTERM: the stream in flight finishes with its 60 tokens and [DONE]")
+        p.wait(timeout=40)
+        check(p.returncode == 0, "SIGTERM with a stream in flight: exit 0 after it")
+    finally:
+        stop(p)
+
+
+def raw_http():
+    p, url = start("--max-connections", "2")
+    port = int(url.rsplit(":", 1)[1])
+    try:
+        a = socket.create_connection(("127.0.0.1", port))
+        b = socket.create_connection(("127.0.0.1", port))
+        time.sleep(0.2)
+        c = socket.create_connection(("127.0.0.1", port))
+        c.settimeout(5)
+        reply = c.recv(4096).decode()
+        check(reply.startswith("HTTP/1.1 503") and "ServiceUnavailableError" in reply,
+              "a connection past --max-connections gets a 503")
+        a.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        a.settimeout(5)
+        check(a.recv(4096).startswith(b"HTTP/1.1 200"), "the connections within the limit are still served")
+        for s in (a, b, c):
+            s.close()
+        time.sleep(0.2)
+        # raw HTTP: two pipelined requests in one write are answered in order on the same connection
+        a = socket.create_connection(("127.0.0.1", port))
+        a.settimeout(10)
+        body = b'{"prompt":[1,2,3],"max_tokens":2,"ignore_eos":true}'
+        post = b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+        a.sendall(post + b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+        got = b""
+        while got.count(b"HTTP/1.1 200") < 2 or not got.rstrip().endswith(b"}]}"):
+            chunk = a.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+        first, second = got.find(b"text_completion"), got.find(b'"object":"list"')
+        check(got.count(b"HTTP/1.1 200") == 2 and 0 <= first < second, "pipelined requests answered in order")
+        # a malformed request gets a 400 and the connection closes; the server carries on
+        a.sendall(b"BLAH\x01 / HTTP/1.1\r\n\r\n")
+        reply = b""
+        while True:
+            chunk = a.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+        check(reply.startswith(b"HTTP/1.1 400") and b"malformed HTTP request" in reply,
+              "malformed HTTP -> 400, connection closed")
+        a.close()
+        # curl's Expect: 100-continue (bodies over 1 KiB) is answered at once, not after curl's 1 s wait
+        big = json.dumps({"prompt": "x" * 4000, "max_tokens": 1, "ignore_eos": True})
+        t = time.perf_counter()
+        out = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Expect: 100-continue",
+                              "-H", "Content-Type: application/json", "--data-binary", big, url + "/v1/completions"],
+                             capture_output=True, text=True)
+        dt = time.perf_counter() - t
+        check(out.stdout == "200" and dt < 0.9, "Expect: 100-continue answered (curl, %.0f ms)" % (dt * 1e3))
+    finally:
+        check(stop(p) == 0, "SIGTERM: exit 0")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        asyncio.run(accuracy_and_errors(tmp))
+    asyncio.run(disconnect_and_drain())
+    raw_http()
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

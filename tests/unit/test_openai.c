@@ -1,0 +1,208 @@
+/* test_openai.c: `servesim serve`'s protocol pieces without sockets: OpenAI
+ * request parsing (the prompt-length rule, defaults, every refusal names its
+ * field), responses and stream chunks are valid JSON with vLLM's fields, the
+ * Prometheus exposition (cumulative buckets, +Inf, counts and sums), and the
+ * output-length distribution (--eos-dist). */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "live/live.h"
+#include "live/openai.h"
+#include "live/prom.h"
+
+static int parse(oai_kind k, const char *body, oai_request *q, char *msg) {
+  return oai_parse(k, body, strlen(body), q, msg, 512);
+}
+
+Test(openai, completion_prompts_and_defaults) {
+  oai_request q;
+  char msg[512];
+  cr_assert_eq(parse(OAI_COMPLETIONS, "{\"model\":\"m\",\"prompt\":\"abcdefgh\"}", &q, msg), 0, "%s", msg);
+  cr_assert_eq(q.prompt_tokens, 1 + 2); /* BOS + 8 bytes / 4 */
+  cr_assert(q.has_max_tokens);
+  cr_assert_eq(q.max_tokens, 16, "the completions API's default");
+  cr_assert_str_eq(q.model, "m");
+  cr_assert(!q.stream && !q.ignore_eos);
+  cr_assert_eq(parse(OAI_COMPLETIONS, "{\"prompt\":\"abcdefghi\",\"max_tokens\":7,\"ignore_eos\":true}", &q, msg), 0);
+  cr_assert_eq(q.prompt_tokens, 1 + 3);
+  cr_assert_eq(q.max_tokens, 7);
+  cr_assert(q.ignore_eos);
+  cr_assert_str_eq(q.model, "");
+  /* token ids count exactly */
+  cr_assert_eq(parse(OAI_COMPLETIONS, "{\"prompt\":[1,2,3,4,5]}", &q, msg), 0);
+  cr_assert_eq(q.prompt_tokens, 5);
+  cr_assert_eq(parse(OAI_COMPLETIONS, "{\"prompt\":[[9,9,9]]}", &q, msg), 0);
+  cr_assert_eq(q.prompt_tokens, 3);
+  cr_assert_eq(parse(OAI_COMPLETIONS, "{\"prompt_token_ids\":[0,0],\"stream\":true,"
+                                      "\"stream_options\":{\"include_usage\":true}}", &q, msg), 0);
+  cr_assert_eq(q.prompt_tokens, 2);
+  cr_assert(q.stream && q.include_usage);
+}
+
+Test(openai, chat_prompt_rule) {
+  oai_request q;
+  char msg[512];
+  cr_assert_eq(parse(OAI_CHAT, "{\"messages\":[{\"role\":\"system\",\"content\":\"abcd\"},"
+                               "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"abcde\"}]}],"
+                               "\"max_completion_tokens\":5,\"max_tokens\":9}", &q, msg), 0, "%s", msg);
+  cr_assert_eq(q.prompt_tokens, 1 + (5 + 1) + (5 + 2) + 4);
+  cr_assert_eq(q.max_tokens, 5, "max_completion_tokens wins over the deprecated max_tokens");
+  cr_assert_eq(parse(OAI_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", &q, msg), 0);
+  cr_assert(!q.has_max_tokens, "chat: no default (the rest of the context)");
+}
+
+static void refused(oai_kind k, const char *body, const char *needle) {
+  oai_request q;
+  char msg[512] = "";
+  cr_assert_eq(parse(k, body, &q, msg), 400, "%s: accepted", body);
+  cr_assert(strstr(msg, needle), "%s: message '%s' lacks '%s'", body, msg, needle);
+}
+
+Test(openai, refusals_name_the_field) {
+  refused(OAI_COMPLETIONS, "{\"prompt\":", "not valid JSON (at byte");
+  refused(OAI_COMPLETIONS, "[1,2]", "must be a JSON object");
+  refused(OAI_COMPLETIONS, "{}", "'prompt' is required");
+  refused(OAI_COMPLETIONS, "{\"prompt\":3}", "'prompt' must be");
+  refused(OAI_COMPLETIONS, "{\"prompt\":[1,-2]}", "'prompt'[1] must be a token id");
+  refused(OAI_COMPLETIONS, "{\"prompt\":[\"a\",\"b\"]}", "several prompts");
+  refused(OAI_COMPLETIONS, "{\"prompt\":\"a\",\"prompt_token_ids\":[1]}", "not both");
+  refused(OAI_COMPLETIONS, "{\"prompt\":\"a\",\"max_tokens\":0}", "'max_tokens' must be at least 1");
+  refused(OAI_COMPLETIONS, "{\"prompt\":\"a\",\"max_tokens\":1.5}", "'max_tokens' must be an integer");
+  refused(OAI_COMPLETIONS, "{\"prompt\":\"a\",\"max_tokens\":\"5\"}", "'max_tokens' must be an integer, got a string");
+  refused(OAI_COMPLETIONS, "{\"prompt\":\"a\",\"n\":2}", "'n' = 2");
+  refused(OAI_COMPLETIONS, "{\"prompt\":\"a\",\"stream\":1}", "'stream' must be a boolean");
+  refused(OAI_COMPLETIONS, "{\"prompt\":\"a\",\"stream_options\":{\"include_usage\":true}}",
+          "Stream options can only be defined when `stream=True`.");
+  refused(OAI_COMPLETIONS, "{\"prompt\":\"a\",\"model\":7}", "'model' must be a string");
+  refused(OAI_CHAT, "{\"messages\":[]}", "'messages' is empty");
+  refused(OAI_CHAT, "{\"messages\":[{\"content\":\"x\"}]}", "'messages'[0].role");
+  refused(OAI_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}", "only text parts");
+}
+
+static cJSON *parse_json(const char *s, size_t n) {
+  cJSON *j = cJSON_ParseWithLength(s, n);
+  cr_assert_not_null(j, "not JSON: %.*s", (int)n, s);
+  return j;
+}
+
+Test(openai, responses_and_chunks_are_vllms_json) {
+  oai_reply r = {OAI_COMPLETIONS, "cmpl-1", 1700000000, "my \"model\"", 12, 3, "length"};
+  oai_buf b = {0};
+  oai_response(&b, &r);
+  cJSON *j = parse_json(b.p, b.len);
+  cr_assert_str_eq(cJSON_GetObjectItem(j, "object")->valuestring, "text_completion");
+  cr_assert_str_eq(cJSON_GetObjectItem(j, "model")->valuestring, "my \"model\"");
+  cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0);
+  cr_assert_str_eq(cJSON_GetObjectItem(ch, "text")->valuestring, " tok tok tok");
+  cr_assert_str_eq(cJSON_GetObjectItem(ch, "finish_reason")->valuestring, "length");
+  cJSON *u = cJSON_GetObjectItem(j, "usage");
+  cr_assert_eq(cJSON_GetObjectItem(u, "prompt_tokens")->valueint, 12);
+  cr_assert_eq(cJSON_GetObjectItem(u, "completion_tokens")->valueint, 3);
+  cr_assert_eq(cJSON_GetObjectItem(u, "total_tokens")->valueint, 15);
+  cJSON_Delete(j);
+
+  r.kind = OAI_CHAT;
+  r.finish_reason = NULL;
+  b.len = 0;
+  oai_chunk(&b, &r, 0, true);
+  cr_assert(!strncmp(b.p, "data: ", 6) && b.len > 8 && !strcmp(b.p + b.len - 2, "\n\n"));
+  j = parse_json(b.p + 6, b.len - 8);
+  ch = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0);
+  cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(ch, "delta"), "role")->valuestring, "assistant");
+  cr_assert(cJSON_IsNull(cJSON_GetObjectItem(ch, "finish_reason")));
+  cr_assert_str_eq(cJSON_GetObjectItem(j, "object")->valuestring, "chat.completion.chunk");
+  cJSON_Delete(j);
+
+  b.len = 0;
+  oai_usage_chunk(&b, &r);
+  j = parse_json(b.p + 6, b.len - 8);
+  cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "choices")), 0);
+  cr_assert_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "usage"), "total_tokens")->valueint, 15);
+  cJSON_Delete(j);
+
+  b.len = 0;
+  oai_error(&b, 404, "The model `x` does not exist.");
+  j = parse_json(b.p, b.len);
+  cJSON *e = cJSON_GetObjectItem(j, "error");
+  cr_assert_str_eq(cJSON_GetObjectItem(e, "type")->valuestring, "NotFoundError");
+  cr_assert_eq(cJSON_GetObjectItem(e, "code")->valueint, 404);
+  cJSON_Delete(j);
+  oai_buf_free(&b);
+}
+
+Test(prom, exposition_has_cumulative_buckets_counts_and_sums) {
+  prom p;
+  prom_init(&p, 2);
+  prom_observe(&p, 0, PH_TTFT, 0.001); /* on a bound: le="0.001" counts it */
+  prom_observe(&p, 0, PH_TTFT, 0.03);
+  prom_observe(&p, 0, PH_TTFT, 5000.0); /* past the last bound: +Inf only */
+  prom_observe(&p, 1, PH_ITL, 0.02);
+  p.e[1].generation_tokens = 41;
+  prom_gauges g[2] = {{3, 1, 0.5, 2}, {0, 0, 0.0, 0}};
+  oai_buf b = {0};
+  prom_write(&p, "m", g, &b);
+  const char *must[] = {
+      "# TYPE vllm:time_to_first_token_seconds histogram\n",
+      "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.001\",model_name=\"m\"} 1.0\n",
+      "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.04\",model_name=\"m\"} 2.0\n",
+      "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"2560.0\",model_name=\"m\"} 2.0\n",
+      "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"+Inf\",model_name=\"m\"} 3.0\n",
+      "vllm:time_to_first_token_seconds_count{engine=\"0\",model_name=\"m\"} 3.0\n",
+      "vllm:time_to_first_token_seconds_sum{engine=\"0\",model_name=\"m\"} 5000.031\n",
+      "vllm:inter_token_latency_seconds_bucket{engine=\"1\",le=\"0.025\",model_name=\"m\"} 1.0\n",
+      "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3.0\n",
+      "vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} 1.0\n",
+      "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.5\n",
+      "vllm:num_preemptions_total{engine=\"0\",model_name=\"m\"} 2.0\n",
+      "vllm:generation_tokens_total{engine=\"1\",model_name=\"m\"} 41.0\n",
+      "# TYPE vllm:e2e_request_latency_seconds histogram\n",
+      "# TYPE vllm:request_queue_time_seconds histogram\n",
+      "vllm:request_success_total{engine=\"1\",finished_reason=\"abort\",model_name=\"m\"} 0.0\n",
+  };
+  for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+    cr_assert_not_null(strstr(b.p, must[i]), "missing: %s", must[i]);
+  oai_buf_free(&b);
+  prom_free(&p);
+}
+
+Test(eos, parse_and_draw) {
+  eos_dist d;
+  sim_err err = {0, ""};
+  cr_assert_eq(eos_dist_parse("geometric:100", &d, &err), 0, "%s", err.msg);
+  cr_assert_eq(d.kind, EOS_GEOMETRIC);
+  cr_assert_eq(eos_dist_parse("uniform:5:9", &d, &err), 0);
+  cr_assert_eq(eos_dist_parse("lognormal:200:0.8", &d, &err), 0);
+  cr_assert_eq(eos_dist_parse("fixed:12", &d, &err), 0);
+  const char *badv[] = {"geometric", "geometric:0", "uniform:9:5", "uniform:5", "fixed:1.5", "normal:3", "fixed:3:4",
+                        "lognormal:100:9", "geometric:10x"};
+  for (size_t i = 0; i < sizeof badv / sizeof badv[0]; i++) {
+    cr_assert_neq(eos_dist_parse(badv[i], &d, &err), 0, "%s accepted", badv[i]);
+    cr_assert(strstr(err.msg, "--eos-dist"), "%s", err.msg);
+  }
+  /* geometric: mean as asked, every draw >= 1 */
+  rng g;
+  rng_seed(&g, 1);
+  cr_assert_eq(eos_dist_parse("geometric:50", &d, &err), 0);
+  double sum = 0;
+  for (int i = 0; i < 200000; i++) {
+    uint64_t v = eos_draw(&d, &g);
+    cr_assert_geq(v, 1);
+    sum += (double)v;
+  }
+  cr_assert(fabs(sum / 200000 - 50) < 1.0, "mean %g", sum / 200000);
+  cr_assert_eq(eos_dist_parse("uniform:5:9", &d, &err), 0);
+  for (int i = 0; i < 1000; i++) {
+    uint64_t v = eos_draw(&d, &g);
+    cr_assert(v >= 5 && v <= 9);
+  }
+}
+
+Test(openai, strings_written_are_json_and_utf8) {
+  oai_buf b = {0};
+  oai_json_str(&b, "a\"b\\c\n\xc3\xa9\xff");
+  cr_assert_str_eq(b.p, "\"a\\\"b\\\\c\\u000a\xc3\xa9\\ufffd\"");
+  oai_buf_free(&b);
+}
