@@ -206,6 +206,39 @@ static bool moe_lookup(const prof *p, const char *dt, uint32_t Tg, uint32_t Hm, 
   return true;
 }
 
+/* The kernel database times fused-MoE calls with AIConfigurator's "balanced"
+ * router (collector/helper.py balanced_logits: token t takes experts t + j x
+ * ceil(E/k), j < k), which spreads T tokens over min(E, T k) distinct experts,
+ * the most any routing can reach. Real tokens choose their experts
+ * independently, reaching E (1 - (1 - k/E)^T) of them on average (the same
+ * expectation the roofline term below uses): fewer at small T, where the call
+ * is bound by reading the weights of the experts it reaches. So a balanced
+ * table's time is lowered by the weight reads of the experts balanced routing
+ * reaches and independent routing does not, each priced at the table's own
+ * cost per expert: the slope of its time from 1 token (k experts) to ceil(E/k)
+ * tokens (all of them). Never below the table's time at the token count whose
+ * balanced spread reaches as many experts (the same reads, fewer token-expert
+ * pairs). The correction vanishes as T grows (both reach every expert). With
+ * expert parallelism the counts are one rank's share. `ns` is the table's
+ * time at Tg tokens; returns the corrected time. */
+static double moe_independent_routing(const prof *p, const char *dt, uint32_t Tg, uint32_t Hm, uint32_t Ie,
+                                      const model_shard *s, bool extrap, double ns) {
+  double E = s->experts, k = s->topk, ep = s->ep ? s->ep : 1, t = Tg;
+  if (k <= 0 || k >= E) return ns;
+  double full_T = ceil(E / k), loc = E / ep;
+  double cov_bal = fmin(E, t * k) / ep, cov_ind = loc * (1.0 - pow(1.0 - k / E, t));
+  if (cov_bal <= cov_ind + 1e-9) return ns;
+  double t1, tE, teq;
+  if (!moe_lookup(p, dt, 1, Hm, Ie, s, "balanced", extrap, &t1) ||
+      !moe_lookup(p, dt, (uint32_t)full_T, Hm, Ie, s, "balanced", extrap, &tE) || tE <= t1)
+    return ns;
+  double per_expert = (tE - t1) / (loc - fmin(E, k) / ep); /* one rank's cost per expert reached */
+  double out = ns - (cov_bal - cov_ind) * per_expert;
+  uint32_t Teq = (uint32_t)ceil(cov_ind * ep / k); /* balanced tokens reaching as many experts */
+  if (Teq >= 1 && Teq < Tg && moe_lookup(p, dt, Teq, Hm, Ie, s, "balanced", extrap, &teq) && out < teq) out = teq;
+  return out > 0 && out < ns ? out : ns;
+}
+
 static double moe_eval(const cost_model *c, uint32_t T, uint32_t Tg, cost_src *src, cost_bound *bound) {
   *src = SRC_ROOFLINE;
   *bound = BOUND_MEMORY;
@@ -244,18 +277,20 @@ static double moe_eval(const cost_model *c, uint32_t T, uint32_t Tg, cost_src *s
      version's tables, then the other versions'; only then the other FP8 kernel */
   for (int i = 0; i < 2 && dts[i] && !found; i++)
     for (int extrap = 0; extrap < 2 && !found; extrap++) {
-      if (c->profile && moe_lookup(c->profile, dts[i], Tg, Hm, Ie, s, dist, extrap, &ns)) {
+      const prof *hit_p = NULL;
+      if (c->profile && moe_lookup(c->profile, dts[i], Tg, Hm, Ie, s, dist, extrap, &ns)) hit_p = c->profile;
+      for (int a = 0; a < c->n_moe_alt && !hit_p; a++) /* this GPU, another engine version */
+        if (moe_lookup(c->moe_alt[a], dts[i], Tg, Hm, Ie, s, dist, extrap, &ns)) hit_p = c->moe_alt[a];
+      if (hit_p) {
         *src = SRC_PROFILE;
+        if (c->deploy->moe_routing == MOE_BALANCED) ns = moe_independent_routing(hit_p, dts[i], Tg, Hm, Ie, s, extrap, ns);
         routed = ns, found = true;
       }
-      for (int a = 0; a < c->n_moe_alt && !found; a++) /* this GPU, another engine version */
-        if (moe_lookup(c->moe_alt[a], dts[i], Tg, Hm, Ie, s, dist, extrap, &ns)) {
-          *src = SRC_PROFILE;
-          routed = ns, found = true;
-        }
     }
   for (int i = 0; i < 2 && dts[i] && !found && c->scaled_profile; i++) {
     if (prof_moe_ns(c->scaled_profile, dts[i], Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
+      if (c->deploy->moe_routing == MOE_BALANCED)
+        ns = moe_independent_routing(c->scaled_profile, dts[i], Tg, Hm, Ie, s, false, ns);
       gemm_path o = path_for(c, c->scaled_gpu, OP_GEMM_GATEUP);
       if (cost__scale_other(c, *bound, p.peak, o.peak, &ns)) {
         *src = SRC_PROFILE_SCALED;

@@ -22,7 +22,11 @@
  *     of-experts layer the FFN is an MoE block instead (OP_MOE): the fused
  *     routed experts (the profile's measured fused-MoE table, else the
  *     roofline of the experts the step reaches), the router GEMM and the
- *     shared experts (GEMM tables);
+ *     shared experts (GEMM tables); a table measured with AIConfigurator's
+ *     balanced router (every token-expert pair on a different expert up to
+ *     E) is lowered to the experts independently routed tokens reach,
+ *     E (1 - (1 - k/E)^T), at the table's own cost per expert
+ *     (moe_independent_routing in cost.c);
  *   attention: decodes as one paged decode call over the batch (its KV-cache
  *     write included, as measured); each prefill chunk of c tokens after x
  *     cached ones costs the measured c-token prompt's time scaled by the

@@ -965,3 +965,53 @@ Test(cost, mixture_of_experts_blocks) {
   cost_deinit(&we.c);
   prof_free(p);
 }
+
+/* The kernel database times fused MoE with AIConfigurator's balanced router,
+ * which spreads T tokens over min(E, T k) experts; independent tokens reach
+ * E (1 - (1 - k/E)^T). A 32-token decode step of a gpt-oss-like layer (128
+ * experts, top 4): the table's call reaches all 128 experts, real tokens 81.7
+ * on average, so the call is lowered by 46.3 experts' reads at the table's
+ * own cost per expert ((t(32) - t(1)) / (128 - 4)), never below the table at
+ * the 21 tokens whose balanced spread reaches 81.7 experts. A skewed
+ * (power-law) table is sampled per token already: used as measured. At one
+ * token both routings reach k experts: no change. */
+Test(cost, balanced_moe_tables_are_corrected_to_independent_routing) {
+  model_cfg m = tu_model_llama70b();
+  strcpy(m.name, "oss");
+  m.hidden = 2880, m.intermediate = 2880, m.layers = 4, m.q_heads = 64, m.kv_heads = 8, m.head_dim = 64;
+  m.vocab = 32000, m.tied_embeddings = false;
+  m.experts = 128, m.experts_per_tok = 4, m.expert_inter = 2880, m.moe_freq = m.moe_step = 1, m.moe_layers = 4;
+  const char *json =
+      "{\"format\": \"servesim-profile\", \"version\": 2, \"gpu\": \"h200\", \"probes\": {\"copy_Bps\": 4.8e12, "
+      "\"peak_flops\": {\"bf16\": 9.89e14}}, \"moe\": ["
+      "{\"dtype\": \"bfloat16\", \"hidden\": 2880, \"inter\": 2880, \"topk\": 4, \"experts\": 128, \"tp\": 1, \"ep\": 1, "
+      "\"distribution\": \"balanced\", \"tokens\": [1, 32, 512], \"ns\": [60000, 660000, 680000]},"
+      "{\"dtype\": \"bfloat16\", \"hidden\": 2880, \"inter\": 2880, \"topk\": 4, \"experts\": 128, \"tp\": 1, \"ep\": 1, "
+      "\"distribution\": \"power_law_1.2\", \"tokens\": [1, 32, 512], \"ns\": [60000, 660000, 680000]}]}";
+  prof *p = NULL;
+  sim_err err = {0};
+  cr_assert_eq(prof_parse(&p, json, "moe.json", &err), SIM_OK, "%s", err.msg);
+  deploy_cfg db = dep(1, DT_BF16), dp = dep(1, DT_BF16);
+  dp.moe_routing = MOE_POWER_LAW_12;
+  world wb, wp;
+  world_init(&wb, m, tu_gpu_h200(), tu_engine_vllm(), db);
+  world_init(&wp, m, tu_gpu_h200(), tu_engine_vllm(), dp);
+  cost_set_profiles(&wb.c, p, NULL, NULL);
+  cost_set_profiles(&wp.c, p, NULL, NULL);
+  step_cost b32, p32, b1, p1;
+  cost_decode_step_ns(&wb.c, 32, 512, &b32);
+  cost_decode_step_ns(&wp.c, 32, 512, &p32);
+  cost_decode_step_ns(&wb.c, 1, 512, &b1);
+  cost_decode_step_ns(&wp.c, 1, 512, &p1);
+  cr_assert_eq(wb.c.src_count[OP_MOE][SRC_PROFILE], 2, "both from the table");
+  double cov = 128.0 * (1.0 - pow(1.0 - 4.0 / 128.0, 32.0)), per = (660000.0 - 60000.0) / 124.0;
+  double lowered = 660000.0 - (128.0 - cov) * per, floor21 = 0;
+  cr_assert(prof_moe_ns(p, "bfloat16", 21, 2880, 2880, 4, 128, 1, 1, "balanced", &floor21));
+  double want = 660000.0 - fmax(lowered, floor21);
+  double got = (p32.op_ns[OP_MOE] - b32.op_ns[OP_MOE]) / 4; /* per layer: the router GEMM is the same in both */
+  cr_assert_float_eq(got, want, 1.0, "lowered by %.0f ns a layer, want %.0f (cover %.1f experts)", got, want, cov);
+  cr_assert_gt(want, 150000.0, "a real correction");
+  cr_assert_float_eq(p1.op_ns[OP_MOE], b1.op_ns[OP_MOE], 1e-6, "one token: k experts either way");
+  cost_deinit(&wb.c), cost_deinit(&wp.c);
+  prof_free(p);
+}
