@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "config/cfg.h"
+#include "serve/cluster.h"
 
 /* Runs `servesim <args>` (args is a shell-quoted string), captures stdout and
  * stderr (each truncated to cap-1 bytes, NUL-terminated) and returns the exit
@@ -49,5 +50,16 @@ gpu_cfg tu_gpu_h200(void);
 gpu_cfg tu_gpu_h100(void);
 engine_cfg tu_engine_vllm(void);
 deploy_cfg tu_deploy(uint32_t tp, sim_dtype w);
+
+/* What a cluster test builds: the configs, a cost model on them, a trace and the cluster (caller storage). */
+typedef struct tu_world {
+  model_cfg m;
+  gpu_cfg g;
+  engine_cfg e;
+  deploy_cfg d;
+  cost_model cost;
+  trace tr;
+  cluster c;
+} tu_world;
 
 #endif

@@ -73,44 +73,34 @@ static void family(oai_buf *o, const char *name, const char *type, const char *h
   oai_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* Engine e's value of the k-th gauge or counter of prom_write's table. */
+static double scalar(const prom *p, const prom_gauges *g, int k, uint32_t e) {
+  switch (k) {
+    case 0: return g[e].running;
+    case 1: return g[e].waiting;
+    case 2: return g[e].kv_usage;
+    case 3: return (double)g[e].preemptions;
+    case 4: return (double)p->e[e].prompt_tokens;
+    default: return (double)p->e[e].generation_tokens;
+  }
+}
+
 void prom_write(const prom *p, const char *model, const prom_gauges *g, oai_buf *o) {
-  family(o, "vllm:num_requests_running", "gauge", "Number of requests in model execution batches.");
-  for (uint32_t e = 0; e < p->n_engines; e++) {
-    oai_printf(o, "vllm:num_requests_running");
-    labels(o, model, e);
-    oai_printf(o, " ");
-    num(o, g[e].running);
-    oai_printf(o, "\n");
-  }
-  family(o, "vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.");
-  for (uint32_t e = 0; e < p->n_engines; e++) {
-    oai_printf(o, "vllm:num_requests_waiting");
-    labels(o, model, e);
-    oai_printf(o, " ");
-    num(o, g[e].waiting);
-    oai_printf(o, "\n");
-  }
-  family(o, "vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.");
-  for (uint32_t e = 0; e < p->n_engines; e++) {
-    oai_printf(o, "vllm:kv_cache_usage_perc");
-    labels(o, model, e);
-    oai_printf(o, " ");
-    num(o, g[e].kv_usage);
-    oai_printf(o, "\n");
-  }
   static const struct {
-    const char *name, *help;
-  } C[] = {{"vllm:num_preemptions_total", "Cumulative number of preemption from the engine."},
-           {"vllm:prompt_tokens_total", "Number of prefill tokens processed."},
-           {"vllm:generation_tokens_total", "Number of generation tokens processed."}};
-  for (int k = 0; k < 3; k++) {
-    family(o, C[k].name, "counter", C[k].help);
+    const char *name, *type, *help;
+  } S[] = {{"vllm:num_requests_running", "gauge", "Number of requests in model execution batches."},
+           {"vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed."},
+           {"vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage."},
+           {"vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine."},
+           {"vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed."},
+           {"vllm:generation_tokens_total", "counter", "Number of generation tokens processed."}};
+  for (int k = 0; k < (int)SIM_ARRAY_LEN(S); k++) {
+    family(o, S[k].name, S[k].type, S[k].help);
     for (uint32_t e = 0; e < p->n_engines; e++) {
-      uint64_t v = k == 0 ? g[e].preemptions : k == 1 ? p->e[e].prompt_tokens : p->e[e].generation_tokens;
-      oai_printf(o, "%s", C[k].name);
+      oai_printf(o, "%s", S[k].name);
       labels(o, model, e);
       oai_printf(o, " ");
-      num(o, (double)v);
+      num(o, scalar(p, g, k, e));
       oai_printf(o, "\n");
     }
   }

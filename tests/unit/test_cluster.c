@@ -20,15 +20,7 @@
 #include "serve/cluster.h"
 #include "testutil.h"
 
-typedef struct world {
-  model_cfg m;
-  gpu_cfg g;
-  engine_cfg e;
-  deploy_cfg d;
-  cost_model cost;
-  trace tr;
-  cluster c;
-} world;
+typedef tu_world world;
 
 static void check_closed(const cluster *c, int round) {
   size_t fin = 0, rej = 0;

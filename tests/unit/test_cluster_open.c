@@ -15,15 +15,7 @@
 #include "serve/cluster.h"
 #include "testutil.h"
 
-typedef struct world {
-  model_cfg m;
-  gpu_cfg g;
-  engine_cfg e;
-  deploy_cfg d;
-  cost_model cost;
-  trace tr;
-  cluster c;
-} world;
+typedef tu_world world;
 
 /* What the hooks saw, per request id. */
 typedef struct seen {
