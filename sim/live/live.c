@@ -290,14 +290,26 @@ static void on_closed(void *ctx, uint32_t idx, sim_ns now) {
 
 /* ---- HTTP ----------------------------------------------------------------------------------------- */
 
+static void answer(live *L, http_conn *conn, oai_kind kind, const oai_request *q);
+
 static void completions(live *L, http_conn *conn, const http_request *rq, oai_kind kind) {
   oai_request q;
   char msg[512];
-  int st = oai_parse(kind, rq->body, rq->body_len, &q, msg, sizeof msg);
+  int st = oai_parse(kind, rq->body, rq->body_len, L->c->cfg.prefix_caching ? L->c->cfg.block_tokens : 0, &q, msg,
+                     sizeof msg);
   if (st) {
+    oai_request_free(&q);
     respond_error(L, conn, st, msg);
     return;
   }
+  answer(L, conn, kind, &q);
+  oai_request_free(&q);
+}
+
+/* A parsed request: checked against the deployment, then into the simulation. */
+static void answer(live *L, http_conn *conn, oai_kind kind, const oai_request *qp) {
+  const oai_request q = *qp;
+  char msg[512];
   if (q.model_too_long || (q.model[0] && strcmp(q.model, L->model))) {
     snprintf(msg, sizeof msg, "The model `%.200s%s` does not exist.", q.model, q.model_too_long ? "..." : "");
     respond_error(L, conn, 404, msg);
@@ -347,6 +359,7 @@ static void completions(live *L, http_conn *conn, const http_request *rq, oai_ki
   http_conn_set_user(conn, e);
   advance(L);
   uint32_t idx = cluster_new_request(L->c, (uint32_t)q.prompt_tokens, (uint32_t)out);
+  cluster_set_prompt_ids(L->c, idx, q.ids, q.n_ids);
   e->idx = idx;
   if (idx >= L->cap_by_req) {
     size_t old = L->cap_by_req;
@@ -370,6 +383,8 @@ static void metrics(live *L, http_conn *conn) {
     g[i].waiting = sched_num_waiting(s);
     g[i].kv_usage = kv_usage(s->kv);
     g[i].preemptions = s->preemptions;
+    g[i].prefix_queries = s->prefix_queries;
+    g[i].prefix_hits = s->prefix_hits;
   }
   L->buf.len = 0;
   prom_write(&L->pm, L->model, g, &L->buf);

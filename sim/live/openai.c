@@ -57,6 +57,67 @@ void oai_json_str(oai_buf *b, const char *s) {
   oai_printf(b, "\"");
 }
 
+/* ---- prompt-block ids (prefix caching) --------------------------------------------------------------- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static uint64_t block_seed(char kind, uint64_t j) {
+  uint64_t h = fnv(0xcbf29ce484222325ull, &kind, 1);
+  return fnv(h, &j, sizeof j);
+}
+
+/* Text of a completion prompt: block j's tokens [j b, (j + 1) b) are the BOS (j = 0) and the bytes the rule
+ * gives them. */
+static void text_ids(oai_request *q, const char *s, size_t len, uint32_t b) {
+  for (uint32_t j = 0; j < q->n_ids; j++) {
+    uint64_t t0 = (uint64_t)j * b, t1 = t0 + b; /* tokens; token t >= 1 is bytes [4 (t - 1), 4 t) */
+    size_t lo = t0 ? (size_t)SIM_MIN(4 * (t0 - 1), (uint64_t)len) : 0, hi = (size_t)SIM_MIN(4 * (t1 - 1), (uint64_t)len);
+    q->ids[j] = fnv(block_seed('T', j), s + lo, hi - lo);
+  }
+}
+
+/* Token ids: b at a time. */
+static void token_ids(oai_request *q, const cJSON *a, uint32_t b) {
+  const cJSON *e = a->child;
+  for (uint32_t j = 0; j < q->n_ids; j++) {
+    uint64_t h = block_seed('I', j);
+    for (uint32_t t = 0; t < b && e; t++, e = e->next) {
+      uint64_t v = (uint64_t)e->valuedouble;
+      h = fnv(h, &v, sizeof v);
+    }
+    q->ids[j] = h;
+  }
+}
+
+/* A chat: its messages' roles and contents in order, 4 b bytes a block. */
+static void chat_ids(oai_request *q, const cJSON *ms, uint32_t b) {
+  oai_buf s = {0};
+  const cJSON *m;
+  cJSON_ArrayForEach(m, ms) {
+    oai_printf(&s, "%s\x1e", cJSON_GetObjectItemCaseSensitive(m, "role")->valuestring);
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content"), *part;
+    if (cJSON_IsString(c)) oai_printf(&s, "%s", c->valuestring);
+    else if (cJSON_IsArray(c))
+      cJSON_ArrayForEach(part, c) oai_printf(&s, "%s", cJSON_GetObjectItemCaseSensitive(part, "text")->valuestring);
+    oai_printf(&s, "\x1f");
+  }
+  for (uint32_t j = 0; j < q->n_ids; j++) {
+    size_t lo = SIM_MIN((size_t)4 * b * j, s.len), hi = SIM_MIN((size_t)4 * b * (j + 1), s.len);
+    q->ids[j] = fnv(block_seed('C', j), s.p + lo, hi - lo);
+  }
+  oai_buf_free(&s);
+}
+
+void oai_request_free(oai_request *q) {
+  free(q->ids);
+  q->ids = NULL;
+  q->n_ids = 0;
+}
+
 /* ---- requests ------------------------------------------------------------------------------------- */
 
 static int bad(char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -181,7 +242,25 @@ static int chat_prompt(const cJSON *o, uint64_t *tokens, char *msg, size_t cap) 
   return 0;
 }
 
-int oai_parse(oai_kind kind, const char *body, size_t len, oai_request *out, char *msg, size_t cap) {
+/* The prompt's block ids (after its tokens are counted). */
+static void name_blocks(oai_request *q, const cJSON *root, uint32_t b) {
+  uint64_t n = b ? q->prompt_tokens / b : 0;
+  if (!n) return;
+  q->n_ids = (uint32_t)SIM_MIN(n, (uint64_t)UINT32_MAX);
+  q->ids = sim_calloc(q->n_ids, sizeof *q->ids);
+  if (q->kind == OAI_CHAT) {
+    chat_ids(q, cJSON_GetObjectItemCaseSensitive(root, "messages"), b);
+    return;
+  }
+  const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "prompt_token_ids");
+  if (!p || cJSON_IsNull(p)) p = cJSON_GetObjectItemCaseSensitive(root, "prompt");
+  if (cJSON_IsArray(p) && (cJSON_IsArray(p->child) || cJSON_IsString(p->child))) p = p->child; /* one-element list */
+  if (cJSON_IsString(p)) text_ids(q, p->valuestring, strlen(p->valuestring), b);
+  else token_ids(q, p, b);
+}
+
+int oai_parse(oai_kind kind, const char *body, size_t len, uint32_t block_tokens, oai_request *out, char *msg,
+              size_t cap) {
   memset(out, 0, sizeof *out);
   out->kind = kind;
   const char *end = NULL;
@@ -238,6 +317,7 @@ int oai_parse(oai_kind kind, const char *body, size_t len, oai_request *out, cha
     }
     if ((rc = get_bool(so, "include_usage", &out->include_usage, msg, cap))) goto done;
   }
+  name_blocks(out, root, block_tokens);
 done:
   cJSON_Delete(root);
   return rc;

@@ -14,6 +14,15 @@
  *     generate after).
  * Output tokens are placeholders: each token is the text " tok".
  *
+ * Prefix caching: a prompt is also named block by block (oai_request.ids: one
+ * 64-bit id per full KV block of b tokens; equal ids = equal tokens), so
+ * requests that share a prefix share KV blocks as in vLLM: token ids are
+ * hashed b at a time; text by the bytes the rule above gives those tokens
+ * (token 0 the BOS, token t >= 1 the bytes [4 (t - 1), 4 t)); a chat by its
+ * messages' roles and contents in order, 4 b bytes per block (the template's
+ * tokens are not placed exactly: two chats share blocks while their message
+ * bytes agree).
+ *
  * Errors are vLLM's: a JSON body {"error": {"message", "type", "param",
  * "code"}} with the HTTP status in code. */
 #ifndef SIM_LIVE_OPENAI_H
@@ -35,12 +44,18 @@ typedef struct oai_request {
   bool ignore_eos;       /* vLLM's extension: generate exactly max_tokens */
   bool stream;
   bool include_usage;    /* stream_options.include_usage */
+  uint64_t *ids;         /* prompt-block ids for prefix caching (owned; oai_request_free) */
+  uint32_t n_ids;        /* full blocks: prompt_tokens / block_tokens */
 } oai_request;
 
-/* Parses a request body. Returns 0, or an HTTP status (400) with a message
- * naming the field and the problem in msg. Unknown fields are ignored (clients
- * send sampling parameters that do not change timing). */
-int oai_parse(oai_kind kind, const char *body, size_t len, oai_request *out, char *msg, size_t msg_cap);
+/* Parses a request body; block_tokens > 0 also names the prompt's blocks
+ * (ids). Returns 0, or an HTTP status (400) with a message naming the field
+ * and the problem in msg. Unknown fields are ignored (clients send sampling
+ * parameters that do not change timing). */
+int oai_parse(oai_kind kind, const char *body, size_t len, uint32_t block_tokens, oai_request *out, char *msg,
+              size_t msg_cap);
+/* Frees what oai_parse allocated (also after a refusal). */
+void oai_request_free(oai_request *q);
 
 /* Tokens of a text under the rule above (without the BOS). */
 uint64_t oai_text_tokens(size_t utf8_bytes);

@@ -81,7 +81,9 @@ static double scalar(const prom *p, const prom_gauges *g, int k, uint32_t e) {
     case 2: return g[e].kv_usage;
     case 3: return (double)g[e].preemptions;
     case 4: return (double)p->e[e].prompt_tokens;
-    default: return (double)p->e[e].generation_tokens;
+    case 5: return (double)p->e[e].generation_tokens;
+    case 6: return (double)g[e].prefix_queries;
+    default: return (double)g[e].prefix_hits;
   }
 }
 
@@ -93,7 +95,9 @@ void prom_write(const prom *p, const char *model, const prom_gauges *g, oai_buf 
            {"vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage."},
            {"vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine."},
            {"vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed."},
-           {"vllm:generation_tokens_total", "counter", "Number of generation tokens processed."}};
+           {"vllm:generation_tokens_total", "counter", "Number of generation tokens processed."},
+           {"vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens."},
+           {"vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens."}};
   for (int k = 0; k < (int)SIM_ARRAY_LEN(S); k++) {
     family(o, S[k].name, S[k].type, S[k].help);
     for (uint32_t e = 0; e < p->n_engines; e++) {

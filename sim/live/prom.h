@@ -41,6 +41,7 @@ typedef struct prom_gauges {
   uint32_t running, waiting;
   double kv_usage;        /* [0, 1] */
   uint64_t preemptions;   /* cumulative */
+  uint64_t prefix_queries, prefix_hits; /* prompt tokens looked up in the prefix cache and found, cumulative */
 } prom_gauges;
 
 typedef struct prom {

@@ -84,6 +84,7 @@ void cluster_deinit(cluster *c) {
   free(c->done_buf);
   free(c->drain_buf);
   free(c->free_slots);
+  free(c->ids);
   des_deinit(&c->ev);
   metrics_deinit(&c->m);
   memset(c, 0, sizeof *c);
@@ -104,6 +105,8 @@ static void touch(cluster *c, uint32_t ri) {
 }
 
 static void free_slot(cluster *c, uint32_t idx) {
+  c->dead_ids += c->reqs[idx].n_hash; /* its prompt ids: garbage until the next compaction */
+  c->reqs[idx].n_hash = 0;
   SIM_GROW(c->free_slots, c->cap_free, c->n_free + 1);
   c->free_slots[c->n_free++] = idx;
 }
@@ -414,6 +417,7 @@ void cluster_open(cluster *c, const cluster_hooks *hooks) {
   /* a server runs for days: ITL and step times go to the histograms at once (metrics.h), bounded memory */
   c->m.itl_exact_max = 1;
   c->m.steps_exact_max = 1;
+  for (uint32_t i = 0; i < c->cfg.replicas; i++) c->reps[i].s.hash_block_tokens = c->cfg.block_tokens;
 }
 
 size_t cluster_open_requests(const cluster *c) { return c->n_reqs - c->n_free; }
@@ -443,6 +447,46 @@ uint32_t cluster_new_request(cluster *c, uint32_t prompt_tokens, uint32_t output
   r->state = RQ_PENDING;
   kv_seq_init(&r->kv);
   return idx;
+}
+
+/* The schedulers read the id arena through their hash_ids (it moves when it grows or is compacted). */
+static void point_schedulers(cluster *c) {
+  for (uint32_t i = 0; i < c->cfg.replicas; i++) c->reps[i].s.hash_ids = c->ids;
+}
+
+/* Drops the ids of closed requests once they are most of the arena: the open requests' runs are copied
+ * into a fresh arena; O(ids of open requests), amortized over the requests that closed. */
+static void compact_ids(cluster *c) {
+  size_t live = c->n_ids - c->dead_ids, w = 0, cap = live ? live : 1;
+  uint64_t *fresh = sim_malloc(cap * sizeof *fresh);
+  for (size_t i = 0; i < c->n_reqs; i++) {
+    request *r = &c->reqs[i];
+    if (!r->n_hash) continue;
+    SIM_ASSERT(w + r->n_hash <= live);
+    memcpy(fresh + w, c->ids + r->hash_off, r->n_hash * sizeof *fresh);
+    r->hash_off = (uint32_t)w;
+    w += r->n_hash;
+  }
+  free(c->ids);
+  c->ids = fresh;
+  c->cap_ids = cap;
+  c->n_ids = w;
+  c->dead_ids = 0;
+}
+
+void cluster_set_prompt_ids(cluster *c, uint32_t idx, const uint64_t *ids, uint32_t n) {
+  request *r = &c->reqs[idx];
+  SIM_ASSERT(c->open && r->state == RQ_PENDING && r->n_hash == 0);
+  if (!n) return;
+  SIM_ASSERT((uint64_t)n * c->cfg.block_tokens <= r->prompt_tokens);
+  if (c->dead_ids > 4096 && c->dead_ids * 2 > c->n_ids) compact_ids(c);
+  SIM_GROW(c->ids, c->cap_ids, c->n_ids + n);
+  SIM_ASSERT(c->n_ids + n <= UINT32_MAX);
+  memcpy(c->ids + c->n_ids, ids, n * sizeof *ids);
+  r->hash_off = (uint32_t)c->n_ids;
+  r->n_hash = n;
+  c->n_ids += n;
+  point_schedulers(c);
 }
 
 void cluster_arrive(cluster *c, uint32_t idx, sim_ns now) {

@@ -117,6 +117,9 @@ typedef struct cluster {
   uint32_t *free_slots; /* closed requests' slots, reused first */
   size_t n_free, cap_free;
   uint32_t next_id;     /* request ids stay unique across reused slots (prefix-cache identity) */
+  uint64_t *ids;        /* open requests' prompt-block ids (prefix caching), each request's run at its hash_off;
+                           the schedulers read it as their hash_ids */
+  size_t n_ids, cap_ids, dead_ids; /* used, allocated, and used by closed requests (reclaimed by compaction) */
 } cluster;
 
 int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model *cost, sim_err *err);
@@ -148,6 +151,10 @@ sim_ns cluster_next_time(const cluster *c);
  * client slot released; no hook is called. */
 void cluster_open(cluster *c, const cluster_hooks *hooks);
 uint32_t cluster_new_request(cluster *c, uint32_t prompt_tokens, uint32_t output_tokens);
+/* The prompt's content for prefix caching: ids[j] names its tokens [j b, (j + 1) b) for b = the KV block
+ * size (equal ids = equal tokens), n <= prompt_tokens / b; a request without them shares nothing. Call right
+ * after cluster_new_request. */
+void cluster_set_prompt_ids(cluster *c, uint32_t idx, const uint64_t *ids, uint32_t n);
 void cluster_arrive(cluster *c, uint32_t idx, sim_ns now);
 void cluster_cancel(cluster *c, uint32_t idx, sim_ns now);
 /* Requests open (created, not closed or cancelled). */

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """bench_serve_streams.py BIN [STREAMS]: many concurrent streams against `servesim serve` at --speed 1.
 
-Starts the server (loopback, port 0), opens STREAMS (default 300) streamed completions at once (256-token
+Starts the server (loopback, port 0), opens STREAMS (default 300) streamed completions at once (distinct 256-token
 prompts as token ids, 100 output tokens, ignore_eos), and prints the mean inter-token gap the client saw next
 to the one the server recorded (/metrics, vllm:inter_token_latency_seconds): equal when every token leaves on
 time, larger on the client's side when the server falls behind. Stops the server by pid. Needs aiohttp
@@ -17,8 +17,9 @@ import urllib.request
 import aiohttp
 
 
-async def one(s, url):
-    body = {"prompt": [0] * 256, "max_tokens": 100, "ignore_eos": True, "stream": True}
+async def one(s, url, i):
+    # distinct prompts: no prefix shared
+    body = {"prompt": [i + 1] + [0] * 255, "max_tokens": 100, "ignore_eos": True, "stream": True}
     last, gaps, n = None, [], 0
     async with s.post(url + "/v1/completions", json=body) as r:
         async for raw in r.content:
@@ -33,7 +34,7 @@ async def one(s, url):
 async def run(url, streams):
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
         t = time.perf_counter()
-        res = await asyncio.gather(*[one(s, url) for _ in range(streams)])
+        res = await asyncio.gather(*[one(s, url, i) for i in range(streams)])
         wall = time.perf_counter() - t
     gaps = [g for r in res for g in r[1]]
     return wall, sum(r[0] for r in res), sum(gaps) / len(gaps)

@@ -1,7 +1,8 @@
 /* fuzz_openai.c: `servesim serve`'s request bodies (live/openai.h): the first
  * byte picks the endpoint (completions or chat), the rest is the body. The
  * contract: 0, or 400 with a message; an accepted request's response and
- * stream chunks are valid JSON (checked with cJSON). */
+ * stream chunks are valid JSON (checked with cJSON) and its prompt has one
+ * block id per full 16 tokens. */
 #include <cjson/cJSON.h>
 
 #include "fuzz_common.h"
@@ -21,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   oai_kind kind = data[0] & 1 ? OAI_CHAT : OAI_COMPLETIONS;
   oai_request q;
   char msg[512] = "";
-  int st = oai_parse(kind, (const char *)data + 1, size - 1, &q, msg, sizeof msg);
+  int st = oai_parse(kind, (const char *)data + 1, size - 1, 16, &q, msg, sizeof msg);
   if (st != 0 && (st != 400 || !msg[0])) {
     fprintf(stderr, "oai_parse: status %d, message '%s': the contract is 0 or 400 with a message\n", st, msg);
     abort();
@@ -39,6 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (b.len < 8 || memcmp(b.p, "data: ", 6)) abort();
     valid_json(b.p + 6, b.len - 8);
   }
+  if (!st && q.n_ids != q.prompt_tokens / 16) abort(); /* one id per full block */
   oai_buf_free(&b);
+  oai_request_free(&q);
   return 0;
 }

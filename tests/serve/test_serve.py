@@ -8,7 +8,7 @@ Checks, each against a server this script starts on 127.0.0.1 (port 0) and stops
      404 unknown path, 405 wrong method) while the good ones, in flight at the same time, all complete;
   3. /metrics counts every request (success by reason, prompt and generation tokens, TTFT count);
   4. a client that disconnects mid-stream aborts its request: the abort is counted, nothing keeps running
-     and the KV cache is empty again;
+     and the KV cache is empty again; a repeated prompt hits the prefix cache;
   5. past --max-connections the next connection gets a 503, and the others keep being served; pipelined
      requests are answered in order; malformed HTTP gets a 400; curl's Expect: 100-continue is honoured;
   6. SIGTERM with a stream in flight: the stream finishes ([DONE]) and the server exits 0.
@@ -59,10 +59,11 @@ def stop(p):
     return p.returncode
 
 
-async def stream_one(session, url, prompt_len, max_tokens, delay):
-    """One streamed completion sent `delay` seconds from now, timed as vLLM's benchmark times it."""
+async def stream_one(session, url, prompt_len, max_tokens, delay, first=0):
+    """One streamed completion sent `delay` seconds from now, timed as vLLM's benchmark times it. Its prompt
+    starts with `first`: distinct prompts share no prefix (as a trace's requests do in `servesim run`)."""
     await asyncio.sleep(delay)
-    body = {"prompt": [0] * prompt_len, "max_tokens": max_tokens, "ignore_eos": True, "stream": True,
+    body = {"prompt": [first] + [0] * (prompt_len - 1), "max_tokens": max_tokens, "ignore_eos": True, "stream": True,
             "stream_options": {"include_usage": True}}
     st = time.perf_counter()
     ttft, last, itl, tokens, usage = None, st, [], 0, None
@@ -135,7 +136,7 @@ async def accuracy_and_errors(tmp):
         p, url = start()
         try:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as s:
-                jobs = [stream_one(s, url, plen, olen, i / rate) for i in range(n)]
+                jobs = [stream_one(s, url, plen, olen, i / rate, first=i + 1) for i in range(n)]
                 res = await asyncio.gather(*jobs, bad_requests(s, url))
             vals = metrics(url)
         finally:
@@ -193,6 +194,20 @@ async def disconnect_and_drain():
         check(total(v, "vllm:num_requests_running") == 0 and total(v, "vllm:kv_cache_usage_perc") == 0,
               "after the abort nothing runs and the KV cache is empty")
         check(total(v, "vllm:generation_tokens_total") < 200, "the aborted request stopped generating")
+        # prefix caching across requests: the same 4000-token prompt again is mostly cached (vLLM's default)
+        async with aiohttp.ClientSession() as s:
+            lat = []
+            for _ in range(2):
+                t = time.perf_counter()
+                async with s.post(url + "/v1/completions",
+                                  json={"prompt": list(range(4000)), "max_tokens": 1, "ignore_eos": True}) as r:
+                    await r.read()
+                lat.append(time.perf_counter() - t)
+        v = metrics(url)
+        hits = total(v, "vllm:prefix_cache_hits_total")
+        check(hits >= 4000 - 16 and lat[1] * 2 < lat[0],
+              "a repeated prompt hits the prefix cache (%d tokens; %.0f ms then %.0f ms)" % (hits, lat[0] * 1e3,
+                                                                                               lat[1] * 1e3))
         # SIGTERM while a stream is in flight: it finishes, then the server exits 0
         async with aiohttp.ClientSession() as s:
             body = {"prompt": [0] * 100, "max_tokens": 60, "ignore_eos": True, "stream": True}

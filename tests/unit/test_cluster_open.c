@@ -78,6 +78,18 @@ static void setup(world *w, rng *r, cluster_cfg *cc, bool tiny_pool) {
   cc->frontend_latency_ns = rng_below(r, 2) ? 0 : (1 + rng_below(r, 20)) * SIM_NS_PER_MS;
 }
 
+/* The cluster of cc, built on an empty trace and opened with the recording hooks. */
+static seen *open_world(world *w, const cluster_cfg *cc) {
+  trace_init(&w->tr);
+  sim_err err = {0, ""};
+  cr_assert_eq(cluster_init(&w->c, cc, &w->tr, &w->cost, &err), SIM_OK, "%s", err.msg);
+  seen *s = calloc(1, sizeof *s);
+  s->c = &w->c;
+  cluster_hooks hk = {s, on_tokens, on_closed};
+  cluster_open(&w->c, &hk);
+  return s;
+}
+
 Test(cluster_open, same_arrivals_same_timings_as_the_batch_run) {
   rng r;
   rng_seed(&r, 777);
@@ -150,21 +162,21 @@ Test(cluster_open, aborts_in_every_state_leak_nothing) {
     cluster_cfg cc;
     setup(w, &r, &cc, rng_below(&r, 2) == 0);
     if (rng_below(&r, 2)) cc.frontend_latency_ns = 5 * SIM_NS_PER_MS;
-    trace_init(&w->tr);
-    sim_err err = {0, ""};
-    cr_assert_eq(cluster_init(&w->c, &cc, &w->tr, &w->cost, &err), SIM_OK, "%s", err.msg);
+    seen *s = open_world(w, &cc);
     cluster *c = &w->c;
-    seen *s = calloc(1, sizeof *s);
-    s->c = c;
-    cluster_hooks hk = {s, on_tokens, on_closed};
-    cluster_open(c, &hk);
+    sim_err err = {0, ""};
     uint32_t n = 0, slot_of[4096], open_max = 0;
     sim_ns now = 0;
     while (n < 600) {
       now += rng_below(&r, 40 * SIM_NS_PER_MS);
       cluster_run_slice(c, UINT64_MAX, now);
-      if (rng_below(&r, 3)) { /* a new request */
-        uint32_t idx = cluster_new_request(c, 1 + (uint32_t)rng_below(&r, 3000), 1 + (uint32_t)rng_below(&r, 400));
+      if (rng_below(&r, 3)) { /* a new request, often with a prompt that shares a prefix with others */
+        uint32_t prompt = 1 + (uint32_t)rng_below(&r, 3000);
+        uint32_t idx = cluster_new_request(c, prompt, 1 + (uint32_t)rng_below(&r, 400));
+        uint64_t ids[200];
+        uint32_t nb = prompt / cc.block_tokens, group = (uint32_t)rng_below(&r, 4);
+        for (uint32_t j = 0; j < nb && j < 200; j++) ids[j] = j < 40 ? group * 1000 + j : rng_u64(&r);
+        if (rng_below(&r, 4)) cluster_set_prompt_ids(c, idx, ids, nb < 200 ? nb : 200);
         s->id_of_slot[idx] = n;
         slot_of[n] = idx;
         cluster_arrive(c, idx, now);
@@ -199,6 +211,7 @@ Test(cluster_open, aborts_in_every_state_leak_nothing) {
       cr_assert_eq(kv_num_free(c->reps[ri].s.kv), cc.kv_blocks, "round %d replica %u: every block back", round, ri);
       cr_assert_eq(kv_check(c->reps[ri].s.kv, NULL, 0, &err), 0, "round %d: %s", round, err.msg);
     }
+    cr_assert_eq(c->n_ids - c->dead_ids, 0, "round %d: no prompt ids of closed requests kept", round);
     /* slots reused: never more than were open at once (plus frontend-cancelled ones awaiting delivery) */
     cr_assert_leq(c->n_reqs, (size_t)open_max + 64, "round %d: %zu slots for at most %u open", round, c->n_reqs,
                   open_max);
@@ -213,4 +226,61 @@ Test(cluster_open, aborts_in_every_state_leak_nothing) {
   cr_assert_gt(cancelled_waiting, 5);
   cr_assert_gt(cancelled_frontend, 5);
   cr_assert_gt(preempted, 0);
+}
+
+/* Prefix caching across requests that arrive one by one: the second of two requests with the same prompt
+ * ids finds the first one's blocks (all but the last full block's worth vLLM recomputes), and gets its first
+ * token sooner; a request with other ids finds nothing. Many requests later, compaction has kept only the
+ * open requests' ids. */
+Test(cluster_open, prompt_ids_share_blocks_across_requests) {
+  rng r;
+  rng_seed(&r, 9);
+  world *w = calloc(1, sizeof *w);
+  cluster_cfg cc;
+  setup(w, &r, &cc, false);
+  cc.replicas = 1;
+  cc.prefix_caching = true;
+  cc.frontend_latency_ns = 0;
+  seen *s = open_world(w, &cc);
+  cluster *c = &w->c;
+  uint64_t ids[128], other[128];
+  for (int j = 0; j < 128; j++) ids[j] = 77 + (uint64_t)j, other[j] = 5000 + (uint64_t)j;
+  sim_ns t = 0, ttft[3];
+  uint32_t cached[3];
+  const uint64_t *which[3] = {ids, ids, other};
+  for (uint32_t k = 0; k < 3; k++) {
+    uint32_t idx = cluster_new_request(c, 2048, 4);
+    s->id_of_slot[idx] = k;
+    cluster_set_prompt_ids(c, idx, which[k], 128);
+    cluster_arrive(c, idx, t);
+    cluster_run_slice(c, UINT64_MAX, SIM_NS_INF); /* each runs alone to its end */
+    cached[k] = c->reqs[idx].cached_tokens;
+    ttft[k] = s->first[k] - t;
+    t = s->finish[k] + SIM_NS_PER_MS;
+  }
+  cr_assert_eq(cached[0], 0);
+  cr_assert_geq(cached[1], 2048 - 16, "the same prompt: its blocks found (%u tokens)", cached[1]);
+  cr_assert_lt(cached[1], 2048, "the last token is always computed");
+  cr_assert_eq(cached[2], 0, "other ids: nothing shared");
+  cr_assert_lt(ttft[1] * 3, ttft[0], "a cached prompt's first token comes much sooner (%llu vs %llu ns)",
+               (unsigned long long)ttft[1], (unsigned long long)ttft[0]);
+  /* churn: thousands of requests with ids; what the arena keeps is what open requests hold */
+  for (uint32_t k = 3; k < 3003; k++) {
+    uint32_t idx = cluster_new_request(c, 256, 1);
+    s->id_of_slot[idx] = k % 4096;
+    cluster_set_prompt_ids(c, idx, ids, 16);
+    cluster_arrive(c, idx, t);
+    if (k % 7 == 0) {
+      cluster_run_slice(c, UINT64_MAX, SIM_NS_INF);
+      t = c->m.level_t_ns; /* the clock went on */
+    }
+  }
+  cluster_run_slice(c, UINT64_MAX, SIM_NS_INF);
+  cr_assert_eq(cluster_open_requests(c), 0);
+  cr_assert_lt(c->cap_ids, 3000u * 16u, "compacted: %zu ids allocated for 48,000 written", c->cap_ids);
+  cluster_deinit(c);
+  trace_free(&w->tr);
+  cost_deinit(&w->cost);
+  free(s);
+  free(w);
 }

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/rng.h"
@@ -14,7 +15,9 @@
 #include "live/prom.h"
 
 static int parse(oai_kind k, const char *body, oai_request *q, char *msg) {
-  return oai_parse(k, body, strlen(body), q, msg, 512);
+  int rc = oai_parse(k, body, strlen(body), 0, q, msg, 512);
+  cr_assert_null(q->ids, "no block size, no ids");
+  return rc;
 }
 
 Test(openai, completion_prompts_and_defaults) {
@@ -141,7 +144,7 @@ Test(prom, exposition_has_cumulative_buckets_counts_and_sums) {
   prom_observe(&p, 0, PH_TTFT, 5000.0); /* past the last bound: +Inf only */
   prom_observe(&p, 1, PH_ITL, 0.02);
   p.e[1].generation_tokens = 41;
-  prom_gauges g[2] = {{3, 1, 0.5, 2}, {0, 0, 0.0, 0}};
+  prom_gauges g[2] = {{3, 1, 0.5, 2, 100, 60}, {0, 0, 0.0, 0, 0, 0}};
   oai_buf b = {0};
   prom_write(&p, "m", g, &b);
   const char *must[] = {
@@ -157,6 +160,8 @@ Test(prom, exposition_has_cumulative_buckets_counts_and_sums) {
       "vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} 1.0\n",
       "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.5\n",
       "vllm:num_preemptions_total{engine=\"0\",model_name=\"m\"} 2.0\n",
+      "vllm:prefix_cache_queries_total{engine=\"0\",model_name=\"m\"} 100.0\n",
+      "vllm:prefix_cache_hits_total{engine=\"0\",model_name=\"m\"} 60.0\n",
       "vllm:generation_tokens_total{engine=\"1\",model_name=\"m\"} 41.0\n",
       "# TYPE vllm:e2e_request_latency_seconds histogram\n",
       "# TYPE vllm:request_queue_time_seconds histogram\n",
@@ -205,4 +210,59 @@ Test(openai, strings_written_are_json_and_utf8) {
   oai_json_str(&b, "a\"b\\c\n\xc3\xa9\xff");
   cr_assert_str_eq(b.p, "\"a\\\"b\\\\c\\u000a\xc3\xa9\\ufffd\"");
   oai_buf_free(&b);
+}
+
+/* Prompt-block ids (prefix caching): equal prefixes, equal leading ids; one block per full 16 tokens. */
+static oai_request named(oai_kind k, const char *body) {
+  oai_request q;
+  char msg[512];
+  cr_assert_eq(oai_parse(k, body, strlen(body), 16, &q, msg, sizeof msg), 0, "%s", msg);
+  cr_assert_eq(q.n_ids, q.prompt_tokens / 16);
+  return q;
+}
+
+Test(openai, prompt_blocks_are_named_for_prefix_caching) {
+  char a[4096], b[4096];
+  /* 40 token ids, then the same 32 and different ones after */
+  int n = snprintf(a, sizeof a, "{\"prompt\":["), m = snprintf(b, sizeof b, "{\"prompt\":[");
+  for (int i = 0; i < 40; i++) {
+    n += snprintf(a + n, sizeof a - (size_t)n, "%s%d", i ? "," : "", i);
+    m += snprintf(b + m, sizeof b - (size_t)m, "%s%d", i ? "," : "", i < 32 ? i : 1000 + i);
+  }
+  snprintf(a + n, sizeof a - (size_t)n, "]}");
+  snprintf(b + m, sizeof b - (size_t)m, ",7,7,7,7,7,7,7,7,7,7]}");
+  oai_request x = named(OAI_COMPLETIONS, a), y = named(OAI_COMPLETIONS, b);
+  cr_assert_eq(x.n_ids, 2);
+  cr_assert_eq(y.n_ids, 3);
+  cr_assert(x.ids[0] == y.ids[0] && x.ids[1] == y.ids[1], "the same 32 tokens: the same two blocks");
+  oai_request_free(&x), oai_request_free(&y);
+  /* text: 1 + ceil(bytes / 4) tokens; blocks change where the bytes do */
+  char t1[600], t2[600];
+  memset(t1, 0, sizeof t1), memset(t2, 0, sizeof t2);
+  strcpy(t1, "{\"prompt\":\"");
+  strcpy(t2, "{\"prompt\":\"");
+  size_t o = strlen(t1);
+  for (int i = 0; i < 400; i++) t1[o + (size_t)i] = t2[o + (size_t)i] = (char)('a' + i % 26);
+  t2[o + 300] = 'Z'; /* byte 300: token 76, block 4 */
+  strcat(t1, "\"}"), strcat(t2, "\"}");
+  x = named(OAI_COMPLETIONS, t1), y = named(OAI_COMPLETIONS, t2);
+  cr_assert_eq(x.prompt_tokens, 101);
+  cr_assert_eq(x.n_ids, 6);
+  for (uint32_t j = 0; j < 4; j++) cr_assert(x.ids[j] == y.ids[j], "block %u before the change", j);
+  cr_assert(x.ids[4] != y.ids[4], "the block holding the changed byte");
+  oai_request_free(&x), oai_request_free(&y);
+  /* chats: a shared system prompt shares its blocks; another role does not */
+  char sys[300];
+  memset(sys, 's', 280);
+  sys[280] = 0;
+  char c1[800], c2[800], c3[800];
+  snprintf(c1, sizeof c1, "{\"messages\":[{\"role\":\"system\",\"content\":\"%s\"},{\"role\":\"user\",\"content\":\"one\"}]}", sys);
+  snprintf(c2, sizeof c2, "{\"messages\":[{\"role\":\"system\",\"content\":\"%s\"},{\"role\":\"user\",\"content\":\"two\"}]}", sys);
+  snprintf(c3, sizeof c3, "{\"messages\":[{\"role\":\"user\",\"content\":\"%s\"},{\"role\":\"user\",\"content\":\"one\"}]}", sys);
+  x = named(OAI_CHAT, c1), y = named(OAI_CHAT, c2);
+  oai_request z = named(OAI_CHAT, c3);
+  cr_assert_geq(x.n_ids, 4);
+  for (uint32_t j = 0; j < 4; j++) cr_assert(x.ids[j] == y.ids[j], "system prompt block %u shared", j);
+  cr_assert(x.ids[0] != z.ids[0], "another role: another block");
+  oai_request_free(&x), oai_request_free(&y), oai_request_free(&z);
 }
