@@ -40,7 +40,7 @@ int cmd_serve(int argc, char **argv) {
   lo.host = "127.0.0.1";
   const char *eos = "geometric:256", *served = NULL;
   uint32_t port = 8000, max_conns = 1024;
-  double speed = 1.0, drain = 30.0;
+  double speed = 1.0, drain = 30.0, log_interval = 10.0;
   bool help = false, quiet = false;
   cli_opt extra[] = {
       {"host", NULL, CLI_STR, &lo.host, "ADDR", "address to listen on (default 127.0.0.1; 0.0.0.0 or :: for every interface)", NULL},
@@ -53,6 +53,9 @@ int cmd_serve(int argc, char **argv) {
        "an end-of-sequence chance of 1/MEAN per token), fixed:N, uniform:LO:HI, lognormal:MEDIAN:SIGMA", NULL},
       {"max-connections", NULL, CLI_U32, &max_conns, "N", "open connections (default 1024); the next gets a 503", NULL},
       {"drain-timeout", NULL, CLI_F64, &drain, "S", "after SIGINT/SIGTERM, wall seconds to finish requests in flight (default 30)", NULL},
+      {"log-interval", NULL, CLI_F64, &log_interval, "S",
+       "every S wall seconds, one line per busy engine on stderr as vLLM logs it (throughputs per simulated "
+       "second, running, waiting, KV cache usage, prefix cache hit rate); default 10, 0 = none", NULL},
       {"quiet", "q", CLI_FLAG, &quiet, NULL, "only the 'listening on' line", NULL},
       {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
       {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
@@ -76,6 +79,10 @@ int cmd_serve(int argc, char **argv) {
   }
   if (!(drain >= 0) || drain > 86400) {
     sim_errf(&err, SIM_EINPUT, "--drain-timeout must be in [0, 86400] seconds, got %g", drain);
+    return cli_fail("serve", &err);
+  }
+  if (!(log_interval >= 0) || log_interval > 86400) {
+    sim_errf(&err, SIM_EINPUT, "--log-interval must be in [0, 86400] seconds, got %g", log_interval);
     return cli_fail("serve", &err);
   }
   if (served && (!served[0] || strlen(served) >= 200)) {
@@ -105,6 +112,7 @@ int cmd_serve(int argc, char **argv) {
     lo.served_model_name = served;
     lo.seed = sc.seed;
     lo.quiet = quiet;
+    lo.log_interval_s = log_interval;
     char dep[256];
     snprintf(dep, sizeof dep, "%u x %s (TP%u PP%u DP%u) x %u replica%s, %s %s", deploy_gpus(&r->deploy), r->gpu.name,
              r->deploy.tp, r->deploy.pp ? r->deploy.pp : 1, deploy_dp(&r->deploy), r->deploy.replicas, r->deploy.replicas == 1 ? "" : "s", r->engine.name,

@@ -83,6 +83,9 @@ typedef struct live {
   uv_poll_t timer;
   uv_signal_t sigint, sigterm;
   uv_timer_t drain_timer;
+  uv_timer_t log_timer;
+  sim_ns log_vnow;             /* virtual time of the last log line */
+  uint64_t *log_prompt, *log_gen; /* per engine: counters at the last log line */
   http_server *http;
   uint64_t t0;        /* uv_hrtime at start */
   sim_ns vnow;        /* the virtual time the simulation has run to */
@@ -462,6 +465,28 @@ static void on_gone(void *ctx, http_conn *conn, void *user) {
   if (L->draining) maybe_finish_drain(L);
 }
 
+/* ---- the periodic log line (vLLM's LoggingStatLogger) -------------------------------------------------- */
+
+static void on_log(uv_timer_t *t) {
+  live *L = t->data;
+  advance(L);
+  arm(L);
+  double dt = (double)(L->vnow - L->log_vnow) / 1e9;
+  for (uint32_t i = 0; i < L->pm.n_engines; i++) {
+    const sched *s = &L->c->reps[i].s;
+    uint64_t dp = L->pm.e[i].prompt_tokens - L->log_prompt[i], dg = L->pm.e[i].generation_tokens - L->log_gen[i];
+    L->log_prompt[i] = L->pm.e[i].prompt_tokens, L->log_gen[i] = L->pm.e[i].generation_tokens;
+    uint32_t run = sched_num_running(s), wait = sched_num_waiting(s);
+    if (!dp && !dg && !run && !wait) continue; /* an idle engine stays quiet, as vLLM's */
+    double hit = s->prefix_queries ? 100.0 * (double)s->prefix_hits / (double)s->prefix_queries : 0.0;
+    fprintf(stderr, "servesim serve: Engine %03u: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: "
+            "%.1f tokens/s, Running: %u reqs, Waiting: %u reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: "
+            "%.1f%% (simulated time %.1f s)\n", i, dt > 0 ? (double)dp / dt : 0.0, dt > 0 ? (double)dg / dt : 0.0,
+            run, wait, 100.0 * kv_usage(s->kv), hit, (double)L->vnow / 1e9);
+  }
+  L->log_vnow = L->vnow;
+}
+
 /* ---- shutdown ------------------------------------------------------------------------------------- */
 
 static void close_cb(uv_handle_t *h) { (void)h; }
@@ -471,6 +496,7 @@ static void stop_everything(live *L) {
   L->stopping = true;
   http_server_close(L->http); /* gone() aborts what is left */
   uv_timer_stop(&L->drain_timer);
+  uv_timer_stop(&L->log_timer);
   uv_signal_stop(&L->sigint);
   uv_signal_stop(&L->sigterm);
   set_alarm(L, 0);
@@ -536,7 +562,14 @@ int live_serve(cluster *c, const live_info *info, const live_opts *o, sim_err *e
     uv_timer_init(&L->loop, &L->drain_timer);
     uv_signal_init(&L->loop, &L->sigint);
     uv_signal_init(&L->loop, &L->sigterm);
-    L->timer.data = L->drain_timer.data = L->sigint.data = L->sigterm.data = L;
+    uv_timer_init(&L->loop, &L->log_timer);
+    L->timer.data = L->drain_timer.data = L->log_timer.data = L->sigint.data = L->sigterm.data = L;
+    L->log_prompt = sim_calloc(L->pm.n_engines, sizeof *L->log_prompt);
+    L->log_gen = sim_calloc(L->pm.n_engines, sizeof *L->log_gen);
+    if (o->log_interval_s > 0 && !o->quiet) {
+      uint64_t ms = (uint64_t)ceil(o->log_interval_s * 1000.0);
+      uv_timer_start(&L->log_timer, on_log, ms, ms);
+    }
     uv_signal_start(&L->sigint, on_signal, SIGINT);
     uv_signal_start(&L->sigterm, on_signal, SIGTERM);
     signal(SIGPIPE, SIG_IGN);
@@ -550,6 +583,7 @@ int live_serve(cluster *c, const live_info *info, const live_opts *o, sim_err *e
     uv_run(&L->loop, UV_RUN_DEFAULT);
     uv_close((uv_handle_t *)&L->timer, close_cb);
     uv_close((uv_handle_t *)&L->drain_timer, close_cb);
+    uv_close((uv_handle_t *)&L->log_timer, close_cb);
     uv_close((uv_handle_t *)&L->sigint, close_cb);
     uv_close((uv_handle_t *)&L->sigterm, close_cb);
     uv_run(&L->loop, UV_RUN_DEFAULT);
@@ -565,6 +599,8 @@ int live_serve(cluster *c, const live_info *info, const live_opts *o, sim_err *e
   int crc = uv_loop_close(&L->loop);
   if (!rc && crc) rc = sim_errf(err, SIM_EINTERNAL, "uv_loop_close: %s", uv_strerror(crc));
   free(L->by_req);
+  free(L->log_prompt);
+  free(L->log_gen);
   oai_buf_free(&L->buf);
   prom_free(&L->pm);
   free(L);

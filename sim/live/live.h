@@ -46,7 +46,9 @@ typedef struct live_opts {
   const char *served_model_name; /* NULL = the model's name */
   eos_dist eos;
   uint64_t seed;
-  bool quiet;             /* no per-start / per-stop lines on stderr */
+  bool quiet;             /* no lines on stderr but errors */
+  double log_interval_s;  /* every this many wall seconds, one line per busy engine on stderr, as vLLM's
+                             LoggingStatLogger (throughputs per simulated second); 0 = none */
 } live_opts;
 
 /* What the endpoint says about the deployment (/version, /v1/models, the start line). */

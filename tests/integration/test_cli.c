@@ -475,6 +475,7 @@ Test(cli, serve_refuses_bad_flags_and_a_taken_port) {
              {"serve --eos-dist normal:5", "--eos-dist"},
              {"serve --max-connections 0", "--max-connections"},
              {"serve --drain-timeout -1", "--drain-timeout"},
+             {"serve --log-interval -1", "--log-interval"},
              {"serve --host not-an-address --port 0", "--host"},
              {"serve --model no-such-model --port 0", "no-such-model"},
              {"serve --trace x.csv", "--trace"}};

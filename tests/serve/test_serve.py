@@ -11,7 +11,8 @@ Checks, each against a server this script starts on 127.0.0.1 (port 0) and stops
      and the KV cache is empty again; a repeated prompt hits the prefix cache;
   5. past --max-connections the next connection gets a 503, and the others keep being served; pipelined
      requests are answered in order; malformed HTTP gets a 400; curl's Expect: 100-continue is honoured;
-  6. SIGTERM with a stream in flight: the stream finishes ([DONE]) and the server exits 0.
+  6. SIGTERM with a stream in flight: the stream finishes ([DONE]) and the server exits 0;
+  7. --log-interval prints vLLM's periodic engine line while requests run.
 Usage: test_serve.py SERVESIM_BIN (exit 0 pass, 1 fail)."""
 import asyncio
 import json
@@ -36,8 +37,8 @@ def check(cond, what):
         FAILS.append(what)
 
 
-def start(*args):
-    p = subprocess.Popen([BIN, "serve", "--port", "0", "--quiet", *args], stdout=subprocess.PIPE,
+def start(*args, quiet=True):
+    p = subprocess.Popen([BIN, "serve", "--port", "0", *(["--quiet"] if quiet else []), *args], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     m = re.match(r"listening on http://127\.0\.0\.1:(\d+)", line)
@@ -278,7 +279,25 @@ def raw_http():
         check(stop(p) == 0, "SIGTERM: exit 0")
 
 
+def log_lines():
+    """--log-interval: vLLM's periodic engine line on stderr while busy, none when idle."""
+    p, url = start("--log-interval", "0.25", quiet=False)
+    try:
+        body = json.dumps({"prompt": [1, 2, 3], "max_tokens": 60, "ignore_eos": True}).encode()
+        import urllib.request
+        urllib.request.urlopen(urllib.request.Request(url + "/v1/completions", data=body,
+                                                      headers={"Content-Type": "application/json"})).read()
+        time.sleep(0.8)
+    finally:
+        rc = stop(p)
+    err = p.stderr.read()
+    busy = [l for l in err.splitlines() if "Engine 000: Avg prompt throughput" in l]
+    check(rc == 0 and busy and "Running: 1 reqs" in busy[0] and "GPU KV cache usage" in busy[0]
+          and "stopped: 1 requests served" in err, "--log-interval prints vLLM's engine line while busy")
+
+
 def main():
+    log_lines()
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(accuracy_and_errors(tmp))
     asyncio.run(disconnect_and_drain())
