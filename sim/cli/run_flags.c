@@ -45,7 +45,7 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
       "GPUs per node (default: the GPU file's, 8); a larger TP group spans nodes and all-reduces over the network",
       &f->seen[F_GPUS_PER_NODE]);
   OPT("dtype", NULL, CLI_STR, &f->dtype, "bf16|fp16", "activation dtype (auto: the model's)", NULL);
-  OPT("quantization", NULL, CLI_STR, &f->quantization, "M", "weights: none, fp8, int8, int4 (awq, gptq)", NULL);
+  OPT("quantization", NULL, CLI_STR, &f->quantization, "M", "weights: none, fp8, int8, int4 (awq, gptq), nvfp4 (W4A4 on Blackwell FP4 tensor cores, else weight-only)", NULL);
   OPT("kv-cache-dtype", NULL, CLI_STR, &f->kv_cache_dtype, "auto|fp8", "KV cache dtype", NULL);
   OPT("max-num-seqs", NULL, CLI_U32, &f->max_num_seqs, "N", "max sequences per step (engine default)", NULL);
   OPT("max-num-batched-tokens", NULL, CLI_U32, &f->max_num_batched_tokens, "N", "token budget per step", NULL);
@@ -239,7 +239,7 @@ static int apply_deployment(const run_flags *f, scenario *sc, sim_err *err) {
   if (f->quantization) {
     sim_dtype act = d->act_dtype_set ? d->act_dtype : DT_BF16;
     if (!cfg_parse_quantization(f->quantization, act, &d->weight_dtype))
-      return sim_errf(err, SIM_EINPUT, "--quantization: unknown method '%s' (none, fp8, int8, int4, awq, gptq)",
+      return sim_errf(err, SIM_EINPUT, "--quantization: unknown method '%s' (none, fp8, int8, int4, awq, gptq, nvfp4)",
                       f->quantization);
     d->weight_dtype_set = strcmp(f->quantization, "none") != 0;
   }

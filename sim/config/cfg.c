@@ -374,8 +374,10 @@ static int resolve_precision(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g
       break;
     case DT_INT4:
       break; /* weight-only: dequantized into the activation-dtype GEMM, any GPU */
+    case DT_FP4:
+      break; /* NVFP4: W4A4 on FP4 tensor cores (Blackwell), else weight-only (vLLM's FP4 Marlin), any GPU */
     default:
-      return sim_errf(err, SIM_EINPUT, "quantization %s is not supported (none, fp8, int8, int4, awq, gptq)",
+      return sim_errf(err, SIM_EINPUT, "quantization %s is not supported (none, fp8, int8, int4, awq, gptq, nvfp4)",
                       dtype_name(d->weight_dtype));
   }
   if (!d->kv_dtype_set) d->kv_dtype = d->act_dtype;
@@ -448,7 +450,8 @@ bool cfg_parse_quantization(const char *s, sim_dtype act, sim_dtype *weight_out)
     int dt; /* -1: the activation dtype */
   } tab[] = {{"none", -1},        {"fp8", DT_FP8},         {"int8", DT_INT8},
              {"int4", DT_INT4},   {"awq", DT_INT4},        {"gptq", DT_INT4},
-             {"awq_marlin", DT_INT4}, {"gptq_marlin", DT_INT4}};
+             {"awq_marlin", DT_INT4}, {"gptq_marlin", DT_INT4}, {"nvfp4", DT_FP4},
+             {"fp4", DT_FP4},     {"modelopt_fp4", DT_FP4}};
   if (!s) return false;
   for (size_t i = 0; i < SIM_ARRAY_LEN(tab); i++)
     if (!strcasecmp(s, tab[i].name)) {

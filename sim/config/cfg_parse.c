@@ -311,6 +311,16 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   if (cJSON_IsString(qm)) {
     if (!strcmp(qm->valuestring, "fp8")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
     else if (!strcmp(qm->valuestring, "mxfp4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_INT4, m->mxfp4 = true;
+    else if (!strcmp(qm->valuestring, "modelopt_fp4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
+    else if (!strcmp(qm->valuestring, "modelopt")) { /* ModelOpt: the algorithm names the format */
+      const cJSON *qa = cJSON_GetObjectItemCaseSensitive(qcfg, "quant_algo");
+      if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "NVFP4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
+      else if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "FP8")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
+    } else if (!strcmp(qm->valuestring, "compressed-tensors")) { /* llm-compressor: nvfp4-pack-quantized */
+      const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(qcfg, "format");
+      if (cJSON_IsString(fmt) && !strcmp(fmt->valuestring, "nvfp4-pack-quantized"))
+        m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
+    }
   }
   const cJSON *keep = cJSON_IsObject(qcfg) ? cJSON_GetObjectItemCaseSensitive(qcfg, "modules_to_not_convert") : NULL;
   if (cJSON_IsArray(keep))
@@ -421,13 +431,14 @@ enum { G_TFLOPS = 4, G_LINK = 5, G_ALIASES = 12, G_MIG = 16 };
 
 /* dense_tflops members, stored into gpu_cfg.flops[] (FLOP/s). INT4 is
  * weight-only (dequantized into the bf16 path) and FP32 is not a serving
- * path: neither has a key. */
+ * path: neither has a key. fp4: NVFP4 tensor cores (Blackwell). */
 #define FOFF(d) ((size_t)(d) * sizeof(double))
 static const kspec tflops_specs[] = {
     {"bf16", K_NUM, R_POS, true, FOFF(DT_BF16), 0, 1e12},
     {"fp16", K_NUM, R_POS, true, FOFF(DT_FP16), 0, 1e12},
     {"fp8", K_NUM, R_POS, false, FOFF(DT_FP8), 0, 1e12},
     {"int8", K_NUM, R_POS, false, FOFF(DT_INT8), 0, 1e12},
+    {"fp4", K_NUM, R_POS, false, FOFF(DT_FP4), 0, 1e12},
 };
 
 /* "interconnect": "nvlink" or "pcie" (GPU and instance files). */

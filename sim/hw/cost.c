@@ -67,7 +67,6 @@
 #include "config/engver.h"
 
 #define WO_COMPUTE_FACTOR 0.8 /* weight-only (dequantizing) GEMMs vs the activation-dtype peak */
-#define INT4_GROUP 128.0      /* weights per 16-bit scale */
 #define SAMPLER_PASSES 3.0    /* fp32 passes over the logits: cast/temperature, softmax, sample */
 #define MEMO_MIN 512u
 
@@ -114,8 +113,18 @@ static gemm_path path_for(const cost_model *c, const gpu_cfg *g, cost_op op) {
       }
       break;
     case DT_INT4:
-      p.w_bytes = 0.5 + 2.0 / INT4_GROUP;
+      p.w_bytes = dtype_weight_bytes(w);
       p.peak = g->flops[act] * WO_COMPUTE_FACTOR;
+      break;
+    case DT_FP4:
+      p.w_bytes = dtype_weight_bytes(w);
+      if (g->flops[w] > 0) { /* W4A4 on FP4 tensor cores (Blackwell): activations quantized to NVFP4 on the fly */
+        p.adt = w;
+        p.peak = g->flops[w];
+        p.in_bytes = dtype_weight_bytes(w);
+      } else { /* elsewhere weight-only (vLLM's FP4 Marlin): dequantized into the activation-dtype MMAs */
+        p.peak = g->flops[act] * WO_COMPUTE_FACTOR;
+      }
       break;
     default: p.w_bytes = dtype_bytes(w); break;
   }
@@ -267,6 +276,10 @@ static double moe_eval(const cost_model *c, uint32_t T, uint32_t Tg, cost_src *s
     case DT_INT4:
       dts[0] = c->model->mxfp4 ? "w4a16_mxfp4" : "int4_wo";
       dts[1] = c->model->mxfp4 ? "int4_wo" : NULL;
+      break;
+    case DT_FP4: /* W4A4 kernels where FP4 tensor cores run them, else a 4-bit weight-only MoE */
+      dts[0] = c->gpu->flops[DT_FP4] > 0 ? "nvfp4" : "w4a16_mxfp4";
+      dts[1] = c->gpu->flops[DT_FP4] > 0 ? "w4a16_mxfp4" : "int4_wo";
       break;
     default: break;
   }

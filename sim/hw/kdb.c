@@ -260,7 +260,7 @@ static void fill_header(const kdb_req *r, prof_doc *d, const char *gdir, const c
            KDB_REPOSITORY, commit, gdir, fwdir);
   d->probes_datasheet = true;
   d->copy_Bps = r->gpu->hbm_Bps;
-  static const sim_dtype pk[] = {DT_BF16, DT_FP8, DT_INT8};
+  static const sim_dtype pk[] = {DT_BF16, DT_FP8, DT_INT8, DT_FP4};
   for (size_t i = 0; i < SIM_ARRAY_LEN(pk); i++) d->peak[pk[i]] = r->gpu->flops[pk[i]];
   prof_doc_note(d, "probes: the datasheet figures of configs/gpus/%s.json (copy_Bps = HBM bandwidth, peak_flops = "
                    "dense tensor-core peaks); they only normalize the interpolation",

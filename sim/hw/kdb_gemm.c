@@ -20,7 +20,8 @@ static const struct {
                 {"fp8", DT_FP8, DT_FP8},
                 {"int8_wo", DT_INT8, DT_BF16},
                 {"int4_wo", DT_INT4, DT_BF16},
-                {"sq", DT_INT8, DT_INT8}};
+                {"sq", DT_INT8, DT_INT8},
+                {"nvfp4", DT_FP4, DT_FP4}};
 enum { NMAP = sizeof gemm_map / sizeof gemm_map[0] };
 
 typedef struct grow {

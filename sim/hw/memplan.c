@@ -43,14 +43,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define INT4_GROUP 128.0
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 static uint32_t tp_of(const deploy_cfg *d) { return d->tp ? d->tp : 1; }
 
-static double weight_elem_bytes(sim_dtype w) {
-  return w == DT_INT4 ? 0.5 + 2.0 / INT4_GROUP : dtype_bytes(w);
-}
+static double weight_elem_bytes(sim_dtype w) { return dtype_weight_bytes(w); }
 
 /* Weight bytes of one rank of a stage of `layers` layers when heads,
  * intermediate and vocabulary are split t ways (t = 1: unpadded vocabulary).

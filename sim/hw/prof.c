@@ -31,7 +31,7 @@
 /* ---- the work of one call ------------------------------------------------------- */
 
 static bool weight_only(sim_dtype w, sim_dtype a) {
-  return (w == DT_INT4 || w == DT_INT8) && (a == DT_BF16 || a == DT_FP16);
+  return (w == DT_INT4 || w == DT_INT8 || w == DT_FP4) && (a == DT_BF16 || a == DT_FP16);
 }
 
 void prof_gemm_work(sim_dtype wdtype, sim_dtype adtype, uint32_t M, uint32_t N, uint32_t K, prof_work *w) {
@@ -47,6 +47,9 @@ void prof_gemm_work(sim_dtype wdtype, sim_dtype adtype, uint32_t M, uint32_t N, 
   } else if (wdtype == DT_FP8) {
     w->compute = DT_FP8; /* e4m3 x e4m3 -> bf16 */
     w->bytes = m * k * dtype_bytes(adtype) + n * k + m * n * 2;
+  } else if (wdtype == DT_FP4) {
+    w->compute = DT_FP4; /* nvfp4 x nvfp4 (block scales) -> bf16 */
+    w->bytes = (m * k + n * k) * dtype_weight_bytes(DT_FP4) + m * n * 2;
   } else {
     w->compute = DT_BF16;
     w->bytes = (m * k + n * k + m * n) * 2;
@@ -176,9 +179,9 @@ int prof__dtype(pctx *c, const cJSON *obj, const char *key, const char *field, s
   const cJSON *v = prof__get(obj, key);
   char f[256];
   snprintf(f, sizeof f, "%s.%s", field, key);
-  if (!v) return prof__bad(c, obj, f, "missing (a dtype name: bf16, fp16, fp8, int8, int4)");
+  if (!v) return prof__bad(c, obj, f, "missing (a dtype name: bf16, fp16, fp8, int8, int4, fp4)");
   if (!cJSON_IsString(v) || !dtype_parse(v->valuestring, out) || *out == DT_FP32)
-    return prof__bad(c, v, f, "expected a dtype name (bf16, fp16, fp8, int8, int4)");
+    return prof__bad(c, v, f, "expected a dtype name (bf16, fp16, fp8, int8, int4, fp4)");
   return SIM_OK;
 }
 
@@ -253,7 +256,7 @@ static int parse_probes(pctx *c, prof *p, const cJSON *pr) {
     snprintf(f, sizeof f, "probes.peak_flops.%s", e->string ? e->string : "?");
     sim_dtype d;
     if (!e->string || !dtype_parse(e->string, &d) || d == DT_INT4 || d == DT_FP32)
-      return prof__bad(c, e, f, "unknown dtype (expected bf16, fp16, fp8 or int8)");
+      return prof__bad(c, e, f, "unknown dtype (expected bf16, fp16, fp8, int8 or fp4)");
     if ((rc = prof__pos(c, e, f, &p->peak[d]))) return rc;
   }
   if (p->peak[DT_BF16] <= 0)

@@ -162,7 +162,7 @@ static void header(jw *j, const prof_doc *d) {
   jw_obj(j, "probes");
   jw_num(j, "copy_Bps", d->copy_Bps);
   jw_obj(j, "peak_flops");
-  static const sim_dtype pk[] = {DT_BF16, DT_FP8, DT_INT8};
+  static const sim_dtype pk[] = {DT_BF16, DT_FP8, DT_INT8, DT_FP4};
   for (size_t i = 0; i < SIM_ARRAY_LEN(pk); i++)
     if (d->peak[pk[i]] > 0) jw_num(j, dtype_name(pk[i]), d->peak[pk[i]]);
   jw_end(j);

@@ -77,7 +77,8 @@ static int check_value(grid_axis_id a, const char *text, grid_value *out, const 
       return 0;
     case K_QUANT:
       if (!cfg_parse_quantization(text, DT_BF16, &dt))
-        return sim_errf(err, SIM_EINPUT, "%s: unknown quantization '%s' (none, fp8, int8, int4, awq, gptq)", what, text);
+        return sim_errf(err, SIM_EINPUT, "%s: unknown quantization '%s' (none, fp8, int8, int4, awq, gptq, nvfp4)",
+                        what, text);
       return 0;
     case K_KV:
       if (strcmp(text, "auto") && (!dtype_parse(text, &dt) || (dt != DT_FP8 && dt != DT_BF16 && dt != DT_FP16)))

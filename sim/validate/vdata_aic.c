@@ -40,7 +40,9 @@ static int par_u32(const vcsv *c, const vcsv_row *r, int col, const char *what, 
  * is costed with the per-tensor FP8 GEMM tables, the only FP8 ones measured.
  * FP4 weights (fp4, nvfp4, mxfp4) are 4-bit weights run weight-only (W4A16),
  * as GPUs without FP4 tensor cores (Hopper and older: every FP4 row of the
- * data is H200) run them; servesim has no FP4 tensor-core path. */
+ * data is H200) run them; AIConfigurator labels gpt-oss's MXFP4 rows "nvfp4",
+ * so these stay the checkpoint's 4-bit weight-only path rather than servesim's
+ * NVFP4 dtype (W4A4 on Blackwell). */
 static bool aic_precision(vpoint *p, const char *q, char *why, size_t n) {
   static const struct {
     const char *mode;

@@ -497,3 +497,23 @@ Test(cli, serve_refuses_bad_flags_and_a_taken_port) {
   cr_assert_eq(rc, 2, "a taken port: exit %d, %s", rc, err);
   cr_assert(strstr(err, "cannot listen") && strstr(err, "address already in use"), "%s", err);
 }
+
+/* NVFP4 weights: on a B200 its measured FP4 GEMM tables serve them (W4A4), faster per token than FP8; on an
+ * H200 they run weight-only and the plan says so through the dtype path; both name fp4 weights. */
+Test(cli, nvfp4_on_b200_and_h200) {
+  char cmd[256];
+  double tpot[2];
+  const char *q[2] = {"fp8", "nvfp4"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(cmd, sizeof cmd, "run --gpu b200 --tp 4 --quantization %s --num-prompts 40 --request-rate 2 --json -", q[i]);
+    cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s: %s", cmd, err);
+    tpot[i] = jnum(out, "mean_tpot_ms");
+  }
+  cr_assert(tpot[1] < tpot[0], "nvfp4 %.2f ms vs fp8 %.2f ms a token on B200", tpot[1], tpot[0]);
+  cr_assert_eq(tu_run_cli("run --gpu b200 --tp 4 --quantization nvfp4 --num-prompts 20", out, sizeof out, err,
+                          sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "weights fp4") && strstr(out, "b200_vllm"), "%s", out);
+  cr_assert_eq(tu_run_cli("plan --gpu h200 --tp 4 --quantization nvfp4", out, sizeof out, err, sizeof err), 0, "%s",
+               err);
+  cr_assert(strstr(out, "weights fp4"), "%s", out);
+}

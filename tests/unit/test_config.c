@@ -331,6 +331,18 @@ Test(config, mixture_of_experts_models) {
   cr_assert_eq(m.sliding_window, 128);
   cr_assert_eq(cfg_model_sliding_layers_in(&m, 0, 2), 1);
   cr_assert(m.ckpt_quant && m.ckpt_wdtype == DT_INT4 && m.mxfp4 && m.attn_unquantized);
+  /* NVFP4 checkpoints as vLLM reads them: ModelOpt (quant_algo NVFP4) and llm-compressor's nvfp4 packing */
+  const char *nv[] = {"{\"quant_method\": \"modelopt\", \"quant_algo\": \"NVFP4\"}",
+                      "{\"quant_method\": \"modelopt_fp4\"}",
+                      "{\"quant_method\": \"compressed-tensors\", \"format\": \"nvfp4-pack-quantized\"}"};
+  for (int i = 0; i < 3; i++) {
+    char js[1024];
+    snprintf(js, sizeof js, "{\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": 128, "
+             "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+             "\"max_position_embeddings\": 128, \"quantization_config\": %s}", nv[i]);
+    cr_assert_eq(cfg_model_parse(&m, js, "nv.json", &e), SIM_OK, "%s", e.msg);
+    cr_assert(m.ckpt_quant && m.ckpt_wdtype == DT_FP4, "%s", nv[i]);
+  }
   const char *topk = "{\"model_type\": \"mixtral\", \"hidden_size\": 64, \"intermediate_size\": 64, "
                      "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_local_experts\": 4, "
                      "\"num_experts_per_tok\": 8, \"vocab_size\": 100, \"max_position_embeddings\": 128}";
@@ -417,8 +429,8 @@ Test(config, gpu_strict_errors) {
                SIM_EINPUT);
   assert_msg_has(&e, "network_bandwidth_gb_s: must be > 0");
 
-  cr_assert_eq(gpu_parse_err(gpu_variant("\"fp8\": 200", "\"fp4\": 200"), &e), SIM_EINPUT);
-  assert_msg_has(&e, "dense_tflops.fp4: unknown key");
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"fp8\": 200", "\"fp6\": 200"), &e), SIM_EINPUT);
+  assert_msg_has(&e, "dense_tflops.fp6: unknown key");
 
   cr_assert_eq(gpu_parse_err(gpu_variant("\"bf16\": 100, ", ""), &e), SIM_EINPUT);
   assert_msg_has(&e, "dense_tflops.bf16: missing required key");
@@ -791,6 +803,14 @@ Test(config, resolve_dtype_checks) {
   f.d.weight_dtype_set = true;
   cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "A100 has INT8 tensor cores: %s", e.msg);
 
+  deploy_init(&f.d); /* NVFP4: weight-only where no FP4 tensor cores exist */
+  cr_assert(cfg_parse_quantization("nvfp4", DT_BF16, &w));
+  cr_assert_eq(w, DT_FP4);
+  cr_assert(cfg_parse_quantization("modelopt_fp4", DT_BF16, &w) && w == DT_FP4);
+  f.d.weight_dtype = w;
+  f.d.weight_dtype_set = true;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "nvfp4 runs weight-only on an A100: %s", e.msg);
+
   deploy_init(&f.d);
   f.d.act_dtype = DT_FP8;
   f.d.act_dtype_set = true;
@@ -865,7 +885,7 @@ Test(config, quantization_names) {
   cr_assert(cfg_parse_quantization("int4", DT_BF16, &w));
   cr_assert_eq(w, DT_INT4);
   w = DT_BF16;
-  cr_assert_not(cfg_parse_quantization("fp4", DT_BF16, &w));
+  cr_assert_not(cfg_parse_quantization("fp6", DT_BF16, &w));
   cr_assert_not(cfg_parse_quantization("", DT_BF16, &w));
   cr_assert_not(cfg_parse_quantization(NULL, DT_BF16, &w));
   cr_assert_eq(w, DT_BF16, "a failed parse leaves the output alone");

@@ -1015,3 +1015,29 @@ Test(cost, balanced_moe_tables_are_corrected_to_independent_routing) {
   cost_deinit(&wb.c), cost_deinit(&wp.c);
   prof_free(p);
 }
+
+/* NVFP4 (roofline, no tables): 0.5625 bytes per weight, so batch-1 GEMMs read 0.5625 / 2 of bf16's bytes; on
+ * FP4 tensor cores (an H200 given a 4x fp4 peak here, standing in for a Blackwell part) a compute-bound GEMM
+ * runs at that peak (activations quantized to FP4 too), while without them it is weight-only: dequantized
+ * into the bf16 MMAs, slower than bf16 at large M like int4. */
+Test(cost, nvfp4_is_w4a4_on_fp4_tensor_cores_and_weight_only_elsewhere) {
+  world wb, w4h, w4b;
+  gpu_cfg blackwell = tu_gpu_h200();
+  blackwell.flops[DT_FP4] = 4.0 * blackwell.flops[DT_BF16];
+  world_init(&wb, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
+  world_init(&w4h, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_FP4));
+  world_init(&w4b, tu_model_llama70b(), blackwell, tu_engine_vllm(), dep(1, DT_FP4));
+  step_cost sb, s4;
+  cost_decode_step_ns(&wb.c, 1, 100, &sb);
+  cost_decode_step_ns(&w4h.c, 1, 100, &s4);
+  double r = gemm_sum(&s4) / gemm_sum(&sb);
+  cr_assert(r > 0.275 && r < 0.29, "nvfp4/bf16 batch 1 %.4f (0.5625 / 2 = 0.28125)", r);
+  double gb = cost_gemm_ns(&wb.c, OP_GEMM_GATEUP, 8192, NULL, NULL);
+  double gh = cost_gemm_ns(&w4h.c, OP_GEMM_GATEUP, 8192, NULL, NULL);
+  double gw = cost_gemm_ns(&w4b.c, OP_GEMM_GATEUP, 8192, NULL, NULL);
+  cr_assert(gh > 1.2 * gb, "weight-only nvfp4 %.0f vs bf16 %.0f", gh, gb);
+  cr_assert(gw < 0.3 * gb, "W4A4 on fp4 tensor cores %.0f vs bf16 %.0f", gw, gb);
+  cost_deinit(&wb.c);
+  cost_deinit(&w4h.c);
+  cost_deinit(&w4b.c);
+}

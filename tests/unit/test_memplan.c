@@ -31,6 +31,10 @@ Test(memplan, weight_bytes_70b_per_dtype) {
   /* int4: 0.515625 B per linear weight: 35,295,068,160 + 4,205,330,432 = 39,500,398,592 */
   d.weight_dtype = DT_INT4;
   cr_assert_float_eq(memplan_weight_bytes(&m, &d), 39500398592.0, 0.5);
+  /* nvfp4: 0.5625 B per linear weight (4 bits + an E4M3 scale per 16): 38,503,710,720 + 4,205,330,432 */
+  d.weight_dtype = DT_FP4;
+  cr_assert_float_eq(memplan_weight_bytes(&m, &d), LINEAR_PARAMS * 0.5625 + 2 * EMB_NORM_PARAMS, 0.5);
+  cr_assert_float_eq(memplan_weight_bytes(&m, &d), 42709041152.0, 0.5);
   /* tied embeddings drop one 128256 x 8192 x 2 B tensor */
   m.tied_embeddings = true;
   d.weight_dtype = DT_BF16;
