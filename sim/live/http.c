@@ -56,7 +56,6 @@ struct http_server {
   int handles_open;
   char *busy_body;
   char rbuf[READ_BUF];
-  bool rbuf_used;
   http_parser_settings settings;
 };
 
@@ -129,23 +128,31 @@ static void write_cb(uv_write_t *req, int status) {
   if (status < 0 || close_after) conn_close(c);
 }
 
-/* Queues a+b (either may be empty) as one write. */
-static void conn_write2(http_conn *c, const char *a, size_t na, const char *b, size_t nb, bool close_after) {
+/* Queues the n pieces (any may be empty) as one write: one copy into the request's own buffer. */
+static void conn_writev(http_conn *c, const uv_buf_t *parts, int n, bool close_after) {
   if (c->closing) return;
   if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > MAX_QUEUED_WRITE) { /* it does not read */
     conn_close(c);
     return;
   }
-  wreq *w = sim_malloc(sizeof *w + na + nb);
+  size_t total = 0;
+  for (int i = 0; i < n; i++) total += parts[i].len;
+  wreq *w = sim_malloc(sizeof *w + total);
   w->c = c;
   w->close_after = close_after;
-  if (na) memcpy(w->data, a, na);
-  if (nb) memcpy(w->data + na, b, nb);
-  uv_buf_t buf = uv_buf_init(w->data, (unsigned)(na + nb));
+  for (size_t i = 0, at = 0; i < (size_t)n; at += parts[i].len, i++)
+    if (parts[i].len) memcpy(w->data + at, parts[i].base, parts[i].len);
+  uv_buf_t buf = uv_buf_init(w->data, (unsigned)total);
   if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, write_cb) < 0) {
     free(w);
     conn_close(c);
   }
+}
+
+/* a+b as one write */
+static void conn_write2(http_conn *c, const char *a, size_t na, const char *b, size_t nb, bool close_after) {
+  uv_buf_t parts[2] = {uv_buf_init((char *)a, (unsigned)na), uv_buf_init((char *)b, (unsigned)nb)};
+  conn_writev(c, parts, 2, close_after);
 }
 
 static int head(char *out, size_t cap, http_conn *c, int status, const char *ctype, long long length) {
@@ -210,14 +217,9 @@ void http_stream_write(http_conn *c, const char *data, size_t len) {
   }
   char h[24];
   int n = snprintf(h, sizeof h, "%zx\r\n", len);
-  /* one write: size line, data, CRLF (SSE events are small: one copy) */
-  size_t total = (size_t)n + len + 2;
-  char *tmp = sim_malloc(total);
-  memcpy(tmp, h, (size_t)n);
-  memcpy(tmp + n, data, len);
-  memcpy(tmp + n + len, "\r\n", 2);
-  conn_write2(c, tmp, total, NULL, 0, false);
-  free(tmp);
+  uv_buf_t parts[3] = {uv_buf_init(h, (unsigned)n), uv_buf_init((char *)data, (unsigned)len),
+                       uv_buf_init("\r\n", 2)};
+  conn_writev(c, parts, 3, false); /* size line, data, CRLF: one write */
 }
 
 void http_stream_end(http_conn *c) {

@@ -174,15 +174,14 @@ static void reply_of(const live *L, const exch *e, oai_reply *out) {
   out->completion_tokens = e->sent;
 }
 
-static void respond_json(live *L, http_conn *conn, int status, oai_buf *b) {
-  (void)L;
+static void respond_json(http_conn *conn, int status, const oai_buf *b) {
   http_respond(conn, status, "application/json", b->p ? b->p : "", b->len);
 }
 
 static void respond_error(live *L, http_conn *conn, int status, const char *msg) {
   L->buf.len = 0;
   oai_error(&L->buf, status, msg);
-  respond_json(L, conn, status, &L->buf);
+  respond_json(conn, status, &L->buf);
   L->errors++;
 }
 
@@ -271,7 +270,7 @@ static void on_closed(void *ctx, uint32_t idx, sim_ns now) {
       http_stream_end(e->conn);
     } else {
       oai_response(&L->buf, &rp);
-      respond_json(L, e->conn, 200, &L->buf);
+      respond_json(e->conn, 200, &L->buf);
     }
   } else {
     char msg[512];
@@ -284,7 +283,7 @@ static void on_closed(void *ctx, uint32_t idx, sim_ns now) {
       http_stream_end(e->conn);
     } else {
       oai_error(&L->buf, status, msg);
-      respond_json(L, e->conn, status, &L->buf);
+      respond_json(e->conn, status, &L->buf);
     }
   }
   exch_free(L, e);
@@ -310,40 +309,39 @@ static void completions(live *L, http_conn *conn, const http_request *rq, oai_ki
 }
 
 /* A parsed request: checked against the deployment, then into the simulation. */
-static void answer(live *L, http_conn *conn, oai_kind kind, const oai_request *qp) {
-  const oai_request q = *qp;
+static void answer(live *L, http_conn *conn, oai_kind kind, const oai_request *q) {
   char msg[512];
-  if (q.model_too_long || (q.model[0] && strcmp(q.model, L->model))) {
-    snprintf(msg, sizeof msg, "The model `%.200s%s` does not exist.", q.model, q.model_too_long ? "..." : "");
+  if (q->model_too_long || (q->model[0] && strcmp(q->model, L->model))) {
+    snprintf(msg, sizeof msg, "The model `%.200s%s` does not exist.", q->model, q->model_too_long ? "..." : "");
     respond_error(L, conn, 404, msg);
     return;
   }
-  uint64_t max_len = L->c->cfg.max_model_len, max_tokens = q.max_tokens;
-  if (!q.has_max_tokens) { /* vLLM: the rest of the context */
-    if (q.prompt_tokens >= max_len) {
+  uint64_t max_len = L->c->cfg.max_model_len, max_tokens = q->max_tokens;
+  if (!q->has_max_tokens) { /* vLLM: the rest of the context */
+    if (q->prompt_tokens >= max_len) {
       snprintf(msg, sizeof msg, "This model's maximum context length is %llu tokens. However, you requested %llu "
                "tokens in the messages, Please reduce the length of the messages.", (unsigned long long)max_len,
-               (unsigned long long)q.prompt_tokens);
+               (unsigned long long)q->prompt_tokens);
       respond_error(L, conn, 400, msg);
       return;
     }
-    max_tokens = max_len - q.prompt_tokens;
+    max_tokens = max_len - q->prompt_tokens;
   }
-  if (q.prompt_tokens + max_tokens > max_len) {
+  if (q->prompt_tokens + max_tokens > max_len) {
     snprintf(msg, sizeof msg, "This model's maximum context length is %llu tokens. However, you requested %llu tokens "
              "(%llu in the messages, %llu in the completion). Please reduce the length of the messages or "
-             "completion.", (unsigned long long)max_len, (unsigned long long)(q.prompt_tokens + max_tokens),
-             (unsigned long long)q.prompt_tokens, (unsigned long long)max_tokens);
+             "completion.", (unsigned long long)max_len, (unsigned long long)(q->prompt_tokens + max_tokens),
+             (unsigned long long)q->prompt_tokens, (unsigned long long)max_tokens);
     respond_error(L, conn, 400, msg);
     return;
   }
-  if (q.prompt_tokens == 0) {
+  if (q->prompt_tokens == 0) {
     respond_error(L, conn, 400, "the prompt is empty");
     return;
   }
   uint64_t out = max_tokens;
   bool by_eos = false;
-  if (!q.ignore_eos) {
+  if (!q->ignore_eos) {
     uint64_t d = eos_draw(&L->o.eos, &L->g);
     if (d < out) out = d, by_eos = true;
   }
@@ -351,18 +349,18 @@ static void answer(live *L, http_conn *conn, oai_kind kind, const oai_request *q
   L->n_exch++;
   e->conn = conn;
   e->kind = kind;
-  e->stream = q.stream;
-  e->include_usage = q.include_usage;
+  e->stream = q->stream;
+  e->include_usage = q->include_usage;
   e->by_eos = by_eos;
-  e->prompt_tokens = q.prompt_tokens;
+  e->prompt_tokens = q->prompt_tokens;
   e->output_tokens = out;
   e->created = (long long)time(NULL);
   snprintf(e->id, sizeof e->id, "%s-%016llx%08llx", kind == OAI_CHAT ? "chatcmpl" : "cmpl",
            (unsigned long long)L->o.seed, (unsigned long long)++L->serial);
   http_conn_set_user(conn, e);
   advance(L);
-  uint32_t idx = cluster_new_request(L->c, (uint32_t)q.prompt_tokens, (uint32_t)out);
-  cluster_set_prompt_ids(L->c, idx, q.ids, q.n_ids);
+  uint32_t idx = cluster_new_request(L->c, (uint32_t)q->prompt_tokens, (uint32_t)out);
+  cluster_set_prompt_ids(L->c, idx, q->ids, q->n_ids);
   e->idx = idx;
   if (idx >= L->cap_by_req) {
     size_t old = L->cap_by_req;
@@ -432,14 +430,14 @@ static void on_request(void *ctx, http_conn *conn, const http_request *rq) {
              L->info.engine_version[0] ? L->info.engine_version : "(version not stated)");
     oai_json_str(&L->buf, v);
     oai_printf(&L->buf, "}");
-    respond_json(L, conn, 200, &L->buf);
+    respond_json(conn, 200, &L->buf);
   } else if (!strcmp(p, "/v1/models")) {
     oai_printf(&L->buf, "{\"object\":\"list\",\"data\":[{\"id\":");
     oai_json_str(&L->buf, L->model);
     oai_printf(&L->buf, ",\"object\":\"model\",\"created\":%lld,\"owned_by\":\"vllm\",\"root\":", (long long)time(NULL));
     oai_json_str(&L->buf, L->model);
     oai_printf(&L->buf, ",\"parent\":null,\"max_model_len\":%u,\"permission\":[]}]}", L->c->cfg.max_model_len);
-    respond_json(L, conn, 200, &L->buf);
+    respond_json(conn, 200, &L->buf);
   } else {
     metrics(L, conn);
   }

@@ -348,10 +348,15 @@ void oai_stream_error(oai_buf *b, int status, const char *message) {
   oai_printf(b, "\n\n");
 }
 
+/* The placeholder text of `tokens` output tokens, quoted. */
 static void text(oai_buf *b, uint64_t tokens) {
-  oai_printf(b, "\"");
-  for (uint64_t i = 0; i < tokens; i++) oai_printf(b, " tok");
-  oai_printf(b, "\"");
+  static const char tok[] = " tok";
+  size_t n = (sizeof tok - 1) * tokens;
+  SIM_GROW(b->p, b->cap, b->len + n + 3);
+  b->p[b->len++] = '"';
+  for (uint64_t i = 0; i < tokens; i++, b->len += sizeof tok - 1) memcpy(b->p + b->len, tok, sizeof tok - 1);
+  b->p[b->len++] = '"';
+  b->p[b->len] = '\0';
 }
 
 static void usage(oai_buf *b, const oai_reply *r) {
