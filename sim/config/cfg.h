@@ -79,7 +79,7 @@ typedef struct model_cfg {
   uint32_t n_mlp_only;
   uint32_t moe_layers;      /* layers with an MoE block */
   bool fp8_block;           /* the checkpoint is block-scaled FP8 (quantization_config.weight_block_size): vLLM runs
-                               its MoE layers with the block-FP8 kernels */
+                               its linear and MoE layers with the block-FP8 kernels */
   /* derived by cfg_model_load: parameter counts */
   double params_per_layer_linear; /* weights of QKV, O, gate, up, down in one layer (a dense layer) */
   double params_embedding;        /* vocab x hidden (input embedding) */

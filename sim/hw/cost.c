@@ -158,11 +158,19 @@ static double gemm_shape_eval(const cost_model *c, cost_op op, uint32_t M, uint3
   double tm = ns_of(bytes, c->gpu->hbm_Bps * e->gemm_memory_eff);
   *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
   double ns;
+  /* a block-scaled FP8 checkpoint runs its quantized linears as block-FP8 GEMMs (a per-token-group
+   * quantization kernel, then the block-scaled GEMM): their own measured grid when the profile has one */
+  bool block = c->model->fp8_block && p.wdt == DT_FP8 && p.adt == DT_FP8 && op != OP_LM_HEAD;
+  if (block && c->profile && prof_gemm_block_ns(c->profile, M, N, K, &ns)) {
+    *src = SRC_PROFILE;
+    return ns;
+  }
   if (c->profile && prof_gemm_ns(c->profile, p.wdt, p.adt, M, N, K, &ns)) {
     *src = SRC_PROFILE;
     return ns;
   }
-  if (c->scaled_profile && prof_gemm_ns(c->scaled_profile, p.wdt, p.adt, M, N, K, &ns)) {
+  if (c->scaled_profile && ((block && prof_gemm_block_ns(c->scaled_profile, M, N, K, &ns)) ||
+                            prof_gemm_ns(c->scaled_profile, p.wdt, p.adt, M, N, K, &ns))) {
     gemm_path o = path_for(c, c->scaled_gpu, op);
     if (cost__scale_other(c, *bound, p.peak, o.peak, &ns)) {
       *src = SRC_PROFILE_SCALED;

@@ -16,12 +16,11 @@
 static const struct {
   const char *name;
   sim_dtype w, a;
-} gemm_map[] = {{"bfloat16", DT_BF16, DT_BF16},
-                {"fp8", DT_FP8, DT_FP8},
-                {"int8_wo", DT_INT8, DT_BF16},
-                {"int4_wo", DT_INT4, DT_BF16},
-                {"sq", DT_INT8, DT_INT8},
-                {"nvfp4", DT_FP4, DT_FP4}};
+  bool block; /* block-scaled FP8: 128 x 128 weight blocks, per-token groups of 128 activations */
+} gemm_map[] = {{"bfloat16", DT_BF16, DT_BF16, false}, {"fp8", DT_FP8, DT_FP8, false},
+                {"fp8_block", DT_FP8, DT_FP8, true},   {"int8_wo", DT_INT8, DT_BF16, false},
+                {"int4_wo", DT_INT4, DT_BF16, false},  {"sq", DT_INT8, DT_INT8, false},
+                {"nvfp4", DT_FP4, DT_FP4, false}};
 enum { NMAP = sizeof gemm_map / sizeof gemm_map[0] };
 
 typedef struct grow {
@@ -40,6 +39,7 @@ static long build_grid(kdb_ctx *k, const grows *r, int d, const kdb_names *kn, c
   prof_doc_grid *g = prof_doc_add_grid(k->doc);
   g->wdtype = gemm_map[d].w;
   g->adtype = gemm_map[d].a;
+  g->block = gemm_map[d].block;
   g->m = kdb__axis(&r->v[0].m, r->n, sizeof *r->v, &g->nm);
   g->n = kdb__axis(&r->v[0].n, r->n, sizeof *r->v, &g->nn);
   g->k = kdb__axis(&r->v[0].k, r->n, sizeof *r->v, &g->nk);
@@ -59,8 +59,8 @@ static long build_grid(kdb_ctx *k, const grows *r, int d, const kdb_names *kn, c
     mask |= w->kernels;
   }
   kdb__names_join(kn, mask, g->kernel, sizeof g->kernel);
-  prof_doc_note(k->doc, "%s: %s/%s from gemm_dtype %s: %zu of %d x %d x %d cells measured (m x n x k), kernel %s", file,
-                dtype_name(g->wdtype), dtype_name(g->adtype), gemm_map[d].name, measured, g->nm, g->nn, g->nk,
+  prof_doc_note(k->doc, "%s: %s/%s%s from gemm_dtype %s: %zu of %d x %d x %d cells measured (m x n x k), kernel %s", file,
+                dtype_name(g->wdtype), dtype_name(g->adtype), g->block ? " block-scaled" : "", gemm_map[d].name, measured, g->nm, g->nn, g->nk,
                 g->kernel[0] ? g->kernel : "not recorded");
   return dup;
 }

@@ -57,6 +57,12 @@ const char *prof_origin(const prof *p);
 /* GEMM C[M,N] = A[M,K] x W[K,N]^T with weights in wdtype, activations in adtype. */
 bool prof_gemm_ns(const prof *p, sim_dtype wdtype, sim_dtype adtype, uint32_t M, uint32_t N, uint32_t K,
                   double *ns);
+/* A block-scaled FP8 GEMM (DeepSeek-style checkpoints, quantization_config
+ * weight_block_size [128, 128]: activations quantized per token in groups of
+ * 128 by a kernel of their own each call, weights in 128 x 128 blocks), from
+ * a grid measured with those scales ("scaling": "block"); false when the
+ * profile has none (the caller may then take the per-tensor FP8 GEMM). */
+bool prof_gemm_block_ns(const prof *p, uint32_t M, uint32_t N, uint32_t K, double *ns);
 /* Paged decode attention, one layer on one GPU: `batch` sequences each attending
  * to `kv_len` cached tokens; q_heads/kv_heads are per GPU. */
 bool prof_attn_decode_ns(const prof *p, sim_dtype kv_dtype, uint32_t batch, uint32_t kv_len, uint32_t q_heads,

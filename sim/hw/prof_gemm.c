@@ -44,7 +44,8 @@ static int cmp_gemm(const void *a, const void *b) {
 static int cmp_grid(const void *a, const void *b) {
   const grid_tab *x = a, *y = b;
   if (x->wdtype != y->wdtype) return (int)x->wdtype - (int)y->wdtype;
-  return (int)x->adtype - (int)y->adtype;
+  if (x->adtype != y->adtype) return (int)x->adtype - (int)y->adtype;
+  return (int)x->block - (int)y->block;
 }
 
 /* ---- 1-D tables ------------------------------------------------------------------------ */
@@ -177,7 +178,7 @@ static double *logs_of(const uint32_t *v, int n) {
 
 /* One grid table t (JSON) into g. */
 static int parse_one_grid(pctx *c, prof *p, const cJSON *t, const char *f, grid_tab *g) {
-  static const char *const keys[] = {"wdtype", "adtype", "kernel", "m", "n", "k", "ns", NULL};
+  static const char *const keys[] = {"wdtype", "adtype", "scaling", "kernel", "m", "n", "k", "ns", NULL};
   if (!cJSON_IsObject(t)) return prof__bad(c, t, f, "expected an object");
   int rc;
   if ((rc = prof__keys(c, t, f, keys)) || (rc = prof__dtype(c, t, "wdtype", f, &g->wdtype)) ||
@@ -186,6 +187,17 @@ static int parse_one_grid(pctx *c, prof *p, const cJSON *t, const char *f, grid_
     return rc;
   if (g->wdtype == DT_FP16) g->wdtype = DT_BF16;
   if (g->adtype == DT_FP16) g->adtype = DT_BF16;
+  const cJSON *sc = prof__get(t, "scaling");
+  if (sc) {
+    char fs[96];
+    snprintf(fs, sizeof fs, "%s.scaling", f);
+    if (!cJSON_IsString(sc) || (strcmp(sc->valuestring, "block") && strcmp(sc->valuestring, "tensor")))
+      return prof__bad(c, sc, fs, "expected \"block\" (block-scaled FP8) or \"tensor\" (the default)");
+    g->block = !strcmp(sc->valuestring, "block");
+    if (g->block && !(g->wdtype == DT_FP8 && g->adtype == DT_FP8))
+      return prof__bad(c, sc, fs, "\"block\" scaling is block-scaled FP8: wdtype and adtype must be fp8, got %s/%s",
+                       dtype_name(g->wdtype), dtype_name(g->adtype));
+  }
   prof_work w;
   prof_gemm_work(g->wdtype, g->adtype, 1, 1, 1, &w);
   if ((rc = prof__need_peak(c, p, t, f, w.compute))) return rc;
@@ -244,8 +256,8 @@ int prof__parse_grid(pctx *c, prof *p, const cJSON *arr) {
       int first = a->idx < b->idx ? a->idx : b->idx, second = a->idx < b->idx ? b->idx : a->idx;
       char f[64];
       snprintf(f, sizeof f, "gemm_grid[%d]", second);
-      rc = prof__bad(c, nodes[second], f, "duplicate grid for %s/%s (also gemm_grid[%d])", dtype_name(b->wdtype),
-                     dtype_name(b->adtype), first);
+      rc = prof__bad(c, nodes[second], f, "duplicate grid for %s/%s%s (also gemm_grid[%d])", dtype_name(b->wdtype),
+                     dtype_name(b->adtype), b->block ? " block-scaled" : "", first);
     }
   }
   free(nodes);
@@ -290,8 +302,8 @@ static const gemm_tab *find_gemm(const prof *p, sim_dtype w, sim_dtype a, uint32
   return p->ngemm ? bsearch(&key, p->gemm, (size_t)p->ngemm, sizeof *p->gemm, cmp_gemm) : NULL;
 }
 
-static const grid_tab *find_grid(const prof *p, sim_dtype w, sim_dtype a) {
-  grid_tab key = {.wdtype = w, .adtype = a};
+static const grid_tab *find_grid(const prof *p, sim_dtype w, sim_dtype a, bool block) {
+  grid_tab key = {.wdtype = w, .adtype = a, .block = block};
   return p->ngrid ? bsearch(&key, p->grid, (size_t)p->ngrid, sizeof *p->grid, cmp_grid) : NULL;
 }
 
@@ -366,7 +378,13 @@ bool prof_gemm_ns(const prof *p, sim_dtype wdtype, sim_dtype adtype, uint32_t M,
     *ns = prof__gemm_sol(p, g->wdtype, g->adtype, M, g->n, g->k) / eff;
     return true;
   }
-  const grid_tab *gr = find_grid(p, wdtype, adtype);
-  if (!gr && fp8_fallback) gr = find_grid(p, DT_FP8, DT_FP8);
+  const grid_tab *gr = find_grid(p, wdtype, adtype, false);
+  if (!gr && fp8_fallback) gr = find_grid(p, DT_FP8, DT_FP8, false);
+  return gr ? grid_ns(p, gr, M, N, K, ns) : false;
+}
+
+bool prof_gemm_block_ns(const prof *p, uint32_t M, uint32_t N, uint32_t K, double *ns) {
+  if (!p || M == 0 || N == 0 || K == 0) return false;
+  const grid_tab *gr = find_grid(p, DT_FP8, DT_FP8, true);
   return gr ? grid_ns(p, gr, M, N, K, ns) : false;
 }

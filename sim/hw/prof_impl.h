@@ -32,7 +32,9 @@ typedef struct gemm_tab {
 } gemm_tab;
 
 typedef struct grid_tab {
-  sim_dtype wdtype, adtype; /* the lookup key (fp16 stored as bf16) */
+  sim_dtype wdtype, adtype; /* the lookup key (fp16 stored as bf16), with `block` */
+  bool block;               /* block-scaled FP8 (1 x 128 activation groups, 128 x 128 weight blocks: the
+                               "scaling": "block" key), else per-tensor / per-channel scales */
   int nm, nn, nk;           /* grid sizes */
   uint32_t *m, *n, *k;      /* [nm], [nn], [nk] tokens, output and input features, increasing */
   double *lm, *ln, *lk;     /* logs of the coordinates */

@@ -92,7 +92,8 @@ prof_doc_ar *prof_doc_add_ar(prof_doc *d) {
 static int cmp_grid(const void *a, const void *b) {
   const prof_doc_grid *x = *(const prof_doc_grid *const *)a, *y = *(const prof_doc_grid *const *)b;
   if (x->wdtype != y->wdtype) return (int)x->wdtype - (int)y->wdtype;
-  return (int)x->adtype - (int)y->adtype;
+  if (x->adtype != y->adtype) return (int)x->adtype - (int)y->adtype;
+  return (int)x->block - (int)y->block;
 }
 
 static int cmp_attn(const void *a, const void *b) {
@@ -180,6 +181,7 @@ static void grids(jw *j, const prof_doc *d) {
     jw_obj(j, NULL);
     jw_str(j, "wdtype", dtype_name(g->wdtype));
     jw_str(j, "adtype", dtype_name(g->adtype));
+    if (g->block) jw_str(j, "scaling", "block");
     if (g->kernel[0]) jw_str(j, "kernel", g->kernel);
     u32s(j, "m", g->m, g->nm);
     u32s(j, "n", g->n, g->nn);

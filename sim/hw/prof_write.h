@@ -23,6 +23,7 @@
 
 typedef struct prof_doc_grid {
   sim_dtype wdtype, adtype; /* weights, activations */
+  bool block;               /* block-scaled FP8 ("scaling": "block") */
   char kernel[256];         /* the kernel(s) the engine ran, informational */
   uint32_t *m, *n, *k;      /* [nm], [nn], [nk] increasing (owned) */
   int nm, nn, nk;
