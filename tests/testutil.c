@@ -238,7 +238,7 @@ static void addf(char **s, size_t *n, size_t *cap, const char *fmt, ...) {
 
 /* GEMM rows: m {1, 16, 256} x n {1024, 4096} x k {1024, 4096}, latency
  * (m + 1) * 0.001 + n / 1e6 + k / 1e7 ms; cell (256, 4096, 4096) left out;
- * (1, 1024, 1024) repeated by a faster and a slower kernel; fp8_block rows. */
+ * (1, 1024, 1024) repeated by a faster and a slower kernel; one fp8_block row (a block-scaled grid). */
 static char *gemm_text(const char *version) {
   size_t n = 0, cap = 4096;
   char *s = malloc(cap);

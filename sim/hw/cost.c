@@ -161,7 +161,7 @@ static double gemm_shape_eval(const cost_model *c, cost_op op, uint32_t M, uint3
   /* a block-scaled FP8 checkpoint runs its quantized linears as block-FP8 GEMMs (a per-token-group
    * quantization kernel, then the block-scaled GEMM): their own measured grid when the profile has one */
   bool block = c->model->fp8_block && p.wdt == DT_FP8 && p.adt == DT_FP8 && op != OP_LM_HEAD;
-  if (block && c->profile && prof_gemm_block_ns(c->profile, M, N, K, &ns)) {
+  if (block && c->block_own && prof_gemm_block_ns(c->profile, M, N, K, &ns)) {
     *src = SRC_PROFILE;
     return ns;
   }
@@ -169,7 +169,7 @@ static double gemm_shape_eval(const cost_model *c, cost_op op, uint32_t M, uint3
     *src = SRC_PROFILE;
     return ns;
   }
-  if (c->scaled_profile && ((block && prof_gemm_block_ns(c->scaled_profile, M, N, K, &ns)) ||
+  if (c->scaled_profile && ((block && c->block_scaled && prof_gemm_block_ns(c->scaled_profile, M, N, K, &ns)) ||
                             prof_gemm_ns(c->scaled_profile, p.wdt, p.adt, M, N, K, &ns))) {
     gemm_path o = path_for(c, c->scaled_gpu, op);
     if (cost__scale_other(c, *bound, p.peak, o.peak, &ns)) {
@@ -510,6 +510,9 @@ void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const 
   c->ar_table = c->deploy->allreduce != AR_LINK;
   ar_check chk;
   if (c->deploy->allreduce == AR_AUTO && cost_allreduce_check(c, &chk) && chk.implausible) c->ar_table = false;
+  double r;
+  c->block_own = own && cost_block_gemm_check(own, &r);
+  c->block_scaled = c->scaled_profile && cost_block_gemm_check(c->scaled_profile, &r);
   c->kernel_floor_ns = c->engine->kernel_floor_ns;
   c->attn_floor_ns = c->engine->kernel_floor_ns;
   if (own) floors_from(c, own);
@@ -519,6 +522,16 @@ void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const 
   for (int g = 0; g < 2; g++)
     for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
   for (size_t i = 0; i < c->memo_len; i++) c->lm_memo[i].valid = false;
+}
+
+bool cost_block_gemm_check(const prof *p, double *ratio) {
+  double tb, tt;
+  *ratio = 0;
+  if (!p || !prof_gemm_block_ns(p, 1, 4096, 4096, &tb) || !prof_gemm_ns(p, DT_FP8, DT_FP8, 1, 4096, 4096, &tt) ||
+      !(tt > 0))
+    return false;
+  *ratio = tb / tt;
+  return *ratio <= COST_BLOCK_CHECK_RATIO;
 }
 
 void cost_set_moe_alternates(cost_model *c, const prof *const *alt, int n) {

@@ -18,7 +18,9 @@
  *
  * Per layer (x layers):
  *   GEMMs QKV, O, GATE_UP, DOWN at M = T (padded to the CUDA-graph capture
- *     size when the step replays a graph: vLLM pads the batch); in a mixture-
+ *     size when the step replays a graph: vLLM pads the batch; a block-scaled
+ *     FP8 checkpoint's on the profile's block-scaled grid when it passes
+ *     cost_block_gemm_check, below); in a mixture-
  *     of-experts layer the FFN is an MoE block instead (OP_MOE): the fused
  *     routed experts (the profile's measured fused-MoE table, else the
  *     roofline of the experts the step reaches), the router GEMM and the
@@ -182,6 +184,8 @@ typedef struct cost_model {
   uint32_t n_graph_sizes;
   bool ar_table;              /* all-reduces from the profile's table (else the link formula): deploy->allreduce,
                                  AR_AUTO decided by cost_allreduce_check when the profiles are attached */
+  bool block_own, block_scaled; /* the own / scaled profile's block-scaled FP8 GEMM grid serves the linears of a
+                                   block-FP8 checkpoint (cost_block_gemm_check passed), else its per-tensor grid */
   double kernel_floor_ns;     /* the smallest kernel's time (profile, else the engine file's) */
   double attn_floor_ns;       /* the smallest attention call's time (profile, else the kernel floor) */
   cost_memo *memo[2];         /* [graphed][T], 0 <= T < memo_len */
@@ -235,6 +239,26 @@ typedef struct ar_check {
   bool implausible;
 } ar_check;
 bool cost_allreduce_check(const cost_model *c, ar_check *out);
+/* Block-scaled FP8 GEMMs (checkpoints with quantization_config
+ * weight_block_size): a profile's block-scaled grid ("scaling": "block") serves
+ * their linears when it passes this check, else the per-tensor FP8 grid does.
+ * In a step that replays CUDA graphs a block-scaled GEMM is the per-tensor
+ * GEMM's work plus a per-token-group activation quantization kernel and the
+ * scale loads: within a few times the per-tensor GEMM's time even where both
+ * are launch-bound. The check compares the two measured grids at the smallest
+ * GEMM that is all launch floor (M = 1, N = K = 4096, 32 MiB of BF16 weights):
+ * a block-scaled time above COST_BLOCK_CHECK_RATIO x the per-tensor time is
+ * per-call host work the collector timed (kernels launched eagerly), not GPU
+ * time. The kernel database passes it for vLLM 0.14 (35.7 vs 16.8 us on H200:
+ * the triton block kernel, 2x the BF16 GEMM up to M = 8192, a property of the
+ * kernel) and TensorRT-LLM (13.1 vs 17.6 us) and fails it for vLLM 0.24
+ * (61 vs 12 us at M = 1, 86 us at M = 128 to 1024 against the per-tensor
+ * 14-37 us), whose own measured MLA module (three block-FP8 projections,
+ * attention and two batched matmuls: 94 us per layer at 16 heads, batch 1,
+ * 2048 tokens on H200) could not contain three of those GEMMs. True (ratio
+ * set) when the profile has both grids and passes. */
+#define COST_BLOCK_CHECK_RATIO 3.0
+bool cost_block_gemm_check(const prof *p, double *ratio);
 /* One line naming the engine's CUDA-graph mode and the capture sizes this
  * deployment uses, e.g. "full_and_piecewise, 51 sizes: 1, 2, 4, 8, ..., 496, 512". */
 void cost_graph_sizes_text(const cost_model *c, char *buf, size_t n);

@@ -248,6 +248,21 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
   }
   profsel_attach(&ps, &c);
   snprintf(p->cost_source, sizeof p->cost_source, "%s", ps.source);
+  p->block_fp8[0] = 0;
+  if (p->model.fp8_block && d->weight_dtype == DT_FP8 && c.profile) {
+    double r;
+    bool ok = cost_block_gemm_check(c.profile, &r);
+    if (ok)
+      snprintf(p->block_fp8, sizeof p->block_fp8,
+               "the profile's block-scaled FP8 grid (%.2fx the per-tensor GEMM at 1 x 4096 x 4096, at most %.0fx)", r,
+               COST_BLOCK_CHECK_RATIO);
+    else if (r > 0)
+      snprintf(p->block_fp8, sizeof p->block_fp8,
+               "the per-tensor FP8 grid: the profile's block-scaled one takes %.2fx it at 1 x 4096 x 4096 (over %.0fx: "
+               "host-bound timings, hw/cost.h)", r, COST_BLOCK_CHECK_RATIO);
+    else
+      snprintf(p->block_fp8, sizeof p->block_fp8, "the per-tensor FP8 grid: the profile has no block-scaled one");
+  }
   cost_graph_sizes_text(&c, p->graphs, sizeof p->graphs);
   if (d->tp > 1) {
     uint32_t T = d->max_num_batched_tokens;
@@ -424,6 +439,7 @@ void plan_print(const plan_result *p, FILE *f) {
             p->opts.context_tokens, p->max_batch, (unsigned long long)p->max_batch_memory, p->batch_limit);
   fprintf(f, "\nStep times (%s)\n", p->cost_source);
   fprintf(f, "  CUDA graphs: %s\n", p->graphs);
+  if (p->block_fp8[0]) fprintf(f, "  block-scaled FP8 checkpoint: its linears run on %s\n", p->block_fp8);
   char w[96];
   snprintf(w, sizeof w, "decode, batch 1, context %u", p->opts.context_tokens);
   step_line(f, w, &p->decode1, true);
@@ -561,6 +577,8 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_end(&j);
   jw_str(&j, "cost_source", p->cost_source);
   jw_str(&j, "cuda_graphs", p->graphs);
+  if (p->block_fp8[0]) jw_str(&j, "block_fp8_linears", p->block_fp8);
+  else jw_null(&j, "block_fp8_linears");
   allreduce_json(&j, p);
   step_json(&j, "decode_batch1", &p->decode1);
   if (p->max_batch) step_json(&j, "decode_max_batch", &p->decode_max);

@@ -1041,3 +1041,40 @@ Test(cost, nvfp4_is_w4a4_on_fp4_tensor_cores_and_weight_only_elsewhere) {
   cost_deinit(&w4h.c);
   cost_deinit(&w4b.c);
 }
+
+/* Block-scaled FP8 checkpoints: a profile's block-scaled grid serves their linears when it passes
+ * cost_block_gemm_check (the bundled vLLM 0.14 and TensorRT-LLM tables), and the per-tensor grid does
+ * when it fails (vLLM 0.24: host-bound timings, see cost.h); a per-tensor checkpoint never takes it. */
+Test(cost, block_fp8_linears_take_the_block_grid_that_passes_its_check) {
+  double r;
+  cr_assert(cost_block_gemm_check(bundled("h200_vllm-0.14.0"), &r), "ratio %.2f", r);
+  cr_assert(r > 1.5 && r < COST_BLOCK_CHECK_RATIO, "vLLM 0.14 triton block kernel: %.2f", r);
+  cr_assert(cost_block_gemm_check(bundled("h200_trtllm-1.3.0rc20"), &r), "ratio %.2f", r);
+  cr_assert_not(cost_block_gemm_check(bundled("h200_vllm-0.24.0"), &r), "ratio %.2f", r);
+  cr_assert_gt(r, COST_BLOCK_CHECK_RATIO);
+  for (int blk = 0; blk < 2; blk++) {
+    model_cfg m = tu_model_llama70b();
+    m.fp8_block = blk;
+    world w;
+    world_init(&w, m, tu_gpu_h200(), tu_engine_vllm(), dep(4, DT_FP8));
+    const prof *p14 = bundled("h200_vllm-0.14.0"), *p24 = bundled("h200_vllm-0.24.0");
+    cost_set_profiles(&w.c, p14, NULL, NULL);
+    cost_src s;
+    cost_bound bd;
+    double got = cost_gemm_ns(&w.c, OP_GEMM_O, 16, &s, &bd), tab;
+    uint32_t N = w.c.shard.n[SG_O], K = w.c.shard.k[SG_O];
+    if (blk) cr_assert(prof_gemm_block_ns(p14, 16, N, K, &tab));
+    else cr_assert(prof_gemm_ns(p14, DT_FP8, DT_FP8, 16, N, K, &tab));
+    cr_assert_float_eq(got, tab, 1e-9 * tab, "fp8_block %d: %g vs %g", blk, got, tab);
+    cr_assert_eq(s, SRC_PROFILE);
+    /* the LM head stays in the activation dtype */
+    double lm = cost_gemm_ns(&w.c, OP_LM_HEAD, 16, &s, &bd), lm_tab;
+    cr_assert(prof_gemm_ns(p14, DT_BF16, DT_BF16, 16, w.c.shard.n[SG_LM_HEAD], w.c.shard.k[SG_LM_HEAD], &lm_tab));
+    cr_assert_float_eq(lm, lm_tab, 1e-9 * lm_tab);
+    cost_set_profiles(&w.c, p24, NULL, NULL); /* fails the check: per-tensor */
+    got = cost_gemm_ns(&w.c, OP_GEMM_O, 16, &s, &bd);
+    cr_assert(prof_gemm_ns(p24, DT_FP8, DT_FP8, 16, N, K, &tab));
+    cr_assert_float_eq(got, tab, 1e-9 * tab, "vLLM 0.24: per-tensor %g vs %g", got, tab);
+    cost_deinit(&w.c);
+  }
+}

@@ -66,10 +66,13 @@ Test(kdb, imports_every_table_kind) {
   cr_assert_str_eq(d.device, "NVIDIA H100 80GB HBM3");
   cr_assert(strstr(d.attribution, "Apache-2.0") && strstr(d.attribution, "0123456789ab"), "%s", d.attribution);
   cr_assert(d.probes_datasheet && d.copy_Bps == 3.35e12 && d.peak[DT_BF16] == 989e12);
-  /* GEMM: bfloat16 only (fp8_block skipped), 3 x 2 x 2, the fastest duplicate, one null cell */
-  cr_assert_eq(d.ngrid, 1);
+  /* GEMM: bfloat16 3 x 2 x 2, the fastest duplicate, one null cell; fp8_block its own block-scaled grid */
+  cr_assert_eq(d.ngrid, 2);
   const prof_doc_grid *g = &d.grid[0];
-  cr_assert(g->wdtype == DT_BF16 && g->adtype == DT_BF16 && g->nm == 3 && g->nn == 2 && g->nk == 2);
+  cr_assert(g->wdtype == DT_BF16 && g->adtype == DT_BF16 && !g->block && g->nm == 3 && g->nn == 2 && g->nk == 2);
+  const prof_doc_grid *gb = &d.grid[1];
+  cr_assert(gb->wdtype == DT_FP8 && gb->adtype == DT_FP8 && gb->block && gb->nm == 1 && gb->nn == 1 && gb->nk == 1);
+  cr_assert(fabs(gb->ns[0] - 3000) < 1e-6, "%g", gb->ns[0]);
   cr_assert(fabs(g->ns[0] - 1500) < 1e-6, "fastest of three kernels: %g", g->ns[0]);
   cr_assert(isnan(g->ns[11]), "(256, 4096, 4096) was not measured");
   cr_assert_str_eq(g->kernel, "kA, kB, kC");

@@ -420,3 +420,35 @@ Test(prof_v2, moe_tables_interpolate_by_tokens) {
             "1, \"experts\": 2, \"tp\": 1, \"ep\": 1, \"distribution\": \"balanced\", \"tokens\": [1, 2], \"ns\": [5]}]}",
             "moe[0].ns", "expected an array of 2");
 }
+
+/* Block-scaled FP8 grids ("scaling": "block") are their own lookup key beside the per-tensor FP8 grid:
+ * prof_gemm_ns never returns them, prof_gemm_block_ns returns only them; the key is refused on other
+ * dtypes or with another value. */
+Test(prof_v2, block_scaled_fp8_grid_is_its_own_table) {
+  buf b;
+  head(&b);
+  char *pk = strstr(b.s, "\"bf16\": "); /* the probes need an fp8 peak */
+  cr_assert(pk);
+  b.n = (size_t)(pk - b.s);
+  put(&b, "\"bf16\": %g, \"fp8\": %g}}", PEAK, 2 * PEAK);
+  put(&b, ", \"gemm_grid\": [{\"wdtype\": \"fp8\", \"adtype\": \"fp8\", \"m\": [1], \"n\": [4096], \"k\": [4096], "
+          "\"ns\": [17000]}, {\"wdtype\": \"fp8\", \"adtype\": \"fp8\", \"scaling\": \"block\", \"m\": [1], \"n\": "
+          "[4096], \"k\": [4096], \"ns\": [35000]}]}");
+  prof *p = parse_ok(&b);
+  double ns = 0;
+  cr_assert(prof_gemm_ns(p, DT_FP8, DT_FP8, 1, 4096, 4096, &ns));
+  cr_assert_float_eq(ns, 17000.0, 1e-9, "per-tensor grid: %g", ns);
+  cr_assert(prof_gemm_block_ns(p, 1, 4096, 4096, &ns));
+  cr_assert_float_eq(ns, 35000.0, 1e-9, "block-scaled grid: %g", ns);
+  prof_free(p);
+  /* without a block grid there is no block answer */
+  p = grid_profile(eff_pow, -1);
+  cr_assert_not(prof_gemm_block_ns(p, 1, 4096, 4096, &ns));
+  prof_free(p);
+  parse_bad(P2 ", \"gemm_grid\": [{\"wdtype\": \"bf16\", \"adtype\": \"bf16\", \"scaling\": \"block\", \"m\": [1], "
+               "\"n\": [8], \"k\": [8], \"ns\": [100]}]}",
+            "gemm_grid[0].scaling", "must be fp8");
+  parse_bad(P2 ", \"gemm_grid\": [{\"wdtype\": \"bf16\", \"adtype\": \"bf16\", \"scaling\": \"group\", \"m\": [1], "
+               "\"n\": [8], \"k\": [8], \"ns\": [100]}]}",
+            "gemm_grid[0].scaling", "\"block\"");
+}
