@@ -326,6 +326,30 @@ bool tu_kdb_fixture(const char *root) {
   }
   snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/moe_perf.csv.gz", root);
   ok &= tu_write_table(p, s, true);
+  /* MLA modules: DeepSeek-V3 at 16 heads, bf16 KV, fp8_block linears, batch {1, 4} x len {1, 64} with the
+   * (4, 64) cell missing and (1, 64) measured by two kernels; a row of an unknown model and one of fp8 compute */
+  static const char *const mhdr = "framework,version,device,op_name,kernel_source,model,architecture,mla_dtype,"
+                                  "kv_cache_dtype,gemm_type,num_heads,batch_size,isl,tp_size,step,latency\n";
+  for (int ctx = 0; ctx < 2; ctx++) {
+    n = 0;
+    addf(&s, &n, &cap, "%s", mhdr);
+    const char *op = ctx ? "mla_context_module" : "mla_generation_module";
+    int mb[3] = {1, 1, 4}, ml[3] = {1, 64, 1};
+    for (int q = 0; q < 3; q++) {
+      int isl = ctx ? ml[q] : 1, step = ctx ? 0 : ml[q];
+      addf(&s, &n, &cap, "VLLM,0.14.0,%s,%s,FLASH_ATTN_MLA,deepseek-ai/DeepSeek-V3,DeepseekV3ForCausalLM,bfloat16,"
+                         "bfloat16,fp8_block,16,%d,%d,8,%d,%.4f\n",
+           DEV, op, mb[q], isl, step, 0.09 + q * 0.01 + ctx * 0.001);
+    }
+    addf(&s, &n, &cap, "VLLM,0.14.0,%s,%s,FLASH_ATTN,deepseek-ai/DeepSeek-V3,DeepseekV3ForCausalLM,bfloat16,bfloat16,"
+                       "fp8_block,16,1,%d,8,%d,0.5\n", DEV, op, ctx ? 64 : 1, ctx ? 0 : 64);
+    addf(&s, &n, &cap, "VLLM,0.14.0,%s,%s,X,some/OtherMLA,X,bfloat16,bfloat16,fp8_block,16,1,%d,8,%d,0.1\n", DEV, op,
+         ctx ? 64 : 1, ctx ? 0 : 64);
+    addf(&s, &n, &cap, "VLLM,0.14.0,%s,%s,X,deepseek-ai/DeepSeek-V3,X,fp8,bfloat16,fp8_block,16,1,%d,8,%d,0.1\n", DEV,
+         op, ctx ? 64 : 1, ctx ? 0 : 64);
+    snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/%s_perf.csv.gz", root, op);
+    ok &= tu_write_table(p, s, ctx == 1);
+  }
   n = 0;
   addf(&s, &n, &cap, "framework,version,device,op_name,kernel_source,nccl_dtype,num_gpus,message_size,latency\n");
   for (int e = 256; e <= 65536; e *= 16) {

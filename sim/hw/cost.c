@@ -370,13 +370,18 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
   for (int op = OP_GEMM_QKV; op <= OP_GEMM_DOWN; op++) {
     cost_src s;
     cost_bound b;
+    if (c->mla_module && (op == OP_GEMM_QKV || op == OP_GEMM_O)) { /* inside the measured MLA module */
+      r->src[op] = SRC_PROFILE;
+      continue;
+    }
     bool ffn = op == OP_GEMM_GATEUP || op == OP_GEMM_DOWN; /* dense layers only */
     double ns = gemm_eval(c, (cost_op)op, T, &s, &b) * (ffn ? L - Lm : L);
     r->op_ns[op] += ns;
     r->bound_ns[b] += ns;
     r->src[op] = (uint8_t)s;
   }
-  if (c->shard.mla) { /* q_b and kv_b (decode absorbs kv_b into the query and output: the same weights and flops) */
+  if (c->shard.mla && !c->mla_module) { /* q_b and kv_b (decode absorbs kv_b into the query and output: the same
+                                             weights and flops) */
     cost_src s;
     cost_bound b, b2;
     const model_shard *sh = &c->shard;
@@ -403,7 +408,9 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
   r->src[OP_ALLREDUCE] = (uint8_t)ars;
   double el = 0;
   if (T) {
-    el = L * kernels_ns(c, c->engine->elementwise_kernels_per_layer, (double)T * elem_layer_bytes_per_token(c));
+    /* a measured MLA module holds its own RoPE: one kernel fewer outside it */
+    double kpl = c->engine->elementwise_kernels_per_layer - (c->mla_module && c->engine->elementwise_kernels_per_layer >= 1);
+    el = L * kernels_ns(c, kpl, (double)T * elem_layer_bytes_per_token(c));
     r->once_ns = kernels_ns(c, 2.0, (double)T * 4.0 * c->model->hidden * act_b(c));
     el += r->once_ns;
   }
@@ -524,14 +531,9 @@ void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const 
   for (size_t i = 0; i < c->memo_len; i++) c->lm_memo[i].valid = false;
 }
 
-bool cost_block_gemm_check(const prof *p, double *ratio) {
-  double tb, tt;
-  *ratio = 0;
-  if (!p || !prof_gemm_block_ns(p, 1, 4096, 4096, &tb) || !prof_gemm_ns(p, DT_FP8, DT_FP8, 1, 4096, 4096, &tt) ||
-      !(tt > 0))
-    return false;
-  *ratio = tb / tt;
-  return *ratio <= COST_BLOCK_CHECK_RATIO;
+void cost__memo_clear(cost_model *c) {
+  for (int g = 0; g < 2; g++)
+    for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
 }
 
 void cost_set_moe_alternates(cost_model *c, const prof *const *alt, int n) {
@@ -616,7 +618,7 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
     }
   }
   if (parts == 0) return;
-  double merged = sum - (parts - 1) * c->attn_floor_ns;
+  double merged = sum - (parts - 1) * (c->mla_module ? c->mla_floor_ns : c->attn_floor_ns);
   if (merged < largest) merged = largest;
   double f = sum > 0 ? merged / sum : 0; /* the saving, shared in proportion */
   double Lf = L - Ls;

@@ -29,7 +29,8 @@
  *     E) is lowered to the experts independently routed tokens reach,
  *     E (1 - (1 - k/E)^T), at the table's own cost per expert
  *     (moe_independent_routing in cost.c);
- *   attention: decodes as one paged decode call over the batch (its KV-cache
+ *   attention (MLA models with measured module tables: the whole attention
+ *     block from them, cost_set_mla_modules): decodes as one paged decode call over the batch (its KV-cache
  *     write included, as measured); each prefill chunk of c tokens after x
  *     cached ones costs the measured c-token prompt's time scaled by the
  *     attention work c x + c (c + 1) / 2 over c (c + 1) / 2, at least the
@@ -180,6 +181,10 @@ typedef struct cost_model {
   const prof *moe_alt[5];     /* this GPU's fused-MoE tables (the profiles' .moe.json companions: the chosen
                                  version's, then the others nearest first), for shapes `profile` lacks */
   int n_moe_alt;
+  bool mla_module;            /* MLA attention blocks from measured module tables (cost_set_mla_modules) */
+  const prof *mla_prof;       /* the profile holding them */
+  prof_mla_key mla_gen, mla_ctx; /* their keys for this deployment */
+  double mla_floor_ns;        /* the generation module at batch 1, length 1: one module's launch floor */
   uint32_t graph_sizes[COST_MAX_GRAPH_SIZES]; /* CUDA-graph capture sizes, increasing (engver_graph_sizes) */
   uint32_t n_graph_sizes;
   bool ar_table;              /* all-reduces from the profile's table (else the link formula): deploy->allreduce,
@@ -206,6 +211,24 @@ void cost_deinit(cost_model *c);
  * the other versions nearest first), asked for a shape the own profile lacks before the roofline. Clears
  * the memo. */
 void cost_set_moe_alternates(cost_model *c, const prof *const *alt, int n);
+
+/* Multi-head latent attention from measured module tables (hw/prof.h,
+ * prof_mla_module_ns): when p (the chosen engine version's fused-MoE
+ * companion of this GPU's profile) holds generation and context modules for
+ * this model's MLA dimensions, its heads per GPU, KV dtype and linear-layer
+ * GEMM type (bf16 weights "bfloat16", block-FP8 checkpoints "fp8_block", FP4
+ * "nvfp4"; per-tensor FP8 has none), each MLA layer's attention block is the
+ * measured module: OP_ATTN_DECODE a step's decodes as one generation module
+ * call (batch = decodes, length = their mean context), OP_ATTN_PREFILL each
+ * chunk's context module at its length, plus, for a chunk after cached
+ * tokens, the roofline of the attention work the cache adds (the tables
+ * measure prompts with nothing cached); the projection GEMMs (OP_GEMM_QKV,
+ * OP_GEMM_O) are then inside those and not counted again; a step with several
+ * parts runs one module and pays its launch floor once (the generation module
+ * at batch 1, length 1). Otherwise (no table, other dimensions) MLA stays the
+ * GEMM tables plus the attention roofline. Clears the memo. Returns whether
+ * the modules serve this deployment. */
+bool cost_set_mla_modules(cost_model *c, const prof *p);
 
 /* The hot path: fills *out for one step. */
 void cost_step(cost_model *c, const batch_desc *b, step_cost *out);

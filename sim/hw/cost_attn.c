@@ -1,5 +1,6 @@
 /* cost_attn.c: the attention terms of the cost model (cost.h): decode and
- * prefill calls from the measured tables, MLA by the roofline. */
+ * prefill calls from the measured tables; MLA from the measured attention
+ * modules (cost_set_mla_modules), else by the roofline. */
 #include <math.h>
 
 #include "hw/cost.h"
@@ -8,8 +9,9 @@
 /* ---- attention ------------------------------------------------------------------ */
 
 /* One decode call: `batch` sequences attending to ctx_total tokens in all. */
-/* Multi-head latent attention (vLLM's MLA), roofline only (the kernel
- * database's MLA tables are not imported yet). Decode runs absorbed: every
+/* Multi-head latent attention (vLLM's MLA) by the roofline, where no measured
+ * module serves it (and, with one, for the work cached tokens add to a
+ * prompt chunk, which the context modules do not measure). Decode runs absorbed: every
  * head scores the query against the cached latent and RoPE key (kv_lora +
  * rope) and sums the latents (kv_lora): 2 heads_g C (2 kv_lora + rope) flops,
  * the latent cache read once per layer on every rank. Prefill runs
@@ -47,6 +49,15 @@ double cost__attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_
   *src = SRC_ROOFLINE;
   *bound = BOUND_MEMORY;
   if (batch == 0) return 0;
+  if (c->mla_module) { /* the whole attention module, measured (cost.h, cost_set_mla_modules) */
+    uint64_t mean = (ctx_total + batch / 2) / batch;
+    double ns;
+    if (prof_mla_module_ns(c->mla_prof, &c->mla_gen, batch, mean < 1 ? 1 : mean > UINT32_MAX ? UINT32_MAX : (uint32_t)mean,
+                           &ns)) {
+      *src = SRC_PROFILE;
+      return ns;
+    }
+  }
   if (c->shard.mla) return mla_decode(c, batch, (double)ctx_total, bound);
   const model_shard *s = &c->shard;
   const engine_cfg *e = c->engine;
@@ -106,6 +117,14 @@ double cost__attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx
   *src = SRC_ROOFLINE;
   *bound = BOUND_COMPUTE;
   if (chunk == 0) return 0;
+  double ns;
+  if (c->mla_module && prof_mla_module_ns(c->mla_prof, &c->mla_ctx, 1, chunk, &ns)) {
+    /* the measured module of a prompt of this length, plus the roofline of the work the cached tokens add */
+    cost_bound b0;
+    if (ctx > 0) ns += fmax(0.0, mla_prefill(c, chunk, ctx, bound) - mla_prefill(c, chunk, 0, &b0));
+    *src = SRC_PROFILE;
+    return ns;
+  }
   if (c->shard.mla) return mla_prefill(c, chunk, ctx, bound);
   const model_shard *s = &c->shard;
   const engine_cfg *e = c->engine;
@@ -115,7 +134,6 @@ double cost__attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx
   double bytes = ((double)ctx + chunk) * shard_kv_elems(s) * kv_b(c) + (double)chunk * 2.0 * s->q_heads * hd * act_b(c);
   double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
   *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
-  double ns;
   if (c->profile && chunk_from(c, c->profile, chunk, ctx, &ns)) {
     *src = SRC_PROFILE;
     return ns;

@@ -112,6 +112,35 @@ int prof_moe_key_cmp(const prof_moe_key *a, const prof_moe_key *b);
 /* Tables in the profile (for reports). */
 int prof_moe_tables(const prof *p);
 
+/* Multi-head latent attention modules (version 2 profiles imported from the
+ * kernel database's mla_generation_module_perf and mla_context_module_perf):
+ * the whole attention block of one layer on one GPU as the engine runs it in
+ * a CUDA graph (q and kv down- and up-projections, their norms, RoPE, the
+ * attention: absorbed for decodes, expanded for prompts, the output
+ * projection), measured with one model's MLA dimensions, per phase, KV
+ * dtype, linear-layer GEMM type and heads per GPU, over batch x length
+ * (generation: the tokens each decode attends to; context: the prompt length,
+ * nothing cached). Lookup: along a batch row log(time) is linear in
+ * log(length) between measured lengths, held below the first, and beyond the
+ * row's last measured length grows linearly in length with the row's last
+ * slope (the attention reads the cache: time linear in it), never below the
+ * last time; across rows log(time) is linear in log(batch) between the two
+ * rows around the batch, held below the first row and proportional to batch
+ * above the last. False when the profile has no table of that exact key. */
+typedef struct prof_mla_dims {
+  uint32_t hidden, q_lora, kv_lora, qk_nope, qk_rope, v_head;
+} prof_mla_dims;
+typedef struct prof_mla_key {
+  bool context;       /* false: the generation (decode) module; true: the context (prompt) module */
+  sim_dtype kv_dtype; /* bf16 or fp8 */
+  char gemm[16];      /* the linears' kernel-db gemm_type: "bfloat16", "fp8_block", "nvfp4" */
+  uint32_t heads;     /* attention heads on one GPU */
+  prof_mla_dims dims;
+} prof_mla_key;
+int prof_mla_key_cmp(const prof_mla_key *a, const prof_mla_key *b);
+bool prof_mla_module_ns(const prof *p, const prof_mla_key *k, uint32_t batch, uint32_t len, double *ns);
+int prof_mla_tables(const prof *p);
+
 /* ---- additions of the calibration work (the contract above is unchanged) ----
  *
  * The work of one call as the speed-of-light (SOL) counts it: flops, the

@@ -78,6 +78,22 @@ typedef struct moe_tab {
   int idx;            /* position in the file's "moe" array */
 } moe_tab;
 
+/* One MLA module table: ragged rows, one per measured batch. */
+typedef struct mla_row {
+  uint32_t batch;
+  int n;              /* measured lengths of this batch */
+  uint32_t *len;      /* [n] increasing */
+  double *ns;         /* [n] */
+  double *ll, *lt;    /* [n] log(len), log(ns) */
+} mla_row;
+typedef struct mla_tab {
+  prof_mla_key key;
+  int nrows;
+  mla_row *rows;      /* by increasing batch */
+  double *lb;         /* [nrows] log(batch) */
+  int idx;            /* position in the file's "mla_module" array */
+} mla_tab;
+
 struct prof {
   int version;               /* file format version, 1 or 2 */
   char gpu[64];              /* gpu config name */
@@ -98,6 +114,8 @@ struct prof {
   int nar;
   moe_tab *moe;              /* [nmoe] sorted by their key (prof_moe.c) */
   int nmoe;
+  mla_tab *mla;              /* [nmla] sorted by their key (prof_mla.c) */
+  int nmla;
 };
 
 /* ---- reading (prof.c): strict keys; messages "<file>:<line>: <field path>: <problem>" ---- */
@@ -123,6 +141,8 @@ int prof__parse_attn(pctx *c, prof *p, const cJSON *arr, attn_kind kind);
 int prof__parse_ar(pctx *c, prof *p, const cJSON *arr);
 int prof__parse_moe(pctx *c, prof *p, const cJSON *arr);
 void prof__free_moe(prof *p);
+int prof__parse_mla(pctx *c, prof *p, const cJSON *arr);
+void prof__free_mla(prof *p);
 void prof__free_tables(prof *p);
 
 /* ---- speed of light and interpolation ---------------------------------------------------- */

@@ -45,6 +45,12 @@ void prof_doc_free(prof_doc *d) {
     free(d->moe[i].ns);
   }
   free(d->moe);
+  for (size_t i = 0; i < d->nmla; i++) {
+    free(d->mla[i].batch);
+    free(d->mla[i].len);
+    free(d->mla[i].ns);
+  }
+  free(d->mla);
   memset(d, 0, sizeof *d);
 }
 
@@ -76,6 +82,13 @@ prof_doc_attn *prof_doc_add_attn(prof_doc *d, prof_doc_attn_kind kind) {
 prof_doc_moe *prof_doc_add_moe(prof_doc *d) {
   SIM_GROW(d->moe, d->cap_moe, d->nmoe + 1);
   prof_doc_moe *m = &d->moe[d->nmoe++];
+  memset(m, 0, sizeof *m);
+  return m;
+}
+
+prof_doc_mla *prof_doc_add_mla(prof_doc *d) {
+  SIM_GROW(d->mla, d->cap_mla, d->nmla + 1);
+  prof_doc_mla *m = &d->mla[d->nmla++];
   memset(m, 0, sizeof *m);
   return m;
 }
@@ -114,6 +127,10 @@ static int cmp_ar(const void *a, const void *b) {
 
 static int cmp_moe(const void *a, const void *b) {
   return prof_moe_key_cmp(&(*(const prof_doc_moe *const *)a)->key, &(*(const prof_doc_moe *const *)b)->key);
+}
+
+static int cmp_mla(const void *a, const void *b) {
+  return prof_mla_key_cmp(&(*(const prof_doc_mla *const *)a)->key, &(*(const prof_doc_mla *const *)b)->key);
 }
 
 /* Pointers to n elements of size sz at base, sorted by cmp (caller frees). */
@@ -271,6 +288,40 @@ static void moes(jw *j, const prof_doc *d) {
   free(v);
 }
 
+static void mlas(jw *j, const prof_doc *d) {
+  const void **v = sorted(d->mla, d->nmla, sizeof *d->mla, cmp_mla);
+  jw_arr(j, "mla_module");
+  for (size_t t = 0; t < d->nmla; t++) {
+    const prof_doc_mla *m = v[t];
+    const prof_mla_key *k = &m->key;
+    jw_obj(j, NULL);
+    jw_str(j, "phase", k->context ? "context" : "generation");
+    jw_str(j, "kv_dtype", dtype_name(k->kv_dtype));
+    jw_str(j, "gemm", k->gemm);
+    jw_u64(j, "heads", k->heads);
+    jw_u64(j, "hidden", k->dims.hidden);
+    jw_u64(j, "q_lora", k->dims.q_lora);
+    jw_u64(j, "kv_lora", k->dims.kv_lora);
+    jw_u64(j, "qk_nope", k->dims.qk_nope);
+    jw_u64(j, "qk_rope", k->dims.qk_rope);
+    jw_u64(j, "v_head", k->dims.v_head);
+    if (m->model[0]) jw_str(j, "model", m->model);
+    if (m->kernel[0]) jw_str(j, "kernel", m->kernel);
+    u32s(j, "batch", m->batch, m->nb);
+    u32s(j, "len", m->len, m->nl);
+    jw_arr(j, "ns");
+    for (int x = 0; x < m->nb; x++) {
+      jw_arr_flow(j, NULL, 0);
+      for (int y = 0; y < m->nl; y++) jw_sig(j, NULL, m->ns[(size_t)x * (size_t)m->nl + (size_t)y], NS_DIGITS);
+      jw_end(j);
+    }
+    jw_end(j);
+    jw_end(j);
+  }
+  jw_end(j);
+  free(v);
+}
+
 enum { PART_DENSE = 1, PART_MOE = 2 };
 
 static int write_parts(const prof_doc *d, FILE *f, int parts, sim_err *err) {
@@ -284,6 +335,7 @@ static int write_parts(const prof_doc *d, FILE *f, int parts, sim_err *err) {
     if (d->nar) allreduces(&j, d);
   }
   if ((parts & PART_MOE) && d->nmoe) moes(&j, d);
+  if ((parts & PART_MOE) && d->nmla) mlas(&j, d);
   return jw_finish(&j, err);
 }
 

@@ -57,6 +57,15 @@ typedef struct prof_doc_moe {
   int n;
 } prof_doc_moe;
 
+typedef struct prof_doc_mla {
+  prof_mla_key key;   /* phase, KV dtype, GEMM type, heads per GPU, dimensions (hw/prof.h) */
+  char model[96];     /* the model the dimensions come from, informational */
+  char kernel[128];   /* informational */
+  uint32_t *batch, *len; /* [nb], [nl] increasing (owned) */
+  int nb, nl;
+  double *ns;         /* [nb * nl] batch-major, NAN = not measured (owned) */
+} prof_doc_mla;
+
 typedef enum prof_doc_attn_kind { PDA_DECODE = 0, PDA_CONTEXT, PDA_COUNT } prof_doc_attn_kind;
 
 typedef struct prof_doc {
@@ -80,6 +89,8 @@ typedef struct prof_doc {
   size_t nar, cap_ar;
   prof_doc_moe *moe;        /* [nmoe] (owned) */
   size_t nmoe, cap_moe;
+  prof_doc_mla *mla;        /* [nmla] (owned): written with the fused-MoE tables */
+  size_t nmla, cap_mla;
 } prof_doc;
 
 void prof_doc_init(prof_doc *d);
@@ -90,12 +101,14 @@ prof_doc_grid *prof_doc_add_grid(prof_doc *d);
 prof_doc_attn *prof_doc_add_attn(prof_doc *d, prof_doc_attn_kind kind);
 prof_doc_ar *prof_doc_add_ar(prof_doc *d);
 prof_doc_moe *prof_doc_add_moe(prof_doc *d);
+prof_doc_mla *prof_doc_add_mla(prof_doc *d);
 
 /* Writes d to f; SIM_EINPUT on a write error. (The CLI writes files through
  * outfmt_write_file: a temporary renamed into place.) */
 int prof_write_file(const prof_doc *d, FILE *f, sim_err *err);
-/* The same document in two parts: every table but the fused-MoE ones, and
- * the header with the fused-MoE tables alone (a profile of its own). */
+/* The same document in two parts: every table but the fused-MoE and MLA
+ * module ones, and the header with those alone (a profile of its own, loaded
+ * for mixture-of-experts models only). */
 int prof_write_dense(const prof_doc *d, FILE *f, sim_err *err);
 int prof_write_moe(const prof_doc *d, FILE *f, sim_err *err);
 

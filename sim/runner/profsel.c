@@ -255,6 +255,14 @@ void profsel_attach(prof_sel *s, cost_model *c) {
       } else {
         continue;
       }
+      if (i < 0 && profsel_cache_get(cpath, &p, &ignore) == SIM_OK && cost_set_mla_modules(c, p)) {
+        static const char lnote[] = "; MLA attention modules ";
+        char st[160];
+        stem(cpath, st, sizeof st);
+        size_t k = strlen(s->source);
+        if (!strstr(s->source, lnote))
+          snprintf(s->source + k, sizeof s->source - k, "%s%s", lnote, st);
+      }
       if (profsel_cache_get(cpath, &p, &ignore) == SIM_OK && prof_moe_tables(p) > 0) {
         stem(cpath, used[n], sizeof used[n]);
         alt[n++] = p;

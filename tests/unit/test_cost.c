@@ -1078,3 +1078,47 @@ Test(cost, block_fp8_linears_take_the_block_grid_that_passes_its_check) {
     cost_deinit(&w.c);
   }
 }
+
+/* MLA from the measured module tables (bundled H200 vLLM 0.24.0 companion): a DeepSeek-V3 FP8 (block) layer's
+ * attention block is the generation module at the step's decodes and mean context, the projections are not
+ * counted again, a prompt is the context module; per-tensor FP8 weights (no such table) keep the composition. */
+Test(cost, mla_attention_blocks_from_measured_modules) {
+  model_cfg m;
+  sim_err err = {0};
+  const char *v3 = "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"intermediate_size\": 18432, "
+                   "\"moe_intermediate_size\": 2048, \"num_hidden_layers\": 61, \"num_attention_heads\": 128, "
+                   "\"num_key_value_heads\": 128, \"q_lora_rank\": 1536, \"kv_lora_rank\": 512, "
+                   "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128, "
+                   "\"n_routed_experts\": 256, \"num_experts_per_tok\": 8, \"n_shared_experts\": 1, "
+                   "\"first_k_dense_replace\": 3, \"vocab_size\": 129280, \"max_position_embeddings\": 163840, "
+                   "\"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": [128, 128]}}";
+  cr_assert_eq(cfg_model_parse(&m, v3, "v3.json", &err), SIM_OK, "%s", err.msg);
+  cr_assert(m.fp8_block && m.mla);
+  world w;
+  world_init(&w, m, tu_gpu_h200(), tu_engine_vllm(), dep(8, DT_FP8));
+  const prof *own = bundled("h200_vllm-0.24.0"), *comp = bundled("h200_vllm-0.24.0.moe");
+  cost_set_profiles(&w.c, own, NULL, NULL);
+  cr_assert(cost_set_mla_modules(&w.c, comp), "16 heads per GPU, bf16 KV, fp8_block: measured");
+  cr_assert_eq(w.c.mla_gen.heads, 16);
+  /* 32 decodes at 2048 tokens each: OP_ATTN_DECODE is 61 layers of the measured module */
+  step_cost s;
+  cost_decode_step_ns(&w.c, 32, 2048, &s);
+  double mod;
+  cr_assert(prof_mla_module_ns(comp, &w.c.mla_gen, 32, 2048, &mod));
+  cr_assert_float_eq(s.op_ns[OP_ATTN_DECODE], 61 * mod, 1e-6 * 61 * mod, "%g vs %g", s.op_ns[OP_ATTN_DECODE],
+                     61 * mod);
+  cr_assert_float_eq(s.op_ns[OP_GEMM_QKV] + s.op_ns[OP_GEMM_O], 0.0, 0, "projections are inside the module");
+  assert_sums(&s);
+  /* a prompt of 1024 tokens, nothing cached: the context module */
+  double pre = cost_attn_prefill_ns(&w.c, 1024, 0, NULL), ctxm;
+  cr_assert(prof_mla_module_ns(comp, &w.c.mla_ctx, 1, 1024, &ctxm));
+  cr_assert_float_eq(pre, ctxm, 1e-9 * ctxm);
+  /* after 4096 cached tokens it costs more, by the roofline of the cached work */
+  cr_assert_gt(cost_attn_prefill_ns(&w.c, 1024, 4096, NULL), pre);
+  /* without modules (per-tensor FP8: no fp8 module table) the composition returns */
+  w.m.fp8_block = false;
+  cr_assert_not(cost_set_mla_modules(&w.c, comp));
+  cost_decode_step_ns(&w.c, 32, 2048, &s);
+  cr_assert_gt(s.op_ns[OP_GEMM_QKV], 0.0);
+  cost_deinit(&w.c);
+}

@@ -110,6 +110,20 @@ Test(kdb, imports_every_table_kind) {
     }
   }
   cr_assert(has_note(&d, "kv_len = step + 0") && has_note(&d, "repeat a"));
+  /* MLA modules: one table per phase, DeepSeek-V3's dimensions, the missing cell null, the faster kernel kept;
+   * the unknown model's and the fp8-compute rows skipped with a note */
+  cr_assert_eq(d.nmla, 2);
+  for (size_t i = 0; i < d.nmla; i++) {
+    const prof_doc_mla *m = &d.mla[i];
+    bool ctx = m->key.context;
+    cr_assert(m->key.heads == 16 && m->key.kv_dtype == DT_BF16 && !strcmp(m->key.gemm, "fp8_block"));
+    cr_assert(m->key.dims.hidden == 7168 && m->key.dims.kv_lora == 512 && m->key.dims.qk_rope == 64);
+    cr_assert(m->nb == 2 && m->nl == 2 && m->batch[1] == 4 && m->len[1] == 64);
+    cr_assert(fabs(m->ns[0] - (0.09 + ctx * 0.001) * 1e6) < 1e-3, "%g", m->ns[0]);
+    cr_assert(fabs(m->ns[1] - (0.10 + ctx * 0.001) * 1e6) < 1e-3, "the faster of two kernels: %g", m->ns[1]);
+    cr_assert(isnan(m->ns[3]), "(4, 64) not measured");
+  }
+  cr_assert(has_note(&d, "some/OtherMLA") && has_note(&d, "mla_dtype fp8"));
   prof_doc_free(&d);
 }
 

@@ -452,3 +452,53 @@ Test(prof_v2, block_scaled_fp8_grid_is_its_own_table) {
                "\"n\": [8], \"k\": [8], \"ns\": [100]}]}",
             "gemm_grid[0].scaling", "\"block\"");
 }
+
+/* MLA module tables: ragged rows of the measured cells; along a row log-log between lengths, held below,
+ * linear with the last slope beyond; across rows log-log in batch, held below, proportional above. */
+#define MLA_HEAD "\"kv_dtype\": \"bf16\", \"gemm\": \"fp8_block\", \"heads\": 16, \"hidden\": 7168, \"q_lora\": 1536, " \
+                 "\"kv_lora\": 512, \"qk_nope\": 128, \"qk_rope\": 64, \"v_head\": 128"
+Test(prof_v2, mla_module_rows_interpolate_and_extrapolate) {
+  buf b;
+  head(&b);
+  put(&b, ", \"mla_module\": [{\"phase\": \"generation\", " MLA_HEAD ", \"batch\": [1, 4], \"len\": [1, 100, 1000], "
+          "\"ns\": [[90000, 100000, 200000], [120000, 160000, null]]}, {\"phase\": \"context\", " MLA_HEAD
+          ", \"batch\": [1], \"len\": [16, 1024], \"ns\": [[95000, 400000]]}]}");
+  prof *p = parse_ok(&b);
+  cr_assert_eq(prof_mla_tables(p), 2);
+  prof_mla_key k = {.context = false, .kv_dtype = DT_BF16, .gemm = "fp8_block", .heads = 16,
+                    .dims = {7168, 1536, 512, 128, 64, 128}};
+  double ns;
+  cr_assert(prof_mla_module_ns(p, &k, 1, 100, &ns));
+  close_to(ns, 100000, "exact cell");
+  cr_assert(prof_mla_module_ns(p, &k, 1, 10, &ns));
+  close_to(ns, 90000 * pow(100000.0 / 90000, log(10) / log(100)), "log-log between lengths");
+  cr_assert(prof_mla_module_ns(p, &k, 1, 2000, &ns));
+  close_to(ns, 200000 + (200000 - 100000) / 900.0 * 1000, "linear with the last slope beyond the row");
+  /* batch 4's row stops at 100 (null beyond): its own last slope extends it */
+  cr_assert(prof_mla_module_ns(p, &k, 4, 1000, &ns));
+  close_to(ns, 160000 + (160000 - 120000) / 99.0 * 900, "ragged row extended");
+  cr_assert(prof_mla_module_ns(p, &k, 2, 1, &ns));
+  close_to(ns, exp(log(90000) * 0.5 + log(120000) * 0.5), "log-log between batches");
+  cr_assert(prof_mla_module_ns(p, &k, 8, 1, &ns));
+  close_to(ns, 120000 * 2, "proportional above the last batch");
+  k.context = true;
+  cr_assert(prof_mla_module_ns(p, &k, 1, 8, &ns));
+  close_to(ns, 95000, "held below the first length");
+  k.heads = 8;
+  cr_assert_not(prof_mla_module_ns(p, &k, 1, 8, &ns), "no table of 8 heads");
+  k.heads = 16, k.dims.hidden = 5120;
+  cr_assert_not(prof_mla_module_ns(p, &k, 1, 8, &ns), "other dimensions");
+  prof_free(p);
+  parse_bad(P2 ", \"mla_module\": [{\"phase\": \"decode\", " MLA_HEAD ", \"batch\": [1], \"len\": [1], "
+               "\"ns\": [[1]]}]}",
+            "mla_module[0].phase", "generation");
+  parse_bad(P2 ", \"mla_module\": [{\"phase\": \"context\", " MLA_HEAD ", \"batch\": [1, 2], \"len\": [1], "
+               "\"ns\": [[1]]}]}",
+            "mla_module[0].ns", "2 rows");
+  parse_bad(P2 ", \"mla_module\": [{\"phase\": \"context\", " MLA_HEAD ", \"batch\": [1], \"len\": [1, 2], "
+               "\"ns\": [[null, null]]}]}",
+            "mla_module[0].ns", "no measured value");
+  parse_bad(P2 ", \"mla_module\": [{\"phase\": \"context\", " MLA_HEAD ", \"batch\": [1], \"len\": [1], "
+               "\"ns\": [[1]]}, {\"phase\": \"context\", " MLA_HEAD ", \"batch\": [1], \"len\": [1], \"ns\": [[1]]}]}",
+            "mla_module[1]", "duplicate");
+}
