@@ -526,14 +526,15 @@ void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const 
   /* a MIG slice's launch floors are its whole GPU's (a 1 x 128 x 128 GEMM is launch latency, not SMs) */
   else if (other && other_gpu && c->gpu->mig_parent[0] && !strcmp(c->gpu->mig_parent, other_gpu->name))
     floors_from(c, other);
-  for (int g = 0; g < 2; g++)
-    for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
+  cost__memo_clear(c);
   for (size_t i = 0; i < c->memo_len; i++) c->lm_memo[i].valid = false;
 }
 
 void cost__memo_clear(cost_model *c) {
   for (int g = 0; g < 2; g++)
     for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
+  free(c->dec_memo);
+  c->dec_memo = NULL;
 }
 
 void cost_set_moe_alternates(cost_model *c, const prof *const *alt, int n) {
@@ -547,6 +548,7 @@ void cost_deinit(cost_model *c) {
   free(c->memo[0]);
   free(c->memo[1]);
   free(c->lm_memo);
+  free(c->dec_memo);
   memset(c, 0, sizeof *c);
 }
 

@@ -165,7 +165,7 @@ typedef struct cost_lm_memo {
   bool valid;
 } cost_lm_memo;
 
-enum { COST_MAX_GRAPH_SIZES = 128 };
+enum { COST_MAX_GRAPH_SIZES = 128, COST_DEC_MEMO_B = 32, COST_DEC_MEMO_L = 8192 };
 
 typedef struct cost_model {
   const model_cfg *model;
@@ -195,6 +195,10 @@ typedef struct cost_model {
   double attn_floor_ns;       /* the smallest attention call's time (profile, else the kernel floor) */
   cost_memo *memo[2];         /* [graphed][T], 0 <= T < memo_len */
   cost_lm_memo *lm_memo;      /* [num_sample], 0 <= num_sample < memo_len */
+  double *dec_memo;           /* the own profile's decode attention call by (batch, mean kv_len) for batch <
+                                 COST_DEC_MEMO_B and kv_len < COST_DEC_MEMO_L, NAN = not asked yet; allocated at
+                                 the first decode (a fleet's replicas ask the same few thousand shapes again and
+                                 again); the same value prof_attn_decode_ns returns */
   size_t memo_len;
   uint64_t src_count[OP_COUNT][SRC_COUNT]; /* how often each source served each op: counted by
                                               cost_step, once per op per step (prefill attention once

@@ -70,8 +70,23 @@ double cost__attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_
   uint32_t kv_len = len64 < 1 ? 1 : len64 > UINT32_MAX ? UINT32_MAX : (uint32_t)len64;
   double ns;
   sim_dtype kvd = c->deploy->kv_dtype;
+  double *slot = NULL;
+  if (c->profile && batch < COST_DEC_MEMO_B && kv_len < COST_DEC_MEMO_L) {
+    cost_model *mc = (cost_model *)c; /* the memo is the model's scratch (cost.h: not thread-safe) */
+    if (!mc->dec_memo) {
+      size_t n = (size_t)COST_DEC_MEMO_B * COST_DEC_MEMO_L;
+      mc->dec_memo = sim_malloc(sizeof *mc->dec_memo * n);
+      for (size_t i = 0; i < n; i++) mc->dec_memo[i] = NAN;
+    }
+    slot = &mc->dec_memo[(size_t)batch * COST_DEC_MEMO_L + kv_len];
+    if (!isnan(*slot)) {
+      *src = SRC_PROFILE;
+      return *slot;
+    }
+  }
   if (c->profile && prof_attn_decode_ns(c->profile, kvd, batch, kv_len, s->q_heads, s->kv_heads, s->head_dim, &ns)) {
     *src = SRC_PROFILE;
+    if (slot) *slot = ns;
     return ns;
   }
   if (c->scaled_profile &&
