@@ -94,7 +94,8 @@ static void account(sched *s, sched_step *st, request *reqs, uint32_t idx, uint3
   request *r = &reqs[idx];
   bool samples = r->num_computed + n == r->num_tokens + r->pending;
   r->num_computed += n;
-  if (r->num_computed / s->block_tokens > r->kv.n_hashed) { /* a block fills: register its hash */
+  /* a block fills: register its hash (num_computed / block_tokens > n_hashed, without the division) */
+  if ((uint64_t)r->num_computed >= ((uint64_t)r->kv.n_hashed + 1) * s->block_tokens) {
     kv_content c = content_of(s, r);
     kv_commit(s->kv, &r->kv, &c, r->num_computed);
   }
