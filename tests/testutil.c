@@ -168,6 +168,26 @@ engine_cfg tu_engine_vllm(void) {
   return e;
 }
 
+model_cfg tu_model_deepseek_v3(bool fp8_block) {
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"intermediate_size\": 18432, "
+           "\"moe_intermediate_size\": 2048, \"num_hidden_layers\": 61, \"num_attention_heads\": 128, "
+           "\"num_key_value_heads\": 128, \"q_lora_rank\": 1536, \"kv_lora_rank\": 512, "
+           "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128, "
+           "\"n_routed_experts\": 256, \"num_experts_per_tok\": 8, \"n_shared_experts\": 1, "
+           "\"first_k_dense_replace\": 3, \"vocab_size\": 129280, \"max_position_embeddings\": 163840%s}",
+           fp8_block ? ", \"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": [128, 128]}"
+                     : "");
+  model_cfg m;
+  sim_err err = {0};
+  if (cfg_model_parse(&m, json, "deepseek-v3.json", &err) != SIM_OK) {
+    fprintf(stderr, "tu_model_deepseek_v3: %s\n", err.msg);
+    abort();
+  }
+  return m;
+}
+
 deploy_cfg tu_deploy(uint32_t tp, sim_dtype w) {
   deploy_cfg d;
   memset(&d, 0, sizeof d);

@@ -50,6 +50,9 @@ gpu_cfg tu_gpu_h200(void);
 gpu_cfg tu_gpu_h100(void);
 engine_cfg tu_engine_vllm(void);
 deploy_cfg tu_deploy(uint32_t tp, sim_dtype w);
+/* DeepSeek-V3's config.json fields that matter here (MLA, 256 routed experts, 3 dense layers first), with
+ * block-FP8 quantization_config when fp8_block (the checkpoint's own), else none. */
+model_cfg tu_model_deepseek_v3(bool fp8_block);
 
 /* What a cluster test builds: the configs, a cost model on them, a trace and the cluster (caller storage). */
 typedef struct tu_world {

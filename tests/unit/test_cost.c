@@ -1083,16 +1083,7 @@ Test(cost, block_fp8_linears_take_the_block_grid_that_passes_its_check) {
  * attention block is the generation module at the step's decodes and mean context, the projections are not
  * counted again, a prompt is the context module; per-tensor FP8 weights (no such table) keep the composition. */
 Test(cost, mla_attention_blocks_from_measured_modules) {
-  model_cfg m;
-  sim_err err = {0};
-  const char *v3 = "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"intermediate_size\": 18432, "
-                   "\"moe_intermediate_size\": 2048, \"num_hidden_layers\": 61, \"num_attention_heads\": 128, "
-                   "\"num_key_value_heads\": 128, \"q_lora_rank\": 1536, \"kv_lora_rank\": 512, "
-                   "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128, "
-                   "\"n_routed_experts\": 256, \"num_experts_per_tok\": 8, \"n_shared_experts\": 1, "
-                   "\"first_k_dense_replace\": 3, \"vocab_size\": 129280, \"max_position_embeddings\": 163840, "
-                   "\"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": [128, 128]}}";
-  cr_assert_eq(cfg_model_parse(&m, v3, "v3.json", &err), SIM_OK, "%s", err.msg);
+  model_cfg m = tu_model_deepseek_v3(true);
   cr_assert(m.fp8_block && m.mla);
   world w;
   world_init(&w, m, tu_gpu_h200(), tu_engine_vllm(), dep(8, DT_FP8));

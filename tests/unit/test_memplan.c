@@ -284,15 +284,7 @@ Test(memplan, data_parallel_ranks_share_the_experts) {
  * replicates it): DeepSeek-V3/R1 in BF16 takes 61 x 576 x 2 = 70,272 bytes a
  * token on each GPU at any TP. */
 Test(memplan, mla_latent_cache_is_replicated) {
-  model_cfg m;
-  sim_err err = {0};
-  const char *v3 = "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 7168, \"intermediate_size\": 18432, "
-                   "\"moe_intermediate_size\": 2048, \"num_hidden_layers\": 61, \"num_attention_heads\": 128, "
-                   "\"num_key_value_heads\": 128, \"q_lora_rank\": 1536, \"kv_lora_rank\": 512, "
-                   "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128, "
-                   "\"n_routed_experts\": 256, \"num_experts_per_tok\": 8, \"n_shared_experts\": 1, "
-                   "\"first_k_dense_replace\": 3, \"vocab_size\": 129280, \"max_position_embeddings\": 163840}";
-  cr_assert_eq(cfg_model_parse(&m, v3, "v3.json", &err), SIM_OK, "%s", err.msg);
+  model_cfg m = tu_model_deepseek_v3(false);
   for (uint32_t tp = 1; tp <= 16; tp *= 4) {
     deploy_cfg d = tu_deploy(tp, DT_BF16);
     cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d), 70272.0, 0, "tp %u", tp);
