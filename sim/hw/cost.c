@@ -530,18 +530,10 @@ void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const 
   for (size_t i = 0; i < c->memo_len; i++) c->lm_memo[i].valid = false;
 }
 
-void cost__memo_clear(cost_model *c) {
-  for (int g = 0; g < 2; g++)
-    for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
-  free(c->dec_memo);
-  c->dec_memo = NULL;
-}
-
 void cost_set_moe_alternates(cost_model *c, const prof *const *alt, int n) {
   c->n_moe_alt = 0;
   for (int i = 0; i < n && i < 5; i++) c->moe_alt[c->n_moe_alt++] = alt[i];
-  for (int g = 0; g < 2; g++)
-    for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
+  cost__memo_clear(c);
 }
 
 void cost_deinit(cost_model *c) {

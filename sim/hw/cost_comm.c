@@ -83,12 +83,14 @@ static double allreduce_of(const cost_model *c, uint32_t tokens, bool graphed, b
 
 /* Attention data parallelism: an MoE layer gathers every rank's hidden states
  * before the experts and scatters the reduced outputs back after them (vLLM's
- * naive dispatch and combine: all_gatherv and reduce_scatterv over the DP
- * group, with pynccl), which moves what one all-reduce of the dp x T tokens
- * over the dp x tp GPUs moves (Tg: every rank's tokens of the step); it
- * stands in for the MoE block's TP all-reduce. Costed as that all-reduce: NCCL's table at the node-local GPU
- * count (custom all-reduce kernels do not serve DP groups), else the link
- * formula, plus the network ring when the group spans nodes. */
+ * naive dispatch and combine, and its default all2all backend with expert
+ * parallelism, allgather_reducescatter: all_gatherv and reduce_scatterv over
+ * the DP group with pynccl) of a buffer of Tg x H activations (Tg: every
+ * rank's tokens of the step); it stands in for the MoE block's TP all-reduce.
+ * Costed from NCCL's measured all_gather and reduce_scatter tables at the
+ * node-local GPU count (their sizes are the whole buffer), else NCCL's
+ * all-reduce table of the same buffer (the same bytes on the links), else the
+ * link formula, plus the network ring when the group spans nodes. */
 double cost__dp_collective_ns(const cost_model *c, uint32_t Tg, cost_src *src) {
   *src = SRC_ROOFLINE;
   uint32_t dp = c->shard.dp, g = tp_of(c) * dp;
@@ -97,8 +99,14 @@ double cost__dp_collective_ns(const cost_model *c, uint32_t Tg, cost_src *src) {
   uint32_t nodes = g > per ? g / per : 1, gl = g / nodes;
   double bytes = (double)Tg * c->model->hidden * act_b(c), ns = 0;
   if (gl > 1) {
-    if (c->ar_table && c->profile && prof_allreduce_ns(c->profile, PROF_AR_NCCL, gl, bytes, &ns)) *src = SRC_PROFILE;
-    else ns = allreduce_link(c, gl, bytes);
+    double ag, rs;
+    if (c->ar_table && c->profile && prof_allreduce_ns(c->profile, PROF_AG_NCCL, gl, bytes, &ag) &&
+        prof_allreduce_ns(c->profile, PROF_RS_NCCL, gl, bytes, &rs))
+      ns = ag + rs, *src = SRC_PROFILE;
+    else if (c->ar_table && c->profile && prof_allreduce_ns(c->profile, PROF_AR_NCCL, gl, bytes, &ns))
+      *src = SRC_PROFILE;
+    else
+      ns = allreduce_link(c, gl, bytes);
   }
   if (nodes > 1) {
     double n1 = nodes - 1.0;

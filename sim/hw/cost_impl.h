@@ -26,7 +26,8 @@ double cost__attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx
 double cost__allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src);
 double cost__dp_collective_ns(const cost_model *c, uint32_t Tg, cost_src *src);
 
-/* Marks the memoized T-dependent parts stale (cost.c), after a change of the tables that serve them. */
+/* Marks the memoized T-dependent parts and decode-attention lookups stale (cost_select.c), after a change of
+ * the tables that serve them. */
 void cost__memo_clear(cost_model *c);
 
 #endif

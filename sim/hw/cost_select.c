@@ -1,7 +1,9 @@
 /* cost_select.c: which measured tables serve which operation of the cost
- * model (cost.h): the plausibility check of block-scaled FP8 GEMM grids and
- * the MLA attention modules a deployment can take. */
+ * model (cost.h): the plausibility check of block-scaled FP8 GEMM grids, the
+ * MLA attention modules a deployment can take, and the memo reset when they
+ * change. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hw/cost.h"
@@ -48,4 +50,11 @@ bool cost_set_mla_modules(cost_model *c, const prof *p) {
   }
   cost__memo_clear(c);
   return c->mla_module;
+}
+
+void cost__memo_clear(cost_model *c) {
+  for (int g = 0; g < 2; g++)
+    for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
+  free(c->dec_memo);
+  c->dec_memo = NULL;
 }

@@ -272,22 +272,32 @@ int kdb__nccl(kdb_ctx *k, const char *path, sim_err *err) {
     total++;
     if ((rc = kdb__rows_check(k, &rows, &c, err))) break;
     const char *op = kdb_csv_str(&c, co), *dt = kdb_csv_str(&c, cd);
-    if (strcmp(op, "all_reduce")) {
+    prof_ar_impl impl = !strcmp(op, "all_reduce")       ? PROF_AR_NCCL
+                        : !strcmp(op, "all_gather")     ? PROF_AG_NCCL
+                        : !strcmp(op, "reduce_scatter") ? PROF_RS_NCCL
+                                                        : PROF_AR_COUNT;
+    if (impl == PROF_AR_COUNT) {
       kdb__skip(&sk, "op_name %s", op);
       continue;
     }
     if (strcmp(dt, "half")) {
-      kdb__skip(&sk, "all_reduce in %s (servesim all-reduces 16-bit activations)", dt);
+      kdb__skip(&sk, "%s in %s (servesim moves 16-bit activations)", op, dt);
       continue;
     }
-    arow a = {.impl = PROF_AR_NCCL};
+    arow a = {.impl = impl};
     if ((rc = ar_row(&c, cg, cs, cl, 2, &a, err))) break;
     SIM_GROW(r.v, r.cap, r.n + 1);
     r.v[r.n++] = a;
   }
   if (!rc) {
     size_t used = r.n;
+    size_t first = k->doc->nar;
     long dup = ar_tables(k, &r, DT_FP16, "NCCL all_reduce (nccl-tests)");
+    for (size_t q = first; q < k->doc->nar; q++) { /* message_size: the whole buffer for all the collectives */
+      prof_doc_ar *a = &k->doc->ar[q];
+      if (a->impl == PROF_AG_NCCL) snprintf(a->kernel, sizeof a->kernel, "NCCL all_gather (nccl-tests)");
+      if (a->impl == PROF_RS_NCCL) snprintf(a->kernel, sizeof a->kernel, "NCCL reduce_scatter (nccl-tests)");
+    }
     ar_notes(k, base_name(path), total, used, dup, &sk, &rows);
   }
   free(r.v);

@@ -79,8 +79,19 @@ bool prof_attn_context_ns(const prof *p, sim_dtype kv_dtype, uint32_t batch, uin
 
 /* All-reduce of one TP group: the engine's own kernel replayed in a CUDA
  * graph or launched eagerly, or NCCL's. */
-typedef enum prof_ar_impl { PROF_AR_CUSTOM_GRAPH = 0, PROF_AR_CUSTOM_EAGER, PROF_AR_NCCL, PROF_AR_COUNT } prof_ar_impl;
-const char *prof_ar_impl_name(prof_ar_impl i); /* "custom graph", "custom eager", "nccl" */
+/* NCCL's all-gather and reduce-scatter (the data-parallel group's dispatch and
+ * combine of mixture-of-experts layers) are tables of the same kind; their
+ * `bytes` is the whole gathered buffer (what nccl-tests calls the size: every
+ * rank's part together), an all-reduce's the vector each GPU holds. */
+typedef enum prof_ar_impl {
+  PROF_AR_CUSTOM_GRAPH = 0,
+  PROF_AR_CUSTOM_EAGER,
+  PROF_AR_NCCL,
+  PROF_AG_NCCL, /* NCCL all_gather */
+  PROF_RS_NCCL, /* NCCL reduce_scatter */
+  PROF_AR_COUNT
+} prof_ar_impl;
+const char *prof_ar_impl_name(prof_ar_impl i); /* "custom graph", "custom eager", "nccl", "nccl all_gather", ... */
 /* Time of one all-reduce of `bytes` bytes per GPU over num_gpus GPUs.
  * log(time) is linear in log(bytes) between measured sizes (exact on the
  * latency plateau and on the bandwidth line); below the smallest size the

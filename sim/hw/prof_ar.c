@@ -17,7 +17,8 @@
 
 #include "hw/prof_impl.h"
 
-static const char *const impl_names[PROF_AR_COUNT] = {"custom graph", "custom eager", "nccl"};
+static const char *const impl_names[PROF_AR_COUNT] = {"custom graph", "custom eager", "nccl", "nccl all_gather",
+                                                      "nccl reduce_scatter"};
 const char *prof_ar_impl_name(prof_ar_impl i) { return (unsigned)i < PROF_AR_COUNT ? impl_names[i] : "?"; }
 
 static int cmp_ar(const void *a, const void *b) {
@@ -36,10 +37,26 @@ static int parse_impl(pctx *c, const cJSON *t, const char *f, ar_tab *a) {
   if (!im) return prof__bad(c, t, fi, "missing (\"custom\" or \"nccl\")");
   if (!cJSON_IsString(im) || (strcmp(im->valuestring, "custom") && strcmp(im->valuestring, "nccl")))
     return prof__bad(c, im, fi, "expected \"custom\" (the engine's own all-reduce) or \"nccl\"");
+  const cJSON *op = prof__get(t, "op");
   if (!strcmp(im->valuestring, "nccl")) {
     if (mo) return prof__bad(c, mo, fm, "only custom all-reduce tables have a mode");
     a->impl = PROF_AR_NCCL;
+    if (op) {
+      char fo[96];
+      snprintf(fo, sizeof fo, "%s.op", f);
+      if (!cJSON_IsString(op) || (strcmp(op->valuestring, "all_reduce") && strcmp(op->valuestring, "all_gather") &&
+                                  strcmp(op->valuestring, "reduce_scatter")))
+        return prof__bad(c, op, fo, "expected \"all_reduce\" (the default), \"all_gather\" or \"reduce_scatter\"");
+      a->impl = !strcmp(op->valuestring, "all_gather")       ? PROF_AG_NCCL
+                : !strcmp(op->valuestring, "reduce_scatter") ? PROF_RS_NCCL
+                                                             : PROF_AR_NCCL;
+    }
     return SIM_OK;
+  }
+  if (op) {
+    char fo[96];
+    snprintf(fo, sizeof fo, "%s.op", f);
+    return prof__bad(c, op, fo, "only NCCL tables name their collective (custom kernels are all-reduces)");
   }
   if (!mo) return prof__bad(c, t, fm, "missing (\"graph\" or \"eager\")");
   if (!cJSON_IsString(mo) || (strcmp(mo->valuestring, "graph") && strcmp(mo->valuestring, "eager")))
@@ -87,7 +104,7 @@ static int parse_points(pctx *c, const cJSON *t, const char *f, ar_tab *a) {
 }
 
 static int parse_one(pctx *c, const cJSON *t, const char *f, ar_tab *a) {
-  static const char *const keys[] = {"impl", "mode", "dtype", "num_gpus", "bytes", "ns", "kernel", NULL};
+  static const char *const keys[] = {"impl", "mode", "op", "dtype", "num_gpus", "bytes", "ns", "kernel", NULL};
   if (!cJSON_IsObject(t)) return prof__bad(c, t, f, "expected an object");
   int rc;
   if ((rc = prof__keys(c, t, f, keys)) || (rc = parse_impl(c, t, f, a)) ||
@@ -96,7 +113,7 @@ static int parse_one(pctx *c, const cJSON *t, const char *f, ar_tab *a) {
   if (a->num_gpus < 2) {
     char fg[96];
     snprintf(fg, sizeof fg, "%s.num_gpus", f);
-    return prof__bad(c, prof__get(t, "num_gpus"), fg, "an all-reduce needs at least 2 GPUs");
+    return prof__bad(c, prof__get(t, "num_gpus"), fg, "a collective needs at least 2 GPUs");
   }
   return parse_points(c, t, f, a);
 }

@@ -245,8 +245,11 @@ static void allreduces(jw *j, const prof_doc *d) {
   for (size_t t = 0; t < d->nar; t++) {
     const prof_doc_ar *a = v[t];
     jw_obj(j, NULL);
-    jw_str(j, "impl", a->impl == PROF_AR_NCCL ? "nccl" : "custom");
-    if (a->impl != PROF_AR_NCCL) jw_str(j, "mode", a->impl == PROF_AR_CUSTOM_GRAPH ? "graph" : "eager");
+    bool nccl = a->impl == PROF_AR_NCCL || a->impl == PROF_AG_NCCL || a->impl == PROF_RS_NCCL;
+    jw_str(j, "impl", nccl ? "nccl" : "custom");
+    if (!nccl) jw_str(j, "mode", a->impl == PROF_AR_CUSTOM_GRAPH ? "graph" : "eager");
+    if (a->impl == PROF_AG_NCCL) jw_str(j, "op", "all_gather");
+    if (a->impl == PROF_RS_NCCL) jw_str(j, "op", "reduce_scatter");
     jw_str(j, "dtype", dtype_name(a->dtype));
     jw_u64(j, "num_gpus", a->num_gpus);
     if (a->kernel[0]) jw_str(j, "kernel", a->kernel);

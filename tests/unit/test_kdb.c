@@ -86,16 +86,21 @@ Test(kdb, imports_every_table_kind) {
   a = &d.attn[PDA_CONTEXT][0];
   cr_assert(a->q_heads == 8 && a->kv_heads == 8 && a->head_dim == 64 && a->nx == 2 && a->ny == 2);
   cr_assert(fabs(a->ns[0] - (0.01 + 16 * 16 * 1e-7) * 1e6) < 1, "window 0 row: %g", a->ns[0]);
-  /* all-reduce: custom graph and eager (bytes = 2 x elements), NCCL half only */
-  cr_assert_eq(d.nar, 3);
-  int nccl = 0;
+  /* collectives: custom graph and eager all-reduce (bytes = 2 x elements), NCCL all_reduce and all_gather in
+   * half only (int8 skipped) */
+  cr_assert_eq(d.nar, 4);
+  int nccl = 0, ag = 0;
   for (size_t i = 0; i < d.nar; i++) {
-    cr_assert_eq(d.ar[i].bytes[0], d.ar[i].impl == PROF_AR_NCCL ? 512 : 256);
+    bool n = d.ar[i].impl == PROF_AR_NCCL || d.ar[i].impl == PROF_AG_NCCL;
+    cr_assert_eq(d.ar[i].bytes[0], n ? 512 : 256);
     nccl += d.ar[i].impl == PROF_AR_NCCL;
+    ag += d.ar[i].impl == PROF_AG_NCCL;
+    if (d.ar[i].impl == PROF_AG_NCCL) cr_assert(strstr(d.ar[i].kernel, "all_gather"), "%s", d.ar[i].kernel);
   }
   cr_assert_eq(nccl, 1);
+  cr_assert_eq(ag, 1);
   cr_assert(has_note(&d, "fp8_block") && has_note(&d, "window_size > 0") && has_note(&d, "attn_dtype fp8"));
-  cr_assert(has_note(&d, "moe_perf") && has_note(&d, "all_gather") && has_note(&d, "in int8"));
+  cr_assert(has_note(&d, "moe_perf") && has_note(&d, "in int8"));
   /* fused MoE: one table per shape, the faster of two kernels at each token count, ms -> ns */
   cr_assert_eq(d.nmoe, 2);
   for (size_t i = 0; i < d.nmoe; i++) {

@@ -502,3 +502,27 @@ Test(prof_v2, mla_module_rows_interpolate_and_extrapolate) {
                "\"ns\": [[1]]}, {\"phase\": \"context\", " MLA_HEAD ", \"batch\": [1], \"len\": [1], \"ns\": [[1]]}]}",
             "mla_module[1]", "duplicate");
 }
+
+/* NCCL all_gather and reduce_scatter tables ("op") are their own keys beside NCCL's all-reduce; custom
+ * (engine) tables cannot name an op; an unknown op is refused. */
+#define AROW(op) "{\"impl\": \"nccl\", " op "\"dtype\": \"bf16\", \"num_gpus\": 2, \"bytes\": [256, 65536], \"ns\": "
+Test(prof_v2, nccl_gather_and_scatter_tables) {
+  const char *json = P2 ", \"allreduce\": [" AROW("") "[5000, 9000]}, " AROW("\"op\": \"all_gather\", ")
+      "[4000, 6000]}, " AROW("\"op\": \"reduce_scatter\", ") "[3000, 5000]}]}";
+  prof *p = NULL;
+  sim_err err = {0};
+  cr_assert_eq(prof_parse(&p, json, "ag.json", &err), SIM_OK, "%s", err.msg);
+  double ns;
+  cr_assert(prof_allreduce_ns(p, PROF_AR_NCCL, 2, 65536, &ns));
+  close_to(ns, 9000, "all_reduce");
+  cr_assert(prof_allreduce_ns(p, PROF_AG_NCCL, 2, 65536, &ns));
+  close_to(ns, 6000, "all_gather");
+  cr_assert(prof_allreduce_ns(p, PROF_RS_NCCL, 2, 256, &ns));
+  close_to(ns, 3000, "reduce_scatter");
+  cr_assert_str_eq(prof_ar_impl_name(PROF_RS_NCCL), "nccl reduce_scatter");
+  prof_free(p);
+  parse_bad(P2 ", \"allreduce\": [" AROW("\"op\": \"alltoall\", ") "[1, 2]}]}", "allreduce[0].op", "all_gather");
+  parse_bad(P2 ", \"allreduce\": [{\"impl\": \"custom\", \"mode\": \"graph\", \"op\": \"all_gather\", \"dtype\": "
+               "\"bf16\", \"num_gpus\": 2, \"bytes\": [256], \"ns\": [100]}]}",
+            "allreduce[0].op", "only NCCL");
+}
