@@ -31,8 +31,9 @@ bool cost_set_mla_modules(cost_model *c, const prof *p) {
     case DT_FP4: gemm = "nvfp4"; break;
     default: break;
   }
+  if (m->attn_unquantized) gemm = "bfloat16"; /* the checkpoint keeps its attention in the activation dtype */
   double g1, x1;
-  if (p && c->shard.mla && gemm && !m->attn_unquantized) {
+  if (p && c->shard.mla && gemm) {
     prof_mla_key k;
     memset(&k, 0, sizeof k);
     k.kv_dtype = c->deploy->kv_dtype;
