@@ -213,6 +213,17 @@ static void grids(jw *j, const prof_doc *d) {
   free(v);
 }
 
+/* "ns": nx rows of ny values (row-major), one row per line; NAN is written null. */
+static void matrix(jw *j, const double *ns, int nx, int ny) {
+  jw_arr(j, "ns");
+  for (int x = 0; x < nx; x++) {
+    jw_arr_flow(j, NULL, 0);
+    for (int y = 0; y < ny; y++) jw_sig(j, NULL, ns[(size_t)x * (size_t)ny + (size_t)y], NS_DIGITS);
+    jw_end(j);
+  }
+  jw_end(j);
+}
+
 static void attns(jw *j, const prof_doc *d, prof_doc_attn_kind kind) {
   const void **v = sorted(d->attn[kind], d->nattn[kind], sizeof *d->attn[kind], cmp_attn);
   jw_arr(j, kind == PDA_DECODE ? "attn_decode" : "attn_context");
@@ -226,13 +237,7 @@ static void attns(jw *j, const prof_doc *d, prof_doc_attn_kind kind) {
     if (a->kernel[0]) jw_str(j, "kernel", a->kernel);
     u32s(j, "batch", a->x, a->nx);
     u32s(j, kind == PDA_DECODE ? "kv_len" : "isl", a->y, a->ny);
-    jw_arr(j, "ns");
-    for (int x = 0; x < a->nx; x++) {
-      jw_arr_flow(j, NULL, 0);
-      for (int y = 0; y < a->ny; y++) jw_sig(j, NULL, a->ns[(size_t)x * (size_t)a->ny + (size_t)y], NS_DIGITS);
-      jw_end(j);
-    }
-    jw_end(j);
+    matrix(j, a->ns, a->nx, a->ny);
     jw_end(j);
   }
   jw_end(j);
@@ -312,13 +317,7 @@ static void mlas(jw *j, const prof_doc *d) {
     if (m->kernel[0]) jw_str(j, "kernel", m->kernel);
     u32s(j, "batch", m->batch, m->nb);
     u32s(j, "len", m->len, m->nl);
-    jw_arr(j, "ns");
-    for (int x = 0; x < m->nb; x++) {
-      jw_arr_flow(j, NULL, 0);
-      for (int y = 0; y < m->nl; y++) jw_sig(j, NULL, m->ns[(size_t)x * (size_t)m->nl + (size_t)y], NS_DIGITS);
-      jw_end(j);
-    }
-    jw_end(j);
+    matrix(j, m->ns, m->nb, m->nl);
     jw_end(j);
   }
   jw_end(j);
