@@ -1122,3 +1122,29 @@ Test(cost, mla_attention_blocks_from_measured_modules) {
   cr_assert_gt(s.op_ns[OP_GEMM_QKV], 0.0);
   cost_deinit(&w.c);
 }
+
+/* The decode-attention memo (cost.h dec_memo) returns what the table lookup returns: the same decode call asked
+ * twice, and every (batch, context) asked in random order, equals a fresh model's first answer; re-attaching the
+ * profiles forgets it. */
+Test(cost, decode_attention_memo_is_the_table_lookup) {
+  world w, f;
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(4, DT_FP8));
+  world_init(&f, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(4, DT_FP8));
+  const prof *p = bundled("h200_vllm-0.24.0");
+  cost_set_profiles(&w.c, p, NULL, NULL);
+  uint64_t x = 12345;
+  for (int i = 0; i < 2000; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t batch = 1 + (uint32_t)(x >> 59), ctx = 1 + (uint32_t)((x >> 20) % 9000);
+    cost_src s1, s2;
+    double a = cost_attn_decode_ns(&w.c, batch, (uint64_t)batch * ctx, &s1);
+    cost_set_profiles(&f.c, p, NULL, NULL); /* a fresh memo */
+    double b = cost_attn_decode_ns(&f.c, batch, (uint64_t)batch * ctx, &s2);
+    cr_assert_eq(a, b, "batch %u ctx %u: %.17g vs %.17g", batch, ctx, a, b);
+    cr_assert_eq(s1, SRC_PROFILE);
+  }
+  cr_assert_not_null(w.c.dec_memo);
+  cost_set_profiles(&w.c, p, NULL, NULL);
+  cr_assert_null(w.c.dec_memo, "re-attaching the tables drops the memo");
+  cost_deinit(&w.c), cost_deinit(&f.c);
+}
