@@ -208,23 +208,47 @@ Test(kdb, version_order) {
 }
 
 /* A database whose only table is the GEMM text given (gzipped when gz). */
-static const char *gemm_db(const char *text, bool gz) {
+/* A database of one table `name` (e.g. "gemm_perf") holding text. */
+static const char *table_db(const char *name, const char *text, bool gz) {
   const char *root = tu_tmpdir();
   char p[4096];
   snprintf(p, sizeof p, "%s/.aic-commit", root);
   cr_assert(tu_write_table(p, "0123456789ab\n", false));
-  snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/gemm_perf.csv.gz", root);
+  snprintf(p, sizeof p, "%s/h100_sxm/vllm-0.14.0/%s.csv.gz", root, name);
   cr_assert(tu_write_table(p, text, gz));
   return root;
 }
 
-static void expect_bad(const char *text, bool gz, const char *where, const char *what) {
+static const char *gemm_db(const char *text, bool gz) { return table_db("gemm_perf", text, gz); }
+
+static void expect_bad_in(const char *name, const char *text, bool gz, const char *where, const char *what) {
   prof_doc d;
   sim_err err = {0};
-  int rc = import(gemm_db(text, gz), "0.14.0", &d, &err);
+  int rc = import(table_db(name, text, gz), "0.14.0", &d, &err);
   prof_doc_free(&d);
   cr_assert_eq(rc, SIM_EINPUT, "expected SIM_EINPUT for %s", where);
   cr_assert(strstr(err.msg, where) && strstr(err.msg, what), "expected '%s' and '%s' in: %s", where, what, err.msg);
+}
+
+static void expect_bad(const char *text, bool gz, const char *where, const char *what) {
+  expect_bad_in("gemm_perf", text, gz, where, what);
+}
+
+/* MLA module rows: an unknown KV dtype, a generation row of length 0 and a missing column are refused with the
+ * file, line and column. */
+Test(kdb, bad_mla_module_rows_name_file_line_and_column) {
+#define MHDR                                                                                                           \
+  "framework,version,device,op_name,kernel_source,model,architecture,mla_dtype,kv_cache_dtype,gemm_type,num_heads,"    \
+  "batch_size,isl,tp_size,step,latency\n"
+#define MPRE "VLLM,0.14.0,NVIDIA H100 80GB HBM3,mla_generation_module,K,deepseek-ai/DeepSeek-V3,X,bfloat16,"
+  expect_bad_in("mla_generation_module_perf", MHDR MPRE "int4,fp8_block,16,1,1,8,64,0.1\n", false,
+                "mla_generation_module_perf.csv.gz:2: column kv_cache_dtype", "bfloat16 or fp8");
+  expect_bad_in("mla_generation_module_perf", MHDR MPRE "bfloat16,fp8_block,16,1,1,8,0,0.1\n", true,
+                "mla_generation_module_perf.csv.gz:2: column step", "length >= 1");
+  expect_bad_in("mla_context_module_perf", "model,mla_dtype\nx,bfloat16\n", true,
+                "mla_context_module_perf.csv.gz:1: column kv_cache_dtype", "missing");
+#undef MPRE
+#undef MHDR
 }
 
 #define HDR "gemm_dtype,m,n,k,latency,device\n"
