@@ -132,7 +132,8 @@ typedef struct batch_desc {
   uint32_t num_prefill;       /* chunks of >= 2 tokens */
   const prefill_chunk *prefills;
   uint32_t moe_peer_tokens;   /* attention data parallelism: the tokens the replica's other DP ranks feed
-                                 the same MoE layers in this step (their current steps); 0 otherwise */
+                                 the same MoE layers in this step (their steps of the same lockstep group
+                                 step, serve/cluster.c); 0 otherwise */
 } batch_desc;
 
 typedef struct step_cost {
@@ -236,6 +237,12 @@ bool cost_set_mla_modules(cost_model *c, const prof *p);
 
 /* The hot path: fills *out for one step. */
 void cost_step(cost_model *c, const batch_desc *b, step_cost *out);
+/* Attention data parallelism with MoE layers: the DP ranks of a replica run
+ * each step in lockstep (every MoE layer gathers all ranks' tokens), so a
+ * rank whose own step (cost_step) is shorter than the slowest rank's waits
+ * the difference, `ns`: added to *out as GPU time of OP_ALLREDUCE / BOUND_COMM
+ * (the dispatch collective the rank waits in). */
+void cost_step_wait(const cost_model *c, step_cost *out, double ns);
 
 /* Components, for `plan`, tests and reports. Times in ns for one GPU and ONE
  * layer's call (the LM head: its one call per step); they do not touch

@@ -176,3 +176,20 @@ double cost_pp_send_ns(const cost_model *c, uint32_t tokens, uint32_t hop) {
   }
   return ns;
 }
+
+/* cost.h: the rank waits inside the MoE dispatch collective (GPU time, where
+ * a profile of the rank shows it: in the all-gather); with async scheduling
+ * the host time it hid grows hidden by as much (op_ns still sums to total). */
+void cost_step_wait(const cost_model *c, step_cost *out, double ns) {
+  if (!(ns > 0)) return;
+  double gpu = out->gpu_ns + ns;
+  double shown = out->op_ns[OP_CPU_OVERHEAD];
+  double now_shown = c->deploy->async_scheduling > 0 ? (out->cpu_ns > gpu ? out->cpu_ns - gpu : 0) : shown;
+  out->op_ns[OP_ALLREDUCE] += ns;
+  out->bound_ns[BOUND_COMM] += ns;
+  out->op_ns[OP_CPU_OVERHEAD] = now_shown;
+  out->bound_ns[BOUND_CPU] += now_shown - shown;
+  out->gpu_ns = gpu;
+  out->stage_ns[0] += ns;
+  out->total_ns = gpu + now_shown;
+}

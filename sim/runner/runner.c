@@ -87,6 +87,9 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
    * (DPLBAsyncMPClient: fewest waiting, then running), here the fewest outstanding across all ranks */
   cc.replicas = r->deploy.replicas * deploy_dp(&r->deploy);
   cc.dp_group = deploy_dp(&r->deploy);
+  /* with MoE layers the ranks step together (every MoE layer gathers all ranks' tokens; vLLM runs a dummy
+   * forward on a rank with nothing to do); a dense model's DP ranks are independent engines */
+  cc.dp_lockstep = deploy_dp(&r->deploy) > 1 && r->model.moe_layers > 0;
   cc.router = deploy_dp(&r->deploy) > 1 ? ROUTE_LEAST_OUTSTANDING : r->deploy.router;
   cc.sched.max_num_seqs = r->deploy.max_num_seqs;
   cc.sched.max_num_batched_tokens = r->deploy.max_num_batched_tokens;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK, EV_DELIVER };
+enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK, EV_DELIVER, EV_GSTEP, EV_GKICK };
 
 int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model *cost, sim_err *err) {
   memset(c, 0, sizeof *c);
@@ -38,6 +38,12 @@ int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model
     sched_init(&c->reps[i].s, &cfg->sched, cfg->kv_blocks, cfg->block_tokens, cfg->prefix_caching);
     c->reps[i].s.hash_ids = tr->hash_ids;
     c->reps[i].s.hash_block_tokens = tr->hash_block_tokens;
+  }
+  if (cfg->dp_lockstep && cfg->dp_group > 1) {
+    if (cfg->replicas % cfg->dp_group || cfg->dp_group > 64 || cfg->sched.pipeline_stages > 1 || cfg->n_failures)
+      return sim_errf(err, SIM_EINPUT, "DP lockstep: %u engine cores in groups of %u ranks must be whole groups of at "
+                      "most 64, without pipeline parallelism or lost replicas", cfg->replicas, cfg->dp_group);
+    c->grp = sim_calloc(cfg->replicas / cfg->dp_group, sizeof *c->grp);
   }
   router_init(&c->rt, cfg->router, cfg->replicas);
   des_init(&c->ev);
@@ -78,6 +84,7 @@ void cluster_deinit(cluster *c) {
   if (c->reps)
     for (uint32_t i = 0; i < c->cfg.replicas; i++) sched_deinit(&c->reps[i].s);
   free(c->reps);
+  free(c->grp);
   router_deinit(&c->rt);
   free(c->reqs);
   ring_free(&c->cq);
@@ -152,41 +159,43 @@ static void place(cluster *c, uint32_t ri, sched_step *st) {
   des_push(&c->ev, end, EV_STEP, ri, 0);
 }
 
+/* Schedules one step of replica ri at `now` if its batch queue has room and
+ * it has work; NULL if nothing can be scheduled. A head request that needs
+ * more blocks than the whole pool while nothing runs (the memory plan
+ * normally rules this out) is rejected rather than left waiting forever. */
+static sched_step *schedule_one(cluster *c, uint32_t ri, sim_ns now) {
+  replica *rep = &c->reps[ri];
+  while (!sched_queue_full(&rep->s) && sched_has_work(&rep->s)) {
+    sched_step *st = sched_schedule(&rep->s, c->reqs, now);
+    if (st) {
+      if (st->n_items > c->done_cap) {
+        c->done_cap = st->n_items * 2;
+        c->done_buf = sim_realloc(c->done_buf, c->done_cap * sizeof *c->done_buf);
+      }
+      return st;
+    }
+    if (rep->s.n_running || !rep->s.waiting.len || rep->s.q_len) return NULL;
+    uint32_t idx = sched_pop_head(&rep->s);
+    c->reqs[idx].state = RQ_REJECTED;
+    c->reqs[idx].reject = REJ_KV_TOO_SMALL;
+    SIM_ASSERT(rep->outstanding > 0);
+    rep->outstanding--;
+    touch(c, ri);
+    close_request(c, idx, now);
+    release_slot(c, now);
+    if (rep->s.q_len) return NULL; /* release_slot may have started this replica */
+  }
+  return NULL;
+}
+
 /* Schedules steps at `now` until the replica's batch queue is full or nothing
  * more can be scheduled (sched.h), and places each on the pipeline. The host
  * prepares one step after the other: a step's host work starts at `now` or
  * when the previous queued step's ends. */
 static void fill_queue_steps(cluster *c, uint32_t ri, sim_ns now) {
   replica *rep = &c->reps[ri];
-  while (!sched_queue_full(&rep->s) && sched_has_work(&rep->s)) {
-    sched_step *st = sched_schedule(&rep->s, c->reqs, now);
-    if (!st) {
-      /* Nothing fits although nothing runs: the head request needs more blocks
-       * than the whole pool (the memory plan normally rules this out). Reject it
-       * rather than wait forever. */
-      if (rep->s.n_running || !rep->s.waiting.len || rep->s.q_len) return;
-      uint32_t idx = sched_pop_head(&rep->s);
-      c->reqs[idx].state = RQ_REJECTED;
-      c->reqs[idx].reject = REJ_KV_TOO_SMALL;
-      SIM_ASSERT(rep->outstanding > 0);
-      rep->outstanding--;
-      touch(c, ri);
-      close_request(c, idx, now);
-      release_slot(c, now);
-      if (rep->s.q_len) return; /* release_slot may have started this replica */
-      continue;
-    }
-    if (st->n_items > c->done_cap) {
-      c->done_cap = st->n_items * 2;
-      c->done_buf = sim_realloc(c->done_buf, c->done_cap * sizeof *c->done_buf);
-    }
-    if (c->cfg.dp_group > 1) { /* the tokens the other DP ranks of this replica are computing now */
-      uint32_t g0 = ri / c->cfg.dp_group * c->cfg.dp_group, peers = 0;
-      for (uint32_t k = g0; k < g0 + c->cfg.dp_group; k++)
-        if (k != ri && !c->reps[k].failed) peers += c->reps[k].step_tokens;
-      st->bd.moe_peer_tokens = peers;
-      rep->step_tokens = st->bd.num_tokens;
-    }
+  sched_step *st;
+  while ((st = schedule_one(c, ri, now))) {
     cost_step(c->cost, &st->bd, &st->cost);
     sim_ns host_from = now;
     if (rep->s.q_len > 1) {
@@ -196,6 +205,76 @@ static void fill_queue_steps(cluster *c, uint32_t ri, sim_ns now) {
     double cpu = ceil(st->cost.cpu_ns);
     st->ready_ns = host_from + (cpu > 0 ? (sim_ns)cpu : 0);
     place(c, ri, st);
+  }
+}
+
+/* Lockstep DP group g (cluster_cfg.dp_lockstep): while its batch queue has
+ * room, every rank with work schedules a step at `now` and they form one
+ * group step. Each rank's MoE layers see the tokens of all of them
+ * (moe_peer_tokens: the others'), the ranks' hosts prepare their steps in
+ * parallel (the group's host work ends with the slowest), the group step
+ * starts when that is done and the previous group step ended, and it lasts as
+ * long as its slowest rank's step: the others wait in the MoE dispatch
+ * (cost_step_wait). Ranks without work run vLLM's dummy forward to join the
+ * collectives; it is never the slowest (a real step has at least its token)
+ * and is not costed. */
+static void fill_group(cluster *c, uint32_t g, sim_ns now) {
+  dp_group *G = &c->grp[g];
+  uint32_t n = c->cfg.dp_group, r0 = g * n, depth = c->reps[r0].s.depth;
+  SIM_ASSERT(depth <= 2);
+  while (G->q_len < depth) {
+    sched_step *sts[64];
+    uint64_t mask = 0, tokens = 0;
+    for (uint32_t k = 0; k < n; k++) {
+      sts[k] = c->reps[r0 + k].failed ? NULL : schedule_one(c, r0 + k, now);
+      if (sts[k]) mask |= 1ull << k, tokens += sts[k]->bd.num_tokens;
+    }
+    if (!mask) break;
+    double gpu = 0, cpu = 0;
+    for (uint32_t k = 0; k < n; k++) {
+      if (!sts[k]) continue;
+      sts[k]->bd.moe_peer_tokens = (uint32_t)(tokens - sts[k]->bd.num_tokens);
+      cost_step(c->cost, &sts[k]->bd, &sts[k]->cost);
+      gpu = fmax(gpu, sts[k]->cost.gpu_ns);
+      cpu = fmax(cpu, ceil(sts[k]->cost.cpu_ns));
+    }
+    sim_ns ready = (G->q_len && G->last_ready > now ? G->last_ready : now) + (sim_ns)cpu;
+    sim_ns start = ready > G->free_ns ? ready : G->free_ns;
+    double ns = ceil(gpu);
+    sim_ns end = start + (ns < 1.0 ? 1 : (sim_ns)ns);
+    for (uint32_t k = 0; k < n; k++) {
+      sched_step *st = sts[k];
+      if (!st) continue;
+      cost_step_wait(c->cost, &st->cost, gpu - st->cost.gpu_ns);
+      st->ready_ns = ready;
+      st->start_ns = start;
+      c->reps[r0 + k].steps++;
+      c->reps[r0 + k].busy_ns += st->cost.gpu_ns;
+      metrics_step(&c->m, &st->bd, &st->cost);
+    }
+    G->mask[G->q_len++] = mask;
+    G->last_ready = ready;
+    G->free_ns = end;
+    des_push(&c->ev, end, EV_GSTEP, g, mask);
+  }
+  for (uint32_t k = 0; k < n; k++) touch(c, r0 + k);
+}
+
+/* The kick that starts an idle replica (or its lockstep group) once every
+ * arrival of this instant is queued. */
+static void kick(cluster *c, uint32_t ri, sim_ns now) {
+  if (c->grp) {
+    dp_group *G = &c->grp[ri / c->cfg.dp_group];
+    if (!G->q_len && !G->kick_pending) {
+      G->kick_pending = true;
+      des_push_late(&c->ev, now, EV_GKICK, ri / c->cfg.dp_group, 0);
+    }
+    return;
+  }
+  replica *rep = &c->reps[ri];
+  if (!rep->s.q_len && !rep->kick_pending) {
+    rep->kick_pending = true;
+    des_push_late(&c->ev, now, EV_KICK, ri, 0);
   }
 }
 
@@ -227,10 +306,7 @@ static void route(cluster *c, uint32_t idx, sim_ns now) {
    * engine together do), not with the first of them alone. A busy one takes
    * new requests when a step returns (vLLM's engine core blocks on the
    * oldest batch when it cannot schedule another). */
-  if (!rep->s.q_len && !rep->kick_pending) {
-    rep->kick_pending = true;
-    des_push_late(&c->ev, now, EV_KICK, ri, 0);
-  }
+  kick(c, ri, now);
 }
 
 static void send(cluster *c, uint32_t idx, sim_ns now) {
@@ -306,7 +382,49 @@ static void on_step(cluster *c, uint32_t ri, sim_ns now) {
     release_slot(c, now);
   }
   if (!rep->s.q_len) fill_queue(c, ri, now); /* it idles: the new requests need not wait for a step */
-  if (!rep->s.q_len) rep->step_tokens = 0;
+}
+
+/* A lockstep group step ended: every rank in it completes its step, the
+ * group schedules its next one, then the finished requests go back to their
+ * clients (on_step's order). */
+static void on_gstep(cluster *c, uint32_t g, uint64_t mask, sim_ns now) {
+  dp_group *G = &c->grp[g];
+  uint32_t n = c->cfg.dp_group, r0 = g * n, cnt[64];
+  SIM_ASSERT(G->q_len && G->mask[0] == mask);
+  G->mask[0] = G->mask[1];
+  G->q_len--;
+  size_t items = 0, nd = 0;
+  for (uint32_t k = 0; k < n; k++)
+    if (mask >> k & 1) items += sched_queued(&c->reps[r0 + k].s, 0)->n_items;
+  if (items > c->done_cap) {
+    c->done_cap = items * 2;
+    c->done_buf = sim_realloc(c->done_buf, c->done_cap * sizeof *c->done_buf);
+  }
+  for (uint32_t k = 0; k < n; k++) {
+    cnt[k] = 0;
+    if (!(mask >> k & 1)) continue;
+    replica *rep = &c->reps[r0 + k];
+    const sched_step *st = sched_queued(&rep->s, 0);
+    cnt[k] = sched_complete(&rep->s, c->reqs, now, &c->m, c->done_buf + nd);
+    nd += cnt[k];
+    touch(c, r0 + k);
+    if (c->hooks.tokens)
+      for (uint32_t j = 0; j < st->n_items; j++)
+        if (st->items[j].samples) c->hooks.tokens(c->hooks.ctx, st->items[j].req, now);
+  }
+  fill_group(c, g, now);
+  nd = 0;
+  for (uint32_t k = 0; k < n; k++)
+    for (uint32_t j = 0; j < cnt[k]; j++) {
+      replica *rep = &c->reps[r0 + k];
+      SIM_ASSERT(rep->outstanding > 0);
+      rep->outstanding--;
+      touch(c, r0 + k);
+      c->m.finished++;
+      close_request(c, c->done_buf[nd++], now);
+      release_slot(c, now);
+    }
+  if (!G->q_len) fill_group(c, g, now);
 }
 
 static void on_fail(cluster *c, uint32_t ri, sim_ns now) {
@@ -380,6 +498,11 @@ bool cluster_run_slice(cluster *c, uint64_t max_events, sim_ns until_ns) {
       case EV_KICK:
         c->reps[ev.target].kick_pending = false;
         fill_queue(c, ev.target, ev.t_ns);
+        break;
+      case EV_GSTEP: on_gstep(c, ev.target, ev.arg, ev.t_ns); break;
+      case EV_GKICK:
+        c->grp[ev.target].kick_pending = false;
+        fill_group(c, ev.target, ev.t_ns);
         break;
       default: SIM_ASSERT(!"unknown event");
     }
@@ -529,10 +652,7 @@ void cluster_cancel(cluster *c, uint32_t idx, sim_ns now) {
       free_slot(c, idx);
       release_slot(c, now);
       /* blocks were freed: an idle replica with requests waiting for them starts a step */
-      if (!rep->s.q_len && sched_has_work(&rep->s) && !rep->kick_pending) {
-        rep->kick_pending = true;
-        des_push_late(&c->ev, now, EV_KICK, ri, 0);
-      }
+      if (sched_has_work(&rep->s)) kick(c, ri, now);
       break;
     }
     default: SIM_ASSERT(!"cancel of a closed request"); return;

@@ -50,6 +50,10 @@ typedef struct cluster_cfg {
   uint32_t replicas;         /* engine cores: replicas x DP ranks */
   uint32_t dp_group;         /* attention data parallelism: consecutive cores that share MoE layers (the DP
                                 ranks of one replica); 0 or 1 = none */
+  bool dp_lockstep;          /* the DP ranks of a group step together (MoE layers: vLLM runs every rank's forward,
+                                a dummy one where it has nothing, and each MoE layer gathers all ranks' tokens):
+                                a group step starts when the group's previous one ended and lasts as long as its
+                                slowest rank's step (cost_step_wait); else each rank keeps its own timeline */
   route_policy router;
   sched_cfg sched;
   uint32_t kv_blocks;        /* usable blocks per replica */
@@ -75,10 +79,18 @@ typedef struct replica {
   uint64_t steps;
   double busy_ns;       /* sum of its steps' GPU times (with PP: each batch's time through all stages) */
   sim_ns stage_free[CFG_MAX_PP]; /* when each pipeline stage finishes the last step placed on it */
-  uint32_t step_tokens; /* tokens of the step it runs now (its latest scheduled), 0 when idle: what it feeds
-                           the MoE layers its DP peers' steps share */
   uint32_t waiting_seen; /* its waiting count as last added into cluster.n_waiting */
 } replica;
+
+/* A lockstep DP group (cluster_cfg.dp_lockstep): its batch queue of group
+ * steps, each the steps its ranks scheduled together (a bit per rank). */
+typedef struct dp_group {
+  uint64_t mask[2];     /* FIFO of the group steps in flight (depth <= 2: no PP with DP), oldest first */
+  uint32_t q_len;
+  bool kick_pending;    /* a GKICK (start a group step at the end of this instant) is pending */
+  sim_ns free_ns;       /* when the group's last placed step ends */
+  sim_ns last_ready;    /* when the host work of its last placed step ends */
+} dp_group;
 
 /* Open mode: what the caller hears. The hooks must not call back into the
  * cluster; the request (c->reqs[idx]) may be read during the call only. */
@@ -97,6 +109,7 @@ typedef struct cluster {
   request *reqs;
   size_t n_reqs;
   replica *reps;
+  dp_group *grp;        /* [replicas / dp_group] with dp_lockstep, else NULL */
   router rt;            /* holds its own view of every replica, updated on every change (touch in cluster.c) */
   uint32_t n_waiting;   /* waiting requests over all replicas, kept as they change */
   des ev;

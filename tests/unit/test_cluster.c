@@ -2,7 +2,7 @@
  * adversarial workloads (ties in arrival times, over-long requests, tiny KV
  * pools that preempt, client slots, replicas lost at t = 0 and mid-run, time
  * limits, async scheduling on and off, both admission policies, prefix
- * caching with shared content):
+ * caching with shared content, lockstep data-parallel groups):
  *   - every request ends FINISHED or REJECTED (with a reason) exactly once:
  *     closed count == requests, no request left in another state;
  *   - a finished request generated exactly its output tokens;
@@ -96,7 +96,12 @@ Test(cluster, random_adversarial_runs_close_every_request_once) {
     cc.sample_interval_ns = rng_below(&r, 2) ? 0 : (1 + rng_below(&r, 2000)) * SIM_NS_PER_MS;
     bool limited = rng_below(&r, 6) == 0;
     cc.time_limit_ns = limited ? (1 + rng_below(&r, 20000)) * SIM_NS_PER_MS : 0;
-    cc.n_failures = (uint32_t)rng_below(&r, cc.replicas + 1);
+    if (w->d.pp == 1 && rng_below(&r, 4) == 0) { /* lockstep DP groups of 2-4 ranks (no failures with them) */
+      cc.dp_group = 2 + (uint32_t)rng_below(&r, 3);
+      cc.dp_lockstep = true;
+      cc.replicas = cc.dp_group * (1 + (uint32_t)rng_below(&r, 2));
+    }
+    cc.n_failures = cc.dp_lockstep ? 0 : (uint32_t)rng_below(&r, cc.replicas + 1);
     for (uint32_t k = 0; k < cc.n_failures; k++) {
       cc.failures[k].replica = (uint32_t)rng_below(&r, cc.replicas);
       cc.failures[k].at_ns = rng_below(&r, 3) == 0 ? 0 : rng_below(&r, 30000) * SIM_NS_PER_MS;
@@ -205,4 +210,60 @@ Test(cluster, pipeline_overlaps_consecutive_batches) {
   cr_assert_lt(gap[1], gap[0] * 6 / 10, "pp 2: %lld ns between the first tokens, pp 1: %lld ns", (long long)gap[1],
                (long long)gap[0]);
   cr_assert_gt(first[1], first[0], "a lone batch pays the send between the stages and the host work unhidden");
+}
+
+/* Lockstep DP (MoE layers): rank 0 prefills a 4000-token prompt while rank 1
+ * decodes a short request. In lockstep rank 1's steps last as long as rank
+ * 0's: its first token comes with rank 0's (one group step, one end), its
+ * second with rank 0's second, and each rank's GPU time includes the wait
+ * (its own cost plus the wait = the group's). With independent ranks its
+ * first token comes long before. */
+Test(cluster, dp_lockstep_ranks_step_together) {
+  sim_ns first1[2], first0[2];
+  for (int lock = 0; lock <= 1; lock++) {
+    world *w = calloc(1, sizeof *w);
+    w->m = tu_model_llama70b();
+    w->g = tu_gpu_h200();
+    w->e = tu_engine_vllm();
+    w->e.async_scheduling = false;
+    w->d = tu_deploy(1, DT_FP8);
+    w->d.dp = 2;
+    w->d.async_scheduling = 0;
+    sim_err err = {0, ""};
+    cr_assert_eq(cost_init(&w->cost, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
+    cluster_cfg cc;
+    memset(&cc, 0, sizeof cc);
+    cc.replicas = 2;
+    cc.dp_group = 2;
+    cc.dp_lockstep = lock;
+    cc.router = ROUTE_LEAST_OUTSTANDING;
+    cc.block_tokens = 16;
+    cc.max_model_len = 8192;
+    cc.kv_blocks = 1000;
+    cc.sched = (sched_cfg){8, 8192, 0, true, false, ADMIT_ON_DEMAND, false, 1};
+    trace_init(&w->tr);
+    trace_push(&w->tr, 0, 4000, 2, 0, NULL, 0);
+    trace_push(&w->tr, 0, 16, 2, 0, NULL, 0);
+    cr_assert_eq(cluster_init(&w->c, &cc, &w->tr, &w->cost, &err), SIM_OK, "%s", err.msg);
+    cluster_run(&w->c);
+    cr_assert(w->c.complete);
+    cr_assert_eq(w->c.reqs[0].replica, 0);
+    cr_assert_eq(w->c.reqs[1].replica, 1);
+    first0[lock] = w->c.reqs[0].first_token_ns;
+    first1[lock] = w->c.reqs[1].first_token_ns;
+    if (lock) {
+      cr_assert_eq(first1[1], first0[1], "one group step: both first tokens at its end");
+      cr_assert_eq(w->c.reqs[1].finish_ns, w->c.reqs[0].finish_ns, "the second group step ends both");
+      cr_assert_eq(w->c.reps[0].steps, 2);
+      cr_assert_eq(w->c.reps[1].steps, 2);
+      cr_assert_float_eq(w->c.reps[1].busy_ns, w->c.reps[0].busy_ns, 1e-6 * w->c.reps[0].busy_ns,
+                         "rank 1's GPU time is the group's: %g vs %g ns", w->c.reps[1].busy_ns, w->c.reps[0].busy_ns);
+    }
+    cluster_deinit(&w->c);
+    trace_free(&w->tr);
+    cost_deinit(&w->cost);
+    free(w);
+  }
+  cr_assert_lt(first1[0] * 3, first0[0], "independent ranks: the short prompt's first token comes far earlier");
+  cr_assert_eq(first0[1], first0[0], "the slow rank's own timeline is the group's");
 }

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hw/cost.h"
@@ -1147,4 +1148,42 @@ Test(cost, decode_attention_memo_is_the_table_lookup) {
   cost_set_profiles(&w.c, p, NULL, NULL);
   cr_assert_null(w.c.dec_memo, "re-attaching the tables drops the memo");
   cost_deinit(&w.c), cost_deinit(&f.c);
+}
+
+/* A lockstep DP rank's wait (cost_step_wait) is GPU time in the dispatch
+ * collective: gpu_ns and the all-reduce op grow by it, the sums still hold,
+ * and with async scheduling the host time the step showed beyond its GPU
+ * time shrinks by as much as the GPU time grew (max(gpu, cpu)). */
+Test(cost, dp_wait_is_gpu_time_and_keeps_the_sums) {
+  for (int async = 0; async <= 1; async++) {
+    world *w = calloc(1, sizeof *w);
+    engine_cfg e = tu_engine_vllm();
+    e.step_overhead_ns = 3e6; /* host work longer than a 1-token step's GPU time */
+    deploy_cfg d = dep(1, DT_BF16);
+    d.async_scheduling = async;
+    world_init(w, llama1b(), tu_gpu_h200(), e, d);
+    batch_desc b = {.num_tokens = 1, .num_seqs = 1, .num_sample = 1, .num_decode = 1, .decode_ctx_tokens = 100};
+    step_cost s, t;
+    cost_step(&w->c, &b, &s);
+    assert_sums(&s);
+    t = s;
+    double wait = 0.5 * s.gpu_ns;
+    cost_step_wait(&w->c, &t, wait);
+    assert_sums(&t);
+    cr_assert_float_eq(t.gpu_ns, s.gpu_ns + wait, 1e-6);
+    cr_assert_float_eq(t.stage_ns[0], s.stage_ns[0] + wait, 1e-6);
+    cr_assert_float_eq(t.op_ns[OP_ALLREDUCE], s.op_ns[OP_ALLREDUCE] + wait, 1e-6);
+    cr_assert_float_eq(t.cpu_ns, s.cpu_ns, 1e-9);
+    if (async) {
+      cr_assert_gt(s.op_ns[OP_CPU_OVERHEAD], wait, "the host showed beyond the GPU before the wait");
+      cr_assert_float_eq(t.total_ns, s.total_ns, 1e-6, "max(gpu, cpu) is still the host's");
+    } else {
+      cr_assert_float_eq(t.total_ns, s.total_ns + wait, 1e-6);
+    }
+    step_cost u = t;
+    cost_step_wait(&w->c, &u, 0);
+    cr_assert_eq(memcmp(&u, &t, sizeof u), 0, "no wait changes nothing");
+    cost_deinit(&w->c);
+    free(w);
+  }
 }
