@@ -577,7 +577,7 @@ static exec_mode mode_of(const cost_model *c, const batch_desc *b) {
 /* Attention of the step: the decode call and every chunk, one varlen call
  * (the per-call floor paid once). */
 static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
-  double L = c->model->layers, Ls = c->model->sliding_layers, W = c->model->sliding_window;
+  double L = c->model->layers, Ls = c->model->sliding_layers;
   double sum = 0, largest = 0, slide_dec = 0, slide_pre = 0;
   uint32_t parts = 0;
   double part_ns[2] = {0, 0}; /* decode, prefill (per layer) */
@@ -590,13 +590,8 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
     c->src_count[OP_ATTN_DECODE][s]++;
     sum += ns, parts++;
     if (ns > largest) largest = ns;
-    if (Ls > 0) { /* a window layer attends to at most W tokens of each sequence (the mean context, capped) */
-      double mean = (double)b->decode_ctx_tokens / b->num_decode;
-      uint64_t capped = (uint64_t)(b->num_decode * (mean < W ? mean : W) + 0.5);
-      cost_src s2;
-      cost_bound b2;
-      slide_dec = cost__attn_decode_eval(c, b->num_decode, capped ? capped : b->num_decode, &s2, &b2);
-    }
+    cost_src s2;
+    if (Ls > 0) slide_dec = cost__attn_window_decode(c, b->num_decode, b->decode_ctx_tokens, &s2);
   }
   for (uint32_t i = 0; i < b->num_prefill; i++) {
     uint32_t ch = b->prefills[i].chunk_tokens, x = b->prefills[i].ctx_tokens;
@@ -606,11 +601,8 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
     c->src_count[OP_ATTN_PREFILL][s]++;
     sum += ns, parts++;
     if (ns > largest) largest = ns;
-    if (Ls > 0) { /* the chunk's work within the window: each token attends to at most W tokens */
-      double full = chunk_work(ch, x), n1 = fmax(0.0, fmin((double)ch, W - x)); /* tokens inside the window */
-      double win = n1 * x + n1 * (n1 + 1.0) / 2.0 + ((double)ch - n1) * W;
-      slide_pre += full > 0 ? ns * win / full : ns;
-    }
+    cost_src s2;
+    if (Ls > 0) slide_pre += cost__attn_window_prefill(c, ch, x, ns, &s2);
   }
   if (parts == 0) return;
   double merged = sum - (parts - 1) * (c->mla_module ? c->mla_floor_ns : c->attn_floor_ns);

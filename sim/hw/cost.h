@@ -182,6 +182,8 @@ typedef struct cost_model {
   const prof *moe_alt[5];     /* this GPU's fused-MoE tables (the profiles' .moe.json companions: the chosen
                                  version's, then the others nearest first), for shapes `profile` lacks */
   int n_moe_alt;
+  const prof *win_alt[5];     /* the same companions, for sliding-window attention tables (cost_set_window_tables) */
+  int n_win_alt;
   bool mla_module;            /* MLA attention blocks from measured module tables (cost_set_mla_modules) */
   const prof *mla_prof;       /* the profile holding them */
   prof_mla_key mla_gen, mla_ctx; /* their keys for this deployment */
@@ -216,6 +218,10 @@ void cost_deinit(cost_model *c);
  * the other versions nearest first), asked for a shape the own profile lacks before the roofline. Clears
  * the memo. */
 void cost_set_moe_alternates(cost_model *c, const prof *const *alt, int n);
+/* Sliding-window attention tables (hw/prof.h prof_attn_window_*): the profiles asked, in order (at most 5: the
+ * chosen version's companion, then the other versions' nearest first), for a sliding-window layer's calls with
+ * the model's window before the estimate from full-attention tables. Clears the memo. */
+void cost_set_window_tables(cost_model *c, const prof *const *p, int n);
 
 /* Multi-head latent attention from measured module tables (hw/prof.h,
  * prof_mla_module_ns): when p (the chosen engine version's fused-MoE

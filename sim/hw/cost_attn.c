@@ -160,3 +160,59 @@ double cost__attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx
   }
   return tc > tm ? tc : tm;
 }
+
+/* ---- sliding-window layers ------------------------------------------------------------- */
+
+void cost_set_window_tables(cost_model *c, const prof *const *p, int n) {
+  c->n_win_alt = 0;
+  for (int i = 0; i < n && i < 5; i++) c->win_alt[c->n_win_alt++] = p[i];
+  cost__memo_clear(c);
+}
+
+/* Query-key pairs of a prompt of L tokens under a window of W: token i scores min(i, W) keys. */
+static double window_pairs(double L, double W) { return L <= W ? L * (L + 1.0) / 2.0 : W * (W + 1.0) / 2.0 + (L - W) * W; }
+
+double cost__attn_window_decode(const cost_model *c, uint32_t batch, uint64_t ctx_total, cost_src *src) {
+  const model_shard *s = &c->shard;
+  uint32_t W = c->model->sliding_window;
+  *src = SRC_ROOFLINE;
+  if (batch == 0) return 0;
+  uint64_t mean = (ctx_total + batch / 2) / batch;
+  uint32_t len = mean < 1 ? 1 : mean > UINT32_MAX ? UINT32_MAX : (uint32_t)mean;
+  double ns;
+  for (int i = 0; i < c->n_win_alt; i++)
+    if (prof_attn_window_decode_ns(c->win_alt[i], W, c->deploy->kv_dtype, batch, len, s->q_heads, s->kv_heads,
+                                   s->head_dim, &ns)) {
+      *src = SRC_PROFILE;
+      return ns;
+    }
+  /* no table of this window: a full-attention call over each sequence's last W tokens (the mean context, capped) */
+  double m = (double)ctx_total / batch;
+  uint64_t capped = (uint64_t)(batch * (m < W ? m : W) + 0.5);
+  cost_bound b;
+  return cost__attn_decode_eval(c, batch, capped ? capped : batch, src, &b);
+}
+
+/* A chunk of `chunk` tokens after `ctx` cached ones scores, in the window, n1 x ctx + n1 (n1 + 1) / 2 + (chunk -
+ * n1) W keys, n1 = its tokens still inside the first W. From a window table: the measured prompt whose windowed
+ * pairs are as many (isl L: pairs(L) = the chunk's), its time scaled to keep the pairs exact. */
+double cost__attn_window_prefill(const cost_model *c, uint32_t chunk, uint32_t ctx, double full_ns, cost_src *src) {
+  const model_shard *s = &c->shard;
+  double W = c->model->sliding_window, x = ctx, ch = chunk;
+  double n1 = fmax(0.0, fmin(ch, W - x));
+  double win = n1 * x + n1 * (n1 + 1.0) / 2.0 + (ch - n1) * W;
+  *src = SRC_ROOFLINE;
+  if (chunk == 0) return 0;
+  double head = W * (W + 1.0) / 2.0;
+  double L = win <= head ? floor((sqrt(8.0 * win + 1.0) - 1.0) / 2.0 + 0.5) : floor(W + (win - head) / W + 0.5);
+  uint32_t Li = L < 1 ? 1 : L > 4e9 ? 4000000000u : (uint32_t)L;
+  double ns;
+  for (int i = 0; i < c->n_win_alt; i++)
+    if (prof_attn_window_context_ns(c->win_alt[i], (uint32_t)W, c->deploy->kv_dtype, 1, Li, s->q_heads, s->kv_heads,
+                                    s->head_dim, &ns)) {
+      *src = SRC_PROFILE;
+      return ns * win / window_pairs(Li, W);
+    }
+  double full = chunk_work(ch, x);
+  return full > 0 ? full_ns * win / full : full_ns;
+}

@@ -21,6 +21,11 @@ bool cost__scale_other(const cost_model *c, cost_bound b, double peak_here, doub
 double cost__attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_total, cost_src *src,
                               cost_bound *bound);
 double cost__attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx, cost_src *src, cost_bound *bound);
+/* The same calls in a sliding-window layer (cost_attn.c): from the measured tables of the model's window when a
+ * companion holds them (cost_set_window_tables), else the full-attention call at the windowed work (decode: the
+ * context capped at the window; a chunk: `full_ns`, its full-attention time, scaled by its windowed share). */
+double cost__attn_window_decode(const cost_model *c, uint32_t batch, uint64_t ctx_total, cost_src *src);
+double cost__attn_window_prefill(const cost_model *c, uint32_t chunk, uint32_t ctx, double full_ns, cost_src *src);
 /* One TP all-reduce of `tokens` x H activations as the deployment costs it; the DP group's dispatch and
  * combine of Tg tokens (cost_comm.c). */
 double cost__allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src);

@@ -1,10 +1,13 @@
 /* kdb_attn.c: the kernel-db attention tables: generation_attention_perf ->
  * attn_decode (batch_size x kv_len, kv_len = step + the collector's offset,
  * kdb.h) and context_attention_perf -> attn_context (batch_size x isl), one
- * table per (KV dtype, num_heads, num_key_value_heads, head_dim).
+ * table per (window_size, KV dtype, num_heads, num_key_value_heads,
+ * head_dim): window_size 0 is full attention, a positive one a sliding-window
+ * kernel (each query attends to the last window_size tokens), another
+ * operation with tables of its own ("window", written to the companion file
+ * with the fused-MoE tables: only models with sliding-window layers read them).
  *
- * Kept: window_size 0 (full attention; sliding-window rows describe another
- * operation), beam_width 1, attn_dtype bfloat16 (TensorRT-LLM's context rows
+ * Kept: beam_width 1, attn_dtype bfloat16 (TensorRT-LLM's context rows
  * with attn_dtype fp8 are its FP8 context FMHA, a quantization option of the
  * model rather than of the KV cache, and servesim keys attention by KV dtype
  * alone: the bf16-compute rows with an fp8 cache serve fp8 KV caches),
@@ -22,6 +25,7 @@
 #include "hw/kdb_impl.h"
 
 typedef struct trow {
+  uint32_t win;                 /* window_size; 0 = full attention */
   sim_dtype kv;                 /* KV cache dtype */
   uint32_t hd, kvh, qh;         /* head_dim, KV heads, query heads */
   uint32_t x, y;                /* batch, kv_len or isl */
@@ -31,6 +35,7 @@ typedef struct trow {
 
 static int cmp_trow(const void *a, const void *b) {
   const trow *p = a, *q = b;
+  if (p->win != q->win) return p->win < q->win ? -1 : 1;
   if (p->kv != q->kv) return (int)p->kv - (int)q->kv;
   if (p->hd != q->hd) return p->hd < q->hd ? -1 : 1;
   if (p->kvh != q->kvh) return p->kvh < q->kvh ? -1 : 1;
@@ -63,12 +68,10 @@ static int need_cols(const kdb_csv *c, cols *k, sim_err *err) {
 static int read_row(const kdb_ctx *k, const kdb_csv *c, const cols *cl, bool context, kdb_names *kn, kdb_skips *sk,
                     trow *r, bool *keep, sim_err *err) {
   *keep = false;
-  uint64_t v;
+  uint64_t v = 0;
   int rc;
-  if (cl->win >= 0) {
-    if ((rc = kdb_csv_int(c, cl->win, 0, 1e12, &v, err))) return rc;
-    if (v) return kdb__skip(sk, "window_size > 0 (sliding window)"), SIM_OK;
-  }
+  if (cl->win >= 0 && (rc = kdb_csv_int(c, cl->win, 0, 1e9, &v, err))) return rc;
+  r->win = (uint32_t)v;
   if (cl->beam >= 0 && strcmp(kdb_csv_str(c, cl->beam), "1"))
     return kdb__skip(sk, "beam_width %s", kdb_csv_str(c, cl->beam)), SIM_OK;
   const char *ad = kdb_csv_str(c, cl->attn), *kd = kdb_csv_str(c, cl->kv);
@@ -125,24 +128,29 @@ static long build(kdb_ctx *k, const trow *v, size_t n, bool context, const kdb_n
     mask |= v[q].kernels;
   }
   if (!fillable(ns, nx, ny)) {
-    prof_doc_note(k->doc, "%s: %s heads %u/%u d%u left out: a cell not measured has no measured cell before it in "
+    char win[32] = "";
+    if (v[0].win) snprintf(win, sizeof win, " window %u", v[0].win);
+    prof_doc_note(k->doc, "%s: %s heads %u/%u d%u%s left out: a cell not measured has no measured cell before it in "
                           "its row or column",
-                  file, dtype_name(v[0].kv), v[0].qh, v[0].kvh, v[0].hd);
+                  file, dtype_name(v[0].kv), v[0].qh, v[0].kvh, v[0].hd, win);
     free(x), free(y), free(ns);
     return dup;
   }
   prof_doc_attn *a = prof_doc_add_attn(k->doc, context ? PDA_CONTEXT : PDA_DECODE);
   a->kv_dtype = v[0].kv;
   a->q_heads = v[0].qh, a->kv_heads = v[0].kvh, a->head_dim = v[0].hd;
+  a->window = v[0].win;
   a->x = x, a->y = y, a->nx = nx, a->ny = ny, a->ns = ns;
   kdb__names_join(kn, mask, a->kernel, sizeof a->kernel);
   return dup;
 }
 
-static void notes(kdb_ctx *k, const char *file, bool context, long total, size_t used, size_t tables, long dup,
-                  const kdb_skips *sk, const kdb_rows *rows) {
+static void notes(kdb_ctx *k, const char *file, bool context, long total, size_t used, size_t tables,
+                  size_t windowed, long dup, const kdb_skips *sk, const kdb_rows *rows) {
+  char win[96] = "";
+  if (windowed) snprintf(win, sizeof win, " (%zu of them sliding-window tables, in the companion file)", windowed);
   prof_doc_note(k->doc, "%s: %ld rows, %zu imported into %zu %s tables%s", file, total, used, tables,
-                context ? "attn_context" : "attn_decode", context ? "" : "");
+                context ? "attn_context" : "attn_decode", win);
   if (!context)
     prof_doc_note(k->doc, "%s: kv_len = step + %u (%s)", file, k->decode_offset,
                   k->decode_offset ? "the collector caches `step` tokens and decodes one more"
@@ -186,11 +194,15 @@ int kdb__attn(kdb_ctx *k, const char *path, bool context, sim_err *err) {
     long dup = 0;
     for (size_t i = 0; i < n;) {
       size_t j = i;
-      while (j < n && v[j].kv == v[i].kv && v[j].hd == v[i].hd && v[j].kvh == v[i].kvh && v[j].qh == v[i].qh) j++;
+      while (j < n && v[j].win == v[i].win && v[j].kv == v[i].kv && v[j].hd == v[i].hd && v[j].kvh == v[i].kvh &&
+             v[j].qh == v[i].qh)
+        j++;
       dup += build(k, v + i, j - i, context, &kn, file);
       i = j;
     }
-    notes(k, file, context, total, n, k->doc->nattn[context ? PDA_CONTEXT : PDA_DECODE] - before, dup, &sk, &rows);
+    size_t after = k->doc->nattn[context ? PDA_CONTEXT : PDA_DECODE], windowed = 0;
+    for (size_t t = before; t < after; t++) windowed += k->doc->attn[context ? PDA_CONTEXT : PDA_DECODE][t].window > 0;
+    notes(k, file, context, total, n, after - before, windowed, dup, &sk, &rows);
   }
   free(v);
   kdb_csv_close(&c);

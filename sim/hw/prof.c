@@ -95,12 +95,18 @@ double prof__gemm_sol(const prof *p, sim_dtype w, sim_dtype a, double M, double 
 }
 
 double prof__attn_sol(const prof *p, attn_kind kind, sim_dtype kv, uint32_t qh, uint32_t kvh, uint32_t hd, uint32_t x,
-                      uint32_t y) {
+                      uint32_t y, uint32_t window) {
   prof_work w;
   switch (kind) {
     case AK_PREFILL: prof_prefill_work(x, y, qh, kvh, hd, &w); break;
-    case AK_CONTEXT: prof_context_work(kv, x, y, qh, kvh, hd, &w); break;
-    default: prof_decode_work(kv, x, y, qh, kvh, hd, &w); break;
+    case AK_CONTEXT:
+      prof_context_work(kv, x, y, qh, kvh, hd, &w);
+      if (window && y > window) { /* query-key pairs: W (W + 1) / 2 for the first W tokens, then W each */
+        double W = window, pairs = W * (W + 1) / 2 + ((double)y - W) * W;
+        w.flops = 4.0 * qh * hd * (double)x * pairs;
+      }
+      break;
+    default: prof_decode_work(kv, x, window && y > window ? window : y, qh, kvh, hd, &w); break;
   }
   return prof__sol_ns(p, &w);
 }

@@ -21,7 +21,14 @@
  * (fewer KV heads, then fewer query heads). Its efficiency at (x, y) is held
  * and the time is the query's own SOL over that efficiency: the speed of
  * light carries the heads (bytes of K and V scale with kv_heads, flops with
- * q_heads). Version 1 profiles match layouts exactly (as before version 2). */
+ * q_heads). Version 1 profiles match layouts exactly (as before version 2).
+ *
+ * Sliding-window tables (decode and context, optional "window": W > 0) time
+ * another operation, each query attending to the last W tokens only; they
+ * serve queries of the same window alone (the window is the first sort key,
+ * so each window's tables are one run) and their speed of light counts the
+ * windowed work (prof__attn_sol), so beyond the measured lengths the time
+ * stays flat as the kernel's does. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +44,7 @@ double prof__attn_ly(attn_kind kind, uint32_t y) { return kind == AK_PREFILL ? l
 
 static int cmp_attn(const void *a, const void *b) {
   const attn_tab *x = a, *y = b;
+  if (x->window != y->window) return x->window < y->window ? -1 : 1;
   if (x->kv_dtype != y->kv_dtype) return (int)x->kv_dtype - (int)y->kv_dtype;
   if (x->head_dim != y->head_dim) return x->head_dim < y->head_dim ? -1 : 1;
   if (x->kv_heads != y->kv_heads) return x->kv_heads < y->kv_heads ? -1 : 1;
@@ -82,7 +90,8 @@ static int parse_key(pctx *c, const cJSON *t, const char *f, attn_tab *a) {
   if ((rc = prof__u32(c, t, "q_heads", f, true, &a->q_heads)) ||
       (rc = prof__u32(c, t, "kv_heads", f, true, &a->kv_heads)) ||
       (rc = prof__u32(c, t, "head_dim", f, true, &a->head_dim)) ||
-      (a->kind != AK_CONTEXT && (rc = prof__u32(c, t, "block_size", f, false, &bs))))
+      (a->kind != AK_CONTEXT && (rc = prof__u32(c, t, "block_size", f, false, &bs))) ||
+      (a->kind != AK_PREFILL && (rc = prof__u32(c, t, "window", f, false, &a->window))))
     return rc;
   if (a->q_heads % a->kv_heads) {
     char fq[96];
@@ -129,7 +138,8 @@ static int parse_cells(pctx *c, const prof *p, const cJSON *t, const char *f, at
         snprintf(fe, sizeof fe, "%s[%d]", fr, y);
         if ((rc = prof__pos(c, e, fe, v))) return rc;
       }
-      double sol = prof__attn_sol(p, a->kind, a->kv_dtype, a->q_heads, a->kv_heads, a->head_dim, a->x[x], a->y[y]);
+      double sol =
+          prof__attn_sol(p, a->kind, a->kv_dtype, a->q_heads, a->kv_heads, a->head_dim, a->x[x], a->y[y], a->window);
       a->le[(size_t)x * a->ny + y] = log(sol / *v);
       measured++;
     }
@@ -139,10 +149,11 @@ static int parse_cells(pctx *c, const prof *p, const cJSON *t, const char *f, at
 }
 
 static int parse_one(pctx *c, const prof *p, const cJSON *t, const char *f, attn_tab *a) {
-  static const char *const keys[AK_COUNT][11] = {
-      {"kv_dtype", "q_heads", "kv_heads", "head_dim", "block_size", "tp", "kernel", "batch", "kv_len", "ns", NULL},
+  static const char *const keys[AK_COUNT][12] = {
+      {"kv_dtype", "q_heads", "kv_heads", "head_dim", "block_size", "tp", "kernel", "window", "batch", "kv_len", "ns",
+       NULL},
       {"dtype", "q_heads", "kv_heads", "head_dim", "block_size", "tp", "kernel", "chunk", "ctx", "ns", NULL},
-      {"kv_dtype", "q_heads", "kv_heads", "head_dim", "kernel", "batch", "isl", "ns", NULL}};
+      {"kv_dtype", "q_heads", "kv_heads", "head_dim", "kernel", "window", "batch", "isl", "ns", NULL}};
   if (!cJSON_IsObject(t)) return prof__bad(c, t, f, "expected an object");
   int rc;
   if ((rc = prof__keys(c, t, f, keys[a->kind])) || (rc = parse_key(c, t, f, a)) ||
@@ -177,8 +188,10 @@ int prof__parse_attn(pctx *c, prof *p, const cJSON *arr, attn_kind kind) {
       int first = a->idx < b->idx ? a->idx : b->idx, second = a->idx < b->idx ? b->idx : a->idx;
       char f[64];
       snprintf(f, sizeof f, "%s[%d]", name, second);
-      rc = prof__bad(c, nodes[second], f, "duplicate table for %s heads %u/%u d%u (also %s[%d])",
-                     dtype_name(b->kv_dtype), b->q_heads, b->kv_heads, b->head_dim, name, first);
+      char win[32] = "";
+      if (b->window) snprintf(win, sizeof win, " window %u", b->window);
+      rc = prof__bad(c, nodes[second], f, "duplicate table for %s heads %u/%u d%u%s (also %s[%d])",
+                     dtype_name(b->kv_dtype), b->q_heads, b->kv_heads, b->head_dim, win, name, first);
     }
   }
   free(nodes);
@@ -212,12 +225,12 @@ static int lower_bound(const attn_tab *tabs, int n, const attn_tab *key) {
 }
 
 /* The table serving a layout: its own (*exact) or, in a version 2 profile,
- * the nearest of the same KV dtype and head_dim; NULL when none. */
-static const attn_tab *find_attn(const prof *p, attn_kind kind, sim_dtype kv, uint32_t qh, uint32_t kvh, uint32_t hd,
-                                 bool *exact) {
+ * the nearest of the same window, KV dtype and head_dim; NULL when none. */
+static const attn_tab *find_attn(const prof *p, attn_kind kind, uint32_t window, sim_dtype kv, uint32_t qh,
+                                 uint32_t kvh, uint32_t hd, bool *exact) {
   const attn_tab *tabs = p->attn[kind];
   int n = p->nattn[kind];
-  attn_tab key = {.kv_dtype = kv, .head_dim = hd, .kv_heads = kvh, .q_heads = qh};
+  attn_tab key = {.window = window, .kv_dtype = kv, .head_dim = hd, .kv_heads = kvh, .q_heads = qh};
   int at = lower_bound(tabs, n, &key);
   *exact = at < n && !cmp_attn(&tabs[at], &key);
   if (*exact) return &tabs[at];
@@ -225,7 +238,8 @@ static const attn_tab *find_attn(const prof *p, attn_kind kind, sim_dtype kv, ui
   key.kv_heads = key.q_heads = 0;
   const attn_tab *best = NULL;
   double best_d = INFINITY, lk = log((double)kvh), lg = log((double)qh / kvh);
-  for (int i = lower_bound(tabs, n, &key); i < n && tabs[i].kv_dtype == kv && tabs[i].head_dim == hd; i++) {
+  for (int i = lower_bound(tabs, n, &key);
+       i < n && tabs[i].window == window && tabs[i].kv_dtype == kv && tabs[i].head_dim == hd; i++) {
     double dk = log((double)tabs[i].kv_heads) - lk, dg = log((double)tabs[i].q_heads / tabs[i].kv_heads) - lg;
     double d = dk * dk + dg * dg;
     if (d < best_d) best_d = d, best = &tabs[i];
@@ -233,10 +247,10 @@ static const attn_tab *find_attn(const prof *p, attn_kind kind, sim_dtype kv, ui
   return best;
 }
 
-static bool attn_query(const prof *p, attn_kind kind, sim_dtype kv, uint32_t x, uint32_t y, uint32_t qh, uint32_t kvh,
-                       uint32_t hd, double *ns) {
+static bool attn_query(const prof *p, attn_kind kind, uint32_t window, sim_dtype kv, uint32_t x, uint32_t y,
+                       uint32_t qh, uint32_t kvh, uint32_t hd, double *ns) {
   bool exact;
-  const attn_tab *t = find_attn(p, kind, kv, qh, kvh, hd, &exact);
+  const attn_tab *t = find_attn(p, kind, window, kv, qh, kvh, hd, &exact);
   if (!t) return false;
   if (exact) {
     int i = prof__find_u32(t->x, t->nx, x), j = prof__find_u32(t->y, t->ny, y);
@@ -246,7 +260,7 @@ static bool attn_query(const prof *p, attn_kind kind, sim_dtype kv, uint32_t x, 
     }
   }
   double le = prof__attn_le(t, log((double)x), prof__attn_ly(kind, y));
-  *ns = prof__attn_sol(p, kind, kv, qh, kvh, hd, x, y) / exp(le);
+  *ns = prof__attn_sol(p, kind, kv, qh, kvh, hd, x, y, window) / exp(le);
   return true;
 }
 
@@ -254,18 +268,39 @@ bool prof_attn_decode_ns(const prof *p, sim_dtype kv_dtype, uint32_t batch, uint
                          uint32_t kv_heads, uint32_t head_dim, double *ns) {
   if (!p || batch == 0) return false;
   if (kv_dtype == DT_FP16) kv_dtype = DT_BF16;
-  return attn_query(p, AK_DECODE, kv_dtype, batch, kv_len ? kv_len : 1, q_heads, kv_heads, head_dim, ns);
+  return attn_query(p, AK_DECODE, 0, kv_dtype, batch, kv_len ? kv_len : 1, q_heads, kv_heads, head_dim, ns);
 }
 
 bool prof_attn_prefill_ns(const prof *p, uint32_t chunk, uint32_t ctx, uint32_t q_heads, uint32_t kv_heads,
                           uint32_t head_dim, double *ns) {
   if (!p || chunk == 0) return false;
-  return attn_query(p, AK_PREFILL, DT_BF16, chunk, ctx, q_heads, kv_heads, head_dim, ns);
+  return attn_query(p, AK_PREFILL, 0, DT_BF16, chunk, ctx, q_heads, kv_heads, head_dim, ns);
 }
 
 bool prof_attn_context_ns(const prof *p, sim_dtype kv_dtype, uint32_t batch, uint32_t isl, uint32_t q_heads,
                           uint32_t kv_heads, uint32_t head_dim, double *ns) {
   if (!p || batch == 0 || isl == 0) return false;
   if (kv_dtype == DT_FP16) kv_dtype = DT_BF16;
-  return attn_query(p, AK_CONTEXT, kv_dtype, batch, isl, q_heads, kv_heads, head_dim, ns);
+  return attn_query(p, AK_CONTEXT, 0, kv_dtype, batch, isl, q_heads, kv_heads, head_dim, ns);
+}
+
+bool prof_attn_window_decode_ns(const prof *p, uint32_t window, sim_dtype kv_dtype, uint32_t batch, uint32_t kv_len,
+                                uint32_t q_heads, uint32_t kv_heads, uint32_t head_dim, double *ns) {
+  if (!p || batch == 0 || window == 0) return false;
+  if (kv_dtype == DT_FP16) kv_dtype = DT_BF16;
+  return attn_query(p, AK_DECODE, window, kv_dtype, batch, kv_len ? kv_len : 1, q_heads, kv_heads, head_dim, ns);
+}
+
+bool prof_attn_window_context_ns(const prof *p, uint32_t window, sim_dtype kv_dtype, uint32_t batch, uint32_t isl,
+                                 uint32_t q_heads, uint32_t kv_heads, uint32_t head_dim, double *ns) {
+  if (!p || batch == 0 || isl == 0 || window == 0) return false;
+  if (kv_dtype == DT_FP16) kv_dtype = DT_BF16;
+  return attn_query(p, AK_CONTEXT, window, kv_dtype, batch, isl, q_heads, kv_heads, head_dim, ns);
+}
+
+int prof_window_tables(const prof *p, uint32_t window) {
+  int n = 0;
+  for (int k = 0; p && window && k < AK_COUNT; k++)
+    for (int t = 0; t < p->nattn[k]; t++) n += p->attn[k][t].window == window;
+  return n;
 }

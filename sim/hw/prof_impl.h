@@ -49,6 +49,7 @@ typedef struct attn_tab {
   attn_kind kind;     /* decode: x = batch, y = kv_len; prefill: x = chunk, y = ctx; context: x = batch, y = isl */
   sim_dtype kv_dtype; /* bf16 or fp8 (prefill: bf16) */
   uint32_t q_heads, kv_heads, head_dim; /* per GPU: the lookup key */
+  uint32_t window;    /* sliding-window attention: each query attends to the last `window` tokens; 0 = full */
   int nx, ny;         /* grid sizes */
   uint32_t *x, *y;    /* [nx], [ny] increasing */
   double *lx, *ly;    /* logs (prefill: log(1 + ctx), ctx may be 0) */
@@ -108,7 +109,7 @@ struct prof {
   int ngemm;
   grid_tab *grid;            /* [ngrid] sorted by (wdtype, adtype) */
   int ngrid;
-  attn_tab *attn[AK_COUNT];  /* [nattn[k]] sorted by (kv_dtype, head_dim, kv_heads, q_heads) */
+  attn_tab *attn[AK_COUNT];  /* [nattn[k]] sorted by (window, kv_dtype, head_dim, kv_heads, q_heads) */
   int nattn[AK_COUNT];
   ar_tab *ar;                /* [nar] sorted by (impl, num_gpus) */
   int nar;
@@ -148,8 +149,11 @@ void prof__free_tables(prof *p);
 /* ---- speed of light and interpolation ---------------------------------------------------- */
 double prof__sol_ns(const prof *p, const prof_work *w);
 double prof__gemm_sol(const prof *p, sim_dtype w, sim_dtype a, double M, double N, double K);
+/* An attention call's speed of light; window > 0: a sliding-window call (each
+ * query attends to at most `window` tokens: a decode reads and scores that
+ * many, a prompt's token i scores min(i, window)). */
 double prof__attn_sol(const prof *p, attn_kind kind, sim_dtype kv, uint32_t qh, uint32_t kvh, uint32_t hd, uint32_t x,
-                      uint32_t y);
+                      uint32_t y, uint32_t window);
 /* Bracket of u on the increasing grid lx[0..n): lx[*i] <= u <= lx[*i + 1] with
  * weight *f of the upper point, clamped to the ends (f 0 or 1); n == 1: i 0, f 0. */
 void prof__bracket(const double *lx, int n, double u, int *i, double *f);

@@ -141,7 +141,7 @@ static void loo_attn(const prof *p, errs *e) {
           if (isnan(le)) continue;
           double m = a->ns[i * ny + j];
           double sol =
-              prof__attn_sol(p, a->kind, a->kv_dtype, a->q_heads, a->kv_heads, a->head_dim, a->x[i], a->y[j]);
+              prof__attn_sol(p, a->kind, a->kv_dtype, a->q_heads, a->kv_heads, a->head_dim, a->x[i], a->y[j], a->window);
           push(&e[pk[kind]], fabs(sol / exp(le) - m) / m);
         }
     }

@@ -111,6 +111,7 @@ static int cmp_grid(const void *a, const void *b) {
 
 static int cmp_attn(const void *a, const void *b) {
   const prof_doc_attn *x = *(const prof_doc_attn *const *)a, *y = *(const prof_doc_attn *const *)b;
+  if (x->window != y->window) return x->window < y->window ? -1 : 1;
   if (x->kv_dtype != y->kv_dtype) return (int)x->kv_dtype - (int)y->kv_dtype;
   if (x->head_dim != y->head_dim) return x->head_dim < y->head_dim ? -1 : 1;
   if (x->kv_heads != y->kv_heads) return x->kv_heads < y->kv_heads ? -1 : 1;
@@ -224,16 +225,28 @@ static void matrix(jw *j, const double *ns, int nx, int ny) {
   jw_end(j);
 }
 
-static void attns(jw *j, const prof_doc *d, prof_doc_attn_kind kind) {
+/* The tables of one kind: the full-attention ones (windowed false) or the
+ * sliding-window ones; none: nothing written. */
+static size_t n_attn(const prof_doc *d, prof_doc_attn_kind kind, bool windowed) {
+  size_t n = 0;
+  for (size_t t = 0; t < d->nattn[kind]; t++) n += (d->attn[kind][t].window > 0) == windowed;
+  return n;
+}
+
+enum { PART_DENSE = 1, PART_MOE = 2 };
+
+static void attns(jw *j, const prof_doc *d, prof_doc_attn_kind kind, int parts) {
   const void **v = sorted(d->attn[kind], d->nattn[kind], sizeof *d->attn[kind], cmp_attn);
   jw_arr(j, kind == PDA_DECODE ? "attn_decode" : "attn_context");
   for (size_t t = 0; t < d->nattn[kind]; t++) {
     const prof_doc_attn *a = v[t];
+    if (!(parts & (a->window ? PART_MOE : PART_DENSE))) continue;
     jw_obj(j, NULL);
     jw_str(j, "kv_dtype", dtype_name(a->kv_dtype));
     jw_u64(j, "q_heads", a->q_heads);
     jw_u64(j, "kv_heads", a->kv_heads);
     jw_u64(j, "head_dim", a->head_dim);
+    if (a->window) jw_u64(j, "window", a->window);
     if (a->kernel[0]) jw_str(j, "kernel", a->kernel);
     u32s(j, "batch", a->x, a->nx);
     u32s(j, kind == PDA_DECODE ? "kv_len" : "isl", a->y, a->ny);
@@ -324,18 +337,21 @@ static void mlas(jw *j, const prof_doc *d) {
   free(v);
 }
 
-enum { PART_DENSE = 1, PART_MOE = 2 };
-
+/* The dense part: GEMM grids, full-attention tables, all-reduces. The
+ * companion part (loaded only for the models that need it, runner/profsel.c):
+ * fused-MoE tables, MLA modules and sliding-window attention tables. One file
+ * of both parts holds each kind's tables in one array. */
 static int write_parts(const prof_doc *d, FILE *f, int parts, sim_err *err) {
   jw j;
   jw_begin(&j, f);
   header(&j, d);
-  if (parts & PART_DENSE) {
-    if (d->ngrid) grids(&j, d);
-    if (d->nattn[PDA_DECODE]) attns(&j, d, PDA_DECODE);
-    if (d->nattn[PDA_CONTEXT]) attns(&j, d, PDA_CONTEXT);
-    if (d->nar) allreduces(&j, d);
+  if ((parts & PART_DENSE) && d->ngrid) grids(&j, d);
+  for (int k = 0; k < PDA_COUNT; k++) {
+    size_t n = ((parts & PART_DENSE) ? n_attn(d, (prof_doc_attn_kind)k, false) : 0) +
+               ((parts & PART_MOE) ? n_attn(d, (prof_doc_attn_kind)k, true) : 0);
+    if (n) attns(&j, d, (prof_doc_attn_kind)k, parts);
   }
+  if ((parts & PART_DENSE) && d->nar) allreduces(&j, d);
   if ((parts & PART_MOE) && d->nmoe) moes(&j, d);
   if ((parts & PART_MOE) && d->nmla) mlas(&j, d);
   return jw_finish(&j, err);

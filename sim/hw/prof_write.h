@@ -33,6 +33,7 @@ typedef struct prof_doc_grid {
 typedef struct prof_doc_attn {
   sim_dtype kv_dtype;                   /* bf16 or fp8 */
   uint32_t q_heads, kv_heads, head_dim; /* per GPU */
+  uint32_t window;                      /* sliding window (tokens); 0 = full attention */
   char kernel[256];                     /* informational */
   uint32_t *x, *y;                      /* decode: batch, kv_len; context: batch, isl (owned) */
   int nx, ny;

@@ -236,10 +236,12 @@ int profsel_choose(prof_sel *s, const char *spec, const gpu_cfg *gpu, const engi
 
 void profsel_attach(prof_sel *s, cost_model *c) {
   cost_set_profiles(c, s->own, s->other, s->other ? &s->other_gpu : NULL);
-  if (c->model->experts && s->own) { /* the fused-MoE companions: own first, then the other versions' */
-    const prof *alt[PROFSEL_MAX_ALT + 1];
-    char used[PROFSEL_MAX_ALT + 1][160];
-    int n = 0;
+  /* the companions (fused-MoE, MLA module and sliding-window attention tables): own first, then the other
+     versions' */
+  if ((c->model->experts || c->model->sliding_layers) && s->own) {
+    const prof *alt[PROFSEL_MAX_ALT + 1], *win[PROFSEL_MAX_ALT + 1];
+    char used[PROFSEL_MAX_ALT + 1][160], wused[PROFSEL_MAX_ALT + 1][160];
+    int n = 0, nw = 0;
     for (int i = -1; i < s->n_alt; i++) {
       char path[1200], cpath[1200];
       sim_err ignore = {0, ""};
@@ -267,8 +269,21 @@ void profsel_attach(prof_sel *s, cost_model *c) {
         stem(cpath, used[n], sizeof used[n]);
         alt[n++] = p;
       }
+      if (c->model->sliding_layers && profsel_cache_get(cpath, &p, &ignore) == SIM_OK &&
+          prof_window_tables(p, c->model->sliding_window) > 0) {
+        stem(cpath, wused[nw], sizeof wused[nw]);
+        win[nw++] = p;
+      }
     }
     cost_set_moe_alternates(c, alt, n);
+    cost_set_window_tables(c, win, nw);
+    static const char wnote[] = "; sliding-window attention tables ";
+    if (nw && !strstr(s->source, wnote)) {
+      size_t k = strlen(s->source);
+      k += (size_t)snprintf(s->source + k, sizeof s->source - k, "%s(window %u) ", wnote, c->model->sliding_window);
+      for (int i = 0; i < nw && k < sizeof s->source; i++)
+        k += (size_t)snprintf(s->source + k, sizeof s->source - k, "%s%s", i ? ", then " : "", wused[i]);
+    }
     static const char mnote[] = "; fused-MoE tables ";
     if (n && !strstr(s->source, mnote)) {
       size_t k = strlen(s->source);

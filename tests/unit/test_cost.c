@@ -1187,3 +1187,57 @@ Test(cost, dp_wait_is_gpu_time_and_keeps_the_sums) {
     free(w);
   }
 }
+
+/* Sliding-window layers from a window table (cost_set_window_tables): a decode step's attention is the full
+ * layers' call plus the window layers' measured call (here an exact cell); without the table the window layers
+ * cost the full-attention call at the capped context; a table of another window is not used. A prompt chunk's
+ * window layers take the windowed prompt's measured time. */
+Test(cost, sliding_window_layers_use_their_measured_tables) {
+  model_cfg m = llama1b();
+  m.sliding_window = 128;
+  m.sliding_layers = 8;
+  for (uint32_t i = 1; i < m.layers; i += 2) m.sliding_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+  world *w = calloc(1, sizeof *w);
+  world_init(w, m, tu_gpu_h100(), tu_engine_vllm(), dep(1, DT_BF16));
+  char json[1024];
+  for (int window = 128; window <= 256; window += 128) {
+    snprintf(json, sizeof json,
+             "{\"format\": \"servesim-profile\", \"version\": 2, \"gpu\": \"h100-sxm\", \"probes\": {\"copy_Bps\": "
+             "3.35e12, \"peak_flops\": {\"bf16\": 9.89e14}}, \"attn_decode\": [{\"kv_dtype\": \"bf16\", \"q_heads\": "
+             "32, \"kv_heads\": 8, \"head_dim\": 64, \"window\": %d, \"batch\": [4], \"kv_len\": [1000], \"ns\": "
+             "[[50000]]}], \"attn_context\": [{\"kv_dtype\": \"bf16\", \"q_heads\": 32, \"kv_heads\": 8, \"head_dim\": "
+             "64, \"window\": %d, \"batch\": [1], \"isl\": [2048], \"ns\": [[90000]]}]}",
+             window, window);
+    prof *p = NULL;
+    sim_err err = {0};
+    cr_assert_eq(prof_parse(&p, json, "win.json", &err), SIM_OK, "%s", err.msg);
+    batch_desc b = {.num_tokens = 4, .num_seqs = 4, .num_decode = 4, .decode_ctx_tokens = 4000, .num_sample = 4};
+    step_cost without, with;
+    cost_set_window_tables(&w->c, NULL, 0);
+    cost_step(&w->c, &b, &without);
+    cost_set_window_tables(&w->c, (const prof *const *)&p, 1);
+    cost_step(&w->c, &b, &with);
+    assert_sums(&with);
+    double full = cost_attn_decode_ns(&w->c, 4, 4000, NULL), capped = cost_attn_decode_ns(&w->c, 4, 4 * 128, NULL);
+    cr_assert_float_eq(without.op_ns[OP_ATTN_DECODE], 8 * full + 8 * capped, 1e-6 * full,
+                       "no table: the capped context (%g)", without.op_ns[OP_ATTN_DECODE]);
+    double want = window == 128 ? 8 * full + 8 * 50000.0 : without.op_ns[OP_ATTN_DECODE];
+    cr_assert_float_eq(with.op_ns[OP_ATTN_DECODE], want, 1e-6 * want, "window %d: %g, want %g", window,
+                       with.op_ns[OP_ATTN_DECODE], want);
+    /* a 2048-token prompt: the window layers take the measured windowed prompt */
+    prefill_chunk ch = {2048, 0};
+    batch_desc pb = {.num_tokens = 2048, .num_seqs = 1, .num_prefill = 1, .prefills = &ch, .num_sample = 1};
+    cost_set_window_tables(&w->c, NULL, 0);
+    cost_step(&w->c, &pb, &without);
+    cost_set_window_tables(&w->c, (const prof *const *)&p, 1);
+    cost_step(&w->c, &pb, &with);
+    double fullp = cost_attn_prefill_ns(&w->c, 2048, 0, NULL);
+    want = window == 128 ? 8 * fullp + 8 * 90000.0 : without.op_ns[OP_ATTN_PREFILL];
+    cr_assert_float_eq(with.op_ns[OP_ATTN_PREFILL], want, 1e-6 * want, "prefill, window %d: %g, want %g", window,
+                       with.op_ns[OP_ATTN_PREFILL], want);
+    cost_set_window_tables(&w->c, NULL, 0);
+    prof_free(p);
+  }
+  cost_deinit(&w->c);
+  free(w);
+}

@@ -81,11 +81,15 @@ Test(kdb, imports_every_table_kind) {
   const prof_doc_attn *a = &d.attn[PDA_DECODE][0];
   cr_assert(a->q_heads == 8 && a->kv_heads == 1 && a->head_dim == 128 && a->nx == 2 && a->ny == 3);
   cr_assert(a->y[0] == 1 && a->y[1] == 15 && a->y[2] == 255, "kv_len = step");
-  /* context: window 0 and bf16 compute only */
-  cr_assert_eq(d.nattn[PDA_CONTEXT], 1);
+  /* context: bf16 compute only; the window-128 rows a table of their own (after the full-attention one) */
+  cr_assert_eq(d.nattn[PDA_CONTEXT], 2);
   a = &d.attn[PDA_CONTEXT][0];
-  cr_assert(a->q_heads == 8 && a->kv_heads == 8 && a->head_dim == 64 && a->nx == 2 && a->ny == 2);
+  cr_assert(a->q_heads == 8 && a->kv_heads == 8 && a->head_dim == 64 && a->nx == 2 && a->ny == 2 && !a->window);
   cr_assert(fabs(a->ns[0] - (0.01 + 16 * 16 * 1e-7) * 1e6) < 1, "window 0 row: %g", a->ns[0]);
+  const prof_doc_attn *w = &d.attn[PDA_CONTEXT][1];
+  cr_assert(w->window == 128 && w->q_heads == 8 && w->kv_heads == 8 && w->head_dim == 64 && w->nx == 2 && w->ny == 2);
+  cr_assert(fabs(w->ns[3] - (0.01 + 8 * 128 * 128 * 1e-7) / 2 * 1e6) < 1, "window 128 row: %g", w->ns[3]);
+  cr_assert(has_note(&d, "1 of them sliding-window"));
   /* collectives: custom graph and eager all-reduce (bytes = 2 x elements), NCCL all_reduce and all_gather in
    * half only (int8 skipped) */
   cr_assert_eq(d.nar, 4);
@@ -99,7 +103,7 @@ Test(kdb, imports_every_table_kind) {
   }
   cr_assert_eq(nccl, 1);
   cr_assert_eq(ag, 1);
-  cr_assert(has_note(&d, "fp8_block") && has_note(&d, "window_size > 0") && has_note(&d, "attn_dtype fp8"));
+  cr_assert(has_note(&d, "fp8_block") && has_note(&d, "attn_dtype fp8"));
   cr_assert(has_note(&d, "moe_perf") && has_note(&d, "in int8"));
   /* fused MoE: one table per shape, the faster of two kernels at each token count, ms -> ns */
   cr_assert_eq(d.nmoe, 2);
@@ -159,9 +163,33 @@ Test(kdb, written_profile_loads_and_is_byte_identical) {
   cr_assert(fabs(ns - 1e6 * (17 * 0.001 + 4096 / 1e6 + 1024 / 1e7)) <= 1e-3 * ns, "exact point, 4 digits: %g", ns);
   cr_assert(prof_attn_decode_ns(p, DT_FP8, 8, 255, 8, 1, 128, &ns) && ns == 30400, "%g", ns);
   cr_assert(prof_attn_context_ns(p, DT_BF16, 2, 128, 8, 8, 64, &ns));
+  cr_assert(fabs(ns - (0.01 + 8 * 128 * 128 * 1e-7) * 1e6) < 1e-3 * ns, "the full-attention table (4 digits): %g", ns);
+  /* the window-128 table answers window-128 queries only */
+  cr_assert(prof_attn_window_context_ns(p, 128, DT_BF16, 2, 128, 8, 8, 64, &ns));
+  cr_assert(fabs(ns - (0.01 + 8 * 128 * 128 * 1e-7) / 2 * 1e6) < 1e-3 * ns, "the window table (4 digits): %g", ns);
+  cr_assert(!prof_attn_window_context_ns(p, 64, DT_BF16, 2, 128, 8, 8, 64, &ns), "no table of window 64");
+  cr_assert(!prof_attn_window_decode_ns(p, 128, DT_BF16, 2, 128, 8, 1, 128, &ns), "no windowed decode table");
+  cr_assert_eq(prof_window_tables(p, 128), 1);
   cr_assert(prof_allreduce_ns(p, PROF_AR_CUSTOM_EAGER, 2, 256, &ns) && fabs(ns - 20010) < 1, "%g", ns);
   cr_assert(prof_allreduce_ns(p, PROF_AR_NCCL, 4, 512, &ns));
   cr_assert(!prof_allreduce_ns(p, PROF_AR_NCCL, 2, 512, &ns), "no 2-GPU NCCL table");
+  prof_free(p);
+  /* split: the dense file keeps full attention, the companion takes the window tables (with the MoE ones) */
+  const char *dense = tu_tmpfile(".json", ""), *comp = tu_tmpfile(".moe.json", "");
+  FILE *f = fopen(dense, "w");
+  cr_assert_eq(prof_write_dense(&d, f, &err), SIM_OK, "%s", err.msg);
+  fclose(f);
+  f = fopen(comp, "w");
+  cr_assert_eq(prof_write_moe(&d, f, &err), SIM_OK, "%s", err.msg);
+  fclose(f);
+  cr_assert_eq(prof_load(&p, dense, &err), SIM_OK, "%s", err.msg);
+  cr_assert(prof_attn_context_ns(p, DT_BF16, 2, 128, 8, 8, 64, &ns));
+  cr_assert_eq(prof_window_tables(p, 128), 0);
+  prof_free(p);
+  cr_assert_eq(prof_load(&p, comp, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(prof_window_tables(p, 128), 1);
+  cr_assert(!prof_attn_context_ns(p, DT_BF16, 2, 128, 8, 8, 64, &ns), "no full-attention table in the companion");
+  cr_assert(prof_moe_tables(p) > 0);
   prof_free(p);
   prof_doc_free(&d);
   prof_doc_free(&d2);

@@ -526,3 +526,48 @@ Test(prof_v2, nccl_gather_and_scatter_tables) {
                "\"bf16\", \"num_gpus\": 2, \"bytes\": [256], \"ns\": [100]}]}",
             "allreduce[0].op", "only NCCL");
 }
+
+/* Sliding-window tables ("window"): their own tables beside the full-attention ones of the same layout, asked
+ * only with their window; the speed of light counts the windowed work, so past the measured lengths a decode
+ * stays flat (the kernel reads W tokens whatever the context) where a full-attention table's time grows; the
+ * nearest head layout is sought among the same window's tables; a window on a prefill table, a bad value and a
+ * duplicate (same window) are refused by field. */
+Test(prof_v2, sliding_window_tables_serve_their_window_only) {
+  buf b;
+  head(&b);
+  put(&b, ", \"attn_decode\": [{\"kv_dtype\": \"bf16\", \"q_heads\": 8, \"kv_heads\": 1, \"head_dim\": 64, \"batch\": "
+          "[1, 32], \"kv_len\": [128, 4096], \"ns\": [[10000, 14000], [14000, 78000]]}, {\"kv_dtype\": \"bf16\", "
+          "\"q_heads\": 8, \"kv_heads\": 1, \"head_dim\": 64, \"window\": 128, \"batch\": [1, 32], \"kv_len\": [128, "
+          "4096], \"ns\": [[10000, 15000], [14000, 16000]]}], \"attn_context\": [{\"kv_dtype\": \"bf16\", \"q_heads\": "
+          "8, \"kv_heads\": 1, \"head_dim\": 64, \"window\": 128, \"batch\": [1], \"isl\": [1024, 8192], \"ns\": "
+          "[[30000, 185000]]}]}");
+  prof *p = parse_ok(&b);
+  double full, win;
+  cr_assert(prof_attn_decode_ns(p, DT_BF16, 32, 4096, 8, 1, 64, &full) && full == 78000);
+  cr_assert(prof_attn_window_decode_ns(p, 128, DT_BF16, 32, 4096, 8, 1, 64, &win) && win == 16000);
+  cr_assert(!prof_attn_window_decode_ns(p, 256, DT_BF16, 32, 4096, 8, 1, 64, &win), "another window: no table");
+  cr_assert(!prof_attn_window_decode_ns(p, 0, DT_BF16, 32, 4096, 8, 1, 64, &win), "window 0 is full attention");
+  /* past the grid: the window table holds its time (same windowed work), the full one grows with the context */
+  cr_assert(prof_attn_window_decode_ns(p, 128, DT_BF16, 32, 65536, 8, 1, 64, &win));
+  cr_assert_float_eq(win, 16000.0, 1e-6, "flat beyond the measured lengths: %g", win);
+  cr_assert(prof_attn_decode_ns(p, DT_BF16, 32, 65536, 8, 1, 64, &full) && full > 4 * 78000, "%g", full);
+  /* nearest layout among window-128 tables: 16/2 heads take the 8/1 table's efficiency */
+  cr_assert(prof_attn_window_decode_ns(p, 128, DT_BF16, 32, 4096, 16, 2, 64, &win) && win > 16000, "%g", win);
+  /* context: the windowed prompt between measured lengths, no full-attention context table to confuse it with */
+  cr_assert(!prof_attn_context_ns(p, DT_BF16, 1, 4096, 8, 1, 64, &full));
+  cr_assert(prof_attn_window_context_ns(p, 128, DT_BF16, 1, 4096, 8, 1, 64, &win) && win > 30000 && win < 185000);
+  cr_assert_eq(prof_window_tables(p, 128), 2);
+  cr_assert_eq(prof_window_tables(p, 64), 0);
+  prof_free(p);
+  parse_bad(P2 ", \"attn_decode\": [{\"kv_dtype\": \"bf16\", \"q_heads\": 8, \"kv_heads\": 1, \"head_dim\": 64, "
+               "\"window\": \"wide\", \"batch\": [1], \"kv_len\": [16], \"ns\": [[100]]}]}",
+            "attn_decode[0].window", "");
+  parse_bad(P2 ", \"attn_prefill\": [{\"q_heads\": 8, \"kv_heads\": 1, \"head_dim\": 64, \"window\": 128, \"chunk\": "
+               "[16], \"ctx\": [0], \"ns\": [[100]]}]}",
+            "attn_prefill[0]", "window");
+  parse_bad(P2 ", \"attn_decode\": [{\"kv_dtype\": \"bf16\", \"q_heads\": 8, \"kv_heads\": 1, \"head_dim\": 64, "
+               "\"window\": 128, \"batch\": [1], \"kv_len\": [16], \"ns\": [[100]]}, {\"kv_dtype\": \"bf16\", "
+               "\"q_heads\": 8, \"kv_heads\": 1, \"head_dim\": 64, \"window\": 128, \"batch\": [1], \"kv_len\": [16], "
+               "\"ns\": [[100]]}]}",
+            "attn_decode[1]", "window 128");
+}
