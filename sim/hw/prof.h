@@ -77,13 +77,13 @@ bool prof_attn_prefill_ns(const prof *p, uint32_t chunk, uint32_t ctx, uint32_t 
 bool prof_attn_context_ns(const prof *p, sim_dtype kv_dtype, uint32_t batch, uint32_t isl, uint32_t q_heads,
                           uint32_t kv_heads, uint32_t head_dim, double *ns);
 
+/* Tables (decode and context) of that sliding window in p. */
+int prof_window_tables(const prof *p, uint32_t window);
 /* Sliding-window attention (each query attends to the last `window` tokens),
  * from tables measured with that window ("window" in attn_decode and
  * attn_context tables): a decode call of `batch` sequences holding kv_len
  * tokens each, a context call of `batch` prompts of `isl` tokens. False when
  * the profile has no table of that window (the caller then estimates). */
-/* Tables (decode and context) of that window in p. */
-int prof_window_tables(const prof *p, uint32_t window);
 bool prof_attn_window_decode_ns(const prof *p, uint32_t window, sim_dtype kv_dtype, uint32_t batch, uint32_t kv_len,
                                 uint32_t q_heads, uint32_t kv_heads, uint32_t head_dim, double *ns);
 bool prof_attn_window_context_ns(const prof *p, uint32_t window, sim_dtype kv_dtype, uint32_t batch, uint32_t isl,

@@ -239,9 +239,13 @@ void profsel_attach(prof_sel *s, cost_model *c) {
   /* the companions (fused-MoE, MLA module and sliding-window attention tables): own first, then the other
      versions' */
   if ((c->model->experts || c->model->sliding_layers) && s->own) {
-    const prof *alt[PROFSEL_MAX_ALT + 1], *win[PROFSEL_MAX_ALT + 1];
-    char used[PROFSEL_MAX_ALT + 1][160], wused[PROFSEL_MAX_ALT + 1][160];
+    const prof *alt[PROFSEL_MAX_ALT + 1], *win[PROFSEL_MAX_ALT + 2];
+    char used[PROFSEL_MAX_ALT + 1][160], wused[PROFSEL_MAX_ALT + 2][160];
     int n = 0, nw = 0;
+    if (c->model->sliding_layers && prof_window_tables(s->own, c->model->sliding_window) > 0) {
+      stem(s->own_path, wused[nw], sizeof wused[nw]); /* a profile imported as one file holds them itself */
+      win[nw++] = s->own;
+    }
     for (int i = -1; i < s->n_alt; i++) {
       char path[1200], cpath[1200];
       sim_err ignore = {0, ""};

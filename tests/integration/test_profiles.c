@@ -7,7 +7,9 @@
  *  - `calibrate --loo` on a bundled profile: median error <= 5% per family;
  *  - --profile auto (runner/profsel.h): by file name, this GPU and engine at
  *    the nearest version, else the same engine's profile of the GPU with the
- *    nearest bandwidth, scaled; the source line; the process-wide cache. */
+ *    nearest bandwidth, scaled; the source line; the process-wide cache;
+ *  - sliding-window tables imported with a profile serve a model of their
+ *    window and no other. */
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -226,4 +228,33 @@ Test(profiles, cache_loads_a_path_once_across_threads) {
 Test(profiles, list_shows_the_bundled_profiles) {
   cr_assert_eq(cli("list"), 0);
   cr_assert(strstr(out_buf, "h100-sxm_vllm-0.14.0") && strstr(out_buf, "l40s_trtllm-1.3.0rc20"), "%s", out_buf);
+}
+
+/* Sliding-window tables end to end: imported from the fixture's window-128 context rows into a one-file profile,
+ * they serve a dense model with window-128 layers of that head layout (the run's cost model line names them);
+ * a model with another window is not served by them. */
+Test(profiles, sliding_window_tables_serve_a_model_with_that_window) {
+  const char *root = tu_tmpdir();
+  cr_assert(root && tu_kdb_fixture(root));
+  char prof_path[512];
+  snprintf(prof_path, sizeof prof_path, "%s/w.json", root);
+  cr_assert_eq(cli("calibrate --from-kernel-db %s --gpu h100-sxm --engine vllm --engine-version 0.14.0 --out %s", root,
+                   prof_path),
+               0, "%s", err_buf);
+  for (int window = 128; window <= 256; window += 128) {
+    char model[1024];
+    snprintf(model, sizeof model,
+             "{\"model_type\": \"gpt_oss\", \"hidden_size\": 512, \"intermediate_size\": 1024, \"num_hidden_layers\": "
+             "2, \"num_attention_heads\": 8, \"num_key_value_heads\": 8, \"head_dim\": 64, \"sliding_window\": %d, "
+             "\"layer_types\": [\"sliding_attention\", \"full_attention\"], \"vocab_size\": 1000, "
+             "\"max_position_embeddings\": 4096}",
+             window);
+    const char *mpath = tu_tmpfile(".json", model);
+    cr_assert_eq(cli("run --model %s --gpu h100-sxm --profile %s --num-prompts 5 --random-input-len 300 "
+                     "--random-output-len 4",
+                     mpath, prof_path),
+                 0, "%s", err_buf);
+    bool named = strstr(out_buf, "sliding-window attention tables (window 128)") != NULL;
+    cr_assert_eq(named, window == 128, "window %d: %s", window, out_buf);
+  }
 }
