@@ -344,7 +344,7 @@ static int resolve_parallel(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g,
   return SIM_OK;
 }
 
-static int resolve_precision(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, sim_err *err) {
+static int resolve_precision(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, sim_err *err) {
   if (!d->act_dtype_set)
     d->act_dtype = (m->native_dtype == DT_BF16 || m->native_dtype == DT_FP16) ? m->native_dtype : DT_BF16;
   else if (d->act_dtype != DT_BF16 && d->act_dtype != DT_FP16)
@@ -362,6 +362,9 @@ static int resolve_precision(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g
       break;
     case DT_FP8:
     case DT_INT8:
+      /* vLLM runs FP8 checkpoints weight-only where the GPU has no FP8 tensor cores (A100: FP8 Marlin, W8A16;
+         docs/features/quantization/fp8.md), priced as a weight-only GEMM (hw/cost.c); TensorRT-LLM does not */
+      if (d->weight_dtype == DT_FP8 && g->flops[DT_FP8] <= 0 && !strcmp(e->name, "vllm")) break;
       if (g->flops[d->weight_dtype] <= 0) {
         sim_dtype other = d->weight_dtype == DT_FP8 ? DT_INT8 : DT_FP8;
         return sim_errf(err, SIM_EINPUT,
@@ -427,7 +430,7 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
 
 int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, sim_err *err) {
   int rc = resolve_parallel(d, m, g, err);
-  if (!rc) rc = resolve_precision(d, m, g, err);
+  if (!rc) rc = resolve_precision(d, m, g, e, err);
   if (!rc) rc = resolve_knobs(d, m, g, e, err);
   return rc;
 }

@@ -37,8 +37,10 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
   fprintf(f, "servesim %s: %s on %u x %s (%s x %u replica%s), %s%s%s engine\n", SERVESIM_VERSION, r->model.name,
           deploy_gpus(d) * d->replicas, r->gpu.name, layout, d->replicas, d->replicas == 1 ? "" : "s", r->engine.name,
           r->engine.version[0] ? " " : "", r->engine.version);
-  fprintf(f, "  weights %s, KV cache %s, max_num_seqs %u, max_num_batched_tokens %u, prefix caching %s, async scheduling %s\n",
-          dtype_name(d->weight_dtype), dtype_name(d->kv_dtype), d->max_num_seqs, d->max_num_batched_tokens,
+  fprintf(f, "  weights %s%s, KV cache %s, max_num_seqs %u, max_num_batched_tokens %u, prefix caching %s, async scheduling %s\n",
+          dtype_name(d->weight_dtype),
+          deploy_weight_only8(d, &r->gpu) ? " (weight-only: no fp8 tensor cores; vLLM's FP8 Marlin)" : "",
+          dtype_name(d->kv_dtype), d->max_num_seqs, d->max_num_batched_tokens,
           d->enable_prefix_caching ? "on" : "off", d->async_scheduling ? "on" : "off");
   fprintf(f, "  memory per GPU: weights %.1f GiB, activations %.1f GiB, other %.1f GiB, KV cache %.1f GiB "
              "= %llu tokens (%u blocks of %u)\n",

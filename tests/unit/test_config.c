@@ -906,3 +906,24 @@ Test(config, route_policy_names) {
   cr_assert_not(route_policy_parse("random", &r));
   cr_assert_str_eq(route_policy_name(ROUTE_LEAST_OUTSTANDING), "least_outstanding");
 }
+
+/* FP8 weights on a GPU without FP8 tensor cores: vLLM serves them weight-only (FP8 Marlin, W8A16), TensorRT-LLM
+ * does not (refused with the alternatives); INT8 W8A8 still needs int8 tensor cores; on a GPU with FP8 tensor
+ * cores FP8 is W8A8, not weight-only. */
+Test(config, fp8_without_fp8_tensor_cores_is_weight_only_in_vllm) {
+  fixture f;
+  sim_err e = {0};
+  load_fixture(&f, "llama-3.1-70b", "a100-sxm-80gb", "vllm");
+  f.d.weight_dtype = DT_FP8, f.d.weight_dtype_set = true, f.d.tp = 4;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
+  cr_assert(deploy_weight_only8(&f.d, &f.g));
+  load_fixture(&f, "llama-3.1-70b", "a100-sxm-80gb", "trtllm");
+  f.d.weight_dtype = DT_FP8, f.d.weight_dtype_set = true, f.d.tp = 4;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
+  assert_msg_has(&e, "quantization fp8 needs fp8 tensor cores, which a100-sxm-80gb");
+  assert_msg_has(&e, "use int8, int4");
+  load_fixture(&f, "llama-3.1-70b", "h200", "vllm");
+  f.d.weight_dtype = DT_FP8, f.d.weight_dtype_set = true;
+  cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
+  cr_assert_not(deploy_weight_only8(&f.d, &f.g));
+}
