@@ -202,25 +202,29 @@ static double gemm_eval(const cost_model *c, cost_op op, uint32_t M, cost_src *s
  * moe_peer_tokens); the router and the shared experts run on the rank's own
  * T. */
 /* One fused-MoE call from a table: exact (extrap false), or (extrap true,
- * no expert parallelism) a TP the table lacks from the two largest halvings
- * it has, following the measured trend: t(tp) = t(tp/2) x t(tp/2) / t(tp/4)
- * (a constant ratio per doubling, clamped to [1/2, 1]: more GPUs never slow
- * the call, nor speed it beyond halving its work); with only tp/2 measured,
- * half of it. The kernel database measures vLLM's fp8_block triton MoE at TP
- * 1, 2 and 4 only, so TP8 comes from this rule rather than from another
- * kernel's table. */
+ * no expert parallelism) a TP the table lacks from the largest halving m =
+ * tp / 2^k it has, following the measured trend: t(tp) = t(m) x r^k, r =
+ * t(m) / t(m/2) (a constant ratio per doubling, clamped to [1/2, 1]: more
+ * GPUs never slow the call, nor speed it beyond halving its work); with m/2
+ * not measured, r = 1/2. The kernel database measures vLLM's fp8_block
+ * triton MoE at TP 1, 2 and 4 only, so TP8 and TP16 (TP8 x DP2) come from
+ * this rule rather than from another kernel's table (vLLM 0.24.0's per-tensor
+ * FP8 MoE, measured 5x slower than the block kernel at 16 tokens). */
 static bool moe_lookup(const prof *p, const char *dt, uint32_t Tg, uint32_t Hm, uint32_t Ie, const model_shard *s,
                        const char *dist, bool extrap, double *ns) {
   uint32_t mtp = s->moe_tp;
   if (!extrap) return prof_moe_ns(p, dt, Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, ns);
-  if (s->ep > 1 || mtp < 2 || mtp % 2) return false;
-  double t2, t4;
-  if (!prof_moe_ns(p, dt, Tg, Hm, Ie, s->topk, s->experts, mtp / 2, 1, dist, &t2)) return false;
-  double r = 0.5;
-  if (mtp % 4 == 0 && prof_moe_ns(p, dt, Tg, Hm, Ie, s->topk, s->experts, mtp / 4, 1, dist, &t4) && t4 > 0)
-    r = fmin(1.0, fmax(0.5, t2 / t4));
-  *ns = t2 * r;
-  return true;
+  if (s->ep > 1) return false;
+  for (uint32_t m = mtp / 2, k = 1; m >= 1 && m * 2 == mtp >> (k - 1); m /= 2, k++) {
+    double tm, th;
+    if (!prof_moe_ns(p, dt, Tg, Hm, Ie, s->topk, s->experts, m, 1, dist, &tm)) continue;
+    double r = 0.5;
+    if (m % 2 == 0 && prof_moe_ns(p, dt, Tg, Hm, Ie, s->topk, s->experts, m / 2, 1, dist, &th) && th > 0)
+      r = fmin(1.0, fmax(0.5, tm / th));
+    *ns = tm * pow(r, k);
+    return true;
+  }
+  return false;
 }
 
 /* The kernel database times fused-MoE calls with AIConfigurator's "balanced"

@@ -824,7 +824,8 @@ Test(cost, pipeline_stages_split_the_step_and_pay_the_sends) {
 
 /* A fused-MoE table the database lacks at this TP (vLLM's fp8_block triton
  * MoE is measured at TP 1, 2 and 4): TP8 follows the kernel's own trend,
- * t(8) = t(4) x t(4) / t(2), before any other kernel's table is tried. */
+ * t(8) = t(4) x t(4) / t(2), and TP16 (two doublings past the table) t(4) x
+ * (t(4) / t(2))^2, before any other kernel's table is tried. */
 Test(cost, moe_tp_beyond_the_table_follows_its_trend) {
   model_cfg m = tu_model_llama70b();
   strcpy(m.name, "mixtral");
@@ -853,7 +854,15 @@ Test(cost, moe_tp_beyond_the_table_follows_its_trend) {
   /* per layer: TP4 300 us (measured); TP8 300 x 300/400 = 225 us, plus the same router GEMM */
   double router4 = a4.op_ns[OP_MOE] / 32 - 300000.0, routed8 = a8.op_ns[OP_MOE] / 32 - router4;
   cr_assert_float_eq(routed8, 225000.0, 1500.0, "TP8 routed experts %.0f ns a layer", routed8);
-  cost_deinit(&w8.c), cost_deinit(&w4.c);
+  world w16;
+  world_init(&w16, m, tu_gpu_h100(), tu_engine_vllm(), dep(16, DT_BF16));
+  cost_set_profiles(&w16.c, p, NULL, NULL);
+  step_cost a16;
+  cost_decode_step_ns(&w16.c, 1, 512, &a16);
+  cr_assert_eq(w16.c.src_count[OP_MOE][SRC_PROFILE], 1);
+  double routed16 = a16.op_ns[OP_MOE] / 32 - router4;
+  cr_assert_float_eq(routed16, 168750.0, 1500.0, "TP16 routed experts %.0f ns a layer (300 x 0.75^2 us)", routed16);
+  cost_deinit(&w8.c), cost_deinit(&w4.c), cost_deinit(&w16.c);
   prof_free(p);
 }
 
