@@ -781,7 +781,7 @@ Test(config, resolve_pp_checks) {
 
 Test(config, resolve_dtype_checks) {
   fixture f;
-  load_fixture(&f, "llama-3.1-70b", "a100-sxm-80gb", "vllm");
+  load_fixture(&f, "llama-3.1-70b", "a100-sxm-80gb", "trtllm"); /* vLLM runs it weight-only (test below) */
   sim_err e = {0};
   sim_dtype w;
   cr_assert(cfg_parse_quantization("fp8", DT_BF16, &w));
