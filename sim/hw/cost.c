@@ -578,6 +578,8 @@ static exec_mode mode_of(const cost_model *c, const batch_desc *b) {
   return EXEC_EAGER;
 }
 
+int cost_graph_mode(const cost_model *c, const batch_desc *b) { return (int)mode_of(c, b); }
+
 /* Attention of the step: the decode call and every chunk, one varlen call
  * (the per-call floor paid once). */
 static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
@@ -673,7 +675,9 @@ void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
   memset(out, 0, sizeof *out);
   const engine_cfg *e = c->engine;
   exec_mode mode = mode_of(c, b);
+  if (b->dp_mode && (exec_mode)(b->dp_mode - 1) < mode) mode = (exec_mode)(b->dp_mode - 1);
   uint32_t T = b->num_tokens, Tg = mode == EXEC_EAGER ? T : cost_graph_size(c, T);
+  if (mode != EXEC_EAGER && b->dp_pad > Tg) Tg = b->dp_pad; /* a lockstep DP group pads every rank to its largest */
   double once = 0;
   if (Tg > 0) {
     cost_memo scratch;

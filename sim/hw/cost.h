@@ -134,6 +134,12 @@ typedef struct batch_desc {
   uint32_t moe_peer_tokens;   /* attention data parallelism: the tokens the replica's other DP ranks feed
                                  the same MoE layers in this step (their steps of the same lockstep group
                                  step, serve/cluster.c); 0 otherwise */
+  uint8_t dp_mode;            /* a lockstep DP group's agreed execution: 0 = this batch's own (mode_of);
+                                 else 1 + the CUDA-graph mode the ranks agreed on (0 eager, 1 piecewise, 2
+                                 full: the least any rank can run, as vLLM's coordinate_batch_across_dp
+                                 takes the minimum), never above the batch's own */
+  uint32_t dp_pad;            /* with a graph mode agreed: the token count every rank pads to (the largest
+                                 rank's graph size); 0 = its own */
 } batch_desc;
 
 typedef struct step_cost {
@@ -332,5 +338,8 @@ const char *cost_bound_name(cost_bound b);
 /* The CUDA-graph capture size a batch of n tokens is padded to, or n itself
  * when n is above the largest capture size (or graphs are off). */
 uint32_t cost_graph_size(const cost_model *c, uint32_t n);
+/* The CUDA-graph mode a step of this batch runs alone: 0 eager, 1 piecewise, 2 full (vLLM's CUDAGraphMode
+ * NONE / PIECEWISE / FULL order). */
+int cost_graph_mode(const cost_model *c, const batch_desc *b);
 
 #endif

@@ -210,8 +210,13 @@ static void fill_queue_steps(cluster *c, uint32_t ri, sim_ns now) {
 
 /* Lockstep DP group g (cluster_cfg.dp_lockstep): while its batch queue has
  * room, every rank with work schedules a step at `now` and they form one
- * group step. Each rank's MoE layers see the tokens of all of them
- * (moe_peer_tokens: the others'), the ranks' hosts prepare their steps in
+ * group step. The ranks agree on their execution as vLLM's
+ * coordinate_batch_across_dp does (v1/worker/dp_utils.py): the CUDA-graph
+ * mode is the least any rank's batch allows, and with a graph mode every rank
+ * (idle ones too) pads to the largest rank's graph size, so each MoE layer
+ * takes dp x that many tokens; without one (a rank beyond the capture sizes)
+ * all run eagerly, unpadded, and the MoE layers take the ranks' own tokens
+ * (moe_peer_tokens: the others'). The ranks' hosts prepare their steps in
  * parallel (the group's host work ends with the slowest), the group step
  * starts when that is done and the previous group step ended, and it lasts as
  * long as its slowest rank's step: the others wait in the MoE dispatch
@@ -230,10 +235,21 @@ static void fill_group(cluster *c, uint32_t g, sim_ns now) {
       if (sts[k]) mask |= 1ull << k, tokens += sts[k]->bd.num_tokens;
     }
     if (!mask) break;
+    int mode = 2;
+    uint32_t pad = 0;
+    for (uint32_t k = 0; k < n; k++) {
+      if (!sts[k]) continue;
+      int m = cost_graph_mode(c->cost, &sts[k]->bd);
+      uint32_t gs = cost_graph_size(c->cost, sts[k]->bd.num_tokens);
+      if (m < mode) mode = m;
+      if (gs > pad) pad = gs;
+    }
     double gpu = 0, cpu = 0;
     for (uint32_t k = 0; k < n; k++) {
       if (!sts[k]) continue;
-      sts[k]->bd.moe_peer_tokens = (uint32_t)(tokens - sts[k]->bd.num_tokens);
+      sts[k]->bd.dp_mode = (uint8_t)(mode + 1);
+      sts[k]->bd.dp_pad = mode ? pad : 0;
+      sts[k]->bd.moe_peer_tokens = mode ? pad * (n - 1) : (uint32_t)(tokens - sts[k]->bd.num_tokens);
       cost_step(c->cost, &sts[k]->bd, &sts[k]->cost);
       gpu = fmax(gpu, sts[k]->cost.gpu_ns);
       cpu = fmax(cpu, ceil(sts[k]->cost.cpu_ns));

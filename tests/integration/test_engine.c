@@ -66,8 +66,8 @@ static void alone_timeline(cost_model *cm, bool async, uint32_t P, uint32_t O, d
   for (uint32_t j = 0; j < O; j++) {
     step_cost c;
     prefill_chunk ch = {P, 0};
-    batch_desc pre = {P, 1, 0, 0, 1, 1, &ch, 0};
-    batch_desc dec = {1, 1, 1, (uint64_t)P + j, 1, 0, NULL, 0};
+    batch_desc pre = {.num_tokens = P, .num_seqs = 1, .num_sample = 1, .num_prefill = 1, .prefills = &ch};
+    batch_desc dec = {.num_tokens = 1, .num_seqs = 1, .num_decode = 1, .decode_ctx_tokens = (uint64_t)P + j, .num_sample = 1};
     cost_step(cm, j ? &dec : &pre, &c);
     double sched_at = async ? (j < 2 ? 0 : end_ns[j - 2]) : (j ? end_ns[j - 1] : 0);
     double host_from = sched_at;

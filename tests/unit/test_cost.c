@@ -887,7 +887,7 @@ Test(cost, data_parallel_ranks_share_the_moe_layers) {
   cr_assert_eq(w.c.shard.expert_inter, 7168);
   cr_assert_eq(w.c.shard.q_heads, 32, "attention whole on the rank");
   prefill_chunk ch = {4096, 0}; /* compute-bound experts: twice the tokens, about twice the time */
-  batch_desc alone = {4096, 1, 0, 0, 1, 1, &ch, 0}, busy = alone;
+  batch_desc alone = {4096, 1, 0, 0, 1, 1, &ch, 0, 0, 0}, busy = alone;
   busy.moe_peer_tokens = 4096;
   step_cost a, b;
   cost_step(&w.c, &alone, &a);
@@ -902,7 +902,7 @@ Test(cost, data_parallel_ranks_share_the_moe_layers) {
   /* plan's decode step: both ranks at the batch */
   step_cost d1;
   cost_decode_step_ns(&w.c, 8, 512, &d1);
-  batch_desc dec = {8, 8, 8, 8 * 512, 8, 0, NULL, 8};
+  batch_desc dec = {8, 8, 8, 8 * 512, 8, 0, NULL, 8, 0, 0};
   step_cost d2;
   cost_step(&w.c, &dec, &d2);
   cr_assert_float_eq(d1.total_ns, d2.total_ns, 1e-6 * d1.total_ns);
@@ -1247,6 +1247,49 @@ Test(cost, sliding_window_layers_use_their_measured_tables) {
     cost_set_window_tables(&w->c, NULL, 0);
     prof_free(p);
   }
+  cost_deinit(&w->c);
+  free(w);
+}
+
+/* A lockstep DP group's agreement (batch_desc dp_mode, dp_pad; vLLM's coordinate_batch_across_dp): a rank's
+ * linears run at the group's padded token count (a 1-token decode padded to 64 costs the GEMMs of 64 tokens, its
+ * attention stays its own), and a mode below the batch's own (eager where it could replay a full graph) adds the
+ * host's launches; a mode above the batch's own is ignored. */
+Test(cost, dp_group_padding_and_agreed_mode) {
+  world *w = calloc(1, sizeof *w);
+  engine_cfg eng = tu_engine_vllm();
+  eng.launch_overhead_ns_per_layer = 1e5; /* launches that outlast a small step's GPU time */
+  world_init(w, llama1b(), tu_gpu_h100(), eng, dep(1, DT_BF16));
+  batch_desc one = {.num_tokens = 1, .num_seqs = 1, .num_decode = 1, .decode_ctx_tokens = 512, .num_sample = 1};
+  batch_desc many = {.num_tokens = 64, .num_seqs = 64, .num_decode = 64, .decode_ctx_tokens = 64 * 512,
+                     .num_sample = 64};
+  step_cost own, padded, wide, eager;
+  cr_assert_eq(cost_graph_mode(&w->c, &one), 2, "a decode replays a full graph");
+  cost_step(&w->c, &one, &own);
+  cost_step(&w->c, &many, &wide);
+  batch_desc p = one;
+  p.dp_mode = 3, p.dp_pad = 64;
+  cost_step(&w->c, &p, &padded);
+  assert_sums(&padded);
+  cr_assert_float_eq(padded.op_ns[OP_GEMM_QKV], wide.op_ns[OP_GEMM_QKV], 1e-9 * wide.op_ns[OP_GEMM_QKV],
+                     "the padded rank's QKV GEMM is the 64-token one");
+  cr_assert_float_eq(padded.op_ns[OP_ATTN_DECODE], own.op_ns[OP_ATTN_DECODE], 1e-9 * own.op_ns[OP_ATTN_DECODE],
+                     "its attention is its own sequence's");
+  cr_assert_gt(padded.op_ns[OP_GEMM_QKV], own.op_ns[OP_GEMM_QKV]);
+  batch_desc e = one;
+  e.dp_mode = 1, e.dp_pad = 64; /* eager: no padding */
+  cost_step(&w->c, &e, &eager);
+  assert_sums(&eager);
+  cr_assert_float_eq(eager.op_ns[OP_GEMM_QKV], own.op_ns[OP_GEMM_QKV], 1e-9 * own.op_ns[OP_GEMM_QKV]);
+  cr_assert_gt(eager.op_ns[OP_LAUNCH], 0, "an eager step pays the host's launches");
+  cr_assert_eq(own.op_ns[OP_LAUNCH], 0);
+  prefill_chunk ch = {2048, 0};
+  batch_desc pre = {.num_tokens = 2048, .num_seqs = 1, .num_prefill = 1, .prefills = &ch, .num_sample = 1};
+  step_cost a, b;
+  cost_step(&w->c, &pre, &a);
+  pre.dp_mode = 3; /* full, above the batch's own (eager: 2048 tokens exceed the capture sizes): ignored */
+  cost_step(&w->c, &pre, &b);
+  cr_assert_eq(memcmp(a.op_ns, b.op_ns, sizeof a.op_ns), 0);
   cost_deinit(&w->c);
   free(w);
 }
