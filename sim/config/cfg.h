@@ -255,10 +255,10 @@ typedef struct deploy_cfg {
 
 /* Expert-parallel ranks of a deployment (1 without --enable-expert-parallel). */
 static inline uint32_t deploy_dp(const deploy_cfg *d) { return d->dp ? d->dp : 1; }
-/* 8-bit weights on a GPU without tensor cores of their dtype: weight-only (vLLM's FP8 Marlin, W8A16), the
- * weights dequantized into the activation-dtype GEMMs (cfg_resolve admits it for vLLM's FP8 only). */
-static inline bool deploy_weight_only8(const deploy_cfg *d, const gpu_cfg *g) {
-  return (d->weight_dtype == DT_FP8 || d->weight_dtype == DT_INT8) && g->flops[d->weight_dtype] <= 0;
+/* FP8 weights on a GPU without FP8 tensor cores: weight-only (vLLM's FP8 Marlin, W8A16), the weights
+ * dequantized into the activation-dtype GEMMs (cfg_resolve admits it for vLLM only). */
+static inline bool deploy_fp8_weight_only(const deploy_cfg *d, const gpu_cfg *g) {
+  return d->weight_dtype == DT_FP8 && g->flops[DT_FP8] <= 0;
 }
 /* Expert parallelism: whole experts over the dp x tp ranks (vLLM FusedMoEParallelConfig: ep_size = dp x tp). */
 static inline uint32_t deploy_ep(const deploy_cfg *d) {

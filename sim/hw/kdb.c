@@ -25,7 +25,7 @@ void kdb__rows_init(kdb_rows *r, const kdb_csv *c) {
   r->ver = kdb_csv_col(c, "version");
 }
 
-int kdb__rows_check(kdb_ctx *k, kdb_rows *r, const kdb_csv *c, sim_err *err) {
+static int rows_check(kdb_ctx *k, kdb_rows *r, const kdb_csv *c, sim_err *err) {
   if (r->dev >= 0) {
     const char *d = kdb_csv_str(c, r->dev);
     if (!cfg_gpu_has_alias(k->req->gpu, d))
@@ -42,6 +42,13 @@ int kdb__rows_check(kdb_ctx *k, kdb_rows *r, const kdb_csv *c, sim_err *err) {
     }
   }
   return SIM_OK;
+}
+
+int kdb__next_row(kdb_ctx *k, kdb_rows *r, kdb_csv *c, bool *row, sim_err *err) {
+  int rc = kdb_csv_next(c, row, err);
+  if (rc || !*row) return rc;
+  r->total++;
+  return rows_check(k, r, c, err);
 }
 
 void kdb__rows_note(kdb_ctx *k, const kdb_rows *r, const char *name, const char *expect) {

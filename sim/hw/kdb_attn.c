@@ -175,14 +175,11 @@ int kdb__attn(kdb_ctx *k, const char *path, bool context, sim_err *err) {
   kdb_skips sk = {0};
   kdb_rows rows;
   kdb__rows_init(&rows, &c);
-  long total = 0;
   for (bool row = true; !rc;) {
-    if ((rc = kdb_csv_next(&c, &row, err)) || !row) break;
-    total++;
+    if ((rc = kdb__next_row(k, &rows, &c, &row, err)) || !row) break;
     bool keep;
     trow r;
-    if ((rc = kdb__rows_check(k, &rows, &c, err)) || (rc = read_row(k, &c, &cl, context, &kn, &sk, &r, &keep, err)))
-      break;
+    if ((rc = read_row(k, &c, &cl, context, &kn, &sk, &r, &keep, err))) break;
     if (!keep) continue;
     SIM_GROW(v, cap, n + 1);
     v[n++] = r;
@@ -202,7 +199,7 @@ int kdb__attn(kdb_ctx *k, const char *path, bool context, sim_err *err) {
     }
     size_t after = k->doc->nattn[context ? PDA_CONTEXT : PDA_DECODE], windowed = 0;
     for (size_t t = before; t < after; t++) windowed += k->doc->attn[context ? PDA_CONTEXT : PDA_DECODE][t].window > 0;
-    notes(k, file, context, total, n, after - before, windowed, dup, &sk, &rows);
+    notes(k, file, context, rows.total, n, after - before, windowed, dup, &sk, &rows);
   }
   free(v);
   kdb_csv_close(&c);

@@ -84,11 +84,8 @@ int kdb__gemm(kdb_ctx *k, const char *path, sim_err *err) {
   kdb_rows rows;
   kdb__rows_init(&rows, &c);
   int cks = kdb_csv_col(&c, "kernel_source");
-  long total = 0;
   for (bool row = true; !rc;) {
-    if ((rc = kdb_csv_next(&c, &row, err)) || !row) break;
-    total++;
-    if ((rc = kdb__rows_check(k, &rows, &c, err))) break;
+    if ((rc = kdb__next_row(k, &rows, &c, &row, err)) || !row) break;
     const char *dt = kdb_csv_str(&c, cd);
     int d = 0;
     while (d < NMAP && strcmp(gemm_map[d].name, dt)) d++;
@@ -115,7 +112,7 @@ int kdb__gemm(kdb_ctx *k, const char *path, sim_err *err) {
       if (r[d].n) dup += build_grid(k, &r[d], d, &kn, file);
       else ml += (size_t)snprintf(missing + ml, sizeof missing - ml, "%s%s", ml ? ", " : "", gemm_map[d].name);
     }
-    prof_doc_note(k->doc, "%s: %ld rows; no rows of gemm_dtype %s (those GEMMs have no table here)", file, total,
+    prof_doc_note(k->doc, "%s: %ld rows; no rows of gemm_dtype %s (those GEMMs have no table here)", file, rows.total,
                   missing[0] ? missing : "(none missing)");
     if (dup) prof_doc_note(k->doc, "%s: %ld rows repeat a (dtype, m, n, k) cell; the fastest is kept", file, dup);
     if (sk.k) {
@@ -215,11 +212,8 @@ int kdb__custom_ar(kdb_ctx *k, const char *path, sim_err *err) {
   kdb_skips sk = {0};
   kdb_rows rows;
   kdb__rows_init(&rows, &c);
-  long total = 0;
   for (bool row = true; !rc;) {
-    if ((rc = kdb_csv_next(&c, &row, err)) || !row) break;
-    total++;
-    if ((rc = kdb__rows_check(k, &rows, &c, err))) break;
+    if ((rc = kdb__next_row(k, &rows, &c, &row, err)) || !row) break;
     arow a;
     const char *dt = kdb_csv_str(&c, cd);
     if (strcmp(dt, "bfloat16")) {
@@ -248,7 +242,7 @@ int kdb__custom_ar(kdb_ctx *k, const char *path, sim_err *err) {
   if (!rc) {
     size_t used = r.n;
     long dup = ar_tables(k, &r, DT_BF16, vllm ? "vLLM custom all-reduce" : "TensorRT-LLM all-reduce (AUTO strategy)");
-    ar_notes(k, base_name(path), total, used, dup, &sk, &rows);
+    ar_notes(k, base_name(path), rows.total, used, dup, &sk, &rows);
   }
   free(r.v);
   kdb_csv_close(&c);
@@ -266,11 +260,8 @@ int kdb__nccl(kdb_ctx *k, const char *path, sim_err *err) {
   kdb_skips sk = {0};
   kdb_rows rows;
   kdb__rows_init(&rows, &c);
-  long total = 0;
   for (bool row = true; !rc;) {
-    if ((rc = kdb_csv_next(&c, &row, err)) || !row) break;
-    total++;
-    if ((rc = kdb__rows_check(k, &rows, &c, err))) break;
+    if ((rc = kdb__next_row(k, &rows, &c, &row, err)) || !row) break;
     const char *op = kdb_csv_str(&c, co), *dt = kdb_csv_str(&c, cd);
     prof_ar_impl impl = !strcmp(op, "all_reduce")       ? PROF_AR_NCCL
                         : !strcmp(op, "all_gather")     ? PROF_AG_NCCL
@@ -298,7 +289,7 @@ int kdb__nccl(kdb_ctx *k, const char *path, sim_err *err) {
       if (a->impl == PROF_AG_NCCL) snprintf(a->kernel, sizeof a->kernel, "NCCL all_gather (nccl-tests)");
       if (a->impl == PROF_RS_NCCL) snprintf(a->kernel, sizeof a->kernel, "NCCL reduce_scatter (nccl-tests)");
     }
-    ar_notes(k, base_name(path), total, used, dup, &sk, &rows);
+    ar_notes(k, base_name(path), rows.total, used, dup, &sk, &rows);
   }
   free(r.v);
   kdb_csv_close(&c);

@@ -20,9 +20,11 @@ typedef struct kdb_rows {
   int dev, ver;         /* column indices, -1 when absent */
   char odd_version[64]; /* first version value differing from the directory's */
   long odd;             /* rows with a differing version */
+  long total;           /* rows read so far */
 } kdb_rows;
 void kdb__rows_init(kdb_rows *r, const kdb_csv *c);
-int kdb__rows_check(kdb_ctx *k, kdb_rows *r, const kdb_csv *c, sim_err *err);
+/* The next row of a table (*row false at its end), counted and checked (device, version): every reader's loop. */
+int kdb__next_row(kdb_ctx *k, kdb_rows *r, kdb_csv *c, bool *row, sim_err *err);
 /* Notes odd versions of a table file (name: its file name). */
 void kdb__rows_note(kdb_ctx *k, const kdb_rows *r, const char *name, const char *expect);
 

@@ -59,11 +59,8 @@ int kdb__mla(kdb_ctx *k, const char *path, bool context, sim_err *err) {
   memset(&sk, 0, sizeof sk);
   kdb_rows rows;
   kdb__rows_init(&rows, &c);
-  long total = 0;
   for (bool row = true; !rc;) {
-    if ((rc = kdb_csv_next(&c, &row, err)) || !row) break;
-    total++;
-    if ((rc = kdb__rows_check(k, &rows, &c, err))) break;
+    if ((rc = kdb__next_row(k, &rows, &c, &row, err)) || !row) break;
     lrow r;
     memset(&r, 0, sizeof r);
     const char *model = kdb_csv_str(&c, col[C_MODEL]), *cdt = kdb_csv_str(&c, col[C_CDT]);
@@ -142,7 +139,7 @@ int kdb__mla(kdb_ctx *k, const char *path, bool context, sim_err *err) {
     prof_doc_note(k->doc,
                   "%s: %ld rows, %zu MLA %s-module tables (one per KV dtype, GEMM type and heads per GPU, %s "
                   "dimensions); %ld rows repeated a cell with another kernel (the fastest kept)",
-                  file, total, tables, context ? "context" : "generation", known[v[0].model].model, dup);
+                  file, rows.total, tables, context ? "context" : "generation", known[v[0].model].model, dup);
   }
   if (!rc && sk.k) {
     char s[1024];

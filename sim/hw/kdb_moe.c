@@ -44,11 +44,8 @@ int kdb__moe(kdb_ctx *k, const char *path, sim_err *err) {
   memset(&kn, 0, sizeof kn);
   kdb_rows rows;
   kdb__rows_init(&rows, &c);
-  long total = 0;
   for (bool row = true; !rc;) {
-    if ((rc = kdb_csv_next(&c, &row, err)) || !row) break;
-    total++;
-    if ((rc = kdb__rows_check(k, &rows, &c, err))) break;
+    if ((rc = kdb__next_row(k, &rows, &c, &row, err)) || !row) break;
     mrow m;
     memset(&m, 0, sizeof m);
     prof_moe_key *k_ = &m.key;
@@ -106,7 +103,7 @@ int kdb__moe(kdb_ctx *k, const char *path, sim_err *err) {
     prof_doc_note(k->doc,
                   "moe_perf: %ld rows, %zu fused-MoE tables (one per dtype, sizes, top-k, experts, TP, EP and routing "
                   "distribution); %ld rows repeated a token count with another kernel (the fastest kept)",
-                  total, tables, dup);
+                  rows.total, tables, dup);
     kdb__rows_note(k, &rows, "moe_perf", k->version);
   }
   free(v);

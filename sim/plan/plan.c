@@ -410,7 +410,7 @@ void plan_print(const plan_result *p, FILE *f) {
   fprintf(f, "servesim plan: %s (%.2f B parameters) on %u x %s (%s), %s engine\n", p->model.name, p->params / 1e9,
           deploy_gpus(d), p->gpu.name, layout, p->engine.name);
   fprintf(f, "  weights %s%s, activations %s, KV cache %s; max_model_len %u, max_num_seqs %u, max_num_batched_tokens %u\n\n",
-          dtype_name(d->weight_dtype), deploy_weight_only8(d, &p->gpu) ? " (weight-only: no fp8 tensor cores; vLLM's FP8 Marlin)" : "",
+          dtype_name(d->weight_dtype), deploy_fp8_weight_only(d, &p->gpu) ? " (weight-only: no fp8 tensor cores; vLLM's FP8 Marlin)" : "",
           dtype_name(d->act_dtype), dtype_name(d->kv_dtype), d->max_model_len, d->max_num_seqs,
           d->max_num_batched_tokens);
   fprintf(f, "Memory per GPU (%s: %.1f GiB as the driver reports it)\n", p->gpu.full_name, m->device_bytes / GIB);

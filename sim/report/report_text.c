@@ -39,7 +39,7 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
           r->engine.version[0] ? " " : "", r->engine.version);
   fprintf(f, "  weights %s%s, KV cache %s, max_num_seqs %u, max_num_batched_tokens %u, prefix caching %s, async scheduling %s\n",
           dtype_name(d->weight_dtype),
-          deploy_weight_only8(d, &r->gpu) ? " (weight-only: no fp8 tensor cores; vLLM's FP8 Marlin)" : "",
+          deploy_fp8_weight_only(d, &r->gpu) ? " (weight-only: no fp8 tensor cores; vLLM's FP8 Marlin)" : "",
           dtype_name(d->kv_dtype), d->max_num_seqs, d->max_num_batched_tokens,
           d->enable_prefix_caching ? "on" : "off", d->async_scheduling ? "on" : "off");
   fprintf(f, "  memory per GPU: weights %.1f GiB, activations %.1f GiB, other %.1f GiB, KV cache %.1f GiB "

@@ -916,7 +916,7 @@ Test(config, fp8_without_fp8_tensor_cores_is_weight_only_in_vllm) {
   load_fixture(&f, "llama-3.1-70b", "a100-sxm-80gb", "vllm");
   f.d.weight_dtype = DT_FP8, f.d.weight_dtype_set = true, f.d.tp = 4;
   cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
-  cr_assert(deploy_weight_only8(&f.d, &f.g));
+  cr_assert(deploy_fp8_weight_only(&f.d, &f.g));
   load_fixture(&f, "llama-3.1-70b", "a100-sxm-80gb", "trtllm");
   f.d.weight_dtype = DT_FP8, f.d.weight_dtype_set = true, f.d.tp = 4;
   cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_EINPUT);
@@ -925,5 +925,5 @@ Test(config, fp8_without_fp8_tensor_cores_is_weight_only_in_vllm) {
   load_fixture(&f, "llama-3.1-70b", "h200", "vllm");
   f.d.weight_dtype = DT_FP8, f.d.weight_dtype_set = true;
   cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
-  cr_assert_not(deploy_weight_only8(&f.d, &f.g));
+  cr_assert_not(deploy_fp8_weight_only(&f.d, &f.g));
 }
