@@ -135,11 +135,11 @@ static void record_step_time(metrics_rec *m, double total_ns) {
   hdr_add(&m->step_hist, total_ns > 0 ? (uint64_t)llround(total_ns) : 0, 1);
 }
 
-void metrics_step(metrics_rec *m, const batch_desc *b, const step_cost *c) {
+void metrics_step(metrics_rec *m, step_sums *sums, const batch_desc *b, const step_cost *c) {
   record_step_time(m, c->total_ns);
-  for (int i = 0; i < OP_COUNT; i++) m->op_ns[i] += c->op_ns[i];
-  for (int i = 0; i < BOUND_COUNT; i++) m->bound_ns[i] += c->bound_ns[i];
-  m->busy_ns += c->total_ns;
+  for (int i = 0; i < OP_COUNT; i++) sums->op_ns[i] += c->op_ns[i];
+  for (int i = 0; i < BOUND_COUNT; i++) sums->bound_ns[i] += c->bound_ns[i];
+  sums->busy_ns += c->total_ns;
   m->tokens += b->num_tokens;
   m->decode_tokens += b->num_decode;
   m->prefill_tokens += b->num_tokens - b->num_decode;
@@ -151,15 +151,24 @@ void metrics_step(metrics_rec *m, const batch_desc *b, const step_cost *c) {
   m->ts_steps_acc++;
 }
 
+void metrics_add_sums(metrics_rec *m, step_sums *sums) {
+  for (int i = 0; i < OP_COUNT; i++) m->op_ns[i] += sums->op_ns[i];
+  for (int i = 0; i < BOUND_COUNT; i++) m->bound_ns[i] += sums->bound_ns[i];
+  m->busy_ns += sums->busy_ns;
+  memset(sums, 0, sizeof *sums);
+}
+
 void metrics_level(metrics_rec *m, sim_ns now, uint32_t in_system, uint32_t waiting) {
   SIM_ASSERT(now >= m->level_t_ns);
-  double dt = (double)(now - m->level_t_ns);
-  m->area_in_system += dt * m->level_in_system;
-  m->area_waiting += dt * m->level_waiting;
+  if (now > m->level_t_ns) { /* the previous instant is over: its last level lasted */
+    uint64_t dt = now - m->level_t_ns;
+    m->area_in_system += (unsigned __int128)dt * m->level_in_system;
+    m->area_waiting += (unsigned __int128)dt * m->level_waiting;
+    if (m->level_in_system > m->peak_in_system) m->peak_in_system = m->level_in_system;
+  }
   m->level_t_ns = now;
   m->level_in_system = in_system;
   m->level_waiting = waiting;
-  if (in_system > m->peak_in_system) m->peak_in_system = in_system;
 }
 
 void metrics_sample(metrics_rec *m, const ts_row *row) {
@@ -381,10 +390,10 @@ void metrics_summarize(const metrics_rec *m, req_times_fn get, const void *ctx, 
   free(queue);
   double span = (double)m->level_t_ns;
   if (span > 0) {
-    out->mean_in_system = m->area_in_system / span;
-    out->mean_waiting = m->area_waiting / span;
+    out->mean_in_system = (double)m->area_in_system / span;
+    out->mean_waiting = (double)m->area_waiting / span;
   }
-  out->peak_in_system = m->peak_in_system;
+  out->peak_in_system = m->peak_in_system > m->level_in_system ? m->peak_in_system : m->level_in_system;
   out->steps = m->n_steps;
   out->itl_from_histogram = m->itl_hist.count != NULL;
   out->steps_from_histogram = m->step_hist.count != NULL;

@@ -112,7 +112,8 @@ typedef struct metrics_rec {
   hdr_hist step_hist; /* after the spill: every step's duration in ns */
   size_t n_steps;     /* steps recorded */
   size_t itl_exact_max, steps_exact_max; /* spill limits (metrics_init: METRICS_EXACT_*; tests lower them) */
-  /* per-step totals */
+  /* per-step totals; the time sums are each replica's own (step_sums, in its steps' order), added in replica
+     order by metrics_add_sums when the run ends: the same bits however the replicas' steps interleave */
   double op_ns[OP_COUNT];
   double bound_ns[BOUND_COUNT];
   double busy_ns;              /* sum of step times over replicas */
@@ -126,9 +127,10 @@ typedef struct metrics_rec {
   sim_ns level_t_ns;        /* time of the last level update */
   uint32_t level_in_system; /* sent and not finished */
   uint32_t level_waiting;   /* in replica waiting queues */
-  double area_in_system;    /* integral of in-system count, request x ns */
-  double area_waiting;      /* integral of waiting count, request x ns */
-  uint32_t peak_in_system;
+  unsigned __int128 area_in_system; /* integral of in-system count, request x ns (exact: order-free) */
+  unsigned __int128 area_waiting;   /* integral of waiting count, request x ns */
+  uint32_t peak_in_system;  /* the most requests in the system at the end of an instant (after every event of
+                               that nanosecond: a level that lasts, whatever order same-time events take) */
   /* time series */
   ts_row *ts;
   size_t n_ts, cap_ts;
@@ -155,9 +157,21 @@ static inline void metrics_itl(metrics_rec *m, sim_ns gap) {
   }
 }
 
-void metrics_step(metrics_rec *m, const batch_desc *b, const step_cost *c);
+/* One replica's step-time sums (metrics_step adds to them, metrics_add_sums moves them into the record). */
+typedef struct step_sums {
+  double op_ns[OP_COUNT];
+  double bound_ns[BOUND_COUNT];
+  double busy_ns;
+} step_sums;
 
-/* Piecewise-constant levels: call whenever they change (or before sampling). */
+/* A step was placed: its time goes to its replica's sums, its counts to the record. */
+void metrics_step(metrics_rec *m, step_sums *sums, const batch_desc *b, const step_cost *c);
+/* Adds a replica's sums into the record and zeroes them (callers go in replica order). */
+void metrics_add_sums(metrics_rec *m, step_sums *sums);
+
+/* Piecewise-constant levels: call whenever they change (or before sampling). A level
+ * counts toward the peak once time moves past its instant (metrics_summarize
+ * counts the last one). */
 void metrics_level(metrics_rec *m, sim_ns now, uint32_t in_system, uint32_t waiting);
 void metrics_sample(metrics_rec *m, const ts_row *row);
 

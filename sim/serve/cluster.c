@@ -51,7 +51,7 @@ int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model
   c->done_cap = 1024;
   c->done_buf = sim_malloc(c->done_cap * sizeof *c->done_buf);
   if (tr->n) des_push(&c->ev, tr->reqs[0].arrival_ns, EV_ARRIVAL, 0, 0);
-  if (cfg->sample_interval_ns) des_push(&c->ev, 0, EV_SAMPLE, 0, 0);
+  if (cfg->sample_interval_ns) des_push_late(&c->ev, 0, EV_SAMPLE, 0, 0);
   for (uint32_t k = 0; k < cfg->n_failures; k++) {
     if (cfg->failures[k].replica >= cfg->replicas)
       return sim_errf(err, SIM_EINPUT, "replica failure: replica %u does not exist (replicas: %u)",
@@ -155,7 +155,7 @@ static void place(cluster *c, uint32_t ri, sched_step *st) {
   }
   rep->steps++;
   rep->busy_ns += st->cost.gpu_ns;
-  metrics_step(&c->m, &st->bd, &st->cost);
+  metrics_step(&c->m, &rep->sums, &st->bd, &st->cost);
   des_push(&c->ev, end, EV_STEP, ri, 0);
 }
 
@@ -266,7 +266,7 @@ static void fill_group(cluster *c, uint32_t g, sim_ns now) {
       st->start_ns = start;
       c->reps[r0 + k].steps++;
       c->reps[r0 + k].busy_ns += st->cost.gpu_ns;
-      metrics_step(&c->m, &st->bd, &st->cost);
+      metrics_step(&c->m, &c->reps[r0 + k].sums, &st->bd, &st->cost);
     }
     G->mask[G->q_len++] = mask;
     G->last_ready = ready;
@@ -481,7 +481,7 @@ static void on_sample(cluster *c, sim_ns now) {
   row.finished = c->m.finished;
   metrics_sample(&c->m, &row);
   c->m.preemptions = row.preemptions;
-  if (!c->complete) des_push(&c->ev, now + c->cfg.sample_interval_ns, EV_SAMPLE, 0, 0);
+  if (!c->complete) des_push_late(&c->ev, now + c->cfg.sample_interval_ns, EV_SAMPLE, 0, 0);
 }
 
 sim_ns cluster_next_time(const cluster *c) { return des_peek_time(&c->ev); }
@@ -534,7 +534,10 @@ void cluster_run(cluster *c) {
 
 void cluster_finish(cluster *c) {
   uint64_t pre = 0;
-  for (uint32_t i = 0; i < c->cfg.replicas; i++) pre += c->reps[i].s.preemptions;
+  for (uint32_t i = 0; i < c->cfg.replicas; i++) {
+    pre += c->reps[i].s.preemptions;
+    metrics_add_sums(&c->m, &c->reps[i].sums);
+  }
   c->m.preemptions = pre;
   for (size_t i = 0; i < c->n_reqs; i++) {
     request *r = &c->reqs[i];

@@ -78,6 +78,7 @@ typedef struct replica {
   uint32_t outstanding; /* routed and not finished */
   uint64_t steps;
   double busy_ns;       /* sum of its steps' GPU times (with PP: each batch's time through all stages) */
+  step_sums sums;       /* its steps' op and bound times (metrics.h), added to the record at the end */
   sim_ns stage_free[CFG_MAX_PP]; /* when each pipeline stage finishes the last step placed on it */
   uint32_t waiting_seen; /* its waiting count as last added into cluster.n_waiting */
 } replica;

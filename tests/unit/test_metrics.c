@@ -129,9 +129,54 @@ Test(metrics, level_integrals) {
   metrics_level(&m, 0, 2, 1);
   metrics_level(&m, 1000, 3, 0);
   metrics_level(&m, 3000, 0, 0);
-  cr_assert_float_eq(m.area_in_system, 2 * 1000 + 3 * 2000, 0);
-  cr_assert_float_eq(m.area_waiting, 1000, 0);
+  cr_assert(m.area_in_system == 2 * 1000 + 3 * 2000);
+  cr_assert(m.area_waiting == 1000);
   cr_assert_eq(m.peak_in_system, 3);
+  metrics_deinit(&m);
+}
+
+/* The peak is a level that lasts: transient levels inside one nanosecond
+ * (events of the same instant in some order) do not count, the last level of
+ * the run does (once summarized). */
+Test(metrics, peak_counts_lasting_levels) {
+  metrics_rec m;
+  metrics_init(&m, 0);
+  metrics_level(&m, 0, 4, 0);
+  metrics_level(&m, 10, 5, 0); /* an arrival, then a completion at the same ns */
+  metrics_level(&m, 10, 4, 0);
+  metrics_level(&m, 20, 3, 0);
+  cr_assert_eq(m.peak_in_system, 4, "5 never lasted");
+  cr_assert(m.area_in_system == 4 * 10 + 4 * 10);
+  metrics_level(&m, 30, 6, 0);
+  metrics_summary s;
+  metrics_summarize(&m, metrics_times_of_array, NULL, 0, NULL, &s);
+  cr_assert_eq(s.peak_in_system, 6, "the level the run ended with lasts");
+  metrics_deinit(&m);
+}
+
+/* Step times are summed per replica, then in replica order. */
+Test(metrics, step_sums_per_replica) {
+  metrics_rec m;
+  metrics_init(&m, 0);
+  step_sums a = {0}, b = {0};
+  batch_desc bd = {0};
+  bd.num_tokens = bd.num_seqs = bd.num_decode = 1;
+  step_cost c = {0};
+  c.total_ns = 3.0;
+  c.op_ns[OP_ATTN_DECODE] = 2.0;
+  c.bound_ns[BOUND_MEMORY] = 3.0;
+  metrics_step(&m, &a, &bd, &c);
+  metrics_step(&m, &b, &bd, &c);
+  metrics_step(&m, &a, &bd, &c);
+  cr_assert_float_eq(a.busy_ns, 6.0, 0);
+  cr_assert_float_eq(m.busy_ns, 0.0, 0, "nothing in the record before the sums are added");
+  metrics_add_sums(&m, &a);
+  metrics_add_sums(&m, &b);
+  cr_assert_float_eq(m.busy_ns, 9.0, 0);
+  cr_assert_float_eq(m.op_ns[OP_ATTN_DECODE], 6.0, 0);
+  cr_assert_float_eq(m.bound_ns[BOUND_MEMORY], 9.0, 0);
+  cr_assert_float_eq(a.busy_ns, 0.0, 0, "moved");
+  cr_assert_eq(m.n_steps, 3);
   metrics_deinit(&m);
 }
 
@@ -190,8 +235,9 @@ Test(metrics, itl_and_steps_spill_past_their_limits) {
     b.num_tokens = b.num_seqs = b.num_decode = (uint32_t)cnt;
     step_cost c = {0};
     c.total_ns = (double)gap + 0.25;
-    metrics_step(&m, &b, &c);
-    metrics_step(&x, &b, &c);
+    step_sums sm = {0}, sx = {0};
+    metrics_step(&m, &sm, &b, &c);
+    metrics_step(&x, &sx, &b, &c);
   }
   cr_assert_null(m.itl, "the runs were handed to the histogram");
   cr_assert_null(m.step_ms);
