@@ -36,6 +36,7 @@ typedef struct run_flags {
   cli_list goodput;      /* "ttft:MS" ... */
   double sample_interval, time_limit, duration;
   bool repeat_shares_prefixes;
+  bool shared_timeline;
   bool seen[64];         /* which flags were given, by index in the table */
 } run_flags;
 

@@ -1,4 +1,4 @@
-/* des.c: binary heap of events keyed by (t_ns, seq). O(log n) push and pop. */
+/* des.c: binary heap of events keyed by (t_ns, class, push_ns, seq). O(log n) push and pop. */
 #include "core/des.h"
 
 #include <stdlib.h>
@@ -9,6 +9,18 @@ void des_init(des *d) {
   d->now_ns = 0;
   d->next_seq = 0;
   d->n_popped = 0;
+  d->ambiguous = false;
+  d->amb_t = d->amb_push = SIM_NS_INF;
+  d->amb_kinds = 0;
+}
+
+void des_reset(des *d) {
+  d->n = 0;
+  d->now_ns = 0;
+  d->next_seq = 0;
+  d->ambiguous = false;
+  d->amb_t = d->amb_push = SIM_NS_INF;
+  d->amb_kinds = 0;
 }
 
 void des_deinit(des *d) {
@@ -17,14 +29,24 @@ void des_deinit(des *d) {
   d->n = d->cap = 0;
 }
 
+#define LATE_OFFSET (1ull << 62)
+#define FROM_BIT (1ull << 61)
+
+/* (time, class, push time, sequence): without des_push_from the push time
+ * grows with the sequence number, so this is (time, class, sequence). */
 static inline bool ev_less(const des_event *a, const des_event *b) {
-  return a->t_ns < b->t_ns || (a->t_ns == b->t_ns && a->seq < b->seq);
+  if (a->t_ns != b->t_ns) return a->t_ns < b->t_ns;
+  uint64_t la = a->seq & LATE_OFFSET, lb = b->seq & LATE_OFFSET;
+  if (la != lb) return la < lb;
+  if (a->push_ns != b->push_ns) return a->push_ns < b->push_ns;
+  return a->seq < b->seq;
 }
 
-static void push_seq(des *d, sim_ns t_ns, uint64_t seq, uint32_t kind, uint32_t target, uint64_t arg) {
+static void push_seq(des *d, sim_ns t_ns, sim_ns push_ns, uint64_t seq, uint32_t kind, uint32_t target,
+                     uint64_t arg) {
   SIM_ASSERT(t_ns >= d->now_ns);
   SIM_GROW(d->heap, d->cap, d->n + 1);
-  des_event ev = {t_ns, seq, kind, target, arg};
+  des_event ev = {t_ns, push_ns, seq, kind, target, arg};
   size_t i = d->n++;
   while (i > 0) {
     size_t p = (i - 1) / 2;
@@ -35,15 +57,19 @@ static void push_seq(des *d, sim_ns t_ns, uint64_t seq, uint32_t kind, uint32_t 
   d->heap[i] = ev;
 }
 
-#define LATE_OFFSET (1ull << 62)
-
 void des_push(des *d, sim_ns t_ns, uint32_t kind, uint32_t target, uint64_t arg) {
-  SIM_ASSERT(d->next_seq < LATE_OFFSET);
-  push_seq(d, t_ns, d->next_seq++, kind, target, arg);
+  SIM_ASSERT(d->next_seq < FROM_BIT);
+  push_seq(d, t_ns, d->now_ns, d->next_seq++, kind, target, arg);
 }
 
 void des_push_late(des *d, sim_ns t_ns, uint32_t kind, uint32_t target, uint64_t arg) {
-  push_seq(d, t_ns, LATE_OFFSET + d->next_seq++, kind, target, arg);
+  SIM_ASSERT(d->next_seq < FROM_BIT);
+  push_seq(d, t_ns, d->now_ns, LATE_OFFSET + d->next_seq++, kind, target, arg);
+}
+
+void des_push_from(des *d, sim_ns t_ns, sim_ns push_ns, uint32_t kind, uint32_t target, uint64_t arg) {
+  SIM_ASSERT(d->next_seq < FROM_BIT && push_ns <= t_ns);
+  push_seq(d, t_ns, push_ns, FROM_BIT + d->next_seq++, kind, target, arg);
 }
 
 bool des_pop(des *d, des_event *out) {
@@ -61,6 +87,12 @@ bool des_pop(des *d, des_event *out) {
   }
   if (n) d->heap[i] = last;
   SIM_ASSERT(out->t_ns >= d->now_ns);
+  if (!(out->seq & LATE_OFFSET)) { /* ordinary events of one (time, push time) pop together */
+    unsigned kind = out->seq & FROM_BIT ? 2u : 1u;
+    if (out->t_ns != d->amb_t || out->push_ns != d->amb_push) d->amb_t = out->t_ns, d->amb_push = out->push_ns, d->amb_kinds = 0;
+    d->amb_kinds |= kind;
+    if (d->amb_kinds == 3u) d->ambiguous = true;
+  }
   d->now_ns = out->t_ns;
   d->n_popped++;
   return true;

@@ -109,6 +109,11 @@ void hdr_dist(const hdr_hist *h, double scale, dist_stats *out) {
 
 /* The run-length records grew past their limit: every gap so far, and from
  * now on, goes into the histogram. */
+static void itl_flush(metrics_rec *m) {
+  if (m->itl_pend_n) hdr_add(&m->itl_hist, m->itl_pend_gap > 0 ? (uint64_t)m->itl_pend_gap : 0, m->itl_pend_n);
+  m->itl_pend_n = 0;
+}
+
 void metrics_itl_spill(metrics_rec *m, sim_ns gap) {
   if (!m->itl_hist.count) {
     for (size_t i = 0; i < m->n_itl; i++) hdr_add(&m->itl_hist, (uint64_t)m->itl[i].gap_ns, m->itl[i].count);
@@ -116,7 +121,14 @@ void metrics_itl_spill(metrics_rec *m, sim_ns gap) {
     m->itl = NULL;
     m->n_itl = m->cap_itl = 0;
   }
-  hdr_add(&m->itl_hist, gap > 0 ? (uint64_t)gap : 0, 1);
+  /* a decode step gives its sequences one gap: count the run once */
+  if (m->itl_pend_n && m->itl_pend_gap == gap) {
+    m->itl_pend_n++;
+    return;
+  }
+  itl_flush(m);
+  m->itl_pend_gap = gap;
+  m->itl_pend_n = 1;
 }
 
 static void record_step_time(metrics_rec *m, double total_ns) {
@@ -289,6 +301,67 @@ static double run_percentile(const itl_run *r, size_t n, uint64_t total, double 
   return a + (b - a) * (pos - (double)lo);
 }
 
+/* The float whose bits key i holds, as a double. */
+static inline double fv(const uint32_t *k, size_t i) {
+  float f;
+  memcpy(&f, &k[i], sizeof f);
+  return f;
+}
+
+/* metrics_percentile_sorted on sorted float keys. */
+static double float_percentile(const uint32_t *k, size_t n, double p) {
+  double pos = p / 100.0 * (double)(n - 1);
+  size_t lo = (size_t)floor(pos);
+  if (lo >= n - 1) return fv(k, n - 1);
+  double frac = pos - (double)lo;
+  return fv(k, lo) + (fv(k, lo + 1) - fv(k, lo)) * frac;
+}
+
+/* metrics_dist of n non-negative floats, without a double copy: their bits
+ * sort as unsigned keys (two 16-bit passes), then every statistic is
+ * computed on the values as doubles in sorted order, as metrics_dist does. */
+static void float_dist(const float *v, size_t n, dist_stats *out) {
+  memset(out, 0, sizeof *out);
+  out->n = n;
+  if (n == 0) return;
+  uint32_t *k = sim_malloc(n * sizeof *k), *t = sim_malloc(n * sizeof *t);
+  size_t *cnt = sim_malloc(65536 * sizeof *cnt);
+  for (size_t i = 0; i < n; i++) {
+    SIM_ASSERT(v[i] >= 0.0f);
+    memcpy(&k[i], &v[i], sizeof k[i]);
+  }
+  for (int shift = 0; shift < 32; shift += 16) {
+    memset(cnt, 0, 65536 * sizeof *cnt);
+    for (size_t i = 0; i < n; i++) cnt[(k[i] >> shift) & 0xffff]++;
+    if (cnt[(k[0] >> shift) & 0xffff] == n) continue;
+    size_t s = 0;
+    for (size_t d = 0; d < 65536; d++) {
+      size_t c = cnt[d];
+      cnt[d] = s;
+      s += c;
+    }
+    for (size_t i = 0; i < n; i++) t[cnt[(k[i] >> shift) & 0xffff]++] = k[i];
+    uint32_t *x = k;
+    k = t;
+    t = x;
+  }
+  free(cnt);
+  free(t);
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += fv(k, i);
+  double mean = sum / (double)n, ss = 0;
+  for (size_t i = 0; i < n; i++) ss += (fv(k, i) - mean) * (fv(k, i) - mean);
+  out->mean = mean;
+  out->std = sqrt(ss / (double)n);
+  out->median = float_percentile(k, n, 50);
+  out->p90 = float_percentile(k, n, 90);
+  out->p95 = float_percentile(k, n, 95);
+  out->p99 = float_percentile(k, n, 99);
+  out->min = fv(k, 0);
+  out->max = fv(k, n - 1);
+  free(k);
+}
+
 static void itl_dist(const metrics_rec *m, dist_stats *out) {
   memset(out, 0, sizeof *out);
   if (m->itl_hist.count) {
@@ -330,9 +403,10 @@ static void itl_dist(const metrics_rec *m, dist_stats *out) {
 
 void metrics_times_of_array(const void *ctx, size_t i, req_times *out) { *out = ((const req_times *)ctx)[i]; }
 
-void metrics_summarize(const metrics_rec *m, req_times_fn get, const void *ctx, size_t n, const slo_cfg *slo,
+void metrics_summarize(metrics_rec *m, req_times_fn get, const void *ctx, size_t n, const slo_cfg *slo,
                        metrics_summary *out) {
   memset(out, 0, sizeof *out);
+  itl_flush(m);
   out->total = n;
   double *ttft = sim_malloc((n + 1) * sizeof *ttft), *tpot = sim_malloc((n + 1) * sizeof *tpot);
   double *e2el = sim_malloc((n + 1) * sizeof *e2el), *queue = sim_malloc((n + 1) * sizeof *queue);
@@ -404,10 +478,7 @@ void metrics_summarize(const metrics_rec *m, req_times_fn get, const void *ctx, 
     if (m->step_hist.count) {
       hdr_dist(&m->step_hist, 1e6, &st);
     } else {
-      double *s = sim_malloc(m->n_step_ms * sizeof *s);
-      for (size_t i = 0; i < m->n_step_ms; i++) s[i] = m->step_ms[i];
-      metrics_dist(s, m->n_step_ms, &st);
-      free(s);
+      float_dist(m->step_ms, m->n_step_ms, &st);
     }
     out->mean_step_ms = st.mean;
     out->median_step_ms = st.median;

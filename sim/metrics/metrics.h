@@ -107,6 +107,8 @@ typedef struct metrics_rec {
   itl_run *itl;
   size_t n_itl, cap_itl;
   hdr_hist itl_hist;  /* after the spill (itl_hist.count != NULL): every gap, the runs above included */
+  sim_ns itl_pend_gap; /* after the spill: a run of equal gaps not yet counted in itl_hist (metrics_summarize adds it) */
+  uint64_t itl_pend_n;
   float *step_ms;     /* duration of every step, ms, until the spill */
   size_t n_step_ms, cap_steps;
   hdr_hist step_hist; /* after the spill: every step's duration in ns */
@@ -145,6 +147,10 @@ void metrics_deinit(metrics_rec *m);
  * keeps each request's own token times). */
 void metrics_itl_spill(metrics_rec *m, sim_ns gap);
 static inline void metrics_itl(metrics_rec *m, sim_ns gap) {
+  if (m->itl_pend_n && m->itl_pend_gap == gap) { /* spilled: the current run of equal gaps goes on */
+    m->itl_pend_n++;
+    return;
+  }
   if (m->itl_hist.count || (m->n_itl >= m->itl_exact_max && m->itl[m->n_itl - 1].gap_ns != gap)) {
     metrics_itl_spill(m, gap);
   } else if (m->n_itl && m->itl[m->n_itl - 1].gap_ns == gap) {
@@ -219,8 +225,9 @@ typedef void (*req_times_fn)(const void *ctx, size_t i, req_times *out);
 /* The req_times_fn of a plain array (ctx: const req_times *). */
 void metrics_times_of_array(const void *ctx, size_t i, req_times *out);
 /* Computes the summary from the n requests' records (read one at a time
- * through get: no copy of a million-request run) and the recorder. */
-void metrics_summarize(const metrics_rec *m, req_times_fn get, const void *ctx, size_t n, const slo_cfg *slo,
+ * through get: no copy of a million-request run) and the recorder (whose
+ * pending inter-token run it counts first). */
+void metrics_summarize(metrics_rec *m, req_times_fn get, const void *ctx, size_t n, const slo_cfg *slo,
                        metrics_summary *out);
 /* numpy-style statistics of an array (sorted in place). */
 void metrics_dist(double *v, size_t n, dist_stats *out);

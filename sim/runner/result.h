@@ -47,6 +47,8 @@ typedef struct run_result {
   uint32_t n_failures;
   sim_ns failure_at_ns[SCENARIO_MAX_FAILURES];
   sim_ns time_limit_ns;   /* 0: none */
+  uint8_t replicas_apart; /* 0: one shared timeline, 1: replicas simulated apart, 2: apart, then a tie sent it back
+                             to the shared timeline (serve/fleet.h); the results are the same */
 } run_result;
 
 /* Times of record i as the metrics layer reads them (req_times_fn; ctx: const run_result *). */

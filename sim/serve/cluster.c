@@ -1,11 +1,11 @@
 /* cluster.c: arrivals, client slots, routing and replica steps in virtual time. */
 #include "serve/cluster.h"
+#include "serve/cluster_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK, EV_DELIVER, EV_GSTEP, EV_GKICK };
 
 int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model *cost, sim_err *err) {
   memset(c, 0, sizeof *c);
@@ -59,6 +59,9 @@ int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model
     des_push(&c->ev, cfg->failures[k].at_ns, EV_FAIL, cfg->failures[k].replica, 0);
   }
   if (tr->n == 0) c->complete = true;
+  if (cfg->apart && cfg->replicas > 1 && cfg->router == ROUTE_ROUND_ROBIN && !cfg->max_concurrency &&
+      !cfg->n_failures && cfg->dp_group <= 1 && !cfg->time_limit_ns && tr->n)
+    c->ap = fleet_new(cfg->replicas, cfg->sample_interval_ns);
   return SIM_OK;
 }
 
@@ -94,6 +97,7 @@ void cluster_deinit(cluster *c) {
   free(c->ids);
   des_deinit(&c->ev);
   metrics_deinit(&c->m);
+  fleet_free(c->ap);
   memset(c, 0, sizeof *c);
 }
 
@@ -121,6 +125,7 @@ static void free_slot(cluster *c, uint32_t idx) {
 /* Request idx is done with (finished or rejected). In open mode its caller
  * hears of it, then the slot is free (the call sites touch it no more). */
 static void close_request(cluster *c, uint32_t idx, sim_ns now) {
+  if (c->ap && c->ap->running) c->ap->closed++;
   if (c->open) {
     c->n_closed++;
     if (c->hooks.closed) c->hooks.closed(c->hooks.ctx, idx, now);
@@ -301,7 +306,7 @@ static void fill_queue(cluster *c, uint32_t ri, sim_ns now) {
 }
 
 static void route(cluster *c, uint32_t idx, sim_ns now) {
-  uint32_t ri = router_pick(&c->rt);
+  uint32_t ri = c->ap && c->ap->running ? c->ap->ri : router_pick(&c->rt);
   request *r = &c->reqs[idx];
   if (ri == UINT32_MAX) {
     r->state = RQ_REJECTED;
@@ -325,14 +330,22 @@ static void route(cluster *c, uint32_t idx, sim_ns now) {
   kick(c, ri, now);
 }
 
+/* Why request r is refused at send (REJ_NONE: it is not). */
+static rq_reject refusal(const cluster *c, const request *r) {
+  uint64_t total = (uint64_t)r->prompt_tokens + r->output_tokens;
+  if (total > c->cfg.max_model_len) return REJ_TOO_LONG;
+  if ((total + c->cfg.block_tokens - 1) / c->cfg.block_tokens > c->cfg.kv_blocks) return REJ_KV_TOO_SMALL;
+  return REJ_NONE;
+}
+
 static void send(cluster *c, uint32_t idx, sim_ns now) {
   request *r = &c->reqs[idx];
   r->send_ns = now;
   c->in_flight++;
-  uint64_t total = (uint64_t)r->prompt_tokens + r->output_tokens;
-  if (total > c->cfg.max_model_len || (total + c->cfg.block_tokens - 1) / c->cfg.block_tokens > c->cfg.kv_blocks) {
+  rq_reject why = refusal(c, r);
+  if (why != REJ_NONE) {
     r->state = RQ_REJECTED;
-    r->reject = total > c->cfg.max_model_len ? REJ_TOO_LONG : REJ_KV_TOO_SMALL;
+    r->reject = why;
     SIM_ASSERT(c->in_flight > 0);
     c->in_flight--;
     close_request(c, idx, now);
@@ -487,6 +500,11 @@ static void on_sample(cluster *c, sim_ns now) {
 sim_ns cluster_next_time(const cluster *c) { return des_peek_time(&c->ev); }
 
 bool cluster_run_slice(cluster *c, uint64_t max_events, sim_ns until_ns) {
+  if (c->ap && !c->ap->done && until_ns == SIM_NS_INF) return cluster__apart_slice(c, max_events);
+  if (c->ap && !c->ap->running && c->ap->ri == 0) { /* paced (until_ns): the shared timeline */
+    fleet_free(c->ap);
+    c->ap = NULL;
+  }
   des_event ev;
   for (uint64_t k = 0; k < max_events; k++) {
     if (c->complete || c->stopped) return true;
@@ -533,6 +551,7 @@ void cluster_run(cluster *c) {
 }
 
 void cluster_finish(cluster *c) {
+  if (c->ap && !c->ap->done) cluster__apart_finish(c); /* interrupted: the replicas run so far */
   uint64_t pre = 0;
   for (uint32_t i = 0; i < c->cfg.replicas; i++) {
     pre += c->reps[i].s.preemptions;
@@ -551,6 +570,8 @@ void cluster_finish(cluster *c) {
 /* --- open mode (`servesim serve`) ----------------------------------------------- */
 
 void cluster_open(cluster *c, const cluster_hooks *hooks) {
+  fleet_free(c->ap); /* requests come and go: the shared timeline */
+  c->ap = NULL;
   SIM_ASSERT(c->n_reqs == 0 && !c->open);
   c->open = true;
   c->complete = false;
@@ -679,3 +700,12 @@ void cluster_cancel(cluster *c, uint32_t idx, sim_ns now) {
   c->n_closed++;
   metrics_level(&c->m, now, c->in_flight, cluster_waiting(c));
 }
+
+/* --- for cluster_apart.c (cluster_impl.h) ----------------------------------------------- */
+
+rq_reject cluster__refusal(const cluster *c, const request *r) { return refusal(c, r); }
+void cluster__close(cluster *c, uint32_t idx, sim_ns now) { close_request(c, idx, now); }
+void cluster__send(cluster *c, uint32_t idx, sim_ns now) { send(c, idx, now); }
+void cluster__route(cluster *c, uint32_t idx, sim_ns now) { route(c, idx, now); }
+void cluster__on_step(cluster *c, uint32_t ri, sim_ns now) { on_step(c, ri, now); }
+void cluster__fill_queue(cluster *c, uint32_t ri, sim_ns now) { fill_queue(c, ri, now); }

@@ -39,6 +39,7 @@
 #include "core/ring.h"
 #include "hw/cost.h"
 #include "metrics/metrics.h"
+#include "serve/fleet.h"
 #include "serve/request.h"
 #include "serve/router.h"
 #include "serve/sched.h"
@@ -64,6 +65,9 @@ typedef struct cluster_cfg {
   sim_ns frontend_latency_ns; /* send -> router, per request; 0 = at once */
   sim_ns sample_interval_ns; /* time-series period; 0 = no time series */
   sim_ns time_limit_ns;      /* stop here, reporting the rest unfinished; 0 = none */
+  bool apart;                /* simulate the replicas one after the other when nothing couples them (fleet.h:
+                                round robin, open loop, no failures, DP or time limit); the results are the
+                                shared timeline's. Off: the shared timeline always */
   uint32_t n_failures;       /* what-if: replicas lost at given times */
   struct {
     uint32_t replica;
@@ -124,6 +128,8 @@ typedef struct cluster {
   size_t n_closed;      /* finished + rejected */
   bool complete;        /* every request closed */
   bool stopped;         /* time limit reached or interrupted */
+  fleet *ap;            /* replicas apart (cfg.apart and eligible), until the run falls back or ends */
+  uint8_t apart_outcome; /* 0 shared timeline, 1 replicas apart, 2 fell back to the shared timeline (a tie) */
   /* open mode */
   bool open;
   cluster_hooks hooks;

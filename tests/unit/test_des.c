@@ -29,7 +29,7 @@ Test(des, million_random_events_monotone_and_stable) {
   rng_seed(&r, 7);
   const uint64_t n = 1000000;
   for (uint64_t i = 0; i < n; i++) des_push(&d, rng_below(&r, 1000), 0, 0, i);
-  des_event ev, prev = {0, 0, 0, 0, 0};
+  des_event ev, prev = {0, 0, 0, 0, 0, 0};
   uint64_t popped = 0;
   while (des_pop(&d, &ev)) {
     if (popped) {
@@ -81,5 +81,33 @@ Test(des, late_events_pop_after_every_ordinary_event_of_their_time) {
     cr_assert(des_pop(&d, &ev));
     cr_assert_eq((int)ev.kind, want[i], "pop %d", i);
   }
+  des_deinit(&d);
+}
+
+/* An event pushed "from" another time sorts among same-time events by that
+ * push time, as if the clock had been there; an ordinary and a des_push_from
+ * event with the same time and push time are flagged: their order is unknown. */
+Test(des, push_from_orders_by_push_time_and_flags_ties) {
+  des d;
+  des_init(&d);
+  des_push(&d, 10, 1, 0, 0);          /* pushed at 0 */
+  des_push_from(&d, 10, 7, 2, 0, 0);  /* as if pushed at 7 */
+  des_push_from(&d, 10, 3, 3, 0, 0);  /* as if pushed at 3 */
+  des_push(&d, 5, 4, 0, 0);
+  des_event ev;
+  cr_assert(des_pop(&d, &ev) && ev.kind == 4);
+  des_push(&d, 10, 5, 0, 0); /* pushed at 5: between the two */
+  des_push_late(&d, 10, 6, 0, 0);
+  uint32_t order[5], n = 0;
+  while (des_pop(&d, &ev)) order[n++] = ev.kind;
+  cr_assert_eq(n, 5);
+  cr_assert(order[0] == 1 && order[1] == 3 && order[2] == 5 && order[3] == 2 && order[4] == 6,
+            "%u %u %u %u %u", order[0], order[1], order[2], order[3], order[4]);
+  cr_assert_not(d.ambiguous);
+  des_push(&d, 20, 7, 0, 0);          /* pushed at 10 */
+  des_push_from(&d, 20, 10, 8, 0, 0); /* the same time and push time: order unknown */
+  while (des_pop(&d, &ev)) {
+  }
+  cr_assert(d.ambiguous);
   des_deinit(&d);
 }

@@ -1,0 +1,142 @@
+/* test_apart.c: a fleet whose replicas are simulated apart (serve/fleet.h)
+ * gives the shared timeline's results bit for bit: every request's times,
+ * the summary, the step-time sums, the level integrals and peak, and every
+ * time-series row. Cases: bursts (ties at t = 0), an engine frontend delay
+ * (vLLM's, in every case), the bundled trace with prefix caching, preemptions, requests refused at send, replicas
+ * left without requests, short sampling periods. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/runner.h"
+#include "testutil.h"
+
+static run_ctx *run(const scenario *sc) {
+  run_ctx *r = calloc(1, sizeof *r);
+  sim_err err = {0, ""};
+  int rc = runner_prepare(r, sc, &err);
+  cr_assert_eq(rc, 0, "prepare: %s", err.msg);
+  rc = runner_execute(r, NULL, &err);
+  cr_assert_eq(rc, 0, "execute: %s", err.msg);
+  return r;
+}
+
+static void done(run_ctx *r) {
+  runner_free(r);
+  free(r);
+}
+
+/* Runs sc apart and on one timeline; returns the apart run's result (caller frees) after comparing. */
+static run_ctx *same_both_ways(scenario *sc, const char *what) {
+  sc->shared_timeline = false;
+  run_ctx *a = run(sc);
+  sc->shared_timeline = true;
+  run_ctx *s = run(sc);
+  const run_result *x = &a->res, *y = &s->res;
+  cr_assert_eq(x->replicas_apart, 1, "%s: the replicas ran apart", what);
+  cr_assert_eq(y->replicas_apart, 0, "%s", what);
+  cr_assert_eq(x->n_reqs, y->n_reqs, "%s", what);
+  cr_assert(!memcmp(x->reqs, y->reqs, x->n_reqs * sizeof *x->reqs), "%s: per-request records", what);
+  cr_assert(!memcmp(&x->sum, &y->sum, sizeof x->sum), "%s: summary", what);
+  cr_assert(!memcmp(x->m.op_ns, y->m.op_ns, sizeof x->m.op_ns), "%s: time by op", what);
+  cr_assert(!memcmp(x->m.bound_ns, y->m.bound_ns, sizeof x->m.bound_ns), "%s: time by bound", what);
+  cr_assert(x->m.busy_ns == y->m.busy_ns && x->m.area_in_system == y->m.area_in_system &&
+                x->m.area_waiting == y->m.area_waiting && x->m.level_t_ns == y->m.level_t_ns,
+            "%s: busy time, level integrals, span", what);
+  cr_assert_eq(x->m.n_ts, y->m.n_ts, "%s: time-series rows %zu vs %zu", what, x->m.n_ts, y->m.n_ts);
+  for (size_t k = 0; k < x->m.n_ts; k++)
+    cr_assert(x->m.ts[k].t_ns == y->m.ts[k].t_ns && x->m.ts[k].running == y->m.ts[k].running &&
+                  x->m.ts[k].waiting == y->m.ts[k].waiting && x->m.ts[k].client_queue == y->m.ts[k].client_queue &&
+                  !memcmp(&x->m.ts[k].kv_usage_mean, &y->m.ts[k].kv_usage_mean, sizeof(float)) &&
+                  !memcmp(&x->m.ts[k].kv_usage_max, &y->m.ts[k].kv_usage_max, sizeof(float)) &&
+                  x->m.ts[k].preemptions == y->m.ts[k].preemptions && x->m.ts[k].finished == y->m.ts[k].finished &&
+                  x->m.ts[k].tokens == y->m.ts[k].tokens && x->m.ts[k].steps == y->m.ts[k].steps,
+              "%s: time-series row %zu: t %lld/%lld run %u/%u wait %u/%u kv %.9g/%.9g max %.9g/%.9g pre %llu/%llu "
+              "fin %llu/%llu tok %llu/%llu steps %llu/%llu",
+              what, k, (long long)x->m.ts[k].t_ns, (long long)y->m.ts[k].t_ns, x->m.ts[k].running, y->m.ts[k].running,
+              x->m.ts[k].waiting, y->m.ts[k].waiting, x->m.ts[k].kv_usage_mean, y->m.ts[k].kv_usage_mean,
+              x->m.ts[k].kv_usage_max, y->m.ts[k].kv_usage_max, (unsigned long long)x->m.ts[k].preemptions,
+              (unsigned long long)y->m.ts[k].preemptions, (unsigned long long)x->m.ts[k].finished,
+              (unsigned long long)y->m.ts[k].finished, (unsigned long long)x->m.ts[k].tokens,
+              (unsigned long long)y->m.ts[k].tokens, (unsigned long long)x->m.ts[k].steps,
+              (unsigned long long)y->m.ts[k].steps);
+  cr_assert_eq(x->kv_hit_tokens, y->kv_hit_tokens, "%s", what);
+  cr_assert_eq(x->preempted_hit_tokens, y->preempted_hit_tokens, "%s", what);
+  done(s);
+  return a;
+}
+
+static void gen(scenario *sc, uint32_t replicas, size_t n, double rate) {
+  scenario_init(sc);
+  sc->deploy.tp = 4;
+  sc->deploy.replicas = replicas;
+  sc->gen.num_prompts = n;
+  sc->gen.request_rate = rate;
+}
+
+Test(apart, open_loop_generator) {
+  scenario sc;
+  gen(&sc, 4, 1500, 40);
+  sc.sample_interval_s = 0.25;
+  done(same_both_ways(&sc, "4 replicas at 40/s"));
+}
+
+Test(apart, burst_at_t0_and_idle_replicas) {
+  scenario sc;
+  gen(&sc, 16, 12, INFINITY); /* every request at t = 0; four replicas get none */
+  sc.gen.input.len = 300;
+  sc.gen.output.len = 20;
+  run_ctx *a = same_both_ways(&sc, "burst");
+  cr_assert_eq(a->res.sum.peak_in_system, 12);
+  done(a);
+}
+
+Test(apart, preemptions_and_refusals) {
+  scenario sc;
+  gen(&sc, 3, 600, 30);
+  snprintf(sc.model, sizeof sc.model, "llama-3.1-8b");
+  snprintf(sc.gpu, sizeof sc.gpu, "l40s");
+  sc.deploy.tp = 1;
+  sc.deploy.gpu_memory_utilization = 0.45; /* a small KV pool */
+  sc.deploy.max_model_len = 3000;          /* some prompts + outputs are longer: refused at send */
+  sc.gen.input.len = 1500;
+  sc.gen.input.range_ratio = 0.9;
+  sc.gen.output.len = 600;
+  sc.gen.output.range_ratio = 0.9;
+  sc.deploy.max_num_seqs = 256;
+  run_ctx *a = same_both_ways(&sc, "preemptions");
+  cr_assert_gt(a->res.sum.rejected, 0, "some requests refused at send");
+  uint64_t pre = 0;
+  for (size_t i = 0; i < a->res.n_reqs; i++) pre += a->res.reqs[i].preemptions;
+  cr_assert_gt(pre, 0, "the small pool preempts");
+  done(a);
+}
+
+Test(apart, bundled_trace) {
+  scenario sc;
+  scenario_default(&sc);
+  sc.deploy.replicas = 5;
+  sc.deploy.enable_prefix_caching = 1;
+  sc.sample_interval_s = 2;
+  done(same_both_ways(&sc, "bundled trace"));
+}
+
+/* Where something couples the replicas, one timeline. */
+Test(apart, coupled_runs_keep_one_timeline) {
+  scenario sc;
+  gen(&sc, 4, 200, 20);
+  sc.max_concurrency = 8;
+  run_ctx *a = run(&sc);
+  cr_assert_eq(a->res.replicas_apart, 0, "client slots couple the replicas");
+  done(a);
+  gen(&sc, 4, 200, 20);
+  sc.deploy.router = ROUTE_LEAST_OUTSTANDING;
+  a = run(&sc);
+  cr_assert_eq(a->res.replicas_apart, 0, "the router reads the replicas' state");
+  done(a);
+  gen(&sc, 1, 200, 20);
+  a = run(&sc);
+  cr_assert_eq(a->res.replicas_apart, 0, "one replica");
+  done(a);
+}
