@@ -672,7 +672,12 @@ static void dp_moe(cost_model *c, uint32_t T, uint32_t peers, step_cost *out) {
 }
 
 void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
-  memset(out, 0, sizeof *out);
+  /* every field a reader may read: the stages beyond pp are never used (a whole-struct memset was a
+     fifth of this function in a fleet's profile) */
+  out->total_ns = out->gpu_ns = out->cpu_ns = 0;
+  for (uint32_t k = 0; k < c->pp; k++) out->stage_ns[k] = out->send_ns[k] = 0;
+  for (int op = 0; op < OP_COUNT; op++) out->op_ns[op] = 0;
+  for (int k = 0; k < BOUND_COUNT; k++) out->bound_ns[k] = 0;
   const engine_cfg *e = c->engine;
   exec_mode mode = mode_of(c, b);
   if (b->dp_mode && (exec_mode)(b->dp_mode - 1) < mode) mode = (exec_mode)(b->dp_mode - 1);

@@ -301,65 +301,69 @@ static double run_percentile(const itl_run *r, size_t n, uint64_t total, double 
   return a + (b - a) * (pos - (double)lo);
 }
 
-/* The float whose bits key i holds, as a double. */
-static inline double fv(const uint32_t *k, size_t i) {
-  float f;
-  memcpy(&f, &k[i], sizeof f);
-  return f;
-}
-
-/* metrics_percentile_sorted on sorted float keys. */
-static double float_percentile(const uint32_t *k, size_t n, double p) {
+/* metrics_percentile_sorted on sorted floats. */
+static double float_percentile(const float *v, size_t n, double p) {
   double pos = p / 100.0 * (double)(n - 1);
   size_t lo = (size_t)floor(pos);
-  if (lo >= n - 1) return fv(k, n - 1);
+  if (lo >= n - 1) return v[n - 1];
   double frac = pos - (double)lo;
-  return fv(k, lo) + (fv(k, lo + 1) - fv(k, lo)) * frac;
+  return (double)v[lo] + ((double)v[lo + 1] - (double)v[lo]) * frac;
 }
 
-/* metrics_dist of n non-negative floats, without a double copy: their bits
- * sort as unsigned keys (two 16-bit passes), then every statistic is
- * computed on the values as doubles in sorted order, as metrics_dist does. */
-static void float_dist(const float *v, size_t n, dist_stats *out) {
+/* The bits of float i of v, as a sort key (non-negative floats sort as their bits). */
+static inline uint32_t fkey(const float *v, size_t i) {
+  uint32_t k;
+  memcpy(&k, &v[i], sizeof k);
+  return k;
+}
+
+/* metrics_dist of n non-negative floats, sorted in place (two 16-bit passes
+ * over their bits, one scratch array), every statistic computed on the values
+ * as doubles in sorted order, as metrics_dist does. */
+static void float_dist(float *v, size_t n, dist_stats *out) {
   memset(out, 0, sizeof *out);
   out->n = n;
   if (n == 0) return;
-  uint32_t *k = sim_malloc(n * sizeof *k), *t = sim_malloc(n * sizeof *t);
+  uint32_t *t = sim_malloc(n * sizeof *t);
   size_t *cnt = sim_malloc(65536 * sizeof *cnt);
+  for (size_t i = 0; i < n; i++) SIM_ASSERT(v[i] >= 0.0f);
+  /* low half: v -> t (or a copy when every key shares it) */
+  memset(cnt, 0, 65536 * sizeof *cnt);
+  for (size_t i = 0; i < n; i++) cnt[fkey(v, i) & 0xffff]++;
+  size_t s = 0;
+  for (size_t d = 0; d < 65536; d++) {
+    size_t c = cnt[d];
+    cnt[d] = s;
+    s += c;
+  }
   for (size_t i = 0; i < n; i++) {
-    SIM_ASSERT(v[i] >= 0.0f);
-    memcpy(&k[i], &v[i], sizeof k[i]);
+    uint32_t k = fkey(v, i);
+    t[cnt[k & 0xffff]++] = k;
   }
-  for (int shift = 0; shift < 32; shift += 16) {
-    memset(cnt, 0, 65536 * sizeof *cnt);
-    for (size_t i = 0; i < n; i++) cnt[(k[i] >> shift) & 0xffff]++;
-    if (cnt[(k[0] >> shift) & 0xffff] == n) continue;
-    size_t s = 0;
-    for (size_t d = 0; d < 65536; d++) {
-      size_t c = cnt[d];
-      cnt[d] = s;
-      s += c;
-    }
-    for (size_t i = 0; i < n; i++) t[cnt[(k[i] >> shift) & 0xffff]++] = k[i];
-    uint32_t *x = k;
-    k = t;
-    t = x;
+  /* high half: t -> v */
+  memset(cnt, 0, 65536 * sizeof *cnt);
+  for (size_t i = 0; i < n; i++) cnt[t[i] >> 16]++;
+  s = 0;
+  for (size_t d = 0; d < 65536; d++) {
+    size_t c = cnt[d];
+    cnt[d] = s;
+    s += c;
   }
+  for (size_t i = 0; i < n; i++) memcpy(&v[cnt[t[i] >> 16]++], &t[i], sizeof t[i]);
   free(cnt);
   free(t);
   double sum = 0;
-  for (size_t i = 0; i < n; i++) sum += fv(k, i);
+  for (size_t i = 0; i < n; i++) sum += v[i];
   double mean = sum / (double)n, ss = 0;
-  for (size_t i = 0; i < n; i++) ss += (fv(k, i) - mean) * (fv(k, i) - mean);
+  for (size_t i = 0; i < n; i++) ss += ((double)v[i] - mean) * ((double)v[i] - mean);
   out->mean = mean;
   out->std = sqrt(ss / (double)n);
-  out->median = float_percentile(k, n, 50);
-  out->p90 = float_percentile(k, n, 90);
-  out->p95 = float_percentile(k, n, 95);
-  out->p99 = float_percentile(k, n, 99);
-  out->min = fv(k, 0);
-  out->max = fv(k, n - 1);
-  free(k);
+  out->median = float_percentile(v, n, 50);
+  out->p90 = float_percentile(v, n, 90);
+  out->p95 = float_percentile(v, n, 95);
+  out->p99 = float_percentile(v, n, 99);
+  out->min = v[0];
+  out->max = v[n - 1];
 }
 
 static void itl_dist(const metrics_rec *m, dist_stats *out) {
@@ -478,7 +482,7 @@ void metrics_summarize(metrics_rec *m, req_times_fn get, const void *ctx, size_t
     if (m->step_hist.count) {
       hdr_dist(&m->step_hist, 1e6, &st);
     } else {
-      float_dist(m->step_ms, m->n_step_ms, &st);
+      float_dist(m->step_ms, m->n_step_ms, &st); /* sorts them: nothing reads their order afterwards */
     }
     out->mean_step_ms = st.mean;
     out->median_step_ms = st.median;
