@@ -109,26 +109,19 @@ void hdr_dist(const hdr_hist *h, double scale, dist_stats *out) {
 
 /* The run-length records grew past their limit: every gap so far, and from
  * now on, goes into the histogram. */
-static void itl_flush(metrics_rec *m) {
-  if (m->itl_pend_n) hdr_add(&m->itl_hist, m->itl_pend_gap > 0 ? (uint64_t)m->itl_pend_gap : 0, m->itl_pend_n);
-  m->itl_pend_n = 0;
-}
-
-void metrics_itl_spill(metrics_rec *m, sim_ns gap) {
-  if (!m->itl_hist.count) {
+void metrics_itl_run(metrics_rec *m, itl_run run) {
+  if (!m->itl_hist.count && m->n_itl < m->itl_exact_max) {
+    SIM_GROW(m->itl, m->cap_itl, m->n_itl + 1);
+    m->itl[m->n_itl++] = run;
+    return;
+  }
+  if (!m->itl_hist.count) { /* spill: every run so far, then this one */
     for (size_t i = 0; i < m->n_itl; i++) hdr_add(&m->itl_hist, (uint64_t)m->itl[i].gap_ns, m->itl[i].count);
     free(m->itl);
     m->itl = NULL;
     m->n_itl = m->cap_itl = 0;
   }
-  /* a decode step gives its sequences one gap: count the run once */
-  if (m->itl_pend_n && m->itl_pend_gap == gap) {
-    m->itl_pend_n++;
-    return;
-  }
-  itl_flush(m);
-  m->itl_pend_gap = gap;
-  m->itl_pend_n = 1;
+  hdr_add(&m->itl_hist, run.gap_ns > 0 ? (uint64_t)run.gap_ns : 0, run.count);
 }
 
 static void record_step_time(metrics_rec *m, double total_ns) {
@@ -144,7 +137,9 @@ static void record_step_time(metrics_rec *m, double total_ns) {
     m->step_ms = NULL;
     m->n_step_ms = m->cap_steps = 0;
   }
-  hdr_add(&m->step_hist, total_ns > 0 ? (uint64_t)llround(total_ns) : 0, 1);
+  /* as the spilled ones were kept (float ms): the histogram does not depend on which steps came first */
+  double ms = (double)(float)(total_ns / 1e6);
+  hdr_add(&m->step_hist, ms > 0 ? (uint64_t)llround(ms * 1e6) : 0, 1);
 }
 
 void metrics_step(metrics_rec *m, step_sums *sums, const batch_desc *b, const step_cost *c) {
@@ -410,7 +405,6 @@ void metrics_times_of_array(const void *ctx, size_t i, req_times *out) { *out = 
 void metrics_summarize(metrics_rec *m, req_times_fn get, const void *ctx, size_t n, const slo_cfg *slo,
                        metrics_summary *out) {
   memset(out, 0, sizeof *out);
-  itl_flush(m);
   out->total = n;
   double *ttft = sim_malloc((n + 1) * sizeof *ttft), *tpot = sim_malloc((n + 1) * sizeof *tpot);
   double *e2el = sim_malloc((n + 1) * sizeof *e2el), *queue = sim_malloc((n + 1) * sizeof *queue);

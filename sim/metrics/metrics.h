@@ -107,8 +107,6 @@ typedef struct metrics_rec {
   itl_run *itl;
   size_t n_itl, cap_itl;
   hdr_hist itl_hist;  /* after the spill (itl_hist.count != NULL): every gap, the runs above included */
-  sim_ns itl_pend_gap; /* after the spill: a run of equal gaps not yet counted in itl_hist (metrics_summarize adds it) */
-  uint64_t itl_pend_n;
   float *step_ms;     /* duration of every step, ms, until the spill */
   size_t n_step_ms, cap_steps;
   hdr_hist step_hist; /* after the spill: every step's duration in ns */
@@ -144,23 +142,24 @@ void metrics_init(metrics_rec *m, sim_ns ts_interval_ns);
 void metrics_deinit(metrics_rec *m);
 
 /* A request emitted a token `gap` after its previous one (the serving layer
- * keeps each request's own token times). */
-void metrics_itl_spill(metrics_rec *m, sim_ns gap);
-static inline void metrics_itl(metrics_rec *m, sim_ns gap) {
-  if (m->itl_pend_n && m->itl_pend_gap == gap) { /* spilled: the current run of equal gaps goes on */
-    m->itl_pend_n++;
+ * keeps each request's own token times). Each replica keeps its own run of
+ * equal gaps (pend) and hands it to the record when a different gap comes
+ * (metrics_itl_run) or the run ends (metrics_itl_flush, in replica order): the
+ * record holds the same runs however the replicas' steps interleave, so
+ * whether it stays exact does not depend on that order either. */
+void metrics_itl_run(metrics_rec *m, itl_run run);
+static inline void metrics_itl(metrics_rec *m, itl_run *pend, sim_ns gap) {
+  if (pend->count && pend->gap_ns == gap) {
+    pend->count++;
     return;
   }
-  if (m->itl_hist.count || (m->n_itl >= m->itl_exact_max && m->itl[m->n_itl - 1].gap_ns != gap)) {
-    metrics_itl_spill(m, gap);
-  } else if (m->n_itl && m->itl[m->n_itl - 1].gap_ns == gap) {
-    m->itl[m->n_itl - 1].count++;
-  } else {
-    SIM_GROW(m->itl, m->cap_itl, m->n_itl + 1);
-    m->itl[m->n_itl].gap_ns = gap;
-    m->itl[m->n_itl].count = 1;
-    m->n_itl++;
-  }
+  if (pend->count) metrics_itl_run(m, *pend);
+  pend->gap_ns = gap;
+  pend->count = 1;
+}
+static inline void metrics_itl_flush(metrics_rec *m, itl_run *pend) {
+  if (pend->count) metrics_itl_run(m, *pend);
+  pend->count = 0;
 }
 
 /* One replica's step-time sums (metrics_step adds to them, metrics_add_sums moves them into the record). */
@@ -225,8 +224,8 @@ typedef void (*req_times_fn)(const void *ctx, size_t i, req_times *out);
 /* The req_times_fn of a plain array (ctx: const req_times *). */
 void metrics_times_of_array(const void *ctx, size_t i, req_times *out);
 /* Computes the summary from the n requests' records (read one at a time
- * through get: no copy of a million-request run) and the recorder (whose
- * pending inter-token run it counts first). */
+ * through get: no copy of a million-request run) and the recorder (the
+ * replicas' pending inter-token runs flushed first). */
 void metrics_summarize(metrics_rec *m, req_times_fn get, const void *ctx, size_t n, const slo_cfg *slo,
                        metrics_summary *out);
 /* numpy-style statistics of an array (sorted in place). */

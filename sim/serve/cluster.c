@@ -556,6 +556,7 @@ void cluster_finish(cluster *c) {
   for (uint32_t i = 0; i < c->cfg.replicas; i++) {
     pre += c->reps[i].s.preemptions;
     metrics_add_sums(&c->m, &c->reps[i].sums);
+    metrics_itl_flush(&c->m, &c->reps[i].s.itl_pend);
   }
   c->m.preemptions = pre;
   for (size_t i = 0; i < c->n_reqs; i++) {

@@ -231,7 +231,7 @@ uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uin
     r->generated++;
     r->num_tokens++;
     if (r->generated == 1) r->first_token_ns = now;
-    else metrics_itl(m, now - r->last_token_ns);
+    else metrics_itl(m, &s->itl_pend, now - r->last_token_ns);
     r->last_token_ns = now;
     if (r->generated < r->output_tokens) continue;
     SIM_ASSERT(r->pending == 0);

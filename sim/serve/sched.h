@@ -114,6 +114,7 @@ typedef struct sched {
   sched_step *q;         /* [depth] batch queue ring: q[q_head] is the oldest */
   uint32_t q_head, q_len;
   uint64_t preemptions;
+  itl_run itl_pend;      /* its run of equal inter-token gaps not yet in the record (metrics_itl) */
   /* prefix-cache stats as vLLM counts them (v1/metrics/stats.py PrefixCacheStats.record): at each admission
      with prefix caching on, the tokens it asked for and those found cached; a request preempted before
      counts apart (preempted_*), outside the exported hit rate */

@@ -52,15 +52,17 @@ Test(metrics, itl_runs_equal_expanded_samples) {
   metrics_rec m;
   metrics_init(&m, 0);
   size_t total = 0;
+  itl_run pend = {0, 0};
   double *ref = malloc(200000 * sizeof *ref);
   for (int i = 0; i < 3000; i++) {
     sim_ns gap = 1000000 + rng_below(&r, 50) * 250000; /* repeats on purpose */
     uint64_t cnt = 1 + rng_below(&r, 40);
     for (uint64_t k = 0; k < cnt; k++) {
-      metrics_itl(&m, gap);
+      metrics_itl(&m, &pend, gap);
       ref[total++] = (double)gap / 1e6;
     }
   }
+  metrics_itl_flush(&m, &pend);
   cr_assert_lt(m.n_itl, total / 5, "run-length storage must be compact");
   metrics_summary s;
   metrics_summarize(&m, metrics_times_of_array, NULL, 0, NULL, &s);
@@ -224,12 +226,13 @@ Test(metrics, itl_and_steps_spill_past_their_limits) {
   m.steps_exact_max = 100;
   rng r;
   rng_seed(&r, 4);
+  itl_run pm = {0, 0}, px = {0, 0};
   for (int i = 0; i < 5000; i++) {
     sim_ns gap = 9000000 + (sim_ns)rng_below(&r, 4000000);
     uint64_t cnt = 1 + rng_below(&r, 8);
     for (uint64_t k = 0; k < cnt; k++) {
-      metrics_itl(&m, gap);
-      metrics_itl(&x, gap);
+      metrics_itl(&m, &pm, gap);
+      metrics_itl(&x, &px, gap);
     }
     batch_desc b = {0};
     b.num_tokens = b.num_seqs = b.num_decode = (uint32_t)cnt;
@@ -239,6 +242,8 @@ Test(metrics, itl_and_steps_spill_past_their_limits) {
     metrics_step(&m, &sm, &b, &c);
     metrics_step(&x, &sx, &b, &c);
   }
+  metrics_itl_flush(&m, &pm);
+  metrics_itl_flush(&x, &px);
   cr_assert_null(m.itl, "the runs were handed to the histogram");
   cr_assert_null(m.step_ms);
   cr_assert_not_null(x.itl, "the default limits keep this run exact");
@@ -259,4 +264,40 @@ Test(metrics, itl_and_steps_spill_past_their_limits) {
   cr_assert_float_eq(s.mean_step_ms, t.mean_step_ms, 1e-6 * t.mean_step_ms);
   metrics_deinit(&m);
   metrics_deinit(&x);
+}
+
+/* Each replica keeps its own run of equal gaps: the record gets the same runs
+ * whether the replicas' tokens interleave or come one replica after another,
+ * so the summary, and whether it spilled, are the same (a fleet simulated
+ * apart, serve/fleet.h). */
+Test(metrics, itl_runs_do_not_depend_on_interleaving) {
+  enum { R = 3, N = 400 };
+  sim_ns gaps[R][N];
+  rng r;
+  rng_seed(&r, 11);
+  for (int q = 0; q < R; q++)
+    for (int i = 0; i < N; i++) gaps[q][i] = i && rng_below(&r, 3) ? gaps[q][i - 1] : 1000 + (sim_ns)rng_below(&r, 9) * 7;
+  for (size_t limit = 40; limit <= 4000; limit *= 100) {
+    metrics_rec a, b;
+    metrics_init(&a, 0);
+    metrics_init(&b, 0);
+    a.itl_exact_max = b.itl_exact_max = limit;
+    itl_run pa[R] = {{0, 0}}, pb[R] = {{0, 0}};
+    for (int i = 0; i < N; i++) /* interleaved */
+      for (int q = 0; q < R; q++) metrics_itl(&a, &pa[q], gaps[q][i]);
+    for (int q = 0; q < R; q++) /* one replica after another */
+      for (int i = 0; i < N; i++) metrics_itl(&b, &pb[q], gaps[q][i]);
+    for (int q = 0; q < R; q++) {
+      metrics_itl_flush(&a, &pa[q]);
+      metrics_itl_flush(&b, &pb[q]);
+    }
+    metrics_summary sa, sb;
+    metrics_summarize(&a, metrics_times_of_array, NULL, 0, NULL, &sa);
+    metrics_summarize(&b, metrics_times_of_array, NULL, 0, NULL, &sb);
+    cr_assert_eq(sa.itl_from_histogram, limit == 40, "limit %zu", limit);
+    cr_assert_eq(sa.itl_from_histogram, sb.itl_from_histogram);
+    cr_assert(!memcmp(&sa.itl_ms, &sb.itl_ms, sizeof sa.itl_ms), "limit %zu: the same ITL statistics", limit);
+    metrics_deinit(&a);
+    metrics_deinit(&b);
+  }
 }
