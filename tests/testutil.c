@@ -3,6 +3,8 @@
 #define _XOPEN_SOURCE 700
 #include "testutil.h"
 
+#include <criterion/criterion.h>
+
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -381,4 +383,20 @@ bool tu_kdb_fixture(const char *root) {
   ok &= tu_write_table(p, s, true);
   free(s);
   return ok;
+}
+
+run_ctx *tu_run_scenario(const scenario *sc) {
+  run_ctx *r = calloc(1, sizeof *r);
+  cr_assert_not_null(r);
+  sim_err err = {0, ""};
+  int rc = runner_prepare(r, sc, &err);
+  cr_assert_eq(rc, 0, "prepare: %s", err.msg);
+  rc = runner_execute(r, NULL, &err);
+  cr_assert_eq(rc, 0, "execute: %s", err.msg);
+  return r;
+}
+
+void tu_run_done(run_ctx *r) {
+  runner_free(r);
+  free(r);
 }

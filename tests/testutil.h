@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "config/cfg.h"
+#include "runner/runner.h"
 #include "serve/cluster.h"
 
 /* Runs `servesim <args>` (args is a shell-quoted string), captures stdout and
@@ -53,6 +54,10 @@ deploy_cfg tu_deploy(uint32_t tp, sim_dtype w);
 /* DeepSeek-V3's config.json fields that matter here (MLA, 256 routed experts, 3 dense layers first), with
  * block-FP8 quantization_config when fp8_block (the checkpoint's own), else none. */
 model_cfg tu_model_deepseek_v3(bool fp8_block);
+
+/* Prepares and executes scenario sc, failing the test with the message if either fails; tu_run_done frees. */
+run_ctx *tu_run_scenario(const scenario *sc);
+void tu_run_done(run_ctx *r);
 
 /* What a cluster test builds: the configs, a cost model on them, a trace and the cluster (caller storage). */
 typedef struct tu_world {

@@ -5,13 +5,9 @@
 
 void des_init(des *d) {
   d->heap = NULL;
-  d->n = d->cap = 0;
-  d->now_ns = 0;
-  d->next_seq = 0;
+  d->cap = 0;
   d->n_popped = 0;
-  d->ambiguous = false;
-  d->amb_t = d->amb_push = SIM_NS_INF;
-  d->amb_kinds = 0;
+  des_reset(d);
 }
 
 void des_reset(des *d) {

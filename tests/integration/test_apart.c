@@ -12,20 +12,9 @@
 #include "runner/runner.h"
 #include "testutil.h"
 
-static run_ctx *run(const scenario *sc) {
-  run_ctx *r = calloc(1, sizeof *r);
-  sim_err err = {0, ""};
-  int rc = runner_prepare(r, sc, &err);
-  cr_assert_eq(rc, 0, "prepare: %s", err.msg);
-  rc = runner_execute(r, NULL, &err);
-  cr_assert_eq(rc, 0, "execute: %s", err.msg);
-  return r;
-}
+static run_ctx *run(const scenario *sc) { return tu_run_scenario(sc); }
 
-static void done(run_ctx *r) {
-  runner_free(r);
-  free(r);
-}
+static void done(run_ctx *r) { tu_run_done(r); }
 
 /* Runs sc apart and on one timeline; returns the apart run's result (caller frees) after comparing. */
 static run_ctx *same_both_ways(scenario *sc, const char *what) {

@@ -22,20 +22,9 @@ static void base(scenario *sc) {
   sc->deploy.tp = 4;
 }
 
-static run_ctx *run(const scenario *sc) {
-  run_ctx *r = calloc(1, sizeof *r);
-  sim_err err = {0, ""};
-  int rc = runner_prepare(r, sc, &err);
-  cr_assert_eq(rc, 0, "prepare: %s", err.msg);
-  rc = runner_execute(r, NULL, &err);
-  cr_assert_eq(rc, 0, "execute: %s", err.msg);
-  return r;
-}
+static run_ctx *run(const scenario *sc) { return tu_run_scenario(sc); }
 
-static void done(run_ctx *r) {
-  runner_free(r);
-  free(r);
-}
+static void done(run_ctx *r) { tu_run_done(r); }
 
 /* 8 requests at t=0 (engine: a path, or NULL for the default): all 8 prompts
  * (800 tokens < the 8192 budget) are prefilled in the first step together. */
