@@ -377,7 +377,7 @@ static void release_slot(cluster *c, sim_ns now) {
 static void on_arrival(cluster *c, uint32_t idx, sim_ns now) {
   c->next_arrival = idx + 1;
   if (c->next_arrival < c->n_reqs)
-    des_push(&c->ev, c->tr->reqs[c->next_arrival].arrival_ns, EV_ARRIVAL, 0, c->next_arrival);
+    des_push(&c->ev, c->reqs[c->next_arrival].arrival_ns, EV_ARRIVAL, 0, c->next_arrival);
   request *r = &c->reqs[idx];
   if (c->cfg.max_concurrency && (c->in_flight >= c->cfg.max_concurrency || c->cq.len)) {
     r->state = RQ_CLIENT;

@@ -42,7 +42,7 @@ static void apart_push_arrival(cluster *c) {
   fleet *f = c->ap;
   if (f->cur >= f->off[f->ri + 1]) return;
   uint32_t j = f->idx[f->cur];
-  sim_ns t = c->tr->reqs[j].arrival_ns, from = j ? c->tr->reqs[j - 1].arrival_ns : 0;
+  sim_ns t = c->reqs[j].arrival_ns, from = j ? c->reqs[j - 1].arrival_ns : 0;
   des_push_from(&c->ev, t, from, EV_ARRIVAL, 0, j);
 }
 
@@ -77,10 +77,20 @@ static void apart_fall_back(cluster *c) {
   const trace *tr = c->tr;
   cost_model *cost = c->cost;
   memcpy(cost->src_count, c->ap->src_snap, sizeof cost->src_count);
+  /* the trace's rows may be gone (the runner drops them once copied): rebuild them from the requests */
+  trace rows = *tr;
+  rows.reqs = sim_malloc((c->n_reqs ? c->n_reqs : 1) * sizeof *rows.reqs);
+  for (size_t i = 0; i < c->n_reqs; i++) {
+    const request *r = &c->reqs[i];
+    rows.reqs[i] = (trace_req){r->arrival_ns, r->prompt_tokens, r->output_tokens, r->session, r->hash_off, r->n_hash};
+  }
+  rows.n = c->n_reqs;
   cluster_deinit(c);
   sim_err err;
-  int rc = cluster_init(c, &cfg, tr, cost, &err);
+  int rc = cluster_init(c, &cfg, &rows, cost, &err);
   SIM_ASSERT(rc == SIM_OK); /* the same configuration passed before */
+  free(rows.reqs);
+  c->tr = tr;
   c->apart_outcome = 2;
 }
 

@@ -125,6 +125,8 @@ static void sort_u64(uint64_t *a, size_t n) {
 }
 
 uint32_t fleet_peak(const request *reqs, size_t n, uint32_t *in_system) {
+  /* sends are the requests in trace order (open loop: sent when they arrive, arrivals in order); only the
+     finish times need sorting */
   size_t ns = 0, nf = 0;
   for (size_t i = 0; i < n; i++) {
     rq_state s = reqs[i].state;
@@ -132,25 +134,32 @@ uint32_t fleet_peak(const request *reqs, size_t n, uint32_t *in_system) {
     ns++;
     nf += s == RQ_FINISHED;
   }
-  uint64_t *snd = sim_malloc((ns ? ns : 1) * sizeof *snd), *fin = sim_malloc((nf ? nf : 1) * sizeof *fin);
-  size_t a = 0, b = 0;
-  for (size_t i = 0; i < n; i++) {
-    const request *r = &reqs[i];
-    if (r->state == RQ_PENDING || r->state == RQ_CLIENT || r->state == RQ_REJECTED) continue;
-    snd[a++] = (uint64_t)r->send_ns;
-    if (r->state == RQ_FINISHED) fin[b++] = (uint64_t)r->finish_ns;
-  }
-  sort_u64(snd, ns);
+  uint64_t *fin = sim_malloc((nf ? nf : 1) * sizeof *fin);
+  size_t b = 0;
+  for (size_t i = 0; i < n; i++)
+    if (reqs[i].state == RQ_FINISHED) fin[b++] = (uint64_t)reqs[i].finish_ns;
   sort_u64(fin, nf);
-  uint64_t level = 0, peak = 0;
+  uint64_t level = 0, peak = 0, last_send = 0;
   size_t i = 0, j = 0;
-  while (i < ns || j < nf) {
-    uint64_t t = i < ns && (j >= nf || snd[i] <= fin[j]) ? snd[i] : fin[j];
-    while (i < ns && snd[i] == t) level++, i++;
+  for (;;) {
+    while (i < n && (reqs[i].state == RQ_PENDING || reqs[i].state == RQ_CLIENT || reqs[i].state == RQ_REJECTED)) i++;
+    if (i >= n && j >= nf) break;
+    uint64_t ts = i < n ? (uint64_t)reqs[i].send_ns : UINT64_MAX, t = j < nf && fin[j] < ts ? fin[j] : ts;
+    SIM_ASSERT(i >= n || ts >= last_send);
+    /* every send and finish of instant t, then the level that lasts */
+    while (i < n) {
+      rq_state s = reqs[i].state;
+      if (s == RQ_PENDING || s == RQ_CLIENT || s == RQ_REJECTED) {
+        i++;
+        continue;
+      }
+      if ((uint64_t)reqs[i].send_ns != t) break;
+      last_send = t;
+      level++, i++;
+    }
     while (j < nf && fin[j] == t) level--, j++;
     if (level > peak) peak = level;
   }
-  free(snd);
   free(fin);
   *in_system = (uint32_t)(ns - nf);
   return (uint32_t)peak;

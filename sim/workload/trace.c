@@ -28,6 +28,12 @@ void trace_free(trace *t) {
   t->n = t->cap = t->n_hash = t->cap_hash = 0;
 }
 
+void trace_drop_reqs(trace *t) {
+  free(t->reqs);
+  t->reqs = NULL;
+  t->cap = 0;
+}
+
 void trace_free_rows(trace *t) {
   size_t n = t->n;
   trace_free(t);

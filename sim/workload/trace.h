@@ -73,6 +73,9 @@ void trace_init(trace *t);
 void trace_free(trace *t);
 /* Frees the rows and prefix ids but keeps the description (source, format,
  * n, counters): what a finished run still shows of its workload. */
+/* Frees the rows alone (reqs), keeping n, the prompt-block ids and the description: a simulation
+ * that copied the rows into its own requests no longer needs them. */
+void trace_drop_reqs(trace *t);
 void trace_free_rows(trace *t);
 /* Appends one request (hash ids copied). */
 void trace_push(trace *t, sim_ns arrival_ns, uint32_t prompt, uint32_t output, uint32_t session,

@@ -129,3 +129,38 @@ Test(apart, coupled_runs_keep_one_timeline) {
   cr_assert_eq(a->res.replicas_apart, 0, "one replica");
   done(a);
 }
+
+/* A tie the replica's own heap cannot order: request 0 and 1 at t = 0 go to
+ * replicas 0 and 1, request 2 to replica 0 exactly one engine frontend delay
+ * later, when request 0 leaves the frontend. On the shared timeline request
+ * 0's delivery (pushed at t = 0 after request 1's arrival) pops before
+ * request 2's arrival (pushed when request 1 arrived, at t = 0, later);
+ * alone, replica 0 pushes request 2's arrival before request 0's delivery:
+ * the same time and push time, an order it cannot know. The run falls back to
+ * the shared timeline and its results are that timeline's. */
+Test(apart, an_unorderable_tie_falls_back_to_the_shared_timeline) {
+  scenario sc;
+  gen(&sc, 2, 1, 1);
+  run_ctx *probe = run(&sc);
+  double L = probe->engine.frontend_latency_ns;
+  done(probe);
+  cr_assert_gt(L, 0, "the engine has a frontend delay");
+  char text[256];
+  snprintf(text, sizeof text, "arrival_s,prompt_tokens,output_tokens\n0,200,20\n0,300,30\n%.9f,250,25\n", L / 1e9);
+  scenario_init(&sc);
+  sc.deploy.tp = 4;
+  sc.deploy.replicas = 2;
+  snprintf(sc.trace_path, sizeof sc.trace_path, "%s", tu_tmpfile(".csv", text));
+  sc.shared_timeline = false;
+  run_ctx *a = run(&sc);
+  sc.shared_timeline = true;
+  run_ctx *s = run(&sc);
+  cr_assert_eq(a->res.replicas_apart, 2, "fell back (%u)", a->res.replicas_apart);
+  cr_assert_eq(a->res.n_reqs, 3);
+  cr_assert(!memcmp(a->res.reqs, s->res.reqs, 3 * sizeof *a->res.reqs), "the shared timeline's records");
+  cr_assert(!memcmp(&a->res.sum, &s->res.sum, sizeof a->res.sum));
+  cr_assert(!memcmp(a->res.m.op_ns, s->res.m.op_ns, sizeof a->res.m.op_ns), "time sums counted once");
+  cr_assert(!memcmp(a->cost.src_count, s->cost.src_count, sizeof a->cost.src_count), "cost sources counted once");
+  done(a);
+  done(s);
+}
