@@ -93,6 +93,31 @@ void *sim_realloc(void *p, size_t n) {
   return q;
 }
 
+/* LSD radix sort on 64-bit keys, 8 bits per pass; passes whose byte is the
+ * same for every key are skipped. O(n), stable; used instead of qsort, which
+ * dominated the summary of million-request runs. */
+void sim_radix_sort_u64(uint64_t *key, uint64_t *tmp_key, void *val, void *tmp_val, size_t val_size, size_t n) {
+  size_t count[256];
+  for (int shift = 0; shift < 64; shift += 8) {
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < n; i++) count[(key[i] >> shift) & 0xff]++;
+    if (n == 0 || count[(key[0] >> shift) & 0xff] == n) continue;
+    size_t sum = 0;
+    for (int b = 0; b < 256; b++) {
+      size_t c = count[b];
+      count[b] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; i++) {
+      size_t dst = count[(key[i] >> shift) & 0xff]++;
+      tmp_key[dst] = key[i];
+      if (val) memcpy((char *)tmp_val + dst * val_size, (char *)val + i * val_size, val_size);
+    }
+    memcpy(key, tmp_key, n * sizeof *key);
+    if (val) memcpy(val, tmp_val, n * val_size);
+  }
+}
+
 char *sim_strdup(const char *s) {
   size_t n = strlen(s) + 1;
   char *d = sim_malloc(n);

@@ -57,6 +57,9 @@ char *sim_strdup(const char *s);
  * array of char *). */
 int sim_cmp_cstr(const void *a, const void *b);
 void sim_sort_doubles(double *v, size_t n);
+/* Stable LSD radix sort of n 64-bit keys (8 bits a pass, constant bytes skipped), carrying an optional
+ * value of val_size bytes per key; tmp_key (and tmp_val with values) are scratch of n elements. */
+void sim_radix_sort_u64(uint64_t *key, uint64_t *tmp_key, void *val, void *tmp_val, size_t val_size, size_t n);
 
 /* Grow a dynamic array *pp of element size `elem` so it holds at least `need`
  * elements; *cap is updated (doubling). */

@@ -14,6 +14,7 @@ void des_reset(des *d) {
   d->n = 0;
   d->now_ns = 0;
   d->next_seq = 0;
+  d->from_used = false;
   d->ambiguous = false;
   d->amb_t = d->amb_push = SIM_NS_INF;
   d->amb_kinds = 0;
@@ -65,6 +66,7 @@ void des_push_late(des *d, sim_ns t_ns, uint32_t kind, uint32_t target, uint64_t
 
 void des_push_from(des *d, sim_ns t_ns, sim_ns push_ns, uint32_t kind, uint32_t target, uint64_t arg) {
   SIM_ASSERT(d->next_seq < FROM_BIT && push_ns <= t_ns);
+  d->from_used = true;
   push_seq(d, t_ns, push_ns, FROM_BIT + d->next_seq++, kind, target, arg);
 }
 
@@ -83,7 +85,7 @@ bool des_pop(des *d, des_event *out) {
   }
   if (n) d->heap[i] = last;
   SIM_ASSERT(out->t_ns >= d->now_ns);
-  if (!(out->seq & LATE_OFFSET)) { /* ordinary events of one (time, push time) pop together */
+  if (d->from_used && !(out->seq & LATE_OFFSET)) { /* ordinary events of one (time, push time) pop together */
     unsigned kind = out->seq & FROM_BIT ? 2u : 1u;
     if (out->t_ns != d->amb_t || out->push_ns != d->amb_push) d->amb_t = out->t_ns, d->amb_push = out->push_ns, d->amb_kinds = 0;
     d->amb_kinds |= kind;

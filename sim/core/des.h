@@ -34,6 +34,7 @@ typedef struct des {
   sim_ns now_ns;   /* virtual clock: time of the last popped event */
   uint64_t next_seq;
   uint64_t n_popped; /* events processed so far */
+  bool from_used;     /* des_push_from was called: pops watch for ties (below); the shared timeline does not pay */
   bool ambiguous;     /* des_push_from: an order the heap could not know (above) */
   sim_ns amb_t, amb_push; /* the last ordinary event popped: its time and push time, */
   unsigned amb_kinds;     /* and which pushes (1 ordinary, 2 des_push_from) had that key */

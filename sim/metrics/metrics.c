@@ -187,31 +187,6 @@ void metrics_sample(metrics_rec *m, const ts_row *row) {
   m->ts[m->n_ts++] = r;
 }
 
-/* LSD radix sort on 64-bit keys, 8 bits per pass; passes whose byte is the
- * same for every key are skipped. O(n), stable; used instead of qsort, which
- * dominated the summary of million-request runs. */
-static void radix_sort_u64(uint64_t *key, uint64_t *tmp_key, void *val, void *tmp_val, size_t val_size, size_t n) {
-  size_t count[256];
-  for (int shift = 0; shift < 64; shift += 8) {
-    memset(count, 0, sizeof count);
-    for (size_t i = 0; i < n; i++) count[(key[i] >> shift) & 0xff]++;
-    if (n == 0 || count[(key[0] >> shift) & 0xff] == n) continue;
-    size_t sum = 0;
-    for (int b = 0; b < 256; b++) {
-      size_t c = count[b];
-      count[b] = sum;
-      sum += c;
-    }
-    for (size_t i = 0; i < n; i++) {
-      size_t dst = count[(key[i] >> shift) & 0xff]++;
-      tmp_key[dst] = key[i];
-      if (val) memcpy((char *)tmp_val + dst * val_size, (char *)val + i * val_size, val_size);
-    }
-    memcpy(key, tmp_key, n * sizeof *key);
-    if (val) memcpy(val, tmp_val, n * val_size);
-  }
-}
-
 /* Order-preserving map of a double's bits to an unsigned key (negatives too). */
 static inline uint64_t dkey(double d) {
   uint64_t u;
@@ -229,7 +204,7 @@ static inline double dval(uint64_t k) {
 static void sort_doubles(double *v, size_t n) {
   uint64_t *k = sim_malloc(n * sizeof *k), *t = sim_malloc(n * sizeof *t);
   for (size_t i = 0; i < n; i++) k[i] = dkey(v[i]);
-  radix_sort_u64(k, t, NULL, NULL, 0, n);
+  sim_radix_sort_u64(k, t, NULL, NULL, 0, n);
   for (size_t i = 0; i < n; i++) v[i] = dval(k[i]);
   free(k);
   free(t);
@@ -269,7 +244,7 @@ static void sort_runs(itl_run *r, size_t n) {
   uint64_t *k = sim_malloc(n * sizeof *k), *tk = sim_malloc(n * sizeof *tk), *c = sim_malloc(n * sizeof *c),
            *tc = sim_malloc(n * sizeof *tc);
   for (size_t i = 0; i < n; i++) k[i] = r[i].gap_ns, c[i] = r[i].count;
-  radix_sort_u64(k, tk, c, tc, sizeof *c, n);
+  sim_radix_sort_u64(k, tk, c, tc, sizeof *c, n);
   for (size_t i = 0; i < n; i++) r[i].gap_ns = k[i], r[i].count = c[i];
   free(k);
   free(tk);

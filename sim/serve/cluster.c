@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model *cost, sim_err *err) {
   memset(c, 0, sizeof *c);
   ring_init(&c->cq, 1024);

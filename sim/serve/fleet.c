@@ -103,27 +103,6 @@ void fleet_rows_into(fleet *f, metrics_rec *m) {
   m->ts_tokens_acc = m->ts_steps_acc = 0;
 }
 
-/* LSD radix sort of n keys, 16 bits a pass; passes whose digit never changes are skipped. */
-static void sort_u64(uint64_t *a, size_t n) {
-  uint64_t *tmp = sim_malloc((n ? n : 1) * sizeof *tmp);
-  size_t *cnt = sim_malloc(65536 * sizeof *cnt);
-  for (int shift = 0; shift < 64; shift += 16) {
-    memset(cnt, 0, 65536 * sizeof *cnt);
-    for (size_t i = 0; i < n; i++) cnt[(a[i] >> shift) & 0xffff]++;
-    if (n && cnt[(a[0] >> shift) & 0xffff] == n) continue;
-    size_t s = 0;
-    for (size_t d = 0; d < 65536; d++) {
-      size_t c = cnt[d];
-      cnt[d] = s;
-      s += c;
-    }
-    for (size_t i = 0; i < n; i++) tmp[cnt[(a[i] >> shift) & 0xffff]++] = a[i];
-    memcpy(a, tmp, n * sizeof *a);
-  }
-  free(cnt);
-  free(tmp);
-}
-
 uint32_t fleet_peak(const request *reqs, size_t n, uint32_t *in_system) {
   /* sends are the requests in trace order (open loop: sent when they arrive, arrivals in order); only the
      finish times need sorting */
@@ -138,7 +117,9 @@ uint32_t fleet_peak(const request *reqs, size_t n, uint32_t *in_system) {
   size_t b = 0;
   for (size_t i = 0; i < n; i++)
     if (reqs[i].state == RQ_FINISHED) fin[b++] = (uint64_t)reqs[i].finish_ns;
-  sort_u64(fin, nf);
+  uint64_t *tmp = sim_malloc((nf ? nf : 1) * sizeof *tmp);
+  sim_radix_sort_u64(fin, tmp, NULL, NULL, 0, nf);
+  free(tmp);
   uint64_t level = 0, peak = 0, last_send = 0;
   size_t i = 0, j = 0;
   for (;;) {
