@@ -400,3 +400,33 @@ void tu_run_done(run_ctx *r) {
   runner_free(r);
   free(r);
 }
+
+void tu_assert_same_results(const run_result *x, const run_result *y, const char *what) {
+  cr_assert_eq(x->n_reqs, y->n_reqs, "%s", what);
+  cr_assert(!memcmp(x->reqs, y->reqs, x->n_reqs * sizeof *x->reqs), "%s: per-request records", what);
+  cr_assert(!memcmp(&x->sum, &y->sum, sizeof x->sum), "%s: summary", what);
+  cr_assert(!memcmp(x->m.op_ns, y->m.op_ns, sizeof x->m.op_ns), "%s: time by op", what);
+  cr_assert(!memcmp(x->m.bound_ns, y->m.bound_ns, sizeof x->m.bound_ns), "%s: time by bound", what);
+  cr_assert(x->m.busy_ns == y->m.busy_ns && x->m.area_in_system == y->m.area_in_system &&
+                x->m.area_waiting == y->m.area_waiting && x->m.level_t_ns == y->m.level_t_ns,
+            "%s: busy time, level integrals, span", what);
+  cr_assert_eq(x->m.n_ts, y->m.n_ts, "%s: time-series rows %zu vs %zu", what, x->m.n_ts, y->m.n_ts);
+  for (size_t k = 0; k < x->m.n_ts; k++)
+    cr_assert(x->m.ts[k].t_ns == y->m.ts[k].t_ns && x->m.ts[k].running == y->m.ts[k].running &&
+                  x->m.ts[k].waiting == y->m.ts[k].waiting && x->m.ts[k].client_queue == y->m.ts[k].client_queue &&
+                  !memcmp(&x->m.ts[k].kv_usage_mean, &y->m.ts[k].kv_usage_mean, sizeof(float)) &&
+                  !memcmp(&x->m.ts[k].kv_usage_max, &y->m.ts[k].kv_usage_max, sizeof(float)) &&
+                  x->m.ts[k].preemptions == y->m.ts[k].preemptions && x->m.ts[k].finished == y->m.ts[k].finished &&
+                  x->m.ts[k].tokens == y->m.ts[k].tokens && x->m.ts[k].steps == y->m.ts[k].steps,
+              "%s: time-series row %zu: t %lld/%lld run %u/%u wait %u/%u kv %.9g/%.9g max %.9g/%.9g pre %llu/%llu "
+              "fin %llu/%llu tok %llu/%llu steps %llu/%llu",
+              what, k, (long long)x->m.ts[k].t_ns, (long long)y->m.ts[k].t_ns, x->m.ts[k].running, y->m.ts[k].running,
+              x->m.ts[k].waiting, y->m.ts[k].waiting, x->m.ts[k].kv_usage_mean, y->m.ts[k].kv_usage_mean,
+              x->m.ts[k].kv_usage_max, y->m.ts[k].kv_usage_max, (unsigned long long)x->m.ts[k].preemptions,
+              (unsigned long long)y->m.ts[k].preemptions, (unsigned long long)x->m.ts[k].finished,
+              (unsigned long long)y->m.ts[k].finished, (unsigned long long)x->m.ts[k].tokens,
+              (unsigned long long)y->m.ts[k].tokens, (unsigned long long)x->m.ts[k].steps,
+              (unsigned long long)y->m.ts[k].steps);
+  cr_assert_eq(x->kv_hit_tokens, y->kv_hit_tokens, "%s", what);
+  cr_assert_eq(x->preempted_hit_tokens, y->preempted_hit_tokens, "%s", what);
+}

@@ -58,6 +58,9 @@ model_cfg tu_model_deepseek_v3(bool fp8_block);
 /* Prepares and executes scenario sc, failing the test with the message if either fails; tu_run_done frees. */
 run_ctx *tu_run_scenario(const scenario *sc);
 void tu_run_done(run_ctx *r);
+/* Two runs of one scenario gave the same results bit for bit: every per-request record, the summary, time by op
+   and bound, busy time, level integrals, span, every time-series row and the prefix-cache counts. */
+void tu_assert_same_results(const run_result *x, const run_result *y, const char *what);
 
 /* What a cluster test builds: the configs, a cost model on them, a trace and the cluster (caller storage). */
 typedef struct tu_world {

@@ -106,6 +106,9 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("shared-timeline", NULL, CLI_FLAG, &f->shared_timeline, NULL,
       "simulate every replica on one shared timeline, also where they could run apart (the same results; slower "
       "for fleets)", NULL);
+  OPT("step-by-step", NULL, CLI_FLAG, &f->step_by_step, NULL,
+      "schedule every engine step, also runs of steady decode steps that have a closed form (the same results; "
+      "slower)", NULL);
   OPT("fail-replica", NULL, CLI_LIST, &f->fail_replica, "R@T", "what-if: replica R is lost at T seconds (repeatable)", NULL);
   OPT("traffic-step", NULL, CLI_STR, &f->traffic_step, "T:X", "what-if: from T seconds on, X times the arrival rate", NULL);
   OPT("traffic-ramp", NULL, CLI_STR, &f->traffic_ramp, "T0:T1:X", "what-if: rate multiplier ramps from 1 at T0 to X at T1 seconds, then stays X", NULL);
@@ -327,6 +330,7 @@ static int apply_workload(const run_flags *f, scenario *sc, sim_err *err) {
   }
   if (f->repeat_shares_prefixes) sc->repeat_shares_prefixes = true;
   if (f->shared_timeline) sc->shared_timeline = true;
+  if (f->step_by_step) sc->step_by_step = true;
   return 0;
 }
 

@@ -37,6 +37,7 @@ typedef struct run_flags {
   double sample_interval, time_limit, duration;
   bool repeat_shares_prefixes;
   bool shared_timeline;
+  bool step_by_step;
   bool seen[64];         /* which flags were given, by index in the table */
 } run_flags;
 

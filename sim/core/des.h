@@ -56,6 +56,8 @@ void des_push_from(des *d, sim_ns t_ns, sim_ns push_ns, uint32_t kind, uint32_t 
 bool des_pop(des *d, des_event *ev);
 /* Time of the earliest pending event, or SIM_NS_INF if none. */
 sim_ns des_peek_time(const des *d);
+/* The earliest pending event (not popped), or NULL if none. */
+static inline const des_event *des_peek(const des *d) { return d->n ? &d->heap[0] : NULL; }
 static inline sim_ns des_now(const des *d) { return d->now_ns; }
 
 #endif

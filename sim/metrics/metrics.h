@@ -157,6 +157,17 @@ static inline void metrics_itl(metrics_rec *m, itl_run *pend, sim_ns gap) {
   pend->gap_ns = gap;
   pend->count = 1;
 }
+/* n gaps of the same length, as n metrics_itl calls */
+static inline void metrics_itl_n(metrics_rec *m, itl_run *pend, sim_ns gap, uint64_t n) {
+  if (!n) return;
+  if (pend->count && pend->gap_ns == gap) {
+    pend->count += n;
+    return;
+  }
+  if (pend->count) metrics_itl_run(m, *pend);
+  pend->gap_ns = gap;
+  pend->count = n;
+}
 static inline void metrics_itl_flush(metrics_rec *m, itl_run *pend) {
   if (pend->count) metrics_itl_run(m, *pend);
   pend->count = 0;

@@ -112,6 +112,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   }
   cc.sample_interval_ns = si > 0 ? sim_s_to_ns(si) : 0; /* negative: no time series */
   cc.time_limit_ns = sc->time_limit_s > 0 ? sim_s_to_ns(sc->time_limit_s) : 0;
+  cc.step_by_step = sc->step_by_step;
   cc.apart = !sc->shared_timeline; /* where nothing couples the replicas (cluster.h); paced runs keep one timeline */
   if (sc->n_failures && deploy_dp(&r->deploy) > 1)
     return sim_errf(err, SIM_EINPUT, "failures (a lost replica) with data_parallel_size %u: not modelled (a replica "
@@ -180,6 +181,7 @@ static void collect(run_ctx *r) {
     res->failure_at_ns[i] = c->cfg.failures[i].at_ns;
   res->time_limit_ns = c->cfg.time_limit_ns;
   res->replicas_apart = c->apart_outcome;
+  res->closed_form_steps = c->run_steps;
   uint64_t pq = 0, ph = 0;
   for (uint32_t i = 0; i < c->cfg.replicas; i++) {
     const sched *s = &c->reps[i].s;

@@ -49,6 +49,7 @@ typedef struct scenario {
   double sample_interval_s;   /* time series period; 0 = auto, < 0 = none */
   double time_limit_s;        /* 0 = none */
   bool shared_timeline;       /* never simulate the replicas apart (cluster.h; the same results, for checking) */
+  bool step_by_step;          /* no closed-form decode runs (cluster.h; the same results, for checking) */
   uint64_t seed;
 } scenario;
 

@@ -8,6 +8,7 @@
 
 int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model *cost, sim_err *err) {
   memset(c, 0, sizeof *c);
+  c->slice_until = SIM_NS_INF;
   ring_init(&c->cq, 1024);
   if (cfg->replicas == 0) return sim_errf(err, SIM_EINPUT, "replicas must be >= 1");
   if (cfg->kv_blocks == 0) return sim_errf(err, SIM_EINPUT, "the KV pool has no blocks");
@@ -196,20 +197,22 @@ static sched_step *schedule_one(cluster *c, uint32_t ri, sim_ns now) {
  * more can be scheduled (sched.h), and places each on the pipeline. The host
  * prepares one step after the other: a step's host work starts at `now` or
  * when the previous queued step's ends. */
-static void fill_queue_steps(cluster *c, uint32_t ri, sim_ns now) {
+static void start_step(cluster *c, uint32_t ri, sched_step *st, sim_ns now) {
   replica *rep = &c->reps[ri];
-  sched_step *st;
-  while ((st = schedule_one(c, ri, now))) {
-    cost_step(c->cost, &st->bd, &st->cost);
-    sim_ns host_from = now;
-    if (rep->s.q_len > 1) {
-      sim_ns prev = sched_queued(&rep->s, rep->s.q_len - 2)->ready_ns;
-      if (prev > host_from) host_from = prev;
-    }
-    double cpu = ceil(st->cost.cpu_ns);
-    st->ready_ns = host_from + (cpu > 0 ? (sim_ns)cpu : 0);
-    place(c, ri, st);
+  cost_step(c->cost, &st->bd, &st->cost);
+  sim_ns host_from = now;
+  if (rep->s.q_len > 1) {
+    sim_ns prev = sched_queued(&rep->s, rep->s.q_len - 2)->ready_ns;
+    if (prev > host_from) host_from = prev;
   }
+  double cpu = ceil(st->cost.cpu_ns);
+  st->ready_ns = host_from + (cpu > 0 ? (sim_ns)cpu : 0);
+  place(c, ri, st);
+}
+
+static void fill_queue_steps(cluster *c, uint32_t ri, sim_ns now) {
+  sched_step *st;
+  while ((st = schedule_one(c, ri, now))) start_step(c, ri, st, now);
 }
 
 /* Lockstep DP group g (cluster_cfg.dp_lockstep): while its batch queue has
@@ -386,6 +389,36 @@ static void on_arrival(cluster *c, uint32_t idx, sim_ns now) {
   send(c, idx, now);
 }
 
+/* Is replica ri's oldest step's end the timeline's next event, within the slice? */
+static bool step_is_next(const cluster *c, uint32_t ri) {
+  const des_event *top = des_peek(&c->ev);
+  return top && top->kind == EV_STEP && top->target == ri && top->t_ns <= c->slice_until &&
+         !(c->cfg.time_limit_ns && top->t_ns > c->cfg.time_limit_ns) && !c->ev.ambiguous;
+}
+
+/* A run of steady decode steps in closed form (sched.h): while the replica's
+ * next step end is the next event of the whole timeline (so nothing else can
+ * happen first: no arrival, sample, failure or other replica's step) and the
+ * scheduler says the state stays steady, each step end is popped and the next
+ * step costed and placed as on_step would, without the per-request work.
+ * The levels (in system, waiting) do not change in between; the next event's
+ * metrics_level covers the run. */
+static void decode_run(cluster *c, uint32_t ri) {
+  replica *rep = &c->reps[ri];
+  if (c->cfg.step_by_step || rep->failed || c->grp || c->cost->pp > 1 || c->hooks.tokens || !step_is_next(c, ri))
+    return;
+  sched_run run;
+  if (!sched_run_begin(&rep->s, c->reqs, &run)) return;
+  des_event ev;
+  while (step_is_next(c, ri) && sched_run_can(&rep->s, c->reqs, &run)) {
+    des_pop(&c->ev, &ev);
+    start_step(c, ri, sched_run_next(&rep->s, c->reqs, &run, ev.t_ns, &c->m), ev.t_ns);
+  }
+  sched_run_end(&rep->s, c->reqs, &run);
+  c->run_steps += run.n;
+  touch(c, ri);
+}
+
 static void on_step(cluster *c, uint32_t ri, sim_ns now) {
   replica *rep = &c->reps[ri];
   if (rep->failed) return;
@@ -410,6 +443,7 @@ static void on_step(cluster *c, uint32_t ri, sim_ns now) {
     release_slot(c, now);
   }
   if (!rep->s.q_len) fill_queue(c, ri, now); /* it idles: the new requests need not wait for a step */
+  decode_run(c, ri);
 }
 
 /* A lockstep group step ended: every rank in it completes its step, the
@@ -499,6 +533,7 @@ static void on_sample(cluster *c, sim_ns now) {
 sim_ns cluster_next_time(const cluster *c) { return des_peek_time(&c->ev); }
 
 bool cluster_run_slice(cluster *c, uint64_t max_events, sim_ns until_ns) {
+  c->slice_until = until_ns;
   if (c->ap && !c->ap->done && until_ns == SIM_NS_INF) return cluster__apart_slice(c, max_events);
   if (c->ap && !c->ap->running && c->ap->ri == 0) { /* paced (until_ns): the shared timeline */
     fleet_free(c->ap);

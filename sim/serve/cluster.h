@@ -68,6 +68,8 @@ typedef struct cluster_cfg {
   bool apart;                /* simulate the replicas one after the other when nothing couples them (fleet.h:
                                 round robin, open loop, no failures, DP or time limit); the results are the
                                 shared timeline's. Off: the shared timeline always */
+  bool step_by_step;         /* every engine step through the scheduler, also where a replica's next steps are
+                                steady decode steps (sched_run_*: the same results, for checking) */
   uint32_t n_failures;       /* what-if: replicas lost at given times */
   struct {
     uint32_t replica;
@@ -128,6 +130,8 @@ typedef struct cluster {
   size_t n_closed;      /* finished + rejected */
   bool complete;        /* every request closed */
   bool stopped;         /* time limit reached or interrupted */
+  sim_ns slice_until;   /* the current slice's until_ns (cluster_run_slice): a decode run stops before it */
+  uint64_t run_steps;   /* steps done in closed form (sched_run_*) */
   fleet *ap;            /* replicas apart (cfg.apart and eligible), until the run falls back or ends */
   uint8_t apart_outcome; /* 0 shared timeline, 1 replicas apart, 2 fell back to the shared timeline (a tie) */
   /* open mode */

@@ -15,6 +15,7 @@ int sched_init(sched *s, const sched_cfg *cfg, uint32_t kv_blocks, uint32_t bloc
   SIM_ASSERT(s->depth >= 1 && s->depth <= SCHED_MAX_DEPTH);
   s->q = sim_calloc(s->depth, sizeof *s->q);
   ring_init(&s->waiting, 16); /* grows with the queue: an idle replica of a fleet costs little */
+  s->run_start = sim_calloc((size_t)block_tokens + 1, sizeof *s->run_start);
   return SIM_OK;
 }
 
@@ -22,6 +23,8 @@ void sched_deinit(sched *s) {
   kv_free(s->kv);
   ring_free(&s->waiting);
   free(s->running);
+  free(s->run_ord);
+  free(s->run_start);
   for (uint32_t k = 0; s->q && k < s->depth; k++) {
     free(s->q[k].items);
     free(s->q[k].chunks);
@@ -291,4 +294,101 @@ uint32_t sched_drain(sched *s, request *reqs, uint32_t *out) {
     out[n++] = idx;
   }
   return n;
+}
+
+/* --- steady decode runs (sched.h) ------------------------------------------------ */
+
+bool sched_run_begin(sched *s, const request *reqs, sched_run *run) {
+  uint32_t B = s->n_running, D = s->depth, bt = s->block_tokens;
+  if (!B || s->waiting.len || s->q_len != D || D > 2 || B > s->cfg.max_num_batched_tokens || bt < 2) return false;
+  for (uint32_t k = 0; k < D; k++) {
+    const sched_step *st = sched_queued(s, k);
+    const batch_desc *bd = &st->bd;
+    if (st->n_items != B || bd->num_prefill || bd->num_decode != B || bd->num_tokens != B || bd->num_seqs != B ||
+        bd->num_sample != B || bd->moe_peer_tokens || bd->dp_mode || bd->dp_pad)
+      return false;
+    for (uint32_t j = 0; j < B; j++) {
+      const sched_item *it = &st->items[j];
+      if (it->req != s->running[j] || it->tokens != 1 || !it->samples) return false;
+    }
+  }
+  sim_ns last = reqs[s->running[0]].last_token_ns;
+  uint32_t n_max = UINT32_MAX;
+  for (uint32_t j = 0; j < B; j++) {
+    const request *r = &reqs[s->running[j]];
+    if (r->state != RQ_RUNNING || r->generated == 0 || r->pending != D || r->last_token_ns != last ||
+        r->output_tokens <= r->generated + D)
+      return false;
+    /* a hashed sequence has registered every full block (account): a lag would be committed at once */
+    if (s->caching && (r->n_hash || r->session) && ((uint64_t)r->kv.n_hashed + 1) * bt <= r->num_computed)
+      return false;
+    uint32_t left = r->output_tokens - r->generated - D;
+    if (left < n_max) n_max = left;
+  }
+  /* running positions by phase (num_computed mod block), each phase in admission order: a counting sort */
+  SIM_GROW(s->run_ord, s->cap_run_ord, B);
+  memset(s->run_start, 0, ((size_t)bt + 1) * sizeof *s->run_start);
+  for (uint32_t j = 0; j < B; j++) s->run_start[reqs[s->running[j]].num_computed % bt + 1]++;
+  for (uint32_t p = 0; p < bt; p++) s->run_start[p + 1] += s->run_start[p];
+  for (uint32_t j = 0; j < B; j++) s->run_ord[s->run_start[reqs[s->running[j]].num_computed % bt]++] = j;
+  for (uint32_t p = bt; p > 0; p--) s->run_start[p] = s->run_start[p - 1];
+  s->run_start[0] = 0;
+  *run = (sched_run){0, n_max, B, last, sched_queued(s, D - 1)->bd.decode_ctx_tokens};
+  return true;
+}
+
+/* The phase p whose requests' num_computed + x is a multiple of the block. */
+static uint32_t phase_of(uint32_t bt, uint64_t x) { return (uint32_t)((bt - x % bt) % bt); }
+
+bool sched_run_can(const sched *s, const request *reqs, const sched_run *run) {
+  if (run->n >= run->n_max) return false;
+  if (s->cfg.admission != ADMIT_ON_DEMAND) return true;
+  uint64_t i = (uint64_t)run->n + 1, bt = s->block_tokens;
+  uint32_t p = phase_of(s->block_tokens, i - 1), need = 0; /* step i's token starts a block */
+  for (uint32_t k = s->run_start[p]; k < s->run_start[p + 1]; k++) {
+    const request *r = &reqs[s->running[s->run_ord[k]]];
+    if (r->num_computed + i > (uint64_t)r->kv.n_blocks * bt) need++;
+  }
+  return need <= kv_num_free(s->kv);
+}
+
+sched_step *sched_run_next(sched *s, request *reqs, sched_run *run, sim_ns now, metrics_rec *m) {
+  uint32_t bt = s->block_tokens;
+  metrics_itl_n(m, &s->itl_pend, now - run->last_tok_ns, run->batch); /* the oldest step's tokens */
+  run->last_tok_ns = now;
+  sched_step *st = &s->q[s->q_head]; /* its slot takes the new step, the newest */
+  s->q_head = (s->q_head + 1) % s->depth;
+  uint64_t i = (uint64_t)run->n + 1;
+  /* the requests at a block boundary, in admission order: one whose token in this step starts a block (allocate)
+     and one whose token fills a block (register its hash) are in two phases (blocks of two tokens or more) */
+  uint32_t pa = phase_of(bt, i - 1), pc = phase_of(bt, i);
+  const uint32_t *a = s->run_ord + s->run_start[pa], *ae = s->run_ord + s->run_start[pa + 1];
+  const uint32_t *b = s->run_ord + s->run_start[pc], *be = s->run_ord + s->run_start[pc + 1];
+  while (a < ae || b < be) {
+    bool alloc = b == be || (a < ae && *a < *b);
+    uint32_t j = alloc ? *a++ : *b++;
+    request *r = &reqs[s->running[j]];
+    uint64_t upto = r->num_computed + i; /* its computed tokens once this step is scheduled */
+    kv_content c = content_of(s, r);
+    if (alloc && s->cfg.admission == ADMIT_ON_DEMAND && upto > (uint64_t)r->kv.n_blocks * bt) {
+      bool ok = kv_allocate(s->kv, &r->kv, &c, 0, (uint32_t)upto);
+      SIM_ASSERT(ok); /* sched_run_can counted the blocks */
+    }
+    if (!alloc && upto >= ((uint64_t)r->kv.n_hashed + 1) * bt) kv_commit(s->kv, &r->kv, &c, (uint32_t)upto);
+  }
+  run->ctx += run->batch;
+  st->bd.decode_ctx_tokens = run->ctx;
+  run->n = (uint32_t)i;
+  return st;
+}
+
+void sched_run_end(sched *s, request *reqs, const sched_run *run) {
+  if (!run->n) return;
+  for (uint32_t j = 0; j < s->n_running; j++) {
+    request *r = &reqs[s->running[j]];
+    r->generated += run->n;
+    r->num_tokens += run->n;
+    r->num_computed += run->n;
+    r->last_token_ns = run->last_tok_ns;
+  }
 }

@@ -122,7 +122,50 @@ typedef struct sched {
   uint64_t prefix_queries, prefix_hits, preempted_queries, preempted_hits;
   const uint64_t *hash_ids;   /* the trace's prefix-block ids (borrowed; requests name theirs by offset) */
   uint32_t hash_block_tokens; /* prompt tokens per id */
+  uint32_t *run_ord;          /* sched_run_*: running positions by block phase, then position */
+  size_t cap_run_ord;
+  uint32_t *run_start;        /* [block_tokens + 1]: where each phase's positions begin in run_ord */
 } sched;
+
+/* A run of steady decode steps in closed form (cluster.c drives it).
+ *
+ * The state is steady when the batch queue is full, nothing waits, and every
+ * queued step holds exactly the running requests, in admission order, one
+ * decode token each, each sampling; every running request has its tokens so
+ * far, the latest at one common time, and is more than a queue's depth of
+ * steps from its last token. Then each later step, as long as nothing else
+ * happens (the caller checks that the step's end is the timeline's next
+ * event), does the same to every request: the oldest step ends (each request
+ * gets one token, all with the same gap since the previous step's end), and
+ * a step of the same requests is scheduled whose decode context has grown by
+ * the batch size. sched_run_next does only that step's batch-level work: one
+ * recorder run of gaps, the new step's description, and the KV work of the
+ * requests that reach a block boundary in it (a block to allocate when the
+ * step's token starts one, a full block's hash to register), in admission
+ * order, as schedule_running and account would. The per-request counters
+ * (tokens, computed, generated, the latest token's time) are brought up to
+ * date by sched_run_end, and nothing reads them in between.
+ *
+ * sched_run_begin checks the state (O(running x depth)) and files the
+ * requests by block phase; sched_run_can says whether one more step keeps the
+ * state steady (no request reaches its last tokens, the pool has the blocks
+ * the step takes: else the ordinary path handles it, preemption included);
+ * results are those of step-by-step scheduling, bit for bit
+ * (tests/integration/test_decode_run.c). */
+typedef struct sched_run {
+  uint32_t n;         /* steps done in closed form */
+  uint32_t n_max;     /* steps allowed before a request nears its last token */
+  uint32_t batch;     /* running requests (= tokens per step) */
+  sim_ns last_tok_ns; /* when every running request got its latest token */
+  uint64_t ctx;       /* decode context of the newest scheduled step */
+} sched_run;
+
+bool sched_run_begin(sched *s, const request *reqs, sched_run *run);
+bool sched_run_can(const sched *s, const request *reqs, const sched_run *run);
+/* The oldest step ended at `now`: its tokens go to the recorder m, the next
+ * step is scheduled and returned (for the caller to cost and place). */
+sched_step *sched_run_next(sched *s, request *reqs, sched_run *run, sim_ns now, metrics_rec *m);
+void sched_run_end(sched *s, request *reqs, const sched_run *run);
 
 int sched_init(sched *s, const sched_cfg *cfg, uint32_t kv_blocks, uint32_t block_tokens, bool prefix_caching);
 void sched_deinit(sched *s);
