@@ -333,18 +333,17 @@ bool sched_run_begin(sched *s, const request *reqs, sched_run *run) {
   for (uint32_t j = 0; j < B; j++) s->run_ord[s->run_start[reqs[s->running[j]].num_computed % bt]++] = j;
   for (uint32_t p = bt; p > 0; p--) s->run_start[p] = s->run_start[p - 1];
   s->run_start[0] = 0;
-  *run = (sched_run){0, n_max, B, last, sched_queued(s, D - 1)->bd.decode_ctx_tokens};
+  /* step i's phases: those p with p + i - 1 (starts a block) and p + i (fills one) multiples of the block; they
+     go down by one (mod the block) each step */
+  *run = (sched_run){0, n_max, B, last, sched_queued(s, D - 1)->bd.decode_ctx_tokens, 0, bt - 1};
   return true;
 }
-
-/* The phase p whose requests' num_computed + x is a multiple of the block. */
-static uint32_t phase_of(uint32_t bt, uint64_t x) { return (uint32_t)((bt - x % bt) % bt); }
 
 bool sched_run_can(const sched *s, const request *reqs, const sched_run *run) {
   if (run->n >= run->n_max) return false;
   if (s->cfg.admission != ADMIT_ON_DEMAND) return true;
   uint64_t i = (uint64_t)run->n + 1, bt = s->block_tokens;
-  uint32_t p = phase_of(s->block_tokens, i - 1), need = 0; /* step i's token starts a block */
+  uint32_t p = run->pa, need = 0; /* step i's token starts a block */
   for (uint32_t k = s->run_start[p]; k < s->run_start[p + 1]; k++) {
     const request *r = &reqs[s->running[s->run_ord[k]]];
     if (r->num_computed + i > (uint64_t)r->kv.n_blocks * bt) need++;
@@ -357,11 +356,13 @@ sched_step *sched_run_next(sched *s, request *reqs, sched_run *run, sim_ns now, 
   metrics_itl_n(m, &s->itl_pend, now - run->last_tok_ns, run->batch); /* the oldest step's tokens */
   run->last_tok_ns = now;
   sched_step *st = &s->q[s->q_head]; /* its slot takes the new step, the newest */
-  s->q_head = (s->q_head + 1) % s->depth;
+  if (++s->q_head == s->depth) s->q_head = 0;
   uint64_t i = (uint64_t)run->n + 1;
   /* the requests at a block boundary, in admission order: one whose token in this step starts a block (allocate)
      and one whose token fills a block (register its hash) are in two phases (blocks of two tokens or more) */
-  uint32_t pa = phase_of(bt, i - 1), pc = phase_of(bt, i);
+  uint32_t pa = run->pa, pc = run->pc;
+  run->pa = pa ? pa - 1 : bt - 1;
+  run->pc = pc ? pc - 1 : bt - 1;
   const uint32_t *a = s->run_ord + s->run_start[pa], *ae = s->run_ord + s->run_start[pa + 1];
   const uint32_t *b = s->run_ord + s->run_start[pc], *be = s->run_ord + s->run_start[pc + 1];
   while (a < ae || b < be) {

@@ -158,6 +158,7 @@ typedef struct sched_run {
   uint32_t batch;     /* running requests (= tokens per step) */
   sim_ns last_tok_ns; /* when every running request got its latest token */
   uint64_t ctx;       /* decode context of the newest scheduled step */
+  uint32_t pa, pc;    /* the next step's block phases: its token starts a block / fills one (sched.c) */
 } sched_run;
 
 bool sched_run_begin(sched *s, const request *reqs, sched_run *run);
