@@ -611,11 +611,10 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
     if (Ls > 0) slide_pre += cost__attn_window_prefill(c, ch, x, ns, &s2);
   }
   if (parts == 0) return;
-  double f = sum > 0 ? 1.0 : 0; /* one call: nothing merged (sum / sum is exactly 1) */
-  if (parts > 1) {
-    double merged = sum - (parts - 1) * (c->mla_module ? c->mla_floor_ns : c->attn_floor_ns);
-    if (merged < largest) merged = largest;
-    f = sum > 0 ? merged / sum : 0; /* the saving, shared in proportion */
+  double f = sum > 0 ? 1.0 : 0, merged; /* the saving, shared in proportion (one call: none, sum / sum = 1) */
+  if (parts > 1 && sum > 0) {
+    merged = sum - (parts - 1) * (c->mla_module ? c->mla_floor_ns : c->attn_floor_ns);
+    f = (merged < largest ? largest : merged) / sum;
   }
   double Lf = L - Ls;
   if (part_ns[0] > 0) add(out, OP_ATTN_DECODE, part_b[0], (part_ns[0] * Lf + slide_dec * Ls) * f);
@@ -675,10 +674,8 @@ static void dp_moe(cost_model *c, uint32_t T, uint32_t peers, step_cost *out) {
 }
 
 void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
-  /* every field a reader may read: the stages beyond pp are never used (a whole-struct memset was a
-     fifth of this function in a fleet's profile) */
-  out->total_ns = out->gpu_ns = out->cpu_ns = 0;
-  out->stage_ns[0] = out->send_ns[0] = 0;
+  /* every field a reader may read, not the stages beyond pp (a whole-struct memset was a fifth of this function) */
+  out->total_ns = out->gpu_ns = out->cpu_ns = out->stage_ns[0] = out->send_ns[0] = 0;
   for (uint32_t k = 1; k < c->pp; k++) out->stage_ns[k] = out->send_ns[k] = 0;
   const engine_cfg *e = c->engine;
   exec_mode mode = mode_of(c, b);
@@ -686,14 +683,11 @@ void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
   uint32_t T = b->num_tokens, Tg = mode == EXEC_EAGER ? T : cost_graph_size(c, T);
   if (mode != EXEC_EAGER && b->dp_pad > Tg) Tg = b->dp_pad; /* a lockstep DP group pads every rank to its largest */
   double once = 0;
-  if (Tg == 0) {
-    memset(out->op_ns, 0, sizeof out->op_ns);
-    memset(out->bound_ns, 0, sizeof out->bound_ns);
-  } else {
+  memset(out->op_ns, 0, sizeof out->op_ns), memset(out->bound_ns, 0, sizeof out->bound_ns);
+  if (Tg > 0) { /* copied, not added to zeros: the same bits (0 + x = x for the non-negative times here) */
     cost_memo scratch;
     const cost_memo *tp = tpart(c, Tg, mode != EXEC_EAGER, &scratch);
     once = tp->once_ns;
-    /* copied, not added to zeros: the same bits (0 + x = x for the non-negative times here) */
     memcpy(out->op_ns, tp->op_ns, sizeof out->op_ns);
     memcpy(out->bound_ns, tp->bound_ns, sizeof out->bound_ns);
     for (int op = OP_GEMM_QKV; op <= OP_GEMM_DOWN; op++) c->src_count[op][tp->src[op]]++;

@@ -253,6 +253,30 @@ Test(cli, paced_replay_gives_the_same_result_as_virtual_time) {
   unlink(a), unlink(b), unlink(t);
 }
 
+/* The faster paths (replicas apart, closed-form decode runs) and the flags that turn them off give the same
+   bytes; the wall-time line says how many steps ran in closed form. */
+Test(cli, step_by_step_and_shared_timeline_give_the_same_json) {
+  char a[256], b[256], cmd[1024];
+  snprintf(a, sizeof a, "/tmp/servesim_fast_%d.json", getpid());
+  tu_tmp_track(a);
+  snprintf(b, sizeof b, "/tmp/servesim_slow_%d.json", getpid());
+  tu_tmp_track(b);
+  unlink(a), unlink(b);
+  const char *args = "run --replicas 3 --num-prompts 400 --request-rate 12 --random-range-ratio 0.5 --seed 5";
+  snprintf(cmd, sizeof cmd, "%s --json %s", args, a);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  const char *line = strstr(out, "of the steps as closed-form decode runs");
+  cr_assert(line && !strstr(out, "(0% of the steps"), "the wall-time line counts closed-form steps: %s", out);
+  snprintf(cmd, sizeof cmd, "%s --step-by-step --shared-timeline --json %s", args, b);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "(0% of the steps as closed-form decode runs)"), "%s", out);
+  size_t la, lb;
+  char *ja = tu_slurp(a, &la), *jb = tu_slurp(b, &lb);
+  cr_assert(ja && jb && la == lb && memcmp(ja, jb, la) == 0, "the same results either way");
+  free(ja), free(jb);
+  unlink(a), unlink(b);
+}
+
 Test(cli, ctrl_c_writes_partial_results) {
   char j[256], t[256], cmd[1024];
   snprintf(j, sizeof j, "/tmp/servesim_int_%d.json", getpid());
