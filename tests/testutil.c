@@ -430,3 +430,17 @@ void tu_assert_same_results(const run_result *x, const run_result *y, const char
   cr_assert_eq(x->kv_hit_tokens, y->kv_hit_tokens, "%s", what);
   cr_assert_eq(x->preempted_hit_tokens, y->preempted_hit_tokens, "%s", what);
 }
+
+void tu_gen_scenario(scenario *sc, uint32_t replicas, size_t n, double rate) {
+  scenario_init(sc);
+  sc->deploy.tp = 4;
+  sc->deploy.replicas = replicas;
+  sc->gen.num_prompts = n;
+  sc->gen.request_rate = rate;
+}
+
+uint64_t tu_preemptions(const run_result *r) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < r->n_reqs; i++) n += r->reqs[i].preemptions;
+  return n;
+}

@@ -61,6 +61,10 @@ void tu_run_done(run_ctx *r);
 /* Two runs of one scenario gave the same results bit for bit: every per-request record, the summary, time by op
    and bound, busy time, level integrals, span, every time-series row and the prefix-cache counts. */
 void tu_assert_same_results(const run_result *x, const run_result *y, const char *what);
+/* A generated open-loop scenario (the defaults otherwise): TP4, `replicas` replicas, n requests at `rate`/s. */
+void tu_gen_scenario(scenario *sc, uint32_t replicas, size_t n, double rate);
+/* Preemptions summed over a run's requests. */
+uint64_t tu_preemptions(const run_result *r);
 
 /* What a cluster test builds: the configs, a cost model on them, a trace and the cluster (caller storage). */
 typedef struct tu_world {

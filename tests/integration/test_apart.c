@@ -29,24 +29,16 @@ static run_ctx *same_both_ways(scenario *sc, const char *what) {
   return a;
 }
 
-static void gen(scenario *sc, uint32_t replicas, size_t n, double rate) {
-  scenario_init(sc);
-  sc->deploy.tp = 4;
-  sc->deploy.replicas = replicas;
-  sc->gen.num_prompts = n;
-  sc->gen.request_rate = rate;
-}
-
 Test(apart, open_loop_generator) {
   scenario sc;
-  gen(&sc, 4, 1500, 40);
+  tu_gen_scenario(&sc, 4, 1500, 40);
   sc.sample_interval_s = 0.25;
   done(same_both_ways(&sc, "4 replicas at 40/s"));
 }
 
 Test(apart, burst_at_t0_and_idle_replicas) {
   scenario sc;
-  gen(&sc, 16, 12, INFINITY); /* every request at t = 0; four replicas get none */
+  tu_gen_scenario(&sc, 16, 12, INFINITY); /* every request at t = 0; four replicas get none */
   sc.gen.input.len = 300;
   sc.gen.output.len = 20;
   run_ctx *a = same_both_ways(&sc, "burst");
@@ -56,7 +48,7 @@ Test(apart, burst_at_t0_and_idle_replicas) {
 
 Test(apart, preemptions_and_refusals) {
   scenario sc;
-  gen(&sc, 3, 600, 30);
+  tu_gen_scenario(&sc, 3, 600, 30);
   snprintf(sc.model, sizeof sc.model, "llama-3.1-8b");
   snprintf(sc.gpu, sizeof sc.gpu, "l40s");
   sc.deploy.tp = 1;
@@ -69,8 +61,7 @@ Test(apart, preemptions_and_refusals) {
   sc.deploy.max_num_seqs = 256;
   run_ctx *a = same_both_ways(&sc, "preemptions");
   cr_assert_gt(a->res.sum.rejected, 0, "some requests refused at send");
-  uint64_t pre = 0;
-  for (size_t i = 0; i < a->res.n_reqs; i++) pre += a->res.reqs[i].preemptions;
+  uint64_t pre = tu_preemptions(&a->res);
   cr_assert_gt(pre, 0, "the small pool preempts");
   done(a);
 }
@@ -87,17 +78,17 @@ Test(apart, bundled_trace) {
 /* Where something couples the replicas, one timeline. */
 Test(apart, coupled_runs_keep_one_timeline) {
   scenario sc;
-  gen(&sc, 4, 200, 20);
+  tu_gen_scenario(&sc, 4, 200, 20);
   sc.max_concurrency = 8;
   run_ctx *a = run(&sc);
   cr_assert_eq(a->res.replicas_apart, 0, "client slots couple the replicas");
   done(a);
-  gen(&sc, 4, 200, 20);
+  tu_gen_scenario(&sc, 4, 200, 20);
   sc.deploy.router = ROUTE_LEAST_OUTSTANDING;
   a = run(&sc);
   cr_assert_eq(a->res.replicas_apart, 0, "the router reads the replicas' state");
   done(a);
-  gen(&sc, 1, 200, 20);
+  tu_gen_scenario(&sc, 1, 200, 20);
   a = run(&sc);
   cr_assert_eq(a->res.replicas_apart, 0, "one replica");
   done(a);
@@ -113,7 +104,7 @@ Test(apart, coupled_runs_keep_one_timeline) {
  * the shared timeline and its results are that timeline's. */
 Test(apart, an_unorderable_tie_falls_back_to_the_shared_timeline) {
   scenario sc;
-  gen(&sc, 2, 1, 1);
+  tu_gen_scenario(&sc, 2, 1, 1);
   run_ctx *probe = run(&sc);
   double L = probe->engine.frontend_latency_ns;
   done(probe);

@@ -43,20 +43,6 @@ static run_ctx *same_both_ways_drv(scenario *sc, const drv_opts *drv, const char
 
 static run_ctx *same_both_ways(scenario *sc, const char *what) { return same_both_ways_drv(sc, NULL, what); }
 
-static uint64_t preemptions(const run_ctx *r) {
-  uint64_t n = 0;
-  for (size_t i = 0; i < r->res.n_reqs; i++) n += r->res.reqs[i].preemptions;
-  return n;
-}
-
-static void gen(scenario *sc, uint32_t replicas, size_t n, double rate) {
-  scenario_init(sc);
-  sc->deploy.tp = 4;
-  sc->deploy.replicas = replicas;
-  sc->gen.num_prompts = n;
-  sc->gen.request_rate = rate;
-}
-
 Test(decode_run, bundled_trace_with_prefix_caching) {
   scenario sc;
   scenario_default(&sc);
@@ -93,7 +79,7 @@ static const char *hashed_trace(bool sessions) {
 Test(decode_run, hashed_content_and_sessions) {
   for (int sess = 0; sess < 2; sess++) {
     scenario sc;
-    gen(&sc, 1, 0, 0);
+    tu_gen_scenario(&sc, 1, 0, 0);
     snprintf(sc.trace_path, sizeof sc.trace_path, "%s", hashed_trace(sess));
     sc.deploy.enable_prefix_caching = 1;
     run_ctx *a = same_both_ways(&sc, sess ? "sessions" : "prefix ids");
@@ -105,7 +91,7 @@ Test(decode_run, hashed_content_and_sessions) {
 
 Test(decode_run, small_pool_preempts) {
   scenario sc;
-  gen(&sc, 1, 400, 20);
+  tu_gen_scenario(&sc, 1, 400, 20);
   snprintf(sc.model, sizeof sc.model, "llama-3.1-8b");
   snprintf(sc.gpu, sizeof sc.gpu, "l40s");
   sc.deploy.tp = 1;
@@ -118,7 +104,7 @@ Test(decode_run, small_pool_preempts) {
   sc.deploy.max_model_len = 3000;
   sc.deploy.enable_prefix_caching = 1;
   run_ctx *a = same_both_ways(&sc, "small pool");
-  cr_assert_gt(preemptions(a), 0, "the small pool preempts");
+  cr_assert_gt(tu_preemptions(&a->res), 0, "the small pool preempts");
   tu_run_done(a);
   /* every request admitted at once, then their decode outgrows the pool in the middle of a run: the run must stop
      where the pool has no block for the step (the ordinary path preempts) */
@@ -128,7 +114,7 @@ Test(decode_run, small_pool_preempts) {
   sc.gen.output.len = 1200;
   sc.gen.output.range_ratio = 0;
   a = same_both_ways(&sc, "a burst outgrows the pool");
-  cr_assert_gt(preemptions(a), 0, "the burst preempts");
+  cr_assert_gt(tu_preemptions(&a->res), 0, "the burst preempts");
   tu_run_done(a);
 }
 
@@ -136,7 +122,7 @@ Test(decode_run, block_sizes) {
   static const uint32_t sizes[] = {8, 16, 32, 128};
   for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
     scenario sc;
-    gen(&sc, 1, 150, 8);
+    tu_gen_scenario(&sc, 1, 150, 8);
     sc.deploy.block_size = sizes[k];
     sc.deploy.enable_prefix_caching = 1;
     sc.gen.input.range_ratio = 0.5;
@@ -149,7 +135,7 @@ Test(decode_run, block_sizes) {
 
 Test(decode_run, trtllm_full_reservation) {
   scenario sc;
-  gen(&sc, 1, 300, 10);
+  tu_gen_scenario(&sc, 1, 300, 10);
   snprintf(sc.engine, sizeof sc.engine, "trtllm");
   sc.gen.output.range_ratio = 0.9;
   tu_run_done(same_both_ways(&sc, "trtllm"));
@@ -157,7 +143,7 @@ Test(decode_run, trtllm_full_reservation) {
 
 Test(decode_run, without_async_scheduling) {
   scenario sc;
-  gen(&sc, 1, 300, 10);
+  tu_gen_scenario(&sc, 1, 300, 10);
   sc.deploy.async_scheduling = 0;
   sc.gen.output.range_ratio = 0.9;
   tu_run_done(same_both_ways(&sc, "no async scheduling"));
@@ -165,12 +151,12 @@ Test(decode_run, without_async_scheduling) {
 
 Test(decode_run, closed_loop_and_time_limit) {
   scenario sc;
-  gen(&sc, 2, 400, INFINITY);
+  tu_gen_scenario(&sc, 2, 400, INFINITY);
   sc.max_concurrency = 24;
   sc.gen.output.range_ratio = 0.5;
   sc.sample_interval_s = 0.3;
   tu_run_done(same_both_ways(&sc, "closed loop"));
-  gen(&sc, 1, 600, 12);
+  tu_gen_scenario(&sc, 1, 600, 12);
   sc.time_limit_s = 7.3;
   run_ctx *a = same_both_ways(&sc, "time limit");
   cr_assert_gt(a->res.sum.unfinished, 0, "the limit cut the run");
@@ -179,7 +165,7 @@ Test(decode_run, closed_loop_and_time_limit) {
 
 Test(decode_run, least_kv_router_on_one_timeline) {
   scenario sc;
-  gen(&sc, 3, 500, 15);
+  tu_gen_scenario(&sc, 3, 500, 15);
   sc.deploy.router = ROUTE_LEAST_KV;
   sc.gen.output.range_ratio = 0.7;
   run_ctx *a = same_both_ways(&sc, "least KV");
@@ -189,7 +175,7 @@ Test(decode_run, least_kv_router_on_one_timeline) {
 
 Test(decode_run, replicas_apart) {
   scenario sc;
-  gen(&sc, 6, 900, 30);
+  tu_gen_scenario(&sc, 6, 900, 30);
   sc.gen.output.range_ratio = 0.7;
   sc.sample_interval_s = 0.25;
   run_ctx *a = same_both_ways(&sc, "apart");
@@ -201,7 +187,7 @@ Test(decode_run, replicas_apart) {
  * must stop before a step past the slice's end. */
 Test(decode_run, paced_slices) {
   scenario sc;
-  gen(&sc, 2, 60, 20);
+  tu_gen_scenario(&sc, 2, 60, 20);
   sc.gen.output.len = 64;
   drv_opts d = {2000.0, 0, 0}; /* 2000 virtual seconds per wall second: a few milliseconds of wall time */
   tu_run_done(same_both_ways_drv(&sc, &d, "paced"));
