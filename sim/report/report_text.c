@@ -109,6 +109,7 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
   whatif_check(r, &wr);
   for (uint32_t i = 0; i < wr.count; i++) fprintf(f, "What-if: %s\n", wr.n[i].text);
   if (wall_s >= 0)
-    fprintf(f, "simulated in %.3f s of wall time (%.0f%% of the steps as closed-form decode runs)\n", wall_s,
+    fprintf(f, "simulated in %.3f s of wall time (%llu events, %.0f%% of the steps as closed-form decode runs)\n",
+            wall_s, (unsigned long long)r->res.events,
             s->steps ? 100.0 * (double)r->res.closed_form_steps / (double)s->steps : 0.0);
 }

@@ -49,6 +49,7 @@ typedef struct run_result {
   sim_ns time_limit_ns;   /* 0: none */
   uint8_t replicas_apart; /* 0: one shared timeline, 1: replicas simulated apart, 2: apart, then a tie sent it back
                              to the shared timeline (serve/fleet.h); the results are the same */
+  uint64_t events;            /* simulation events processed (each step end, arrival, delivery, sample...) */
   uint64_t closed_form_steps; /* steps done as steady decode runs (serve/sched.h sched_run_*; the results are
                                  step-by-step scheduling's) */
 } run_result;

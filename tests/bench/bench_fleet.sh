@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench_fleet.sh: fleets and long traces (issue fleet-scale). For each case it prints wall time,
 # peak memory (the binary's own "peak memory" line: the process's maximum resident set), bytes of
-# peak memory per request and engine steps simulated per second, beside the issue's target. With
+# peak memory per request, engine steps and simulation events processed per second, beside the issue's target. With
 # BASELINE=/path/to/old/servesim it runs the old binary on the same case first and prints the
 # ratios (paired, same machine, same run of this script). Figures, not assertions: machines are noisy.
 #   tests/bench/bench_fleet.sh                      # the table, minus the 10-million-request case
@@ -35,6 +35,8 @@ one() {
   wall=$(awk "BEGIN{printf \"%.2f\", $t1 - $t0}")
   mib=$(echo "$out" | sed -n 's/^peak memory \([0-9.]*\) MiB/\1/p')
   steps=$(echo "$out" | sed -n 's/.* \([0-9]*\) steps,.*/\1/p')
+  events=$(echo "$out" | sed -n 's/.*(\([0-9]*\) events,.*/\1/p')
+  [ -n "$events" ] || events=0 # binaries before the event count
 }
 
 # case LABEL REQUESTS TARGET ARGS...
@@ -46,8 +48,9 @@ case_() {
     bw=$wall bm=$mib
   fi
   one "$SERVESIM_BIN" "$@"
-  printf '%-46s wall %7s s  peak %8s MiB  %6.0f B/request  %5.2f M steps/s   target: %s\n' "$label" "$wall" "$mib" \
-    "$(awk "BEGIN{print $mib * 1048576 / $reqs}")" "$(awk "BEGIN{print $steps / ($wall > 0 ? $wall : 1) / 1e6}")" "$target"
+  printf '%-46s wall %7s s  peak %8s MiB  %6.0f B/request  %5.2f M steps/s  %5.2f M events/s   target: %s\n' "$label" \
+    "$wall" "$mib" "$(awk "BEGIN{print $mib * 1048576 / $reqs}")" "$(awk "BEGIN{print $steps / ($wall > 0 ? $wall : 1) / 1e6}")" \
+    "$(awk "BEGIN{print $events / ($wall > 0 ? $wall : 1) / 1e6}")" "$target"
   if [ -n "${BASELINE:-}" ] && [ "$bw" = "-" ]; then
     printf '%-46s baseline: not finished in %s s\n' "" "${BASELINE_LIMIT:-120}"
   elif [ -n "${BASELINE:-}" ]; then
