@@ -444,3 +444,17 @@ uint64_t tu_preemptions(const run_result *r) {
   for (size_t i = 0; i < r->n_reqs; i++) n += r->reqs[i].preemptions;
   return n;
 }
+
+void tu_small_pool_scenario(scenario *sc, uint32_t replicas, size_t n, double rate) {
+  tu_gen_scenario(sc, replicas, n, rate);
+  snprintf(sc->model, sizeof sc->model, "llama-3.1-8b");
+  snprintf(sc->gpu, sizeof sc->gpu, "l40s");
+  sc->deploy.tp = 1;
+  sc->deploy.gpu_memory_utilization = 0.45;
+  sc->deploy.max_model_len = 3000;
+  sc->gen.input.len = 1500;
+  sc->gen.input.range_ratio = 0.9;
+  sc->gen.output.len = 600;
+  sc->gen.output.range_ratio = 0.9;
+  sc->deploy.max_num_seqs = 256;
+}

@@ -63,6 +63,9 @@ void tu_run_done(run_ctx *r);
 void tu_assert_same_results(const run_result *x, const run_result *y, const char *what);
 /* A generated open-loop scenario (the defaults otherwise): TP4, `replicas` replicas, n requests at `rate`/s. */
 void tu_gen_scenario(scenario *sc, uint32_t replicas, size_t n, double rate);
+/* tu_gen_scenario with a small KV pool: Llama-3.1-8B on one L40S at 0.45 of its memory, max_model_len 3000,
+   prompts 1500 +-90%, outputs 600 +-90% (some longer than max_model_len together: refused at send), 256 seqs. */
+void tu_small_pool_scenario(scenario *sc, uint32_t replicas, size_t n, double rate);
 /* Preemptions summed over a run's requests. */
 uint64_t tu_preemptions(const run_result *r);
 

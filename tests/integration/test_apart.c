@@ -48,17 +48,7 @@ Test(apart, burst_at_t0_and_idle_replicas) {
 
 Test(apart, preemptions_and_refusals) {
   scenario sc;
-  tu_gen_scenario(&sc, 3, 600, 30);
-  snprintf(sc.model, sizeof sc.model, "llama-3.1-8b");
-  snprintf(sc.gpu, sizeof sc.gpu, "l40s");
-  sc.deploy.tp = 1;
-  sc.deploy.gpu_memory_utilization = 0.45; /* a small KV pool */
-  sc.deploy.max_model_len = 3000;          /* some prompts + outputs are longer: refused at send */
-  sc.gen.input.len = 1500;
-  sc.gen.input.range_ratio = 0.9;
-  sc.gen.output.len = 600;
-  sc.gen.output.range_ratio = 0.9;
-  sc.deploy.max_num_seqs = 256;
+  tu_small_pool_scenario(&sc, 3, 600, 30); /* preempts; some prompts + outputs are longer than max_model_len */
   run_ctx *a = same_both_ways(&sc, "preemptions");
   cr_assert_gt(a->res.sum.rejected, 0, "some requests refused at send");
   uint64_t pre = tu_preemptions(&a->res);

@@ -91,17 +91,7 @@ Test(decode_run, hashed_content_and_sessions) {
 
 Test(decode_run, small_pool_preempts) {
   scenario sc;
-  tu_gen_scenario(&sc, 1, 400, 20);
-  snprintf(sc.model, sizeof sc.model, "llama-3.1-8b");
-  snprintf(sc.gpu, sizeof sc.gpu, "l40s");
-  sc.deploy.tp = 1;
-  sc.deploy.gpu_memory_utilization = 0.45; /* a small KV pool: decode steps run out of blocks */
-  sc.gen.input.len = 1500;
-  sc.gen.input.range_ratio = 0.9;
-  sc.gen.output.len = 600;
-  sc.gen.output.range_ratio = 0.9;
-  sc.deploy.max_num_seqs = 256;
-  sc.deploy.max_model_len = 3000;
+  tu_small_pool_scenario(&sc, 1, 400, 20); /* decode steps run out of blocks */
   sc.deploy.enable_prefix_caching = 1;
   run_ctx *a = same_both_ways(&sc, "small pool");
   cr_assert_gt(tu_preemptions(&a->res), 0, "the small pool preempts");
