@@ -190,6 +190,9 @@ typedef struct cost_model {
   int n_moe_alt;
   const prof *win_alt[5];     /* the same companions, for sliding-window attention tables (cost_set_window_tables) */
   int n_win_alt;
+  const prof *attn_alt;       /* this GPU's and engine's profile of another version holding the attention tables
+                                 of the model's head layout where `profile` has none (cost_set_attention_alternate),
+                                 or NULL */
   bool mla_module;            /* MLA attention blocks from measured module tables (cost_set_mla_modules) */
   const prof *mla_prof;       /* the profile holding them */
   prof_mla_key mla_gen, mla_ctx; /* their keys for this deployment */
@@ -228,6 +231,10 @@ void cost_set_moe_alternates(cost_model *c, const prof *const *alt, int n);
  * chosen version's companion, then the other versions' nearest first), for a sliding-window layer's calls with
  * the model's window before the estimate from full-attention tables. Clears the memo. */
 void cost_set_window_tables(cost_model *c, const prof *const *p, int n);
+/* Whether profile p has decode and prompt attention tables of the deployment's head layout (per GPU) and KV
+   dtype; cost_set_attention_alternate makes p answer the attention calls `profile` cannot (NULL: none). */
+bool cost_attention_covered(const cost_model *c, const prof *p);
+void cost_set_attention_alternate(cost_model *c, const prof *p);
 
 /* Multi-head latent attention from measured module tables (hw/prof.h,
  * prof_mla_module_ns): when p (the chosen engine version's fused-MoE

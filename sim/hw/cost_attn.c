@@ -84,7 +84,9 @@ double cost__attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_
       return *slot;
     }
   }
-  if (c->profile && prof_attn_decode_ns(c->profile, kvd, batch, kv_len, s->q_heads, s->kv_heads, s->head_dim, &ns)) {
+  if (c->profile && (prof_attn_decode_ns(c->profile, kvd, batch, kv_len, s->q_heads, s->kv_heads, s->head_dim, &ns) ||
+                     (c->attn_alt && prof_attn_decode_ns(c->attn_alt, kvd, batch, kv_len, s->q_heads, s->kv_heads,
+                                                         s->head_dim, &ns)))) {
     *src = SRC_PROFILE;
     if (slot) *slot = ns;
     return ns;
@@ -149,7 +151,7 @@ double cost__attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx
   double bytes = ((double)ctx + chunk) * shard_kv_elems(s) * kv_b(c) + (double)chunk * 2.0 * s->q_heads * hd * act_b(c);
   double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
   *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
-  if (c->profile && chunk_from(c, c->profile, chunk, ctx, &ns)) {
+  if (c->profile && (chunk_from(c, c->profile, chunk, ctx, &ns) || (c->attn_alt && chunk_from(c, c->attn_alt, chunk, ctx, &ns)))) {
     *src = SRC_PROFILE;
     return ns;
   }
@@ -166,6 +168,20 @@ double cost__attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx
 void cost_set_window_tables(cost_model *c, const prof *const *p, int n) {
   c->n_win_alt = 0;
   for (int i = 0; i < n && i < 5; i++) c->win_alt[c->n_win_alt++] = p[i];
+  cost__memo_clear(c);
+}
+
+bool cost_attention_covered(const cost_model *c, const prof *p) {
+  const model_shard *s = &c->shard;
+  double ns;
+  sim_dtype kvd = c->deploy->kv_dtype;
+  return p && !s->mla &&
+         prof_attn_decode_ns(p, kvd, 1, 1024, s->q_heads, s->kv_heads, s->head_dim, &ns) &&
+         prof_attn_context_ns(p, kvd, 1, 1024, s->q_heads, s->kv_heads, s->head_dim, &ns);
+}
+
+void cost_set_attention_alternate(cost_model *c, const prof *p) {
+  c->attn_alt = p;
   cost__memo_clear(c);
 }
 

@@ -234,8 +234,36 @@ int profsel_choose(prof_sel *s, const char *spec, const gpu_cfg *gpu, const engi
   return choose_auto(s, gpu, engine, err);
 }
 
+/* Where the chosen profile has no attention tables for the model's head layout (vLLM 0.14.0's hold head size
+ * 128 only; gpt-oss has 64), the nearest other version's of the same GPU and engine that has them serves the
+ * attention calls, and the source says so. */
+static void attach_attention_alternate(prof_sel *s, cost_model *c) {
+  cost_set_attention_alternate(c, NULL);
+  if (!s->own || c->shard.mla || cost_attention_covered(c, s->own)) return;
+  for (int i = 0; i < s->n_alt; i++) {
+    char path[1200];
+    sim_err ignore = {0, ""};
+    const prof *p = NULL;
+    if (cfg_find(CFG_PROFILE, s->alt_names[i], path, sizeof path, &ignore) != SIM_OK ||
+        profsel_cache_get(path, &p, &ignore) != SIM_OK || !cost_attention_covered(c, p))
+      continue;
+    cost_set_attention_alternate(c, p);
+    static const char anote[] = "; attention tables ";
+    if (!strstr(s->source, anote)) {
+      char st[160], own[160];
+      stem(path, st, sizeof st);
+      stem(s->own_path, own, sizeof own);
+      size_t k = strlen(s->source);
+      snprintf(s->source + k, sizeof s->source - k, "%s%s (%s has none for %u query / %u KV heads of %u)", anote, st,
+               own, c->shard.q_heads, c->shard.kv_heads, c->shard.head_dim);
+    }
+    return;
+  }
+}
+
 void profsel_attach(prof_sel *s, cost_model *c) {
   cost_set_profiles(c, s->own, s->other, s->other ? &s->other_gpu : NULL);
+  attach_attention_alternate(s, c);
   /* the companions (fused-MoE, MLA module and sliding-window attention tables): own first, then the other
      versions' */
   if ((c->model->experts || c->model->sliding_layers) && s->own) {

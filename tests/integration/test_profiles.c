@@ -258,3 +258,26 @@ Test(profiles, sliding_window_tables_serve_a_model_with_that_window) {
     cr_assert_eq(named, window == 128, "window %d: %s", window, out_buf);
   }
 }
+
+/* vLLM 0.14.0's bundled tables hold attention of 128-wide heads only: a model with 64-wide heads run as vLLM 0.18
+   takes its attention from the nearest other version of the same GPU and engine that has them (0.24.0), and the
+   output says so; a model the chosen profile covers, or the version whose profile covers it, needs none. */
+Test(profiles, attention_of_an_uncovered_head_layout_from_another_version) {
+  const char *json = "{\"model_type\": \"llama\", \"hidden_size\": 512, \"intermediate_size\": 1024, "
+                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 8, \"num_key_value_heads\": 8, \"head_dim\": %d, "
+                     "\"vocab_size\": 1000, \"max_position_embeddings\": 4096}";
+  char model[512];
+  const char *cases[][2] = {{"64", "vllm@0.18.0"}, {"128", "vllm@0.18.0"}, {"64", "vllm@0.24.0"}};
+  for (int k = 0; k < 3; k++) {
+    snprintf(model, sizeof model, json, atoi(cases[k][0]));
+    const char *mpath = tu_tmpfile(".json", model);
+    cr_assert_eq(cli("run --model %s --gpu h200 --tp 1 --engine %s --num-prompts 5 --random-input-len 300 "
+                     "--random-output-len 4",
+                     mpath, cases[k][1]),
+                 0, "%s", err_buf);
+    bool alt = strstr(out_buf, "attention tables h200_vllm-0.24.0 (h200_vllm-0.14.0 has none for 8 query / 8 KV "
+                               "heads of 64)") != NULL;
+    cr_assert_eq(alt, k == 0, "head_dim %s, %s: %s", cases[k][0], cases[k][1], out_buf);
+    remove(mpath);
+  }
+}
