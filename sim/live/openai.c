@@ -161,14 +161,16 @@ static int get_bool(const cJSON *o, const char *key, bool *out, char *msg, size_
   return 0;
 }
 
-/* Token ids: an array of integers >= 0. */
+/* Token ids: an array of integers in [0, 2^32) (a vocabulary index; larger numbers cannot name a token, and the
+ * block ids read them as integers). */
 static int count_ids(const cJSON *a, const char *key, uint64_t *n, char *msg, size_t cap) {
   uint64_t k = 0;
   const cJSON *e;
   cJSON_ArrayForEach(e, a) {
-    if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble != floor(e->valuedouble))
-      return bad(msg, cap, "'%s'[%llu] must be a token id (an integer >= 0), got %s", key, (unsigned long long)k,
-                 type_name(e));
+    if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0 && e->valuedouble < 4294967296.0) ||
+        e->valuedouble != floor(e->valuedouble))
+      return bad(msg, cap, "'%s'[%llu] must be a token id (an integer from 0 to 4294967295), got %s", key,
+                 (unsigned long long)k, type_name(e));
     k++;
   }
   *n = k;

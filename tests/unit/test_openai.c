@@ -70,6 +70,8 @@ Test(openai, refusals_name_the_field) {
   refused(OAI_COMPLETIONS, "{}", "'prompt' is required");
   refused(OAI_COMPLETIONS, "{\"prompt\":3}", "'prompt' must be");
   refused(OAI_COMPLETIONS, "{\"prompt\":[1,-2]}", "'prompt'[1] must be a token id");
+  refused(OAI_COMPLETIONS, "{\"prompt\":[1,1e76]}", "'prompt'[1] must be a token id (an integer from 0 to 4294967295)");
+  refused(OAI_COMPLETIONS, "{\"prompt_token_ids\":[4294967296]}", "'prompt_token_ids'[0] must be a token id");
   refused(OAI_COMPLETIONS, "{\"prompt\":[\"a\",\"b\"]}", "several prompts");
   refused(OAI_COMPLETIONS, "{\"prompt\":\"a\",\"prompt_token_ids\":[1]}", "not both");
   refused(OAI_COMPLETIONS, "{\"prompt\":\"a\",\"max_tokens\":0}", "'max_tokens' must be at least 1");
