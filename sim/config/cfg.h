@@ -181,6 +181,9 @@ typedef struct engine_cfg {
                                           replay a full graph (piecewise or eager), ns */
   double elementwise_kernels_per_layer; /* norm/RoPE/activation kernels per layer (from the engine's model code) */
   double kernel_floor_ns;            /* the smallest kernel's GPU time when no profile measures it, ns */
+  bool fp8_static_act_scale;         /* FP8 linears quantize their input with the checkpoint's static scale, one
+                                        elementwise kernel or fused into the kernel before (TensorRT-LLM serves FP8
+                                        only from calibrated checkpoints); false: as the profile's table measured */
   /* roofline fallback (no measured profile): achieved fraction of the datasheet peak */
   double gemm_compute_eff;           /* large GEMMs vs dense tensor-core peak */
   double gemm_memory_eff;            /* weight-streaming GEMMs vs HBM bandwidth */

@@ -45,7 +45,7 @@ typedef struct kspec {
   double scale;    /* K_NUM: stored value = JSON value x scale */
 } kspec;
 
-enum { MAX_SPECS = 32 };
+enum { MAX_SPECS = 40 };
 
 /* Reads spec s of obj (present: parse_strict checked) into dst. */
 static int store(const jx *j, const cJSON *obj, const char *parent, const kspec *s, void *dst) {
@@ -551,6 +551,7 @@ static const kspec engine_specs[] = {
     {"cuda_graph_mib", K_NUM, R_NONNEG, true, EOFF(cuda_graph_bytes), 0, MIB},
     {"activation_scale", K_NUM, R_POS, true, EOFF(activation_scale), 0, 1},
     {"aliases", K_SPECIAL, R_ANY, false, 0, 0, 0},
+    {"fp8_static_activation_scale", K_BOOL, R_ANY, false, EOFF(fp8_static_act_scale), 0, 0},
 };
 enum { E_GRAPH_MODE = 3, E_ADMISSION = 13, E_ALIASES = 31 };
 

@@ -165,13 +165,15 @@ static double gemm_shape_eval(const cost_model *c, cost_op op, uint32_t M, uint3
     *src = SRC_PROFILE;
     return ns;
   }
+  bool w8a8 = p.wdt == DT_FP8 && p.adt == DT_FP8; /* a per-tensor FP8 table: its collector's input quantization */
   if (c->profile && prof_gemm_ns(c->profile, p.wdt, p.adt, M, N, K, &ns)) {
     *src = SRC_PROFILE;
-    return ns;
+    return w8a8 ? fmax(ns - c->fp8_requant_ns[0], c->kernel_floor_ns) : ns;
   }
   if (c->scaled_profile && ((block && c->block_scaled && prof_gemm_block_ns(c->scaled_profile, M, N, K, &ns)) ||
                             prof_gemm_ns(c->scaled_profile, p.wdt, p.adt, M, N, K, &ns))) {
     gemm_path o = path_for(c, c->scaled_gpu, op);
+    if (o.wdt == DT_FP8 && o.adt == DT_FP8 && !(block && c->block_scaled)) ns -= c->fp8_requant_ns[1];
     if (cost__scale_other(c, *bound, p.peak, o.peak, &ns)) {
       *src = SRC_PROFILE_SCALED;
       return ns;
@@ -504,16 +506,6 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
   return SIM_OK;
 }
 
-/* The floors measured by a profile (kernel-db grids hold a 1 x 128 x 128
- * GEMM; their decode tables a 2-token call). */
-static void floors_from(cost_model *c, const prof *p) {
-  double ns;
-  if (prof_gemm_ns(p, c->deploy->act_dtype, c->deploy->act_dtype, 1, 128, 128, &ns) && ns > 0) c->kernel_floor_ns = ns;
-  const model_shard *s = &c->shard;
-  if (prof_attn_decode_ns(p, c->deploy->kv_dtype, 1, 2, s->q_heads, s->kv_heads, s->head_dim, &ns) && ns > 0)
-    c->attn_floor_ns = ns;
-}
-
 void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const gpu_cfg *other_gpu) {
   c->profile = own;
   c->mla_module = false, c->mla_prof = NULL; /* cost_set_mla_modules attaches them again */
@@ -527,10 +519,12 @@ void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const 
   c->block_scaled = c->scaled_profile && cost_block_gemm_check(c->scaled_profile, &r);
   c->kernel_floor_ns = c->engine->kernel_floor_ns;
   c->attn_floor_ns = c->engine->kernel_floor_ns;
-  if (own) floors_from(c, own);
+  if (own) cost__floors_from(c, own);
   /* a MIG slice's launch floors are its whole GPU's (a 1 x 128 x 128 GEMM is launch latency, not SMs) */
   else if (other && other_gpu && c->gpu->mig_parent[0] && !strcmp(c->gpu->mig_parent, other_gpu->name))
-    floors_from(c, other);
+    cost__floors_from(c, other);
+  c->fp8_requant_ns[0] = cost__fp8_requant_ns(c, own);
+  c->fp8_requant_ns[1] = cost__fp8_requant_ns(c, c->scaled_profile);
   cost__memo_clear(c);
   for (size_t i = 0; i < c->memo_len; i++) c->lm_memo[i].valid = false;
 }

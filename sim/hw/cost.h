@@ -20,7 +20,10 @@
  *   GEMMs QKV, O, GATE_UP, DOWN at M = T (padded to the CUDA-graph capture
  *     size when the step replays a graph: vLLM pads the batch; a block-scaled
  *     FP8 checkpoint's on the profile's block-scaled grid when it passes
- *     cost_block_gemm_check, below); in a mixture-
+ *     cost_block_gemm_check, below; an FP8 table timed with dynamic input
+ *     quantization, for an engine whose FP8 linears use a static scale
+ *     (fp8_static_activation_scale), less the quantization beyond one kernel
+ *     the table itself shows, cost__fp8_requant_ns in cost_select.c); in a mixture-
  *     of-experts layer the FFN is an MoE block instead (OP_MOE): the fused
  *     routed experts (the profile's measured fused-MoE table, else the
  *     roofline of the experts the step reaches), the router GEMM and the
@@ -204,6 +207,10 @@ typedef struct cost_model {
   bool block_own, block_scaled; /* the own / scaled profile's block-scaled FP8 GEMM grid serves the linears of a
                                    block-FP8 checkpoint (cost_block_gemm_check passed), else its per-tensor grid */
   double kernel_floor_ns;     /* the smallest kernel's time (profile, else the engine file's) */
+  double fp8_requant_ns[2];   /* per FP8 per-tensor GEMM call of the own / scaled profile's table: the input
+                                 quantization its collector timed beyond the one kernel an engine with static
+                                 activation scales runs (cost__fp8_requant_ns); 0 unless the engine file sets
+                                 fp8_static_activation_scale */
   double attn_floor_ns;       /* the smallest attention call's time (profile, else the kernel floor) */
   cost_memo *memo[2];         /* [graphed][T], 0 <= T < memo_len */
   cost_lm_memo *lm_memo;      /* [num_sample], 0 <= num_sample < memo_len */

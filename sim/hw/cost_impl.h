@@ -31,6 +31,14 @@ double cost__attn_window_prefill(const cost_model *c, uint32_t chunk, uint32_t c
 double cost__allreduce_eval(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src);
 double cost__dp_collective_ns(const cost_model *c, uint32_t Tg, cost_src *src);
 
+/* The floors a profile measures (cost_select.c): kernel_floor_ns from its 1 x 128 x 128 GEMM in the
+ * activation dtype, attn_floor_ns from its 2-token single-sequence decode call. */
+void cost__floors_from(cost_model *c, const prof *p);
+/* What one FP8 per-tensor (W8A8) GEMM call of profile p's table spends quantizing its input beyond the one
+ * elementwise kernel of a static activation scale (cost_select.c); 0 when p has no such table or the
+ * difference is not positive. */
+double cost__fp8_requant_ns(const cost_model *c, const prof *p);
+
 /* Marks the memoized T-dependent parts and decode-attention lookups stale (cost_select.c), after a change of
  * the tables that serve them. */
 void cost__memo_clear(cost_model *c);

@@ -1,7 +1,30 @@
 /* cost_select.c: which measured tables serve which operation of the cost
- * model (cost.h): the plausibility check of block-scaled FP8 GEMM grids, the
- * MLA attention modules a deployment can take, and the memo reset when they
- * change. */
+ * model (cost.h) and what they include: the plausibility check of
+ * block-scaled FP8 GEMM grids, the floors a profile measures, the input
+ * quantization its FP8 GEMM table includes, the MLA attention modules a
+ * deployment can take, and the memo reset when they change.
+ *
+ * FP8 input quantization. An FP8 (W8A8 per-tensor) linear quantizes its
+ * 16-bit input before the GEMM. With the checkpoint's static activation scale
+ * that is one elementwise kernel, or nothing where the engine fuses it into
+ * the kernel before (RMSNorm, the all-reduce, the attention output); without
+ * one the scale is computed first (an amax reduction, then the quantize: two
+ * or three kernels). A kernel-db table times the whole linear as its collector
+ * built it, and AIConfigurator's TensorRT-LLM collector loads no input scale
+ * (collector/trtllm/collect_gemm.py gives `weight` and `weight_scale` only,
+ * so TensorRT-LLM's FP8QDQLinearMethod quantizes dynamically): its FP8 table
+ * is 9.4-11.6 us slower than its BF16 table at 1 x 128 x 128 on every GPU (H200:
+ * 12.1 vs 2.7 us) and about as much above half the BF16 time where the
+ * weights dominate (H200, 4 x 10240 x 10240: 39.3 us, BF16 59.1 us). vLLM
+ * 0.24.0's collector uses a static scale (Fp8Config activation_scheme
+ * "static"): 1.9 us above BF16 there. So the table's per-call quantization is
+ * q = T_fp8(1,128,128) - T_bf16(1,128,128) (the two tiny GEMMs taken as equal),
+ * the engine's with a static scale one kernel floor T_bf16(1,128,128), and an
+ * engine file with fp8_static_activation_scale has every FP8 GEMM of the table
+ * lowered by q - floor = T_fp8 - 2 T_bf16 (H200 TensorRT-LLM: 6.7 us; 0 for
+ * vLLM 0.24.0's tables). The amax pass's bandwidth at large M (it reads the
+ * 2-byte input once more: 28 us of an 8192 x 8192 x 8192 GEMM's ~0.9 ms on
+ * H200) is left in. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +40,23 @@ bool cost_block_gemm_check(const prof *p, double *ratio) {
     return false;
   *ratio = tb / tt;
   return *ratio <= COST_BLOCK_CHECK_RATIO;
+}
+
+void cost__floors_from(cost_model *c, const prof *p) {
+  double ns;
+  if (prof_gemm_ns(p, c->deploy->act_dtype, c->deploy->act_dtype, 1, 128, 128, &ns) && ns > 0) c->kernel_floor_ns = ns;
+  const model_shard *s = &c->shard;
+  if (prof_attn_decode_ns(p, c->deploy->kv_dtype, 1, 2, s->q_heads, s->kv_heads, s->head_dim, &ns) && ns > 0)
+    c->attn_floor_ns = ns;
+}
+
+double cost__fp8_requant_ns(const cost_model *c, const prof *p) {
+  double t8, t16;
+  if (!p || !c->engine->fp8_static_act_scale || !prof_gemm_ns(p, DT_FP8, DT_FP8, 1, 128, 128, &t8) ||
+      !prof_gemm_ns(p, DT_BF16, DT_BF16, 1, 128, 128, &t16))
+    return 0;
+  double q = t8 - 2.0 * t16;
+  return q > 0 ? q : 0;
 }
 
 bool cost_set_mla_modules(cost_model *c, const prof *p) {

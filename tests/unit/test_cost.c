@@ -567,6 +567,47 @@ static const prof *bundled(const char *name) {
   return p; /* leaked in the test process only when more than 4 are asked for */
 }
 
+/* TensorRT-LLM's FP8 tables were timed with dynamic input quantization (their collector loads no input scale);
+ * an engine file with fp8_static_activation_scale has each FP8 GEMM of such a table lowered by the table's
+ * 1 x 128 x 128 FP8 time less twice its BF16 time (the quantization beyond one static-scale kernel), never
+ * below the kernel floor; BF16 GEMMs and tables timed with a static scale (vLLM 0.24.0's) keep their times. */
+Test(cost, fp8_tables_lose_their_collectors_dynamic_quantization) {
+  const prof *trt = bundled("h200_trtllm-1.3.0rc20"), *vl = bundled("h200_vllm-0.24.0");
+  double t8, t16, want;
+  cr_assert(prof_gemm_ns(trt, DT_FP8, DT_FP8, 1, 128, 128, &t8) && prof_gemm_ns(trt, DT_BF16, DT_BF16, 1, 128, 128, &t16));
+  cr_assert(t8 - t16 > 8e3, "the table's FP8 linear carries ~9 us of quantization: %.0f vs %.0f ns", t8, t16);
+  for (int stat = 0; stat < 2; stat++) {
+    engine_cfg e = tu_engine_vllm();
+    e.fp8_static_act_scale = stat;
+    world w;
+    world_init(&w, tu_model_llama70b(), tu_gpu_h200(), e, dep(8, DT_FP8));
+    cost_set_profiles(&w.c, trt, NULL, NULL);
+    cr_assert_float_eq(w.c.fp8_requant_ns[0], stat ? t8 - 2 * t16 : 0, 1e-9);
+    /* O at TP8: N 8192, K 1024, a grid point at M = 16 */
+    cr_assert(prof_gemm_ns(trt, DT_FP8, DT_FP8, 16, 8192, 1024, &want));
+    cr_assert_float_eq(cost_gemm_ns(&w.c, OP_GEMM_O, 16, NULL, NULL), want - w.c.fp8_requant_ns[0], 1e-6);
+    cr_assert_geq(cost_gemm_ns(&w.c, OP_GEMM_O, 1, NULL, NULL), w.c.kernel_floor_ns);
+    /* the LM head computes in BF16: untouched */
+    cr_assert(prof_gemm_ns(trt, DT_BF16, DT_BF16, 16, w.c.shard.n[SG_LM_HEAD], w.c.shard.k[SG_LM_HEAD], &want));
+    cr_assert_float_eq(cost_gemm_ns(&w.c, OP_LM_HEAD, 16, NULL, NULL), want, 1e-6 * want);
+    /* vLLM 0.24.0's FP8 linear was timed with a static scale: nothing to take off */
+    cost_set_profiles(&w.c, vl, NULL, NULL);
+    cr_assert_float_eq(w.c.fp8_requant_ns[0], 0, 0);
+    cr_assert(prof_gemm_ns(vl, DT_FP8, DT_FP8, 16, 8192, 1024, &want));
+    cr_assert_float_eq(cost_gemm_ns(&w.c, OP_GEMM_O, 16, NULL, NULL), want, 1e-6);
+    cost_deinit(&w.c);
+  }
+  /* BF16 weights on the same tables: no FP8 GEMM, nothing changes */
+  engine_cfg e = tu_engine_vllm();
+  e.fp8_static_act_scale = true;
+  world w;
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), e, dep(8, DT_BF16));
+  cost_set_profiles(&w.c, trt, NULL, NULL);
+  cr_assert(prof_gemm_ns(trt, DT_BF16, DT_BF16, 16, 8192, 1024, &want));
+  cr_assert_float_eq(cost_gemm_ns(&w.c, OP_GEMM_O, 16, NULL, NULL), want, 1e-6);
+  cost_deinit(&w.c);
+}
+
 Test(cost, measured_tables_serve_every_kernel) {
   world w;
   world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(4, DT_FP8));
