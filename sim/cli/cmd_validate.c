@@ -206,11 +206,13 @@ static void run_title(const voverrides *ov, char *title, size_t n) {
   char desc[2048];
   describe_overrides(ov, desc, sizeof desc);
   snprintf(title, n,
-           "engine files (configs/engines/*.json)%s%s; closed-loop output spread +-%g%% (vllm), +-%g%% (trtllm)%s",
+           "engine files (configs/engines/*.json)%s%s; closed-loop output spread +-%g%% (vllm), +-%g%% (trtllm)%s%s%s",
            desc[0] ? " with " : "", desc, 100 * vclosed_spread(ov, "vllm"), 100 * vclosed_spread(ov, "trtllm"),
            !ov->allreduce_set || ov->allreduce == AR_AUTO ? ""
            : ov->allreduce == AR_LINK             ? "; all-reduces from each GPU file's link (--allreduce link)"
-                                                  : "; all-reduces from the measured tables (--allreduce table)");
+                                                  : "; all-reduces from the measured tables (--allreduce table)",
+           ov->moe_routing_set ? "; mixture-of-experts routing " : "",
+           ov->moe_routing_set ? moe_routing_name(ov->moe_routing) : "");
 }
 
 int cmd_validate(int argc, char **argv) {
@@ -220,7 +222,7 @@ int cmd_validate(int argc, char **argv) {
   bool force = false, help = false, no_table = false, show_skipped = false, fit = false;
   uint32_t rounds = 4;
   double spread = NAN;
-  const char *allreduce = NULL;
+  const char *allreduce = NULL, *routing = NULL;
   cli_opt opts[] = {
       {"data", NULL, CLI_STR, &data, "DIR", "validation directory (default $SERVESIM_SHARED_DIR/validation, else ../shared/validation)", NULL},
       {"measurements", NULL, CLI_LIST, &meas, "FILE|DIR", "measurements, recognized by content (repeatable): AIConfigurator silicon CSVs, TensorRT-LLM tables, inference-perf result directories, {scenario, result} JSON with a vllm bench serve or genai-perf/AIPerf result; a directory is searched", NULL},
@@ -236,6 +238,7 @@ int cmd_validate(int argc, char **argv) {
       {"show-skipped", NULL, CLI_FLAG, &show_skipped, NULL, "list every skipped point (default: one line per reason)", NULL},
       {"output-spread", NULL, CLI_F64, &spread, "S", "closed-loop points of every engine: output lengths uniform in osl x [1-S, 1+S] (default: each engine's fitted spread; 0 = strictly fixed; docs/ACCURACY.md)", NULL},
       {"allreduce", NULL, CLI_STR, &allreduce, "auto|table|link", "all-reduce costs of every point: auto (default: the measured table unless it is below a third of the link), the profiles' measured tables, or each GPU file's link bandwidth and latency", NULL},
+      {"moe-routing", NULL, CLI_STR, &routing, "R", "expert load of every mixture-of-experts point: balanced (default), power_law_1.01 or power_law_1.2 (the kernel database's routings; docs/ACCURACY.md)", NULL},
       {"param", NULL, CLI_LIST, &params, "E.NAME=V", "override an engine parameter, e.g. vllm.step_overhead_us=250 (repeatable)", NULL},
       {"fit", NULL, CLI_FLAG, &fit, NULL, "refit the engines' global parameters on the training subset, then validate with them", NULL},
       {"fit-rounds", NULL, CLI_U32, &rounds, "N", "coordinate-search rounds of --fit (default 4)", NULL},
@@ -259,6 +262,10 @@ int cmd_validate(int argc, char **argv) {
   ov.closed_output_spread = spread;
   if (allreduce && !(ov.allreduce_set = cfg_parse_allreduce(allreduce, &ov.allreduce))) {
     sim_errf(&err, SIM_EINPUT, "--allreduce: expected auto, table or link, got '%s'", allreduce);
+    return cli_fail("validate", &err);
+  }
+  if (routing && !(ov.moe_routing_set = moe_routing_parse(routing, &ov.moe_routing))) {
+    sim_errf(&err, SIM_EINPUT, "--moe-routing: expected balanced, power_law_1.01 or power_law_1.2, got '%s'", routing);
     return cli_fail("validate", &err);
   }
   for (int i = 0; i < params.n; i++)

@@ -328,6 +328,10 @@ typedef struct voverrides {
    * allreduce_set; else each point's default (auto). */
   ar_source allreduce;
   bool allreduce_set;
+  /* --moe-routing: every mixture-of-experts point's expert load (which of the kernel database's routings its
+   * fused-MoE tables are read at), when moe_routing_set; else the default (balanced). */
+  moe_routing moe_routing;
+  bool moe_routing_set;
 } voverrides;
 
 /* The closed-loop output spread s of the points of `engine`: the global

@@ -121,6 +121,7 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
     sc->deploy.enable_prefix_caching = 0;
   }
   if (ov && ov->allreduce_set) sc->deploy.allreduce = ov->allreduce;
+  if (ov && ov->moe_routing_set) sc->deploy.moe_routing = ov->moe_routing;
   vfmt(sc->name, sizeof sc->name, "%s", p->id);
   gen_params *g = &sc->gen;
   g->num_prompts = p->num_prompts;

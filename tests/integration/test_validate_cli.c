@@ -378,6 +378,46 @@ Test(validate_cli, any_model_any_file_and_the_redo_command) {
   cr_assert(fabs(run_tpot - tpot) <= 0.01 + 1e-4 * tpot, "redo TPOT %g vs validate %g (%s)", run_tpot, tpot, cmd);
 }
 
+/* --moe-routing reads every mixture-of-experts point's fused-MoE tables at the routing asked (the title says
+ * which); dense points are untouched. */
+Test(validate_cli, moe_routing_applies_to_the_moe_points_only) {
+  const char *dir = tu_tmpdir(), *mdir = tu_tmpdir();
+  char path[1024], args[4096];
+  snprintf(path, sizeof path, "%s/mistralai--Mixtral-8x7B-v0.1.json", mdir);
+  cr_assert(tu_write_table(path,
+                           "{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+                           "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                           "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 32000, "
+                           "\"max_position_embeddings\": 32768, \"tie_word_embeddings\": false, "
+                           "\"torch_dtype\": \"bfloat16\"}",
+                           false));
+  snprintf(path, sizeof path, "%s/aic.csv", dir);
+  cr_assert(tu_write_table(
+      path,
+      "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+      "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,"
+      "silicon_tpot_ms\n"
+      "m1,silicon_concurrency=4,vllm,0.15.1,mistralai/Mixtral-8x7B-v0.1,h100_sxm,bf16,agg,2048,32,bfloat16,bfloat16,4,2,,,,,"
+      "90,12\n"
+      "d1,silicon_concurrency=4,vllm,0.15.1,meta-llama/Llama-3.1-8B,h100_sxm,bf16,agg,2048,32,bfloat16,,4,1,,,,,60,8\n",
+      false));
+  double ttft[2][2];
+  for (int r = 0; r < 2; r++) {
+    snprintf(args, sizeof args, "validate --measurements '%s' --models '%s' --no-table --json -%s", dir, mdir,
+             r ? " --moe-routing power_law_1.01" : "");
+    cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+    cr_assert(strstr(err, "2 points: 2 predicted"), "%s", err);
+    cr_assert(!r == !strstr(err, "mixture-of-experts routing power_law_1.01"), "%s", err);
+    cJSON *root = cJSON_Parse(out);
+    cr_assert(root != NULL);
+    const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points");
+    for (int i = 0; i < 2; i++) ttft[r][i] = jget_num(cJSON_GetArrayItem(pts, i), "predicted", "ttft_ms", NULL);
+    cJSON_Delete(root);
+  }
+  cr_assert(ttft[1][0] > ttft[0][0] * 1.02, "skewed experts slow the MoE prefill: %g vs %g", ttft[1][0], ttft[0][0]);
+  cr_assert_float_eq(ttft[1][1], ttft[0][1], 0, "the dense point does not change");
+}
+
 Test(validate_cli, help_lists_the_options) {
   cr_assert_eq(tu_run_cli("validate --help", out, sizeof out, err, sizeof err), 0, "%s", err);
   cr_assert(strstr(out, "usage") && strstr(out, "--measurements") && strstr(out, "--fit") &&
@@ -397,6 +437,8 @@ Test(validate_cli, bad_input_exits_2_with_a_precise_message) {
   cr_assert(strstr(err, "closed_loop_output_spread=0.7") && strstr(err, "[0, 0.5)"), "%s", err);
   cr_assert_eq(tu_run_cli("validate --data . --allreduce ring", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "--allreduce: expected auto, table or link, got 'ring'"), "%s", err);
+  cr_assert_eq(tu_run_cli("validate --data . --moe-routing skewed", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--moe-routing: expected balanced, power_law_1.01 or power_law_1.2, got 'skewed'"), "%s", err);
   cr_assert_eq(tu_run_cli("validate --data . --param trtllm.frontend_latency_us=1e12", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "frontend_latency_us=1e12") && strstr(err, "one hour"), "%s", err);
   cr_assert_eq(tu_run_cli("validate --data .", out, sizeof out, err, sizeof err), 2, "no known file in the source root");
