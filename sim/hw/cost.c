@@ -495,6 +495,11 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
   uint32_t mnbt = d->max_num_batched_tokens ? d->max_num_batched_tokens : e->max_num_batched_tokens;
   uint32_t mns = d->max_num_seqs ? d->max_num_seqs : e->max_num_seqs;
   c->n_graph_sizes = engver_graph_sizes(e, mns, mnbt, c->graph_sizes, COST_MAX_GRAPH_SIZES);
+  if (c->n_graph_sizes) { /* the first size >= n, looked up once per step: a table, not a search */
+    uint32_t top = c->graph_sizes[c->n_graph_sizes - 1];
+    c->graph_of = sim_calloc((size_t)top + 1, sizeof *c->graph_of);
+    for (uint32_t v = 1, i = 0; v <= top; c->graph_of[v++] = c->graph_sizes[i]) i += c->graph_sizes[i] < v;
+  }
   size_t n = SIM_MAX(SIM_MAX(mnbt, mns), MEMO_MIN);
   c->memo_len = n + 1;
   c->memo[0] = sim_calloc(c->memo_len, sizeof *c->memo[0]);
@@ -540,6 +545,7 @@ void cost_deinit(cost_model *c) {
   free(c->memo[1]);
   free(c->lm_memo);
   free(c->dec_memo);
+  free(c->graph_of);
   memset(c, 0, sizeof *c);
 }
 
@@ -552,13 +558,7 @@ static void add(step_cost *out, cost_op op, cost_bound b, double ns) {
 
 uint32_t cost_graph_size(const cost_model *c, uint32_t n) {
   if (n == 0 || c->n_graph_sizes == 0 || n > c->graph_sizes[c->n_graph_sizes - 1]) return n;
-  uint32_t lo = 0, hi = c->n_graph_sizes - 1; /* first size >= n */
-  while (lo < hi) {
-    uint32_t mid = (lo + hi) / 2;
-    if (c->graph_sizes[mid] >= n) hi = mid;
-    else lo = mid + 1;
-  }
-  return c->graph_sizes[lo];
+  return c->graph_of[n];
 }
 
 typedef enum exec_mode { EXEC_EAGER = 0, EXEC_PIECEWISE, EXEC_FULL } exec_mode;
@@ -677,18 +677,22 @@ void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
   uint32_t T = b->num_tokens, Tg = mode == EXEC_EAGER ? T : cost_graph_size(c, T);
   if (mode != EXEC_EAGER && b->dp_pad > Tg) Tg = b->dp_pad; /* a lockstep DP group pads every rank to its largest */
   double once = 0;
-  memset(out->op_ns, 0, sizeof out->op_ns), memset(out->bound_ns, 0, sizeof out->bound_ns);
+  /* element by element: a memset or memcpy of these small arrays compiles to rep stos/movs, whose start-up
+   * cost was a tenth of this function, and stalls the loads of single elements right after */
   if (Tg > 0) { /* copied, not added to zeros: the same bits (0 + x = x for the non-negative times here) */
     cost_memo scratch;
     const cost_memo *tp = tpart(c, Tg, mode != EXEC_EAGER, &scratch);
     once = tp->once_ns;
-    memcpy(out->op_ns, tp->op_ns, sizeof out->op_ns);
-    memcpy(out->bound_ns, tp->bound_ns, sizeof out->bound_ns);
+    for (int op = 0; op < OP_COUNT; op++) out->op_ns[op] = tp->op_ns[op];
+    for (int bd = 0; bd < BOUND_COUNT; bd++) out->bound_ns[bd] = tp->bound_ns[bd];
     for (int op = OP_GEMM_QKV; op <= OP_GEMM_DOWN; op++) c->src_count[op][tp->src[op]]++;
     if (c->model->moe_layers && c->shard.dp <= 1) c->src_count[OP_MOE][tp->src[OP_MOE]]++;
     if (tp_of(c) > 1) c->src_count[OP_ALLREDUCE][tp->src[OP_ALLREDUCE]]++;
     c->src_count[OP_ELEMENTWISE][SRC_ROOFLINE]++;
     dp_moe(c, Tg, b->moe_peer_tokens, out);
+  } else {
+    for (int op = 0; op < OP_COUNT; op++) out->op_ns[op] = 0;
+    for (int bd = 0; bd < BOUND_COUNT; bd++) out->bound_ns[bd] = 0;
   }
   attention(c, b, out);
   if (b->num_sample > 0) {

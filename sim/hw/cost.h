@@ -202,6 +202,7 @@ typedef struct cost_model {
   double mla_floor_ns;        /* the generation module at batch 1, length 1: one module's launch floor */
   uint32_t graph_sizes[COST_MAX_GRAPH_SIZES]; /* CUDA-graph capture sizes, increasing (engver_graph_sizes) */
   uint32_t n_graph_sizes;
+  uint32_t *graph_of;         /* [n] for 0 < n <= the largest size: the capture size a batch of n tokens replays */
   bool ar_table;              /* all-reduces from the profile's table (else the link formula): deploy->allreduce,
                                  AR_AUTO decided by cost_allreduce_check when the profiles are attached */
   bool block_own, block_scaled; /* the own / scaled profile's block-scaled FP8 GEMM grid serves the linears of a

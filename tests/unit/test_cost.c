@@ -70,6 +70,12 @@ Test(cost, graph_size_matches_vllm_capture_list) {
   for (size_t i = 0; i < SIM_ARRAY_LEN(in); i++)
     cr_assert_eq(cost_graph_size(&w.c, in[i]), out[i], "size(%u) = %u, want %u", in[i], cost_graph_size(&w.c, in[i]),
                  out[i]);
+  for (uint32_t n = 1; n <= 520; n++) { /* every batch: the first capture size >= n, else n itself */
+    uint32_t want = n;
+    for (uint32_t k = w.c.n_graph_sizes; k-- > 0;)
+      if (w.c.graph_sizes[k] >= n) want = w.c.graph_sizes[k];
+    cr_assert_eq(cost_graph_size(&w.c, n), want, "size(%u)", n);
+  }
   char text[256];
   cost_graph_sizes_text(&w.c, text, sizeof text); /* 3 + 31 + 17 sizes, what plan and run print */
   cr_assert_str_eq(text, "full_and_piecewise, 51 capture sizes: 1, 2, 4, 8, 16, 24 ..., 496, 512");
