@@ -323,30 +323,37 @@ Test(validate_cli, own_run_validates_with_no_error) {
   cJSON_Delete(root);
 }
 
+/* A model config under mdir and an AIConfigurator-format CSV of `rows` (after the header) at dir/csv. */
+static void write_measured(const char *mdir, const char *model_file, const char *config, const char *dir,
+                           const char *csv, const char *rows) {
+  char path[1024], text[4096];
+  snprintf(path, sizeof path, "%s/%s", mdir, model_file);
+  cr_assert(tu_write_table(path, config, false));
+  snprintf(path, sizeof path, "%s/%s", dir, csv);
+  snprintf(text, sizeof text, "%s%s",
+           "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+           "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,"
+           "silicon_tpot_ms\n",
+           rows);
+  cr_assert(tu_write_table(path, text, false));
+}
+
 /* Measurements of another model, under any file name in a directory, with its
  * config from a --models directory: predicted; the per-point method's
  * `servesim run` command redoes the prediction; groups by model, version
  * and loop, with summaries of too few points flagged. */
 Test(validate_cli, any_model_any_file_and_the_redo_command) {
   const char *dir = tu_tmpdir(), *mdir = tu_tmpdir();
-  char path[1024], args[4096];
-  snprintf(path, sizeof path, "%s/Qwen--Qwen3-8B.json", mdir);
-  cr_assert(tu_write_table(path,
-                           "{\"model_type\": \"qwen3\", \"hidden_size\": 4096, \"intermediate_size\": 12288, "
-                           "\"num_hidden_layers\": 36, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
-                           "\"head_dim\": 128, \"vocab_size\": 151936, \"max_position_embeddings\": 40960, "
-                           "\"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\"}",
-                           false));
-  snprintf(path, sizeof path, "%s/week48/bench-results.csv", dir);
-  cr_assert(tu_write_table(
-      path,
-      "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
-      "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,"
-      "silicon_tpot_ms\n"
+  char args[4096];
+  write_measured(mdir, "Qwen--Qwen3-8B.json",
+                 "{\"model_type\": \"qwen3\", \"hidden_size\": 4096, \"intermediate_size\": 12288, "
+                 "\"num_hidden_layers\": 36, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                 "\"head_dim\": 128, \"vocab_size\": 151936, \"max_position_embeddings\": 40960, "
+                 "\"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\"}",
+                 dir, "week48/bench-results.csv",
       "q1,silicon_concurrency=4,vllm,0.15.1,Qwen/Qwen3-8B,h100_sxm,bf16,agg,512,64,bfloat16,,4,1,,,,,40,9\n"
       "q2,silicon_concurrency=8,vllm,0.15.1,Qwen/Qwen3-8B,h100_sxm,bf16,agg,512,64,bfloat16,,8,1,,,,,45,10\n"
-      "q3,silicon_concurrency=8,vllm,0.15.1,Qwen/Qwen3-235B-A22B,h100_sxm,bf16,agg,512,64,bfloat16,,8,1,,,,,45,10\n",
-      false));
+      "q3,silicon_concurrency=8,vllm,0.15.1,Qwen/Qwen3-235B-A22B,h100_sxm,bf16,agg,512,64,bfloat16,,8,1,,,,,45,10\n");
   snprintf(args, sizeof args,
            "validate --measurements '%s' --models '%s' --group-by model,version,loop --min-points 3 --json -", dir,
            mdir);
@@ -382,25 +389,17 @@ Test(validate_cli, any_model_any_file_and_the_redo_command) {
  * which); dense points are untouched. */
 Test(validate_cli, moe_routing_applies_to_the_moe_points_only) {
   const char *dir = tu_tmpdir(), *mdir = tu_tmpdir();
-  char path[1024], args[4096];
-  snprintf(path, sizeof path, "%s/mistralai--Mixtral-8x7B-v0.1.json", mdir);
-  cr_assert(tu_write_table(path,
-                           "{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
-                           "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
-                           "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 32000, "
-                           "\"max_position_embeddings\": 32768, \"tie_word_embeddings\": false, "
-                           "\"torch_dtype\": \"bfloat16\"}",
-                           false));
-  snprintf(path, sizeof path, "%s/aic.csv", dir);
-  cr_assert(tu_write_table(
-      path,
-      "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
-      "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,"
-      "silicon_tpot_ms\n"
+  char args[4096];
+  write_measured(mdir, "mistralai--Mixtral-8x7B-v0.1.json",
+                 "{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+                 "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                 "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 32000, "
+                 "\"max_position_embeddings\": 32768, \"tie_word_embeddings\": false, "
+                 "\"torch_dtype\": \"bfloat16\"}",
+                 dir, "aic.csv",
       "m1,silicon_concurrency=4,vllm,0.15.1,mistralai/Mixtral-8x7B-v0.1,h100_sxm,bf16,agg,2048,32,bfloat16,bfloat16,4,2,,,,,"
       "90,12\n"
-      "d1,silicon_concurrency=4,vllm,0.15.1,meta-llama/Llama-3.1-8B,h100_sxm,bf16,agg,2048,32,bfloat16,,4,1,,,,,60,8\n",
-      false));
+      "d1,silicon_concurrency=4,vllm,0.15.1,meta-llama/Llama-3.1-8B,h100_sxm,bf16,agg,2048,32,bfloat16,,4,1,,,,,60,8\n");
   double ttft[2][2];
   for (int r = 0; r < 2; r++) {
     snprintf(args, sizeof args, "validate --measurements '%s' --models '%s' --no-table --json -%s", dir, mdir,
