@@ -603,6 +603,26 @@ Test(cost, fp8_tables_lose_their_collectors_dynamic_quantization) {
     cr_assert_float_eq(cost_gemm_ns(&w.c, OP_GEMM_O, 16, NULL, NULL), want, 1e-6);
     cost_deinit(&w.c);
   }
+  /* the same table serving another GPU type (scaled by the datasheets): the same quantization comes off first */
+  {
+    engine_cfg e = tu_engine_vllm();
+    gpu_cfg h200 = tu_gpu_h200();
+    double scaled[2];
+    for (int stat = 0; stat < 2; stat++) {
+      e.fp8_static_act_scale = stat;
+      world w;
+      world_init(&w, tu_model_llama70b(), tu_gpu_h100(), e, dep(8, DT_FP8));
+      cost_set_profiles(&w.c, NULL, trt, &h200);
+      cr_assert_float_eq(w.c.fp8_requant_ns[1], stat ? t8 - 2 * t16 : 0, 1e-9);
+      cost_src src;
+      scaled[stat] = cost_gemm_ns(&w.c, OP_GEMM_O, 16, &src, NULL);
+      cr_assert_eq(src, SRC_PROFILE_SCALED);
+      cost_deinit(&w.c);
+    }
+    cr_assert(prof_gemm_ns(trt, DT_FP8, DT_FP8, 16, 8192, 1024, &want));
+    /* both scaled by one datasheet ratio r: scaled[0] = want r, scaled[1] = (want - q) r */
+    cr_assert_float_eq(scaled[1] / scaled[0], (want - (t8 - 2 * t16)) / want, 1e-9);
+  }
   /* BF16 weights on the same tables: no FP8 GEMM, nothing changes */
   engine_cfg e = tu_engine_vllm();
   e.fp8_static_act_scale = true;
