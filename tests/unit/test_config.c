@@ -506,6 +506,8 @@ Test(config, engine_profiles) {
   cr_assert_eq(t.admission, ADMIT_RESERVE_FULL);
   cr_assert_not(t.enable_prefix_caching);
   cr_assert_eq(t.max_num_batched_tokens, 8192);
+  /* TensorRT-LLM serves FP8 from calibrated checkpoints (static input scales); vLLM's tables stay as measured */
+  cr_assert(t.fp8_static_act_scale && !v.fp8_static_act_scale);
 }
 
 /* Replaces the first `from` in the vllm profile by `to` and parses it. */
@@ -537,6 +539,13 @@ Test(config, engine_strict_errors) {
   assert_msg_has(&e, "gpu_memory_utilization: must be in (0, 1]");
   cr_assert_eq(engine_variant("\"enable_prefix_caching\": true", "\"enable_prefix_caching\": 1", &e), SIM_EINPUT);
   assert_msg_has(&e, "enable_prefix_caching: expected a boolean");
+  /* the optional FP8 key: a boolean, refused with the file and the key otherwise; absent means false */
+  cr_assert_eq(engine_variant("\"activation_scale\": 1.0", "\"activation_scale\": 1.0, \"fp8_static_activation_scale\": \"yes\"", &e),
+               SIM_EINPUT);
+  assert_msg_has(&e, "vllm-test.json:");
+  assert_msg_has(&e, "fp8_static_activation_scale: expected a boolean");
+  cr_assert_eq(engine_variant("\"activation_scale\": 1.0", "\"activation_scale\": 1.0, \"fp8_static_activation_scale\": true", &e),
+               SIM_OK, "%s", e.msg);
   cr_assert_eq(engine_variant("\"kernel_floor_us\": 2.5", "\"kernel_floor_us\": -2", &e), SIM_EINPUT);
   assert_msg_has(&e, "kernel_floor_us: must be >= 0");
   cr_assert_eq(engine_variant("\"step_overhead_us\": 530.3", "\"step_overhead_us\": -1", &e), SIM_EINPUT);
