@@ -96,6 +96,7 @@ typedef struct calib_kdb_opts {
   bool force;                 /* --force: replace --out */
   bool list;                  /* --list-versions: print the versions present and exit */
   const char *moe_out;        /* --moe-out FILE: the fused-MoE tables there, not in --out (NULL: in --out) */
+  uint32_t gemm_m_step;       /* --gemm-m-step N: only GEMM rows with m <= N or a multiple of N (0: all) */
 } calib_kdb_opts;
 
 /* Runs the import; returns the exit status (0, 2 bad input, 1 internal). */

@@ -49,7 +49,11 @@ int calib_kernel_db(const calib_kdb_opts *o, sim_err *err) {
   if ((rc = outfmt_refuse_existing(outs, o->moe_out ? 2 : 1, o->force, err))) return rc;
   prof_doc d;
   prof_doc_init(&d);
-  kdb_req r = {.root = o->root, .gpu = &g, .engine = o->engine, .engine_version = o->engine_version};
+  kdb_req r = {.root = o->root,
+               .gpu = &g,
+               .engine = o->engine,
+               .engine_version = o->engine_version,
+               .gemm_m_step = o->gemm_m_step};
   rc = kdb_import(&r, &d, err);
   if (!rc) rc = outfmt_write_file(o->out, o->force, o->moe_out ? write_dense : write_doc, &d, err);
   if (!rc && o->moe_out) rc = outfmt_write_file(o->moe_out, o->force, write_moe, &d, err);

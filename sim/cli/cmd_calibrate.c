@@ -29,6 +29,7 @@
 typedef struct cal_opts {
   const char *model, *out, *gpu_name, *date, *loo, *summary;
   const char *kdb, *gpu, *engine, *engine_version, *moe_out; /* --from-kernel-db and its flags */
+  uint32_t gemm_m_step;                                       /* --gemm-m-step */
   cli_list tp, dtypes, skip;
   bool force, quick, dry, check, synthetic, help, list_versions;
   double max_call_ms, time_budget_s;
@@ -199,6 +200,10 @@ int cmd_calibrate(int argc, char **argv) {
        "with --from-kernel-db: write the fused-MoE tables to FILE (a profile of their own, loaded only for "
        "mixture-of-experts models) instead of --out",
        NULL},
+      {"gemm-m-step", NULL, CLI_U32, &o.gemm_m_step, "N",
+       "with --from-kernel-db: import only the GEMM rows whose m is at most N or a multiple of N (default: all; "
+       "a sensitivity study, docs/ACCURACY.md)",
+       NULL},
       {"list-versions", NULL, CLI_FLAG, &o.list_versions, NULL,
        "with --from-kernel-db, --gpu, --engine: print the versions present and exit", NULL},
       {"help", "h", CLI_FLAG, &o.help, NULL, "show this help", NULL},
@@ -217,8 +222,17 @@ int cmd_calibrate(int argc, char **argv) {
     return cli_fail(CMD, &err);
   }
   if (o.loo) return done(calib_loo(o.loo, &err), &err);
+  if (o.gemm_m_step && !o.kdb) {
+    sim_errf(&err, SIM_EINPUT, "--gemm-m-step selects rows of the kernel database: it needs --from-kernel-db DIR");
+    return cli_fail(CMD, &err);
+  }
   if (o.kdb) {
-    calib_kdb_opts k = {o.kdb, o.gpu, o.engine, o.engine_version, o.out, o.force, o.list_versions, o.moe_out};
+    if (o.gemm_m_step == 1 || o.gemm_m_step > 65536) {
+      sim_errf(&err, SIM_EINPUT, "--gemm-m-step %u: expected 2..65536 (0 or absent: every row)", o.gemm_m_step);
+      return cli_fail(CMD, &err);
+    }
+    calib_kdb_opts k = {o.kdb, o.gpu, o.engine, o.engine_version, o.out, o.force, o.list_versions, o.moe_out,
+                        o.gemm_m_step};
     return done(calib_kernel_db(&k, &err), &err);
   }
   kern_plan_req req;

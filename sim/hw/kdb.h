@@ -40,6 +40,9 @@ typedef struct kdb_req {
   const gpu_cfg *gpu;         /* its name and aliases find the GPU directory; its datasheet gives the probes */
   const char *engine;         /* "vllm" or "trtllm" */
   const char *engine_version; /* NULL or "": the newest version present */
+  uint32_t gemm_m_step;       /* > 1: import only the GEMM rows whose m is at most this or a multiple of it
+                                 (the collectors also time m = 256j + 1 for every j; a sensitivity study of
+                                 what those rows do to the interpolation, docs/ACCURACY.md); 0 or 1: all rows */
 } kdb_req;
 
 enum { KDB_MAX_VERSIONS = 32, KDB_VERSION_LEN = 32 };

@@ -84,6 +84,7 @@ int kdb__gemm(kdb_ctx *k, const char *path, sim_err *err) {
   kdb_rows rows;
   kdb__rows_init(&rows, &c);
   int cks = kdb_csv_col(&c, "kernel_source");
+  long off_step = 0; /* rows left out by req->gemm_m_step */
   for (bool row = true; !rc;) {
     if ((rc = kdb__next_row(k, &rows, &c, &row, err)) || !row) break;
     const char *dt = kdb_csv_str(&c, cd);
@@ -99,6 +100,11 @@ int kdb__gemm(kdb_ctx *k, const char *path, sim_err *err) {
         (rc = kdb_csv_int(&c, ck, 1, 2147483648.0, &kk, err)) || (rc = kdb_csv_ms(&c, cl, &g.ns, err)))
       break;
     g.m = (uint32_t)m, g.n = (uint32_t)n, g.k = (uint32_t)kk;
+    uint32_t step = k->req->gemm_m_step;
+    if (step > 1 && g.m > step && g.m % step) {
+      off_step++;
+      continue;
+    }
     g.kernels = cks >= 0 ? kdb__name_bit(&kn, kdb_csv_str(&c, cks)) : 0;
     SIM_GROW(r[d].v, r[d].cap, r[d].n + 1);
     r[d].v[r[d].n++] = g;
@@ -115,6 +121,9 @@ int kdb__gemm(kdb_ctx *k, const char *path, sim_err *err) {
     prof_doc_note(k->doc, "%s: %ld rows; no rows of gemm_dtype %s (those GEMMs have no table here)", file, rows.total,
                   missing[0] ? missing : "(none missing)");
     if (dup) prof_doc_note(k->doc, "%s: %ld rows repeat a (dtype, m, n, k) cell; the fastest is kept", file, dup);
+    if (k->req->gemm_m_step > 1) /* a provenance fact even when no row was left out */
+      prof_doc_note(k->doc, "%s: %ld rows left out: m above %u and not a multiple of it (--gemm-m-step %u)", file,
+                    off_step, k->req->gemm_m_step, k->req->gemm_m_step);
     if (sk.k) {
       char s[1024];
       kdb__skips_join(&sk, s, sizeof s);

@@ -67,6 +67,19 @@ Test(profiles, import_from_a_fixture_database) {
   cr_assert(strstr(err_buf, "--gpu"), "%s", err_buf);
   cr_assert_eq(cli("calibrate --from-kernel-db %s --gpu l40s --engine vllm --out %s --force", root, a), 2);
   cr_assert(strstr(err_buf, "no directory for gpu l40s"), "%s", err_buf);
+  /* --gemm-m-step: a note in the profile; refused without the database and below 2 */
+  cr_assert_eq(cli("calibrate --from-kernel-db %s --gpu h100-sxm --engine vllm --gemm-m-step 16 --out %s --force", root,
+                   b),
+               0, "%s", err_buf);
+  y = tu_slurp(b, NULL);
+  cr_assert(y && strstr(y, "--gemm-m-step 16"), "the profile's notes say what was left out");
+  free(y);
+  cr_assert_eq(cli("calibrate --gemm-m-step 16 --model llama-3.1-70b --out %s --force", b), 2);
+  cr_assert(strstr(err_buf, "--gemm-m-step") && strstr(err_buf, "--from-kernel-db"), "%s", err_buf);
+  cr_assert_eq(cli("calibrate --from-kernel-db %s --gpu h100-sxm --engine vllm --gemm-m-step 1 --out %s --force", root,
+                   b),
+               2);
+  cr_assert(strstr(err_buf, "--gemm-m-step 1: expected 2..65536"), "%s", err_buf);
 }
 
 /* Imports (gpu, engine, version) from the shared database and compares with the bundled file. */

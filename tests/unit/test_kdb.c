@@ -353,3 +353,32 @@ Test(kdb, missing_pieces_are_errors_or_notes) {
   cr_assert(strstr(err.msg, ".aic-commit"), "%s", err.msg);
   prof_doc_free(&d);
 }
+
+/* --gemm-m-step (kdb_req.gemm_m_step): the GEMM rows with m above the step and not a multiple of it are left out
+ * of the grid and counted in a note; every other row, and every row without the step, is imported. */
+Test(kdb, gemm_m_step_leaves_out_the_rows_between_multiples) {
+#define R(m, ms) "fp8," #m ",64,64," #ms ",NVIDIA H100 80GB HBM3\n"
+  const char *root = gemm_db(HDR R(1, 0.002) R(16, 0.003) R(17, 0.009) R(32, 0.004) R(33, 0.010) R(48, 0.005), true);
+#undef R
+  gpu_cfg g = h100();
+  for (uint32_t step = 0; step <= 16; step += 16) {
+    kdb_req r = {.root = root, .gpu = &g, .engine = "vllm", .engine_version = "0.14.0", .gemm_m_step = step};
+    prof_doc d;
+    sim_err err = {0};
+    prof_doc_init(&d);
+    cr_assert_eq(kdb_import(&r, &d, &err), SIM_OK, "%s", err.msg);
+    cr_assert_eq(d.ngrid, 1);
+    const prof_doc_grid *gr = &d.grid[0];
+    if (step) {
+      cr_assert_eq(gr->nm, 4);
+      uint32_t want[4] = {1, 16, 32, 48};
+      for (int i = 0; i < 4; i++) cr_expect_eq(gr->m[i], want[i]);
+      cr_expect_float_eq(gr->ns[2], 4000.0, 1e-6, "m = 32 keeps its own time (got %g)", gr->ns[2]);
+      cr_assert(has_note(&d, "2 rows left out: m above 16 and not a multiple of it (--gemm-m-step 16)"));
+    } else {
+      cr_assert_eq(gr->nm, 6);
+      cr_assert(!has_note(&d, "left out"));
+    }
+    prof_doc_free(&d);
+  }
+}
