@@ -221,11 +221,11 @@ int cmd_calibrate(int argc, char **argv) {
     sim_errf(&err, SIM_EINPUT, "--max-call-ms and --time-budget must not be negative");
     return cli_fail(CMD, &err);
   }
-  if (o.loo) return done(calib_loo(o.loo, &err), &err);
   if (o.gemm_m_step && !o.kdb) {
     sim_errf(&err, SIM_EINPUT, "--gemm-m-step selects rows of the kernel database: it needs --from-kernel-db DIR");
     return cli_fail(CMD, &err);
   }
+  if (o.loo) return done(calib_loo(o.loo, &err), &err);
   if (o.kdb) {
     if (o.gemm_m_step == 1 || o.gemm_m_step > 65536) {
       sim_errf(&err, SIM_EINPUT, "--gemm-m-step %u: expected 2..65536 (0 or absent: every row)", o.gemm_m_step);

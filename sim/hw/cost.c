@@ -166,16 +166,16 @@ static double gemm_shape_eval(const cost_model *c, cost_op op, uint32_t M, uint3
     return ns;
   }
   /* a per-tensor FP8 table (FP8 weights read one, W8A8 or its fallback) timed its collector's input quantization */
-  bool fp8 = p.wdt == DT_FP8;
+  bool fp8 = p.wdt == DT_FP8; /* (a table the correction does not touch is read as measured, unclamped) */
   if (c->profile && prof_gemm_ns(c->profile, p.wdt, p.adt, M, N, K, &ns)) {
     *src = SRC_PROFILE;
-    return fp8 ? fmax(ns - c->fp8_requant_ns[0], c->kernel_floor_ns) : ns;
+    return fp8 && c->fp8_requant_ns[0] > 0 ? fmax(ns - c->fp8_requant_ns[0], c->kernel_floor_ns) : ns;
   }
   bool scaled_block = block && c->block_scaled;
   if (c->scaled_profile && ((scaled_block && prof_gemm_block_ns(c->scaled_profile, M, N, K, &ns)) ||
                             prof_gemm_ns(c->scaled_profile, p.wdt, p.adt, M, N, K, &ns))) {
     gemm_path o = path_for(c, c->scaled_gpu, op);
-    if (fp8 && !scaled_block) ns = fmax(ns - c->fp8_requant_ns[1], c->kernel_floor_ns);
+    if (fp8 && !scaled_block && c->fp8_requant_ns[1] > 0) ns = fmax(ns - c->fp8_requant_ns[1], c->kernel_floor_ns);
     if (cost__scale_other(c, *bound, p.peak, o.peak, &ns)) {
       *src = SRC_PROFILE_SCALED;
       return ns;
