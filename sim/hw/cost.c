@@ -617,14 +617,13 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
   if (part_ns[1] > 0) add(out, OP_ATTN_PREFILL, part_b[1], (part_ns[1] * Lf + slide_pre * Ls) * f);
 }
 
-/* Splits the step's GPU time into pipeline stages (one stage without PP),
- * adds each stage's launch floor and the sends between stages. op_ns holds
- * the whole model's time on entry. */
-static void stages(cost_model *c, const batch_desc *b, exec_mode mode, uint32_t Tg, double once, step_cost *out) {
+/* Splits the step's GPU time into pipeline stages (one stage without PP), adds each stage's launch floor and
+ * the sends between stages; op_ns holds the whole model's time on entry, *sum gets its total. True if it added. */
+static bool stages(cost_model *c, const batch_desc *b, exec_mode mode, uint32_t Tg, double once, step_cost *out,
+                   double *sum) {
   const engine_cfg *e = c->engine;
-  double L = c->model->layers, lm = out->op_ns[OP_LM_HEAD];
-  double all = 0;
-  for (int op = 0; op < OP_COUNT; op++) all += out->op_ns[op];
+  double L = c->model->layers, lm = out->op_ns[OP_LM_HEAD], all = *sum = cost__sum_ops(out->op_ns);
+  bool added = false;
   double layered = all - lm - once; /* the part proportional to layers */
   bool host_launches = mode != EXEC_FULL && b->num_tokens > 0 && e->launch_overhead_ns_per_layer > 0;
   for (uint32_t k = 0; k < c->pp; k++) {
@@ -641,17 +640,19 @@ static void stages(cost_model *c, const batch_desc *b, exec_mode mode, uint32_t 
       double issue = e->launch_overhead_ns_per_layer * c->stage_layers[k];
       if (issue > ns) {
         add(out, OP_LAUNCH, BOUND_CPU, issue - ns);
-        ns = issue;
+        ns = issue, added = true;
       }
     }
     out->stage_ns[k] = ns;
     if (k + 1 < c->pp) {
       out->send_ns[k] = cost_pp_send_ns(c, Tg, k);
       add(out, OP_PP_SEND, BOUND_COMM, out->send_ns[k]);
+      added = true;
     }
   }
   if (host_launches) c->src_count[OP_LAUNCH][SRC_ROOFLINE]++;
   if (c->pp > 1 && Tg > 0) c->src_count[OP_PP_SEND][SRC_ROOFLINE]++;
+  return added;
 }
 
 /* Attention data parallelism: the MoE layers of a step and the DP group's
@@ -711,9 +712,8 @@ void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
     add(out, OP_LM_HEAD, BOUND_MEMORY, lm->sampler_ns);
     c->src_count[OP_LM_HEAD][lm->src]++;
   }
-  stages(c, b, mode, Tg, once, out);
-  double gpu = 0;
-  for (int op = 0; op < OP_COUNT; op++) gpu += out->op_ns[op];
+  double gpu;
+  if (stages(c, b, mode, Tg, once, out, &gpu)) gpu = cost__sum_ops(out->op_ns); /* else the sum stages took */
   double cpu = e->step_overhead_ns + e->per_seq_overhead_ns * b->num_seqs;
   bool async = c->deploy->async_scheduling > 0;
   double cpu_shown = async ? (cpu > gpu ? cpu - gpu : 0) : cpu;

@@ -219,6 +219,9 @@ typedef struct cost_model {
                                  COST_DEC_MEMO_B and kv_len < COST_DEC_MEMO_L, NAN = not asked yet; allocated at
                                  the first decode (a fleet's replicas ask the same few thousand shapes again and
                                  again); the same value prof_attn_decode_ns returns */
+  double dec_rate[3];         /* set with dec_memo: the decode roofline's ns per cached token of memory and of
+                                 compute, and per sequence of memory (cost_attn.c: which bound a memoized call
+                                 names, without the two divisions) */
   size_t memo_len;
   uint64_t src_count[OP_COUNT][SRC_COUNT]; /* how often each source served each op: counted by
                                               cost_step, once per op per step (prefill attention once

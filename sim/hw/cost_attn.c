@@ -62,10 +62,6 @@ double cost__attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_
   const model_shard *s = &c->shard;
   const engine_cfg *e = c->engine;
   double hd = s->head_dim, C = (double)ctx_total;
-  double bytes = C * shard_kv_elems(s) * kv_b(c) + (double)batch * 2.0 * s->q_heads * hd * act_b(c);
-  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
-  double tc = ns_of(4.0 * s->q_heads * hd * C, c->gpu->flops[c->deploy->act_dtype] * e->attn_prefill_eff);
-  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
   uint64_t len64 = (ctx_total + batch / 2) / batch;
   uint32_t kv_len = len64 < 1 ? 1 : len64 > UINT32_MAX ? UINT32_MAX : (uint32_t)len64;
   double ns;
@@ -77,12 +73,31 @@ double cost__attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_
       size_t n = (size_t)COST_DEC_MEMO_B * COST_DEC_MEMO_L;
       mc->dec_memo = sim_malloc(sizeof *mc->dec_memo * n);
       for (size_t i = 0; i < n; i++) mc->dec_memo[i] = NAN;
+      double rm = 1e9 / (c->gpu->hbm_Bps * e->attn_decode_eff);
+      mc->dec_rate[0] = shard_kv_elems(s) * kv_b(c) * rm;
+      mc->dec_rate[1] = 4.0 * s->q_heads * hd * 1e9 / (c->gpu->flops[c->deploy->act_dtype] * e->attn_prefill_eff);
+      mc->dec_rate[2] = 2.0 * s->q_heads * hd * act_b(c) * rm;
     }
     slot = &mc->dec_memo[(size_t)batch * COST_DEC_MEMO_L + kv_len];
     if (!isnan(*slot)) {
-      *src = SRC_PROFILE;
-      return *slot;
+      /* the bound as below names it, from rates multiplied instead of work divided (a few ulps apart); where
+         the two are that close (rare), from the formulas below themselves, and the memo still answers the time */
+      double tm_r = C * c->dec_rate[0] + (double)batch * c->dec_rate[2], tc_r = C * c->dec_rate[1];
+      bool mem = tm_r > tc_r * (1.0 + 1e-9), comp = tc_r > tm_r * (1.0 + 1e-9);
+      if (mem || comp) {
+        *bound = mem ? BOUND_MEMORY : BOUND_COMPUTE;
+        *src = SRC_PROFILE;
+        return *slot;
+      }
     }
+  }
+  double bytes = C * shard_kv_elems(s) * kv_b(c) + (double)batch * 2.0 * s->q_heads * hd * act_b(c);
+  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
+  double tc = ns_of(4.0 * s->q_heads * hd * C, c->gpu->flops[c->deploy->act_dtype] * e->attn_prefill_eff);
+  *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
+  if (slot && !isnan(*slot)) {
+    *src = SRC_PROFILE;
+    return *slot;
   }
   if (c->profile && (prof_attn_decode_ns(c->profile, kvd, batch, kv_len, s->q_heads, s->kv_heads, s->head_dim, &ns) ||
                      (c->attn_alt && prof_attn_decode_ns(c->attn_alt, kvd, batch, kv_len, s->q_heads, s->kv_heads,

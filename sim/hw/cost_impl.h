@@ -10,6 +10,13 @@ static inline uint32_t tp_of(const cost_model *c) { return c->shard.tp; }
 static inline double act_b(const cost_model *c) { return dtype_bytes(c->deploy->act_dtype); }
 static inline double kv_b(const cost_model *c) { return dtype_bytes(c->deploy->kv_dtype); }
 static inline double ns_of(double work, double rate) { return work / rate * 1e9; }
+/* A step's op times added in op order, zeros skipped (x + 0 is x): the same sum, a shorter chain of additions. */
+static inline double cost__sum_ops(const double *v) {
+  double s = 0;
+  for (int op = 0; op < OP_COUNT; op++)
+    if (v[op] != 0) s += v[op];
+  return s;
+}
 /* Attention work of a chunk of c tokens after x cached ones: token i attends
  * to x + i + 1 tokens. */
 static inline double chunk_work(double c, double x) { return c * x + c * (c + 1.0) / 2.0; }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "hw/cost.h"
+#include "hw/cost_impl.h" /* cost__attn_decode_eval, cost__memo_clear: the memo against the formulas */
 #include "testutil.h"
 
 static model_cfg llama1b(void) { /* Llama-3.2-1B */
@@ -1359,4 +1360,43 @@ Test(cost, dp_group_padding_and_agreed_mode) {
   cr_assert_eq(memcmp(a.op_ns, b.op_ns, sizeof a.op_ns), 0);
   cost_deinit(&w->c);
   free(w);
+}
+
+/* A decode attention call answered from the memo (by batch and mean context) names the bound its own context
+ * gives, as the uncached formulas do: checked across the context where the roofline turns from memory- to
+ * compute-bound (attention efficiency set so the compute time per cached token is 1.001 x the memory time:
+ * at batch 4 of Llama-3.1-70B at TP1 that is at 32,000 tokens, kv_len 8,000, inside the memo). */
+Test(cost, memoized_decode_attention_names_the_bound_of_its_context) {
+  world w;
+  engine_cfg e = tu_engine_vllm();
+  gpu_cfg g = tu_gpu_h200();
+  model_cfg m = tu_model_llama70b();
+  /* per cached token: memory 2 kv_heads hd 2 bytes / (bw ed), compute 4 q_heads hd / (flops ea) */
+  double mem_per_tok = 2.0 * m.kv_heads * m.head_dim * 2.0 / (g.hbm_Bps * e.attn_decode_eff);
+  e.attn_prefill_eff = 4.0 * m.q_heads * m.head_dim / (g.flops[DT_BF16] * 1.001 * mem_per_tok);
+  world_init(&w, m, g, e, dep(1, DT_BF16));
+  const prof *p = bundled("h200_vllm-0.24.0");
+  cost_set_profiles(&w.c, p, NULL, NULL);
+  uint32_t seen[BOUND_COUNT] = {0};
+  for (uint64_t C = 31900; C <= 32100; C++) {
+    cost_src s1, s2;
+    cost_bound b1, b2;
+    cost__memo_clear(&w.c);
+    double t1 = cost__attn_decode_eval(&w.c, 4, C, &s1, &b1); /* computed (and memoized) */
+    cr_assert_eq(s1, SRC_PROFILE, "the bundled table serves batch 4");
+    double t2 = cost__attn_decode_eval(&w.c, 4, C, &s2, &b2); /* from the memo */
+    cr_assert_eq(t1, t2);
+    cr_assert_eq(b1, b2, "C = %llu", (unsigned long long)C);
+    /* a neighbour's context with the same kv_len, answered from this one's memo entry */
+    cost_bound b3, b4;
+    double t3 = cost__attn_decode_eval(&w.c, 4, C + 1, &s2, &b3);
+    cost__memo_clear(&w.c);
+    double t4 = cost__attn_decode_eval(&w.c, 4, C + 1, &s2, &b4);
+    cr_assert_eq(t3, t4);
+    cr_assert_eq(b3, b4, "C = %llu", (unsigned long long)C + 1);
+    seen[b1]++;
+  }
+  cr_assert(seen[BOUND_MEMORY] > 0 && seen[BOUND_COMPUTE] > 0, "the scan crosses the bound (%u memory, %u compute)",
+            seen[BOUND_MEMORY], seen[BOUND_COMPUTE]);
+  cost_deinit(&w.c);
 }
