@@ -54,6 +54,9 @@
  *            stages). Their TPOT is not compared: inference-perf's
  *            time_per_output_token averages over the stream's lines, not the
  *            tokens (SOURCES.md), so TTFT and E2E carry the decode speed.
+ *   VM_TTFT_MED  median TTFT, ms (open-loop stages): the mean's body without
+ *            its tail (a few requests of seconds lift a stage's mean by more
+ *            than the rest of it differs; docs/ACCURACY.md)
  * Error of a metric: 100 x (predicted - measured) / measured.
  *
  * A point the simulator cannot represent keeps its measured values and gets a
@@ -116,7 +119,7 @@ typedef enum vshape { VSHAPE_CLOSED = 0, VSHAPE_OFFLINE, VSHAPE_STATIC, VSHAPE_O
 
 /* VM_BASE_COUNT: the metrics of the closed-loop, offline, static and user
  * points (the CSV's first metric columns); the open-loop stages' follow. */
-typedef enum vmetric { VM_TTFT = 0, VM_TPOT, VM_TPUT, VM_TTFT_P99, VM_E2E, VM_COUNT } vmetric;
+typedef enum vmetric { VM_TTFT = 0, VM_TPOT, VM_TPUT, VM_TTFT_MED, VM_TTFT_P99, VM_E2E, VM_COUNT } vmetric;
 #define VM_BASE_COUNT 3
 
 #define VSTAGE_MAX 16

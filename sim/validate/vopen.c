@@ -290,12 +290,13 @@ static int stage_doc(const jx *j, const vopen_run *r, uint32_t k, vstage_out *o,
   if ((rc = jneed_obj(j, su, "successes", "throughput", &tp))) return rc;
   if ((rc = jneed_num(j, tt, "successes.latency.time_to_first_token", "mean", &meas[VM_TTFT]))) return rc;
   if ((rc = jneed_num(j, tt, "successes.latency.time_to_first_token", "p99", &meas[VM_TTFT_P99]))) return rc;
+  if ((rc = jneed_num(j, tt, "successes.latency.time_to_first_token", "median", &meas[VM_TTFT_MED]))) return rc;
   if ((rc = jneed_num(j, rl, "successes.latency.request_latency", "mean", &meas[VM_E2E]))) return rc;
   if ((rc = jneed_num(j, tp, "successes.throughput", "input_tokens_per_sec", &in_tps))) return rc;
   if ((rc = jneed_num(j, tp, "successes.throughput", "requests_per_sec", &rps))) return rc;
   if (!(rps > 0)) return jx_fail(j, tp, "successes.throughput", "requests_per_sec", "0 with %llu successes",
                                  (unsigned long long)o->ok);
-  meas[VM_TTFT] *= 1000.0, meas[VM_TTFT_P99] *= 1000.0, meas[VM_E2E] *= 1000.0;
+  meas[VM_TTFT] *= 1000.0, meas[VM_TTFT_P99] *= 1000.0, meas[VM_E2E] *= 1000.0, meas[VM_TTFT_MED] *= 1000.0;
   o->served_rate = rps;
   o->mean_input_tokens = in_tps / rps;
   return SIM_OK;

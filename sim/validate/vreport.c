@@ -40,7 +40,8 @@ const char *vshape_name(vshape s) {
 }
 
 const char *vmetric_name(vmetric m) {
-  static const char *const n[VM_COUNT] = {"ttft_ms", "tpot_ms", "output_tok_s", "ttft_p99_ms", "e2el_ms"};
+  static const char *const n[VM_COUNT] = {"ttft_ms", "tpot_ms", "output_tok_s", "ttft_median_ms", "ttft_p99_ms",
+                                                     "e2el_ms"};
   return (unsigned)m < VM_COUNT ? n[m] : "?";
 }
 
@@ -102,8 +103,8 @@ void vkept_count(const vset *s, vkept *out) {
 
 /* The metrics each kind of point is summarized on. */
 static const vmetric BASE_METRICS[] = {VM_TTFT, VM_TPOT, VM_TPUT};
-static const vmetric STAGE_METRICS[] = {VM_TTFT, VM_TTFT_P99, VM_E2E};
-static const vmetric ALL_METRICS[] = {VM_TTFT, VM_TPOT, VM_TPUT, VM_TTFT_P99, VM_E2E};
+static const vmetric STAGE_METRICS[] = {VM_TTFT, VM_TTFT_MED, VM_TTFT_P99, VM_E2E};
+static const vmetric ALL_METRICS[] = {VM_TTFT, VM_TPOT, VM_TPUT, VM_TTFT_MED, VM_TTFT_P99, VM_E2E};
 
 void verr_summarize(const vset *s, vmetric m, vfilter f, const void *arg, verr_stats *out) {
   memset(out, 0, sizeof *out);
@@ -284,16 +285,16 @@ static void fmt_val(char *b, size_t n, double v) {
 /* minp: fewer points than this are flagged (--min-points). */
 static void stats_line(FILE *f, const char *label, const verr_stats *st, size_t minp) {
   if (!st->n) {
-    fprintf(f, "  %-34s %5s\n", label, "0");
+    fprintf(f, "  %-38s %5s\n", label, "0");
     return;
   }
-  fprintf(f, "  %-34s %5zu %9.1f%% %9.1f%% %+9.1f%%   %7.1f%%  %s%s\n", label, st->n, st->median_abs, st->mean_abs,
+  fprintf(f, "  %-38s %5zu %9.1f%% %9.1f%% %+9.1f%%   %7.1f%%  %s%s\n", label, st->n, st->median_abs, st->mean_abs,
           st->median_signed, st->worst_abs, st->worst ? st->worst->id : "",
           st->n < minp ? "  [too few points to judge]" : "");
 }
 
 static void stats_header(FILE *f, const char *title) {
-  fprintf(f, "\n%s\n  %-34s %5s %10s %10s %10s   %8s  %s\n", title, "metric", "n", "median|e|", "mean|e|",
+  fprintf(f, "\n%s\n  %-38s %5s %10s %10s %10s   %8s  %s\n", title, "metric", "n", "median|e|", "mean|e|",
           "median e", "worst", "worst point");
 }
 
@@ -312,7 +313,7 @@ static void summary_block(FILE *f, const vset *s, const char *title, vfilter flt
 
 /* The per-point table: rows in id order, so a series reads down the page. */
 static void text_table(const vset *s, const uint8_t *side, FILE *f) {
-  fprintf(f, "\n%-48s %-12s %11s %11s %8s  %s\n", "point", "metric", "measured", "predicted", "error", "notes");
+  fprintf(f, "\n%-48s %-14s %11s %11s %8s  %s\n", "point", "metric", "measured", "predicted", "error", "notes");
   const vpoint **ord = sim_malloc((s->n ? s->n : 1) * sizeof *ord);
   for (size_t i = 0; i < s->n; i++) ord[i] = &s->pts[i];
   qsort(ord, s->n, sizeof *ord, cmp_by_id);
@@ -334,7 +335,7 @@ static void text_table(const vset *s, const uint8_t *side, FILE *f) {
         vfmt(note, sizeof note, "kept up: measured %s, predicted %s", p->staged->meas.kept_up ? "yes" : "no",
              p->staged->pred.kept_up ? "yes" : "no");
       if (p->train && m != VM_TPUT) strncat(note, note[0] ? ", train" : "train", sizeof note - strlen(note) - 1);
-      fprintf(f, "%-48s %-12s %11s %11s %+7.1f%%  %s\n", p->id, vmetric_name((vmetric)m), a, b, e, note);
+      fprintf(f, "%-48s %-14s %11s %11s %+7.1f%%  %s\n", p->id, vmetric_name((vmetric)m), a, b, e, note);
     }
   }
   free(ord);
@@ -347,13 +348,14 @@ static void text_groups(const vset *s, const vreport_opts *o, FILE *f) {
     if (!o || !o->groups[g]) continue;
     char keys[64][96];
     int nk = group_keys(s, (vgroup_by)g, keys, 64);
-    fprintf(f, "\nBy %s:\n  %-34s %5s %10s %10s %10s   %8s  %s\n", vgroup_name((vgroup_by)g), "group / metric", "n",
+    fprintf(f, "\nBy %s:\n  %-38s %5s %10s %10s %10s   %8s  %s\n", vgroup_name((vgroup_by)g), "group / metric", "n",
             "median|e|", "mean|e|", "median e", "worst", "worst point");
     for (int k = 0; k < nk; k++)
       for (int staged = 0; staged < 2; staged++) {
         gkey_arg ga = {(vgroup_by)g, keys[k], staged != 0};
         const vmetric *ms = staged ? STAGE_METRICS : BASE_METRICS;
-        for (size_t i = 0; i < 3; i++) {
+        size_t nm = staged ? SIM_ARRAY_LEN(STAGE_METRICS) : SIM_ARRAY_LEN(BASE_METRICS);
+        for (size_t i = 0; i < nm; i++) {
           verr_stats st;
           verr_summarize(s, ms[i], vfilter_group, &ga, &st);
           if (!st.n) continue;
@@ -742,7 +744,7 @@ int vreport_csv(const vset *s, const voverrides *ov, FILE *f, sim_err *err) {
     outfmt_csv_str(f, p->where);
     const vstaged *st = p->staged;
     if (!st) {
-      fputs(",,,,,,,,,,,,,", f); /* the 12 stage columns, empty, then the method */
+      fputs(",,,,,,,,,,,,,,,,", f); /* the 15 stage columns, empty, then the method */
       char m[3000];
       vpoint_method(p, ov, m, sizeof m);
       outfmt_csv_str(f, m);

@@ -146,6 +146,7 @@ static void stage_outcome(const vreq *v, size_t a, size_t b, double timeout_s, v
     metrics_dist(ttft, ok, &d);
     pred[VM_TTFT] = ok ? d.mean : NAN;
     pred[VM_TTFT_P99] = ok ? d.p99 : NAN;
+    pred[VM_TTFT_MED] = ok ? d.median : NAN;
     pred[VM_E2E] = ok ? e2e / (double)ok : NAN;
     *queue_ms = ok ? queue / (double)ok : NAN;
   }

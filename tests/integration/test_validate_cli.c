@@ -240,6 +240,9 @@ Test(validate_cli, open_loop_stage_is_redone_by_run_on_the_saved_trace) {
   cr_assert(root != NULL, "stdout is not the JSON report");
   const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "points"), 0);
   double ttft = jget_num(p, "predicted", "ttft_ms", NULL), e2e = jget_num(p, "predicted", "e2el_ms", NULL);
+  double ttft_med = jget_num(p, "predicted", "ttft_median_ms", NULL);
+  /* the measured median is the file's (stage_1_lifecycle_metrics.json: 0.029 s) */
+  cr_assert_float_eq(jget_num(p, "measured", "ttft_median_ms", NULL), 29.0, 1e-9);
   cJSON_Delete(root);
   snprintf(csv, sizeof csv, "%s/requests.csv", dir);
   snprintf(args, sizeof args,
@@ -253,7 +256,7 @@ Test(validate_cli, open_loop_stage_is_redone_by_run_on_the_saved_trace) {
   char *text = tu_slurp(csv, NULL);
   cr_assert(text != NULL);
   int c_ttft = -1, c_e2e = -1, row = -1;
-  double st = 0, se = 0;
+  double st = 0, se = 0, tt[20];
   size_t n = 0;
   for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), row++) {
     int col = 0;
@@ -264,7 +267,7 @@ Test(validate_cli, open_loop_stage_is_redone_by_run_on_the_saved_trace) {
         if (!strcmp(f, "ttft_ms")) c_ttft = col;
         if (!strcmp(f, "e2el_ms")) c_e2e = col;
       } else if (row >= 20 && row < 40) {
-        if (col == c_ttft) st += atof(f);
+        if (col == c_ttft) st += tt[row - 20] = atof(f);
         if (col == c_e2e) se += atof(f), n++;
       }
     }
@@ -274,6 +277,14 @@ Test(validate_cli, open_loop_stage_is_redone_by_run_on_the_saved_trace) {
   cr_assert_eq(n, 20);
   cr_assert(fabs(st / 20 - ttft) < 1e-4 * ttft, "mean TTFT of stage 1's rows %g, validate %g", st / 20, ttft);
   cr_assert(fabs(se / 20 - e2e) < 1e-4 * e2e, "mean E2E of stage 1's rows %g, validate %g", se / 20, e2e);
+  /* and the median (numpy's: the mean of the middle two of 20) */
+  for (int i = 1; i < 20; i++)
+    for (int j = i; j > 0 && tt[j - 1] > tt[j]; j--) {
+      double x = tt[j];
+      tt[j] = tt[j - 1], tt[j - 1] = x;
+    }
+  double med = (tt[9] + tt[10]) / 2;
+  cr_assert(fabs(med - ttft_med) < 1e-4 * ttft_med, "median TTFT of stage 1's rows %g, validate %g", med, ttft_med);
   unlink(csv);
   char tr[400];
   snprintf(tr, sizeof tr, "%s/infperf_llama-small_stage1.csv", dir);
@@ -415,6 +426,18 @@ Test(validate_cli, moe_routing_applies_to_the_moe_points_only) {
   }
   cr_assert(ttft[1][0] > ttft[0][0] * 1.02, "skewed experts slow the MoE prefill: %g vs %g", ttft[1][0], ttft[0][0]);
   cr_assert_float_eq(ttft[1][1], ttft[0][1], 0, "the dense point does not change");
+}
+
+/* The text report's per-group summaries give the open-loop stages every stage metric (mean, median and p99
+ * TTFT, mean E2E), as the overall stage summary does. */
+Test(validate_cli, group_summaries_list_every_stage_metric) {
+  char args[1024];
+  snprintf(args, sizeof args, "validate --data '%s' --only infperf/llama-small --group-by model --no-table",
+           tu_src("tests/data/infperf/ok"));
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  static const char *const want[] = {"llama-2-7b stages ttft_ms ", "llama-2-7b stages ttft_median_ms ",
+                                     "llama-2-7b stages ttft_p99_ms ", "llama-2-7b stages e2el_ms "};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) cr_assert(strstr(out, want[i]), "no '%s' in:\n%s", want[i], out);
 }
 
 Test(validate_cli, help_lists_the_options) {

@@ -43,6 +43,7 @@ Test(vopen, a_run_gives_one_point_per_stage) {
   cr_assert_eq(p->skip[0], 0, "%s", p->skip);
   cr_assert_float_eq(p->meas[VM_TTFT], 29.0, 1e-9);
   cr_assert_float_eq(p->meas[VM_TTFT_P99], 41.0, 1e-9);
+  cr_assert_float_eq(p->meas[VM_TTFT_MED], 29.0, 1e-9); /* the file's median, 0.029 s */
   cr_assert_float_eq(p->meas[VM_E2E], 230.0, 1e-9);
   cr_assert(isnan(p->meas[VM_TPOT]) && isnan(p->meas[VM_TPUT]), "inference-perf's TPOT is not compared");
   cr_assert_eq(p->num_prompts, 20);
@@ -148,7 +149,10 @@ Test(vopen, stages_run_one_after_the_other_on_one_server) {
     cr_assert_eq(vrun_point(&s.pts[i], NULL, &e), SIM_OK, "%s", e.msg);
     cr_assert(s.pts[i].ran, "%s: %s", s.pts[i].id, s.pts[i].fail);
     for (int m = 0; m < VM_COUNT; m++)
-      cr_assert_eq(isfinite(s.pts[i].pred[m]), m == VM_TTFT || m == VM_TTFT_P99 || m == VM_E2E, "metric %d", m);
+      cr_assert_eq(isfinite(s.pts[i].pred[m]), m == VM_TTFT || m == VM_TTFT_MED || m == VM_TTFT_P99 || m == VM_E2E,
+                   "metric %d", m);
+    /* a median TTFT: positive, at most the p99 */
+    cr_assert(s.pts[i].pred[VM_TTFT_MED] > 0 && s.pts[i].pred[VM_TTFT_MED] <= s.pts[i].pred[VM_TTFT_P99]);
     cr_assert_eq(s.pts[i].staged->pred.ok, 20, "every request answered");
     cr_assert(s.pts[i].staged->pred.kept_up);
     cr_assert(s.pts[i].pred[VM_E2E] > s.pts[i].pred[VM_TTFT]);
