@@ -63,7 +63,8 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
     fprintf(f, "  note: every request asks for exactly %.0f output tokens, so clients that start together stay\n"
                "    phase-locked (their prompts prefill together, wave after wave); real closed-loop benchmarks drift\n"
                "    apart and measure lower TTFTs. `servesim validate` reproduces published closed-loop runs with\n"
-               "    output lengths spread by +-6-9%% (--random-range-ratio 0.09): docs/ACCURACY.md.\n",
+               "    output lengths spread around the requested one (--output-range-ratio; each engine's fitted\n"
+               "    spread and why: docs/ACCURACY.md).\n",
             r->tr_stats.output_max);
   if (r->engine.frontend_latency_ns > 0)
     fprintf(f, "  engine frontend: %.2f ms per request from send to the scheduler's queue (HTTP, tokenization), "
