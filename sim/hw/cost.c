@@ -507,6 +507,7 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
   c->memo[0] = sim_calloc(c->memo_len, sizeof *c->memo[0]);
   c->memo[1] = sim_calloc(c->memo_len, sizeof *c->memo[1]);
   c->lm_memo = sim_calloc(c->memo_len, sizeof *c->lm_memo);
+  cost__dec_step_init(c);
   c->kernel_floor_ns = e->kernel_floor_ns;
   c->attn_floor_ns = e->kernel_floor_ns;
   c->ar_table = d->allreduce != AR_LINK;
@@ -547,6 +548,7 @@ void cost_deinit(cost_model *c) {
   free(c->memo[1]);
   free(c->lm_memo);
   free(c->dec_memo);
+  free(c->dec_step);
   free(c->graph_of);
   memset(c, 0, sizeof *c);
 }
@@ -670,7 +672,7 @@ static void dp_moe(cost_model *c, uint32_t T, uint32_t peers, step_cost *out) {
   c->src_count[OP_ALLREDUCE][cs]++;
 }
 
-void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
+static void step_compute(cost_model *c, const batch_desc *b, step_cost *out) {
   /* every field a reader may read, not the stages beyond pp (a whole-struct memset was a fifth of this function) */
   out->total_ns = out->gpu_ns = out->cpu_ns = out->stage_ns[0] = out->send_ns[0] = 0;
   for (uint32_t k = 1; k < c->pp; k++) out->stage_ns[k] = out->send_ns[k] = 0;
@@ -724,6 +726,13 @@ void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
   out->total_ns = gpu + cpu_shown;
 }
 
+void cost_step(cost_model *c, const batch_desc *b, step_cost *out) {
+  cost_dec_key k;
+  if (cost__dec_step_get(c, b, out, &k)) return; /* cost_decstep.c */
+  step_compute(c, b, out);
+  cost__dec_step_put(c, &k, out);
+}
+
 /* ---- components ------------------------------------------------------------------------ */
 
 double cost_gemm_ns(cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_bound *bound) {
@@ -732,29 +741,6 @@ double cost_gemm_ns(cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_b
   double ns = gemm_eval(c, op, M, &s, &b);
   if (src) *src = s;
   if (bound) *bound = b;
-  return ns;
-}
-
-double cost_allreduce_ns(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src) {
-  cost_src s;
-  double ns = cost__allreduce_eval(c, tokens, graphed, &s);
-  if (src) *src = s;
-  return ns;
-}
-
-double cost_attn_decode_ns(cost_model *c, uint32_t batch, uint64_t ctx_tokens_total, cost_src *src) {
-  cost_src s;
-  cost_bound b;
-  double ns = cost__attn_decode_eval(c, batch, ctx_tokens_total, &s, &b);
-  if (src) *src = s;
-  return ns;
-}
-
-double cost_attn_prefill_ns(cost_model *c, uint32_t chunk, uint32_t ctx, cost_src *src) {
-  cost_src s;
-  cost_bound b;
-  double ns = cost__attn_prefill_eval(c, chunk, ctx, &s, &b);
-  if (src) *src = s;
   return ns;
 }
 

@@ -80,7 +80,9 @@
  * Speed: the T-dependent part (GEMMs, all-reduces, elementwise) is memoized
  * per (T, graphed) in arrays of max(max_num_batched_tokens, max_num_seqs,
  * 512) + 1 entries, the LM head and sampler per number of sampling
- * sequences, so a step costs O(number of prefill chunks).
+ * sequences, so a step costs O(number of prefill chunks); a decode-only step
+ * whose attention call the own profile answers is a lookup of the whole step
+ * by (batch, mean context) (cost_decstep.c: the same bits as computing it).
  * The cost model knows nothing of requests: it sees a batch_desc only.
  * Ownership: cost_init/cost_deinit on caller storage; the model, gpu, engine,
  * deploy and profile pointers are borrowed and must outlive it. Not
@@ -222,6 +224,9 @@ typedef struct cost_model {
   double dec_rate[3];         /* set with dec_memo: the decode roofline's ns per cached token of memory and of
                                  compute, and per sequence of memory (cost_attn.c: which bound a memoized call
                                  names, without the two divisions) */
+  uint64_t dec_inv[COST_DEC_MEMO_B]; /* ceil(2^32 / B) for 0 < B: cost.c, dec_step_key */
+  struct cost_dec_step *dec_step; /* whole decode-only steps by (batch, mean kv_len): cost.c, dec_step_find;
+                                     allocated with dec_memo, cleared with it */
   size_t memo_len;
   uint64_t src_count[OP_COUNT][SRC_COUNT]; /* how often each source served each op: counted by
                                               cost_step, once per op per step (prefill attention once

@@ -247,3 +247,19 @@ double cost__attn_window_prefill(const cost_model *c, uint32_t chunk, uint32_t c
   double full = chunk_work(ch, x);
   return full > 0 ? full_ns * win / full : full_ns;
 }
+
+double cost_attn_decode_ns(cost_model *c, uint32_t batch, uint64_t ctx_tokens_total, cost_src *src) {
+  cost_src s;
+  cost_bound b;
+  double ns = cost__attn_decode_eval(c, batch, ctx_tokens_total, &s, &b);
+  if (src) *src = s;
+  return ns;
+}
+
+double cost_attn_prefill_ns(cost_model *c, uint32_t chunk, uint32_t ctx, cost_src *src) {
+  cost_src s;
+  cost_bound b;
+  double ns = cost__attn_prefill_eval(c, chunk, ctx, &s, &b);
+  if (src) *src = s;
+  return ns;
+}

@@ -193,3 +193,10 @@ void cost_step_wait(const cost_model *c, step_cost *out, double ns) {
   out->stage_ns[0] += ns;
   out->total_ns = gpu + now_shown;
 }
+
+double cost_allreduce_ns(const cost_model *c, uint32_t tokens, bool graphed, cost_src *src) {
+  cost_src s;
+  double ns = cost__allreduce_eval(c, tokens, graphed, &s);
+  if (src) *src = s;
+  return ns;
+}

@@ -1,4 +1,4 @@
-/* cost_impl.h: what the cost model's files (cost.c, cost_attn.c,
+/* cost_impl.h: what the cost model's files (cost.c, cost_attn.c, cost_decstep.c,
  * cost_comm.c) share and nothing else includes: units, the deployment's
  * sizes, and the terms one file computes for another. */
 #ifndef SIM_COST_IMPL_H
@@ -20,6 +20,17 @@ static inline double cost__sum_ops(const double *v) {
 /* Attention work of a chunk of c tokens after x cached ones: token i attends
  * to x + i + 1 tokens. */
 static inline double chunk_work(double c, double x) { return c * x + c * (c + 1.0) / 2.0; }
+
+/* Whole decode-only steps, memoized (cost_decstep.c): cost_step asks the table first (true: *out filled), else
+ * computes the step and offers it with the key the ask made. */
+typedef struct cost_dec_key {
+  uint64_t tag;           /* batch | mean kv_len << 32; 0: not a step the table keeps */
+  uint8_t bound;
+  uint64_t before[OP_COUNT][SRC_COUNT]; /* src_count before the step (a miss) */
+} cost_dec_key;
+void cost__dec_step_init(cost_model *c);
+bool cost__dec_step_get(cost_model *c, const batch_desc *b, step_cost *out, cost_dec_key *k);
+void cost__dec_step_put(cost_model *c, const cost_dec_key *k, const step_cost *out);
 
 /* A time measured on another GPU type scaled to this one by the datasheet
  * ratio of the bound resource (cost.c). */

@@ -98,4 +98,6 @@ void cost__memo_clear(cost_model *c) {
     for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
   free(c->dec_memo);
   c->dec_memo = NULL;
+  free(c->dec_step);
+  c->dec_step = NULL;
 }

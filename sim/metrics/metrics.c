@@ -124,6 +124,14 @@ void metrics_itl_run(metrics_rec *m, itl_run run) {
   hdr_add(&m->itl_hist, run.gap_ns > 0 ? (uint64_t)run.gap_ns : 0, run.count);
 }
 
+/* llround for the non-negative values below 2^63 a step time in ns is, without the library call: the truncation
+ * and the remainder are exact there (a double that large is an integer; below 2^52 the remainder subtracts exactly) */
+static uint64_t round_ns(double x) {
+  if (!(x >= 0 && x < 9.2e18)) return (uint64_t)llround(x);
+  uint64_t t = (uint64_t)x;
+  return x - (double)t >= 0.5 ? t + 1 : t;
+}
+
 static void record_step_time(metrics_rec *m, double total_ns) {
   m->n_steps++;
   if (!m->step_hist.count && m->n_step_ms < m->steps_exact_max) {
@@ -132,14 +140,14 @@ static void record_step_time(metrics_rec *m, double total_ns) {
     return;
   }
   if (!m->step_hist.count) { /* spill: the floats (ms) back to ns */
-    for (size_t i = 0; i < m->n_step_ms; i++) hdr_add(&m->step_hist, (uint64_t)llround((double)m->step_ms[i] * 1e6), 1);
+    for (size_t i = 0; i < m->n_step_ms; i++) hdr_add(&m->step_hist, round_ns((double)m->step_ms[i] * 1e6), 1);
     free(m->step_ms);
     m->step_ms = NULL;
     m->n_step_ms = m->cap_steps = 0;
   }
   /* as the spilled ones were kept (float ms): the histogram does not depend on which steps came first */
   double ms = (double)(float)(total_ns / 1e6);
-  hdr_add(&m->step_hist, ms > 0 ? (uint64_t)llround(ms * 1e6) : 0, 1);
+  hdr_add(&m->step_hist, ms > 0 ? round_ns(ms * 1e6) : 0, 1);
 }
 
 void metrics_step(metrics_rec *m, step_sums *sums, const batch_desc *b, const step_cost *c) {

@@ -52,6 +52,8 @@ typedef struct run_result {
   uint64_t events;            /* simulation events processed (each step end, arrival, delivery, sample...) */
   uint64_t closed_form_steps; /* steps done as steady decode runs (serve/sched.h sched_run_*; the results are
                                  step-by-step scheduling's) */
+  uint64_t closed_form_held_steps; /* of those, steps whose runs held their step ends outside the event heap (a
+                                      timeline of few events: serve/cluster.c decode_run); for tests */
 } run_result;
 
 /* Times of record i as the metrics layer reads them (req_times_fn; ctx: const run_result *). */

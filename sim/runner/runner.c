@@ -182,6 +182,7 @@ static void collect(run_ctx *r) {
   res->time_limit_ns = c->cfg.time_limit_ns;
   res->replicas_apart = c->apart_outcome;
   res->closed_form_steps = c->run_steps;
+  res->closed_form_held_steps = c->run_steps_held;
   res->events = c->ev.n_popped; /* des_reset keeps the count: every replica's events when they ran apart */
   uint64_t pq = 0, ph = 0;
   for (uint32_t i = 0; i < c->cfg.replicas; i++) {

@@ -161,7 +161,12 @@ static void place(cluster *c, uint32_t ri, sched_step *st) {
   rep->steps++;
   rep->busy_ns += st->cost.gpu_ns;
   metrics_step(&c->m, &rep->sums, &st->bd, &st->cost);
-  des_push(&c->ev, end, EV_STEP, ri, 0);
+  if (c->run_held) { /* decode_run: its step ends wait in order outside the heap */
+    SIM_ASSERT(c->run_len < 4);
+    des_stamp(&c->ev, &c->run_q[(c->run_head + c->run_len++) & 3], end, EV_STEP, ri, 0);
+  } else {
+    des_push(&c->ev, end, EV_STEP, ri, 0);
+  }
 }
 
 /* Schedules one step of replica ri at `now` if its batch queue has room and
@@ -389,6 +394,9 @@ static void on_arrival(cluster *c, uint32_t idx, sim_ns now) {
   send(c, idx, now);
 }
 
+/* A decode run holds its step ends outside the heap only where finding its queued one there is cheap. */
+enum { RUN_HELD_MAX_EVENTS = 16 };
+
 /* Is replica ri's oldest step's end the timeline's next event, within the slice? */
 static bool step_is_next(const cluster *c, uint32_t ri) {
   const des_event *top = des_peek(&c->ev);
@@ -410,9 +418,36 @@ static void decode_run(cluster *c, uint32_t ri) {
   sched_run run;
   if (!sched_run_begin(&rep->s, c->reqs, &run)) return;
   des_event ev;
-  while (step_is_next(c, ri) && sched_run_can(&rep->s, c->reqs, &run)) {
+  if (c->ev.n > RUN_HELD_MAX_EVENTS) { /* many events (a shared timeline): each step end through the heap */
+    while (step_is_next(c, ri) && sched_run_can(&rep->s, c->reqs, &run)) {
+      des_pop(&c->ev, &ev);
+      start_step(c, ri, sched_run_next(&rep->s, c->reqs, &run, ev.t_ns, &c->m), ev.t_ns);
+    }
+  } else if (sched_run_can(&rep->s, c->reqs, &run)) {
+    /* Few events (a replica apart): the replica's step ends leave the heap while the run lasts. Nothing else is
+     * pushed meanwhile, so the earliest other event stays the same, and a step end is the timeline's next event
+     * (step_is_next) when it precedes that one; they go back to the heap with their keys at the end. */
     des_pop(&c->ev, &ev);
-    start_step(c, ri, sched_run_next(&rep->s, c->reqs, &run, ev.t_ns, &c->m), ev.t_ns);
+    c->run_head = c->run_len = 0;
+    if (des_remove(&c->ev, EV_STEP, ri, &c->run_q[0])) c->run_len = 1; /* the step queued after it */
+    c->run_held = true;
+    const des_event *other = des_peek(&c->ev);
+    sim_ns until = c->slice_until;
+    if (c->cfg.time_limit_ns && c->cfg.time_limit_ns < until) until = c->cfg.time_limit_ns;
+    for (;;) {
+      start_step(c, ri, sched_run_next(&rep->s, c->reqs, &run, ev.t_ns, &c->m), ev.t_ns);
+      const des_event *next = &c->run_q[c->run_head];
+      if ((other && !des_before(next, other)) || next->t_ns > until || c->ev.ambiguous ||
+          !sched_run_can(&rep->s, c->reqs, &run))
+        break;
+      ev = *next;
+      c->run_head = (c->run_head + 1) & 3;
+      c->run_len--;
+      des_took(&c->ev, &ev);
+    }
+    c->run_held = false;
+    c->run_steps_held += run.n;
+    for (uint32_t k = 0; k < c->run_len; k++) des_put_back(&c->ev, &c->run_q[(c->run_head + k) & 3]);
   }
   sched_run_end(&rep->s, c->reqs, &run);
   c->run_steps += run.n;

@@ -132,6 +132,10 @@ typedef struct cluster {
   bool stopped;         /* time limit reached or interrupted */
   sim_ns slice_until;   /* the current slice's until_ns (cluster_run_slice): a decode run stops before it */
   uint64_t run_steps;   /* steps done in closed form (sched_run_*) */
+  des_event run_q[4];   /* a decode run's own step ends while it lasts, in order (cluster.c, decode_run) */
+  uint32_t run_head, run_len;
+  bool run_held;        /* a decode run holds its step ends in run_q, not in the heap */
+  uint64_t run_steps_held; /* of run_steps, those done so (tests see which way runs went) */
   fleet *ap;            /* replicas apart (cfg.apart and eligible), until the run falls back or ends */
   uint8_t apart_outcome; /* 0 shared timeline, 1 replicas apart, 2 fell back to the shared timeline (a tie) */
   /* open mode */

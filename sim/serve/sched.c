@@ -200,7 +200,7 @@ static void describe(sched_step *st, const request *reqs) {
 
 sched_step *sched_schedule(sched *s, request *reqs, sim_ns now) {
   SIM_ASSERT(s->q_len < s->depth);
-  sched_step *st = &s->q[(s->q_head + s->q_len) % s->depth];
+  sched_step *st = sched_queued(s, s->q_len);
   st->n_items = 0;
   uint32_t budget = s->cfg.max_num_batched_tokens;
   bool preempted = schedule_running(s, st, reqs, &budget);
@@ -249,7 +249,7 @@ uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uin
     r->finish_ns = now;
     done[n_done++] = it->req;
   }
-  s->q_head = (s->q_head + 1) % s->depth;
+  if (++s->q_head == s->depth) s->q_head = 0;
   s->q_len--;
   if (removed) compact_running(s, reqs);
   return n_done;

@@ -179,7 +179,8 @@ static inline uint32_t sched_num_running(const sched *s) { return s->n_running; 
 static inline bool sched_queue_full(const sched *s) { return s->q_len >= s->depth; }
 /* k-th step of the batch queue, 0 = oldest (the running one). k < q_len. */
 static inline sched_step *sched_queued(sched *s, uint32_t k) {
-  return &s->q[(s->q_head + k) % s->depth];
+  uint32_t i = s->q_head + k; /* both below depth: no division (it was a fifth of start_step's profile) */
+  return &s->q[i >= s->depth ? i - s->depth : i];
 }
 
 /* Schedules one step at `now` and appends it to the batch queue (which must

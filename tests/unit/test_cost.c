@@ -1400,3 +1400,55 @@ Test(cost, memoized_decode_attention_names_the_bound_of_its_context) {
             seen[BOUND_MEMORY], seen[BOUND_COMPUTE]);
   cost_deinit(&w.c);
 }
+
+/* Whole decode-only steps from the step memo (cost_decstep.c) equal the sums computed afresh, field by field and
+ * bit for bit, with the same source counts: random batches and contexts asked again and again (hits), a context
+ * scan across the attention bound (the engine tuned as above so that it flips near 32,000 tokens at batch 4),
+ * contexts beyond the attention memo, and mixed steps that the memo does not keep; with and without async
+ * scheduling, TP 1 and 4. */
+Test(cost, decode_step_memo_returns_the_computed_step) {
+  const prof *p = bundled("h200_vllm-0.24.0");
+  for (int v = 0; v < 3; v++) {
+    engine_cfg e = tu_engine_vllm();
+    model_cfg m = tu_model_llama70b();
+    gpu_cfg g = tu_gpu_h200();
+    deploy_cfg d = dep(v == 2 ? 4 : 1, DT_BF16);
+    d.async_scheduling = v == 1 ? 0 : 1;
+    if (v == 0) {
+      double mem_per_tok = 2.0 * m.kv_heads * m.head_dim * 2.0 / (g.hbm_Bps * e.attn_decode_eff);
+      e.attn_prefill_eff = 4.0 * m.q_heads * m.head_dim / (g.flops[DT_BF16] * 1.001 * mem_per_tok);
+    }
+    world w, f;
+    world_init(&w, m, g, e, d);
+    world_init(&f, m, g, e, d);
+    cost_set_profiles(&w.c, p, NULL, NULL);
+    cost_set_profiles(&f.c, p, NULL, NULL);
+    uint64_t x = 777 + (uint64_t)v;
+    prefill_chunk ch = {.chunk_tokens = 300, .ctx_tokens = 40};
+    for (int i = 0; i < 6000; i++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      uint32_t B = 1 + (uint32_t)(x >> 59) % 31;
+      uint64_t C = (uint64_t)B * (1 + (x >> 20) % 3000) + (x >> 40) % B; /* few shapes: each asked again */
+      if (i >= 3000 && i < 4000) B = 4, C = 31500 + (uint64_t)(i % 1000); /* across the bound, twice */
+      if (i >= 4000 && i < 4200) B = 2, C = 2ull * COST_DEC_MEMO_L + (uint64_t)i; /* beyond the memo */
+      bool mixed = i % 97 == 0;
+      batch_desc b = {.num_tokens = B, .num_seqs = B, .num_decode = B, .decode_ctx_tokens = C, .num_sample = B};
+      if (mixed) b.num_tokens += 300, b.num_seqs++, b.num_sample++, b.num_prefill = 1, b.prefills = &ch;
+      step_cost s1, s2;
+      cost_step(&w.c, &b, &s1);
+      cost__memo_clear(&f.c); /* no attention memo, so no step memo: computed */
+      cost_step(&f.c, &b, &s2);
+      cr_assert_null(f.c.dec_step);
+      cr_assert(s1.total_ns == s2.total_ns && s1.gpu_ns == s2.gpu_ns && s1.cpu_ns == s2.cpu_ns &&
+                    s1.stage_ns[0] == s2.stage_ns[0] && s1.send_ns[0] == s2.send_ns[0],
+                "v %d step %d (B %u C %llu): %.17g vs %.17g", v, i, B, (unsigned long long)C, s1.total_ns, s2.total_ns);
+      for (int op = 0; op < OP_COUNT; op++) cr_assert(s1.op_ns[op] == s2.op_ns[op], "step %d op %d", i, op);
+      for (int bd = 0; bd < BOUND_COUNT; bd++) cr_assert(s1.bound_ns[bd] == s2.bound_ns[bd], "step %d bound %d", i, bd);
+    }
+    cr_assert_not_null(w.c.dec_step, "the memo was used");
+    cr_assert(!memcmp(w.c.src_count, f.c.src_count, sizeof w.c.src_count), "v %d: the same sources counted", v);
+    cost_set_profiles(&w.c, p, NULL, NULL);
+    cr_assert_null(w.c.dec_step, "re-attaching the tables drops it");
+    cost_deinit(&w.c), cost_deinit(&f.c);
+  }
+}

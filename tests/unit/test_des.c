@@ -111,3 +111,46 @@ Test(des, push_from_orders_by_push_time_and_flags_ties) {
   cr_assert(d.ambiguous);
   des_deinit(&d);
 }
+
+/* Taking one target's event out (des_remove) and putting it back, and holding a run of events outside the heap
+ * (des_stamp, des_took) as cluster.c's decode runs do, pop everything in the order plain pushes and pops give. */
+Test(des, events_held_outside_the_heap_keep_the_order) {
+  des a, b;
+  des_init(&a), des_init(&b);
+  rng r;
+  rng_seed(&r, 11);
+  for (uint32_t i = 0; i < 300; i++) {
+    sim_ns t = rng_below(&r, 50);
+    uint32_t target = (uint32_t)rng_below(&r, 20);
+    if (i % 3) des_push(&a, t, 1, target, i), des_push(&b, t, 1, target, i);
+    else des_push_late(&a, t, 1, target, i), des_push_late(&b, t, 1, target, i);
+  }
+  des_event ea, eb, held;
+  uint64_t n = 0;
+  while (des_pop(&a, &ea)) {
+    cr_assert(des_pop(&b, &eb));
+    cr_assert(ea.t_ns == eb.t_ns && ea.seq == eb.seq && ea.arg == eb.arg, "pop %llu", (unsigned long long)n);
+    n++;
+    if (n % 7 == 0 && des_remove(&b, 1, (uint32_t)(n % 20), &held)) { /* out and back in */
+      cr_assert_eq(held.target, (uint32_t)(n % 20));
+      des_put_back(&b, &held);
+    }
+    if (n % 11 == 0) { /* a's next event pushed and popped at once; b's held outside, then accounted */
+      des_push(&a, ea.t_ns + 1, 2, 99, 1000 + n);
+      des_event x;
+      des_stamp(&b, &held, eb.t_ns + 1, 2, 99, 1000 + n);
+      const des_event *top = des_peek(&b);
+      if (!top || des_before(&held, top)) {
+        cr_assert(des_pop(&a, &x));
+        cr_assert(x.seq == held.seq && x.t_ns == held.t_ns);
+        des_took(&b, &held);
+        cr_assert_eq(des_now(&b), held.t_ns);
+      } else {
+        des_put_back(&b, &held);
+      }
+    }
+  }
+  cr_assert_not(des_pop(&b, &eb));
+  cr_assert_eq(a.n_popped, b.n_popped);
+  des_deinit(&a), des_deinit(&b);
+}
