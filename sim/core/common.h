@@ -64,7 +64,12 @@ void sim_radix_sort_u64(uint64_t *key, uint64_t *tmp_key, void *val, void *tmp_v
 /* Grow a dynamic array *pp of element size `elem` so it holds at least `need`
  * elements; *cap is updated (doubling). */
 void sim_grow(void **pp, size_t *cap, size_t need, size_t elem);
-#define SIM_GROW(p, cap, need) sim_grow((void **)&(p), &(cap), (need), sizeof(*(p)))
+/* The capacity test inline: most calls need nothing (an item pushed on a step: one call per request and step
+ * was 3% of a 16-replica fleet run). `need` is evaluated twice: no side effects in it. */
+#define SIM_GROW(p, cap, need)                                                                                    \
+  do {                                                                                                            \
+    if ((size_t)(need) > (cap)) sim_grow((void **)&(p), &(cap), (need), sizeof(*(p)));                          \
+  } while (0)
 
 /* Read a whole file into a NUL-terminated buffer (caller frees). A path that
  * names an embedded file ("configs/...", "traces/...") that does not exist on
