@@ -225,8 +225,9 @@ typedef struct cost_model {
                                  compute, and per sequence of memory (cost_attn.c: which bound a memoized call
                                  names, without the two divisions) */
   uint64_t dec_inv[COST_DEC_MEMO_B]; /* ceil(2^32 / B) for 0 < B: cost.c, dec_step_key */
-  struct cost_dec_step *dec_step; /* whole decode-only steps by (batch, mean kv_len): cost.c, dec_step_find;
+  struct cost_dec_step *dec_step; /* whole decode-only steps by (batch, mean kv_len): cost_decstep.c;
                                      allocated with dec_memo, cleared with it */
+  uint64_t dec_hits, dec_misses;  /* its lookups so far (it stops asking where misses prevail) */
   size_t memo_len;
   uint64_t src_count[OP_COUNT][SRC_COUNT]; /* how often each source served each op: counted by
                                               cost_step, once per op per step (prefill attention once

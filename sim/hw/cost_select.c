@@ -100,4 +100,5 @@ void cost__memo_clear(cost_model *c) {
   c->dec_memo = NULL;
   free(c->dec_step);
   c->dec_step = NULL;
+  c->dec_hits = c->dec_misses = 0;
 }

@@ -1428,9 +1428,10 @@ Test(cost, decode_step_memo_returns_the_computed_step) {
     for (int i = 0; i < 6000; i++) {
       x = x * 6364136223846793005ull + 1442695040888963407ull;
       uint32_t B = 1 + (uint32_t)(x >> 59) % 31;
-      uint64_t C = (uint64_t)B * (1 + (x >> 20) % 3000) + (x >> 40) % B; /* few shapes: each asked again */
-      if (i >= 3000 && i < 4000) B = 4, C = 31500 + (uint64_t)(i % 1000); /* across the bound, twice */
+      uint64_t C = (uint64_t)B * (1 + (x >> 20) % 40) + (x >> 40) % B; /* few shapes: each asked again */
+      if (i >= 3000 && i < 4000) B = 4, C = 28500 + (uint64_t)i; /* across the bound; 4 contexts share a kv_len */
       if (i >= 4000 && i < 4200) B = 2, C = 2ull * COST_DEC_MEMO_L + (uint64_t)i; /* beyond the memo */
+      if (i >= 5500) B = 1 + (uint32_t)(x >> 59) % 31, C = (uint64_t)B * (1 + (x >> 20) % 8000); /* mostly new */
       bool mixed = i % 97 == 0;
       batch_desc b = {.num_tokens = B, .num_seqs = B, .num_decode = B, .decode_ctx_tokens = C, .num_sample = B};
       if (mixed) b.num_tokens += 300, b.num_seqs++, b.num_sample++, b.num_prefill = 1, b.prefills = &ch;
@@ -1446,9 +1447,36 @@ Test(cost, decode_step_memo_returns_the_computed_step) {
       for (int bd = 0; bd < BOUND_COUNT; bd++) cr_assert(s1.bound_ns[bd] == s2.bound_ns[bd], "step %d bound %d", i, bd);
     }
     cr_assert_not_null(w.c.dec_step, "the memo was used");
+    cr_assert_gt(w.c.dec_hits, 3000, "v %d: %llu hits", v, (unsigned long long)w.c.dec_hits);
     cr_assert(!memcmp(w.c.src_count, f.c.src_count, sizeof w.c.src_count), "v %d: the same sources counted", v);
     cost_set_profiles(&w.c, p, NULL, NULL);
     cr_assert_null(w.c.dec_step, "re-attaching the tables drops it");
     cost_deinit(&w.c), cost_deinit(&f.c);
   }
+}
+
+/* Where misses prevail (every step a new shape), the table stops being asked after its trial: no more misses are
+ * counted, and the steps still equal the computed ones. */
+Test(cost, decode_step_memo_stops_where_it_misses) {
+  const prof *p = bundled("h200_vllm-0.24.0");
+  world w, f;
+  world_init(&w, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(4, DT_FP8));
+  world_init(&f, tu_model_llama70b(), tu_gpu_h200(), tu_engine_vllm(), dep(4, DT_FP8));
+  cost_set_profiles(&w.c, p, NULL, NULL);
+  cost_set_profiles(&f.c, p, NULL, NULL);
+  for (uint32_t i = 0; i < 12000; i++) {
+    uint32_t B = 1 + i % 31;
+    batch_desc b = {.num_tokens = B, .num_seqs = B, .num_decode = B, .decode_ctx_tokens = (uint64_t)B * (1 + i / 31),
+                    .num_sample = B};
+    step_cost s1, s2;
+    cost_step(&w.c, &b, &s1);
+    cost__memo_clear(&f.c);
+    cost_step(&f.c, &b, &s2);
+    cr_assert(s1.total_ns == s2.total_ns && s1.op_ns[OP_ATTN_DECODE] == s2.op_ns[OP_ATTN_DECODE], "step %u", i);
+  }
+  cr_assert_eq(w.c.dec_hits, 0);
+  cr_assert(w.c.dec_misses >= 4096 && w.c.dec_misses < 4200, "%llu misses: it stopped asking",
+            (unsigned long long)w.c.dec_misses);
+  cr_assert(!memcmp(w.c.src_count, f.c.src_count, sizeof w.c.src_count));
+  cost_deinit(&w.c), cost_deinit(&f.c);
 }
