@@ -26,9 +26,8 @@ void des_deinit(des *d) {
   d->n = d->cap = 0;
 }
 
-#define LATE_OFFSET (1ull << 62)
-#define FROM_BIT (1ull << 61)
-
+#define LATE_OFFSET DES_LATE_BIT
+#define FROM_BIT DES_FROM_BIT
 
 /* Puts ev at the free place i and moves it up while it precedes its parent. */
 static void sift_up(des *d, size_t i, des_event ev) {

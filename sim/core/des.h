@@ -19,6 +19,10 @@
 
 #include "core/common.h"
 
+/* des_event.seq's flags: a late event (des_push_late), one pushed with des_push_from */
+#define DES_LATE_BIT (1ull << 62)
+#define DES_FROM_BIT (1ull << 61)
+
 typedef struct des_event {
   sim_ns t_ns;     /* when it fires, virtual ns */
   sim_ns push_ns;  /* virtual time of the push (tie-breaker) */
@@ -60,7 +64,7 @@ bool des_remove(des *d, uint32_t kind, uint32_t target, des_event *out);
  * holding some events outside the heap for a while (cluster.c, decode runs) puts it back with des_put_back, or
  * accounts for its pop with des_took, in key order with the heap's (des_before). */
 static inline void des_stamp(des *d, des_event *ev, sim_ns t_ns, uint32_t kind, uint32_t target, uint64_t arg) {
-  SIM_ASSERT(d->next_seq < (1ull << 61) && t_ns >= d->now_ns);
+  SIM_ASSERT(d->next_seq < DES_FROM_BIT && t_ns >= d->now_ns);
   /* field by field into place: a whole event returned and copied stalled on its own stores */
   ev->t_ns = t_ns, ev->push_ns = d->now_ns, ev->seq = d->next_seq++;
   ev->kind = kind, ev->target = target, ev->arg = arg;
@@ -71,16 +75,16 @@ void des_put_back(des *d, const des_event *ev);
 void des_took(des *d, const des_event *ev);
 /* Time of the earliest pending event, or SIM_NS_INF if none. */
 sim_ns des_peek_time(const des *d);
-/* The earliest pending event (not popped), or NULL if none. */
 /* Whether a pops before b: (time, class, push time, sequence); without des_push_from the push time grows with the
- * sequence number, so this is (time, class, sequence). Bit 62 of seq is the late class. */
+ * sequence number, so this is (time, class, sequence). */
 static inline bool des_before(const des_event *a, const des_event *b) {
   if (a->t_ns != b->t_ns) return a->t_ns < b->t_ns;
-  uint64_t la = a->seq & (1ull << 62), lb = b->seq & (1ull << 62);
+  uint64_t la = a->seq & DES_LATE_BIT, lb = b->seq & DES_LATE_BIT;
   if (la != lb) return la < lb;
   if (a->push_ns != b->push_ns) return a->push_ns < b->push_ns;
   return a->seq < b->seq;
 }
+/* The earliest pending event (not popped), or NULL if none. */
 static inline const des_event *des_peek(const des *d) { return d->n ? &d->heap[0] : NULL; }
 static inline sim_ns des_now(const des *d) { return d->now_ns; }
 

@@ -224,7 +224,7 @@ typedef struct cost_model {
   double dec_rate[3];         /* set with dec_memo: the decode roofline's ns per cached token of memory and of
                                  compute, and per sequence of memory (cost_attn.c: which bound a memoized call
                                  names, without the two divisions) */
-  uint64_t dec_inv[COST_DEC_MEMO_B]; /* ceil(2^32 / B) for 0 < B: cost.c, dec_step_key */
+  uint64_t dec_inv[COST_DEC_MEMO_B]; /* ceil(2^32 / B) for 0 < B: the step table's key (cost_decstep.c) */
   struct cost_dec_step *dec_step; /* whole decode-only steps by (batch, mean kv_len): cost_decstep.c;
                                      allocated with dec_memo, cleared with it */
   uint64_t dec_hits, dec_misses;  /* its lookups so far (it stops asking where misses prevail) */

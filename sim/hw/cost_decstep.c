@@ -26,8 +26,8 @@
 #include "hw/cost_impl.h"
 
 /* DEC_STEP_TRIAL: after this many misses, a model whose misses outnumber its hits stops asking (a miss costs a
- * snapshot of the source counts and a store: a single replica on the Azure conversation trace, 1.97M misses to
- * 0.66M hits, took 1.07x the time with the table asked throughout; a 1,000-replica fleet misses 236 times in 34M) */
+ * snapshot of the source counts and a store: a single replica on the Azure conversation trace took 1.07x the time
+ * with the table asked throughout; a 1,000-replica fleet misses 236 times in 34M: docs/ARCHITECTURE.md) */
 enum { DEC_STEP_N = 1 << 11, DEC_STEP_TRIAL = 4096, SRC_NONE = 0xff };
 
 typedef struct cost_dec_step {

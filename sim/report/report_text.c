@@ -110,7 +110,10 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
   whatif_check(r, &wr);
   for (uint32_t i = 0; i < wr.count; i++) fprintf(f, "What-if: %s\n", wr.n[i].text);
   if (wall_s >= 0)
-    fprintf(f, "simulated in %.3f s of wall time (%llu events, %.0f%% of the steps as closed-form decode runs)\n",
+    fprintf(f,
+            "simulated in %.3f s of wall time (%llu events, %.0f%% of the steps as closed-form decode runs, "
+            "decode-step table %llu hits / %llu misses)\n",
             wall_s, (unsigned long long)r->res.events,
-            s->steps ? 100.0 * (double)r->res.closed_form_steps / (double)s->steps : 0.0);
+            s->steps ? 100.0 * (double)r->res.closed_form_steps / (double)s->steps : 0.0,
+            (unsigned long long)r->res.step_table_hits, (unsigned long long)r->res.step_table_misses);
 }

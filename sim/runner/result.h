@@ -54,6 +54,9 @@ typedef struct run_result {
                                  step-by-step scheduling's) */
   uint64_t closed_form_held_steps; /* of those, steps whose runs held their step ends outside the event heap (a
                                       timeline of few events: serve/cluster.c decode_run); for tests */
+  uint64_t step_table_hits, step_table_misses; /* decode-only steps the cost model's step table answered / had
+                                                  to compute (hw/cost_decstep.c); speed only, on the wall-time
+                                                  line */
 } run_result;
 
 /* Times of record i as the metrics layer reads them (req_times_fn; ctx: const run_result *). */

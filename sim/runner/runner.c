@@ -183,6 +183,8 @@ static void collect(run_ctx *r) {
   res->replicas_apart = c->apart_outcome;
   res->closed_form_steps = c->run_steps;
   res->closed_form_held_steps = c->run_steps_held;
+  res->step_table_hits = c->cost->dec_hits;
+  res->step_table_misses = c->cost->dec_misses;
   res->events = c->ev.n_popped; /* des_reset keeps the count: every replica's events when they ran apart */
   uint64_t pq = 0, ph = 0;
   for (uint32_t i = 0; i < c->cfg.replicas; i++) {

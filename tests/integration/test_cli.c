@@ -267,9 +267,11 @@ Test(cli, step_by_step_and_shared_timeline_give_the_same_json) {
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
   const char *line = strstr(out, "of the steps as closed-form decode runs");
   cr_assert(line && !strstr(out, "(0% of the steps"), "the wall-time line counts closed-form steps: %s", out);
+  cr_assert(strstr(line, "decode-step table ") && !strstr(line, "table 0 hits"), "and the step table's hits: %s",
+            line);
   snprintf(cmd, sizeof cmd, "%s --step-by-step --shared-timeline --json %s", args, b);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
-  cr_assert(strstr(out, " events, 0% of the steps as closed-form decode runs)"), "%s", out);
+  cr_assert(strstr(out, " events, 0% of the steps as closed-form decode runs, decode-step table "), "%s", out);
   size_t la, lb;
   char *ja = tu_slurp(a, &la), *jb = tu_slurp(b, &lb);
   cr_assert(ja && jb && la == lb && memcmp(ja, jb, la) == 0, "the same results either way");
