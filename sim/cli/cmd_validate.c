@@ -21,7 +21,7 @@
 #include "cli/run_flags.h"
 #include "validate/validate.h"
 
-static const char *USAGE = "servesim validate [--data DIR] [--measurements FILE|DIR]... [--models DIR] [options]";
+static const char *USAGE = "servesim validate [--data DIR] [--measurements FILE|DIR]... [--models DIR]... [options]";
 static const char *SUMMARY =
     "Runs servesim on every published measurement in the validation directory (AIConfigurator closed-loop\n"
     "points of any model, GPU and engine, TensorRT-LLM offline and static-batch tables, MLPerf, inference-perf\n"
@@ -177,17 +177,20 @@ static int run_fit(vset *s, voverrides *ov, uint32_t rounds, sim_err *err) {
   return SIM_OK;
 }
 
-/* Every measurement the flags name: the model configs (--models, else the
- * shared data's), the data directory (when --data is given or no
- * --measurements), then each --measurements path. */
-static int load_all(vset *s, const char *models, const char *data, const cli_list *meas, sim_err *err) {
+/* Every measurement the flags name: the model configs (each --models
+ * directory, then the shared data's: a user's directory adds to the models
+ * servesim knows, and an id found in two is the first one's), the data
+ * directory (when --data is given or no --measurements), then each
+ * --measurements path. */
+static int load_all(vset *s, const cli_list *models, const char *data, const cli_list *meas, sim_err *err) {
   int rc = SIM_OK;
   char mdir[2048];
-  if (models) {
+  for (int i = 0; i < models->n && !rc; i++) {
     size_t nm = 0;
-    rc = vres_add_models_dir(vset_resolver(s), models, &nm, err);
-    if (!rc) vset_note(s, "%s: %zu model configs (--models)", models, nm);
-  } else if (vdata_find_models_dir(mdir, sizeof mdir)) {
+    rc = vres_add_models_dir(vset_resolver(s), models->items[i], &nm, err);
+    if (!rc) vset_note(s, "%s: %zu model configs (--models)", models->items[i], nm);
+  }
+  if (!rc && vdata_find_models_dir(mdir, sizeof mdir)) {
     size_t nm = 0;
     rc = vres_add_models_dir(vset_resolver(s), mdir, &nm, err);
     if (!rc) vset_note(s, "%s: %zu model configs", mdir, nm);
@@ -216,9 +219,9 @@ static void run_title(const voverrides *ov, char *title, size_t n) {
 }
 
 int cmd_validate(int argc, char **argv) {
-  const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL, *traces = NULL, *models = NULL;
+  const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL, *traces = NULL;
   uint32_t min_points = 5;
-  cli_list meas = {{0}, 0}, groups = {{0}, 0}, params = {{0}, 0};
+  cli_list meas = {{0}, 0}, groups = {{0}, 0}, params = {{0}, 0}, models = {{0}, 0};
   bool force = false, help = false, no_table = false, show_skipped = false, fit = false;
   uint32_t rounds = 4;
   double spread = NAN;
@@ -232,7 +235,7 @@ int cmd_validate(int argc, char **argv) {
       {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
       {"group-by", NULL, CLI_LIST, &groups, "G[,G]", "per-group summaries: source, gpu, engine, tp, shape, model, version (engine@version), loop (closed, open, offline, static), split (training or held_out, dense or moe); default source,gpu,engine,tp", NULL},
       {"min-points", NULL, CLI_U32, &min_points, "N", "flag summaries of fewer than N points as too few to judge (default 5; 0 = off)", NULL},
-      {"models", NULL, CLI_STR, &models, "DIR", "Hugging Face config.json files named after their ids (org--name.json) for the models the measurements name (default $SERVESIM_SHARED_DIR/models or ../shared/models when present)", NULL},
+      {"models", NULL, CLI_LIST, &models, "DIR", "Hugging Face config.json files named after their ids (org--name.json) for the models the measurements name (repeatable); added to the bundled models and to $SERVESIM_SHARED_DIR/models or ../shared/models when present, a file here taking precedence over one of the same id there", NULL},
       {"only", NULL, CLI_STR, &only, "TEXT", "validate only the points whose id contains TEXT", NULL},
       {"no-table", NULL, CLI_FLAG, &no_table, NULL, "print the summaries only, not one row per point", NULL},
       {"show-skipped", NULL, CLI_FLAG, &show_skipped, NULL, "list every skipped point (default: one line per reason)", NULL},
@@ -297,7 +300,7 @@ int cmd_validate(int argc, char **argv) {
 
   vset s;
   vset_init(&s);
-  int rc = load_all(&s, models, data, &meas, &err);
+  int rc = load_all(&s, &models, data, &meas, &err);
   if (rc) {
     vset_free(&s);
     return cli_fail("validate", &err);

@@ -230,6 +230,34 @@ static int moe_from(const jx *j, const cJSON *o, model_cfg *m) {
   return SIM_OK;
 }
 
+/* The weights of an llm-compressor (compressed-tensors) checkpoint, as vLLM's compressed_tensors scheme picks
+ * them: the format names FP4 packings (nvfp4-pack-quantized: NVFP4; mxfp4-pack-quantized: MXFP4, run as 4-bit
+ * weights like gpt-oss's); otherwise the first config group's "weights" say num_bits and type: float 8 bits is
+ * FP8 (format float-quantized, e.g. RedHatAI's FP8-dynamic checkpoints), int 4 is 4-bit weights (pack-quantized,
+ * W4A16: Kimi-K2.5's experts), int 8 is INT8. Anything else keeps the torch_dtype. */
+static void compressed_tensors_weights(const cJSON *qcfg, model_cfg *m) {
+  const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(qcfg, "format");
+  const char *f = cJSON_IsString(fmt) ? fmt->valuestring : "";
+  if (!strcmp(f, "nvfp4-pack-quantized")) {
+    m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
+    return;
+  }
+  if (!strcmp(f, "mxfp4-pack-quantized")) {
+    m->ckpt_quant = true, m->ckpt_wdtype = DT_INT4, m->mxfp4 = true;
+    return;
+  }
+  const cJSON *groups = cJSON_GetObjectItemCaseSensitive(qcfg, "config_groups");
+  const cJSON *g = cJSON_IsObject(groups) ? groups->child : NULL;
+  const cJSON *w = cJSON_IsObject(g) ? cJSON_GetObjectItemCaseSensitive(g, "weights") : NULL;
+  const cJSON *bits = cJSON_IsObject(w) ? cJSON_GetObjectItemCaseSensitive(w, "num_bits") : NULL;
+  const cJSON *type = cJSON_IsObject(w) ? cJSON_GetObjectItemCaseSensitive(w, "type") : NULL;
+  if (!cJSON_IsNumber(bits) || !cJSON_IsString(type)) return;
+  bool fl = !strcmp(type->valuestring, "float"), in = !strcmp(type->valuestring, "int");
+  if (fl && bits->valuedouble == 8) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
+  else if (in && bits->valuedouble == 4) m->ckpt_quant = true, m->ckpt_wdtype = DT_INT4;
+  else if (in && bits->valuedouble == 8) m->ckpt_quant = true, m->ckpt_wdtype = DT_INT8;
+}
+
 static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   const cJSON *mt = cJSON_GetObjectItemCaseSensitive(o, "model_type");
   if (!mt) return jx_fail(j, NULL, NULL, "model_type", "missing required key");
@@ -316,11 +344,13 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
       const cJSON *qa = cJSON_GetObjectItemCaseSensitive(qcfg, "quant_algo");
       if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "NVFP4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
       else if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "FP8")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
-    } else if (!strcmp(qm->valuestring, "compressed-tensors")) { /* llm-compressor: nvfp4-pack-quantized */
-      const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(qcfg, "format");
-      if (cJSON_IsString(fmt) && !strcmp(fmt->valuestring, "nvfp4-pack-quantized"))
-        m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
+    } else if (!strcmp(qm->valuestring, "compressed-tensors")) {
+      compressed_tensors_weights(qcfg, m);
     }
+  } else if (cJSON_IsObject(qcfg)) { /* ModelOpt's export without quant_method: quant_algo alone */
+    const cJSON *qa = cJSON_GetObjectItemCaseSensitive(qcfg, "quant_algo");
+    if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "NVFP4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
+    else if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "FP8")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
   }
   const cJSON *keep = cJSON_IsObject(qcfg) ? cJSON_GetObjectItemCaseSensitive(qcfg, "modules_to_not_convert") : NULL;
   if (cJSON_IsArray(keep))

@@ -2,40 +2,55 @@
  * (see engver.h). */
 #include "config/engver.h"
 
+#include "core/version.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-bool engver_parse(const char *s, engver *out) {
-  memset(out, 0, sizeof *out);
-  out->rc = UINT32_MAX;
-  const char *p = s;
-  for (int i = 0; i < 3; i++) {
-    if (!isdigit((unsigned char)*p)) return false;
-    char *end;
-    unsigned long v = strtoul(p, &end, 10);
-    if (v > 100000) return false;
-    out->part[i] = (uint32_t)v;
-    p = end;
-    if (*p != '.') break;
-    p++;
-  }
-  if (!strncmp(p, "rc", 2) && isdigit((unsigned char)p[2])) {
-    char *end;
-    unsigned long v = strtoul(p + 2, &end, 10);
-    if (v > 100000) return false;
-    out->rc = (uint32_t)v;
-    p = end;
-  }
-  return *p == 0 && p > s;
+/* Reads digits at *p (at most 6), advancing it; false when there are none or too many. */
+static bool digits(const char **p) {
+  const char *s = *p;
+  while (isdigit((unsigned char)**p)) (*p)++;
+  return *p > s && *p - s <= 6;
 }
 
-int engver_cmp(const engver *a, const engver *b) {
-  for (int i = 0; i < 3; i++)
-    if (a->part[i] != b->part[i]) return a->part[i] < b->part[i] ? -1 : 1;
-  return a->rc == b->rc ? 0 : a->rc < b->rc ? -1 : 1;
+/* The suffix tag at *p ("rc", "post", ...) followed by its number, optionally after one of `seps`. */
+static bool tagged(const char **p, const char *seps, const char *tag) {
+  const char *s = *p;
+  if (*s && strchr(seps, *s)) s++;
+  size_t n = strlen(tag);
+  if (strncmp(s, tag, n)) return false;
+  s += n;
+  if (!digits(&s)) return false;
+  *p = s;
+  return true;
 }
+
+bool engver_parse(const char *s, engver *out) {
+  memset(out, 0, sizeof *out);
+  if (!s || strlen(s) >= sizeof out->s) return false;
+  const char *p = s;
+  for (int i = 0; i < 3; i++) {
+    if (!digits(&p)) return false;
+    if (*p != '.' || !isdigit((unsigned char)p[1])) break;
+    p++;
+  }
+  if (!tagged(&p, "", "rc") && !tagged(&p, "", "a")) tagged(&p, "", "b");
+  tagged(&p, ".-", "post");
+  tagged(&p, ".", "dev");
+  if (*p == '+') { /* a local part: letters, digits and dots */
+    p++;
+    if (!isalnum((unsigned char)*p)) return false;
+    while (isalnum((unsigned char)*p) || *p == '.') p++;
+  }
+  if (*p) return false;
+  snprintf(out->s, sizeof out->s, "%s", s);
+  return true;
+}
+
+int engver_cmp(const engver *a, const engver *b) { return version_cmp(a->s, b->s); }
 
 /* ---- the facts -------------------------------------------------------------------- */
 
@@ -111,7 +126,7 @@ static void known_versions(const char *engine, char *buf, size_t n) {
 int engver_apply(engine_cfg *e, const char *version, sim_err *err) {
   engver v;
   if (!engver_parse(version, &v))
-    return sim_errf(err, SIM_EINPUT, "engine %s@%s: expected a version like 0.11.0 or 1.3.0rc20", e->name, version);
+    return sim_errf(err, SIM_EINPUT, "engine %s@%s: expected a version like 0.11.0, 1.3.0rc20 or 0.8.1.post3", e->name, version);
   for (size_t i = 0; i < SIM_ARRAY_LEN(OLDEST); i++) {
     engver old;
     engver_parse(OLDEST[i].oldest, &old);

@@ -15,8 +15,10 @@
  *   cudagraph_mode          FULL_AND_PIECEWISE from 0.11.0, PIECEWISE before
  * and the per-GPU scheduler defaults (engver_batch_defaults).
  *
- * Versions are dotted numbers with an optional pre-release suffix
- * ("1.3.0rc20" precedes "1.3.0"). */
+ * Versions are one to three dotted numbers with PEP 440's optional suffixes:
+ * a pre-release (a, b, rc + a number), a post-release (.postN), a development
+ * release (.devN) and a local part (+...), ordered as core/version.h says
+ * ("1.3.0rc20" precedes "1.3.0", "1.2.0rc6.post1" follows "1.2.0rc6"). */
 #ifndef SIM_ENGVER_H
 #define SIM_ENGVER_H
 
@@ -25,11 +27,12 @@
 #include "config/cfg.h"
 
 typedef struct engver {
-  uint32_t part[3];  /* major, minor, patch */
-  uint32_t rc;       /* pre-release number; UINT32_MAX = a release */
+  char s[48]; /* the version as written; compared by core/version.h's order */
 } engver;
 
-/* Parses "0.11", "0.11.1", "1.3.0rc20". False on anything else. */
+/* Parses "0.11", "0.11.1", "1.3.0rc20", "0.8.1.post3", "1.2.0rc6.post1",
+ * "0.14.1.dev1+gd68209402". False on anything else (build names such as
+ * "gpt-oss-dev" included). */
 bool engver_parse(const char *s, engver *out);
 int engver_cmp(const engver *a, const engver *b);
 

@@ -2,11 +2,14 @@
  * "0.14.1.dev1+gd68209402"), for choosing among engine versions (the
  * kernel-db import, --profile auto).
  *
- * A version is dot-separated numeric components, the last of which may carry
- * a pre- or post-release tag (rc, b, a, dev, post + a number) and a local
- * part after '+' (ignored). Order: the numeric components first (missing ones
- * count as 0: "1.0" == "1.0.0"), then dev < a < b < rc < release < post,
- * then the tag's number: 1.3.0rc20 < 1.3.0 < 1.3.0.post1. Strings that are
+ * A version is dot-separated numeric components, then optionally a
+ * pre-release tag (a, b, rc + a number), a post-release (.postN) and a
+ * development release (.devN), and a local part after '+' (ignored): PEP
+ * 440's forms, as Python packages (vLLM, SGLang, TensorRT-LLM) are versioned.
+ * Order: the numeric components first (missing ones count as 0: "1.0" ==
+ * "1.0.0"), then the pre-release (1.0.dev1 < 1.0a1 < 1.0b1 < 1.0rc1 <
+ * 1.0), then the post-release, then the development release:
+ * 1.2.0rc6 < 1.2.0rc6.post1 < 1.2.0 < 1.2.0.post1.dev2 < 1.2.0.post1. Strings that are
  * not versions (no leading digit) sort before every version, among
  * themselves by strcmp. Pure functions, no allocation. */
 #ifndef SIM_VERSION_H

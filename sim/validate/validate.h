@@ -95,6 +95,7 @@
 
 #include "config/cfg.h"
 #include "core/common.h"
+#include "core/jsonw.h"
 #include "runner/scenario.h"
 #include "workload/trace.h"
 
@@ -192,6 +193,7 @@ typedef struct vpoint {
   bool train;              /* in the fitting subset (fit.c, documented there) */
   bool moe;                /* the model is a mixture of experts (never in the fitting subset) */
   char skip[256];          /* non-empty: cannot be represented; the reason */
+  char note[400];          /* how the row was read where it needed a rule ("; "-separated; the method shows it) */
   /* results of vrun_point */
   bool ran;
   char fail[512];          /* non-empty: the run failed; the reason */
@@ -218,6 +220,11 @@ int vres_add_models_dir(vresolve *r, const char *dir, size_t *n_added, sim_err *
  * or NULL: then why (may be NULL) holds the reason when the label is a
  * known model servesim cannot read (e.g. MLA attention), else "". */
 const char *vres_model(const vresolve *r, const char *label, char *why, size_t n);
+/* vres_model, also resolving a label known by another organization or with a quantization suffix (see
+ * vresolve.c); note (may be NULL) then says how, else is ""; *base_of_quantized (may be NULL): the label was
+ * resolved to the architecture of the checkpoint it quantizes. */
+const char *vres_model_note(const vresolve *r, const char *label, char *why, size_t n, char *note, size_t nn,
+                            bool *base_of_quantized);
 const char *vres_gpu(const vresolve *r, const char *label);    /* GPU config name or NULL */
 const char *vres_engine(const vresolve *r, const char *label); /* engine config name or NULL */
 
@@ -436,6 +443,11 @@ typedef struct vreport_opts {
 } vreport_opts;
 
 void vreport_text(const vset *s, const vreport_opts *o, FILE *f);
+/* Coverage (vcover.c): rows predicted, failed and skipped, and the skip reasons by count (a reason's own
+ * figures written N), most first: a text block, a "coverage" JSON member, and the three counts. */
+void vcover_text(const vset *s, FILE *f);
+void vcover_json(const vset *s, jw *j);
+void vcover_counts(const vset *s, size_t *predicted, size_t *failed, size_t *skipped);
 int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err);
 int vreport_csv(const vset *s, const voverrides *ov, FILE *f, sim_err *err);
 

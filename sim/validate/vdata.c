@@ -102,6 +102,16 @@ bool vdata__set_precision(vpoint *p, const char *prec) {
   return false;
 }
 
+void vdata__note(vpoint *p, const char *fmt, ...) {
+  size_t k = strlen(p->note);
+  if (k && k + 2 < sizeof p->note) memcpy(p->note + k, "; ", 3), k += 2;
+  if (k + 1 >= sizeof p->note) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->note + k, sizeof p->note - k, fmt, ap);
+  va_end(ap);
+}
+
 void vdata__set_group(vpoint *p, const char *gpu_label) {
   vfmt(p->group, sizeof p->group, "%s/%s/%s/tp%u/%ux%u", p->model[0] ? p->model : "?", gpu_label,
            p->engine[0] ? p->engine : "?", p->tp, p->isl, p->osl);

@@ -8,6 +8,7 @@
 #include "validate/validate.h"
 #include "validate/vcsv.h"
 #include "validate/vdata_impl.h"
+#include "config/engver.h"
 
 /* ---- AIConfigurator closed-loop silicon sample ----------------------------------- */
 
@@ -90,8 +91,12 @@ static uint32_t aic_measured_date(const char *src) {
  * describe the engine that ran: these points use the 0.24.0 tables, which do
  * not contradict them. Any other date: the engine file's version. */
 static void aic_version(vpoint *p, const char *ver, const char *engine, const char *src) {
-  if (ver[0]) {
+  engver v;
+  if (ver[0] && engver_parse(ver, &v)) {
     vdata__set_str(p->engine_version, sizeof p->engine_version, ver);
+  } else if (ver[0]) { /* a build's name (gpt-oss-dev, glm5-hopper): which release it was is not recorded */
+    vdata__note(p, "backend_version %s is a build name, not a version: the engine file's version ran in its place",
+                ver);
   } else if (engine && !strcmp(engine, "vllm")) {
     uint32_t d = aic_measured_date(src);
     if (d >= 20251002 && d < 20251118) {
@@ -99,6 +104,31 @@ static void aic_version(vpoint *p, const char *ver, const char *engine, const ch
       vdata__set_str(p->kernel_version, sizeof p->kernel_version, "0.24.0");
     }
   }
+}
+
+/* A blank gemm_quant_mode and precision: the checkpoint's own weights (AIConfigurator leaves both empty for
+ * an unquantized checkpoint, BF16 for the rows' models): a quantization_config the model file declares, else its
+ * torch_dtype. False with a reason when the model cannot be read or its format has no servesim precision. */
+static bool aic_own_precision(vpoint *p, const char *model, bool renamed, char *why, size_t n) {
+  model_cfg m;
+  sim_err e = {0, ""};
+  if (renamed) {
+    vfmt(why, n, "gemm_quant_mode and precision are empty and the checkpoint is a quantized one read as its base "
+                 "model's architecture: its precision is unknown");
+    return false;
+  }
+  if (cfg_model_load(&m, model, &e)) {
+    vfmt(why, n, "gemm_quant_mode and precision are empty and the model cannot be read: %s", e.msg);
+    return false;
+  }
+  const char *as = NULL;
+  if (m.ckpt_quant && m.ckpt_wdtype == DT_FP8) as = "fp8";
+  else if (m.ckpt_quant && (m.ckpt_wdtype == DT_INT4 || m.ckpt_wdtype == DT_FP4)) as = "int4";
+  else if (m.ckpt_quant) as = dtype_name(m.ckpt_wdtype);
+  else as = m.native_dtype == DT_FP16 ? "fp16" : "bf16";
+  vdata__note(p, "gemm_quant_mode and precision empty: the checkpoint's own %s (%s)", as,
+              m.ckpt_quant ? "its quantization_config" : "its torch_dtype");
+  return aic_precision(p, as, why, n);
 }
 
 /* What a row's parallelism means for vLLM, or why it cannot be run: attention
@@ -194,8 +224,11 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
       rc = sim_errf(err, SIM_EINPUT, "%s:%d: system: empty", what, r->line);
       break;
     }
-    char mwhy[320];
-    const char *gpu = vres_gpu(res, system), *model = vres_model(res, mlabel, mwhy, sizeof mwhy);
+    char mwhy[320], mnote[320];
+    const char *gpu = vres_gpu(res, system);
+    bool quantized_base = false;
+    const char *model = vres_model_note(res, mlabel, mwhy, sizeof mwhy, mnote, sizeof mnote, &quantized_base);
+    if (mnote[0]) vdata__note(p, "%s", mnote);
     const char *engine = vres_engine(res, backend);
     vdata__set_str(p->gpu, sizeof p->gpu, gpu);
     vdata__set_str(p->model, sizeof p->model, model);
@@ -225,7 +258,9 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
     else if (!gpu) vfmt(p->skip, sizeof p->skip, "no servesim GPU config for system %s", system);
     else if (!engine) vfmt(p->skip, sizeof p->skip, "no servesim engine config for backend %s", backend);
     else if (pwhy[0]) vfmt(p->skip, sizeof p->skip, "%s", pwhy);
-    else if (!aic_precision(p, quant, qwhy, sizeof qwhy)) vfmt(p->skip, sizeof p->skip, "%s", qwhy);
+    else if (!quant[0] && !aic_own_precision(p, model, quantized_base, qwhy, sizeof qwhy))
+      vfmt(p->skip, sizeof p->skip, "%s", qwhy);
+    else if (quant[0] && !aic_precision(p, quant, qwhy, sizeof qwhy)) vfmt(p->skip, sizeof p->skip, "%s", qwhy);
   }
   vcsv_free(&c);
   return rc;

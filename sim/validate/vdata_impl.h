@@ -10,6 +10,8 @@ void vdata__set_str(char *dst, size_t n, const char *v);
 /* Precision: "fp8" (weights FP8; KV FP8 for TensorRT-LLM), "fp16"/"mixed" (all FP16), "bf16". Returns false
  * when unknown. */
 bool vdata__set_precision(vpoint *p, const char *prec);
+/* Appends a reading note to p->note ("; " between notes). */
+void vdata__note(vpoint *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The point's series: model/gpu/engine/tpN/ISLxOSL. */
 void vdata__set_group(vpoint *p, const char *gpu_label);
 

@@ -424,6 +424,7 @@ void vreport_text(const vset *s, const vreport_opts *o, FILE *f) {
   fprintf(f, "servesim validate: %zu points: %zu predicted, %zu failed, %zu skipped", s->n, n_run, n_fail, n_skip);
   if (o && o->wall_s > 0) fprintf(f, " (%.1f s)", o->wall_s);
   fprintf(f, "\n");
+  vcover_text(s, f);
   for (int i = 0; i < s->n_notes; i++) fprintf(f, "  %s\n", s->notes[i]);
   if (o && o->title) fprintf(f, "  parameters: %s\n", o->title);
   uint8_t *side = sim_calloc(s->n ? s->n : 1, 1);
@@ -705,6 +706,7 @@ int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
   jw_u64(root, "skipped", counts[2]);
   jw_end(root);
   jw_end(root); /* summary */
+  vcover_json(s, root);
   jw_arr(root, "points");
   for (size_t i = 0; i < s->n; i++) point_json(root, &s->pts[i], side[i], o ? o->ov : NULL);
   jw_end(root);

@@ -9,7 +9,11 @@
  *            $SERVESIM_SHARED_DIR/models or ../shared/models when present),
  *            each named after its Hugging Face id with "/" written "--"
  *            (Qwen--Qwen3-32B.json). A file servesim cannot read (MLA attention, a
- *            missing field) still resolves its id, to the reason.
+ *            missing field) still resolves its id, to the reason. A label
+ *            neither knows resolves to the one model of the same name under
+ *            another organization, else to the one model its name has with a
+ *            quantization suffix dropped (-FP8, -NVFP4, -AWQ, ...), with a
+ *            note saying so; an ambiguous name resolves to nothing.
  *   GPUs     every GPU config by name and aliases.
  *   engines  every engine config by name and aliases.
  * Labels compare ignoring ASCII case. Lookups are linear: tens of configs. */
@@ -135,9 +139,8 @@ int vres_add_models_dir(vresolve *r, const char *dir, size_t *n_added, sim_err *
   return SIM_OK;
 }
 
-const char *vres_model(const vresolve *r, const char *label, char *why, size_t n) {
-  if (why && n) why[0] = 0;
-  if (!label || !label[0]) return NULL;
+/* The exact lookup: an alias of a bundled model, else a models directory's id. */
+static const char *model_exact(const vresolve *r, const char *label, char *why, size_t n) {
   for (size_t i = 0; i < r->n_models; i++)
     if (cfg_model_has_alias(&r->models[i], label)) return r->models[i].name;
   for (size_t i = 0; i < r->n_dir; i++)
@@ -147,6 +150,81 @@ const char *vres_model(const vresolve *r, const char *label, char *why, size_t n
       return NULL;
     }
   return NULL;
+}
+
+/* The part of a Hugging Face id after its organization ("meta-llama/Llama-3.1-8B" -> "Llama-3.1-8B"). */
+static const char *id_name(const char *id) {
+  const char *s = strrchr(id, '/');
+  return s ? s + 1 : id;
+}
+
+/* Suffixes that name a checkpoint's quantization, not its architecture (Hugging Face naming of NVIDIA ModelOpt,
+ * RedHat/Neural Magic llm-compressor, AutoAWQ/GPTQ and the model makers' own FP8 releases). Longest first. */
+static const char *const QUANT_SUFFIXES[] = {"-FP8-Static-PerTensor", "-FP8-dynamic", "-FP8-Dynamic", "-FP8-static",
+                                             "-quantized.w4a16", "-quantized.w8a8", "-GPTQ-Int4", "-GPTQ-Int8",
+                                             "-FP8", "-NVFP4", "-MXFP4", "-AWQ", "-GPTQ", "-W4A16", "-W8A8", "-INT4",
+                                             "-INT8"};
+
+/* label's name without its quantization suffix into out; false when it has none. */
+static bool strip_quant_suffix(const char *label, char *out, size_t n) {
+  const char *name = id_name(label);
+  size_t len = strlen(name);
+  for (size_t i = 0; i < SIM_ARRAY_LEN(QUANT_SUFFIXES); i++) {
+    size_t k = strlen(QUANT_SUFFIXES[i]);
+    if (len > k && !strcasecmp(name + len - k, QUANT_SUFFIXES[i])) {
+      vfmt(out, n, "%.*s", (int)(len - k), name);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The label of the one model whose alias or directory id has `name` after its organization (case ignored): a
+ * bundled model's alias first, else a models directory's id; NULL when none or several match (an ambiguous name
+ * is not guessed). */
+static const char *model_by_name(const vresolve *r, const char *name) {
+  const char *found = NULL;
+  int hits = 0;
+  for (size_t i = 0; i < r->n_models; i++)
+    for (uint32_t a = 0; a < r->models[i].naliases; a++)
+      if (strchr(r->models[i].aliases[a], '/') && !strcasecmp(id_name(r->models[i].aliases[a]), name)) {
+        hits++;
+        found = r->models[i].aliases[a];
+        break; /* one hit a model */
+      }
+  if (hits) return hits == 1 ? found : NULL;
+  for (size_t i = 0; i < r->n_dir; i++)
+    if (!strcasecmp(id_name(r->dir[i].id), name)) hits++, found = r->dir[i].id;
+  return hits == 1 ? found : NULL;
+}
+
+const char *vres_model_note(const vresolve *r, const char *label, char *why, size_t n, char *note, size_t nn,
+                            bool *base_of_quantized) {
+  if (why && n) why[0] = 0;
+  if (base_of_quantized) *base_of_quantized = false;
+  if (note && nn) note[0] = 0;
+  if (!label || !label[0]) return NULL;
+  const char *m = model_exact(r, label, why, n);
+  if (m || (why && n && why[0])) return m;
+  /* the same name under another organization (zhipuai/GLM-5 is zai-org/GLM-5), else the architecture of a
+     quantized checkpoint's base model (nvidia/Llama-3.1-8B-Instruct-FP8 is meta-llama/Llama-3.1-8B-Instruct's) */
+  const char *matched = strchr(label, '/') ? model_by_name(r, id_name(label)) : NULL;
+  bool base = false;
+  char stem[160];
+  if (!matched && strip_quant_suffix(label, stem, sizeof stem)) matched = model_by_name(r, stem), base = true;
+  if (!matched) return NULL;
+  m = model_exact(r, matched, why, n);
+  if (base_of_quantized) *base_of_quantized = base;
+  if (note && nn)
+    vfmt(note, nn, base ? "model %s read as %s's architecture (a quantized checkpoint of it: the row's precision "
+                          "applies)"
+                        : "model %s read as %s (the same name under another organization)",
+         label, matched);
+  return m;
+}
+
+const char *vres_model(const vresolve *r, const char *label, char *why, size_t n) {
+  return vres_model_note(r, label, why, n, NULL, 0, NULL);
 }
 
 const char *vres_gpu(const vresolve *r, const char *label) {

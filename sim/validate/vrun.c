@@ -291,7 +291,7 @@ void vpoint_method(const vpoint *p, const voverrides *ov, char *buf, size_t n) {
   else ADDO(" --request-rate %g --burstiness %g", g->request_rate, g->burstiness);
   if (sc->max_concurrency) ADDO(" --max-concurrency %u", sc->max_concurrency);
 #undef ADDO
-  vfmt(buf, n, "%s%s. Redo: %s", what, source_facts_text(p), cmd);
+  vfmt(buf, n, "%s%s%s%s. Redo: %s", what, source_facts_text(p), p->note[0] ? "; " : "", p->note, cmd);
   free(sc);
 }
 

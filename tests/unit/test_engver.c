@@ -25,7 +25,27 @@ Test(engver, parse_and_order) {
   cr_assert_lt(engver_cmp(&a, &b), 0, "a release candidate precedes its release");
   cr_assert(engver_parse("1.3.0rc3", &b));
   cr_assert_lt(engver_cmp(&b, &a), 0, "rc3 < rc20");
-  const char *bad[] = {"", "v0.11", "0.11.x", "0..1", "0.11.0-beta", "abc", "1.2.3.4"};
+  /* PEP 440 suffixes, as AIConfigurator's rows record them (TensorRT-LLM 0.8.1.post3, 1.2.0rc6.post1, SGLang
+   * 0.5.1.post1) and as development builds name themselves */
+  cr_assert(engver_parse("1.2.0rc6.post1", &a));
+  cr_assert(engver_parse("1.2.0rc6", &b));
+  cr_assert_gt(engver_cmp(&a, &b), 0, "a post-release follows its release candidate");
+  cr_assert(engver_parse("1.2.0", &b));
+  cr_assert_lt(engver_cmp(&a, &b), 0, "and precedes the release");
+  cr_assert(engver_parse("0.8.1.post3", &a));
+  cr_assert(engver_parse("0.8.1.post1", &b));
+  cr_assert_gt(engver_cmp(&a, &b), 0, "post3 > post1");
+  cr_assert(engver_parse("0.8.1", &b));
+  cr_assert_gt(engver_cmp(&a, &b), 0, "0.8.1.post3 > 0.8.1");
+  cr_assert(engver_parse("0.8.2", &b));
+  cr_assert_lt(engver_cmp(&a, &b), 0, "0.8.1.post3 < 0.8.2");
+  cr_assert(engver_parse("0.14.1.dev1+gd68209402", &a));
+  cr_assert(engver_parse("0.14.1rc1", &b));
+  cr_assert_lt(engver_cmp(&a, &b), 0, "a development build precedes the pre-releases");
+  cr_assert(engver_parse("1.0.0b2", &a) && engver_parse("1.0.0a9", &b));
+  cr_assert_gt(engver_cmp(&a, &b), 0, "b2 > a9");
+  const char *bad[] = {"", "v0.11", "0.11.x", "0..1", "0.11.0-beta", "abc", "1.2.3.4", "gpt-oss-dev", "glm5-hopper",
+                       "1.0.0rc", "1.0.0.post", "1.0.0+", "1.0.0rc1rc2", "1.0.0 "};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) cr_assert_not(engver_parse(bad[i], &a), "'%s'", bad[i]);
 }
 

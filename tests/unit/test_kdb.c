@@ -232,6 +232,11 @@ Test(kdb, version_order) {
   cr_assert(version_cmp("0.14.1.dev1+gd68209402", "0.14.1") < 0);
   cr_assert(version_cmp("0.14.1.dev1+gd68209402", "0.14.0") > 0);
   cr_assert(version_cmp("1.3.0.post1", "1.3.0") > 0);
+  cr_assert(version_cmp("1.2.0rc6.post1", "1.2.0rc6") > 0, "a post-release of a release candidate follows it");
+  cr_assert(version_cmp("1.2.0rc6.post1", "1.2.0rc7") < 0);
+  cr_assert(version_cmp("1.2.0rc6.post1", "1.2.0") < 0);
+  cr_assert(version_cmp("1.0.dev1", "1.0a1") < 0, "a development release of 1.0 precedes its pre-releases");
+  cr_assert(version_cmp("1.0.post1.dev2", "1.0.post1") < 0 && version_cmp("1.0.post1.dev2", "1.0") > 0);
   cr_assert(version_cmp("latest", "0.1") < 0 && !version_valid("latest") && version_valid("0.1"));
 }
 
