@@ -396,7 +396,7 @@ Test(validate_cli, any_model_any_file_and_the_redo_command) {
                  dir, "week48/bench-results.csv",
       "q1,silicon_concurrency=4,vllm,0.15.1,Qwen/Qwen3-8B,h100_sxm,bf16,agg,512,64,bfloat16,,4,1,,,,,40,9\n"
       "q2,silicon_concurrency=8,vllm,0.15.1,Qwen/Qwen3-8B,h100_sxm,bf16,agg,512,64,bfloat16,,8,1,,,,,45,10\n"
-      "q3,silicon_concurrency=8,vllm,0.15.1,Qwen/Qwen3-235B-A22B,h100_sxm,bf16,agg,512,64,bfloat16,,8,1,,,,,45,10\n");
+      "q3,silicon_concurrency=8,vllm,0.15.1,example-org/No-Such-Model-7B,h100_sxm,bf16,agg,512,64,bfloat16,,8,1,,,,,45,10\n");
   snprintf(args, sizeof args,
            "validate --measurements '%s' --models '%s' --group-by model,version,loop --min-points 3 --json -", dir,
            mdir);
@@ -406,7 +406,7 @@ Test(validate_cli, any_model_any_file_and_the_redo_command) {
   cr_assert(strstr(err, "By model:") && strstr(err, "Qwen--Qwen3-8B ttft_ms") && strstr(err, "By version:") &&
                 strstr(err, "vllm@0.15.1") && strstr(err, "By loop:") && strstr(err, "[too few points to judge]"),
             "%s", err);
-  cr_assert(strstr(err, "no servesim model config for Qwen/Qwen3-235B-A22B"), "%s", err);
+  cr_assert(strstr(err, "no servesim model config for example-org/No-Such-Model-7B"), "%s", err);
   cJSON *root = cJSON_Parse(out);
   cr_assert(root != NULL);
   const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "points"), 0);
@@ -513,4 +513,95 @@ Test(validate_cli, bad_input_exits_2_with_a_precise_message) {
   snprintf(args, sizeof args, "validate --data '%s' --save-traces /nonexistent/dir", tu_src("tests/data/infperf/ok"));
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "--save-traces /nonexistent/dir"), "%s", err);
+}
+
+/* The point of `id` in a validate JSON report, or NULL. */
+static const cJSON *point_by_id(const cJSON *root, const char *id) {
+  const cJSON *p;
+  cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(root, "points")) {
+    const cJSON *i = cJSON_GetObjectItemCaseSensitive(p, "id");
+    if (cJSON_IsString(i) && strstr(i->valuestring, id)) return p;
+  }
+  return NULL;
+}
+
+static const char *pstr(const cJSON *p, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, key);
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+#define QWEN8B_CONFIG                                                                                                \
+  "{\"model_type\": \"qwen3\", \"hidden_size\": 4096, \"intermediate_size\": 12288, \"num_hidden_layers\": 36, "   \
+  "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": 128, \"vocab_size\": 151936, "            \
+  "\"max_position_embeddings\": 40960, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\"}"
+
+/* The input quirks of AIConfigurator's public sample that were skipped or failed (issue [coverage]), each in a
+ * row written here: every row is predicted, with a note saying how it was read. */
+Test(validate_cli, aic_input_quirks_are_predicted) {
+  const char *dir = tu_tmpdir(), *mdir = tu_tmpdir(), *shared = tu_tmpdir();
+  char path[1024], args[4096];
+  /* a shared models directory (as ../shared/models) holding one model; --models adds another */
+  snprintf(path, sizeof path, "%s/models/acme--Shared-8B.json", shared);
+  cr_assert(tu_write_table(path, QWEN8B_CONFIG, false));
+  setenv("SERVESIM_SHARED_DIR", shared, 1);
+  write_measured(mdir, "Qwen--Qwen3-8B.json", QWEN8B_CONFIG, dir, "quirks.csv",
+      /* blank gemm_quant_mode and precision: the checkpoint's own BF16 */
+      "blank,silicon_concurrency=4,vllm,0.15.1,Qwen/Qwen3-8B,h100_sxm,,agg,512,64,,,4,1,,,,,40,9\n"
+      /* PEP 440 post-release of a release candidate, and of a release */
+      "post,silicon_concurrency=4,trtllm,1.2.0rc6.post1,Qwen/Qwen3-8B,h100_sxm,bf16,agg,512,64,bfloat16,,4,1,,,,,40,9\n"
+      "post2,silicon_concurrency=4,trtllm,0.8.1.post3,Qwen/Qwen3-8B,h200_sxm,bf16,agg,512,64,bfloat16,,4,1,,,,,40,9\n"
+      /* a build's name instead of a version */
+      "build,silicon_concurrency=4,vllm,gpt-oss-dev,Qwen/Qwen3-8B,h200_sxm,bf16,agg,512,64,bfloat16,,4,2,,,,,40,9\n"
+      /* a quantized checkpoint's id: the base model's architecture (bundled llama-3.1-8b) */
+      "fp8id,silicon_concurrency=4,vllm,0.15.1,nvidia/Llama-3.1-8B-Instruct-FP8,h100_sxm,fp8,agg,512,64,fp8,,4,1,,,,,"
+      "30,7\n"
+      /* the same name under another organization */
+      "org,silicon_concurrency=4,vllm,0.15.1,renamed-org/Qwen3-8B,h100_sxm,bf16,agg,512,64,bfloat16,,4,1,,,,,40,9\n"
+      /* a model of the shared directory, found although --models is given */
+      "shared,silicon_concurrency=4,vllm,0.15.1,acme/Shared-8B,h100_sxm,bf16,agg,512,64,bfloat16,,4,1,,,,,40,9\n");
+  snprintf(args, sizeof args, "validate --measurements '%s' --models '%s' --no-table --json -", dir, mdir);
+  int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
+  unsetenv("SERVESIM_SHARED_DIR");
+  cr_assert_eq(rc, 0, "%s", err);
+  cr_assert(strstr(err, "7 points: 7 predicted, 0 failed, 0 skipped"), "%s", err);
+  cr_assert(strstr(err, "coverage: 7 of 7 rows predicted (100.0%), 0 failed, 0 skipped\n"), "%s", err);
+  cJSON *root = cJSON_Parse(out);
+  cr_assert(root != NULL);
+  const cJSON *cov = cJSON_GetObjectItemCaseSensitive(root, "coverage");
+  cr_assert_eq(jget_num(cov, "predicted", NULL, NULL), 7);
+  const cJSON *p = point_by_id(root, "Qwen--Qwen3-8B/h100-sxm/vllm/tp1/512x64/c4");
+  cr_assert(p, "%s", out);
+  cr_assert(strstr(pstr(p, "method"), "the checkpoint's own bf16 (its torch_dtype)") &&
+                strstr(pstr(p, "method"), "--quantization none"),
+            "%s", pstr(p, "method"));
+  p = point_by_id(root, "h100-sxm/trtllm/tp1/512x64/c4");
+  cr_assert(p && !strcmp(pstr(p, "status"), "predicted"), "%s", out);
+  p = point_by_id(root, "h200/trtllm/tp1/512x64/c4");
+  cr_assert(p && !strcmp(pstr(p, "status"), "predicted"), "%s", out);
+  p = point_by_id(root, "h200/vllm/tp2/512x64/c4");
+  cr_assert(p && strstr(pstr(p, "method"), "backend_version gpt-oss-dev is a build name"), "%s", out);
+  p = point_by_id(root, "llama-3.1-8b/h100-sxm/vllm/tp1/512x64/c4");
+  cr_assert(p && !strcmp(pstr(p, "status"), "predicted"), "%s", out);
+  cr_assert(strstr(pstr(p, "method"), "model nvidia/Llama-3.1-8B-Instruct-FP8 read as meta-llama/Llama-3.1-8B-Instruct"
+                                      "'s architecture") &&
+                strstr(pstr(p, "method"), "--quantization fp8"),
+            "%s", pstr(p, "method"));
+  size_t orgs = 0;
+  const cJSON *q;
+  cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(root, "points"))
+    orgs += strstr(pstr(q, "method"), "model renamed-org/Qwen3-8B read as Qwen/Qwen3-8B (the same name under another "
+                                      "organization)") != NULL;
+  cr_assert_eq(orgs, 1u, "%s", out);
+  cr_assert(point_by_id(root, "acme--Shared-8B"), "the shared directory's model: %s", out);
+  cJSON_Delete(root);
+  /* an ambiguous name is not guessed: two models named Twin-8B under other organizations */
+  snprintf(path, sizeof path, "%s/a--Twin-8B.json", mdir);
+  cr_assert(tu_write_table(path, QWEN8B_CONFIG, false));
+  snprintf(path, sizeof path, "%s/b--Twin-8B.json", mdir);
+  cr_assert(tu_write_table(path, QWEN8B_CONFIG, false));
+  write_measured(mdir, "Qwen--Qwen3-8B.json", QWEN8B_CONFIG, dir, "quirks.csv",
+                 "twin,silicon_concurrency=4,vllm,0.15.1,c/Twin-8B,h100_sxm,bf16,agg,512,64,bfloat16,,4,1,,,,,40,9\n");
+  snprintf(args, sizeof args, "validate --measurements '%s' --models '%s' --no-table", dir, mdir);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "1 x no servesim model config for c/Twin-8B (add one"), "%s\n%s", out, err);
 }

@@ -343,6 +343,40 @@ Test(config, mixture_of_experts_models) {
     cr_assert_eq(cfg_model_parse(&m, js, "nv.json", &e), SIM_OK, "%s", e.msg);
     cr_assert(m.ckpt_quant && m.ckpt_wdtype == DT_FP4, "%s", nv[i]);
   }
+  /* llm-compressor (compressed-tensors) checkpoints by their first config group's weights, as vLLM picks the
+     scheme: RedHatAI's FP8-dynamic (float 8 bits), Kimi-K2.5's INT4 experts (int 4 bits, pack-quantized), W8A8
+     INT8, MXFP4; ModelOpt's export without quant_method (quant_algo FP8); a scheme servesim has no dtype for
+     keeps the torch_dtype */
+  static const struct {
+    const char *qc;
+    bool quant;
+    sim_dtype w;
+  } ct[] = {{"{\"quant_method\": \"compressed-tensors\", \"format\": \"float-quantized\", \"config_groups\": "
+             "{\"group_0\": {\"targets\": [\"Linear\"], \"weights\": {\"num_bits\": 8, \"type\": \"float\", "
+             "\"strategy\": \"channel\"}, \"input_activations\": {\"num_bits\": 8, \"type\": \"float\", "
+             "\"dynamic\": true}}}}",
+             true, DT_FP8},
+            {"{\"quant_method\": \"compressed-tensors\", \"format\": \"pack-quantized\", \"config_groups\": "
+             "{\"group_0\": {\"weights\": {\"num_bits\": 4, \"type\": \"int\", \"group_size\": 32}}}}",
+             true, DT_INT4},
+            {"{\"quant_method\": \"compressed-tensors\", \"format\": \"int-quantized\", \"config_groups\": "
+             "{\"group_0\": {\"weights\": {\"num_bits\": 8, \"type\": \"int\"}}}}",
+             true, DT_INT8},
+            {"{\"quant_method\": \"compressed-tensors\", \"format\": \"mxfp4-pack-quantized\"}", true, DT_INT4},
+            {"{\"quant_algo\": \"FP8\", \"config_groups\": {}}", true, DT_FP8},
+            {"{\"quant_method\": \"compressed-tensors\", \"config_groups\": {\"group_0\": {\"weights\": "
+             "{\"num_bits\": 2, \"type\": \"int\"}}}}",
+             false, DT_BF16}};
+  for (size_t i = 0; i < sizeof ct / sizeof ct[0]; i++) {
+    char js[2048];
+    snprintf(js, sizeof js, "{\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": 128, "
+             "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+             "\"max_position_embeddings\": 128, \"torch_dtype\": \"bfloat16\", \"quantization_config\": %s}", ct[i].qc);
+    cr_assert_eq(cfg_model_parse(&m, js, "ct.json", &e), SIM_OK, "%s", e.msg);
+    cr_assert_eq(m.ckpt_quant, ct[i].quant, "%s", ct[i].qc);
+    if (ct[i].quant) cr_assert_eq(m.ckpt_wdtype, ct[i].w, "%s: %s", ct[i].qc, dtype_name(m.ckpt_wdtype));
+    cr_assert_eq(m.native_dtype, DT_BF16);
+  }
   const char *topk = "{\"model_type\": \"mixtral\", \"hidden_size\": 64, \"intermediate_size\": 64, "
                      "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_local_experts\": 4, "
                      "\"num_experts_per_tok\": 8, \"vocab_size\": 100, \"max_position_embeddings\": 128}";
