@@ -126,7 +126,10 @@ void vfit_mark_training(vset *s) {
       }
       p->moe = last_moe;
     }
-    bool aic = p->src == VSRC_AIC && !p->moe && (p->concurrency == 4 || p->concurrency == 16 || p->concurrency == 64);
+    /* Llama-3.1-70B's rows only: other dense models' AIConfigurator rows (Qwen3-32B, Llama-3.1-8B, ...: the
+       Hopper sample of all engines) are held out, so the subset stays the one the committed values were fitted on */
+    bool aic = p->src == VSRC_AIC && !p->moe && !strcmp(p->model, "llama-3.1-70b") &&
+               (p->concurrency == 4 || p->concurrency == 16 || p->concurrency == 64);
     bool stage = p->src == VSRC_INFPERF && !strcmp(p->model, "llama-2-7b");
     p->train = !p->skip[0] && (aic || stage);
   }
