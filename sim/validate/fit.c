@@ -126,9 +126,12 @@ void vfit_mark_training(vset *s) {
       }
       p->moe = last_moe;
     }
-    /* Llama-3.1-70B's rows only: other dense models' AIConfigurator rows (Qwen3-32B, Llama-3.1-8B, ...: the
-       Hopper sample of all engines) are held out, so the subset stays the one the committed values were fitted on */
-    bool aic = p->src == VSRC_AIC && !p->moe && !strcmp(p->model, "llama-3.1-70b") &&
+    /* Llama-3.1-70B's vLLM/H100 and TensorRT-LLM/H200 rows only: the other rows of the Hopper sample of all
+       engines (other models, the other GPU of each engine) are held out, so the subset stays the one the
+       committed values were fitted on */
+    bool series = !strcmp(p->model, "llama-3.1-70b") && ((!strcmp(p->engine, "vllm") && !strcmp(p->gpu, "h100-sxm")) ||
+                                                          (!strcmp(p->engine, "trtllm") && !strcmp(p->gpu, "h200")));
+    bool aic = p->src == VSRC_AIC && !p->moe && series &&
                (p->concurrency == 4 || p->concurrency == 16 || p->concurrency == 64);
     bool stage = p->src == VSRC_INFPERF && !strcmp(p->model, "llama-2-7b");
     p->train = !p->skip[0] && (aic || stage);
