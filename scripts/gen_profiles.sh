@@ -3,7 +3,7 @@
 # configs/profiles/<gpu>_<engine>-<version>.json, from NVIDIA AIConfigurator's
 # kernel database (Apache-2.0; configs/profiles/README.md) with
 # `servesim calibrate --from-kernel-db`: one file per (GPU, engine, version)
-# the database has for the five GPU types below, and beside it
+# the database has for the GPU types below, and beside it
 # <gpu>_<engine>-<version>.moe.json with its fused-MoE tables (loaded only for
 # mixture-of-experts models, so dense runs do not parse them). The output is byte-identical
 # for the same data and servesim, so a clean `git status` after running this
@@ -25,7 +25,7 @@ if [ ! -x "$bin" ]; then
   exit 2
 fi
 export LC_ALL=C
-for gpu in a100-sxm-80gb b200 h100-sxm h200 l40s; do
+for gpu in a100-sxm-80gb b200 b300 gb200 gb300 h100-sxm h200 l40s; do
   for engine in vllm trtllm; do
     for v in $("$bin" calibrate --from-kernel-db "$db" --gpu "$gpu" --engine "$engine" --list-versions); do
       out="configs/profiles/${gpu}_${engine}-${v}.json"

@@ -111,6 +111,7 @@ Test(profiles, bundled_profiles_are_what_the_importer_makes, .timeout = 300) {
   snprintf(root, sizeof root, "%s", db);
   same_as_bundled(root, "h100-sxm", "vllm", "0.14.0");
   same_as_bundled(root, "a100-sxm-80gb", "trtllm", "1.0.0");
+  same_as_bundled(root, "gb300", "trtllm", "1.3.0rc20"); /* a GPU the round-3 database added */
 }
 
 Test(profiles, loo_of_a_bundled_profile_meets_the_target) {
@@ -166,6 +167,15 @@ Test(profiles, auto_picks_this_gpu_engine_and_nearest_version) {
   s = choose("auto", "h200", "trtllm", NULL);
   cr_assert(strstr(s.source, "h200_trtllm-1.3.0rc20") && strstr(s.source, "trtllm 1.3.0rc20 on h200_sxm"), "%s",
             s.source);
+  /* Blackwell Ultra and the NVL72 racks: their own measured tables (kernel-db b300_sxm, gb200, gb300) */
+  static const char *const bw[] = {"b300", "gb200", "gb300"};
+  for (int i = 0; i < 3; i++) {
+    s = choose("auto", bw[i], "vllm", NULL);
+    cr_assert(s.own && !s.other && !strcmp(prof_engine_version(s.own), "0.24.0"), "%s: %s", bw[i], s.source);
+    cr_assert(strstr(s.source, bw[i]) && !strstr(s.source, "scaled"), "%s", s.source);
+    s = choose("auto", bw[i], "trtllm", NULL);
+    cr_assert(s.own && !strcmp(prof_engine_version(s.own), "1.3.0rc20"), "%s: %s", bw[i], s.source);
+  }
   s = choose("none", "h200", "vllm", NULL);
   cr_assert(!s.own && !s.other && strstr(s.source, "roofline"));
   profsel_cache_clear();

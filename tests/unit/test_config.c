@@ -95,14 +95,39 @@ Test(config, every_bundled_config_loads_by_name) {
     }
   }
   cr_assert_geq(counts[0], 4);
-  cr_assert_geq(counts[1], 6);
+  cr_assert_geq(counts[1], 9);
   cr_assert_geq(counts[2], 2);
+}
+
+/* Blackwell Ultra and the NVL72 racks (datasheet figures as AIConfigurator's system files give them): an
+ * NVL72 rack is one NVLink domain of 72 GPUs, so a TP16 replica stays on NVLink there and spans two nodes of
+ * an HGX system; AIConfigurator's system labels resolve to them. */
+Test(config, blackwell_ultra_and_nvl72_gpus) {
+  static const struct {
+    const char *name, *label;
+    double mem_mib, tb_s, bf16, fp8, fp4;
+    uint32_t per_node;
+  } t[] = {{"b300", "NVIDIA B300 SXM6 AC", 275040, 7.75, 2250, 4500, 14000, 8},
+           {"gb200", "NVIDIA GB200", 189471, 8.0, 2500, 5000, 10000, 72},
+           {"gb300", "NVIDIA GB300", 284208, 8.0, 2500, 5000, 15000, 72}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    gpu_cfg g;
+    sim_err e = {0};
+    cr_assert_eq(cfg_gpu_load(&g, t[i].name, &e), SIM_OK, "%s", e.msg);
+    cr_assert_float_eq(g.mem_bytes, t[i].mem_mib * 1048576.0, 1.0, "%s", t[i].name);
+    cr_assert_float_eq(g.hbm_Bps, t[i].tb_s * 1e12, 1e3, "%s", t[i].name);
+    cr_assert_float_eq(g.flops[DT_BF16], t[i].bf16 * 1e12, 1e3, "%s", t[i].name);
+    cr_assert_float_eq(g.flops[DT_FP8], t[i].fp8 * 1e12, 1e3, "%s", t[i].name);
+    cr_assert_float_eq(g.flops[DT_FP4], t[i].fp4 * 1e12, 1e3, "%s", t[i].name);
+    cr_assert_eq(g.gpus_per_node, t[i].per_node, "%s", t[i].name);
+    cr_assert(cfg_gpu_has_alias(&g, t[i].label), "%s answers to %s", t[i].name, t[i].label);
+  }
 }
 
 Test(config, list_is_sorted_and_complete) {
   char buf[512];
   cfg_list(CFG_GPU, buf, sizeof buf);
-  cr_assert_str_eq(buf, "a100-sxm-80gb, b200, h100-sxm, h20, h200, l40s");
+  cr_assert_str_eq(buf, "a100-sxm-80gb, b200, b300, gb200, gb300, h100-sxm, h20, h200, l40s");
   cfg_list(CFG_ENGINE, buf, sizeof buf);
   cr_assert_str_eq(buf, "trtllm, vllm");
   cfg_list(CFG_MODEL, buf, sizeof buf);
@@ -678,7 +703,7 @@ Test(config, data_dir_overrides_embedded) {
   cr_assert_eq(cfg_gpu_load(&g, "h100-sxm", &e), SIM_OK, "embedded still served: %s", e.msg);
   char list[512];
   cfg_list(CFG_GPU, list, sizeof list);
-  cr_assert_str_eq(list, "a100-sxm-80gb, b200, h100-sxm, h20, h200, l40s, mygpu");
+  cr_assert_str_eq(list, "a100-sxm-80gb, b200, b300, gb200, gb300, h100-sxm, h20, h200, l40s, mygpu");
 
   unsetenv("SERVESIM_DATA_DIR");
   cr_assert_eq(cfg_gpu_load(&g, "h200", &e), SIM_OK, "%s", e.msg);
