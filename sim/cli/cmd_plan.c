@@ -55,6 +55,7 @@ int cmd_plan(int argc, char **argv) {
   if (run_flags_apply(&rf, &sc, &err)) return cli_fail("plan", &err);
   plan_result *p = sim_calloc(1, sizeof *p);
   rc = plan_analyze(p, &sc, &po, &err);
+  if (!rc && p->model.unmodelled[0]) fprintf(stderr, "servesim plan: warning: %s: %s\n", p->model.name, p->model.unmodelled);
   if (!rc) {
     bool to_stdout = json && !strcmp(json, "-");
     plan_print(p, to_stdout ? stderr : stdout);

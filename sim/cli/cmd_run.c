@@ -112,6 +112,7 @@ int cmd_run(int argc, char **argv) {
   double t0 = plan_wall_s();
   run_ctx *r = sim_calloc(1, sizeof *r);
   rc = runner_prepare(r, &sc, &err);
+  if (!rc && r->model.unmodelled[0]) fprintf(stderr, "servesim run: warning: %s: %s\n", r->model.name, r->model.unmodelled);
   if (!rc) {
     drv_opts d = {speed, 0, 0};
     rc = runner_execute(r, &d, &err);

@@ -27,7 +27,7 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   } while (0)
   OPT("scenario", NULL, CLI_STR, &f->scenario, "FILE", "scenario JSON (configs/examples/NAME or a path); default: built-in", NULL);
   OPT("model", NULL, CLI_STR, &f->model, "NAME|PATH", "model: bundled name or a Hugging Face config.json", NULL);
-  OPT("gpu", NULL, CLI_STR, &f->gpu, "NAME|PATH", "GPU type: h100-sxm, h200, a100-sxm-80gb, h20, l40s, b200 or a path", NULL);
+  OPT("gpu", NULL, CLI_STR, &f->gpu, "NAME|PATH", "GPU type: h100-sxm, h200, a100-sxm-80gb, h20, l40s, b200, b300, gb200, gb300 (NVL72) or a path", NULL);
   OPT("engine", NULL, CLI_STR, &f->engine, "NAME|PATH", "engine profile: vllm, trtllm or a path", NULL);
   OPT("profile", NULL, CLI_STR, &f->profile, "auto|none|PATH",
       "measured cost profile (auto: the bundled tables of this GPU and engine, nearest version; NAME or PATH)", NULL);

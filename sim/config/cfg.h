@@ -33,6 +33,8 @@ typedef struct model_cfg {
   char name[64];          /* short name: file stem or the name given */
   char path[512];         /* where it was read from ("<embedded> configs/...") */
   char arch[64];          /* HF model_type, e.g. "llama", "qwen2" */
+  char unmodelled[512];   /* architecture features read but costed approximately (config/cfg_arch.h), "" = none:
+                             printed as a warning by every command */
   uint32_t hidden;        /* hidden_size */
   uint32_t intermediate;  /* intermediate_size (each of gate and up) */
   uint32_t layers;        /* num_hidden_layers */

@@ -18,12 +18,15 @@
  * efficiencies lie in (0, 1], block_size is a power of two
  * in 8..128; a model_cfg's head counts divide as the architecture requires and
  * its parameter counts are filled. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "config/cfg.h"
+#include "config/cfg_arch.h"
 #include "config/jsonx.h"
 #include "config/instance.h"
 #include "config/mig.h"
@@ -203,9 +206,16 @@ static int moe_from(const jx *j, const cJSON *o, model_cfg *m) {
   if (have) m->intermediate = dense;
   /* shared experts: DeepSeek n_shared_experts x moe_intermediate_size; Qwen2-MoE
    * shared_expert_intermediate_size; Llama-4 one of intermediate_size per MoE block */
-  if ((rc = hf_u32(j, o, "n_shared_experts", false, &v, &have))) return rc;
+  /* 0 = no shared expert (Qwen3-Coder-480B writes shared_expert_intermediate_size 0) */
+  v = 0;
+  if ((have = hf_get(o, "n_shared_experts") != NULL) &&
+      (rc = jx_u32(j, o, NULL, "n_shared_experts", &v, 0, INFINITY, 0)))
+    return rc;
   if (have) m->shared_inter = v * m->expert_inter;
-  if ((rc = hf_u32(j, o, "shared_expert_intermediate_size", false, &v, &have))) return rc;
+  v = 0;
+  if ((have = hf_get(o, "shared_expert_intermediate_size") != NULL) &&
+      (rc = jx_u32(j, o, NULL, "shared_expert_intermediate_size", &v, 0, INFINITY, 0)))
+    return rc;
   if (have) m->shared_inter = v;
   if (!strncmp(m->arch, "llama4", 6)) m->shared_inter = m->expert_inter;
   if ((rc = hf_u32(j, o, "first_k_dense_replace", false, &m->moe_first_dense, NULL))) return rc;
@@ -416,19 +426,53 @@ bool cfg_engine_has_alias(const engine_cfg *e, const char *name) {
   return has_alias(e->name, e->aliases[0], sizeof e->aliases[0], e->naliases, name);
 }
 
+/* Python's json module writes Infinity, -Infinity and NaN, which JSON lacks (Nemotron-H's config.json has
+ * "time_step_limit": [0.0, Infinity]): a copy of text with each such token outside strings written as a number
+ * of the same length that reads as infinite (1e999999) or as zero (0e0), or NULL when there is none (caller frees). */
+static char *python_json_tokens(const char *text) {
+  char *out = NULL;
+  bool in_str = false;
+  for (const char *p = text; *p; p++) {
+    if (in_str) {
+      if (*p == '\\' && p[1]) p++;
+      else if (*p == '"') in_str = false;
+      continue;
+    }
+    if (*p == '"') {
+      in_str = true;
+      continue;
+    }
+    bool start = p == text || strchr(" \t\r\n[:,-", p[-1]);
+    size_t k = !strncmp(p, "Infinity", 8) ? 8 : !strncmp(p, "NaN", 3) ? 3 : 0;
+    if (!start || !k || isalnum((unsigned char)p[k]) || p[k] == '_') continue;
+    if (!out) out = sim_strdup(text);
+    char *q = out + (p - text);
+    if (k == 8) memcpy(q, "1e999999", 8);
+    else memcpy(q, "0e0", 3); /* NaN: a key servesim reads then fails its range check */
+    p += k - 1;
+  }
+  return out;
+}
+
 int cfg_model_parse(model_cfg *m, const char *json, const char *what, sim_err *err) {
   memset(m, 0, sizeof *m);
   jx j;
-  int rc = jx_parse(&j, json, what, err);
-  if (rc) return rc;
+  char *fixed = python_json_tokens(json);
+  int rc = jx_parse(&j, fixed ? fixed : json, what, err);
+  if (rc) {
+    free(fixed);
+    return rc;
+  }
   const cJSON *root = j.root, *o = root;
   /* multimodal wrappers keep the language model under text_config */
   const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "text_config");
   if (!cJSON_GetObjectItemCaseSensitive(root, "hidden_size") && cJSON_IsObject(tc)) o = tc;
-  rc = model_from(&j, o, m);
+  rc = cfg_arch_check(&j, root, o, m);
+  if (!rc) rc = model_from(&j, o, m);
   if (!rc) rc = parse_aliases(&j, cJSON_GetObjectItemCaseSensitive(root, "aliases"), m->aliases[0],
                               sizeof m->aliases[0], &m->naliases);
   jx_free(&j);
+  free(fixed);
   if (rc) return rc;
   file_stem(what, m->name, sizeof m->name);
   copy_str(m->path, sizeof m->path, what);

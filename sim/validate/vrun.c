@@ -24,6 +24,7 @@
 #include "hw/memplan.h"
 #include "metrics/metrics.h"
 #include "validate/validate.h"
+#include "validate/vdata_impl.h"
 #include "runner/runner.h"
 #include "workload/gen.h"
 
@@ -330,6 +331,7 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
   if (cfg_model_load(&x->model, sc.model, &e) || cfg_gpu_load(&x->gpu, sc.gpu, &e) ||
       cfg_engine_load(&x->engine, sc.engine, &e))
     FAIL("configuration: %s", e.msg);
+  if (x->model.unmodelled[0] && !strstr(p->note, x->model.unmodelled)) vdata__note(p, "%s", x->model.unmodelled);
   vparam_apply(ov, &x->engine);
   if (p->shape == VSHAPE_STATIC && x->model.max_pos < p->isl + p->osl) x->model.max_pos = p->isl + p->osl;
   x->deploy = sc.deploy;

@@ -151,7 +151,7 @@ static const char *pinned_validation_dir(const char *src, char *why, size_t cap)
   return dir;
 }
 
-Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout = 900) {
+Test(validate_cli, every_published_point_is_reported_and_targets_hold, .timeout = 1400) {
   const char *shared = tu_shared("validation");
   if (!shared) cr_skip_test("../shared/validation is absent");
   char absent[4400], from[2048];

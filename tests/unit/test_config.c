@@ -995,3 +995,56 @@ Test(config, fp8_without_fp8_tensor_cores_is_weight_only_in_vllm) {
   cr_assert_eq(cfg_resolve(&f.d, &f.m, &f.g, &f.e, &e), SIM_OK, "%s", e.msg);
   cr_assert_not(deploy_fp8_weight_only(&f.d, &f.g));
 }
+
+/* Architecture features servesim does not model: refused naming the key and the feature where the memory plan
+ * would be wrong (hybrid linear-attention / Mamba layers, per-layer blocks, compressed attention, Gemma 4's MoE
+ * block, a per-layer MoE list), read with a warning where only a cost is approximated (DeepSeek sparse
+ * attention's indexer); Python's Infinity in a config.json is read, not a parse error. */
+Test(config, unmodelled_architecture_features_are_named) {
+  const char *base = "\"model_type\": \"x\", \"hidden_size\": 64, \"intermediate_size\": 128, \"num_hidden_layers\": 4, "
+                     "\"num_attention_heads\": 4, \"vocab_size\": 100, \"max_position_embeddings\": 128";
+  static const struct {
+    const char *extra, *key, *says;
+  } refused[] = {
+      {"\"layer_types\": [\"linear_attention\", \"linear_attention\", \"linear_attention\", \"full_attention\"]",
+       "layer_types", "3 linear-attention layers"},
+      {"\"linear_attn_config\": {\"kda_layers\": [1, 2]}", "linear_attn_config", "Kimi Delta Attention"},
+      {"\"hybrid_override_pattern\": \"M-M*\"", "hybrid_override_pattern", "2 Mamba-2 layers"},
+      {"\"layers_block_type\": [\"mamba\", \"attention\", \"moe\", \"mamba\"]", "layers_block_type", "2 Mamba layers"},
+      {"\"block_configs\": []", "block_configs", "per-layer blocks"},
+      {"\"compress_ratios\": [4, 128]", "compress_ratios", "compressed attention"},
+      {"\"enable_moe_block\": true", "enable_moe_block", "Gemma 4"},
+      {"\"moe_layer_freq\": [0, 1, 1, 1]", "moe_layer_freq", "per-layer list"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    char js[1024];
+    snprintf(js, sizeof js, "{%s, %s}", base, refused[i].extra);
+    model_cfg m;
+    sim_err e = {0};
+    cr_assert_eq(cfg_model_parse(&m, js, "arch.json", &e), SIM_EINPUT, "%s", refused[i].extra);
+    cr_assert(strstr(e.msg, "arch.json:") && strstr(e.msg, refused[i].key) && strstr(e.msg, refused[i].says) &&
+                  (strstr(e.msg, "not modelled yet") || strstr(e.msg, "not read yet")),
+              "%s", e.msg);
+  }
+  /* the same under text_config (multimodal wrappers) */
+  char js[1024];
+  snprintf(js, sizeof js, "{\"text_config\": {%s, \"layer_types\": [\"linear_attention\", \"full_attention\"]}}", base);
+  model_cfg m;
+  sim_err e = {0};
+  cr_assert_eq(cfg_model_parse(&m, js, "mm.json", &e), SIM_EINPUT);
+  cr_assert(strstr(e.msg, "hybrid layers are not modelled yet"), "%s", e.msg);
+  /* warned: DeepSeek sparse attention */
+  snprintf(js, sizeof js, "{%s, \"index_topk\": 2048}", base);
+  cr_assert_eq(cfg_model_parse(&m, js, "dsa.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert(strstr(m.unmodelled, "index_topk 2048") && strstr(m.unmodelled, "indexer not counted"), "%s", m.unmodelled);
+  snprintf(js, sizeof js, "{%s}", base);
+  cr_assert_eq(cfg_model_parse(&m, js, "plain.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_str_eq(m.unmodelled, "");
+  /* Python's json tokens, outside strings only; the line of a later error is still right */
+  snprintf(js, sizeof js,
+           "{%s,\n \"time_step_limit\": [0.0, Infinity],\n \"note\": \"Infinity and NaN\",\n \"x\": -Infinity}", base);
+  cr_assert_eq(cfg_model_parse(&m, js, "py.json", &e), SIM_OK, "%s", e.msg);
+  snprintf(js, sizeof js, "{%s,\n \"t\": [NaN, Infinity],\n \"num_key_value_heads\": 3}", base);
+  cr_assert_eq(cfg_model_parse(&m, js, "py.json", &e), SIM_EINPUT);
+  cr_assert(strstr(e.msg, "py.json:3: num_key_value_heads"), "%s", e.msg);
+}

@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 
 #include "plan/plan.h"
+#include "testutil.h"
 
 static plan_result P;
 
@@ -175,4 +177,56 @@ Test(plan, json_has_the_numbers) {
   cr_assert(cJSON_GetObjectItemCaseSensitive(root, "decode_max_batch"));
   cJSON_Delete(root);
   free(buf);
+}
+
+/* Every Hugging Face config of ../shared/models on every bundled GPU (TP8, the datasheet roofline: the memory
+ * plan is what is checked): planned, or refused with the numbers (weights or KV pool against the budget), or
+ * refused naming the architecture feature servesim does not model yet. Never a crash or a bare failure. */
+Test(plan, every_shared_model_on_every_gpu_plans_or_refuses_with_a_reason, .timeout = 600) {
+  const char *dir = tu_shared("models");
+  if (!dir) cr_skip_test("../shared/models is absent");
+  char root[512];
+  cr_assert(strlen(dir) < sizeof root - 200, "%s: too long a path", dir);
+  snprintf(root, sizeof root, "%s", dir);
+  static const char *const gpus[] = {"h100-sxm", "h200", "b200", "b300", "gb200", "gb300", "a100-sxm-80gb", "l40s", "h20"};
+  DIR *d = opendir(root);
+  cr_assert(d != NULL);
+  size_t models = 0, fits = 0, refused_numbers = 0, refused_feature = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    size_t n = strlen(e->d_name);
+    if (n < 6 || strcmp(e->d_name + n - 5, ".json") || strstr(e->d_name, ".hf_quant_config.")) continue;
+    models++;
+    for (size_t g = 0; g < sizeof gpus / sizeof gpus[0]; g++) {
+      scenario sc;
+      scenario_init(&sc);
+      snprintf(sc.model, sizeof sc.model, "%s/%s", root, e->d_name);
+      snprintf(sc.gpu, sizeof sc.gpu, "%s", gpus[g]);
+      snprintf(sc.profile, sizeof sc.profile, "none");
+      sc.deploy.tp = 8;
+      sim_err err = {0, ""};
+      plan_opts o = {0, 0, 0};
+      memset(&P, 0, sizeof P);
+      int rc = plan_analyze(&P, &sc, &o, &err);
+      if (rc) {
+        cr_assert(strstr(err.msg, e->d_name) && (strstr(err.msg, "not modelled yet") || strstr(err.msg, "not read yet")),
+                  "%s on %s: %s", e->d_name, gpus[g], err.msg);
+        refused_feature++;
+        break; /* the model, not the GPU: the same on every GPU */
+      }
+      if (P.fits) {
+        fits++;
+        cr_assert(P.mem.kv_tokens > 0 && P.max_batch > 0, "%s on %s", e->d_name, gpus[g]);
+      } else {
+        cr_assert(strstr(P.refusal, "GiB") || strstr(P.refusal, "tokens"), "%s on %s: %s", e->d_name, gpus[g],
+                  P.refusal);
+        refused_numbers++;
+      }
+    }
+  }
+  closedir(d);
+  cr_assert_gt(models, 0u);
+  cr_assert_gt(fits, models, "%zu fits of %zu models", fits, models);
+  cr_assert_gt(refused_numbers, 0u);
+  cr_log_info("%zu models: %zu fit, %zu refused with numbers (model x GPU), %zu refused for a feature", models, fits,
+              refused_numbers, refused_feature);
 }

@@ -1,0 +1,97 @@
+/* cfg_arch.c: architecture features servesim does not model (see cfg_arch.h).
+ * Each entry names the Hugging Face key that declares the feature and what
+ * it changes; the model families are those of shared/models/README.md. */
+#include "config/cfg_arch.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const cJSON *get(const cJSON *root, const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!v || cJSON_IsNull(v)) v = cJSON_GetObjectItemCaseSensitive(root, key);
+  return cJSON_IsNull(v) ? NULL : v;
+}
+
+/* Entries of array a equal to (or, with sub, containing) s; -1 when a is not an array. */
+static int count_str(const cJSON *a, const char *s, bool sub) {
+  if (!cJSON_IsArray(a)) return -1;
+  int n = 0;
+  for (const cJSON *e = a->child; e; e = e->next)
+    if (cJSON_IsString(e) && (sub ? strstr(e->valuestring, s) != NULL : !strcmp(e->valuestring, s))) n++;
+  return n;
+}
+
+static int count_chr(const char *s, char c) {
+  int n = 0;
+  for (; *s; s++) n += *s == c;
+  return n;
+}
+
+/* Appends a warning to m->unmodelled ("; " between them). */
+static void note(model_cfg *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(model_cfg *m, const char *fmt, ...) {
+  size_t k = strlen(m->unmodelled);
+  if (k && k + 2 < sizeof m->unmodelled) memcpy(m->unmodelled + k, "; ", 3), k += 2;
+  if (k + 1 >= sizeof m->unmodelled) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(m->unmodelled + k, sizeof m->unmodelled - k, fmt, ap);
+  va_end(ap);
+}
+
+int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m) {
+  m->unmodelled[0] = 0;
+  const cJSON *v;
+  int n;
+  /* refused: the memory plan itself would be wrong */
+  if ((n = count_str(v = get(root, o, "layer_types"), "linear_attention", false)) > 0)
+    return jx_fail(j, v, NULL, "layer_types",
+                   "%d linear-attention layers (Gated DeltaNet: a fixed-size recurrent state per sequence instead of a "
+                   "KV cache) mixed with full attention: hybrid layers are not modelled yet", n);
+  if ((v = get(root, o, "linear_attn_config")) != NULL)
+    return jx_fail(j, v, NULL, "linear_attn_config",
+                   "linear-attention (Kimi Delta Attention) layers mixed with full attention: hybrid layers are not "
+                   "modelled yet");
+  v = get(root, o, "hybrid_override_pattern");
+  if (cJSON_IsString(v) && (n = count_chr(v->valuestring, 'M')) > 0)
+    return jx_fail(j, v, NULL, "hybrid_override_pattern",
+                   "%d Mamba-2 layers (a fixed-size state per sequence instead of a KV cache) mixed with attention: "
+                   "hybrid layers are not modelled yet", n);
+  if ((n = count_str(v = get(root, o, "layers_block_type"), "mamba", true)) > 0)
+    return jx_fail(j, v, NULL, "layers_block_type",
+                   "%d Mamba layers (a fixed-size state per sequence instead of a KV cache) mixed with attention: "
+                   "hybrid layers are not modelled yet", n);
+  if (cJSON_IsArray(v = get(root, o, "block_configs")))
+    return jx_fail(j, v, NULL, "block_configs",
+                   "per-layer blocks (attention or none, FFN width by layer: DeciLM / Nemotron-NAS) are not modelled "
+                   "yet");
+  if (cJSON_IsArray(v = get(root, o, "compress_ratios")))
+    return jx_fail(j, v, NULL, "compress_ratios",
+                   "compressed attention (DeepSeek-V4's CSA/HCA layers: a KV cache compressed by layer) is not "
+                   "modelled yet");
+  if ((v = get(root, o, "enable_moe_block")) != NULL && cJSON_IsTrue(v))
+    return jx_fail(j, v, NULL, "enable_moe_block",
+                   "Gemma 4's layers (a dense MLP beside the experts, top_k_experts, global layers with their own head "
+                   "dim and KV heads) are not modelled yet");
+  if (cJSON_IsArray(v = get(root, o, "moe_layer_freq")))
+    return jx_fail(j, v, NULL, "moe_layer_freq",
+                   "a per-layer list of mixture-of-experts layers is not read yet (an integer period is)");
+  /* warned: read, with a cost servesim approximates */
+  if ((v = get(root, o, "index_topk")) != NULL && cJSON_IsNumber(v))
+    note(m, "index_topk %ld: DeepSeek sparse attention (an indexer picks the keys each query attends to) is costed "
+            "as dense attention over the whole context, the indexer not counted",
+         (long)v->valuedouble);
+  if ((v = get(root, o, "moe_latent_size")) != NULL && cJSON_IsNumber(v))
+    note(m, "moe_latent_size %ld: the experts' latent projection is not modelled (experts costed at the full hidden "
+            "size)",
+         (long)v->valuedouble);
+  if ((v = get(root, o, "swa_num_key_value_heads")) != NULL && cJSON_IsNumber(v))
+    note(m, "swa_num_key_value_heads %ld: sliding-window layers with their own head counts are costed with the full "
+            "layers' heads",
+         (long)v->valuedouble);
+  if ((v = get(root, o, "hybrid_layer_pattern")) != NULL && cJSON_IsArray(v))
+    note(m, "hybrid_layer_pattern: the per-layer attention pattern (sliding-window and full layers) is not read: "
+            "every layer is costed as full attention");
+  return SIM_OK;
+}
