@@ -3,7 +3,6 @@
  * it changes; the model families are those of shared/models/README.md. */
 #include "config/cfg_arch.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,17 +27,8 @@ static int count_chr(const char *s, char c) {
   return n;
 }
 
-/* Appends a warning to m->unmodelled ("; " between them). */
-static void note(model_cfg *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(model_cfg *m, const char *fmt, ...) {
-  size_t k = strlen(m->unmodelled);
-  if (k && k + 2 < sizeof m->unmodelled) memcpy(m->unmodelled + k, "; ", 3), k += 2;
-  if (k + 1 >= sizeof m->unmodelled) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(m->unmodelled + k, sizeof m->unmodelled - k, fmt, ap);
-  va_end(ap);
-}
+/* Appends a warning to m->unmodelled. */
+#define note(m, ...) sim_append_note((m)->unmodelled, sizeof (m)->unmodelled, __VA_ARGS__)
 
 int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m) {
   m->unmodelled[0] = 0;

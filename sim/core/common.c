@@ -54,6 +54,16 @@ void sim_append_line(char *buf, size_t cap, const char *fmt, ...) {
   }
 }
 
+void sim_append_note(char *buf, size_t cap, const char *fmt, ...) {
+  size_t k = strlen(buf);
+  if (k && k + 2 < cap) memcpy(buf + k, "; ", 3), k += 2;
+  if (k + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + k, cap - k, fmt, ap);
+  va_end(ap);
+}
+
 void sim_assert_fail(const char *expr, const char *file, int line) {
   fprintf(stderr, "servesim: internal error: assertion `%s` failed at %s:%d\n", expr, file, line);
   abort();

@@ -41,6 +41,9 @@ int sim_err_prefix(sim_err *err, const char *fmt, ...) __attribute__((format(pri
  * buf[0..cap); a line that does not fit is cut, nothing is written once the
  * buffer is full. For notes collected along a computation. */
 void sim_append_line(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Appends a note (printf-style) to the NUL-terminated text in buf[0..cap), after "; " when buf is not empty;
+ * cut where it does not fit, nothing written once the buffer is full. */
+void sim_append_note(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 void sim_assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
 #define SIM_ASSERT(e) ((e) ? (void)0 : sim_assert_fail(#e, __FILE__, __LINE__))

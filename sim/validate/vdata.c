@@ -103,13 +103,12 @@ bool vdata__set_precision(vpoint *p, const char *prec) {
 }
 
 void vdata__note(vpoint *p, const char *fmt, ...) {
-  size_t k = strlen(p->note);
-  if (k && k + 2 < sizeof p->note) memcpy(p->note + k, "; ", 3), k += 2;
-  if (k + 1 >= sizeof p->note) return;
+  char one[sizeof p->note];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(p->note + k, sizeof p->note - k, fmt, ap);
+  vsnprintf(one, sizeof one, fmt, ap);
   va_end(ap);
+  sim_append_note(p->note, sizeof p->note, "%s", one);
 }
 
 void vdata__set_group(vpoint *p, const char *gpu_label) {
