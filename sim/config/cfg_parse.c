@@ -244,7 +244,7 @@ static int moe_from(const jx *j, const cJSON *o, model_cfg *m) {
  * them: the format names FP4 packings (nvfp4-pack-quantized: NVFP4; mxfp4-pack-quantized: MXFP4, run as 4-bit
  * weights like gpt-oss's); otherwise the first config group's "weights" say num_bits and type: float 8 bits is
  * FP8 (format float-quantized, e.g. RedHatAI's FP8-dynamic checkpoints), int 4 is 4-bit weights (pack-quantized,
- * W4A16: Kimi-K2.5's experts), int 8 is INT8. Anything else keeps the torch_dtype. */
+ * W4A16: Kimi-K2.5's experts), int 8 is INT8. Anything else keeps the torch_dtype (model_from warns). */
 static void compressed_tensors_weights(const cJSON *qcfg, model_cfg *m) {
   const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(qcfg, "format");
   const char *f = cJSON_IsString(fmt) ? fmt->valuestring : "";
@@ -261,11 +261,44 @@ static void compressed_tensors_weights(const cJSON *qcfg, model_cfg *m) {
   const cJSON *w = cJSON_IsObject(g) ? cJSON_GetObjectItemCaseSensitive(g, "weights") : NULL;
   const cJSON *bits = cJSON_IsObject(w) ? cJSON_GetObjectItemCaseSensitive(w, "num_bits") : NULL;
   const cJSON *type = cJSON_IsObject(w) ? cJSON_GetObjectItemCaseSensitive(w, "type") : NULL;
-  if (!cJSON_IsNumber(bits) || !cJSON_IsString(type)) return;
-  bool fl = !strcmp(type->valuestring, "float"), in = !strcmp(type->valuestring, "int");
-  if (fl && bits->valuedouble == 8) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
-  else if (in && bits->valuedouble == 4) m->ckpt_quant = true, m->ckpt_wdtype = DT_INT4;
-  else if (in && bits->valuedouble == 8) m->ckpt_quant = true, m->ckpt_wdtype = DT_INT8;
+  bool fl = cJSON_IsString(type) && !strcmp(type->valuestring, "float");
+  bool in = cJSON_IsString(type) && !strcmp(type->valuestring, "int");
+  double b = cJSON_IsNumber(bits) ? bits->valuedouble : 0;
+  if (fl && b == 8) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
+  else if (in && b == 4) m->ckpt_quant = true, m->ckpt_wdtype = DT_INT4;
+  else if (in && b == 8) m->ckpt_quant = true, m->ckpt_wdtype = DT_INT8;
+}
+
+/* ModelOpt: its quant_algo names the format. */
+static void modelopt_algo(const cJSON *qcfg, model_cfg *m) {
+  const cJSON *qa = cJSON_GetObjectItemCaseSensitive(qcfg, "quant_algo");
+  if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "NVFP4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
+  else if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "FP8")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
+}
+
+/* The checkpoint's quantization (quantization_config), the default weights when --quantization is not given,
+ * as vLLM reads it; a format not read here is named in m->unmodelled. */
+static void ckpt_quant_from(const cJSON *o, model_cfg *m) {
+  const cJSON *qcfg = hf_get(o, "quantization_config");
+  const cJSON *qm = cJSON_IsObject(qcfg) ? cJSON_GetObjectItemCaseSensitive(qcfg, "quant_method") : NULL;
+  if (cJSON_IsString(qm)) {
+    if (!strcmp(qm->valuestring, "fp8")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
+    else if (!strcmp(qm->valuestring, "mxfp4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_INT4, m->mxfp4 = true;
+    else if (!strcmp(qm->valuestring, "modelopt_fp4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
+    else if (!strcmp(qm->valuestring, "modelopt")) modelopt_algo(qcfg, m);
+    else if (!strcmp(qm->valuestring, "compressed-tensors")) compressed_tensors_weights(qcfg, m);
+  } else if (cJSON_IsObject(qcfg)) { /* ModelOpt's export without quant_method: quant_algo alone */
+    modelopt_algo(qcfg, m);
+  }
+  if (cJSON_IsObject(qcfg) && !m->ckpt_quant) /* a format not read above: say so, never silently BF16 */
+    sim_append_note(m->unmodelled, sizeof m->unmodelled,
+                    "quantization_config (quant_method %s): not a format servesim reads, the weights are taken as "
+                    "torch_dtype unless --quantization says otherwise",
+                    cJSON_IsString(qm) ? qm->valuestring : "absent");
+  const cJSON *keep = cJSON_IsObject(qcfg) ? cJSON_GetObjectItemCaseSensitive(qcfg, "modules_to_not_convert") : NULL;
+  if (cJSON_IsArray(keep))
+    for (const cJSON *e = keep->child; e; e = e->next)
+      if (cJSON_IsString(e) && strstr(e->valuestring, "self_attn")) m->attn_unquantized = true;
 }
 
 static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
@@ -343,29 +376,7 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
       }
     if (m->sliding_layers && (rc = hf_u32(j, o, "sliding_window", true, &m->sliding_window, NULL))) return rc;
   }
-  /* the checkpoint's quantization */
-  const cJSON *qcfg = hf_get(o, "quantization_config");
-  const cJSON *qm = cJSON_IsObject(qcfg) ? cJSON_GetObjectItemCaseSensitive(qcfg, "quant_method") : NULL;
-  if (cJSON_IsString(qm)) {
-    if (!strcmp(qm->valuestring, "fp8")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
-    else if (!strcmp(qm->valuestring, "mxfp4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_INT4, m->mxfp4 = true;
-    else if (!strcmp(qm->valuestring, "modelopt_fp4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
-    else if (!strcmp(qm->valuestring, "modelopt")) { /* ModelOpt: the algorithm names the format */
-      const cJSON *qa = cJSON_GetObjectItemCaseSensitive(qcfg, "quant_algo");
-      if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "NVFP4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
-      else if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "FP8")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
-    } else if (!strcmp(qm->valuestring, "compressed-tensors")) {
-      compressed_tensors_weights(qcfg, m);
-    }
-  } else if (cJSON_IsObject(qcfg)) { /* ModelOpt's export without quant_method: quant_algo alone */
-    const cJSON *qa = cJSON_GetObjectItemCaseSensitive(qcfg, "quant_algo");
-    if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "NVFP4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
-    else if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "FP8")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
-  }
-  const cJSON *keep = cJSON_IsObject(qcfg) ? cJSON_GetObjectItemCaseSensitive(qcfg, "modules_to_not_convert") : NULL;
-  if (cJSON_IsArray(keep))
-    for (const cJSON *e = keep->child; e; e = e->next)
-      if (cJSON_IsString(e) && strstr(e->valuestring, "self_attn")) m->attn_unquantized = true;
+  ckpt_quant_from(o, m);
 
   /* parameter counts (doubles: exact below 2^53) */
   double H = m->hidden, I = m->intermediate, hd = m->head_dim, qh = m->q_heads, kvh = m->kv_heads, V = m->vocab;

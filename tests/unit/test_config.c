@@ -400,6 +400,8 @@ Test(config, mixture_of_experts_models) {
     cr_assert_eq(cfg_model_parse(&m, js, "ct.json", &e), SIM_OK, "%s", e.msg);
     cr_assert_eq(m.ckpt_quant, ct[i].quant, "%s", ct[i].qc);
     if (ct[i].quant) cr_assert_eq(m.ckpt_wdtype, ct[i].w, "%s: %s", ct[i].qc, dtype_name(m.ckpt_wdtype));
+    cr_assert_eq(strstr(m.unmodelled, "quantization_config (quant_method") != NULL, !ct[i].quant,
+                 "a format not read is warned about, never silently BF16: %s -> '%s'", ct[i].qc, m.unmodelled);
     cr_assert_eq(m.native_dtype, DT_BF16);
   }
   const char *topk = "{\"model_type\": \"mixtral\", \"hidden_size\": 64, \"intermediate_size\": 64, "
