@@ -17,12 +17,7 @@ static const char *SUMMARY =
     "start is refused with the numbers (exit 2).";
 
 /* The deployment flags of run_flags that plan understands. */
-static const char *const KEEP[] = {"scenario",     "model",          "gpu",
-                                   "engine",       "profile",        "tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size",
-                                   "dtype",        "quantization",   "kv-cache-dtype",
-                                   "max-num-seqs", "max-num-batched-tokens", "block-size",
-                                   "max-model-len", "gpu-memory-utilization", "allreduce", "gpus-per-node",
-                                   "enable-expert-parallel", "moe-routing", NULL};
+static const char *const KEEP[] = {"scenario", "model", "gpu", "engine", "profile", RUN_FLAGS_DEPLOYMENT, NULL};
 
 static int w_json(const void *p, FILE *f, sim_err *e) { return plan_write_json(p, f, e); }
 

@@ -21,16 +21,7 @@ static const char *SUMMARY =
     "Prints 'listening on http://HOST:PORT' when ready. SIGINT/SIGTERM: finish the requests in flight, exit 0.";
 
 /* The deployment flags of run_flags that serve takes (the workload comes over HTTP). */
-static const char *const KEEP[] = {"scenario",       "model",          "gpu",
-                                   "engine",         "profile",        "tensor-parallel-size",
-                                   "pipeline-parallel-size", "data-parallel-size", "replicas",
-                                   "gpus-per-node",  "dtype",          "quantization",
-                                   "kv-cache-dtype", "max-num-seqs",   "max-num-batched-tokens",
-                                   "block-size",     "max-model-len",  "gpu-memory-utilization",
-                                   "enable-prefix-caching", "enable-chunked-prefill", "async-scheduling",
-                                   "allreduce",      "enable-expert-parallel", "moe-routing",
-                                   "router",         "seed",           "fail-replica",
-                                   NULL};
+static const char *const KEEP[] = {"scenario", "model", "gpu", "engine", "profile", RUN_FLAGS_DEPLOYMENT, "seed", "fail-replica", NULL};
 
 int cmd_serve(int argc, char **argv) {
   run_flags rf;

@@ -63,7 +63,9 @@ int plan_flags_apply(plan_flags *f, scenario *base, grid_spec *g, sim_err *err) 
   if ((rc = run_flags_apply(&f->rf, base, err))) return rc;
   /* MIG slices among the GPUs compared (--gpu h200:1g.18gb,...): without --tp every candidate is one GPU or slice
      per replica (TP1), not the default scenario's TP4 that no slice can run */
-  if (f->axis[AX_GPU] && strchr(f->axis[AX_GPU], ':') && !f->axis[AX_TP] && !f->rf.tp) base->deploy.tp = 1;
+  int tp_axis = grid_axis_of_key("tensor_parallel_size");
+  if (f->axis[AX_GPU] && strchr(f->axis[AX_GPU], ':') && !f->axis[tp_axis] && !run_flags_given(&f->rf, "tensor_parallel_size"))
+    base->deploy.tp = 1;
   for (int a = 0; a < AX_COUNT; a++)
     if (f->axis[a] && (rc = grid_set_axis_list(g, (grid_axis_id)a, f->axis[a], flag_of(f, a), err))) return rc;
   if (g->n[AX_RATE] && g->n[AX_CONC])

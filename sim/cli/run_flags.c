@@ -1,6 +1,7 @@
 /* run_flags.c: scenario flags shared by run, sweep and capacity. */
 #include "config/mig.h"
 #include "cli/run_flags.h"
+#include "config/settings.h"
 
 #include <float.h>
 #include <math.h>
@@ -12,11 +13,18 @@
 enum {
   F_NUM_PROMPTS = 0, F_REQUEST_RATE, F_BURSTINESS, F_INPUT_LEN, F_OUTPUT_LEN, F_RANGE_RATIO, F_INPUT_DIST,
   F_OUTPUT_DIST, F_INPUT_MEDIAN, F_INPUT_SIGMA, F_OUTPUT_MEDIAN, F_OUTPUT_SIGMA, F_INPUT_MAX, F_OUTPUT_MAX,
-  F_SEED, F_GPU_MEM, F_RATE_SCALE, F_PROMPT_SCALE, F_OUTPUT_SCALE, F_SAMPLE, F_TIME_LIMIT, F_MAX_REQUESTS, F_DURATION,
-  F_MAX_CONC, F_GPUS_PER_NODE, F_OUT_RANGE_RATIO, F_COUNT
+  F_SEED, F_RATE_SCALE, F_PROMPT_SCALE, F_OUTPUT_SCALE, F_SAMPLE, F_TIME_LIMIT, F_MAX_REQUESTS, F_DURATION,
+  F_MAX_CONC, F_OUT_RANGE_RATIO, F_COUNT
 };
 
 void run_flags_init(run_flags *f) { memset(f, 0, sizeof *f); }
+
+bool run_flags_given(const run_flags *f, const char *key) {
+  const setting *st = settings_by_key(key);
+  SIM_ASSERT(st);
+  size_t i = settings_index(st);
+  return f->set_seen[i] || f->set_text[i];
+}
 
 int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   int n = 0;
@@ -31,46 +39,13 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("engine", NULL, CLI_STR, &f->engine, "NAME|PATH", "engine profile: vllm, trtllm or a path", NULL);
   OPT("profile", NULL, CLI_STR, &f->profile, "auto|none|PATH",
       "measured cost profile (auto: the bundled tables of this GPU and engine, nearest version; NAME or PATH)", NULL);
-  OPT("tensor-parallel-size", "tp", CLI_U32, &f->tp, "N", "GPUs per replica (tensor parallelism)", NULL);
-  OPT("pipeline-parallel-size", "pp", CLI_U32, &f->pp, "N",
-      "pipeline stages per replica, each a TP group holding consecutive layers (vLLM's split); a replica holds "
-      "tp x pp GPUs",
-      NULL);
-  OPT("data-parallel-size", "dp", CLI_U32, &f->dp, "N",
-      "engine ranks per replica, each with its own scheduler and KV cache (vLLM's attention data parallelism); "
-      "a mixture of experts' MoE layers span all dp x tp GPUs; a replica holds dp x tp GPUs",
-      NULL);
-  OPT("replicas", NULL, CLI_U32, &f->replicas, "N", "replicas behind the router", NULL);
-  OPT("gpus-per-node", NULL, CLI_U32, &f->gpus_per_node, "N",
-      "GPUs per node (default: the GPU file's, 8); a larger TP group spans nodes and all-reduces over the network",
-      &f->seen[F_GPUS_PER_NODE]);
-  OPT("dtype", NULL, CLI_STR, &f->dtype, "bf16|fp16", "activation dtype (auto: the model's)", NULL);
-  OPT("quantization", NULL, CLI_STR, &f->quantization, "M", "weights: none, fp8, int8, int4 (awq, gptq), nvfp4 (W4A4 on Blackwell FP4 tensor cores, else weight-only)", NULL);
-  OPT("kv-cache-dtype", NULL, CLI_STR, &f->kv_cache_dtype, "auto|fp8", "KV cache dtype", NULL);
-  OPT("max-num-seqs", NULL, CLI_U32, &f->max_num_seqs, "N", "max sequences per step (engine default)", NULL);
-  OPT("max-num-batched-tokens", NULL, CLI_U32, &f->max_num_batched_tokens, "N", "token budget per step", NULL);
-  OPT("block-size", NULL, CLI_U32, &f->block_size, "N", "KV block size in tokens", NULL);
-  OPT("max-model-len", NULL, CLI_U32, &f->max_model_len, "N", "max prompt + output tokens (model default)", NULL);
-  OPT("gpu-memory-utilization", NULL, CLI_F64, &f->gpu_memory_utilization, "F", "fraction of GPU memory the engine uses", &f->seen[F_GPU_MEM]);
-  OPT("enable-prefix-caching", NULL, CLI_BOOL, &f->prefix_caching, NULL, "prefix caching", &f->seen_prefix_caching);
-  OPT("enable-chunked-prefill", NULL, CLI_BOOL, &f->chunked_prefill, NULL, "chunked prefill", &f->seen_chunked_prefill);
-  OPT("async-scheduling", NULL, CLI_BOOL, &f->async_scheduling, NULL,
-      "schedule the next step while the current one runs (vLLM's batch queue of 2; default: the engine version's)",
-      &f->seen_async_scheduling);
-  OPT("allreduce", NULL, CLI_STR, &f->allreduce, "auto|table|link",
-      "all-reduce cost: auto (default) = the profile's measured table, unless it is below a third of the GPU "
-      "file's link (GPUs without peer-to-peer on the measured machine), then the link; table = the measurement "
-      "whatever it says (your GPUs are connected like the measured ones); link = the GPU file's link bandwidth "
-      "and latency",
-      NULL);
-  OPT("enable-expert-parallel", NULL, CLI_BOOL, &f->expert_parallel, NULL,
-      "mixture-of-experts layers: whole experts split over the TP ranks (vLLM's flag) instead of a slice of every "
-      "expert on each", &f->seen_expert_parallel);
-  OPT("moe-routing", NULL, CLI_STR, &f->moe_routing, "R",
-      "expert load of mixture-of-experts layers, as the kernel database measured it: balanced (default), "
-      "power_law_1.01 (AIConfigurator's estimate), power_law_1.2",
-      NULL);
-  OPT("router", NULL, CLI_STR, &f->router, "P", "round_robin, least_outstanding, least_kv", NULL);
+  for (size_t i = 0; i < settings_count(); i++) { /* the deployment: config/settings.c's table, in its order */
+    const setting *st = settings_at(i);
+    SIM_ASSERT(i < RUN_MAX_SETTINGS && n < cap);
+    bool sw = st->kind == SK_TRI || st->kind == SK_BOOL;
+    o[n++] = (cli_opt){st->flag, st->alias, sw ? CLI_BOOL : CLI_STR, sw ? (void *)&f->set_on[i] : (void *)&f->set_text[i],
+                       sw ? NULL : st->meta, st->help, sw ? &f->set_seen[i] : NULL};
+  }
   OPT("trace", NULL, CLI_STR, &f->trace, "FILE", "replay a trace (native CSV, Azure, BurstGPT, Mooncake JSONL)", NULL);
   OPT("trace-format", NULL, CLI_STR, &f->trace_format, "F", "auto, native, azure, burstgpt, mooncake", NULL);
   OPT("num-prompts", NULL, CLI_U64, &f->num_prompts, "N", "generated requests (vLLM default 1000)", &f->seen[F_NUM_PROMPTS]);
@@ -124,7 +99,7 @@ int run_flags_subset(run_flags *f, const char *const *names, const cli_opt *extr
   int n = run_flags_table(f, all, 160), k = 0;
   for (int i = 0; i < n; i++)
     for (const char *const *w = names; *w; w++)
-      if (!strcmp(all[i].name, *w)) {
+      if (!strcmp(all[i].name, *w) || (!strcmp(*w, RUN_FLAGS_DEPLOYMENT) && settings_by_flag(all[i].name))) {
         SIM_ASSERT(k < cap);
         opts[k++] = all[i];
       }
@@ -154,16 +129,6 @@ typedef struct num_rule {
   {flag, seen, offsetof(run_flags, ffield), offsetof(scenario, sfield), NUM_KIND(((run_flags *)0)->ffield), \
    NUM_KIND(((scenario *)0)->sfield), lo, hi, lo_open, range}
 static const num_rule NUM_RULES[] = {
-    RULE("tensor-parallel-size", -1, tp, deploy.tp, 0, UINT32_MAX, false, NULL),
-    RULE("pipeline-parallel-size", -1, pp, deploy.pp, 0, UINT32_MAX, false, NULL),
-    RULE("data-parallel-size", -1, dp, deploy.dp, 0, UINT32_MAX, false, NULL),
-    RULE("replicas", -1, replicas, deploy.replicas, 0, UINT32_MAX, false, NULL),
-    RULE("max-num-seqs", -1, max_num_seqs, deploy.max_num_seqs, 0, UINT32_MAX, false, NULL),
-    RULE("max-num-batched-tokens", -1, max_num_batched_tokens, deploy.max_num_batched_tokens, 0, UINT32_MAX, false, NULL),
-    RULE("block-size", -1, block_size, deploy.block_size, 0, UINT32_MAX, false, NULL),
-    RULE("max-model-len", -1, max_model_len, deploy.max_model_len, 0, UINT32_MAX, false, NULL),
-    RULE("gpus-per-node", F_GPUS_PER_NODE, gpus_per_node, deploy.gpus_per_node, 1, 1024, false, "in 1..1024"),
-    RULE("gpu-memory-utilization", F_GPU_MEM, gpu_memory_utilization, deploy.gpu_memory_utilization, 0, 1, true, "in (0, 1]"),
     RULE("num-prompts", F_NUM_PROMPTS, num_prompts, gen.num_prompts, 0, 1e19, false, NULL),
     RULE("burstiness", F_BURSTINESS, burstiness, gen.burstiness, -DBL_MAX, DBL_MAX, false, NULL),
     RULE("random-input-len", F_INPUT_LEN, input_len, gen.input.len, 0, UINT32_MAX, false, NULL),
@@ -235,39 +200,16 @@ static int len_dist_flags(const char *which, const char *dist, bool seen_dist, d
 
 /* run_flags_apply's parts: the deployment, the workload, and the what-ifs and outputs. */
 static int apply_deployment(const run_flags *f, scenario *sc, sim_err *err) {
-  deploy_cfg *d = &sc->deploy;
-  if (f->dtype) {
-    if (!strcmp(f->dtype, "auto")) d->act_dtype_set = false;
-    else if (!dtype_parse(f->dtype, &d->act_dtype) || (d->act_dtype != DT_BF16 && d->act_dtype != DT_FP16))
-      return sim_errf(err, SIM_EINPUT, "--dtype: expected auto, bf16 or fp16, got '%s'", f->dtype);
-    else d->act_dtype_set = true;
+  for (size_t i = 0; i < settings_count(); i++) { /* in the table's order: dtype before quantization */
+    const setting *st = settings_at(i);
+    char who[64];
+    snprintf(who, sizeof who, "--%s", st->flag);
+    int rc = SIM_OK;
+    if (f->set_seen[i]) rc = setting_set_text(st, &sc->deploy, f->set_on[i] ? "on" : "off", who, err);
+    else if (f->set_text[i]) rc = setting_set_text(st, &sc->deploy, f->set_text[i], who, err);
+    if (rc) return rc;
   }
-  if (f->quantization) {
-    sim_dtype act = d->act_dtype_set ? d->act_dtype : DT_BF16;
-    if (!cfg_parse_quantization(f->quantization, act, &d->weight_dtype))
-      return sim_errf(err, SIM_EINPUT, "--quantization: unknown method '%s' (none, fp8, int8, int4, awq, gptq, nvfp4)",
-                      f->quantization);
-    d->weight_dtype_set = strcmp(f->quantization, "none") != 0;
-  }
-  if (f->kv_cache_dtype) {
-    if (!strcmp(f->kv_cache_dtype, "auto")) d->kv_dtype_set = false;
-    else if (!dtype_parse(f->kv_cache_dtype, &d->kv_dtype) ||
-             (d->kv_dtype != DT_FP8 && d->kv_dtype != DT_BF16 && d->kv_dtype != DT_FP16))
-      return sim_errf(err, SIM_EINPUT, "--kv-cache-dtype: expected auto, fp8, bf16 or fp16, got '%s'", f->kv_cache_dtype);
-    else d->kv_dtype_set = true;
-  }
-  if (f->seen_prefix_caching) d->enable_prefix_caching = f->prefix_caching;
-  if (f->seen_chunked_prefill) d->enable_chunked_prefill = f->chunked_prefill;
-  if (f->seen_async_scheduling) d->async_scheduling = f->async_scheduling;
-  if (f->seen_expert_parallel) d->expert_parallel = f->expert_parallel;
-  if (f->allreduce && !cfg_parse_allreduce(f->allreduce, &d->allreduce))
-    return sim_errf(err, SIM_EINPUT, "--allreduce: expected auto, table or link, got '%s'", f->allreduce);
-  if (f->moe_routing && !moe_routing_parse(f->moe_routing, &d->moe_routing))
-    return sim_errf(err, SIM_EINPUT, "--moe-routing: expected balanced, power_law_1.01 or power_law_1.2, got '%s'",
-                    f->moe_routing);
-  if (f->router && !route_policy_parse(f->router, &d->router))
-    return sim_errf(err, SIM_EINPUT, "--router: unknown policy '%s' (round_robin, least_outstanding, least_kv)", f->router);
-  return 0;
+  return SIM_OK;
 }
 
 static int apply_workload(const run_flags *f, scenario *sc, sim_err *err) {
@@ -390,7 +332,7 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   if ((rc = apply_deployment(f, sc, err))) return rc;
   /* a MIG slice (--gpu GPU:PROFILE) holds one replica: without --tp, the default scenario's TP4 becomes TP1 */
   char whole[64], profile[64];
-  if (f->gpu && !f->tp && mig_split(f->gpu, whole, sizeof whole, profile, sizeof profile)) sc->deploy.tp = 1;
+  if (f->gpu && !run_flags_given(f, "tensor_parallel_size") && mig_split(f->gpu, whole, sizeof whole, profile, sizeof profile)) sc->deploy.tp = 1;
   if ((rc = apply_workload(f, sc, err))) return rc;
   return apply_whatif(f, sc, err);
 }

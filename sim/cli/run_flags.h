@@ -13,15 +13,14 @@
 #include "cli/cli.h"
 #include "runner/scenario.h"
 
+#define RUN_MAX_SETTINGS 40
+#define RUN_FLAGS_DEPLOYMENT "@deployment" /* capacity for config/settings.h's table */
+
 typedef struct run_flags {
   const char *scenario, *model, *gpu, *engine, *profile;
-  const char *moe_routing;
-  uint32_t tp, pp, dp, replicas, max_num_seqs, max_num_batched_tokens, block_size, max_model_len, gpus_per_node;
-  const char *dtype, *quantization, *kv_cache_dtype, *router, *allreduce;
-  double gpu_memory_utilization;
-  bool prefix_caching, chunked_prefill, async_scheduling;
-  bool seen_prefix_caching, seen_chunked_prefill, seen_async_scheduling, seen_expert_parallel;
-  bool expert_parallel;
+  /* the deployment settings (config/settings.h), by table index: values as text, switches as on/off */
+  const char *set_text[RUN_MAX_SETTINGS];
+  bool set_on[RUN_MAX_SETTINGS], set_seen[RUN_MAX_SETTINGS];
   /* workload */
   const char *trace, *trace_format, *window;
   uint64_t num_prompts, seed, max_requests;
@@ -42,10 +41,13 @@ typedef struct run_flags {
 } run_flags;
 
 void run_flags_init(run_flags *f);
+/* Whether the deployment setting of this key (config/settings.h) was given as a flag. */
+bool run_flags_given(const run_flags *f, const char *key);
 /* Fills opts[0..cap) with the flag table; returns how many (no terminator). */
 int run_flags_table(run_flags *f, cli_opt *opts, int cap);
 /* The table of a command that takes only some of the run flags: those named
- * in names[] (NULL-terminated; in the order of the full table), then extra[]
+ * in names[] (NULL-terminated; in the order of the full table; the name
+ * RUN_FLAGS_DEPLOYMENT stands for every deployment setting), then extra[]
  * (NULL-terminated); terminated; returns the count. */
 int run_flags_subset(run_flags *f, const char *const *names, const cli_opt *extra, cli_opt *opts, int cap);
 /* Applies the flags to *sc (which the caller initialized, e.g. with

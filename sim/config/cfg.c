@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "config/cfg.h"
+#include "config/settings.h"
 #include "config/mig.h"
 #include "config/engver.h"
 #include "core/embed.h"
@@ -276,21 +277,16 @@ void deploy_init(deploy_cfg *d) {
   d->router = ROUTE_ROUND_ROBIN;
 }
 
-#define MAX_TP 64u
-#define MAX_REPLICAS 100000u
 
 /* cfg_resolve's parts: parallelism (TP, DP, EP, PP, nodes, replicas), precision (activations, weights, KV
  * cache), and the scheduler and memory knobs (engine-version defaults). */
 static int resolve_parallel(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, sim_err *err) {
-  if (!d->tp) d->tp = 1;
   if (g->mig_parent[0] && (d->tp > 1 || d->pp > 1 || d->dp > 1))
     return sim_errf(err, SIM_EINPUT,
                     "%s is a MIG slice: slices share no NVLink, so tensor, pipeline and data parallelism across them "
                     "are not modelled (tensor_parallel_size %u, pipeline_parallel_size %u, data_parallel_size %u); "
                     "run one replica per slice (--replicas N) or use a larger slice",
-                    g->name, d->tp, d->pp ? d->pp : 1, d->dp ? d->dp : 1);
-  if (d->tp > MAX_TP)
-    return sim_errf(err, SIM_EINPUT, "tensor_parallel_size %u is out of range 1..%u", d->tp, MAX_TP);
+                    g->name, d->tp, d->pp, d->dp);
   if (m->q_heads % d->tp)
     return sim_errf(err, SIM_EINPUT, "tensor_parallel_size %u does not divide num_attention_heads %u of %s", d->tp,
                     m->q_heads, m->name);
@@ -306,17 +302,11 @@ static int resolve_parallel(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g,
                     d->tp, d->gpus_per_node);
   if (d->expert_parallel && !m->experts)
     return sim_errf(err, SIM_EINPUT, "enable_expert_parallel: %s has no experts (a dense model)", m->name);
-  if (!d->dp) d->dp = 1;
-  if (d->dp > CFG_MAX_DP)
-    return sim_errf(err, SIM_EINPUT, "data_parallel_size %u is out of range 1..%u", d->dp, CFG_MAX_DP);
   if (d->expert_parallel && m->experts % deploy_ep(d))
     return sim_errf(err, SIM_EINPUT,
                     "enable_expert_parallel: data_parallel_size x tensor_parallel_size = %u does not divide the %u "
                     "experts of %s",
                     deploy_ep(d), m->experts, m->name);
-  if (!d->pp) d->pp = 1;
-  if (d->pp > CFG_MAX_PP)
-    return sim_errf(err, SIM_EINPUT, "pipeline_parallel_size %u is out of range 1..%u", d->pp, CFG_MAX_PP);
   if (d->pp > m->layers)
     return sim_errf(err, SIM_EINPUT, "pipeline_parallel_size %u exceeds num_hidden_layers %u of %s (a stage holds at "
                     "least one layer)", d->pp, m->layers, m->name);
@@ -338,9 +328,6 @@ static int resolve_parallel(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g,
                     "combination: engine/arg_utils.py); drop --async-scheduling",
                     d->pp);
   if (d->pp > 1) d->async_scheduling = 0; /* vLLM disables it: config/vllm.py */
-  if (!d->replicas) d->replicas = 1;
-  if (d->replicas > MAX_REPLICAS)
-    return sim_errf(err, SIM_EINPUT, "replicas %u is out of range 1..%u", d->replicas, MAX_REPLICAS);
   return SIM_OK;
 }
 
@@ -394,14 +381,7 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
   uint32_t def_tokens, def_seqs;
   engver_batch_defaults(e, g, &def_tokens, &def_seqs);
   if (!d->max_num_seqs) d->max_num_seqs = def_seqs;
-  if (!d->block_size) d->block_size = e->block_size;
-  if (d->gpu_memory_utilization < 0) d->gpu_memory_utilization = e->gpu_memory_utilization;
-  if (d->enable_prefix_caching < 0) d->enable_prefix_caching = e->enable_prefix_caching;
-  if (d->enable_chunked_prefill < 0) d->enable_chunked_prefill = e->enable_chunked_prefill;
-  d->enable_prefix_caching = d->enable_prefix_caching ? 1 : 0;
-  d->enable_chunked_prefill = d->enable_chunked_prefill ? 1 : 0;
-  if (d->async_scheduling < 0) d->async_scheduling = e->async_scheduling;
-  d->async_scheduling = d->async_scheduling ? 1 : 0;
+  settings_fill(d, e, SD_ENGINE); /* block size, memory fraction, prefix caching, chunking, async: the engine file's */
   if (!d->max_model_len) d->max_model_len = m->max_pos;
   if (d->max_model_len > m->max_pos)
     return sim_errf(err, SIM_EINPUT, "max_model_len %u exceeds max_position_embeddings %u of %s", d->max_model_len,
@@ -429,9 +409,12 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
 }
 
 int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, sim_err *err) {
-  int rc = resolve_parallel(d, m, g, err);
+  settings_fill(d, e, SD_ONE); /* parallel sizes and replicas: 1 */
+  int rc = settings_check(d, err);
+  if (!rc) rc = resolve_parallel(d, m, g, err);
   if (!rc) rc = resolve_precision(d, m, g, e, err);
   if (!rc) rc = resolve_knobs(d, m, g, e, err);
+  d->resolved = rc == SIM_OK;
   return rc;
 }
 

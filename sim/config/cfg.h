@@ -252,13 +252,14 @@ typedef struct deploy_cfg {
   moe_routing moe_routing;          /* --moe-routing: expert load skew of MoE layers (default balanced) */
   bool expert_parallel;             /* --enable-expert-parallel: MoE layers split their experts over the TP ranks */
   route_policy router;
+  bool resolved;                    /* set by cfg_resolve: no field is unset; only such a value goes below config/ */
 } deploy_cfg;
 
 /* Largest pipeline-parallel size (stages per replica). */
 #define CFG_MAX_PP 16u
 #define CFG_MAX_DP 64u
 
-/* Expert-parallel ranks of a deployment (1 without --enable-expert-parallel). */
+/* Data-parallel ranks of a deployment (an unresolved one: 1 when unset). */
 static inline uint32_t deploy_dp(const deploy_cfg *d) { return d->dp ? d->dp : 1; }
 /* FP8 weights on a GPU without FP8 tensor cores: weight-only (vLLM's FP8 Marlin, W8A16), the weights
  * dequantized into the activation-dtype GEMMs (cfg_resolve admits it for vLLM only). */
@@ -270,7 +271,7 @@ static inline uint32_t deploy_ep(const deploy_cfg *d) {
   return d->expert_parallel ? (d->tp ? d->tp : 1) * deploy_dp(d) : 1;
 }
 
-/* GPUs one replica holds: tp x pp. */
+/* GPUs one replica holds: tp x pp x dp (an unresolved deployment: unset sizes count 1). */
 static inline uint32_t deploy_gpus(const deploy_cfg *d) {
   return (d->tp ? d->tp : 1) * (d->pp ? d->pp : 1) * deploy_dp(d);
 }

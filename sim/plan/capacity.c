@@ -457,7 +457,7 @@ int capacity_prepare(capacity_set *s, const scenario *base, const grid_spec *g, 
                     "(or \"slo_ms\" in the spec file)");
   if (!(g->target_rate > 0))
     return sim_errf(err, SIM_EINPUT, "--target-rate R is required: the req/s the deployment must serve (or \"target_rate\" in the spec file)");
-  static const grid_axis_id banned[] = {AX_REPLICAS, AX_RATE, AX_CONC, AX_RATE_SCALE};
+  const grid_axis_id banned[] = {(grid_axis_id)grid_axis_of_key("replicas"), AX_RATE, AX_CONC, AX_RATE_SCALE};
   static const char *const why[] = {"capacity computes the replicas", "capacity searches the rate (use --target-rate)",
                                     "capacity needs an open-loop workload", "give one --rate-scale for the base workload"};
   for (size_t k = 0; k < SIM_ARRAY_LEN(banned); k++)

@@ -11,29 +11,37 @@
 
 #include "config/jsonx.h"
 
-typedef enum ax_kind { K_NAME = 0, K_INT, K_QUANT, K_KV, K_POS, K_BOOL } ax_kind;
+#include "config/settings.h"
 
+/* The axes that are not deployment settings. */
+typedef enum ax_kind { K_NAME = 0, K_INT, K_POS } ax_kind;
 static const struct {
-  const char *key, *flag, *alias;
+  grid_axis_id id;
+  const char *key, *flag, *label;
   ax_kind kind;
   double max; /* K_INT: largest value */
-} AX[AX_COUNT] = {
-    {"gpu", "gpu", NULL, K_NAME, 0},
-    {"tensor_parallel_size", "tensor-parallel-size", "tp", K_INT, 64},
-    {"pipeline_parallel_size", "pipeline-parallel-size", "pp", K_INT, CFG_MAX_PP},
-    {"data_parallel_size", "data-parallel-size", "dp", K_INT, CFG_MAX_DP},
-    {"enable_expert_parallel", "enable-expert-parallel", NULL, K_BOOL, 0},
-    {"replicas", "replicas", NULL, K_INT, 4096},
-    {"quantization", "quantization", NULL, K_QUANT, 0},
-    {"kv_cache_dtype", "kv-cache-dtype", NULL, K_KV, 0},
-    {"max_num_seqs", "max-num-seqs", NULL, K_INT, 1e6},
-    {"max_num_batched_tokens", "max-num-batched-tokens", NULL, K_INT, 1e7},
-    {"request_rate", "request-rate", NULL, K_POS, 0},
-    {"max_concurrency", "max-concurrency", NULL, K_INT, 1e7},
-    {"rate_scale", "rate-scale", NULL, K_POS, 0},
+} OTHER[] = {
+    {AX_GPU, "gpu", "gpu", "", K_NAME, 0},
+    {AX_RATE, "request_rate", "request-rate", "rate=", K_POS, 0},
+    {AX_CONC, "max_concurrency", "max-concurrency", "conc=", K_INT, 1e7},
+    {AX_RATE_SCALE, "rate_scale", "rate-scale", "scale=", K_POS, 0},
 };
 
+/* The setting of axis a, or NULL (not a setting axis, or one the table does not let a sweep vary). */
+static const setting *axis_setting(int a) {
+  if (a < AX_SET0 || a >= AX_SET0 + GRID_MAX_SETTINGS) return NULL;
+  const setting *s = settings_at((size_t)(a - AX_SET0));
+  return s && (s->use & SET_SWEEP) ? s : NULL;
+}
+
+static int other_index(int a) {
+  for (size_t i = 0; i < SIM_ARRAY_LEN(OTHER); i++)
+    if ((int)OTHER[i].id == a) return (int)i;
+  return -1;
+}
+
 void grid_init(grid_spec *g) {
+  SIM_ASSERT(settings_count() <= GRID_MAX_SETTINGS);
   memset(g, 0, sizeof *g);
   g->price.all = -1;
 }
@@ -45,29 +53,66 @@ void grid_free(grid_spec *g) {
   g->scenario_json = NULL;
 }
 
-const char *grid_axis_key(grid_axis_id a) { return (unsigned)a < AX_COUNT ? AX[a].key : "?"; }
-const char *grid_axis_flag(grid_axis_id a) { return (unsigned)a < AX_COUNT ? AX[a].flag : "?"; }
-const char *grid_axis_alias(grid_axis_id a) { return (unsigned)a < AX_COUNT ? AX[a].alias : NULL; }
+const char *grid_axis_key(grid_axis_id a) {
+  const setting *s = axis_setting(a);
+  int o = other_index(a);
+  return s ? s->key : o >= 0 ? OTHER[o].key : "?";
+}
+const char *grid_axis_flag(grid_axis_id a) {
+  const setting *s = axis_setting(a);
+  int o = other_index(a);
+  return s ? s->flag : o >= 0 ? OTHER[o].flag : "?";
+}
+const char *grid_axis_alias(grid_axis_id a) {
+  const setting *s = axis_setting(a);
+  return s ? s->alias : NULL;
+}
+
+static bool axis_exists(int a) { return axis_setting(a) || other_index(a) >= 0; }
 
 int grid_axis_of_flag(const char *flag) {
-  for (int a = 0; a < AX_COUNT; a++)
-    if (!strcmp(flag, AX[a].flag) || (AX[a].alias && !strcmp(flag, AX[a].alias))) return a;
+  for (int a = 0; a < AX_COUNT; a++) {
+    if (!axis_exists(a)) continue;
+    const char *al = grid_axis_alias((grid_axis_id)a);
+    if (!strcmp(flag, grid_axis_flag((grid_axis_id)a)) || (al && !strcmp(flag, al))) return a;
+  }
   return -1;
 }
 
-/* Checks and normalizes one value given as text. `what` names it. */
+int grid_axis_of_key(const char *key) {
+  for (int a = 0; a < AX_COUNT; a++)
+    if (axis_exists(a) && !strcmp(key, grid_axis_key((grid_axis_id)a))) return a;
+  return -1;
+}
+
+/* Checks and normalizes one value given as text. `what` names it. Settings are checked by their table
+ * (config/settings.c) on a scratch deployment; switches read the same whatever the spelling ("on"/"off"). */
 static int check_value(grid_axis_id a, const char *text, grid_value *out, const char *what, sim_err *err) {
   memset(out, 0, sizeof *out);
   if (!text[0]) return sim_errf(err, SIM_EINPUT, "%s: empty value", what);
   if (strlen(text) >= sizeof out->s) return sim_errf(err, SIM_EINPUT, "%s: value '%.40s...' too long", what, text);
   snprintf(out->s, sizeof out->s, "%s", text);
-  sim_dtype dt;
-  switch (AX[a].kind) {
+  const setting *st = axis_setting(a);
+  if (st) {
+    deploy_cfg d;
+    deploy_init(&d);
+    int rc = setting_set_text(st, &d, text, what, err);
+    if (rc) return rc;
+    if (st->kind == SK_U32 || st->kind == SK_F64) (void)sim_parse_double(text, &out->x);
+    if (st->kind == SK_BOOL || st->kind == SK_TRI) {
+      setting_text(st, &d, out->s, sizeof out->s);
+      out->x = !strcmp(out->s, "on");
+    }
+    return 0;
+  }
+  int o = other_index(a);
+  if (o < 0) return sim_errf(err, SIM_EINTERNAL, "bad axis %d", (int)a);
+  switch (OTHER[o].kind) {
     case K_NAME: return 0;
     case K_INT: {
       uint64_t u;
-      if (!sim_parse_u64(text, &u) || u < 1 || (double)u > AX[a].max)
-        return sim_errf(err, SIM_EINPUT, "%s: '%s' is not an integer in [1, %.0f]", what, text, AX[a].max);
+      if (!sim_parse_u64(text, &u) || u < 1 || (double)u > OTHER[o].max)
+        return sim_errf(err, SIM_EINPUT, "%s: '%s' is not an integer in [1, %.0f]", what, text, OTHER[o].max);
       out->x = (double)u;
       return 0;
     }
@@ -75,32 +120,17 @@ static int check_value(grid_axis_id a, const char *text, grid_value *out, const 
       if (!sim_parse_double(text, &out->x) || !(out->x > 0) || !isfinite(out->x))
         return sim_errf(err, SIM_EINPUT, "%s: '%s' is not a finite number > 0", what, text);
       return 0;
-    case K_QUANT:
-      if (!cfg_parse_quantization(text, DT_BF16, &dt))
-        return sim_errf(err, SIM_EINPUT, "%s: unknown quantization '%s' (none, fp8, int8, int4, awq, gptq, nvfp4)",
-                        what, text);
-      return 0;
-    case K_KV:
-      if (strcmp(text, "auto") && (!dtype_parse(text, &dt) || (dt != DT_FP8 && dt != DT_BF16 && dt != DT_FP16)))
-        return sim_errf(err, SIM_EINPUT, "%s: unknown KV cache dtype '%s' (auto, fp8, bf16, fp16)", what, text);
-      return 0;
-    case K_BOOL: /* normalized to "on" / "off" so that duplicates and labels read the same */
-      if (!strcmp(text, "on") || !strcmp(text, "true") || !strcmp(text, "1")) out->x = 1;
-      else if (!strcmp(text, "off") || !strcmp(text, "false") || !strcmp(text, "0")) out->x = 0;
-      else return sim_errf(err, SIM_EINPUT, "%s: '%s' is not on or off (true/false, 1/0)", what, text);
-      snprintf(out->s, sizeof out->s, "%s", out->x ? "on" : "off");
-      return 0;
   }
   return sim_errf(err, SIM_EINTERNAL, "bad axis kind");
 }
 
 static int axis_taken(grid_spec *g, grid_axis_id a, const char *src, sim_err *err) {
   if (g->n[a])
-    return sim_errf(err, SIM_EINPUT, "%s: %s is already given by %s; give each axis once", src, AX[a].key, g->src[a]);
+    return sim_errf(err, SIM_EINPUT, "%s: %s is already given by %s; give each axis once", src, grid_axis_key(a), g->src[a]);
   for (size_t i = 0; i < g->n_configs; i++)
     if (g->configs[i].set[a])
       return sim_errf(err, SIM_EINPUT, "%s: %s is also set in the configs list of %s; give it in one place", src,
-                      AX[a].key, g->file);
+                      grid_axis_key(a), g->file);
   return 0;
 }
 
@@ -133,7 +163,11 @@ int grid_set_axis_list(grid_spec *g, grid_axis_id a, const char *list, const cha
 /* ---- spec files (config/jsonx.h: strict keys, errors with lines) ------------------ */
 
 static int json_value_text(const cJSON *v, grid_axis_id a, char *buf, size_t n, const char *what, sim_err *err) {
-  if (cJSON_IsBool(v) && AX[a].kind == K_BOOL) {
+  const setting *st = axis_setting(a);
+  int o = other_index(a);
+  bool sw = st && (st->kind == SK_BOOL || st->kind == SK_TRI);
+  bool numeric = st ? st->kind == SK_U32 || st->kind == SK_F64 : OTHER[o].kind != K_NAME;
+  if (cJSON_IsBool(v) && sw) {
     snprintf(buf, n, "%s", cJSON_IsTrue(v) ? "on" : "off");
     return 0;
   }
@@ -141,31 +175,23 @@ static int json_value_text(const cJSON *v, grid_axis_id a, char *buf, size_t n, 
     snprintf(buf, n, "%s", v->valuestring);
     return 0;
   }
-  if (cJSON_IsNumber(v) && AX[a].kind != K_NAME && AX[a].kind != K_KV) {
-    double x = v->valuedouble;
-    if (AX[a].kind == K_QUANT) return sim_errf(err, SIM_EINPUT, "%s: expected a string such as \"fp8\"", what);
-    snprintf(buf, n, "%.10g", x);
+  if (cJSON_IsNumber(v) && numeric) {
+    snprintf(buf, n, "%.10g", v->valuedouble);
     return 0;
   }
   return sim_errf(err, SIM_EINPUT, "%s: expected %s", what,
-                  AX[a].kind == K_INT    ? "an integer"
-                  : AX[a].kind == K_POS  ? "a number"
-                  : AX[a].kind == K_BOOL ? "true or false"
-                                         : "a string");
+                  sw ? "true or false" : numeric ? "a number" : "a string");
 }
 
-static int axis_of_key(const char *key) {
-  for (int a = 0; a < AX_COUNT; a++)
-    if (!strcmp(key, AX[a].key)) return a;
-  return -1;
-}
+static int axis_of_key(const char *key) { return grid_axis_of_key(key); }
 
 /* Member `it` of the object at `where` names no axis. */
 static int unknown_axis(const jx *j, const cJSON *it, const char *where) {
-  char list[512] = "";
+  char list[1024] = "";
   for (int a = 0; a < AX_COUNT; a++) {
-    strncat(list, AX[a].key, sizeof list - strlen(list) - 1);
-    if (a + 1 < AX_COUNT) strncat(list, ", ", sizeof list - strlen(list) - 1);
+    if (!axis_exists(a)) continue;
+    strncat(list, list[0] ? ", " : "", sizeof list - strlen(list) - 1);
+    strncat(list, grid_axis_key((grid_axis_id)a), sizeof list - strlen(list) - 1);
   }
   return jx_fail(j, it, where, NULL, "unknown axis '%s' (known: %s)", it->string, list);
 }
@@ -220,7 +246,8 @@ static int parse_configs(grid_spec *g, const jx *j, const cJSON *arr) {
       snprintf(path, sizeof path, "%s.%s", where, it->string);
       jx_where(j, it, path, what, sizeof what);
       if (g->n[a])
-        return sim_errf(j->err, SIM_EINPUT, "%s: %s is also a grid axis; give it in one place", what, AX[a].key);
+        return sim_errf(j->err, SIM_EINPUT, "%s: %s is also a grid axis; give it in one place", what,
+                        grid_axis_key((grid_axis_id)a));
       int rc = json_value_text(it, (grid_axis_id)a, txt, sizeof txt, what, j->err);
       if (!rc) rc = check_value((grid_axis_id)a, txt, &g->configs[i].v[a], what, j->err);
       if (rc) return rc;
@@ -347,29 +374,15 @@ void grid_point_at(const grid_spec *g, size_t idx, grid_point *out) {
 }
 
 int grid_apply(const grid_point *p, scenario *sc, sim_err *err) {
-  deploy_cfg *d = &sc->deploy;
   if (p->set[AX_GPU]) {
     if (strlen(p->v[AX_GPU].s) >= sizeof sc->gpu) return sim_errf(err, SIM_EINPUT, "gpu: name too long");
     snprintf(sc->gpu, sizeof sc->gpu, "%s", p->v[AX_GPU].s);
   }
-  if (p->set[AX_TP]) d->tp = (uint32_t)p->v[AX_TP].x;
-  if (p->set[AX_PP]) d->pp = (uint32_t)p->v[AX_PP].x;
-  if (p->set[AX_DP]) d->dp = (uint32_t)p->v[AX_DP].x;
-  if (p->set[AX_EP]) d->expert_parallel = p->v[AX_EP].x != 0;
-  if (p->set[AX_REPLICAS]) d->replicas = (uint32_t)p->v[AX_REPLICAS].x;
-  if (p->set[AX_QUANT]) {
-    sim_dtype act = d->act_dtype_set ? d->act_dtype : DT_BF16;
-    if (!cfg_parse_quantization(p->v[AX_QUANT].s, act, &d->weight_dtype))
-      return sim_errf(err, SIM_EINPUT, "quantization: unknown method '%s'", p->v[AX_QUANT].s);
-    d->weight_dtype_set = strcmp(p->v[AX_QUANT].s, "none") != 0;
+  for (int a = AX_SET0; a < AX_SET0 + GRID_MAX_SETTINGS; a++) { /* in the table's order: dtype before quantization */
+    const setting *st = axis_setting(a);
+    int rc;
+    if (st && p->set[a] && (rc = setting_set_text(st, &sc->deploy, p->v[a].s, st->key, err))) return rc;
   }
-  if (p->set[AX_KV]) {
-    if (!strcmp(p->v[AX_KV].s, "auto")) d->kv_dtype_set = false;
-    else if (!dtype_parse(p->v[AX_KV].s, &d->kv_dtype)) return sim_errf(err, SIM_EINPUT, "kv_cache_dtype: unknown");
-    else d->kv_dtype_set = true;
-  }
-  if (p->set[AX_MNS]) d->max_num_seqs = (uint32_t)p->v[AX_MNS].x;
-  if (p->set[AX_MNBT]) d->max_num_batched_tokens = (uint32_t)p->v[AX_MNBT].x;
   if (p->set[AX_RATE]) {
     if (sc->trace_path[0]) sc->target_rate = p->v[AX_RATE].x;
     else sc->gen.request_rate = p->v[AX_RATE].x;
@@ -380,11 +393,15 @@ int grid_apply(const grid_point *p, scenario *sc, sim_err *err) {
 }
 
 void grid_label(const grid_point *p, char *buf, size_t n) {
-  static const char *const pre[AX_COUNT] = {"", "tp", "pp", "dp", "ep:", "x", "w:", "kv:", "seqs=", "tokens=", "rate=", "conc=", "scale="};
   size_t o = 0;
   buf[0] = 0;
-  for (int a = 0; a < AX_COUNT && o < n; a++)
-    if (p->set[a]) o += (size_t)snprintf(buf + o, n - o, "%s%s%s", o ? " " : "", pre[a], p->v[a].s);
+  for (int a = 0; a < AX_COUNT && o < n; a++) {
+    if (!p->set[a]) continue;
+    const setting *st = axis_setting(a);
+    int k = other_index(a);
+    const char *pre = st ? st->label : k >= 0 ? OTHER[k].label : "";
+    o += (size_t)snprintf(buf + o, n - o, "%s%s%s", o ? " " : "", pre, p->v[a].s);
+  }
   if (!buf[0]) snprintf(buf, n, "base");
 }
 

@@ -4,12 +4,9 @@
  * cartesian product, optionally crossed with an explicit list of configs.
  * Axes (JSON key / flag):
  *   gpu / --gpu                          GPU config names or paths
- *   tensor_parallel_size / --tp          integers >= 1
- *   replicas / --replicas                integers >= 1
- *   quantization / --quantization        none, fp8, int8, int4, awq, gptq
- *   kv_cache_dtype / --kv-cache-dtype    auto, fp8, bf16, fp16
- *   max_num_seqs / --max-num-seqs        integers >= 1
- *   max_num_batched_tokens / --max-num-batched-tokens   integers >= 1
+ *   every deployment setting the table in config/settings.c marks
+ *   sweepable, by its key and flag (tensor_parallel_size / --tp,
+ *   quantization, max_num_seqs, ...), checked as the table says
  *   request_rate / --request-rate        req/s > 0 (a trace is rescaled to it;
  *                                        a generator uses it)
  *   max_concurrency / --max-concurrency  client slots >= 1 (closed loop)
@@ -27,7 +24,8 @@
  *     "gpu_hour_price": USD or {GPU: USD, ...} } price override
  *
  * Order (the grid index): configs outermost, then the axes in the order
- * above, the last one (rate_scale) varying fastest. Outputs are sorted by
+ * above (settings in the table's order), the last one (rate_scale) varying
+ * fastest. Outputs are sorted by
  * this index, whatever order the runs finish in.
  * Ownership: grid_spec owns `configs` and `scenario_json` (grid_free). */
 #ifndef SIM_GRID_H
@@ -38,18 +36,13 @@
 
 enum { GRID_MAX_VALUES = 64, GRID_MAX_POINTS = 100000, PRICE_MAX = 16 };
 
+/* Axes: the GPU, then one per deployment setting (config/settings.h; AX_SET0 + the table index; only those the
+ * table marks SET_SWEEP can be set), then the load axes. */
+enum { GRID_MAX_SETTINGS = 24 };
 typedef enum grid_axis_id {
   AX_GPU = 0,
-  AX_TP,
-  AX_PP,
-  AX_DP,
-  AX_EP,
-  AX_REPLICAS,
-  AX_QUANT,
-  AX_KV,
-  AX_MNS,
-  AX_MNBT,
-  AX_RATE,
+  AX_SET0,
+  AX_RATE = AX_SET0 + GRID_MAX_SETTINGS,
   AX_CONC,
   AX_RATE_SCALE,
   AX_COUNT
@@ -93,8 +86,10 @@ void grid_free(grid_spec *g);
 const char *grid_axis_key(grid_axis_id a);  /* JSON key */
 const char *grid_axis_flag(grid_axis_id a); /* flag name without dashes */
 const char *grid_axis_alias(grid_axis_id a); /* short flag name ("tp") or NULL */
-/* Axis of a flag name (without dashes; "tp" too), or -1. */
+/* Axis of a flag name (without dashes; "tp" too), or -1 (also for a setting that cannot be swept). */
 int grid_axis_of_flag(const char *flag);
+/* Axis of a JSON key ("tensor_parallel_size"), or -1. */
+int grid_axis_of_key(const char *key);
 
 /* --FLAG a,b,c (src = "--tp" for messages). An axis set twice is an error. */
 int grid_set_axis_list(grid_spec *g, grid_axis_id a, const char *list, const char *src, sim_err *err);

@@ -3,11 +3,8 @@
  * Schema (every key optional; unknown keys are errors):
  * { "name": str, "description": str,
  *   "model": name|path, "gpu": name|path, "engine": name|path, "profile": "auto"|"none"|path,
- *   "deployment": { "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "replicas", "dtype", "quantization", "kv_cache_dtype",
- *                   "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
- *                   "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill", "async_scheduling",
- *                   "router", "allreduce" ("auto" | "table" | "link"), "gpus_per_node",
- *                   "moe_routing" ("balanced" | "power_law_1.01" | "power_law_1.2"), "enable_expert_parallel" },
+ *   "deployment": { every deployment setting by its vLLM name (config/settings.c: "tensor_parallel_size",
+ *                   "max_num_seqs", ...; `servesim list settings` prints them) },
  *   "workload": { "trace", "trace_format",                        -- a trace file, or a generator:
  *                 "num_prompts", "request_rate" (number or "inf"), "burstiness",
  *                 "random_input_len", "random_output_len", "random_range_ratio",
@@ -28,6 +25,7 @@
 #include <string.h>
 
 #include "config/jsonx.h"
+#include "config/settings.h"
 
 void scenario_init(scenario *s) {
   memset(s, 0, sizeof *s);
@@ -65,81 +63,6 @@ void scenario_default(scenario *s) {
     int rc_ = (x);        \
     if (rc_) return rc_;  \
   } while (0)
-
-/* A boolean into a tri-state knob (-1 = engine default) when present. */
-static int get_tristate(const jx *j, const cJSON *o, const char *where, const char *key, int8_t *dst) {
-  bool b = false;
-  if (!cJSON_GetObjectItemCaseSensitive(o, key)) return 0;
-  TRY(jx_bool(j, o, where, key, &b));
-  *dst = b ? 1 : 0;
-  return 0;
-}
-
-static int parse_dtype(const jx *j, const cJSON *o, const char *key, sim_dtype *dst, bool *set) {
-  char buf[32] = "";
-  TRY(jx_str(j, o, "deployment", key, buf, sizeof buf));
-  if (!buf[0] || !strcmp(buf, "auto")) return 0;
-  if (!dtype_parse(buf, dst))
-    return jx_fail(j, cJSON_GetObjectItemCaseSensitive(o, key), "deployment", key,
-                   "unknown dtype '%s' (bf16, fp16, fp8, int8, int4)", buf);
-  *set = true;
-  return 0;
-}
-
-static int parse_deployment(const jx *j, const cJSON *d, scenario *s) {
-  static const char *const known[] = {"tensor_parallel_size", "replicas", "dtype", "quantization", "kv_cache_dtype",
-                                      "max_num_seqs", "max_num_batched_tokens", "block_size", "max_model_len",
-                                      "gpu_memory_utilization", "enable_prefix_caching", "enable_chunked_prefill",
-                                      "router", "allreduce", "gpus_per_node", "async_scheduling",
-                                      "pipeline_parallel_size", "data_parallel_size", "moe_routing", "enable_expert_parallel",
-                                      NULL};
-  const char *W = "deployment";
-  TRY(jx_keys(j, d, W, known, NULL));
-  deploy_cfg *p = &s->deploy;
-  TRY(jx_u32(j, d, W, "tensor_parallel_size", &p->tp, 1, 64, 0));
-  TRY(jx_u32(j, d, W, "pipeline_parallel_size", &p->pp, 1, CFG_MAX_PP, 0));
-  TRY(jx_u32(j, d, W, "data_parallel_size", &p->dp, 1, CFG_MAX_DP, 0));
-  TRY(jx_u32(j, d, W, "replicas", &p->replicas, 1, 4096, 0));
-  TRY(parse_dtype(j, d, "dtype", &p->act_dtype, &p->act_dtype_set));
-  TRY(parse_dtype(j, d, "kv_cache_dtype", &p->kv_dtype, &p->kv_dtype_set));
-  char q[32] = "";
-  TRY(jx_str(j, d, W, "quantization", q, sizeof q));
-  if (q[0]) {
-    sim_dtype act = p->act_dtype_set ? p->act_dtype : DT_BF16;
-    if (!cfg_parse_quantization(q, act, &p->weight_dtype))
-      return jx_fail(j, cJSON_GetObjectItemCaseSensitive(d, "quantization"), W, "quantization",
-                     "unknown method '%s' (none, fp8, int8, int4, awq, gptq)", q);
-    p->weight_dtype_set = strcmp(q, "none") != 0;
-  }
-  TRY(jx_u32(j, d, W, "max_num_seqs", &p->max_num_seqs, 1, 1e6, 0));
-  TRY(jx_u32(j, d, W, "max_num_batched_tokens", &p->max_num_batched_tokens, 1, 1e7, 0));
-  TRY(jx_u32(j, d, W, "block_size", &p->block_size, 1, 1024, 0));
-  TRY(jx_u32(j, d, W, "max_model_len", &p->max_model_len, 1, 1e8, 0));
-  TRY(jx_u32(j, d, W, "gpus_per_node", &p->gpus_per_node, 1, 1024, 0));
-  TRY(jx_num(j, d, W, "gpu_memory_utilization", &p->gpu_memory_utilization, 0.01, 1.0, 0));
-  TRY(get_tristate(j, d, W, "enable_prefix_caching", &p->enable_prefix_caching));
-  TRY(get_tristate(j, d, W, "enable_chunked_prefill", &p->enable_chunked_prefill));
-  TRY(get_tristate(j, d, W, "async_scheduling", &p->async_scheduling));
-  char rt[32] = "";
-  TRY(jx_str(j, d, W, "router", rt, sizeof rt));
-  if (rt[0] && !route_policy_parse(rt, &p->router))
-    return jx_fail(j, cJSON_GetObjectItemCaseSensitive(d, "router"), W, "router",
-                   "unknown policy '%s' (round_robin, least_outstanding, least_kv)", rt);
-  int8_t ep = -1;
-  TRY(get_tristate(j, d, W, "enable_expert_parallel", &ep));
-  if (ep >= 0) p->expert_parallel = ep;
-  char mr[32] = "";
-  TRY(jx_str(j, d, W, "moe_routing", mr, sizeof mr));
-  if (mr[0] && !moe_routing_parse(mr, &p->moe_routing))
-    return jx_fail(j, cJSON_GetObjectItemCaseSensitive(d, "moe_routing"), W, "moe_routing",
-                   "expected \"balanced\", \"power_law_1.01\" or \"power_law_1.2\", got '%s'", mr);
-  char ar[32] = "";
-  TRY(jx_str(j, d, W, "allreduce", ar, sizeof ar));
-  if (ar[0] && !cfg_parse_allreduce(ar, &p->allreduce))
-    return jx_fail(j, cJSON_GetObjectItemCaseSensitive(d, "allreduce"), W, "allreduce",
-                   "expected \"auto\", \"table\" or \"link\", got '%s'", ar);
-  return 0;
-}
 
 static int parse_lengths(const jx *j, const cJSON *o, const char *where, len_dist *d) {
   static const char *const known[] = {"dist", "median", "sigma", "min", "max", NULL};
@@ -280,7 +203,7 @@ static int parse_root(const jx *j, scenario *s) {
   TRY(jx_str(j, root, NULL, "engine", s->engine, sizeof s->engine));
   TRY(jx_str(j, root, NULL, "profile", s->profile, sizeof s->profile));
   TRY(jx_obj(j, root, NULL, "deployment", &o));
-  if (o) TRY(parse_deployment(j, o, s));
+  if (o) TRY(settings_read_json(j, o, "deployment", &s->deploy)); /* config/settings.c's table */
   TRY(jx_obj(j, root, NULL, "workload", &o));
   if (o) TRY(parse_workload(j, o, s));
   TRY(jx_obj(j, root, NULL, "goodput_ms", &o));

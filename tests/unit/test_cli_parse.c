@@ -111,8 +111,8 @@ Test(cli_parse, numeric_flags_from_the_table) {
   cr_assert_eq(sc.deploy.gpus_per_node, 4);
   static const struct {
     const char *flag, *value, *msg;
-  } bad[] = {{"--gpu-memory-utilization", "1.5", "--gpu-memory-utilization must be in (0, 1], got 1.5"},
-             {"--gpus-per-node", "0", "--gpus-per-node must be in 1..1024, got 0"},
+  } bad[] = {{"--gpu-memory-utilization", "1.5", "--gpu-memory-utilization: '1.5' is not a number in (0, 1]"},
+             {"--gpus-per-node", "0", "--gpus-per-node: '0' is not an integer in [1, 1024]"},
              {"--rate-scale", "inf", "--rate-scale must be a finite number > 0, got inf"},
              {"--output-scale", "0", "--output-scale must be a finite number > 0, got 0"},
              {"--duration", "2e9", "--duration must be a number of seconds in (0, 1e9], got 2e+09"},

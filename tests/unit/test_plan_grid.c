@@ -11,6 +11,14 @@
 
 static grid_spec G;
 
+/* the setting axes by key (config/settings.c's table decides their places) */
+#define AXK(key) ((grid_axis_id)grid_axis_of_key(key))
+#define AX_TP AXK("tensor_parallel_size")
+#define AX_REPLICAS AXK("replicas")
+#define AX_QUANT AXK("quantization")
+#define AX_KV AXK("kv_cache_dtype")
+#define AX_MNS AXK("max_num_seqs")
+
 Test(grid, flags_and_expansion_order) {
   grid_init(&G);
   sim_err err;

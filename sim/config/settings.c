@@ -1,0 +1,379 @@
+/* settings.c: the table of deployment settings and the loops over it (see
+ * settings.h). A row's order is its order in echoes, help texts and sweep
+ * grids (the grid index varies the later axes fastest). */
+#include "config/settings.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- the choices ------------------------------------------------------------------------------------- */
+
+static bool dtype_parse_set(deploy_cfg *d, const char *t) {
+  sim_dtype x;
+  if (!strcmp(t, "auto")) return d->act_dtype_set = false, true;
+  if (!dtype_parse(t, &x) || (x != DT_BF16 && x != DT_FP16)) return false;
+  d->act_dtype = x;
+  d->act_dtype_set = true;
+  return true;
+}
+static const char *dtype_show(const deploy_cfg *d) { return d->act_dtype_set ? dtype_name(d->act_dtype) : "auto"; }
+static const char *dtype_echo(const deploy_cfg *d) { return dtype_name(d->act_dtype); }
+static bool dtype_given(const deploy_cfg *d) { return d->act_dtype_set; }
+
+/* --quantization: the weights' dtype, "none" = the activations' (needs the activation dtype when given) */
+static bool quant_parse(deploy_cfg *d, const char *t) {
+  sim_dtype w;
+  if (!cfg_parse_quantization(t, d->act_dtype_set ? d->act_dtype : DT_BF16, &w)) return false;
+  d->weight_dtype = w;
+  d->weight_dtype_set = strcasecmp(t, "none") != 0;
+  return true;
+}
+static const char *quant_show(const deploy_cfg *d) {
+  return d->weight_dtype_set && d->weight_dtype != d->act_dtype ? dtype_name(d->weight_dtype) : "none";
+}
+static const char *quant_echo(const deploy_cfg *d) { return dtype_name(d->weight_dtype); }
+static bool quant_given(const deploy_cfg *d) { return d->weight_dtype_set; }
+
+static bool kv_parse(deploy_cfg *d, const char *t) {
+  sim_dtype x;
+  if (!strcmp(t, "auto")) return d->kv_dtype_set = false, true;
+  if (!dtype_parse(t, &x) || (x != DT_FP8 && x != DT_BF16 && x != DT_FP16)) return false;
+  d->kv_dtype = x;
+  d->kv_dtype_set = true;
+  return true;
+}
+static const char *kv_show(const deploy_cfg *d) { return d->kv_dtype_set ? dtype_name(d->kv_dtype) : "auto"; }
+static const char *kv_echo(const deploy_cfg *d) { return dtype_name(d->kv_dtype); }
+static bool kv_given(const deploy_cfg *d) { return d->kv_dtype_set; }
+
+static bool ar_parse(deploy_cfg *d, const char *t) { return cfg_parse_allreduce(t, &d->allreduce); }
+static const char *ar_show(const deploy_cfg *d) { return ar_source_name(d->allreduce); }
+static bool ar_given(const deploy_cfg *d) { return d->allreduce != AR_AUTO; }
+
+static bool moe_parse(deploy_cfg *d, const char *t) { return moe_routing_parse(t, &d->moe_routing); }
+static const char *moe_show(const deploy_cfg *d) { return moe_routing_name(d->moe_routing); }
+static bool moe_given(const deploy_cfg *d) { return d->moe_routing != MOE_BALANCED; }
+
+static bool router_parse(deploy_cfg *d, const char *t) { return route_policy_parse(t, &d->router); }
+static const char *router_show(const deploy_cfg *d) { return route_policy_name(d->router); }
+static bool router_given(const deploy_cfg *d) { return d->router != ROUTE_ROUND_ROBIN; }
+
+/* ---- the table ----------------------------------------------------------------------------------------- */
+
+#define OFF(f) offsetof(deploy_cfg, f)
+#define EOFF(f) offsetof(engine_cfg, f)
+#define CHOICE(p, s, e, g, c) .parse = p, .show = s, .echo = e, .given = g, .choices = c
+
+static const setting SETTINGS[] = {
+    {.key = "tensor_parallel_size", .flag = "tensor-parallel-size", .alias = "tp", .kind = SK_U32, .off = OFF(tp),
+     .lo = 1, .hi = 64, .def = SD_ONE, .use = SET_SWEEP | SET_ROW, .label = "tp", .meta = "N",
+     .help = "GPUs per replica (tensor parallelism)", .deflt = "1"},
+    {.key = "pipeline_parallel_size", .flag = "pipeline-parallel-size", .alias = "pp", .kind = SK_U32, .off = OFF(pp),
+     .lo = 1, .hi = CFG_MAX_PP, .def = SD_ONE, .use = SET_SWEEP | SET_ROW, .label = "pp", .meta = "N",
+     .help = "pipeline stages per replica, each a TP group holding consecutive layers (vLLM's split); a replica "
+             "holds tp x pp GPUs",
+     .deflt = "1"},
+    {.key = "data_parallel_size", .flag = "data-parallel-size", .alias = "dp", .kind = SK_U32, .off = OFF(dp),
+     .lo = 1, .hi = CFG_MAX_DP, .def = SD_ONE, .use = SET_SWEEP | SET_ROW, .label = "dp", .meta = "N",
+     .help = "engine ranks per replica, each with its own scheduler and KV cache (vLLM's attention data "
+             "parallelism); a mixture of experts' MoE layers span all dp x tp GPUs; a replica holds dp x tp GPUs",
+     .deflt = "1"},
+    {.key = "enable_expert_parallel", .flag = "enable-expert-parallel", .kind = SK_BOOL, .off = OFF(expert_parallel),
+     .def = SD_FIXED, .use = SET_SWEEP, .label = "ep:",
+     .help = "mixture-of-experts layers: whole experts split over the TP ranks (vLLM's flag) instead of a slice of "
+             "every expert on each",
+     .deflt = "off"},
+    {.key = "replicas", .flag = "replicas", .kind = SK_U32, .off = OFF(replicas), .lo = 1, .hi = 100000, .def = SD_ONE,
+     .use = SET_SWEEP | SET_ROW, .label = "x", .meta = "N", .help = "replicas behind the router", .deflt = "1"},
+    {.key = "dtype", .flag = "dtype", .kind = SK_CHOICE, .off = OFF(act_dtype), .def = SD_RULE, .meta = "auto|bf16|fp16",
+     .help = "activation dtype", .deflt = "the model's (bf16 unless it is fp16)",
+     CHOICE(dtype_parse_set, dtype_show, dtype_echo, dtype_given, "auto, bf16, fp16")},
+    {.key = "quantization", .flag = "quantization", .out_key = "weight_dtype", .kind = SK_CHOICE,
+     .off = OFF(weight_dtype), .def = SD_RULE, .use = SET_SWEEP | SET_ROW, .label = "w:", .meta = "M",
+     .help = "weights: none, fp8, int8, int4 (awq, gptq), nvfp4 (W4A4 on Blackwell FP4 tensor cores, else "
+             "weight-only)",
+     .deflt = "the checkpoint's own quantization, else none",
+     CHOICE(quant_parse, quant_show, quant_echo, quant_given, "none, fp8, int8, int4, awq, gptq, nvfp4")},
+    {.key = "kv_cache_dtype", .flag = "kv-cache-dtype", .kind = SK_CHOICE, .off = OFF(kv_dtype), .def = SD_RULE,
+     .use = SET_SWEEP | SET_ROW, .label = "kv:", .meta = "auto|fp8", .help = "KV cache dtype",
+     .deflt = "auto: the activation dtype", CHOICE(kv_parse, kv_show, kv_echo, kv_given, "auto, fp8, bf16, fp16")},
+    {.key = "max_num_seqs", .flag = "max-num-seqs", .kind = SK_U32, .off = OFF(max_num_seqs), .lo = 1, .hi = 1e6,
+     .def = SD_RULE, .use = SET_SWEEP | SET_ROW, .label = "seqs=", .meta = "N", .help = "max sequences per step",
+     .deflt = "the engine version's (engver.c), by GPU"},
+    {.key = "max_num_batched_tokens", .flag = "max-num-batched-tokens", .kind = SK_U32,
+     .off = OFF(max_num_batched_tokens), .lo = 1, .hi = 1e7, .def = SD_RULE, .use = SET_SWEEP | SET_ROW,
+     .label = "tokens=", .meta = "N", .help = "token budget per step",
+     .deflt = "the engine version's (engver.c), by GPU; at least max_model_len without chunked prefill"},
+    {.key = "block_size", .flag = "block-size", .kind = SK_U32, .off = OFF(block_size), .lo = 1, .hi = 1024,
+     .def = SD_ENGINE, .eng_off = EOFF(block_size), .use = SET_SWEEP, .label = "block=", .meta = "N",
+     .help = "KV block size in tokens (8, 16, 32, 64 or 128)", .deflt = "the engine file's"},
+    {.key = "max_model_len", .flag = "max-model-len", .kind = SK_U32, .off = OFF(max_model_len), .lo = 1, .hi = 1e8,
+     .def = SD_RULE, .use = SET_SWEEP, .label = "len=", .meta = "N", .help = "max prompt + output tokens",
+     .deflt = "the model's max_position_embeddings"},
+    {.key = "gpu_memory_utilization", .flag = "gpu-memory-utilization", .kind = SK_F64,
+     .off = OFF(gpu_memory_utilization), .lo = 0, .hi = 1, .lo_open = true, .def = SD_ENGINE,
+     .eng_off = EOFF(gpu_memory_utilization), .use = SET_SWEEP, .label = "mem=", .meta = "F",
+     .help = "fraction of GPU memory the engine uses", .deflt = "the engine file's"},
+    {.key = "enable_prefix_caching", .flag = "enable-prefix-caching", .kind = SK_TRI,
+     .off = OFF(enable_prefix_caching), .def = SD_ENGINE, .eng_off = EOFF(enable_prefix_caching),
+     .help = "prefix caching", .deflt = "the engine file's"},
+    {.key = "enable_chunked_prefill", .flag = "enable-chunked-prefill", .kind = SK_TRI,
+     .off = OFF(enable_chunked_prefill), .def = SD_ENGINE, .eng_off = EOFF(enable_chunked_prefill),
+     .help = "chunked prefill", .deflt = "the engine file's"},
+    {.key = "async_scheduling", .flag = "async-scheduling", .kind = SK_TRI, .off = OFF(async_scheduling),
+     .def = SD_ENGINE, .eng_off = EOFF(async_scheduling),
+     .help = "schedule the next step while the current one runs (vLLM's batch queue of 2)",
+     .deflt = "the engine version's; off with pipeline parallelism"},
+    {.key = "allreduce", .flag = "allreduce", .kind = SK_CHOICE, .off = OFF(allreduce), .def = SD_FIXED,
+     .meta = "auto|table|link",
+     .help = "all-reduce cost: auto = the profile's measured table, unless it is below a third of the GPU file's "
+             "link (GPUs without peer-to-peer on the measured machine), then the link; table = the measurement "
+             "whatever it says (your GPUs are connected like the measured ones); link = the GPU file's link "
+             "bandwidth and latency",
+     .deflt = "auto", CHOICE(ar_parse, ar_show, NULL, ar_given, "auto, table, link")},
+    {.key = "gpus_per_node", .flag = "gpus-per-node", .kind = SK_U32, .off = OFF(gpus_per_node), .lo = 1, .hi = 1024,
+     .def = SD_RULE, .use = SET_SWEEP, .label = "node=", .meta = "N",
+     .help = "GPUs per node; a larger TP group spans nodes and all-reduces over the network",
+     .deflt = "the GPU file's (8; 72 for an NVL72 rack)"},
+    {.key = "moe_routing", .flag = "moe-routing", .kind = SK_CHOICE, .off = OFF(moe_routing), .def = SD_FIXED,
+     .use = SET_SWEEP, .label = "routing:", .meta = "R",
+     .help = "expert load of mixture-of-experts layers, as the kernel database measured it: balanced, "
+             "power_law_1.01 (AIConfigurator's estimate), power_law_1.2",
+     .deflt = "balanced", CHOICE(moe_parse, moe_show, NULL, moe_given, "balanced, power_law_1.01, power_law_1.2")},
+    {.key = "router", .flag = "router", .kind = SK_CHOICE, .off = OFF(router), .def = SD_FIXED, .use = SET_SWEEP,
+     .label = "router:", .meta = "P", .help = "round_robin, least_outstanding, least_kv", .deflt = "round_robin",
+     CHOICE(router_parse, router_show, NULL, router_given, "round_robin, least_outstanding, least_kv")},
+};
+
+#undef OFF
+#undef EOFF
+#undef CHOICE
+
+size_t settings_count(void) { return SIM_ARRAY_LEN(SETTINGS); }
+const setting *settings_at(size_t i) { return i < SIM_ARRAY_LEN(SETTINGS) ? &SETTINGS[i] : NULL; }
+size_t settings_index(const setting *s) { return (size_t)(s - SETTINGS); }
+
+const setting *settings_by_key(const char *key) {
+  for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++)
+    if (!strcmp(key, SETTINGS[i].key)) return &SETTINGS[i];
+  return NULL;
+}
+
+const setting *settings_by_flag(const char *flag) {
+  for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++)
+    if (!strcmp(flag, SETTINGS[i].flag) || (SETTINGS[i].alias && !strcmp(flag, SETTINGS[i].alias))) return &SETTINGS[i];
+  return NULL;
+}
+
+/* ---- one value ----------------------------------------------------------------------------------------- */
+
+static uint32_t get_u32(const setting *s, const deploy_cfg *d) {
+  uint32_t v;
+  memcpy(&v, (const char *)d + s->off, sizeof v);
+  return v;
+}
+static double get_f64(const setting *s, const deploy_cfg *d) {
+  double v;
+  memcpy(&v, (const char *)d + s->off, sizeof v);
+  return v;
+}
+static int8_t get_tri(const setting *s, const deploy_cfg *d) { return *((const int8_t *)d + s->off); }
+static bool get_bool(const setting *s, const deploy_cfg *d) {
+  bool v;
+  memcpy(&v, (const char *)d + s->off, sizeof v);
+  return v;
+}
+
+bool setting_given(const setting *s, const deploy_cfg *d) {
+  switch (s->kind) {
+    case SK_U32: return get_u32(s, d) != 0;
+    case SK_F64: return get_f64(s, d) >= 0;
+    case SK_TRI: return get_tri(s, d) >= 0;
+    case SK_BOOL: return get_bool(s, d);
+    case SK_CHOICE: return s->given(d);
+  }
+  return false;
+}
+
+static bool in_range(const setting *s, double v) { return (s->lo_open ? v > s->lo : v >= s->lo) && v <= s->hi; }
+
+static bool parse_switch(const char *t, bool *on) {
+  if (!strcmp(t, "on") || !strcmp(t, "true") || !strcmp(t, "1")) return *on = true, true;
+  if (!strcmp(t, "off") || !strcmp(t, "false") || !strcmp(t, "0")) return *on = false, true;
+  return false;
+}
+
+int setting_set_text(const setting *s, deploy_cfg *d, const char *text, const char *who, sim_err *err) {
+  char *dst = (char *)d + s->off;
+  switch (s->kind) {
+    case SK_U32: {
+      uint64_t u;
+      if (!sim_parse_u64(text, &u) || u > UINT32_MAX || !in_range(s, (double)u))
+        return sim_errf(err, SIM_EINPUT, "%s: '%s' is not an integer in [%g, %g]", who, text, s->lo, s->hi);
+      uint32_t v = (uint32_t)u;
+      memcpy(dst, &v, sizeof v);
+      return SIM_OK;
+    }
+    case SK_F64: {
+      double v;
+      if (!sim_parse_double(text, &v) || !isfinite(v) || !in_range(s, v))
+        return sim_errf(err, SIM_EINPUT, "%s: '%s' is not a number in %c%g, %g]", who, text, s->lo_open ? '(' : '[',
+                        s->lo, s->hi);
+      memcpy(dst, &v, sizeof v);
+      return SIM_OK;
+    }
+    case SK_TRI:
+    case SK_BOOL: {
+      bool on;
+      if (!parse_switch(text, &on)) return sim_errf(err, SIM_EINPUT, "%s: '%s' is not on or off (true/false, 1/0)", who, text);
+      if (s->kind == SK_TRI) *(int8_t *)dst = on ? 1 : 0;
+      else memcpy(dst, &on, sizeof on);
+      return SIM_OK;
+    }
+    case SK_CHOICE:
+      if (!s->parse(d, text)) return sim_errf(err, SIM_EINPUT, "%s: unknown value '%s' (%s)", who, text, s->choices);
+      return SIM_OK;
+  }
+  return sim_errf(err, SIM_EINTERNAL, "setting %s: bad kind", s->key);
+}
+
+void setting_text(const setting *s, const deploy_cfg *d, char *buf, size_t n) {
+  switch (s->kind) {
+    case SK_U32: snprintf(buf, n, "%u", get_u32(s, d)); return;
+    case SK_F64: snprintf(buf, n, "%g", get_f64(s, d)); return;
+    case SK_TRI: snprintf(buf, n, "%s", get_tri(s, d) > 0 ? "on" : "off"); return;
+    case SK_BOOL: snprintf(buf, n, "%s", get_bool(s, d) ? "on" : "off"); return;
+    case SK_CHOICE: snprintf(buf, n, "%s", s->echo ? s->echo(d) : s->show(d)); return;
+  }
+}
+
+void setting_json(const setting *s, const deploy_cfg *d, jw *w) {
+  const char *k = s->out_key ? s->out_key : s->key;
+  switch (s->kind) {
+    case SK_U32: jw_u64(w, k, get_u32(s, d)); return;
+    case SK_F64: jw_num(w, k, get_f64(s, d)); return;
+    case SK_TRI: jw_bool(w, k, get_tri(s, d) > 0); return;
+    case SK_BOOL: jw_bool(w, k, get_bool(s, d)); return;
+    case SK_CHOICE: jw_str(w, k, s->echo ? s->echo(d) : s->show(d)); return;
+  }
+}
+
+/* ---- scenario files ------------------------------------------------------------------------------------ */
+
+static int read_one(const jx *j, const cJSON *obj, const char *where, const setting *s, deploy_cfg *d) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, s->key);
+  if (!v) return SIM_OK;
+  char *dst = (char *)d + s->off;
+  switch (s->kind) {
+    case SK_U32: return jx_u32(j, obj, where, s->key, (uint32_t *)(void *)dst, s->lo, s->hi, 0);
+    case SK_F64: {
+      double x = -1;
+      int rc = jx_num(j, obj, where, s->key, &x, s->lo, s->hi, s->lo_open ? JX_GT : 0);
+      if (!rc) memcpy(dst, &x, sizeof x);
+      return rc;
+    }
+    case SK_TRI:
+    case SK_BOOL: {
+      bool b = false;
+      int rc = jx_bool(j, obj, where, s->key, &b);
+      if (rc) return rc;
+      if (s->kind == SK_TRI) *(int8_t *)dst = b ? 1 : 0;
+      else memcpy(dst, &b, sizeof b);
+      return SIM_OK;
+    }
+    case SK_CHOICE: {
+      char buf[64] = "";
+      int rc = jx_str(j, obj, where, s->key, buf, sizeof buf);
+      if (rc) return rc;
+      if (!s->parse(d, buf)) return jx_fail(j, v, where, s->key, "unknown value '%s' (%s)", buf, s->choices);
+      return SIM_OK;
+    }
+  }
+  return jx_fail(j, v, where, s->key, "internal error: bad setting kind");
+}
+
+int settings_read_json(const jx *j, const cJSON *obj, const char *where, deploy_cfg *d) {
+  const char *known[SIM_ARRAY_LEN(SETTINGS) + 1];
+  for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++) known[i] = SETTINGS[i].key;
+  known[SIM_ARRAY_LEN(SETTINGS)] = NULL;
+  int rc = jx_keys(j, obj, where, known, NULL);
+  /* dtype before quantization: "none" means the activation dtype (the table's order) */
+  for (size_t i = 0; !rc && i < SIM_ARRAY_LEN(SETTINGS); i++) rc = read_one(j, obj, where, &SETTINGS[i], d);
+  return rc;
+}
+
+/* ---- resolution ---------------------------------------------------------------------------------------- */
+
+int settings_check(const deploy_cfg *d, sim_err *err) {
+  for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++) {
+    const setting *s = &SETTINGS[i];
+    if ((s->kind != SK_U32 && s->kind != SK_F64) || !setting_given(s, d)) continue;
+    double v = s->kind == SK_U32 ? get_u32(s, d) : get_f64(s, d);
+    if (!in_range(s, v))
+      return sim_errf(err, SIM_EINPUT, "%s %g is out of range %s%g..%g", s->key, v, s->lo_open ? "(" : "", s->lo,
+                      s->hi);
+  }
+  return SIM_OK;
+}
+
+void settings_fill(deploy_cfg *d, const engine_cfg *e, set_default rule) {
+  for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++) {
+    const setting *s = &SETTINGS[i];
+    if (s->def != rule || setting_given(s, d)) continue;
+    char *dst = (char *)d + s->off;
+    const char *src = e ? (const char *)e + s->eng_off : NULL;
+    if (rule == SD_ONE && s->kind == SK_U32) {
+      uint32_t one = 1;
+      memcpy(dst, &one, sizeof one);
+    } else if (rule == SD_ENGINE && src) {
+      if (s->kind == SK_TRI) {
+        bool b;
+        memcpy(&b, src, sizeof b);
+        *(int8_t *)dst = b ? 1 : 0;
+      } else {
+        memcpy(dst, src, s->kind == SK_F64 ? sizeof(double) : sizeof(uint32_t));
+      }
+    }
+  }
+}
+
+/* ---- echoes -------------------------------------------------------------------------------------------- */
+
+void settings_json_echo(const deploy_cfg *d, unsigned use, jw *w) {
+  for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++)
+    if (!use || (SETTINGS[i].use & use)) setting_json(&SETTINGS[i], d, w);
+}
+
+void settings_csv_header(unsigned use, FILE *f) {
+  for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++)
+    if (!use || (SETTINGS[i].use & use)) fprintf(f, ",%s", SETTINGS[i].out_key ? SETTINGS[i].out_key : SETTINGS[i].key);
+}
+
+void settings_csv_row(const deploy_cfg *d, unsigned use, FILE *f) {
+  char buf[64];
+  for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++)
+    if (!use || (SETTINGS[i].use & use)) {
+      setting_text(&SETTINGS[i], d, buf, sizeof buf);
+      fprintf(f, ",%s", buf);
+    }
+}
+
+void settings_flags_text(const deploy_cfg *d, char *buf, size_t n, size_t *k) {
+  for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++) {
+    const setting *s = &SETTINGS[i];
+    if (!setting_given(s, d) || *k >= n) continue;
+    char v[64];
+    if (s->kind == SK_TRI || s->kind == SK_BOOL) {
+      bool on = s->kind == SK_TRI ? get_tri(s, d) > 0 : get_bool(s, d);
+      *k += (size_t)snprintf(buf + *k, n - *k, " --%s%s", on ? "" : "no-", s->flag);
+      continue;
+    }
+    if (s->kind == SK_CHOICE) snprintf(v, sizeof v, "%s", s->show(d));
+    else setting_text(s, d, v, sizeof v);
+    *k += (size_t)snprintf(buf + *k, n - *k, " --%s %s", s->alias ? s->alias : s->flag, v);
+  }
+  if (*k > n) *k = n;
+}
