@@ -106,7 +106,7 @@ int cmd_serve(int argc, char **argv) {
     lo.log_interval_s = log_interval;
     char dep[256];
     snprintf(dep, sizeof dep, "%u x %s (TP%u PP%u DP%u) x %u replica%s, %s %s", deploy_gpus(&r->deploy), r->gpu.name,
-             r->deploy.tp, r->deploy.pp ? r->deploy.pp : 1, deploy_dp(&r->deploy), r->deploy.replicas, r->deploy.replicas == 1 ? "" : "s", r->engine.name,
+             r->deploy.tp, r->deploy.pp, r->deploy.dp, r->deploy.replicas, r->deploy.replicas == 1 ? "" : "s", r->engine.name,
              r->engine.version);
     live_info info = {r->model.name, r->engine.name, r->engine.version, dep, r->prof.source};
     rc = live_serve(r->sim, &info, &lo, &err);

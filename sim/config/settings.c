@@ -87,7 +87,7 @@ static const setting SETTINGS[] = {
              "every expert on each",
      .deflt = "off"},
     {.key = "replicas", .flag = "replicas", .kind = SK_U32, .off = OFF(replicas), .lo = 1, .hi = 100000, .def = SD_ONE,
-     .use = SET_SWEEP | SET_ROW, .label = "x", .meta = "N", .help = "replicas behind the router", .deflt = "1"},
+     .use = SET_SWEEP, .label = "x", .meta = "N", .help = "replicas behind the router", .deflt = "1"},
     {.key = "dtype", .flag = "dtype", .kind = SK_CHOICE, .off = OFF(act_dtype), .def = SD_RULE, .meta = "auto|bf16|fp16",
      .help = "activation dtype", .deflt = "the model's (bf16 unless it is fp16)",
      CHOICE(dtype_parse_set, dtype_show, dtype_echo, dtype_given, "auto, bf16, fp16")},

@@ -8,7 +8,8 @@ static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 void shard_from_dims(model_shard *s, uint32_t hidden, uint32_t intermediate, uint32_t q_heads, uint32_t kv_heads,
                      uint32_t head_dim, uint32_t vocab, uint32_t tp) {
   memset(s, 0, sizeof *s);
-  uint32_t t = tp ? tp : 1;
+  SIM_ASSERT(tp >= 1); /* a resolved deployment's (config/settings.c fills the parallel sizes) */
+  uint32_t t = tp;
   s->tp = t;
   s->hidden = hidden;
   s->head_dim = head_dim;
@@ -31,7 +32,8 @@ void shard_init_dp(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t dp,
   shard_from_dims(s, m->hidden, m->intermediate, m->q_heads, m->kv_heads, m->head_dim, m->vocab, tp);
   uint32_t t = s->tp;
   s->experts = m->experts, s->topk = m->experts_per_tok;
-  s->dp = dp > 1 ? dp : 1;
+  SIM_ASSERT(dp >= 1);
+  s->dp = dp;
   s->ep = ep > 1 && m->experts ? ep : 1;
   s->moe_tp = s->ep > 1 ? 1 : t * s->dp;
   s->local_experts = m->experts / s->ep;

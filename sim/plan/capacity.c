@@ -2,6 +2,7 @@
  * thread pool), replicas for the target, verification of the cheapest, and
  * the verdicts (see capacity.h). Workers write only their own candidate. */
 #include "config/mig.h"
+#include "config/settings.h"
 #include "plan/capacity.h"
 
 #include <math.h>
@@ -81,11 +82,10 @@ static double start_rate(const capacity_set *s, const scenario *sc, cap_candidat
   sweep_row *e = &c->cfg; /* configuration echo, refined by the first probe */
   snprintf(e->gpu, sizeof e->gpu, "%.63s", sc->gpu);
   snprintf(e->model, sizeof e->model, "%.63s", sc->model);
-  e->tp = sc->deploy.tp ? sc->deploy.tp : 1;
-  e->pp = sc->deploy.pp ? sc->deploy.pp : 1;
-  e->dp = deploy_dp(&sc->deploy);
+  e->deploy = sc->deploy;
+  settings_fill(&e->deploy, NULL, SD_ONE); /* config/'s rule for the sizes, until the plan resolves them */
   e->replicas = 1;
-  e->gpus = e->tp * e->pp * e->dp;
+  e->gpus = deploy_gpus(&e->deploy);
   if (plan_analyze(pl, sc, &po, &err)) {
     c->feasible = false;
     snprintf(c->reason, sizeof c->reason, "%s", err.msg);
@@ -93,14 +93,8 @@ static double start_rate(const capacity_set *s, const scenario *sc, cap_candidat
   }
   snprintf(e->gpu, sizeof e->gpu, "%s", pl->gpu.name);
   snprintf(e->model, sizeof e->model, "%s", pl->model.name);
-  e->tp = pl->deploy.tp;
-  e->pp = pl->deploy.pp;
-  e->dp = deploy_dp(&pl->deploy);
+  e->deploy = pl->deploy;
   e->gpus = deploy_gpus(&pl->deploy);
-  e->weight_dtype = pl->deploy.weight_dtype;
-  e->kv_dtype = pl->deploy.kv_dtype;
-  e->max_num_seqs = pl->deploy.max_num_seqs;
-  e->max_num_batched_tokens = pl->deploy.max_num_batched_tokens;
   e->mem = pl->mem;
   e->price_per_gpu_hour = price_lookup(&s->price, &pl->gpu);
   if (!pl->fits) {
@@ -171,7 +165,7 @@ done:
 /* GPUs and dollars of c's replicas: per GPU-hour, or with a catalog per rented instance (the cheapest type
  * that holds them, replicas packed several per instance when they fit). */
 static void cost_of(const capacity_set *s, cap_candidate *c) {
-  uint32_t per_replica = c->cfg.tp * c->cfg.pp * c->cfg.dp;
+  uint32_t per_replica = deploy_gpus(&c->cfg.deploy);
   c->gpus = c->replicas * per_replica;
   c->usd_per_hour = c->gpus * c->cfg.price_per_gpu_hour; /* a MIG slice: its share of the GPU's price (mig.h) */
   c->inst = -1;
@@ -343,10 +337,10 @@ static void summarize(capacity_set *s) {
   } else {
     const cap_candidate *b = &s->c[s->best];
     char pp[24] = "";
-    if (b->cfg.pp > 1) snprintf(pp, sizeof pp, " x PP%u", b->cfg.pp);
-    if (b->cfg.dp > 1) snprintf(pp, sizeof pp, " x DP%u", b->cfg.dp);
+    if (b->cfg.deploy.pp > 1) snprintf(pp, sizeof pp, " x PP%u", b->cfg.deploy.pp);
+    if (b->cfg.deploy.dp > 1) snprintf(pp, sizeof pp, " x DP%u", b->cfg.deploy.dp);
     ADD("Serve %g req/s at %s with %s: %u replica%s of TP%u%s on %s = %u GPUs", s->target_rate, d, b->label,
-        b->replicas, b->replicas == 1 ? "" : "s", b->cfg.tp, pp, b->cfg.gpu, b->gpus);
+        b->replicas, b->replicas == 1 ? "" : "s", b->cfg.deploy.tp, pp, b->cfg.gpu, b->gpus);
     if (b->inst >= 0) {
       const instance_cfg *in = &s->inst[b->inst];
       ADD(", rented as %u x %s (%s, %u GPUs each) at $%.2f per hour; price %s%s%s%s", b->n_instances, in->name,

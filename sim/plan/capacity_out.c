@@ -4,18 +4,13 @@
 
 #include "plan/capacity.h"
 #include "core/jsonw.h"
+#include "config/settings.h"
 
 static void config_json(jw *j, const cap_candidate *c) {
   jw_obj(j, "config");
   jw_str(j, "model", c->cfg.model);
   jw_str(j, "gpu", c->cfg.gpu);
-  jw_u64(j, "tensor_parallel_size", c->cfg.tp);
-  jw_u64(j, "pipeline_parallel_size", c->cfg.pp);
-  if (c->cfg.dp > 1) jw_u64(j, "data_parallel_size", c->cfg.dp);
-  jw_str(j, "weight_dtype", dtype_name(c->cfg.weight_dtype));
-  jw_str(j, "kv_cache_dtype", dtype_name(c->cfg.kv_dtype));
-  jw_u64(j, "max_num_seqs", c->cfg.max_num_seqs);
-  jw_u64(j, "max_num_batched_tokens", c->cfg.max_num_batched_tokens);
+  settings_json_echo(&c->cfg.deploy, SET_ROW, j); /* config/settings.c's table */
   if (c->cfg.price_per_gpu_hour > 0) jw_num(j, "usd_per_gpu_hour", c->cfg.price_per_gpu_hour);
   else jw_null(j, "usd_per_gpu_hour");
   jw_u64(j, "kv_tokens_per_replica", c->cfg.mem.kv_tokens);
@@ -96,11 +91,7 @@ int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err) {
     jw_u64(&j, "index", b->index);
     jw_str(&j, "label", b->label);
     jw_str(&j, "gpu", b->cfg.gpu);
-    jw_u64(&j, "tensor_parallel_size", b->cfg.tp);
-    jw_u64(&j, "pipeline_parallel_size", b->cfg.pp);
-    if (b->cfg.dp > 1) jw_u64(&j, "data_parallel_size", b->cfg.dp);
-    jw_str(&j, "weight_dtype", dtype_name(b->cfg.weight_dtype));
-    jw_str(&j, "kv_cache_dtype", dtype_name(b->cfg.kv_dtype));
+    settings_json_echo(&b->cfg.deploy, SET_ROW, &j);
     jw_u64(&j, "replicas", b->replicas);
     jw_u64(&j, "gpus", b->gpus);
     if (b->usd_per_hour > 0) jw_num(&j, "usd_per_hour", b->usd_per_hour);

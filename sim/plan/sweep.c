@@ -4,6 +4,7 @@
  * the grid are read-only while the pool runs. */
 #include "plan/sweep.h"
 #include "runner/whatif.h"
+#include "config/settings.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -19,16 +20,10 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   if (!rc) rc = runner_execute(r, NULL, &err);
   snprintf(row->model, sizeof row->model, "%.63s", r->model.name[0] ? r->model.name : sc->model);
   snprintf(row->gpu, sizeof row->gpu, "%.63s", r->gpu.name[0] ? r->gpu.name : sc->gpu);
-  const deploy_cfg *d = r->deploy.tp ? &r->deploy : &sc->deploy;
-  row->tp = d->tp ? d->tp : 1;
-  row->pp = d->pp ? d->pp : 1;
-  row->dp = deploy_dp(d);
-  row->replicas = d->replicas ? d->replicas : 1;
-  row->gpus = row->tp * row->pp * row->dp * row->replicas;
-  row->weight_dtype = d->weight_dtype;
-  row->kv_dtype = d->kv_dtype;
-  row->max_num_seqs = d->max_num_seqs;
-  row->max_num_batched_tokens = d->max_num_batched_tokens;
+  row->deploy = r->deploy.resolved ? r->deploy : sc->deploy;
+  if (!row->deploy.resolved) settings_fill(&row->deploy, NULL, SD_ONE); /* config/'s rule for the sizes */
+  row->replicas = row->deploy.replicas;
+  row->gpus = deploy_gpus(&row->deploy) * row->replicas;
   row->max_concurrency = sc->max_concurrency;
   row->rate_scale = sc->rate_scale;
   row->mem = r->plan;

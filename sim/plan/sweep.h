@@ -37,9 +37,10 @@ typedef struct sweep_row {
   char whatif_note[400];      /* the first of them, "" when none */
   char model[64], gpu[64];
   char cost_source[1400];     /* what served its step times (profsel.h); "" when it could not start */
-  uint32_t tp, pp, dp, replicas, gpus; /* gpus = tp x pp x dp x replicas */
-  sim_dtype weight_dtype, kv_dtype;
-  uint32_t max_num_seqs, max_num_batched_tokens, max_concurrency;
+  deploy_cfg deploy;          /* the deployment: resolved when the run got that far, else as asked with the
+                                 parallel sizes' defaults (echoed over config/settings.h's table) */
+  uint32_t replicas, gpus;    /* gpus = tp x pp x dp x replicas */
+  uint32_t max_concurrency;
   double rate_scale;
   double offered_rate;        /* mean arrival rate of the workload as run, req/s */
   double price_per_gpu_hour;  /* USD; 0 = unknown */

@@ -8,6 +8,7 @@
 #include "core/outfmt.h"
 #include "core/jsonw.h"
 #include "plan/sweep.h"
+#include "config/settings.h"
 
 static const char *short_limit(limit_kind k) {
   static const char *const n[] = {"light load", "KV capacity", "HBM bandwidth", "compute", "interconnect",
@@ -19,8 +20,9 @@ static const char *short_limit(limit_kind k) {
 
 
 int sweep_write_csv(const sweep_set *s, FILE *f, sim_err *err) {
-  fputs("index,label,feasible,reason,model,gpu,tp,pp,replicas,gpus,weight_dtype,kv_cache_dtype,max_num_seqs,"
-        "max_num_batched_tokens,max_concurrency,rate_scale,offered_rate,requests,completed,unfinished,rejected,"
+  fputs("index,label,feasible,reason,model,gpu", f);
+  settings_csv_header(SET_ROW, f); /* config/settings.c's table */
+  fputs(",replicas,gpus,max_concurrency,rate_scale,offered_rate,requests,completed,unfinished,rejected,"
         "duration_s,request_throughput,output_throughput,output_tok_s_per_gpu,tok_s_per_user,mean_ttft_ms,"
         "median_ttft_ms,p99_ttft_ms,mean_tpot_ms,median_tpot_ms,p99_tpot_ms,p99_itl_ms,mean_e2el_ms,p99_e2el_ms,"
         "kv_tokens,kv_usage_peak,preemptions,gpu_busy,binding_limit,usd_per_gpu_hour,usd_per_hour,"
@@ -37,8 +39,8 @@ int sweep_write_csv(const sweep_set *s, FILE *f, sim_err *err) {
     outfmt_csv_str(f, r->model);
     fputc(',', f);
     outfmt_csv_str(f, r->gpu);
-    fprintf(f, ",%u,%u,%u,%u,%s,%s,%u,%u,%u", r->tp, r->pp, r->replicas, r->gpus, dtype_name(r->weight_dtype),
-            dtype_name(r->kv_dtype), r->max_num_seqs, r->max_num_batched_tokens, r->max_concurrency);
+    settings_csv_row(&r->deploy, SET_ROW, f);
+    fprintf(f, ",%u,%u,%u", r->replicas, r->gpus, r->max_concurrency);
     outfmt_csv_num(f, r->rate_scale);
     if (!r->feasible) {
       fputs(",,,,,,,,,,,,,,,,,,,,,,,,", f);
@@ -94,16 +96,10 @@ static void row_json(jw *j, const sweep_set *s, const sweep_row *r) {
   jw_obj(j, "config");
   jw_str(j, "model", r->model);
   jw_str(j, "gpu", r->gpu);
-  jw_u64(j, "tensor_parallel_size", r->tp);
-  jw_u64(j, "pipeline_parallel_size", r->pp);
   if (r->whatif_missed) jw_u64(j, "what_if_not_exercised", r->whatif_missed);
-  if (r->dp > 1) jw_u64(j, "data_parallel_size", r->dp);
+  settings_json_echo(&r->deploy, SET_ROW, j); /* config/settings.c's table */
   jw_u64(j, "replicas", r->replicas);
   jw_u64(j, "gpus", r->gpus);
-  jw_str(j, "weight_dtype", dtype_name(r->weight_dtype));
-  jw_str(j, "kv_cache_dtype", dtype_name(r->kv_dtype));
-  jw_u64(j, "max_num_seqs", r->max_num_seqs);
-  jw_u64(j, "max_num_batched_tokens", r->max_num_batched_tokens);
   if (r->max_concurrency) jw_u64(j, "max_concurrency", r->max_concurrency);
   else jw_null(j, "max_concurrency");
   jw_num(j, "rate_scale", r->rate_scale);

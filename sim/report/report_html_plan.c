@@ -155,8 +155,8 @@ static void sweep_memory(FILE *f, const sweep_set *s) {
     char dep[256];
     grid_label(&p, dep, sizeof dep);
     if (!strcmp(dep, "base"))
-      snprintf(dep, sizeof dep, "%s TP%u%s%.0u %s kv:%s", r->gpu, r->tp, r->pp > 1 ? " PP" : "", r->pp > 1 ? r->pp : 0,
-               dtype_name(r->weight_dtype), dtype_name(r->kv_dtype));
+      snprintf(dep, sizeof dep, "%s TP%u%s%.0u %s kv:%s", r->gpu, r->deploy.tp, r->deploy.pp > 1 ? " PP" : "", r->deploy.pp > 1 ? r->deploy.pp : 0,
+               dtype_name(r->deploy.weight_dtype), dtype_name(r->deploy.kv_dtype));
     snprintf(buf[n], sizeof buf[n], "%.150s%s", dep, r->feasible ? "" : " (no)");
     bool dup = false;
     for (int k = 0; k < n; k++) dup |= !strcmp(buf[k], buf[n]);

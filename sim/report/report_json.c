@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/settings.h"
 #include "core/jsonw.h"
 #include "report/report.h"
 #include "runner/whatif.h"
@@ -33,9 +34,7 @@ static void config_echo(jw *c, const run_ctx *r) {
   str(c, "gpu_full_name", r->gpu.full_name);
   str(c, "engine", r->engine.name);
   str(c, "engine_version", r->engine.version);
-  u64(c, "tensor_parallel_size", d->tp);
-  u64(c, "pipeline_parallel_size", d->pp ? d->pp : 1);
-  if (deploy_dp(d) > 1) u64(c, "data_parallel_size", deploy_dp(d));
+  settings_json_echo(d, 0, c); /* every deployment setting, resolved (config/settings.c's table) */
   if (r->model.experts) {
     jw_obj(c, "mixture_of_experts");
     u64(c, "experts", r->model.experts);
@@ -44,27 +43,12 @@ static void config_echo(jw *c, const run_ctx *r) {
     str(c, "routing", moe_routing_name(d->moe_routing));
     jw_end(c);
   }
-  u64(c, "replicas", d->replicas);
   u64(c, "gpus_total", (uint64_t)deploy_gpus(d) * d->replicas);
-  str(c, "dtype", dtype_name(d->act_dtype));
-  str(c, "weight_dtype", dtype_name(d->weight_dtype));
-  str(c, "kv_cache_dtype", dtype_name(d->kv_dtype));
-  u64(c, "max_num_seqs", d->max_num_seqs);
-  u64(c, "max_num_batched_tokens", d->max_num_batched_tokens);
-  u64(c, "block_size", d->block_size);
-  u64(c, "max_model_len", d->max_model_len);
-  num(c, "gpu_memory_utilization", d->gpu_memory_utilization);
-  jw_bool(c, "enable_prefix_caching", d->enable_prefix_caching != 0);
-  jw_bool(c, "enable_chunked_prefill", d->enable_chunked_prefill != 0);
-  jw_bool(c, "async_scheduling", r->deploy.async_scheduling != 0);
-  str(c, "allreduce", ar_source_name(r->deploy.allreduce));
-  u64(c, "gpus_per_node", r->deploy.gpus_per_node);
   char graphs[256];
   cost_graph_sizes_text(&r->cost, graphs, sizeof graphs);
   str(c, "cuda_graphs", graphs);
   str(c, "admission", r->engine.admission == ADMIT_ON_DEMAND ? "on_demand" : "reserve_full");
   num(c, "frontend_latency_ms", r->engine.frontend_latency_ns / 1e6);
-  str(c, "router", route_policy_name(d->router));
   jw *w = c;
   jw_obj(w, "workload");
   str(w, "source", r->tr.source);

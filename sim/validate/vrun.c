@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "config/settings.h"
 #include "core/pool.h"
 #include "hw/cost.h"
 #include "hw/memplan.h"
@@ -268,23 +269,10 @@ void vpoint_method(const vpoint *p, const voverrides *ov, char *buf, size_t n) {
     break;
   }
   char cmd[1400], opt[256];
-  size_t k = (size_t)snprintf(cmd, sizeof cmd, "servesim run --model %s --gpu %s --engine %s --profile %s --tp %u",
-                              sc->model, sc->gpu, sc->engine, sc->profile[0] ? sc->profile : "auto",
-                              sc->deploy.tp ? sc->deploy.tp : 1);
+  size_t k = (size_t)snprintf(cmd, sizeof cmd, "servesim run --model %s --gpu %s --engine %s --profile %s", sc->model,
+                              sc->gpu, sc->engine, sc->profile[0] ? sc->profile : "auto");
+  settings_flags_text(&sc->deploy, cmd, sizeof cmd, &k); /* every setting the point gave (config/settings.c) */
 #define ADDO(...)                                                        do {                                                                     snprintf(opt, sizeof opt, __VA_ARGS__);                                if (k < sizeof cmd) k += (size_t)snprintf(cmd + k, sizeof cmd - k, "%s", opt);   } while (0)
-  if (sc->deploy.pp > 1) ADDO(" --pp %u", sc->deploy.pp);
-  if (sc->deploy.dp > 1) ADDO(" --dp %u", sc->deploy.dp);
-  if (sc->deploy.expert_parallel) ADDO(" --enable-expert-parallel");
-  if (!p->user_sc) {
-    ADDO(" --dtype %s --quantization %s --kv-cache-dtype %s", dtype_name(sc->deploy.act_dtype),
-         sc->deploy.weight_dtype == sc->deploy.act_dtype ? "none" : dtype_name(sc->deploy.weight_dtype),
-         sc->deploy.kv_dtype == sc->deploy.act_dtype ? "auto" : dtype_name(sc->deploy.kv_dtype));
-    ADDO(" --no-enable-prefix-caching");
-  } else {
-    ADDO(" (the rest of the deployment: your scenario)");
-  }
-  if (sc->deploy.max_num_seqs) ADDO(" --max-num-seqs %u", sc->deploy.max_num_seqs);
-  if (sc->deploy.max_num_batched_tokens) ADDO(" --max-num-batched-tokens %u", sc->deploy.max_num_batched_tokens);
   ADDO(" --num-prompts %llu --random-input-len %u --random-output-len %u", (unsigned long long)g->num_prompts, p->isl,
        p->osl);
   if (g->output.range_ratio > 0) ADDO(" --output-range-ratio %g", g->output.range_ratio);
