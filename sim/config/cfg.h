@@ -243,6 +243,7 @@ typedef struct deploy_cfg {
   uint32_t max_num_batched_tokens;  /* 0 = engine default */
   uint32_t block_size;              /* 0 = engine default */
   uint32_t max_model_len;           /* 0 = model's max_position_embeddings */
+  uint32_t long_prefill_token_threshold; /* cap on one prefill chunk per step (vLLM's flag); 0 = the engine file's */
   double gpu_memory_utilization;    /* < 0 = engine default */
   int8_t enable_prefix_caching;     /* -1 = engine default, 0/1 */
   int8_t enable_chunked_prefill;    /* -1 = engine default, 0/1 */

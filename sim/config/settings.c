@@ -113,6 +113,12 @@ static const setting SETTINGS[] = {
     {.key = "max_model_len", .flag = "max-model-len", .kind = SK_U32, .off = OFF(max_model_len), .lo = 1, .hi = 1e8,
      .def = SD_RULE, .use = SET_SWEEP, .label = "len=", .meta = "N", .help = "max prompt + output tokens",
      .deflt = "the model's max_position_embeddings"},
+    {.key = "long_prefill_token_threshold", .flag = "long-prefill-token-threshold", .kind = SK_U32,
+     .off = OFF(long_prefill_token_threshold), .lo = 1, .hi = 1e7, .def = SD_ENGINE,
+     .eng_off = EOFF(long_prefill_token_threshold), .use = SET_SWEEP, .label = "chunk=", .meta = "N",
+     .help = "most prompt tokens one request prefills in a step (vLLM's flag; its scheduler caps each prefill "
+             "chunk at it)",
+     .deflt = "the engine file's (0: no cap)"},
     {.key = "gpu_memory_utilization", .flag = "gpu-memory-utilization", .kind = SK_F64,
      .off = OFF(gpu_memory_utilization), .lo = 0, .hi = 1, .lo_open = true, .def = SD_ENGINE,
      .eng_off = EOFF(gpu_memory_utilization), .use = SET_SWEEP, .label = "mem=", .meta = "F",
@@ -212,7 +218,7 @@ int setting_set_text(const setting *s, deploy_cfg *d, const char *text, const ch
     case SK_U32: {
       uint64_t u;
       if (!sim_parse_u64(text, &u) || u > UINT32_MAX || !in_range(s, (double)u))
-        return sim_errf(err, SIM_EINPUT, "%s: '%s' is not an integer in [%g, %g]", who, text, s->lo, s->hi);
+        return sim_errf(err, SIM_EINPUT, "%s: '%s' is not an integer in [%.10g, %.10g]", who, text, s->lo, s->hi);
       uint32_t v = (uint32_t)u;
       memcpy(dst, &v, sizeof v);
       return SIM_OK;

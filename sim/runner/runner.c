@@ -93,7 +93,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   cc.router = deploy_dp(&r->deploy) > 1 ? ROUTE_LEAST_OUTSTANDING : r->deploy.router;
   cc.sched.max_num_seqs = r->deploy.max_num_seqs;
   cc.sched.max_num_batched_tokens = r->deploy.max_num_batched_tokens;
-  cc.sched.long_prefill_token_threshold = r->engine.long_prefill_token_threshold;
+  cc.sched.long_prefill_token_threshold = r->deploy.long_prefill_token_threshold;
   cc.sched.chunked_prefill = r->deploy.enable_chunked_prefill != 0;
   cc.sched.async_scheduling = r->deploy.async_scheduling != 0;
   cc.sched.pipeline_stages = r->deploy.pp;
