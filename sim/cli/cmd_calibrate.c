@@ -22,6 +22,7 @@
 
 #include "calib/calib.h"
 #include "cli/cli.h"
+#include "config/settings.h"
 #include "kern.h"
 
 #define CMD "calibrate"
@@ -102,10 +103,12 @@ static int build_request(const cal_opts *o, kern_plan_req *req, bool *skip, sim_
     for (size_t i = 0; i < SIM_ARRAY_LEN(def); i++) req->tps[req->ntp++] = def[i];
   } else {
     if ((rc = split_list(&o->tp, buf, sizeof buf, items, KERN_PLAN_MAX_TP, &n, "tp", err))) return rc;
+    const setting *tp = settings_by_key("tensor_parallel_size"); /* the one TP range (config/settings.c) */
     for (int i = 0; i < n; i++) {
-      uint64_t v;
-      if (!sim_parse_u64(items[i], &v) || v == 0 || v > 64)
-        return sim_errf(err, SIM_EINPUT, "--tp: '%s' is not a tensor-parallel degree (1..64)", items[i]);
+      deploy_cfg d;
+      deploy_init(&d);
+      if ((rc = setting_set_text(tp, &d, items[i], "--tp", err))) return rc;
+      uint64_t v = d.tp;
       for (int j = 0; j < req->ntp; j++)
         if (req->tps[j] == v) return sim_errf(err, SIM_EINPUT, "--tp: %s given twice", items[i]);
       req->tps[req->ntp++] = (uint32_t)v;
