@@ -302,11 +302,30 @@ static int resolve_parallel(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g,
                     d->tp, d->gpus_per_node);
   if (d->expert_parallel && !m->experts)
     return sim_errf(err, SIM_EINPUT, "enable_expert_parallel: %s has no experts (a dense model)", m->name);
-  if (d->expert_parallel && m->experts % deploy_ep(d))
+  if (d->expert_parallel && !d->moe_ep && m->experts % deploy_ep(d))
     return sim_errf(err, SIM_EINPUT,
                     "enable_expert_parallel: data_parallel_size x tensor_parallel_size = %u does not divide the %u "
                     "experts of %s",
                     deploy_ep(d), m->experts, m->name);
+  if (!d->moe_ep) d->moe_ep = deploy_ep(d); /* resolved: the MoE layers' EP degree, 1 without experts parallel */
+  {
+    uint32_t moe_gpus = d->tp * d->dp;
+    if (d->moe_ep > 1 && !m->experts)
+      return sim_errf(err, SIM_EINPUT, "moe_expert_parallel_size %u: %s has no experts (a dense model)", d->moe_ep,
+                      m->name);
+    if (d->expert_parallel && d->moe_ep != moe_gpus)
+      return sim_errf(err, SIM_EINPUT,
+                      "enable_expert_parallel puts whole experts on all %u data-parallel x tensor-parallel ranks, "
+                      "moe_expert_parallel_size %u asks for %u groups: give one of them",
+                      moe_gpus, d->moe_ep, d->moe_ep);
+    if (moe_gpus % d->moe_ep)
+      return sim_errf(err, SIM_EINPUT,
+                      "moe_expert_parallel_size %u does not divide the %u GPUs of the MoE layers (data_parallel_size "
+                      "x tensor_parallel_size)", d->moe_ep, moe_gpus);
+    if (m->experts && m->experts % d->moe_ep)
+      return sim_errf(err, SIM_EINPUT, "moe_expert_parallel_size %u does not divide the %u experts of %s", d->moe_ep,
+                      m->experts, m->name);
+  }
   if (d->pp > m->layers)
     return sim_errf(err, SIM_EINPUT, "pipeline_parallel_size %u exceeds num_hidden_layers %u of %s (a stage holds at "
                     "least one layer)", d->pp, m->layers, m->name);
@@ -411,6 +430,12 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
 int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, sim_err *err) {
   settings_fill(d, e, SD_ONE); /* parallel sizes and replicas: 1 */
   int rc = settings_check(d, err);
+  /* vLLM's experts go whole over all ranks or are sliced over all of them (FusedMoEParallelConfig) */
+  if (!rc && d->moe_ep > 1 && d->moe_ep != d->tp * d->dp && !strcmp(e->name, "vllm"))
+    rc = sim_errf(err, SIM_EINPUT,
+                  "moe_expert_parallel_size %u over %u GPUs: vLLM runs expert parallelism over all data-parallel x "
+                  "tensor-parallel ranks only (--enable-expert-parallel); a MoE TP x EP split is TensorRT-LLM's or "
+                  "SGLang's", d->moe_ep, d->tp * d->dp);
   if (!rc) rc = resolve_parallel(d, m, g, err);
   if (!rc) rc = resolve_precision(d, m, g, e, err);
   if (!rc) rc = resolve_knobs(d, m, g, e, err);
@@ -423,7 +448,9 @@ void deploy_layout_text(const deploy_cfg *d, char *buf, size_t n) {
   uint32_t gpus = tp * pp * deploy_dp(d);
   size_t k = deploy_dp(d) > 1 ? (size_t)snprintf(buf, n, "DP%u x TP%u", deploy_dp(d), tp)
                               : (size_t)snprintf(buf, n, "TP%u", tp);
-  if (d->expert_parallel && k < n) k += (size_t)snprintf(buf + k, n - k, " (EP%u)", deploy_ep(d));
+  uint32_t ep = deploy_ep(d), moe_tp = tp * deploy_dp(d) / (ep ? ep : 1);
+  if (ep > 1 && moe_tp > 1 && k < n) k += (size_t)snprintf(buf + k, n - k, " (MoE TP%u x EP%u)", moe_tp, ep);
+  else if (ep > 1 && k < n) k += (size_t)snprintf(buf + k, n - k, " (EP%u)", ep);
   if (pp > 1 && k < n) k += (size_t)snprintf(buf + k, n - k, " x PP%u", pp);
   if (gpus > g && k < n) snprintf(buf + k, n - k, " over %u nodes of %u", (gpus + g - 1) / g, g);
 }

@@ -252,6 +252,9 @@ typedef struct deploy_cfg {
   ar_source allreduce;              /* --allreduce: where all-reduce times come from (ar_source) */
   moe_routing moe_routing;          /* --moe-routing: expert load skew of MoE layers (default balanced) */
   bool expert_parallel;             /* --enable-expert-parallel: MoE layers split their experts over the TP ranks */
+  uint32_t moe_ep;                  /* --moe-expert-parallel-size: the dp x tp GPUs of the MoE layers as moe_ep groups
+                                       of whole experts, each expert sliced over dp x tp / moe_ep of them (TensorRT-LLM's
+                                       and SGLang's hybrid MoE TP x EP); 0 = unset: deploy_ep */
   route_policy router;
   bool resolved;                    /* set by cfg_resolve: no field is unset; only such a value goes below config/ */
 } deploy_cfg;
@@ -267,8 +270,10 @@ static inline uint32_t deploy_dp(const deploy_cfg *d) { return d->dp ? d->dp : 1
 static inline bool deploy_fp8_weight_only(const deploy_cfg *d, const gpu_cfg *g) {
   return d->weight_dtype == DT_FP8 && g->flops[DT_FP8] <= 0;
 }
-/* Expert parallelism: whole experts over the dp x tp ranks (vLLM FusedMoEParallelConfig: ep_size = dp x tp). */
+/* Expert-parallel degree of the MoE layers: moe_ep when given, else whole experts over all dp x tp ranks with
+ * --enable-expert-parallel (vLLM FusedMoEParallelConfig: ep_size = dp x tp), else 1. */
 static inline uint32_t deploy_ep(const deploy_cfg *d) {
+  if (d->moe_ep) return d->moe_ep;
   return d->expert_parallel ? (d->tp ? d->tp : 1) * deploy_dp(d) : 1;
 }
 

@@ -86,6 +86,12 @@ static const setting SETTINGS[] = {
      .help = "mixture-of-experts layers: whole experts split over the TP ranks (vLLM's flag) instead of a slice of "
              "every expert on each",
      .deflt = "off"},
+    {.key = "moe_expert_parallel_size", .flag = "moe-expert-parallel-size", .alias = "ep-size", .kind = SK_U32,
+     .off = OFF(moe_ep), .lo = 1, .hi = 4096, .def = SD_RULE, .use = SET_SWEEP, .label = "ep=", .meta = "N",
+     .help = "mixture-of-experts layers: their dp x tp GPUs as N groups of whole experts, each expert sliced over "
+             "dp x tp / N GPUs (TensorRT-LLM's moe_expert_parallel_size, SGLang's --ep-size; vLLM only runs N = dp x "
+             "tp, its --enable-expert-parallel)",
+     .deflt = "dp x tp with enable_expert_parallel, else 1"},
     {.key = "replicas", .flag = "replicas", .kind = SK_U32, .off = OFF(replicas), .lo = 1, .hi = 100000, .def = SD_ONE,
      .use = SET_SWEEP, .label = "x", .meta = "N", .help = "replicas behind the router", .deflt = "1"},
     {.key = "dtype", .flag = "dtype", .kind = SK_CHOICE, .off = OFF(act_dtype), .def = SD_RULE, .meta = "auto|bf16|fp16",

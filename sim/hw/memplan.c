@@ -84,7 +84,7 @@ static uint32_t pp_of(const deploy_cfg *d) { return d->pp ? d->pp : 1; }
 
 double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
   deploy_cfg whole = *d; /* one unsplit copy of everything */
-  whole.dp = 1, whole.expert_parallel = false;
+  whole.dp = 1, whole.expert_parallel = false, whole.moe_ep = 1;
   return stage_weights(m, &whole, 1, 0, m->layers, true, true);
 }
 

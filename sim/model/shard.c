@@ -35,7 +35,8 @@ void shard_init_dp(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t dp,
   SIM_ASSERT(dp >= 1);
   s->dp = dp;
   s->ep = ep > 1 && m->experts ? ep : 1;
-  s->moe_tp = s->ep > 1 ? 1 : t * s->dp;
+  SIM_ASSERT((t * s->dp) % s->ep == 0); /* cfg_resolve: ep divides the MoE layers' dp x tp GPUs */
+  s->moe_tp = t * s->dp / s->ep;        /* each expert sliced over the GPUs of its EP group */
   s->local_experts = m->experts / s->ep;
   s->expert_inter = (m->expert_inter + s->moe_tp - 1) / s->moe_tp;
   s->shared_inter = (m->shared_inter + t - 1) / t;

@@ -13,6 +13,7 @@
 
 #include "cli/run_flags.h"
 #include "config/settings.h"
+#include "model/shard.h"
 #include "plan/grid.h"
 #include "runner/scenario.h"
 #include "testutil.h"
@@ -194,4 +195,55 @@ Test(settings, a_new_setting_end_to_end) {
   cr_assert(strstr(out, "chunk=256") && strstr(out, "chunk=4096"), "%s", out);
   cr_assert_eq(tu_run_cli("run --long-prefill-token-threshold 0", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "--long-prefill-token-threshold: '0' is not an integer in [1, 10000000]"), "%s", err);
+}
+
+/* Hybrid MoE TP x EP (TensorRT-LLM's moe_expert_parallel_size, SGLang's --ep-size): the dp x tp GPUs of the MoE
+ * layers as ep groups of whole experts, each expert sliced over the rest; vLLM runs only ep = dp x tp. */
+Test(settings, hybrid_expert_parallelism) {
+  static const char *moe = "{\"model_type\": \"mixtral\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+                           "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                           "\"vocab_size\": 32000, \"max_position_embeddings\": 32768, \"torch_dtype\": \"bfloat16\", "
+                           "\"num_local_experts\": 8, \"num_experts_per_tok\": 2}";
+  model_cfg m;
+  gpu_cfg g;
+  engine_cfg trt, vllm;
+  sim_err err;
+  cr_assert_eq(cfg_model_parse(&m, moe, "moe.json", &err), 0, "%s", err.msg);
+  cr_assert_eq(cfg_gpu_load(&g, "h200", &err), 0, "%s", err.msg);
+  cr_assert_eq(cfg_engine_load(&trt, "trtllm", &err), 0, "%s", err.msg);
+  cr_assert_eq(cfg_engine_load(&vllm, "vllm", &err), 0, "%s", err.msg);
+  deploy_cfg d;
+  deploy_init(&d);
+  d.tp = 8, d.moe_ep = 4;
+  cr_assert_eq(cfg_resolve(&d, &m, &g, &trt, &err), 0, "%s", err.msg);
+  cr_assert_eq(deploy_ep(&d), 4);
+  char lay[96];
+  deploy_layout_text(&d, lay, sizeof lay);
+  cr_assert_str_eq(lay, "TP8 (MoE TP2 x EP4)");
+  model_shard s;
+  shard_init_dp(&s, &m, d.tp, d.dp, deploy_ep(&d));
+  cr_assert_eq(s.moe_tp, 2, "8 GPUs / 4 EP groups");
+  cr_assert_eq(s.local_experts, 2);
+  cr_assert_eq(s.expert_inter, 14336 / 2);
+  deploy_init(&d); /* unset: 1 without --enable-expert-parallel, dp x tp with it; resolved either way */
+  d.tp = 4;
+  cr_assert_eq(cfg_resolve(&d, &m, &g, &trt, &err), 0, "%s", err.msg);
+  cr_assert_eq(d.moe_ep, 1);
+  deploy_init(&d);
+  d.tp = 4, d.expert_parallel = true;
+  cr_assert_eq(cfg_resolve(&d, &m, &g, &vllm, &err), 0, "%s", err.msg);
+  cr_assert_eq(d.moe_ep, 4);
+  const struct {
+    uint32_t tp, ep;
+    bool vllm_engine;
+    const char *msg;
+  } bad[] = {{8, 2, true, "vLLM runs expert parallelism over all data-parallel x tensor-parallel ranks only"},
+             {4, 3, false, "moe_expert_parallel_size 3 does not divide the 4 GPUs of the MoE layers"},
+             {8, 16, false, "moe_expert_parallel_size 16 does not divide the 8 GPUs"}};
+  for (size_t i = 0; i < SIM_ARRAY_LEN(bad); i++) {
+    deploy_init(&d);
+    d.tp = bad[i].tp, d.moe_ep = bad[i].ep;
+    cr_assert_eq(cfg_resolve(&d, &m, &g, bad[i].vllm_engine ? &vllm : &trt, &err), SIM_EINPUT, "tp %u ep %u", d.tp, d.moe_ep);
+    cr_assert(strstr(err.msg, bad[i].msg), "%s", err.msg);
+  }
 }
