@@ -9,7 +9,11 @@
  *   3. a bare name (".json" suffix optional): configs/<dir>/<name>.json under
  *      $SERVESIM_DATA_DIR when set, then among the embedded files; the name is
  *      tried as given, then lower-cased ("H200" finds h200).
- * Unknown names fail with SIM_EINPUT listing the known names of that kind.
+ *   4. a name a known file declares among its "aliases" (a Hugging Face id such as
+ *      meta-llama/Llama-3.1-70B-Instruct, a GPU's device string): that file; an
+ *      id with a quantization suffix ("-FP8") is refused, naming --quantization.
+ * Unknown names fail with SIM_EINPUT listing the known names of that kind and
+ * the closest one ("did you mean").
  *
  * cfg_resolve fills every unset deploy_cfg field (defaults from the engine and
  * the model) and then validates the combination. It is idempotent: resolving
@@ -25,6 +29,7 @@
 #include <sys/stat.h>
 
 #include "config/cfg.h"
+#include "config/cfg_names.h"
 #include "config/settings.h"
 #include "config/mig.h"
 #include "config/engver.h"
@@ -32,102 +37,54 @@
 
 #define EMBED_PREFIX "<embedded> "
 
-static const char *const kind_dir[] = {"models", "gpus", "engines", "examples", "profiles", "instances"};
-static const char *const kind_word[] = {"model", "gpu", "engine", "scenario", "profile", "instance"};
-
 static bool ends_with(const char *s, const char *suf) {
   size_t n = strlen(s), k = strlen(suf);
   return n >= k && !strcmp(s + n - k, suf);
 }
 
-/* ---- listing ---------------------------------------------------------------- */
-
-typedef struct name_list {
-  char **v;
-  size_t n, cap;
-} name_list;
-
-static void names_add(name_list *l, const char *s, size_t len) {
-  SIM_GROW(l->v, l->cap, l->n + 1);
-  char *d = sim_malloc(len + 1);
-  memcpy(d, s, len);
-  d[len] = 0;
-  l->v[l->n++] = d;
-}
-
-/* Collects the names of a kind: embedded files and $SERVESIM_DATA_DIR files,
- * sorted, without duplicates. */
-static void names_collect(cfg_kind kind, name_list *l) {
-  char prefix[64];
-  snprintf(prefix, sizeof prefix, "configs/%s/", kind_dir[kind]);
-  size_t pl = strlen(prefix);
-  for (const sim_embedded_file *f = sim_embedded_files; f->path; f++) {
-    if (strncmp(f->path, prefix, pl) || !ends_with(f->path, ".json")) continue;
-    const char *name = f->path + pl;
-    if (strchr(name, '/')) continue;
-    names_add(l, name, strlen(name) - 5);
-  }
-  const char *dd = getenv("SERVESIM_DATA_DIR");
-  if (dd && *dd) {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/%s", dd, prefix);
-    DIR *d = opendir(dir);
-    if (d) {
-      struct dirent *de;
-      while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' || !ends_with(de->d_name, ".json") || strlen(de->d_name) <= 5) continue;
-        char p[2048];
-        snprintf(p, sizeof p, "%s%s", dir, de->d_name);
-        if (sim_is_file(p)) names_add(l, de->d_name, strlen(de->d_name) - 5);
-      }
-      closedir(d);
-    }
-  }
-  if (l->n) qsort(l->v, l->n, sizeof *l->v, sim_cmp_cstr);
-  size_t k = 0;
-  for (size_t i = 0; i < l->n; i++) {
-    if (k && !strcmp(l->v[k - 1], l->v[i])) {
-      free(l->v[i]);
-      continue;
-    }
-    l->v[k++] = l->v[i];
-  }
-  l->n = k;
-}
-
-static void names_free(name_list *l) {
-  for (size_t i = 0; i < l->n; i++) free(l->v[i]);
-  free(l->v);
-}
-
-void cfg_list(cfg_kind kind, char *buf, size_t n) {
-  SIM_ASSERT((unsigned)kind < SIM_ARRAY_LEN(kind_dir));
-  if (!n) return;
-  buf[0] = 0;
-  name_list l = {0};
-  names_collect(kind, &l);
-  size_t len = 0;
-  for (size_t i = 0; i < l.n; i++) {
-    size_t need = strlen(l.v[i]) + (i ? 2 : 0);
-    if (len + need + 1 > n) { /* does not fit: end with "..." if there is room */
-      if (n >= 4) {
-        size_t at = len + 3 < n ? len : n - 4;
-        memcpy(buf + at, "...", 4);
-      }
-      break;
-    }
-    len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", l.v[i]);
-  }
-  names_free(&l);
-}
-
 /* ---- finding ---------------------------------------------------------------- */
 
 static int unknown(cfg_kind kind, const char *arg, sim_err *err) {
-  char known[640];
+  char known[640], near[128];
   cfg_list(kind, known, sizeof known);
-  return sim_errf(err, SIM_EINPUT, "unknown %s '%s' (known %ss: %s; or give the path of a JSON file)", kind_word[kind],
-                  arg, kind_word[kind], known[0] ? known : "none");
+  cfg_suggest(kind, arg, near, sizeof near);
+  return sim_errf(err, SIM_EINPUT, "unknown %s '%s'%s%s%s (known %ss: %s; or give the path of a JSON file)",
+                  cfg_kind_word(kind), arg, near[0] ? ": did you mean '" : "", near, near[0] ? "'?" : "",
+                  cfg_kind_word(kind), known[0] ? known : "none");
+}
+
+/* The quantization a checkpoint id names in its suffix ("...-FP8", "...-AWQ"), as --quantization spells it;
+ * NULL when it names none. */
+static const char *id_quantization(const char *id) {
+  static const struct {
+    const char *tag, *method;
+  } tags[] = {{"nvfp4", "nvfp4"}, {"-fp4", "nvfp4"}, {"-fp8", "fp8"},   {"-awq", "awq"},   {"-gptq", "gptq"},
+              {"w4a16", "int4"},  {"-int4", "int4"}, {"w8a8", "int8"}, {"-int8", "int8"}, {"mxfp4", "int4"}};
+  char low[256];
+  size_t i = 0;
+  for (; id[i] && i + 1 < sizeof low; i++) low[i] = (char)tolower((unsigned char)id[i]);
+  low[i] = 0;
+  const char *base = strrchr(low, '/');
+  base = base ? base : low;
+  for (size_t k = 0; k < SIM_ARRAY_LEN(tags); k++)
+    if (strstr(base, tags[k].tag)) return tags[k].method;
+  return NULL;
+}
+
+static int find(cfg_kind kind, const char *arg, char *out, size_t n, bool *embedded, sim_err *err);
+
+/* A name no file has that a known file declares as an alias (a Hugging Face id, a GPU's device string): that
+ * file. A quantized checkpoint's id names the architecture only, so it is refused with the flag to give. */
+static int find_alias(cfg_kind kind, const char *arg, char *out, size_t n, bool *embedded, sim_err *err) {
+  char name[256];
+  if (!cfg_alias_name(kind, arg, name, sizeof name)) return unknown(kind, arg, err);
+  const char *q = kind == CFG_MODEL ? id_quantization(arg) : NULL;
+  if (q)
+    return sim_errf(err, SIM_EINPUT,
+                    "%s is a %s checkpoint of the bundled model %s, whose file holds the architecture only: give "
+                    "--model %s --quantization %s, or the checkpoint's own config.json (its quantization_config is "
+                    "read)", arg, q, name, name, q);
+  return find(kind, name, out, n, embedded, err);
 }
 
 static int put_path(char *out, size_t n, const char *p, sim_err *err) {
@@ -138,12 +95,11 @@ static int put_path(char *out, size_t n, const char *p, sim_err *err) {
 
 /* cfg_find plus whether the result is an embedded file. */
 static int find(cfg_kind kind, const char *arg, char *out, size_t n, bool *embedded, sim_err *err) {
-  SIM_ASSERT((unsigned)kind < SIM_ARRAY_LEN(kind_dir));
   *embedded = false;
   if (!arg || !*arg) {
     char known[640];
     cfg_list(kind, known, sizeof known);
-    return sim_errf(err, SIM_EINPUT, "no %s given (known %ss: %s)", kind_word[kind], kind_word[kind], known);
+    return sim_errf(err, SIM_EINPUT, "no %s given (known %ss: %s)", cfg_kind_word(kind), cfg_kind_word(kind), known);
   }
   if (sim_is_file(arg)) return put_path(out, n, arg, err);
   if (kind == CFG_MODEL && sim_is_dir(arg)) {
@@ -157,9 +113,10 @@ static int find(cfg_kind kind, const char *arg, char *out, size_t n, bool *embed
       *embedded = true;
       return put_path(out, n, arg, err);
     }
-    char known[640];
+    char known[640], name[256];
+    if (cfg_alias_name(kind, arg, name, sizeof name)) return find_alias(kind, arg, out, n, embedded, err);
     cfg_list(kind, known, sizeof known);
-    return sim_errf(err, SIM_EINPUT, "%s: no such %s file (known %ss: %s)", arg, kind_word[kind], kind_word[kind],
+    return sim_errf(err, SIM_EINPUT, "%s: no such %s file (known %ss: %s)", arg, cfg_kind_word(kind), cfg_kind_word(kind),
                     known);
   }
   char name[256];
@@ -180,7 +137,7 @@ static int find(cfg_kind kind, const char *arg, char *out, size_t n, bool *embed
       if (!changed) break;
     }
     char rel[512], p[1536];
-    snprintf(rel, sizeof rel, "configs/%s/%s.json", kind_dir[kind], name);
+    snprintf(rel, sizeof rel, "configs/%s/%s.json", cfg_kind_dir(kind), name);
     if (dd && *dd) {
       snprintf(p, sizeof p, "%s/%s", dd, rel);
       if (sim_is_file(p)) return put_path(out, n, p, err);
@@ -190,7 +147,7 @@ static int find(cfg_kind kind, const char *arg, char *out, size_t n, bool *embed
       return put_path(out, n, rel, err);
     }
   }
-  return unknown(kind, arg, err);
+  return find_alias(kind, arg, out, n, embedded, err);
 }
 
 int cfg_find(cfg_kind kind, const char *name_or_path, char *path_out, size_t n, sim_err *err) {
@@ -280,6 +237,17 @@ void deploy_init(deploy_cfg *d) {
 
 /* cfg_resolve's parts: parallelism (TP, DP, EP, PP, nodes, replicas), precision (activations, weights, KV
  * cache), and the scheduler and memory knobs (engine-version defaults). */
+/* The TP sizes the table allows that fit a model's heads: dividing the attention heads, and dividing the KV
+ * heads or a multiple of them (vLLM replicates KV heads then), as "1, 2, 4, 8". */
+static void tp_sizes_that_fit(const model_cfg *m, char *buf, size_t n) {
+  const setting *s = settings_by_key("tensor_parallel_size");
+  size_t k = 0;
+  buf[0] = 0;
+  for (uint32_t t = (uint32_t)s->lo; t <= (uint32_t)s->hi && k < n; t++)
+    if (m->q_heads % t == 0 && (m->kv_heads % t == 0 || t % m->kv_heads == 0))
+      k += (size_t)snprintf(buf + k, n - k, "%s%u", k ? ", " : "", t);
+}
+
 static int resolve_parallel(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, sim_err *err) {
   if (g->mig_parent[0] && (d->tp > 1 || d->pp > 1 || d->dp > 1))
     return sim_errf(err, SIM_EINPUT,
@@ -287,13 +255,15 @@ static int resolve_parallel(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g,
                     "are not modelled (tensor_parallel_size %u, pipeline_parallel_size %u, data_parallel_size %u); "
                     "run one replica per slice (--replicas N) or use a larger slice",
                     g->name, d->tp, d->pp, d->dp);
+  char fit[160];
+  tp_sizes_that_fit(m, fit, sizeof fit);
   if (m->q_heads % d->tp)
-    return sim_errf(err, SIM_EINPUT, "tensor_parallel_size %u does not divide num_attention_heads %u of %s", d->tp,
-                    m->q_heads, m->name);
+    return sim_errf(err, SIM_EINPUT, "tensor_parallel_size %u does not divide num_attention_heads %u of %s (TP sizes "
+                    "that fit its heads: %s)", d->tp, m->q_heads, m->name, fit);
   if (m->kv_heads % d->tp && d->tp % m->kv_heads)
     return sim_errf(err, SIM_EINPUT,
-                    "tensor_parallel_size %u neither divides num_key_value_heads %u of %s nor is a multiple of it",
-                    d->tp, m->kv_heads, m->name);
+                    "tensor_parallel_size %u neither divides num_key_value_heads %u of %s nor is a multiple of it (TP "
+                    "sizes that fit its heads: %s)", d->tp, m->kv_heads, m->name, fit);
   if (!d->gpus_per_node) d->gpus_per_node = g->gpus_per_node ? g->gpus_per_node : 8;
   if (d->tp > d->gpus_per_node && d->tp % d->gpus_per_node)
     return sim_errf(err, SIM_EINPUT,

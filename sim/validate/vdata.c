@@ -545,13 +545,18 @@ static int user_configs(vset *s, scenario *sc, const char *what, int line, sim_e
   gpu_cfg g;
   engine_cfg e;
   sim_err ce = {0, ""};
+  /* a name that is not a file (a bundled name, or an id a bundled file declares) becomes the bundled name */
   if (cfg_model_load(&m, sc->model, &ce)) {
     const char *mm = vres_model(vset_resolver(s), sc->model, NULL, 0);
     if (mm) vfmt(sc->model, sizeof sc->model, "%s", mm);
+  } else if (!sim_is_file(sc->model)) {
+    vfmt(sc->model, sizeof sc->model, "%s", m.name);
   }
   if (cfg_gpu_load(&g, sc->gpu, &ce)) {
     const char *gg = vres_gpu(vset_resolver(s), sc->gpu);
     if (gg) vfmt(sc->gpu, sizeof sc->gpu, "%s", gg);
+  } else if (!sim_is_file(sc->gpu)) {
+    vfmt(sc->gpu, sizeof sc->gpu, "%s", g.name);
   }
   if (cfg_engine_load(&e, sc->engine, &ce)) {
     const char *ee = vres_engine(vset_resolver(s), sc->engine);

@@ -1050,3 +1050,34 @@ Test(config, unmodelled_architecture_features_are_named) {
   cr_assert_eq(cfg_model_parse(&m, js, "py.json", &e), SIM_EINPUT);
   cr_assert(strstr(e.msg, "py.json:3: num_key_value_heads"), "%s", e.msg);
 }
+
+/* Names a user brings: a Hugging Face id a bundled file declares among its aliases finds that file; a quantized
+ * checkpoint's id is refused naming --quantization (the bundled file is the architecture only); a mistyped
+ * name gets the closest known one; a TP size that does not fit lists those that do. */
+Test(config, names_users_bring) {
+  model_cfg m;
+  gpu_cfg g;
+  sim_err err;
+  cr_assert_eq(cfg_model_load(&m, "meta-llama/Llama-3.1-70B-Instruct", &err), 0, "%s", err.msg);
+  cr_assert_str_eq(m.name, "llama-3.1-70b");
+  cr_assert_eq(cfg_model_load(&m, "META-LLAMA/LLAMA-3.1-70B-INSTRUCT", &err), 0, "case ignored: %s", err.msg);
+  cr_assert_eq(cfg_gpu_load(&g, "NVIDIA H100 80GB HBM3", &err), 0, "%s", err.msg);
+  cr_assert_str_eq(g.name, "h100-sxm");
+  cr_assert_eq(cfg_model_load(&m, "nvidia/Llama-3.1-70B-Instruct-FP8", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "give --model llama-3.1-70b --quantization fp8"), "%s", err.msg);
+  cr_assert_eq(cfg_gpu_load(&g, "h2000", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "did you mean 'h200'?"), "%s", err.msg);
+  cr_assert_eq(cfg_model_load(&m, "qwen2.5-27b", &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "did you mean 'qwen2.5-72b'?"), "%s", err.msg);
+  cr_assert_eq(cfg_model_load(&m, "something-else-entirely", &err), SIM_EINPUT);
+  cr_assert_null(strstr(err.msg, "did you mean"), "nothing close: %s", err.msg);
+  engine_cfg e;
+  cr_assert_eq(cfg_model_load(&m, "llama-3.1-70b", &err), 0, "%s", err.msg);
+  cr_assert_eq(cfg_gpu_load(&g, "h200", &err), 0, "%s", err.msg);
+  cr_assert_eq(cfg_engine_load(&e, "vllm", &err), 0, "%s", err.msg);
+  deploy_cfg d;
+  deploy_init(&d);
+  d.tp = 3;
+  cr_assert_eq(cfg_resolve(&d, &m, &g, &e, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "TP sizes that fit its heads: 1, 2, 4, 8, 16, 32, 64"), "%s", err.msg);
+}
