@@ -214,45 +214,85 @@ int capacity_set_instances(capacity_set *s, const char *list, sim_err *err) {
 
 /* ---- verification ------------------------------------------------------------ */
 
-static void verify(capacity_set *s, cap_candidate *c) {
-  for (uint32_t R = c->replicas; R <= c->replicas + CAP_VERIFY_EXTRA; R++) {
-    scenario *sc = sim_malloc(sizeof *sc);
-    sweep_row *row = sim_calloc(1, sizeof *row);
-    sim_err err;
-    *sc = s->base;
-    grid_apply(&c->pt, sc, &err);
-    sc->deploy.replicas = R;
-    sc->deploy.router = ROUTE_LEAST_OUTSTANDING;
-    set_rate(sc, s->target_rate);
-    set_time_limit(s, sc);
-    run_ctx *run = NULL;
-    sweep_eval(sc, &s->slo, &s->price, row, &run);
-    s->n_verify_runs++;
-    free(sc);
-    bool ok = row->feasible && row->slo.all_ok;
+/* One fleet of R replicas of c behind a least_outstanding router at the target rate: whether it meets every
+ * SLO (the probe recorded on c); *keep gets the run when it does and keep is given, else it is freed. */
+static bool fleet_run(capacity_set *s, cap_candidate *c, uint32_t R, run_ctx **keep, bool *feasible) {
+  scenario *sc = sim_malloc(sizeof *sc);
+  sweep_row *row = sim_calloc(1, sizeof *row);
+  sim_err err;
+  *sc = s->base;
+  grid_apply(&c->pt, sc, &err);
+  sc->deploy.replicas = R;
+  sc->deploy.router = ROUTE_LEAST_OUTSTANDING;
+  set_rate(sc, s->target_rate);
+  set_time_limit(s, sc);
+  run_ctx *run = NULL;
+  sweep_eval(sc, &s->slo, &s->price, row, &run);
+  s->n_verify_runs++;
+  free(sc);
+  bool ok = row->feasible && row->slo.all_ok;
+  *feasible = row->feasible;
+  if (c->n_fleet < CAP_FLEET_MAX) {
+    cap_fleet_probe *f = &c->fleet[c->n_fleet++];
+    f->replicas = R, f->ok = ok;
+    memcpy(f->value_ms, row->slo.value_ms, sizeof f->value_ms);
+  }
+  if (ok) {
     c->verify_slo = row->slo;
     c->verify_sum = row->sum;
-    if (ok) {
-      c->verified = 1;
-      c->replicas = R;
-      cost_of(s, c);
-      if (s->verify_run) {
-        runner_free(s->verify_run);
-        free(s->verify_run);
-      }
-      s->verify_run = run;
-      free(row);
-      return;
-    }
-    if (run) {
-      runner_free(run);
-      free(run);
-    }
-    bool stop = !row->feasible;
-    free(row);
-    if (stop) break;
   }
+  if (ok && keep) {
+    if (*keep) {
+      runner_free(*keep);
+      free(*keep);
+    }
+    *keep = run;
+  } else if (run) {
+    runner_free(run);
+    free(run);
+  }
+  free(row);
+  return ok;
+}
+
+/* Fleet sizing by simulation: the per-replica estimate ceil(target / max_rate) is where the search starts; a
+ * fleet behind the router absorbs bursts one replica alone cannot, so the search goes down while the fleet
+ * still meets the SLOs, or up (at most CAP_VERIFY_EXTRA) until it does. The answer is the smallest simulated
+ * fleet that meets them: one replica fewer was simulated and missed (or it is one replica). Returns its run
+ * (for the reports), or NULL when no fleet passed. */
+static run_ctx *verify(capacity_set *s, cap_candidate *c) {
+  run_ctx *kept = NULL;
+  bool feasible = true;
+  uint32_t R = c->estimate;
+  c->n_fleet = 0;
+  if (fleet_run(s, c, R, &kept, &feasible)) {
+    /* down in doubling steps (R-1, R-2, R-4, ...) to the first fleet that misses, then bisect between them:
+       the usual answer (R or R-1) costs two runs, a fleet far below the estimate log2 of the gap */
+    uint32_t pass = R, fail = 0, step = 1;
+    while (c->n_fleet < CAP_FLEET_MAX) {
+      uint32_t lo = fail + 1;
+      if (pass <= lo) break; /* pass == fail + 1, or pass is one replica */
+      uint32_t next = fail ? fail + (pass - fail) / 2 : (pass > step ? pass - step : 1);
+      if (next < lo) next = lo;
+      if (fleet_run(s, c, next, &kept, &feasible)) pass = next;
+      else fail = next;
+      if (!fail) step *= 2;
+    }
+    R = pass;
+    c->verified = 1;
+    c->replicas = R;
+    cost_of(s, c);
+    return kept;
+  }
+  for (uint32_t up = R + 1; feasible && up <= R + CAP_VERIFY_EXTRA && c->n_fleet < CAP_FLEET_MAX; up++)
+    if (fleet_run(s, c, up, &kept, &feasible)) {
+      c->verified = 1;
+      c->replicas = up;
+      cost_of(s, c);
+      return kept;
+    }
   c->verified = -1;
+  return NULL;
 }
 
 /* Cost order: known cost ascending (unknown last), then GPUs, then higher max rate, then index. */
@@ -264,6 +304,10 @@ static bool cheaper(const cap_candidate *a, const cap_candidate *b) {
   return a->index < b->index;
 }
 
+/* Every candidate that can start and has a rate is sized by simulation (verify), cheapest estimate first: a
+ * fleet can need fewer replicas than its estimate, so a candidate whose estimate costs more than the best so
+ * far may still win. The recommendation is the cheapest verified candidate (cheaper: cost, then GPUs, then
+ * headroom per replica). */
 static void recommend(capacity_set *s) {
   s->best = -1;
   for (;;) {
@@ -274,9 +318,18 @@ static void recommend(capacity_set *s) {
       if (next < 0 || cheaper(c, &s->c[next])) next = (int)i;
     }
     if (next < 0) break;
-    if (s->best >= 0 && !cheaper(&s->c[next], &s->c[s->best])) break;
-    verify(s, &s->c[next]);
-    if (s->c[next].verified == 1 && (s->best < 0 || cheaper(&s->c[next], &s->c[s->best]))) s->best = next;
+    run_ctx *run = verify(s, &s->c[next]);
+    if (s->c[next].verified == 1 && (s->best < 0 || cheaper(&s->c[next], &s->c[s->best]))) {
+      s->best = next;
+      if (s->verify_run) {
+        runner_free(s->verify_run);
+        free(s->verify_run);
+      }
+      s->verify_run = run;
+    } else if (run) {
+      runner_free(run);
+      free(run);
+    }
   }
 }
 
@@ -305,6 +358,8 @@ static void explain(capacity_set *s, cap_candidate *c) {
     ADD("; at %.3g req/s %s reaches %.4g ms (objective %g ms), %s binds", c->fail_rate, s->slo.it[c->fail_slo].key,
         c->fail_value_ms, s->slo.it[c->fail_slo].limit_ms, limit_name(c->limit));
   ADD(": %u replica%s = %u GPUs", c->replicas, c->replicas == 1 ? "" : "s", c->gpus);
+  if (c->verified == 1 && c->replicas != c->estimate)
+    ADD(" (the fleet simulated behind the router; %u by one replica's rate)", c->estimate);
   if (c->no_instance[0]) {
     ADD("; %s", c->no_instance);
     return;
@@ -314,7 +369,9 @@ static void explain(capacity_set *s, cap_candidate *c) {
         c->per_instance == 1 ? "" : "s", s->inst[c->inst].price_per_hour);
   if (c->usd_per_hour > 0) ADD(" ($%.2f/h)", c->usd_per_hour);
   if (c->verified == 1) ADD(", verified at %g req/s", s->target_rate);
-  else if (c->verified == -1) ADD(", but the verification at %g req/s missed the SLOs even with %d more replicas", s->target_rate, CAP_VERIFY_EXTRA);
+  else if (c->verified == -1)
+    ADD(", but a fleet of %u to %u replicas at %g req/s missed the SLOs", c->estimate, c->estimate + CAP_VERIFY_EXTRA,
+        s->target_rate);
   if (b == c) ADD("; the cheapest: recommended");
   else if (b && c->usd_per_hour > 0 && b->usd_per_hour > 0 && c->usd_per_hour > b->usd_per_hour)
     ADD("; $%.2f/h more than the recommendation", c->usd_per_hour - b->usd_per_hour);
@@ -349,17 +406,29 @@ static void summarize(capacity_set *s) {
     } else if (b->usd_per_hour > 0) {
       ADD(" ($%.2f per hour)", b->usd_per_hour);
     }
-    ADD(". Verified by simulating %g req/s on %u replicas (least-outstanding router):", s->target_rate, b->replicas);
+    ADD(". Sized by simulating %g req/s on %u replica%s (least-outstanding router):", s->target_rate, b->replicas,
+        b->replicas == 1 ? "" : "s");
     for (int k = 0; k < s->slo.n; k++)
       ADD(" %s %.4g ms%s", s->slo.it[k].key, b->verify_slo.value_ms[k], k + 1 < s->slo.n ? "," : ".");
+    const cap_fleet_probe *fewer = NULL; /* the fleet one replica smaller, when it was simulated */
+    for (uint32_t k = 0; k < b->n_fleet; k++)
+      if (b->fleet[k].replicas + 1 == b->replicas) fewer = &b->fleet[k];
+    if (fewer) {
+      ADD(" With %u replica%s it misses them (", fewer->replicas, fewer->replicas == 1 ? "" : "s");
+      for (int k = 0; k < s->slo.n; k++) ADD("%s%s %.4g ms", k ? ", " : "", s->slo.it[k].key, fewer->value_ms[k]);
+      ADD(").");
+    }
+    if (b->replicas != b->estimate)
+      ADD(" One replica's rate alone would have asked for %u: the fleet behind the router absorbs bursts one replica "
+          "cannot.", b->estimate);
     ADD(" One replica sustains %.3g req/s at the SLOs", b->max_rate);
     if (!b->bis.unbounded && b->fail_slo >= 0) ADD("; beyond that %s binds", limit_name(b->limit));
     ADD(". ");
   }
   size_t nf = 0, nm = 0;
   for (size_t i = 0; i < s->n; i++) nf += !s->c[i].feasible, nm += s->c[i].feasible && s->c[i].max_rate <= 0;
-  ADD("%zu candidate%s: %zu cannot start, %zu miss the SLOs at any rate, %zu meet them.", s->n, s->n == 1 ? "" : "s",
-      nf, nm, s->n - nf - nm);
+  ADD("%zu candidate%s: %zu cannot start, %zu miss%s the SLOs at any rate, %zu meet%s them.", s->n, s->n == 1 ? "" : "s",
+      nf, nm, nm == 1 ? "es" : "", s->n - nf - nm, s->n - nf - nm == 1 ? "s" : "");
 #undef ADD
 }
 
@@ -509,6 +578,7 @@ void capacity_finish(capacity_set *s) {
     double per = c->bis.unbounded ? s->bo.hi : c->max_rate;
     c->replicas = (uint32_t)ceil(s->target_rate / per - 1e-9);
     if (c->replicas < 1) c->replicas = 1;
+    c->estimate = c->replicas;
     cost_of(s, c);
   }
   recommend(s);

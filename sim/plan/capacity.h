@@ -7,12 +7,14 @@
  * rate (its burstiness kept), a generator runs at it. Then
  *     replicas = ceil(target_rate / max_rate),  GPUs = replicas x TP,
  *     USD/hour = GPUs x price per GPU-hour.
- * The cheapest candidate (then fewest GPUs, then highest max_rate) is
- * verified by simulating the target rate on that many replicas behind a
- * least_outstanding router; if it misses the SLOs, one more replica is tried
- * (at most CAP_VERIFY_EXTRA more), and the next cheapest is verified as
- * long as it could still be cheaper. The recommendation is the cheapest
- * verified candidate.
+ * That count is an estimate: a fleet behind a router absorbs bursts one
+ * replica alone cannot. Every candidate is then sized by simulation: the
+ * target rate on `estimate` replicas behind a least_outstanding router,
+ * then one replica fewer while the fleet still meets every SLO, or one more
+ * (at most CAP_VERIFY_EXTRA more) until it does. A candidate's replicas are
+ * the smallest simulated fleet that met the SLOs (one fewer was simulated
+ * and missed, or it is one replica); the recommendation is the cheapest
+ * such candidate (then fewest GPUs, then highest max_rate).
  *
  * Robustness: an overloaded run grows without bound, so every probe runs
  * with a time limit (scenario.time_limit_s; when the scenario sets none:
@@ -32,7 +34,14 @@
 #include "plan/bisect.h"
 #include "plan/sweep.h"
 
-enum { CAP_VERIFY_EXTRA = 4 };
+enum { CAP_VERIFY_EXTRA = 4, CAP_FLEET_MAX = 16 };
+
+/* One simulated fleet of a candidate at the target rate. */
+typedef struct cap_fleet_probe {
+  uint32_t replicas;
+  bool ok;                  /* every SLO met */
+  double value_ms[SLO_MAX]; /* the SLO statistics measured */
+} cap_fleet_probe;
 
 typedef struct cap_probe {
   double rate;              /* offered mean rate per replica, req/s */
@@ -54,7 +63,11 @@ typedef struct cap_candidate {
   bisect_result bis;
   cap_probe probe[BISECT_MAX_PROBES]; /* in bis.probe_x order */
   double max_rate;          /* req/s per replica at the SLOs (bis.good; 0 = none) */
-  uint32_t replicas, gpus;  /* needed for the target rate (after verification when verified) */
+  uint32_t estimate;        /* ceil(target_rate / max_rate): one replica's arithmetic, where the fleet search starts */
+  uint32_t replicas, gpus;  /* needed for the target rate: the smallest simulated fleet that met the SLOs when
+                               verified, else the estimate */
+  cap_fleet_probe fleet[CAP_FLEET_MAX]; /* the fleets simulated, in order */
+  uint32_t n_fleet;
   double usd_per_hour;      /* GPUs x price; 0 = unknown price */
   limit_kind limit;         /* binding limit at the smallest failing rate */
   int fail_slo;             /* index of the SLO missed first there (-1 = none) */

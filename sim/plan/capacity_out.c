@@ -37,6 +37,7 @@ static void candidate_json(jw *j, const capacity_set *s, const cap_candidate *c)
     jw_num(j, "max_request_rate", c->max_rate);
     jw_bool(j, "max_request_rate_at_search_limit", c->bis.unbounded);
     jw_u64(j, "replicas_needed", c->replicas);
+    jw_u64(j, "replicas_estimate", c->estimate);
     jw_u64(j, "gpus_needed", c->gpus);
     if (c->usd_per_hour > 0) jw_num(j, "usd_per_hour", c->usd_per_hour);
     else jw_null(j, "usd_per_hour");
@@ -47,6 +48,15 @@ static void candidate_json(jw *j, const capacity_set *s, const cap_candidate *c)
     jw_null(j, "usd_per_hour");
   }
   jw_str(j, "verification", c->verified == 1 ? "passed" : c->verified == -1 ? "failed" : "not run");
+  jw_arr(j, "fleet_probes"); /* the fleets simulated at the target rate, in order (capacity.h) */
+  for (uint32_t k = 0; k < c->n_fleet; k++) {
+    jw_obj(j, NULL);
+    jw_u64(j, "replicas", c->fleet[k].replicas);
+    jw_bool(j, "meets_slo", c->fleet[k].ok);
+    for (int q = 0; q < s->slo.n; q++) jw_num(j, s->slo.it[q].key, c->fleet[k].value_ms[q]);
+    jw_end(j);
+  }
+  jw_end(j);
   if (c->feasible && c->bis.n_probes) jw_str(j, "binding_limit_beyond", c->fail_rate > 0 ? limit_name(c->limit) : "none found");
   jw_str(j, "why", c->why);
   jw_arr(j, "probes");
