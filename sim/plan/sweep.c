@@ -129,7 +129,8 @@ static void pareto(sweep_set *s) {
   for (size_t i = 0; i < s->n; i++) {
     const sweep_row *r = &s->rows[i];
     s->n_feasible += r->feasible;
-    valid[i] = r->feasible && r->sum.completed > 0;
+    /* with SLOs, a point that misses them is no trade-off a planner can take: off the frontiers */
+    valid[i] = r->feasible && r->sum.completed > 0 && (!s->slo.n || r->slo.all_ok);
     x[i] = r->tput_per_gpu;
     y[i] = r->tok_s_per_user;
     z[i] = r->sum.ttft_ms.p99;

@@ -11,7 +11,8 @@
  *   USD per hour         = GPUs x price per GPU-hour (price_lookup)
  *   USD per 1M output tokens = USD per hour / (output tokens/s x 3600) x 1e6
  *   USD per 1M total tokens  = the same with input + output tokens/s
- * Frontiers (pareto.h) over feasible rows that completed requests:
+ * Frontiers (pareto.h) over feasible rows that completed requests and, when
+ * SLOs are given, met every one of them:
  *   pareto_user: max throughput/GPU and max tokens/s per user
  *   pareto_ttft: max throughput/GPU and min p99 TTFT
  * Determinism: rows are indexed by grid index and every run is seeded by its

@@ -269,13 +269,20 @@ void sweep_summary(const sweep_set *s, char *buf, size_t n) {
         short_limit(t->bn.primary));
   if (c && isfinite(c->usd_per_m_output))
     ADD("Cheapest per million output tokens: %s at $%.3f. ", c->label, c->usd_per_m_output);
-  ADD("The Pareto frontier of throughput per GPU vs tokens/s per user has %zu points", s->n_pareto_user);
+  if (slo && !n_ok) {
+    ADD("No configuration meets the SLOs, so there is no frontier to choose from (the figures above are of "
+        "configurations that miss them).");
+    goto curves;
+  }
+  ADD("The Pareto frontier of throughput per GPU vs tokens/s per user%s has %zu point%s", slo ? " (among those)" : "",
+      s->n_pareto_user, s->n_pareto_user == 1 ? "" : "s");
   const sweep_row *fast = NULL;
   for (size_t i = 0; i < s->n; i++)
     if (s->rows[i].pareto_user && (!fast || s->rows[i].tok_s_per_user > fast->tok_s_per_user)) fast = &s->rows[i];
   if (fast && t && fast != t)
     ADD(", from %s (%.1f tokens/s per user) to the highest-throughput end", fast->label, fast->tok_s_per_user);
   ADD(".");
+curves:;
   sweep_curve *cv;
   size_t nc = sweep_curves(s, &cv);
   /* the deployment that holds the highest load (meeting the SLOs, or before TTFT explodes) */

@@ -251,6 +251,13 @@ Test(sweep, same_rows_for_any_number_of_jobs) {
   /* 8B on one L40S fits, TP2 on L40S works over PCIe; all 16 should start */
   cr_assert_eq(feasible, 16);
   cr_assert_gt(a.n_pareto_user, 0);
+  /* with SLOs, the frontiers hold only points that meet them (a miss is no trade-off to take) */
+  size_t missed = 0;
+  for (size_t i = 0; i < a.n; i++) {
+    missed += !a.rows[i].slo.all_ok;
+    if (a.rows[i].pareto_user || a.rows[i].pareto_ttft) cr_assert(a.rows[i].slo.all_ok, "row %zu misses the SLOs", i);
+  }
+  cr_assert_gt(missed, 0, "the grid has points that miss p99 TTFT 1 s (40 req/s on one L40S)");
   sweep_curve *cv;
   size_t nc = sweep_curves(&a, &cv);
   cr_assert_eq(nc, 8, "8 deployments under 2 loads each");
