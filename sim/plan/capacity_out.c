@@ -145,15 +145,18 @@ void capacity_print(const capacity_set *s, FILE *f) {
           s->base.trace_path[0] ? s->base.trace_path : "generated", s->base_stats.n, rate);
   fprintf(f, "  search: bisection on the rate per replica, relative tolerance %g, at most %d probes per candidate\n\n",
           s->bo.rel_tol, s->bo.max_probes);
-  fprintf(f, "%4s  %-34s %10s %8s %6s %9s  %s\n", "#", "candidate", "req/s/rep", "replicas", "GPUs", "$/hour", "verdict");
+  int w = (int)strlen("candidate"); /* as wide as the longest label: none is cut */
+  for (size_t i = 0; i < s->n; i++) w = (int)fmax(w, (double)strlen(s->c[i].label));
+  fprintf(f, "%4s  %-*s %10s %8s %6s %9s  %s\n", "#", w, "candidate", "req/s/rep", "replicas", "GPUs", "$/hour",
+          "verdict");
   for (size_t i = 0; i < s->n; i++) {
     const cap_candidate *c = &s->c[i];
     const char *mark = (int)i == s->best ? "*" : " ";
     if (c->feasible && c->max_rate > 0)
-      fprintf(f, "%3zu%s  %-34.34s %10.3g %8u %6u %9.2f  %s\n", i, mark, c->label, c->max_rate, c->replicas, c->gpus,
+      fprintf(f, "%3zu%s  %-*s %10.3g %8u %6u %9.2f  %s\n", i, mark, w, c->label, c->max_rate, c->replicas, c->gpus,
               c->usd_per_hour, c->why);
     else
-      fprintf(f, "%3zu%s  %-34.34s %10s %8s %6s %9s  %s\n", i, mark, c->label, "-", "-", "-", "-", c->why);
+      fprintf(f, "%3zu%s  %-*s %10s %8s %6s %9s  %s\n", i, mark, w, c->label, "-", "-", "-", "-", c->why);
   }
   fprintf(f, "\n%s\n", s->summary);
   if (s->mig_layouts[0]) fprintf(f, "\n%s\n", s->mig_layouts);

@@ -203,20 +203,23 @@ int sweep_write_json(const sweep_set *s, FILE *f, sim_err *err) {
 
 /* ---- text ------------------------------------------------------------------------ */
 
+/* The table is as wide as its longest configuration: no label and no reason is cut. */
 void sweep_print(const sweep_set *s, FILE *f) {
-  fprintf(f, "%5s  %-40s %9s %9s %10s %9s %9s  %-13s %s\n", "#", "configuration", "tok/s/GPU", "tok/s/usr",
+  int w = (int)strlen("configuration");
+  for (size_t i = 0; i < s->n; i++) w = (int)fmax(w, (double)strlen(s->rows[i].label));
+  fprintf(f, "%5s  %-*s %9s %9s %10s %9s %9s  %-13s %s\n", "#", w, "configuration", "tok/s/GPU", "tok/s/usr",
           "p99 TTFT", "p99 TPOT", "$/M tok", "limit", "frontier");
   for (size_t i = 0; i < s->n; i++) {
     const sweep_row *r = &s->rows[i];
     if (!r->feasible) {
-      fprintf(f, "%5zu  %-40.40s cannot start: %.90s\n", i, r->label, r->reason);
+      fprintf(f, "%5zu  %-*s cannot start: %s\n", i, w, r->label, r->reason);
       continue;
     }
     char pf[16] = "";
     if (r->pareto_user) strcat(pf, "U");
     if (r->pareto_ttft) strcat(pf, "T");
     if (s->slo.n) strcat(pf, r->slo.all_ok ? " slo" : " -");
-    fprintf(f, "%5zu  %-40.40s %9.1f %9.1f %8.0fms %7.1fms %9.3f  %-13s %s\n", i, r->label, r->tput_per_gpu,
+    fprintf(f, "%5zu  %-*s %9.1f %9.1f %8.0fms %7.1fms %9.3f  %-13s %s\n", i, w, r->label, r->tput_per_gpu,
             r->tok_s_per_user, r->sum.ttft_ms.p99, r->sum.tpot_ms.p99, r->usd_per_m_output,
             short_limit(r->bn.primary), pf);
   }
