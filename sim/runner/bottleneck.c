@@ -40,7 +40,25 @@ void runner_bottleneck(const run_ctx *r, bottleneck *b) {
   b->kv_full_time = m->n_ts ? (double)full / (double)m->n_ts : 0.0;
   b->preemptions = m->preemptions;
 
-  if (b->preemptions > 0 || (b->kv_full_time > 0.05 && s->mean_waiting > 0.5)) {
+  bool kv_full = b->preemptions > 0 || (b->kv_full_time > 0.05 && s->mean_waiting > 0.5);
+  /* past capacity: more requests wait than run and waiting is most of TTFT. Then the KV cache is full because
+     the load is more than the replicas serve, not because a replica's memory is the limit: more KV would
+     only lengthen its batch, replicas take the load */
+  bool overload = s->mean_waiting >= 1.0 && s->mean_waiting > s->mean_batch_seqs && b->queue_share > 0.5;
+  if (overload) {
+    b->primary = LIMIT_QUEUEING;
+    int k = snprintf(b->explain, sizeof b->explain,
+                     "The offered load is past what the replicas serve: %.1f requests waiting on average against %.1f "
+                     "running, %.0f ms mean queueing delay (%.0f%% of TTFT); add replicas or lower the rate. Steps "
+                     "are bound by %s.",
+                     s->mean_waiting, s->mean_batch_seqs, s->queue_ms.mean, 100 * b->queue_share,
+                     limit_name(b->step_bound));
+    if (kv_full && k > 0 && (size_t)k < sizeof b->explain)
+      snprintf(b->explain + k, sizeof b->explain - (size_t)k,
+               " The KV cache is full as well (peak usage %.0f%%, %llu preemptions): more KV per replica would "
+               "lengthen its batch, not take the load.",
+               100 * b->kv_peak, (unsigned long long)b->preemptions);
+  } else if (kv_full) {
     b->primary = LIMIT_KV_CAPACITY;
     snprintf(b->explain, sizeof b->explain,
              "The KV cache fills up (peak usage %.0f%%, %llu preemptions): memory capacity limits the batch; "
