@@ -6,10 +6,11 @@
  * --save-result` run) with everything needed to reproduce it in servesim:
  * model, GPU, engine, TP, precision and workload shape. Readers (vdata.c for
  * the tables and user files, vopen.c for inference-perf result directories,
- * vdir.c for the data directory) turn each source into points; vrun.c
- * reproduces each point faithfully (vstage.c the open-loop stages) and
- * records the prediction; vreport.c computes the errors and the summaries;
- * fit.c fits the engine profiles' global parameters on a documented training
+ * vdir.c for the data directory) turn each source into points (vset.c holds
+ * them); vrun.c reproduces each point faithfully as the scenario vscenario.c
+ * builds (vstage.c the open-loop stages) and records the prediction;
+ * vstats.c computes the errors and the summaries, vreport.c (text) and
+ * vreport_json.c (JSON, CSV) write them; fit.c fits the engine profiles' global parameters on a documented training
  * subset (never the open-loop stages).
  *
  * Workload shapes (vpoint.shape), reproduced exactly:
