@@ -77,7 +77,7 @@ typedef struct tu_world {
   deploy_cfg d;
   cost_model cost;
   trace tr;
-  cluster c;
+  cluster *c;
 } tu_world;
 
 #endif

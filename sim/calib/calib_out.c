@@ -180,8 +180,8 @@ int calib_write_profile(const char *path, const calib_run *r, const kern_plan *p
 
 /* ---- the summary: achieved rates against the measured ceilings ------------------------------------ */
 
-void calib_summary(FILE *f, const calib_run *r, const kern_plan *plan, const prof *p, double wall_s) {
-  fprintf(f, "\ncalibration summary: %s on %s (%s), %s\n", plan->model.name, r->dev.name, r->gpu, r->date);
+/* The probes: copy bandwidth, launch overheads, the cuBLASLt peaks. */
+static void summary_probes(FILE *f, const calib_run *r) {
   fprintf(f, "  %-56s %14s %16s %7s\n", "probe / kernel", "achieved", "ceiling", "ratio");
   fprintf(f, "  %-56s %11.2f TB/s %16s %7s\n", "copy bandwidth (d2d, read + write)", r->copy_Bps / 1e12, "-", "-");
   fprintf(f, "  %-56s %12.2f us %16s %7s\n", "launch overhead, eager launches", r->launch_eager_ns / 1e3, "-", "-");
@@ -194,7 +194,10 @@ void calib_summary(FILE *f, const calib_run *r, const kern_plan *plan, const pro
       snprintf(name, sizeof name, "peak GEMM %s (cuBLASLt, square)", dtype_name(pk[i]));
       fprintf(f, "  %-56s %8.0f TFLOP/s %16s %7s\n", name, r->peak[pk[i]] / 1e12, "-", "-");
     }
-  /* GEMM: the largest measured point of each cuBLASLt dtype vs its peak */
+}
+
+/* GEMM: the largest measured point of each cuBLASLt dtype vs its peak. */
+static void summary_gemm(FILE *f, const calib_run *r, const kern_plan *plan) {
   static const sim_dtype gd[] = {DT_BF16, DT_FP8, DT_INT8};
   for (size_t q = 0; q < SIM_ARRAY_LEN(gd); q++) {
     double best_f = 0, best_ns = 0;
@@ -215,7 +218,10 @@ void calib_summary(FILE *f, const calib_run *r, const kern_plan *plan, const pro
     double ach = best_f / best_ns * 1e9;
     fprintf(f, "  %-56s %8.0f TFLOP/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->peak[gd[q]]);
   }
-  /* decode attention: the point moving the most bytes vs copy bandwidth */
+}
+
+/* Decode attention: the point moving the most bytes vs copy bandwidth. */
+static void summary_decode(FILE *f, const calib_run *r, const kern_plan *plan) {
   for (int pass = 0; pass < 2; pass++) {
     sim_dtype kv = pass ? DT_FP8 : DT_BF16;
     double best_b = 0, best_ns = 0;
@@ -240,32 +246,36 @@ void calib_summary(FILE *f, const calib_run *r, const kern_plan *plan, const pro
     double ach = best_b / best_ns * 1e9;
     fprintf(f, "  %-56s %11.2f TB/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->copy_Bps);
   }
-  /* prefill: the largest point vs the bf16 GEMM peak */
-  {
-    double best_f = 0, best_ns = 0;
-    const kern_plan_attn *bp = NULL;
-    int bi = 0, bj = 0;
-    for (int i = 0; i < plan->nattn; i++) {
-      const kern_plan_attn *a = &plan->attn[i];
-      if (a->fam != KF_PREFILL || !r->attn[i].done) continue;
-      for (int x = 0; x < a->nx; x++)
-        for (int y = 0; y < a->ny; y++) {
-          prof_work w;
-          prof_prefill_work(a->x[x], a->y[y], a->q_heads, a->kv_heads, a->head_dim, &w);
-          if (!isnan(r->attn[i].ns[x][y]) && w.flops > best_f)
-            best_f = w.flops, best_ns = r->attn[i].ns[x][y], bp = a, bi = x, bj = y;
-        }
-    }
-    if (bp && r->peak[DT_BF16] > 0) {
-      char name[96], ceil_s[32];
-      snprintf(name, sizeof name, "prefill attn bf16, heads %u/%u, chunk %u ctx %u", bp->q_heads, bp->kv_heads,
-               bp->x[bi], bp->y[bj]);
-      snprintf(ceil_s, sizeof ceil_s, "%.0f TFLOP/s", r->peak[DT_BF16] / 1e12);
-      double ach = best_f / best_ns * 1e9;
-      fprintf(f, "  %-56s %8.0f TFLOP/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->peak[DT_BF16]);
-    }
+}
+
+/* Prefill: the largest point vs the bf16 GEMM peak. */
+static void summary_prefill(FILE *f, const calib_run *r, const kern_plan *plan) {
+  double best_f = 0, best_ns = 0;
+  const kern_plan_attn *bp = NULL;
+  int bi = 0, bj = 0;
+  for (int i = 0; i < plan->nattn; i++) {
+    const kern_plan_attn *a = &plan->attn[i];
+    if (a->fam != KF_PREFILL || !r->attn[i].done) continue;
+    for (int x = 0; x < a->nx; x++)
+      for (int y = 0; y < a->ny; y++) {
+        prof_work w;
+        prof_prefill_work(a->x[x], a->y[y], a->q_heads, a->kv_heads, a->head_dim, &w);
+        if (!isnan(r->attn[i].ns[x][y]) && w.flops > best_f)
+          best_f = w.flops, best_ns = r->attn[i].ns[x][y], bp = a, bi = x, bj = y;
+      }
   }
-  /* weight-only at M = 1: packed weight bytes per second vs copy bandwidth, largest shape */
+  if (bp && r->peak[DT_BF16] > 0) {
+    char name[96], ceil_s[32];
+    snprintf(name, sizeof name, "prefill attn bf16, heads %u/%u, chunk %u ctx %u", bp->q_heads, bp->kv_heads,
+             bp->x[bi], bp->y[bj]);
+    snprintf(ceil_s, sizeof ceil_s, "%.0f TFLOP/s", r->peak[DT_BF16] / 1e12);
+    double ach = best_f / best_ns * 1e9;
+    fprintf(f, "  %-56s %8.0f TFLOP/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->peak[DT_BF16]);
+  }
+}
+
+/* Weight-only at M = 1: packed weight bytes per second vs copy bandwidth, largest shape. */
+static void summary_wq(FILE *f, const calib_run *r, const kern_plan *plan) {
   static const sim_dtype wd[] = {DT_INT4, DT_INT8};
   for (size_t q = 0; q < SIM_ARRAY_LEN(wd); q++) {
     double best_w = 0, best_ns = 0;
@@ -284,6 +294,15 @@ void calib_summary(FILE *f, const calib_run *r, const kern_plan *plan, const pro
     double ach = best_w / best_ns * 1e9;
     fprintf(f, "  %-56s %11.2f TB/s %16s %6.0f%%\n", name, ach / 1e12, ceil_s, 100 * ach / r->copy_Bps);
   }
+}
+
+void calib_summary(FILE *f, const calib_run *r, const kern_plan *plan, const prof *p, double wall_s) {
+  fprintf(f, "\ncalibration summary: %s on %s (%s), %s\n", plan->model.name, r->dev.name, r->gpu, r->date);
+  summary_probes(f, r);
+  summary_gemm(f, r, plan);
+  summary_decode(f, r, plan);
+  summary_prefill(f, r, plan);
+  summary_wq(f, r, plan);
   if (p) calib_print_loo(p, f);
   fprintf(f, "checks: %d run, %d failed families/errors; profile %s; %.0f s\n", r->nchecks, r->failures,
           r->complete ? "complete" : "INCOMPLETE (see notes)", wall_s);

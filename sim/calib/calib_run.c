@@ -313,6 +313,45 @@ static void run_sweep(kern_ctx *k, const calib_opts *o, calib_run *r, const kern
   free(items);
 }
 
+/* The profile written and loaded back, the summary printed (and written to --summary); the exit code. */
+static int write_results(const calib_opts *o, const calib_run *r, const kern_plan *plan, const kern_opts *ko,
+                         const kern_plan_req *req, double t_start) {
+  int exit_code = r->failures ? SIM_EINTERNAL : 0, rc;
+  sim_err werr = {0, ""};
+  if ((rc = calib_write_profile(o->out, r, plan, ko, req, &werr))) {
+    fprintf(stderr, "calibrate: %s\n", werr.msg);
+    exit_code = rc;
+  } else {
+    fprintf(stderr, "wrote %s\n", o->out);
+  }
+  prof *p = NULL;
+  if (!rc && prof_load(&p, o->out, &werr)) {
+    fprintf(stderr, "calibrate: the written profile does not load back: %s\n", werr.msg);
+    exit_code = SIM_EINTERNAL;
+  }
+  calib_summary(stdout, r, plan, p, now_s() - t_start);
+  if (o->summary) {
+    FILE *sf = fopen(o->summary, "w");
+    if (sf) {
+      calib_summary(sf, r, plan, p, now_s() - t_start);
+      fclose(sf);
+    } else {
+      fprintf(stderr, "calibrate: cannot write --summary %s: %s\n", o->summary, strerror(errno));
+    }
+  }
+  prof_free(p);
+  return exit_code;
+}
+
+/* The plan's ceilings: H200's, with what this GPU measured (copy bandwidth, peaks, launch in a graph). */
+static void measured_ceilings(kern_ceilings *c, const calib_run *r, const sim_dtype *pk, size_t npk) {
+  kern_ceilings_h200(c);
+  c->copy_Bps = r->copy_Bps;
+  for (size_t i = 0; i < npk; i++)
+    if (r->peak[pk[i]] > 0) c->peak_flops[pk[i]] = r->peak[pk[i]];
+  c->launch_ns = r->launch_graph_ns;
+}
+
 int calib_measure(const calib_opts *o, const kern_plan_req *request, sim_err *err) {
   double t_start = now_s();
   const kern_plan_req req = *request;
@@ -361,11 +400,7 @@ int calib_measure(const calib_opts *o, const kern_plan_req *request, sim_err *er
   probe_peaks(k, o, &r, pk, SIM_ARRAY_LEN(pk));
   /* the plan, with the measured ceilings */
   kern_ceilings c;
-  kern_ceilings_h200(&c);
-  c.copy_Bps = r.copy_Bps;
-  for (size_t i = 0; i < SIM_ARRAY_LEN(pk); i++)
-    if (r.peak[pk[i]] > 0) c.peak_flops[pk[i]] = r.peak[pk[i]];
-  c.launch_ns = r.launch_graph_ns;
+  measured_ceilings(&c, &r, pk, SIM_ARRAY_LEN(pk));
   if (r.peak[DT_BF16] <= 0) {
     sim_append_line(r.notes, sizeof r.notes,
                     "no bf16 GEMM peak: the profile cannot be written (every table's speed of light needs it)");
@@ -392,30 +427,7 @@ int calib_measure(const calib_opts *o, const kern_plan_req *request, sim_err *er
       }
     }
   kern_close(k);
-  int exit_code = r.failures ? SIM_EINTERNAL : 0;
-  sim_err werr = {0, ""};
-  if ((rc = calib_write_profile(o->out, &r, &plan, &ko, &req, &werr))) {
-    fprintf(stderr, "calibrate: %s\n", werr.msg);
-    exit_code = rc;
-  } else {
-    fprintf(stderr, "wrote %s\n", o->out);
-  }
-  prof *p = NULL;
-  if (!rc && prof_load(&p, o->out, &werr)) {
-    fprintf(stderr, "calibrate: the written profile does not load back: %s\n", werr.msg);
-    exit_code = SIM_EINTERNAL;
-  }
-  calib_summary(stdout, &r, &plan, p, now_s() - t_start);
-  if (o->summary) {
-    FILE *sf = fopen(o->summary, "w");
-    if (sf) {
-      calib_summary(sf, &r, &plan, p, now_s() - t_start);
-      fclose(sf);
-    } else {
-      fprintf(stderr, "calibrate: cannot write --summary %s: %s\n", o->summary, strerror(errno));
-    }
-  }
-  prof_free(p);
+  int exit_code = write_results(o, &r, &plan, &ko, &req, t_start);
   free(r.gemm);
   free(r.attn);
   kern_plan_free(&plan);

@@ -66,6 +66,58 @@ static int merge_parts(capacity_set *s, plan_flags *pf, const sweep_part *parts,
 
 /* capacity, or (parts != NULL) the merge of its shards: the same search rebuilt from argv, the parts'
  * candidates put in, the outputs of `out` written. */
+/* The bisection on rate of every candidate: from 0.01 to 10^4 requests/s, --rel-tol and --max-probes checked. */
+static int bisection_of(bisect_opts *bo, bool seen_tol, double tol, uint32_t max_probes, sim_err *err) {
+  bisect_opts_default(bo);
+  bo->lo = 0.01;
+  bo->hi = 1e4;
+  if (seen_tol) {
+    if (!(tol > 0 && tol <= 1)) return sim_errf(err, SIM_EINPUT, "--rel-tol must be in (0, 1], got %g", tol);
+    bo->rel_tol = tol;
+  }
+  if (max_probes) {
+    if (max_probes < 2 || max_probes > BISECT_MAX_PROBES)
+      return sim_errf(err, SIM_EINPUT, "--max-probes must be in [2, %d], got %u", BISECT_MAX_PROBES, max_probes);
+    bo->max_probes = (int)max_probes;
+  }
+  return SIM_OK;
+}
+
+/* --shard K/N with --part FILE: the slice (*sk of *sn), written only to a part file that does not exist yet. */
+static int shard_of(const char *shard, const char *part, const plan_flags *pf, size_t *sk, size_t *sn, sim_err *err) {
+  if (!shard || !part)
+    return sim_errf(err, SIM_EINPUT, "--shard and --part go together (a slice is written only to its part file)");
+  if (pf->json || pf->html || pf->md)
+    return sim_errf(err, SIM_EINPUT, "--shard writes only its --part: give --json and reports to `servesim merge`");
+  int rc = plan_parse_shard(shard, sk, sn, err);
+  if (rc) return rc;
+  const char *outs[] = {part};
+  return outfmt_refuse_existing(outs, 1, pf->force, err);
+}
+
+/* Every candidate searched, the outputs written and the result printed. */
+static int search_all(capacity_set *s, const plan_flags *pf, unsigned jobs, int argc, char **argv, sim_err *err) {
+  plan_progress prog;
+  plan_progress_start(&prog, "candidates", plan_flags_progress(pf));
+  double t0 = plan_wall_s();
+  int rc = capacity_execute(s, jobs, plan_progress_cb, &prog, err);
+  if (rc) return rc;
+  double wall = plan_wall_s() - t0;
+  char cmd[4096];
+  plan_command_line(argc, argv, cmd, sizeof cmd);
+  report_doc doc = {cmd, s->verify_run, &s->slo, NULL, s, NULL, NULL};
+  if ((rc = plan_flags_write(pf, w_json, NULL, s, &doc, err))) return rc;
+  if (!pf->quiet) {
+    FILE *tf = plan_flags_text_out(pf);
+    capacity_print(s, tf);
+    int probes = 0;
+    for (size_t i = 0; i < s->n; i++) probes += s->c[i].bis.n_probes;
+    fprintf(tf, "searched %zu candidates with %d simulations (+%d verification) in %.2f s of wall time\n", s->n, probes,
+            s->n_verify_runs, wall);
+  }
+  return SIM_OK;
+}
+
 static int capacity_run(int argc, char **argv, const plan_flags *out_flags, const sweep_part *parts, int np) {
   plan_flags *pf = sim_calloc(1, sizeof *pf);
   plan_flags_init(pf);
@@ -103,23 +155,7 @@ static int capacity_run(int argc, char **argv, const plan_flags *out_flags, cons
   grid_init(g);
   unsigned jobs = plan_flags_jobs(pf);
   bisect_opts bo;
-  bisect_opts_default(&bo);
-  bo.lo = 0.01;
-  bo.hi = 1e4;
-  if (seen_tol) {
-    if (!(tol > 0 && tol <= 1)) {
-      sim_errf(&err, SIM_EINPUT, "--rel-tol must be in (0, 1], got %g", tol);
-      goto fail;
-    }
-    bo.rel_tol = tol;
-  }
-  if (max_probes) {
-    if (max_probes < 2 || max_probes > BISECT_MAX_PROBES) {
-      sim_errf(&err, SIM_EINPUT, "--max-probes must be in [2, %d], got %u", BISECT_MAX_PROBES, max_probes);
-      goto fail;
-    }
-    bo.max_probes = (int)max_probes;
-  }
+  if (bisection_of(&bo, seen_tol, tol, max_probes, &err)) goto fail;
   if (plan_flags_apply(pf, base, g, &err)) goto fail;
   if (seen_target) {
     if (!(target > 0) || !(target <= 1e7)) {
@@ -129,19 +165,7 @@ static int capacity_run(int argc, char **argv, const plan_flags *out_flags, cons
     g->target_rate = target;
   }
   size_t sk = 0, sn = 0;
-  if (shard || part) {
-    if (!shard || !part) {
-      sim_errf(&err, SIM_EINPUT, "--shard and --part go together (a slice is written only to its part file)");
-      goto fail;
-    }
-    if (pf->json || pf->html || pf->md) {
-      sim_errf(&err, SIM_EINPUT, "--shard writes only its --part: give --json and reports to `servesim merge`");
-      goto fail;
-    }
-    if (plan_parse_shard(shard, &sk, &sn, &err)) goto fail;
-    const char *outs[] = {part};
-    if (outfmt_refuse_existing(outs, 1, pf->force, &err)) goto fail;
-  }
+  if ((shard || part) && shard_of(shard, part, pf, &sk, &sn, &err)) goto fail;
   if (capacity_prepare(s, base, g, &bo, &err) || plan_flags_check_outputs(pf, &err)) goto fail;
   if (instances && capacity_set_instances(s, instances, &err)) goto fail;
   if (sn) {
@@ -152,23 +176,7 @@ static int capacity_run(int argc, char **argv, const plan_flags *out_flags, cons
     if (merge_parts(s, pf, parts, np, argc, argv, &err)) goto fail;
     goto out;
   }
-  plan_progress prog;
-  plan_progress_start(&prog, "candidates", plan_flags_progress(pf));
-  double t0 = plan_wall_s();
-  if (capacity_execute(s, jobs, plan_progress_cb, &prog, &err)) goto fail;
-  double wall = plan_wall_s() - t0;
-  char cmd[4096];
-  plan_command_line(argc, argv, cmd, sizeof cmd);
-  report_doc doc = {cmd, s->verify_run, &s->slo, NULL, s, NULL, NULL};
-  if (plan_flags_write(pf, w_json, NULL, s, &doc, &err)) goto fail;
-  if (!pf->quiet) {
-    FILE *tf = plan_flags_text_out(pf);
-    capacity_print(s, tf);
-    int probes = 0;
-    for (size_t i = 0; i < s->n; i++) probes += s->c[i].bis.n_probes;
-    fprintf(tf, "searched %zu candidates with %d simulations (+%d verification) in %.2f s of wall time\n", s->n, probes,
-            s->n_verify_runs, wall);
-  }
+  if (search_all(s, pf, jobs, argc, argv, &err)) goto fail;
   goto out;
 fail:
   rc = cli_fail(parts ? "merge" : "capacity", &err);

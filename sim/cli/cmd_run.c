@@ -61,6 +61,43 @@ static int w_ts(const void *r, FILE *f, sim_err *e) { return report_timeseries_c
 static int w_html(const void *d, FILE *f, sim_err *e) { return report_html(d, f, e); }
 static int w_md(const void *d, FILE *f, sim_err *e) { return report_md(d, f, e); }
 
+/* The files asked for (outs: JSON, per-request CSV, time series, HTML, Markdown; NULL = not asked), in that
+ * order, until one fails. */
+static int write_outputs(const run_ctx *r, const run_ctx *base, const whatif_compare *cmp, const slo_set *slo,
+                         const char *const outs[5], bool force, int argc, char **argv, sim_err *err) {
+  const char *json = outs[0], *csv = outs[1], *ts = outs[2], *html = outs[3], *md = outs[4];
+  int rc = SIM_OK;
+  json_arg ja = {r, base, cmp};
+  if (json && !rc) rc = outfmt_write_file(json, force, w_json, &ja, err);
+  if (csv && !rc) rc = outfmt_write_file(csv, force, w_csv, r, err);
+  if (ts && !rc) rc = outfmt_write_file(ts, force, w_ts, r, err);
+  if ((html || md) && !rc) {
+    char cmd[4096];
+    plan_command_line(argc, argv, cmd, sizeof cmd);
+    report_doc doc = {cmd, r, slo, NULL, NULL, base, cmp};
+    if (html) rc = outfmt_write_file(html, force, w_html, &doc, err);
+    if (md && !rc) rc = outfmt_write_file(md, force, w_md, &doc, err);
+  }
+  return rc;
+}
+
+/* The text summary: the run, its SLOs, the baseline beside it, the peak memory. */
+static void print_summary(const run_ctx *r, const run_ctx *base, const whatif_compare *cmp, const slo_set *slo,
+                          double wall, FILE *tf) {
+  report_text(r, wall, tf);
+  if (slo->n) {
+    slo_result res;
+    slo_eval(r, slo, &res);
+    fprintf(tf, "SLOs (over all requests, unfinished = missed): %s\n", res.all_ok ? "all met" : "MISSED");
+    for (int k = 0; k < slo->n; k++)
+      fprintf(tf, "  %-12s %10.2f ms  (limit %g ms)  %s\n", slo->it[k].key, res.value_ms[k], slo->it[k].limit_ms,
+              res.ok[k] ? "ok" : "missed");
+  }
+  if (base) whatif_compare_text(base, r, cmp, tf);
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) == 0) fprintf(tf, "peak memory %.1f MiB\n", ru.ru_maxrss / 1024.0);
+}
+
 int cmd_run(int argc, char **argv) {
   run_flags rf;
   run_flags_init(&rf);
@@ -130,32 +167,9 @@ int cmd_run(int argc, char **argv) {
     free(r);
     return cli_fail("run", &err);
   }
-  json_arg ja = {r, base, base ? &cmp : NULL};
-  if (json && !rc) rc = outfmt_write_file(json, force, w_json, &ja, &err);
-  if (csv && !rc) rc = outfmt_write_file(csv, force, w_csv, r, &err);
-  if (ts && !rc) rc = outfmt_write_file(ts, force, w_ts, r, &err);
-  if ((html || md) && !rc) {
-    char cmd[4096];
-    plan_command_line(argc, argv, cmd, sizeof cmd);
-    report_doc doc = {cmd, r, &slo, NULL, NULL, base, base ? &cmp : NULL};
-    if (html) rc = outfmt_write_file(html, force, w_html, &doc, &err);
-    if (md && !rc) rc = outfmt_write_file(md, force, w_md, &doc, &err);
-  }
-  if (!quiet) {
-    FILE *tf = (json && !strcmp(json, "-")) ? stderr : stdout;
-    report_text(r, wall, tf);
-    if (slo.n) {
-      slo_result res;
-      slo_eval(r, &slo, &res);
-      fprintf(tf, "SLOs (over all requests, unfinished = missed): %s\n", res.all_ok ? "all met" : "MISSED");
-      for (int k = 0; k < slo.n; k++)
-        fprintf(tf, "  %-12s %10.2f ms  (limit %g ms)  %s\n", slo.it[k].key, res.value_ms[k], slo.it[k].limit_ms,
-                res.ok[k] ? "ok" : "missed");
-    }
-    if (base) whatif_compare_text(base, r, &cmp, tf);
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0) fprintf(tf, "peak memory %.1f MiB\n", ru.ru_maxrss / 1024.0);
-  }
+  const char *outs_cmd[] = {json, csv, ts, html, md};
+  rc = write_outputs(r, base, base ? &cmp : NULL, &slo, outs_cmd, force, argc, argv, &err);
+  if (!quiet) print_summary(r, base, &cmp, &slo, wall, (json && !strcmp(json, "-")) ? stderr : stdout);
   bool interrupted = r->interrupted;
   whatif_report wr;
   whatif_check(r, &wr);

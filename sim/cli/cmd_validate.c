@@ -218,6 +218,56 @@ static void run_title(const voverrides *ov, char *title, size_t n) {
            ov->moe_routing_set ? moe_routing_name(ov->moe_routing) : "");
 }
 
+/* The overrides the flags give every point: --output-spread, --allreduce, --moe-routing, --param. */
+static int overrides_of(voverrides *ov, double spread, const char *allreduce, const char *routing,
+                        const cli_list *params, sim_err *err) {
+  memset(ov, 0, sizeof *ov);
+  ov->closed_output_spread = spread;
+  if (allreduce && !(ov->allreduce_set = cfg_parse_allreduce(allreduce, &ov->allreduce)))
+    return sim_errf(err, SIM_EINPUT, "--allreduce: expected auto, table or link, got '%s'", allreduce);
+  if (routing && !(ov->moe_routing_set = moe_routing_parse(routing, &ov->moe_routing)))
+    return sim_errf(err, SIM_EINPUT, "--moe-routing: expected balanced, power_law_1.01 or power_law_1.2, got '%s'",
+                    routing);
+  for (int i = 0; i < params->n; i++) {
+    int rc = parse_param(params->items[i], ov, err);
+    if (rc) return rc;
+  }
+  if (!isnan(spread) && !(spread >= 0 && spread < 0.5))
+    return sim_errf(err, SIM_EINPUT, "--output-spread must be in [0, 0.5)");
+  return SIM_OK;
+}
+
+/* Before any run: the --save-traces directory exists, and no output file is overwritten without --force. */
+static int check_outputs(const char *traces, const char *json, const char *csv, bool force, sim_err *err) {
+  if (traces) {
+    struct stat st;
+    if (stat(traces, &st) != 0 || !S_ISDIR(st.st_mode))
+      return sim_errf(err, SIM_EINPUT, "--save-traces %s: no such directory", traces);
+  }
+  const char *outs[] = {json, csv};
+  for (int i = 0; i < 2; i++) {
+    FILE *t;
+    if (outs[i] && strcmp(outs[i], "-") && !force && (t = fopen(outs[i], "r"))) {
+      fclose(t);
+      return sim_errf(err, SIM_EINPUT, "%s already exists: not overwriting it (pass --force to replace it)", outs[i]);
+    }
+  }
+  return SIM_OK;
+}
+
+/* The text report (on stderr when JSON or CSV goes to stdout), then the JSON, CSV and traces asked for. */
+static int write_reports(const vset *s, const vreport_opts *ro, const char *json, const char *csv, const char *traces,
+                         bool force, sim_err *err) {
+  FILE *tf = (json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ? stderr : stdout;
+  vreport_text(s, ro, tf);
+  out_arg oa = {s, ro};
+  int rc = SIM_OK;
+  if (json) rc = outfmt_write_file(json, force, w_json, &oa, err);
+  if (!rc && csv) rc = outfmt_write_file(csv, force, w_csv, &oa, err);
+  if (!rc && traces) rc = save_traces(s, traces, force, err);
+  return rc;
+}
+
 int cmd_validate(int argc, char **argv) {
   const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL, *traces = NULL;
   uint32_t min_points = 5;
@@ -260,52 +310,19 @@ int cmd_validate(int argc, char **argv) {
   ro.min_points = min_points;
   if (parse_groups(&groups, &ro, &err)) return cli_fail("validate", &err);
   voverrides ov;
-  memset(&ov, 0, sizeof ov);
   ro.ov = &ov;
-  ov.closed_output_spread = spread;
-  if (allreduce && !(ov.allreduce_set = cfg_parse_allreduce(allreduce, &ov.allreduce))) {
-    sim_errf(&err, SIM_EINPUT, "--allreduce: expected auto, table or link, got '%s'", allreduce);
-    return cli_fail("validate", &err);
-  }
-  if (routing && !(ov.moe_routing_set = moe_routing_parse(routing, &ov.moe_routing))) {
-    sim_errf(&err, SIM_EINPUT, "--moe-routing: expected balanced, power_law_1.01 or power_law_1.2, got '%s'", routing);
-    return cli_fail("validate", &err);
-  }
-  for (int i = 0; i < params.n; i++)
-    if (parse_param(params.items[i], &ov, &err)) return cli_fail("validate", &err);
-  if (!isnan(spread) && !(spread >= 0 && spread < 0.5)) {
-    sim_errf(&err, SIM_EINPUT, "--output-spread must be in [0, 0.5)");
-    return cli_fail("validate", &err);
-  }
+  if (overrides_of(&ov, spread, allreduce, routing, &params, &err)) return cli_fail("validate", &err);
   if (fit && (rounds < 1 || rounds > 12)) {
     sim_errf(&err, SIM_EINPUT, "--fit-rounds must be in 1..12");
     return cli_fail("validate", &err);
   }
-  if (traces) {
-    struct stat st;
-    if (stat(traces, &st) != 0 || !S_ISDIR(st.st_mode)) {
-      sim_errf(&err, SIM_EINPUT, "--save-traces %s: no such directory", traces);
-      return cli_fail("validate", &err);
-    }
-  }
-  const char *outs[] = {json, csv};
-  for (int i = 0; i < 2; i++) {
-    FILE *t;
-    if (outs[i] && strcmp(outs[i], "-") && !force && (t = fopen(outs[i], "r"))) {
-      fclose(t);
-      sim_errf(&err, SIM_EINPUT, "%s already exists: not overwriting it (pass --force to replace it)", outs[i]);
-      return cli_fail("validate", &err);
-    }
-  }
+  if (check_outputs(traces, json, csv, force, &err)) return cli_fail("validate", &err);
 
   vset s;
   vset_init(&s);
   int rc = load_all(&s, &models, data, &meas, &err);
+  if (!rc && only) rc = keep_only(&s, only, &err);
   if (rc) {
-    vset_free(&s);
-    return cli_fail("validate", &err);
-  }
-  if (only && keep_only(&s, only, &err)) {
     vset_free(&s);
     return cli_fail("validate", &err);
   }
@@ -317,14 +334,7 @@ int cmd_validate(int argc, char **argv) {
   char title[2200];
   run_title(&ov, title, sizeof title);
   ro.title = title;
-  if (!rc) {
-    FILE *tf = (json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ? stderr : stdout;
-    vreport_text(&s, &ro, tf);
-    out_arg oa = {&s, &ro};
-    if (json) rc = outfmt_write_file(json, force, w_json, &oa, &err);
-    if (!rc && csv) rc = outfmt_write_file(csv, force, w_csv, &oa, &err);
-    if (!rc && traces) rc = save_traces(&s, traces, force, &err);
-  }
+  if (!rc) rc = write_reports(&s, &ro, json, csv, traces, force, &err);
   vset_free(&s);
   if (rc) return cli_fail("validate", &err);
   return 0;

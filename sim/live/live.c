@@ -192,7 +192,7 @@ static void maybe_finish_drain(live *L);
 static void on_tokens(void *ctx, uint32_t idx, sim_ns now) {
   live *L = ctx;
   exch *e = exch_of(L, idx);
-  const request *rq = &L->c->reqs[idx];
+  const request *rq = cluster_request(L->c, idx);
   prom_engine *pe = &L->pm.e[rq->replica];
   if (rq->generated == 1) {
     prom_observe(&L->pm, rq->replica, PH_TTFT, (double)(now - rq->arrival_ns) / 1e9);
@@ -218,19 +218,20 @@ static void on_tokens(void *ctx, uint32_t idx, sim_ns now) {
 }
 
 static const char *reject_message(const live *L, const request *rq, int *status, char *buf, size_t cap) {
+  const cluster_cfg *cfg = cluster_config(L->c);
   switch ((rq_reject)rq->reject) {
     case REJ_TOO_LONG:
       *status = 400;
       snprintf(buf, cap, "This model's maximum context length is %u tokens. However, you requested %llu tokens (%u "
                "in the messages, %u in the completion). Please reduce the length of the messages or completion.",
-               L->c->cfg.max_model_len, (unsigned long long)rq->prompt_tokens + rq->output_tokens, rq->prompt_tokens,
+               cfg->max_model_len, (unsigned long long)rq->prompt_tokens + rq->output_tokens, rq->prompt_tokens,
                rq->output_tokens);
       break;
     case REJ_KV_TOO_SMALL:
       *status = 400;
       snprintf(buf, cap, "the request needs %llu KV blocks of %u tokens, more than a replica's whole KV cache (%u "
-               "blocks)", ((unsigned long long)rq->prompt_tokens + rq->output_tokens + L->c->cfg.block_tokens - 1) /
-               L->c->cfg.block_tokens, L->c->cfg.block_tokens, L->c->cfg.kv_blocks);
+               "blocks)", ((unsigned long long)rq->prompt_tokens + rq->output_tokens + cfg->block_tokens - 1) /
+               cfg->block_tokens, cfg->block_tokens, cfg->kv_blocks);
       break;
     case REJ_NO_REPLICA:
       *status = 503;
@@ -246,7 +247,7 @@ static const char *reject_message(const live *L, const request *rq, int *status,
 static void on_closed(void *ctx, uint32_t idx, sim_ns now) {
   live *L = ctx;
   exch *e = exch_of(L, idx);
-  const request *rq = &L->c->reqs[idx];
+  const request *rq = cluster_request(L->c, idx);
   if (rq->state == RQ_FINISHED) {
     L->served++;
     uint32_t ri = rq->replica;
@@ -297,8 +298,8 @@ static void answer(live *L, http_conn *conn, oai_kind kind, const oai_request *q
 static void completions(live *L, http_conn *conn, const http_request *rq, oai_kind kind) {
   oai_request q;
   char msg[512];
-  int st = oai_parse(kind, rq->body, rq->body_len, L->c->cfg.prefix_caching ? L->c->cfg.block_tokens : 0, &q, msg,
-                     sizeof msg);
+  const cluster_cfg *cfg = cluster_config(L->c);
+  int st = oai_parse(kind, rq->body, rq->body_len, cfg->prefix_caching ? cfg->block_tokens : 0, &q, msg, sizeof msg);
   if (st) {
     oai_request_free(&q);
     respond_error(L, conn, st, msg);
@@ -316,7 +317,7 @@ static void answer(live *L, http_conn *conn, oai_kind kind, const oai_request *q
     respond_error(L, conn, 404, msg);
     return;
   }
-  uint64_t max_len = L->c->cfg.max_model_len, max_tokens = q->max_tokens;
+  uint64_t max_len = cluster_config(L->c)->max_model_len, max_tokens = q->max_tokens;
   if (!q->has_max_tokens) { /* vLLM: the rest of the context */
     if (q->prompt_tokens >= max_len) {
       snprintf(msg, sizeof msg, "This model's maximum context length is %llu tokens. However, you requested %llu "
@@ -379,7 +380,7 @@ static void metrics(live *L, http_conn *conn) {
   uint32_t n = L->pm.n_engines;
   prom_gauges *g = sim_calloc(n, sizeof *g);
   for (uint32_t i = 0; i < n; i++) {
-    const sched *s = &L->c->reps[i].s;
+    const sched *s = cluster_replica(L->c, i);
     g[i].running = sched_num_running(s);
     g[i].waiting = sched_num_waiting(s);
     g[i].kv_usage = kv_usage(s->kv);
@@ -436,7 +437,8 @@ static void on_request(void *ctx, http_conn *conn, const http_request *rq) {
     oai_json_str(&L->buf, L->model);
     oai_printf(&L->buf, ",\"object\":\"model\",\"created\":%lld,\"owned_by\":\"vllm\",\"root\":", (long long)time(NULL));
     oai_json_str(&L->buf, L->model);
-    oai_printf(&L->buf, ",\"parent\":null,\"max_model_len\":%u,\"permission\":[]}]}", L->c->cfg.max_model_len);
+    oai_printf(&L->buf, ",\"parent\":null,\"max_model_len\":%u,\"permission\":[]}]}",
+               cluster_config(L->c)->max_model_len);
     respond_json(conn, 200, &L->buf);
   } else {
     metrics(L, conn);
@@ -453,7 +455,7 @@ static void on_gone(void *ctx, http_conn *conn, void *user) {
   exch *e = user;
   if (!e) return;
   if (exch_of(L, e->idx) == e) { /* still open: an exchange is freed when its request closes */
-    const request *rq = &L->c->reqs[e->idx];
+    const request *rq = cluster_request(L->c, e->idx);
     if (rq->replica != UINT32_MAX && rq->replica < L->pm.n_engines) L->pm.e[rq->replica].success[PR_ABORT]++;
     cluster_cancel(L->c, e->idx, L->vnow);
     arm(L);
@@ -471,7 +473,7 @@ static void on_log(uv_timer_t *t) {
   arm(L);
   double dt = (double)(L->vnow - L->log_vnow) / 1e9;
   for (uint32_t i = 0; i < L->pm.n_engines; i++) {
-    const sched *s = &L->c->reps[i].s;
+    const sched *s = cluster_replica(L->c, i);
     uint64_t dp = L->pm.e[i].prompt_tokens - L->log_prompt[i], dg = L->pm.e[i].generation_tokens - L->log_gen[i];
     L->log_prompt[i] = L->pm.e[i].prompt_tokens, L->log_gen[i] = L->pm.e[i].generation_tokens;
     uint32_t run = sched_num_running(s), wait = sched_num_waiting(s);
@@ -534,7 +536,7 @@ int live_serve(cluster *c, const live_info *info, const live_opts *o, sim_err *e
   L->o = *o;
   snprintf(L->model, sizeof L->model, "%s", o->served_model_name ? o->served_model_name : info->model);
   rng_seed(&L->g, o->seed);
-  prom_init(&L->pm, L->c->cfg.replicas);
+  prom_init(&L->pm, cluster_config(L->c)->replicas);
   cluster_hooks hk = {L, on_tokens, on_closed};
   cluster_open(L->c, &hk);
   int rc = uv_loop_init(&L->loop);

@@ -53,7 +53,7 @@ typedef struct run_result {
   uint64_t closed_form_steps; /* steps done as steady decode runs (serve/sched.h sched_run_*; the results are
                                  step-by-step scheduling's) */
   uint64_t closed_form_held_steps; /* of those, steps whose runs held their step ends outside the event heap (a
-                                      timeline of few events: serve/cluster.c decode_run); for tests */
+                                      timeline of few events: serve/cluster_events.c decode_run); for tests */
   uint64_t step_table_hits, step_table_misses; /* decode-only steps the cost model's step table answered / had
                                                   to compute (hw/cost_decstep.c); speed only, on the wall-time
                                                   line */

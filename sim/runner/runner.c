@@ -122,8 +122,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
     cc.failures[i].replica = sc->failures[i].replica;
     cc.failures[i].at_ns = sim_s_to_ns(sc->failures[i].at_s);
   }
-  r->sim = sim_calloc(1, sizeof *r->sim);
-  if ((rc = cluster_init(r->sim, &cc, &r->tr, &r->cost, err))) return rc;
+  if (!(r->sim = cluster_new(&cc, &r->tr, &r->cost, err))) return err->code;
   trace_drop_reqs(&r->tr); /* the requests hold what the rows said (ten million rows: 305 MiB) */
   r->prepared = true;
   return SIM_OK;
@@ -171,24 +170,26 @@ static void collect(run_ctx *r) {
   run_result *res = &r->res;
   request *reqs = cluster_take_requests(c, &res->n_reqs);
   res->reqs = records_in_place(reqs, res->n_reqs);
-  res->m = c->m;
-  memset(&c->m, 0, sizeof c->m); /* moved: the cluster's deinit must not free it */
-  res->engine_cores = c->cfg.replicas;
-  res->complete = c->complete;
-  res->in_flight = c->in_flight;
-  res->n_failures = c->cfg.n_failures;
-  for (uint32_t i = 0; i < c->cfg.n_failures && i < SCENARIO_MAX_FAILURES; i++)
-    res->failure_at_ns[i] = c->cfg.failures[i].at_ns;
-  res->time_limit_ns = c->cfg.time_limit_ns;
-  res->replicas_apart = c->apart_outcome;
-  res->closed_form_steps = c->run_steps;
-  res->closed_form_held_steps = c->run_steps_held;
-  res->step_table_hits = c->cost->dec_hits;
-  res->step_table_misses = c->cost->dec_misses;
-  res->events = c->ev.n_popped; /* des_reset keeps the count: every replica's events when they ran apart */
+  cluster_take_metrics(c, &res->m);
+  const cluster_cfg *cfg = cluster_config(c);
+  res->engine_cores = cfg->replicas;
+  cluster_outcome out;
+  cluster_get_outcome(c, &out);
+  res->complete = out.complete;
+  res->in_flight = out.in_flight;
+  res->n_failures = cfg->n_failures;
+  for (uint32_t i = 0; i < cfg->n_failures && i < SCENARIO_MAX_FAILURES; i++)
+    res->failure_at_ns[i] = cfg->failures[i].at_ns;
+  res->time_limit_ns = cfg->time_limit_ns;
+  res->replicas_apart = out.apart;
+  res->closed_form_steps = out.closed_form_steps;
+  res->closed_form_held_steps = out.closed_form_held_steps;
+  res->step_table_hits = r->cost.dec_hits;
+  res->step_table_misses = r->cost.dec_misses;
+  res->events = out.events; /* des_reset keeps the count: every replica's events when they ran apart */
   uint64_t pq = 0, ph = 0;
-  for (uint32_t i = 0; i < c->cfg.replicas; i++) {
-    const sched *s = &c->reps[i].s;
+  for (uint32_t i = 0; i < cfg->replicas; i++) {
+    const sched *s = cluster_replica(c, i);
     res->kv_lookup_tokens += s->prefix_queries;
     res->kv_hit_tokens += s->prefix_hits;
     pq += s->preempted_queries;
@@ -209,9 +210,7 @@ static void summarize(run_ctx *r) {
 }
 
 static void free_sim(run_ctx *r) {
-  if (!r->sim) return;
-  cluster_deinit(r->sim); /* safe on a cluster whose init failed part way (zeroed first) */
-  free(r->sim);
+  cluster_free(r->sim);
   r->sim = NULL;
 }
 

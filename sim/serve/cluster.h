@@ -30,16 +30,13 @@
  * reused, so memory follows the requests in flight, not those served; the
  * recorder keeps histograms only (metrics.h spill), and the run never
  * completes on its own.
- * Ownership: cluster_init/cluster_deinit on caller storage; borrows the trace
- * and the cost model; owns requests, replicas and metrics. */
+ * Ownership: cluster_new/cluster_free; borrows the trace and the cost model;
+ * owns requests, replicas and metrics. */
 #ifndef SIM_CLUSTER_H
 #define SIM_CLUSTER_H
 
-#include "core/des.h"
-#include "core/ring.h"
 #include "hw/cost.h"
 #include "metrics/metrics.h"
-#include "serve/fleet.h"
 #include "serve/request.h"
 #include "serve/router.h"
 #include "serve/sched.h"
@@ -77,30 +74,8 @@ typedef struct cluster_cfg {
   } failures[CLUSTER_MAX_FAILURES];
 } cluster_cfg;
 
-typedef struct replica {
-  sched s;
-  bool kick_pending;    /* a KICK (start a step at the end of this instant) is pending */
-  bool failed;
-  uint32_t outstanding; /* routed and not finished */
-  uint64_t steps;
-  double busy_ns;       /* sum of its steps' GPU times (with PP: each batch's time through all stages) */
-  step_sums sums;       /* its steps' op and bound times (metrics.h), added to the record at the end */
-  sim_ns stage_free[CFG_MAX_PP]; /* when each pipeline stage finishes the last step placed on it */
-  uint32_t waiting_seen; /* its waiting count as last added into cluster.n_waiting */
-} replica;
-
-/* A lockstep DP group (cluster_cfg.dp_lockstep): its batch queue of group
- * steps, each the steps its ranks scheduled together (a bit per rank). */
-typedef struct dp_group {
-  uint64_t mask[2];     /* FIFO of the group steps in flight (depth <= 2: no PP with DP), oldest first */
-  uint32_t q_len;
-  bool kick_pending;    /* a GKICK (start a group step at the end of this instant) is pending */
-  sim_ns free_ns;       /* when the group's last placed step ends */
-  sim_ns last_ready;    /* when the host work of its last placed step ends */
-} dp_group;
-
 /* Open mode: what the caller hears. The hooks must not call back into the
- * cluster; the request (c->reqs[idx]) may be read during the call only. */
+ * cluster; the request (cluster_request(c, idx)) may be read during the call only. */
 typedef struct cluster_hooks {
   void *ctx;
   /* a step ended that sampled a token for request idx (reqs[idx].generated grew by one) */
@@ -109,49 +84,12 @@ typedef struct cluster_hooks {
   void (*closed)(void *ctx, uint32_t idx, sim_ns now);
 } cluster_hooks;
 
-typedef struct cluster {
-  cluster_cfg cfg;
-  const trace *tr;
-  cost_model *cost;
-  request *reqs;
-  size_t n_reqs;
-  replica *reps;
-  dp_group *grp;        /* [replicas / dp_group] with dp_lockstep, else NULL */
-  router rt;            /* holds its own view of every replica, updated on every change (touch in cluster.c) */
-  uint32_t n_waiting;   /* waiting requests over all replicas, kept as they change */
-  des ev;
-  metrics_rec m;
-  size_t next_arrival;  /* trace cursor */
-  idx_ring cq;          /* client FIFO of arrived, unsent requests */
-  uint32_t in_flight;   /* sent, not finished (client slots used) */
-  uint32_t *done_buf;
-  size_t done_cap;
-  uint32_t *drain_buf;
-  size_t n_closed;      /* finished + rejected */
-  bool complete;        /* every request closed */
-  bool stopped;         /* time limit reached or interrupted */
-  sim_ns slice_until;   /* the current slice's until_ns (cluster_run_slice): a decode run stops before it */
-  uint64_t run_steps;   /* steps done in closed form (sched_run_*) */
-  des_event run_q[4];   /* a decode run's own step ends while it lasts, in order (cluster.c, decode_run) */
-  uint32_t run_head, run_len;
-  bool run_held;        /* a decode run holds its step ends in run_q, not in the heap */
-  uint64_t run_steps_held; /* of run_steps, those done so (tests see which way runs went) */
-  fleet *ap;            /* replicas apart (cfg.apart and eligible), until the run falls back or ends */
-  uint8_t apart_outcome; /* 0 shared timeline, 1 replicas apart, 2 fell back to the shared timeline (a tie) */
-  /* open mode */
-  bool open;
-  cluster_hooks hooks;
-  size_t cap_reqs;      /* slots allocated (n_reqs of them used so far) */
-  uint32_t *free_slots; /* closed requests' slots, reused first */
-  size_t n_free, cap_free;
-  uint32_t next_id;     /* request ids stay unique across reused slots (prefix-cache identity) */
-  uint64_t *ids;        /* open requests' prompt-block ids (prefix caching), each request's run at its hash_off;
-                           the schedulers read it as their hash_ids */
-  size_t n_ids, cap_ids, dead_ids; /* used, allocated, and used by closed requests (reclaimed by compaction) */
-} cluster;
+typedef struct cluster cluster; /* opaque: defined in cluster_impl.h, for the cluster's own files */
 
-int cluster_init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model *cost, sim_err *err);
-void cluster_deinit(cluster *c);
+/* A cluster on the trace and the cost model (both borrowed, and kept alive by the caller until cluster_free); NULL
+ * with err set on a bad configuration. */
+cluster *cluster_new(const cluster_cfg *cfg, const trace *tr, cost_model *cost, sim_err *err);
+void cluster_free(cluster *c); /* NULL is fine */
 /* Processes at most max_events events with time <= until_ns. Returns true
  * when the run is over (all requests closed, time limit, or no events). */
 bool cluster_run_slice(cluster *c, uint64_t max_events, sim_ns until_ns);
@@ -165,7 +103,7 @@ void cluster_finish(cluster *c);
  * after cluster_finish: every block table is released first, so the caller
  * may reuse the memory (the runner rewrites it in place into the result's
  * smaller records: a run never holds both). *n gets the count. The cluster
- * keeps no request afterwards; cluster_deinit still frees everything else. */
+ * keeps no request afterwards; cluster_free still frees everything else. */
 request *cluster_take_requests(cluster *c, size_t *n);
 /* Time of the next pending event (SIM_NS_INF if none). */
 sim_ns cluster_next_time(const cluster *c);
@@ -190,5 +128,28 @@ size_t cluster_open_requests(const cluster *c);
 
 /* Total waiting over replicas (O(1): kept as replicas change). */
 uint32_t cluster_waiting(const cluster *c);
+
+/* --- reading the cluster --------------------------------------------------------------------------------- */
+
+/* Its configuration, as given to cluster_new. */
+const cluster_cfg *cluster_config(const cluster *c);
+/* Request idx (a trace index; in open mode the slot cluster_new_request gave): valid until the next call that
+ * runs events or creates a request. */
+const request *cluster_request(const cluster *c, uint32_t idx);
+/* Engine core i's scheduler (its counters, queues and KV pool), i < cluster_config(c)->replicas. */
+const sched *cluster_replica(const cluster *c, uint32_t i);
+
+/* How a finished run went, beside its requests and its record. */
+typedef struct cluster_outcome {
+  bool complete;                   /* every request closed (not stopped by the time limit or an interrupt) */
+  uint32_t in_flight;              /* sent and not finished at the end */
+  uint8_t apart;                   /* 0 shared timeline, 1 replicas apart, 2 fell back to the shared timeline */
+  uint64_t closed_form_steps;      /* steps done in closed form (sched_run_*) */
+  uint64_t closed_form_held_steps; /* of those, done with their step ends held outside the heap */
+  uint64_t events;                 /* events popped (every replica's when they ran apart) */
+} cluster_outcome;
+void cluster_get_outcome(const cluster *c, cluster_outcome *out);
+/* Moves the run's record out to *out (after cluster_finish); the cluster keeps an empty one. */
+void cluster_take_metrics(cluster *c, metrics_rec *out);
 
 #endif

@@ -1,4 +1,6 @@
-/* cluster_apart.c: a fleet's replicas simulated one after the other (fleet.h). */
+/* cluster_apart.c: the timeline of replicas apart (cluster_impl.h): a fleet's replicas simulated one after the
+ * other where nothing couples them (fleet.h). Uses the events of cluster_events.c; a tie it cannot order is
+ * handed back (TL_FALL_BACK) for cluster.c to start the run again on the shared timeline. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,32 +79,9 @@ static void apart_end(cluster *c, sim_ns t) {
   f->ri++;
 }
 
-/* A tie des_push_from cannot order (des.h): the run starts again on the shared timeline. */
-static void apart_fall_back(cluster *c) {
-  cluster_cfg cfg = c->cfg;
-  cfg.apart = false;
-  const trace *tr = c->tr;
-  cost_model *cost = c->cost;
-  memcpy(cost->src_count, c->ap->src_snap, sizeof cost->src_count);
-  /* the trace's rows may be gone (the runner drops them once copied): rebuild them from the requests */
-  trace rows = *tr;
-  rows.reqs = sim_malloc((c->n_reqs ? c->n_reqs : 1) * sizeof *rows.reqs);
-  for (size_t i = 0; i < c->n_reqs; i++) {
-    const request *r = &c->reqs[i];
-    rows.reqs[i] = (trace_req){r->arrival_ns, r->prompt_tokens, r->output_tokens, r->session, r->hash_off, r->n_hash};
-  }
-  rows.n = c->n_reqs;
-  cluster_deinit(c);
-  sim_err err;
-  int rc = cluster_init(c, &cfg, &rows, cost, &err);
-  SIM_ASSERT(rc == SIM_OK); /* the same configuration passed before */
-  free(rows.reqs);
-  c->tr = tr;
-  c->apart_outcome = 2;
-}
-
-void cluster__apart_finish(cluster *c) {
+static void apart_finish(cluster *c) {
   fleet *f = c->ap;
+  if (f->done) return;
   if (f->running) apart_end(c, c->ev.now_ns); /* interrupted */
   fleet_rows_into(f, &c->m);
   uint32_t in_system;
@@ -115,15 +94,17 @@ void cluster__apart_finish(cluster *c) {
   c->apart_outcome = 1;
 }
 
-bool cluster__apart_slice(cluster *c, uint64_t max_events) {
+static tl_status apart_slice(cluster *c, uint64_t max_events, sim_ns until_ns) {
+  (void)until_ns; /* run only unpaced: a paced run keeps the shared timeline */
   fleet *f = c->ap;
+  if (f->done) return TL_DONE;
   if (!f->idx) apart_plan(c);
   des_event ev;
   for (uint64_t k = 0; k < max_events; k++) {
     if (!f->running) {
       if (f->ri == f->replicas) {
-        cluster__apart_finish(c);
-        return true;
+        apart_finish(c);
+        return TL_DONE;
       }
       if (f->off[f->ri] == f->off[f->ri + 1]) { /* no requests: idle throughout */
         fleet_replica_done(f, f->ri, 0, kv_usage(c->reps[f->ri].s.kv), 0, 0, 0);
@@ -156,12 +137,13 @@ bool cluster__apart_slice(cluster *c, uint64_t max_events) {
       }
       default: SIM_ASSERT(!"unexpected event with the replicas apart");
     }
-    metrics_level(&c->m, ev.t_ns, c->in_flight, cluster_waiting(c));
+    metrics_level(&c->m, ev.t_ns, c->in_flight, c->n_waiting);
     if (c->ev.ambiguous) {
-      apart_fall_back(c);
-      return false;
+      return TL_FALL_BACK;
     }
     if (f->closed == f->off[f->ri + 1] - f->off[f->ri]) apart_end(c, ev.t_ns);
   }
-  return false;
+  return TL_RUNNING;
 }
+
+const cluster_timeline cluster_apart_timeline = {"apart", apart_slice, apart_finish};

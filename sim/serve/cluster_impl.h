@@ -1,23 +1,125 @@
-/* cluster_impl.h: what cluster.c shares with cluster_apart.c (the replicas of
- * a fleet simulated apart, fleet.h); not for other modules. */
+/* cluster_impl.h: the cluster's own private header: the definition of struct cluster (opaque elsewhere,
+ * cluster.h), the events both timelines run (cluster_events.c) and the timeline interface with its two
+ * implementations. Included only by the cluster's implementation files:
+ *   cluster.c          the public life cycle (new, free, run, finish, take), picks the timeline and falls back
+ *   cluster_events.c   what each event does (the lowest part: calls none of the files below)
+ *   cluster_shared.c   the shared timeline: every replica's events on one heap
+ *   cluster_apart.c    replicas apart: each replica alone, one after the other (fleet.h)
+ *   cluster_open.c     open mode (`servesim serve`): requests created, arrived and cancelled by the caller
+ * The timelines and open mode use cluster_events.c and lower modules only, never cluster.c. */
 #ifndef SIM_CLUSTER_IMPL_H
 #define SIM_CLUSTER_IMPL_H
 
+#include "core/des.h"
+#include "core/ring.h"
 #include "serve/cluster.h"
+#include "serve/fleet.h"
 
 enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK, EV_DELIVER, EV_GSTEP, EV_GKICK };
 
-/* cluster.c's event handlers and request steps */
-rq_reject cluster__refusal(const cluster *c, const request *r); /* why r is refused at send, REJ_NONE if not */
-void cluster__close(cluster *c, uint32_t idx, sim_ns now);
-void cluster__send(cluster *c, uint32_t idx, sim_ns now);
-void cluster__route(cluster *c, uint32_t idx, sim_ns now);
-void cluster__on_step(cluster *c, uint32_t ri, sim_ns now);
-void cluster__fill_queue(cluster *c, uint32_t ri, sim_ns now);
+typedef struct replica {
+  sched s;
+  bool kick_pending;    /* a KICK (start a step at the end of this instant) is pending */
+  bool failed;
+  uint32_t outstanding; /* routed and not finished */
+  uint64_t steps;
+  double busy_ns;       /* sum of its steps' GPU times (with PP: each batch's time through all stages) */
+  step_sums sums;       /* its steps' op and bound times (metrics.h), added to the record at the end */
+  sim_ns stage_free[CFG_MAX_PP]; /* when each pipeline stage finishes the last step placed on it */
+  uint32_t waiting_seen; /* its waiting count as last added into cluster.n_waiting */
+} replica;
 
-/* cluster_apart.c: runs up to max_events events of the replicas apart; true when all are done */
-bool cluster__apart_slice(cluster *c, uint64_t max_events);
-/* the rows, the peak and the span of the replicas run so far (at the end, or on an interrupt) */
-void cluster__apart_finish(cluster *c);
+/* A lockstep DP group (cluster_cfg.dp_lockstep): its batch queue of group
+ * steps, each the steps its ranks scheduled together (a bit per rank). */
+typedef struct dp_group {
+  uint64_t mask[2];     /* FIFO of the group steps in flight (depth <= 2: no PP with DP), oldest first */
+  uint32_t q_len;
+  bool kick_pending;    /* a GKICK (start a group step at the end of this instant) is pending */
+  sim_ns free_ns;       /* when the group's last placed step ends */
+  sim_ns last_ready;    /* when the host work of its last placed step ends */
+} dp_group;
+
+struct cluster {
+  cluster_cfg cfg;
+  const trace *tr;
+  cost_model *cost;
+  request *reqs;
+  size_t n_reqs;
+  replica *reps;
+  dp_group *grp;        /* [replicas / dp_group] with dp_lockstep, else NULL */
+  router rt;            /* holds its own view of every replica, updated on every change (cluster__touch) */
+  uint32_t n_waiting;   /* waiting requests over all replicas, kept as they change */
+  des ev;
+  metrics_rec m;
+  size_t next_arrival;  /* trace cursor */
+  idx_ring cq;          /* client FIFO of arrived, unsent requests */
+  uint32_t in_flight;   /* sent, not finished (client slots used) */
+  uint32_t *done_buf;
+  size_t done_cap;
+  uint32_t *drain_buf;
+  size_t n_closed;      /* finished + rejected */
+  bool complete;        /* every request closed */
+  bool stopped;         /* time limit reached or interrupted */
+  sim_ns slice_until;   /* the current slice's until_ns (cluster_run_slice): a decode run stops before it */
+  uint64_t run_steps;   /* steps done in closed form (sched_run_*) */
+  des_event run_q[4];   /* a decode run's own step ends while it lasts, in order (cluster_events.c, decode_run) */
+  uint32_t run_head, run_len;
+  bool run_held;        /* a decode run holds its step ends in run_q, not in the heap */
+  uint64_t run_steps_held; /* of run_steps, those done so (tests see which way runs went) */
+  const struct cluster_timeline *tl; /* the timeline that runs the events (below) */
+  fleet *ap;            /* replicas apart (cfg.apart and eligible), until the run falls back or ends */
+  uint8_t apart_outcome; /* 0 shared timeline, 1 replicas apart, 2 fell back to the shared timeline (a tie) */
+  /* open mode */
+  bool open;
+  cluster_hooks hooks;
+  size_t cap_reqs;      /* slots allocated (n_reqs of them used so far) */
+  uint32_t *free_slots; /* closed requests' slots, reused first */
+  size_t n_free, cap_free;
+  uint32_t next_id;     /* request ids stay unique across reused slots (prefix-cache identity) */
+  uint64_t *ids;        /* open requests' prompt-block ids (prefix caching), each request's run at its hash_off;
+                           the schedulers read it as their hash_ids */
+  size_t n_ids, cap_ids, dead_ids; /* used, allocated, and used by closed requests (reclaimed by compaction) */
+};
+
+/* What a timeline's slice ended with. */
+typedef enum tl_status {
+  TL_RUNNING,   /* events are left (max_events or until_ns reached) */
+  TL_DONE,      /* the run is over: every request closed, the time limit, or no events */
+  TL_FALL_BACK  /* replicas apart met a tie the heap cannot order (des.h): start again on the shared timeline */
+} tl_status;
+
+/* A timeline: how the cluster's events are run. cluster.c holds one (c->tl) and calls only these. */
+typedef struct cluster_timeline {
+  const char *name;
+  /* Runs at most max_events events with time <= until_ns (c->slice_until is set). */
+  tl_status (*slice)(cluster *c, uint64_t max_events, sim_ns until_ns);
+  /* The run's totals from what ran so far (at the end, or on an interrupt); idempotent. */
+  void (*finish)(cluster *c);
+} cluster_timeline;
+
+extern const cluster_timeline cluster_shared_timeline; /* cluster_shared.c */
+extern const cluster_timeline cluster_apart_timeline;  /* cluster_apart.c (c->ap set) */
+
+/* --- cluster_events.c: the events and request steps both timelines use --------------------------------- */
+
+/* Replica ri's state may have changed (requests routed, scheduled, finished, preempted or drained; blocks taken
+ * or freed): the router's view of it and the waiting total follow, before anything else reads them. */
+void cluster__touch(cluster *c, uint32_t ri);
+rq_reject cluster__refusal(const cluster *c, const request *r); /* why r is refused at send, REJ_NONE if not */
+void cluster__close(cluster *c, uint32_t idx, sim_ns now);      /* request idx finished or rejected */
+void cluster__free_slot(cluster *c, uint32_t idx);              /* open mode: idx's slot is reused */
+void cluster__send(cluster *c, uint32_t idx, sim_ns now);
+void cluster__fill_slots(cluster *c, sim_ns now);    /* client-held requests sent while slots are free */
+void cluster__release_slot(cluster *c, sim_ns now);  /* a client slot frees */
+void cluster__route(cluster *c, uint32_t idx, sim_ns now);
+void cluster__kick(cluster *c, uint32_t ri, sim_ns now); /* an idle replica starts a step at the end of now */
+void cluster__fill_queue(cluster *c, uint32_t ri, sim_ns now);
+void cluster__fill_group(cluster *c, uint32_t g, sim_ns now);
+/* event handlers */
+void cluster__on_arrival(cluster *c, uint32_t idx, sim_ns now);
+void cluster__on_step(cluster *c, uint32_t ri, sim_ns now);
+void cluster__on_gstep(cluster *c, uint32_t g, uint64_t mask, sim_ns now);
+void cluster__on_fail(cluster *c, uint32_t ri, sim_ns now);
+void cluster__on_sample(cluster *c, sim_ns now);
 
 #endif

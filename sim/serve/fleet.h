@@ -1,5 +1,5 @@
 /* fleet.h: what a fleet run keeps while its replicas are simulated apart,
- * one after the other (cluster.c, "replicas apart").
+ * one after the other (cluster_apart.c, "replicas apart").
  *
  * With round-robin routing, open-loop arrivals and nothing shared between
  * replicas (no client slots, failures, data parallelism or time limit), a

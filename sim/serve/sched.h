@@ -127,7 +127,7 @@ typedef struct sched {
   uint32_t *run_start;        /* [block_tokens + 1]: where each phase's positions begin in run_ord */
 } sched;
 
-/* A run of steady decode steps in closed form (cluster.c drives it).
+/* A run of steady decode steps in closed form (cluster_events.c drives it).
  *
  * The state is steady when the batch queue is full, nothing waits, and every
  * queued step holds exactly the running requests, in admission order, one

@@ -6,10 +6,11 @@
  * --save-result` run) with everything needed to reproduce it in servesim:
  * model, GPU, engine, TP, precision and workload shape. Readers (vdata.c for
  * the tables and user files, vopen.c for inference-perf result directories,
- * vdir.c for the data directory) turn each source into points; vrun.c
- * reproduces each point faithfully (vstage.c the open-loop stages) and
- * records the prediction; vreport.c computes the errors and the summaries;
- * fit.c fits the engine profiles' global parameters on a documented training
+ * vdir.c for the data directory) turn each source into points (vset.c holds
+ * them); vrun.c reproduces each point faithfully as the scenario vscenario.c
+ * builds (vstage.c the open-loop stages) and records the prediction;
+ * vstats.c computes the errors and the summaries, vreport.c (text) and
+ * vreport_json.c (JSON, CSV) write them; fit.c fits the engine profiles' global parameters on a documented training
  * subset (never the open-loop stages).
  *
  * Workload shapes (vpoint.shape), reproduced exactly:
@@ -294,7 +295,7 @@ int vdata_scan_infperf(vset *s, const char *root, int max_depth, size_t *n_runs,
  * $SERVESIM_SHARED_DIR/validation, else ../shared/validation from the cwd. */
 int vdata_find_dir(const char *explicit_dir, char *out, size_t n, sim_err *err);
 
-/* ---- reproduction (vrun.c) -------------------------------------------------- */
+/* ---- reproduction (vscenario.c, vrun.c) ------------------------------------- */
 
 /* Global parameters the fit may change (fit.c); NAN = keep the engine file's
  * value (or, for the spread, the fitted default of vclosed_spread). One set
@@ -346,7 +347,7 @@ typedef struct voverrides {
 
 /* The closed-loop output spread s of the points of `engine`: the global
  * override if set, else the engine's --param/fit value, else the fitted
- * default (vrun.c; 0 for engines without one). */
+ * default (vscenario.c; 0 for engines without one). */
 double vclosed_spread(const voverrides *ov, const char *engine);
 
 const char *vparam_name(vparam p);
@@ -354,9 +355,9 @@ const char *vparam_name(vparam p);
 void vparam_apply(const voverrides *ov, engine_cfg *e);
 double vparam_get(const engine_cfg *e, vparam p);
 
-/* Builds the scenario that reproduces p (not for skipped points). */
+/* Builds the scenario that reproduces p (not for skipped points; vscenario.c). */
 void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc);
-/* Runs one point: fills pred (or fail). Returns SIM_OK even when the point's
+/* Runs one point (vrun.c): fills pred (or fail). Returns SIM_OK even when the point's
  * run fails for a modelled reason (fail is set); SIM_EINTERNAL only for bugs. */
 int vrun_point(vpoint *p, const voverrides *ov, sim_err *err);
 
@@ -383,7 +384,7 @@ void vpoint_method(const vpoint *p, const voverrides *ov, char *buf, size_t n);
  * libuv's thread pool. */
 int vrun_all(vset *s, const voverrides *ov, bool only_train, const char *engine, sim_err *err);
 
-/* ---- errors and summaries (vreport.c) --------------------------------------- */
+/* ---- errors and summaries (vstats.c) ---------------------------------------- */
 
 typedef struct verr_stats {
   size_t n;                /* points with both values */
@@ -416,6 +417,8 @@ typedef struct vkept {
 } vkept;
 void vkept_count(const vset *s, vkept *out);
 
+/* ---- names and formatting (vnames.c) ----------------------------------------- */
+
 /* snprintf that may truncate on purpose (ids, notes, reasons): always
  * NUL-terminates. */
 void vfmt(char *dst, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -431,6 +434,8 @@ typedef enum vgroup_by { VG_SOURCE = 0, VG_GPU, VG_ENGINE, VG_TP, VG_SHAPE, VG_M
 const char *vloop_name(vshape s);
 const char *vgroup_name(vgroup_by g);
 bool vgroup_parse(const char *s, vgroup_by *out);
+
+/* ---- the reports (vreport.c: text; vreport_json.c: JSON, CSV; vcover.c) ------- */
 
 typedef struct vreport_opts {
   bool table;              /* per-point table */
@@ -451,13 +456,30 @@ void vcover_counts(const vset *s, size_t *predicted, size_t *failed, size_t *ski
 int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err);
 int vreport_csv(const vset *s, const voverrides *ov, FILE *f, sim_err *err);
 
-/* Filters used by the summaries. */
+/* Filters used by the summaries (vstats.c). */
 bool vfilter_closed(const vpoint *p, const void *arg);
 bool vfilter_shape(const vpoint *p, const void *arg);   /* arg: const vshape * */
 bool vfilter_train(const vpoint *p, const void *arg);   /* arg: const bool * (true = training set) */
 /* Held out: not in the training set and not an open-loop stage (the stages
  * have their own summaries: their metrics and regime differ). */
 bool vfilter_held_out(const vpoint *p, const void *arg);
+bool vfilter_staged(const vpoint *p, const void *arg);  /* the open-loop stages */
+
+/* The metrics each kind of point is summarized on (vstats.c): the base points, the open-loop stages, all. */
+extern const vmetric vmetrics_base[3];
+extern const vmetric vmetrics_stage[4];
+extern const vmetric vmetrics_all[6];
+
+/* Groups (--group): a point's key in group g (vgroup_name), e.g. "tp4" or "h100"; the distinct keys of g among
+ * the points that ran, in first-seen order (at most max); and the filter of one key. */
+void vgroup_key(const vpoint *p, vgroup_by g, char *buf, size_t n);
+int vgroup_keys(const vset *s, vgroup_by g, char keys[][96], int max);
+typedef struct vgroup_sel {
+  vgroup_by g;
+  const char *key;
+  bool staged; /* the open-loop stages of the group (else everything else) */
+} vgroup_sel;
+bool vfilter_group(const vpoint *p, const void *arg); /* arg: const vgroup_sel * */
 
 /* ---- fitting (fit.c) ---------------------------------------------------------- */
 

@@ -33,99 +33,6 @@
 #include "validate/vcsv.h"
 #include "validate/vdata_impl.h"
 
-void vset_init(vset *s) { memset(s, 0, sizeof *s); }
-
-void vpoint_release(vpoint *p) {
-  free(p->user_sc);
-  free(p->in_lens);
-  free(p->out_lens);
-  free(p->staged);
-  p->user_sc = NULL;
-  p->in_lens = p->out_lens = NULL;
-  p->staged = NULL;
-}
-
-void vset_free(vset *s) {
-  for (size_t i = 0; i < s->n; i++) vpoint_release(&s->pts[i]);
-  free(s->pts);
-  vres_free(s->res);
-  memset(s, 0, sizeof *s);
-}
-
-vpoint *vset_add(vset *s) {
-  SIM_GROW(s->pts, s->cap, s->n + 1);
-  vpoint *p = &s->pts[s->n++];
-  memset(p, 0, sizeof *p);
-  for (int m = 0; m < VM_COUNT; m++) p->meas[m] = p->pred[m] = NAN;
-  p->act_dtype = p->weight_dtype = p->kv_dtype = DT_BF16;
-  p->tp = p->pp = 1;
-  p->burstiness = 1.0;
-  p->request_rate = INFINITY;
-  return p;
-}
-
-void vset_note(vset *s, const char *fmt, ...) {
-  if (s->n_notes >= (int)SIM_ARRAY_LEN(s->notes)) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(s->notes[s->n_notes++], sizeof s->notes[0], fmt, ap);
-  va_end(ap);
-}
-
-/* ---- mapping helpers ---------------------------------------------------------- */
-
-vresolve *vset_resolver(vset *s) {
-  if (!s->res) s->res = vres_new();
-  return s->res;
-}
-
-void vdata__set_str(char *dst, size_t n, const char *v) { vfmt(dst, n, "%s", v ? v : ""); }
-
-/* Precision: "fp8" (weights FP8; KV FP8 for TensorRT-LLM), "fp16"/"mixed" (all FP16),
- * "bf16". Returns false when unknown. */
-bool vdata__set_precision(vpoint *p, const char *prec) {
-  bool trt = !strcmp(p->engine, "trtllm");
-  if (!strcasecmp(prec, "fp8")) {
-    p->act_dtype = DT_BF16;
-    p->weight_dtype = DT_FP8;
-    p->kv_dtype = trt ? DT_FP8 : DT_BF16;
-    return true;
-  }
-  if (!strcasecmp(prec, "fp16") || !strcasecmp(prec, "mixed") || !strcasecmp(prec, "float16")) {
-    p->act_dtype = p->weight_dtype = p->kv_dtype = DT_FP16;
-    return true;
-  }
-  if (!strcasecmp(prec, "bf16") || !strcasecmp(prec, "bfloat16")) {
-    p->act_dtype = p->weight_dtype = p->kv_dtype = DT_BF16;
-    return true;
-  }
-  return false;
-}
-
-void vdata__note(vpoint *p, const char *fmt, ...) {
-  char one[sizeof p->note];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(one, sizeof one, fmt, ap);
-  va_end(ap);
-  sim_append_note(p->note, sizeof p->note, "%s", one);
-}
-
-void vdata__set_group(vpoint *p, const char *gpu_label) {
-  vfmt(p->group, sizeof p->group, "%s/%s/%s/tp%u/%ux%u", p->model[0] ? p->model : "?", gpu_label,
-           p->engine[0] ? p->engine : "?", p->tp, p->isl, p->osl);
-}
-
-/* A model config name, or the stem of a --models path. */
-const char *vdata__model_short(const char *m) {
-  const char *b = strrchr(m, '/');
-  static char buf[128];
-  vfmt(buf, sizeof buf, "%s", b ? b + 1 : m);
-  size_t n = strlen(buf);
-  if (n > 5 && !strcmp(buf + n - 5, ".json")) buf[n - 5] = 0;
-  return buf;
-}
-
 /* ---- TensorRT-LLM v0.14 perf overview (offline throughput) ----------------------- */
 
 /* perf-overview.md v0.14, "Preparing a Dataset": $num_requests per ISL/OSL. */
@@ -568,6 +475,51 @@ static int user_configs(vset *s, scenario *sc, const char *what, int line, sim_e
   return SIM_OK;
 }
 
+/* A user point's request lengths: per request (input_lens, output_lens: --save-detailed; a failed request's
+ * replaced by the means), else the generator's (scenario.workload.random_input_len), else the result's means. */
+static int user_lengths(vpoint *p, const scenario *sc, const cJSON *scj, const cJSON *res, const char *what, int line,
+                        sim_err *err) {
+  int rc;
+  double completed, tin, tout;
+  if ((rc = jpos(res, "completed", what, line, "result.", &completed, err))) return rc;
+  if ((rc = jpos(res, "total_input_tokens", what, line, "result.", &tin, err))) return rc;
+  if ((rc = jpos(res, "total_output_tokens", what, line, "result.", &tout, err))) return rc;
+  if ((rc = user_lens(res, "input_lens", what, line, p->num_prompts, &p->in_lens, err))) return rc;
+  if ((rc = user_lens(res, "output_lens", what, line, p->num_prompts, &p->out_lens, err))) return rc;
+  if (!p->in_lens != !p->out_lens)
+    return sim_errf(err, SIM_EINPUT, "%s:%d: result: input_lens and output_lens must be given together", what, line);
+  if (p->in_lens) {
+    p->n_lens = p->num_prompts;
+    double si = 0, so = 0;
+    size_t ok = 0;
+    for (size_t i = 0; i < p->n_lens; i++) {
+      if (!p->out_lens[i] || !p->in_lens[i]) continue; /* a failed request: replayed with its intended lengths below */
+      si += p->in_lens[i], so += p->out_lens[i], ok++;
+    }
+    if (!ok) return sim_errf(err, SIM_EINPUT, "%s:%d: result.output_lens: no request produced tokens", what, line);
+    p->isl = (uint32_t)floor(si / ok + 0.5), p->osl = (uint32_t)floor(so / ok + 0.5);
+    for (size_t i = 0; i < p->n_lens; i++) {
+      if (!p->in_lens[i]) p->in_lens[i] = p->isl;
+      if (!p->out_lens[i]) p->out_lens[i] = p->osl;
+    }
+  } else if (jget(scj, "workload") && jget(jget(scj, "workload"), "random_input_len")) {
+    p->isl = (uint32_t)sc->gen.input.len, p->osl = (uint32_t)sc->gen.output.len;
+  } else {
+    if (isnan(completed) || isnan(tin) || isnan(tout))
+      return sim_errf(err, SIM_EINPUT,
+                      "%s:%d: result: without input_lens/output_lens (--save-detailed) or scenario.workload."
+                      "random_input_len, completed, total_input_tokens and total_output_tokens are needed for the "
+                      "lengths",
+                      what, line);
+    double mi = floor(tin / completed + 0.5), mo = floor(tout / completed + 0.5);
+    if (!(mi >= 1 && mi <= 1e7 && mo >= 1 && mo <= 1e7)) /* NAN fails too */
+      return sim_errf(err, SIM_EINPUT, "%s:%d: result: mean lengths (total_input_tokens or total_output_tokens / "
+                      "completed) must be 1 to 10,000,000 tokens, got %.6g and %.6g", what, line, mi, mo);
+    p->isl = (uint32_t)mi, p->osl = (uint32_t)mo;
+  }
+  return SIM_OK;
+}
+
 static int user_record(vset *s, const cJSON *rec, const char *what, int line, int k, sim_err *err) {
   if (!cJSON_IsObject(rec)) return sim_errf(err, SIM_EINPUT, "%s:%d: record %d: expected an object", what, line, k);
   for (const cJSON *it = rec->child; it; it = it->next)
@@ -613,7 +565,7 @@ static int user_record(vset *s, const cJSON *rec, const char *what, int line, in
   p->dp = sc->deploy.dp;
   if (jget(res, "time_to_first_token") || jget(res, "llm_metrics")) return user_genai(p, sc, scj, res, what, line, err);
   /* the workload, from the result */
-  double np, mc, burst, completed, tin, tout;
+  double np, mc, burst;
   if ((rc = jpos(res, "num_prompts", what, line, "result.", &np, err))) return rc;
   if (isnan(np) || np != floor(np) || np > 1e8)
     return sim_errf(err, SIM_EINPUT, "%s:%d: result.num_prompts: expected a positive integer", what, line);
@@ -631,42 +583,7 @@ static int user_record(vset *s, const cJSON *rec, const char *what, int line, in
   if (!isnan(mc) && (mc != floor(mc) || mc > 1e7))
     return sim_errf(err, SIM_EINPUT, "%s:%d: result.max_concurrency: expected a positive integer or null", what, line);
   p->concurrency = isnan(mc) ? 0 : (uint32_t)mc;
-  if ((rc = jpos(res, "completed", what, line, "result.", &completed, err))) return rc;
-  if ((rc = jpos(res, "total_input_tokens", what, line, "result.", &tin, err))) return rc;
-  if ((rc = jpos(res, "total_output_tokens", what, line, "result.", &tout, err))) return rc;
-  if ((rc = user_lens(res, "input_lens", what, line, p->num_prompts, &p->in_lens, err))) return rc;
-  if ((rc = user_lens(res, "output_lens", what, line, p->num_prompts, &p->out_lens, err))) return rc;
-  if (!p->in_lens != !p->out_lens)
-    return sim_errf(err, SIM_EINPUT, "%s:%d: result: input_lens and output_lens must be given together", what, line);
-  if (p->in_lens) {
-    p->n_lens = p->num_prompts;
-    double si = 0, so = 0;
-    size_t ok = 0;
-    for (size_t i = 0; i < p->n_lens; i++) {
-      if (!p->out_lens[i] || !p->in_lens[i]) continue; /* a failed request: replayed with its intended lengths below */
-      si += p->in_lens[i], so += p->out_lens[i], ok++;
-    }
-    if (!ok) return sim_errf(err, SIM_EINPUT, "%s:%d: result.output_lens: no request produced tokens", what, line);
-    p->isl = (uint32_t)floor(si / ok + 0.5), p->osl = (uint32_t)floor(so / ok + 0.5);
-    for (size_t i = 0; i < p->n_lens; i++) {
-      if (!p->in_lens[i]) p->in_lens[i] = p->isl;
-      if (!p->out_lens[i]) p->out_lens[i] = p->osl;
-    }
-  } else if (jget(scj, "workload") && jget(jget(scj, "workload"), "random_input_len")) {
-    p->isl = (uint32_t)sc->gen.input.len, p->osl = (uint32_t)sc->gen.output.len;
-  } else {
-    if (isnan(completed) || isnan(tin) || isnan(tout))
-      return sim_errf(err, SIM_EINPUT,
-                      "%s:%d: result: without input_lens/output_lens (--save-detailed) or scenario.workload."
-                      "random_input_len, completed, total_input_tokens and total_output_tokens are needed for the "
-                      "lengths",
-                      what, line);
-    double mi = floor(tin / completed + 0.5), mo = floor(tout / completed + 0.5);
-    if (!(mi >= 1 && mi <= 1e7 && mo >= 1 && mo <= 1e7)) /* NAN fails too */
-      return sim_errf(err, SIM_EINPUT, "%s:%d: result: mean lengths (total_input_tokens or total_output_tokens / "
-                      "completed) must be 1 to 10,000,000 tokens, got %.6g and %.6g", what, line, mi, mo);
-    p->isl = (uint32_t)mi, p->osl = (uint32_t)mo;
-  }
+  if ((rc = user_lengths(p, sc, scj, res, what, line, err))) return rc;
   if ((rc = jpos(res, "mean_ttft_ms", what, line, "result.", &p->meas[VM_TTFT], err))) return rc;
   if ((rc = jpos(res, "mean_tpot_ms", what, line, "result.", &p->meas[VM_TPOT], err))) return rc;
   if ((rc = jpos(res, "output_throughput", what, line, "result.", &p->meas[VM_TPUT], err))) return rc;

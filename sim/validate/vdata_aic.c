@@ -155,6 +155,37 @@ static void aic_parallel(vpoint *p, uint32_t adp, uint32_t mtp, uint32_t mep, bo
   else why[0] = 0;
 }
 
+/* The point's clients: silicon_concurrency when recorded; batch_size is per attention-DP rank. A row whose
+ * clients are unknown or disagree gets why (when it has no reason yet). */
+static int aic_clients(vpoint *p, const char *src, uint32_t batch, uint32_t adp, const char *what, int line, char *why,
+                       size_t nw, sim_err *err) {
+  uint32_t conc_src = 0;
+  char cs[32];
+  if (kv_field(src, "silicon_concurrency", cs, sizeof cs)) {
+    uint64_t v;
+    if (!sim_parse_u64(cs, &v) || v < 1 || v > 1000000)
+      return sim_errf(err, SIM_EINPUT,
+                      "%s:%d: silicon_data_source: silicon_concurrency: expected an integer >= 1, got '%s'", what,
+                      line, cs);
+    conc_src = (uint32_t)v;
+  }
+  p->concurrency = conc_src ? conc_src : batch * adp;
+  if (!why[0] && !p->concurrency) vfmt(why, nw, "batch_size is empty and no silicon_concurrency is recorded");
+  if (!why[0] && conc_src && batch && (uint64_t)batch * adp != conc_src)
+    vfmt(why, nw, "batch_size %u x attention_dp_size %u differs from silicon_concurrency=%u", batch, adp, conc_src);
+  return SIM_OK;
+}
+
+/* The point's id, aic/MODEL/GPU/BACKEND/tpN[ppN|dpN]/ISLxOSL/cC, and its series. */
+static void aic_id(vpoint *p, const char *model_short, const char *gpu, const char *backend, const char *pps) {
+  char mid[128];
+  vfmt(mid, sizeof mid, "%s", model_short);
+  for (char *q = mid; (q = strchr(q, '/')) != NULL;) *q = '~'; /* an id's parts are separated by '/' */
+  vfmt(p->id, sizeof p->id, "aic/%s/%s/%s/tp%u%s/%ux%u/c%u", mid,
+       gpu, backend, p->tp, pps, p->isl, p->osl, p->concurrency);
+  vdata__set_group(p, gpu);
+}
+
 int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
   vcsv c;
   int rc = vcsv_parse(&c, text, what, err);
@@ -198,24 +229,7 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
     if ((rc = par_u32(&c, r, c_mtp, what, &mtp, err))) break;
     if ((rc = par_u32(&c, r, c_mep, what, &mep, err))) break;
     if (r->f[col[C_BATCH]][0] && (rc = vcsv_u32(&c, r, col[C_BATCH], what, 1, 1000000, &batch, err))) break;
-    /* clients: silicon_concurrency when recorded; batch_size is per attention-DP rank */
-    uint32_t conc_src = 0;
-    char cs[32];
-    if (kv_field(src, "silicon_concurrency", cs, sizeof cs)) {
-      uint64_t v;
-      if (!sim_parse_u64(cs, &v) || v < 1 || v > 1000000) {
-        rc = sim_errf(err, SIM_EINPUT,
-                      "%s:%d: silicon_data_source: silicon_concurrency: expected an integer >= 1, got '%s'", what,
-                      r->line, cs);
-        break;
-      }
-      conc_src = (uint32_t)v;
-    }
-    p->concurrency = conc_src ? conc_src : batch * adp;
-    if (!why[0] && !p->concurrency) vfmt(why, sizeof why, "batch_size is empty and no silicon_concurrency is recorded");
-    if (!why[0] && conc_src && batch && (uint64_t)batch * adp != conc_src)
-      vfmt(why, sizeof why, "batch_size %u x attention_dp_size %u differs from silicon_concurrency=%u", batch, adp,
-           conc_src);
+    if ((rc = aic_clients(p, src, batch, adp, what, r->line, why, sizeof why, err))) break;
     if (!backend[0]) {
       rc = sim_errf(err, SIM_EINPUT, "%s:%d: backend: empty", what, r->line);
       break;
@@ -244,12 +258,7 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
     aic_parallel(p, adp, mtp, mep, c_mtp >= 0 && r->f[c_mtp][0], pwhy, sizeof pwhy);
     if (p->pp > 1) vfmt(pps, sizeof pps, "pp%u", p->pp);
     if (p->dp > 1) vfmt(pps, sizeof pps, "dp%u", p->dp);
-    char mid[128];
-    vfmt(mid, sizeof mid, "%s", model ? vdata__model_short(model) : mlabel);
-    for (char *q = mid; (q = strchr(q, '/')) != NULL;) *q = '~'; /* an id's parts are separated by '/' */
-    vfmt(p->id, sizeof p->id, "aic/%s/%s/%s/tp%u%s/%ux%u/c%u", mid,
-         gpu ? gpu : system, backend, p->tp, pps, p->isl, p->osl, p->concurrency);
-    vdata__set_group(p, gpu ? gpu : system);
+    aic_id(p, model ? vdata__model_short(model) : mlabel, gpu ? gpu : system, backend, pps);
     const char *quant = c_quant >= 0 && r->f[c_quant][0] ? r->f[c_quant] : c_prec >= 0 ? r->f[c_prec] : "";
     char qwhy[160];
     if (why[0]) vfmt(p->skip, sizeof p->skip, "%s", why);

@@ -1,5 +1,5 @@
-/* vdata_impl.h: the mapping helpers the readers of measurements share
- * (vdata.c, vdata_aic.c); nothing else includes it. */
+/* vdata_impl.h: the mapping helpers the readers of measurements share (defined in vset.c, below every
+ * reader: vdata.c, vdata_aic.c; vrun.c adds notes with vdata__note); no other module includes it. */
 #ifndef SIM_VDATA_IMPL_H
 #define SIM_VDATA_IMPL_H
 

@@ -18,6 +18,7 @@
 
 #include "core/rng.h"
 #include "serve/cluster.h"
+#include "serve/cluster_impl.h" /* white-box: the cluster's state */
 #include "testutil.h"
 
 typedef tu_world world;
@@ -125,30 +126,30 @@ Test(cluster, random_adversarial_runs_close_every_request_once) {
     }
     w->tr.hash_block_tokens = 32;
 
-    cr_assert_eq(cluster_init(&w->c, &cc, &w->tr, &w->cost, &err), SIM_OK, "%s", err.msg);
-    cluster_run(&w->c);
+    cr_assert((w->c = cluster_new(&cc, &w->tr, &w->cost, &err)), "%s", err.msg);
+    cluster_run(w->c);
     if (!limited) {
-      cr_assert(w->c.complete, "round %d: the run ends with every request closed", round);
-      cr_assert_eq(w->c.in_flight, 0, "round %d", round);
-      cr_assert_eq(w->c.cq.len, 0);
+      cr_assert(w->c->complete, "round %d: the run ends with every request closed", round);
+      cr_assert_eq(w->c->in_flight, 0, "round %d", round);
+      cr_assert_eq(w->c->cq.len, 0);
       for (uint32_t ri = 0; ri < cc.replicas; ri++)
-        cr_assert_eq(w->c.reps[ri].outstanding, 0, "round %d: replica %u", round, ri);
+        cr_assert_eq(w->c->reps[ri].outstanding, 0, "round %d: replica %u", round, ri);
     } else {
-      cr_assert_leq(w->c.in_flight, n, "round %d: in-flight count wrapped", round);
-      for (uint32_t ri = 0; ri < cc.replicas; ri++) cr_assert_leq(w->c.reps[ri].outstanding, n);
+      cr_assert_leq(w->c->in_flight, n, "round %d: in-flight count wrapped", round);
+      for (uint32_t ri = 0; ri < cc.replicas; ri++) cr_assert_leq(w->c->reps[ri].outstanding, n);
     }
-    check_kv(&w->c, round);
-    cluster_finish(&w->c);
-    cluster_finish(&w->c); /* idempotent */
-    check_closed(&w->c, round);
+    check_kv(w->c, round);
+    cluster_finish(w->c);
+    cluster_finish(w->c); /* idempotent */
+    check_closed(w->c, round);
     /* every block comes back once the tables still held (zombies, time limit) are released */
-    for (size_t i = 0; i < w->c.n_reqs; i++) {
-      request *q = &w->c.reqs[i];
-      if (q->kv.n_blocks) kv_seq_free(w->c.reps[q->replica].s.kv, &q->kv);
+    for (size_t i = 0; i < w->c->n_reqs; i++) {
+      request *q = &w->c->reqs[i];
+      if (q->kv.n_blocks) kv_seq_free(w->c->reps[q->replica].s.kv, &q->kv);
     }
     for (uint32_t ri = 0; ri < cc.replicas; ri++)
-      cr_assert_eq(kv_num_free(w->c.reps[ri].s.kv), cc.kv_blocks, "round %d replica %u", round, ri);
-    cluster_deinit(&w->c);
+      cr_assert_eq(kv_num_free(w->c->reps[ri].s.kv), cc.kv_blocks, "round %d replica %u", round, ri);
+    cluster_free(w->c);
     trace_free(&w->tr);
     cost_deinit(&w->cost);
     free(w);
@@ -185,12 +186,12 @@ Test(cluster, pipeline_overlaps_consecutive_batches) {
     trace_init(&w->tr);
     trace_push(&w->tr, 0, 512, 1, 0, NULL, 0);
     trace_push(&w->tr, 0, 512, 1, 0, NULL, 0);
-    cr_assert_eq(cluster_init(&w->c, &cc, &w->tr, &w->cost, &err), SIM_OK, "%s", err.msg);
-    cluster_run(&w->c);
-    cr_assert(w->c.complete);
-    cr_assert_eq(w->c.reps[0].steps, 2);
-    first[pp - 1] = w->c.reqs[0].finish_ns;
-    gap[pp - 1] = w->c.reqs[1].finish_ns - w->c.reqs[0].finish_ns;
+    cr_assert((w->c = cluster_new(&cc, &w->tr, &w->cost, &err)), "%s", err.msg);
+    cluster_run(w->c);
+    cr_assert(w->c->complete);
+    cr_assert_eq(w->c->reps[0].steps, 2);
+    first[pp - 1] = w->c->reqs[0].finish_ns;
+    gap[pp - 1] = w->c->reqs[1].finish_ns - w->c->reqs[0].finish_ns;
     if (pp == 2) {
       /* the step costs of one 512-token prompt, as the timeline used them */
       batch_desc b = {.num_tokens = 512, .num_seqs = 1, .num_sample = 1, .num_prefill = 1,
@@ -202,7 +203,7 @@ Test(cluster, pipeline_overlaps_consecutive_batches) {
                     stage);
       cr_assert_geq((double)gap[1], sc.stage_ns[1] - 2);
     }
-    cluster_deinit(&w->c);
+    cluster_free(w->c);
     trace_free(&w->tr);
     cost_deinit(&w->cost);
     free(w);
@@ -244,22 +245,22 @@ Test(cluster, dp_lockstep_ranks_step_together) {
     trace_init(&w->tr);
     trace_push(&w->tr, 0, 4000, 2, 0, NULL, 0);
     trace_push(&w->tr, 0, 16, 2, 0, NULL, 0);
-    cr_assert_eq(cluster_init(&w->c, &cc, &w->tr, &w->cost, &err), SIM_OK, "%s", err.msg);
-    cluster_run(&w->c);
-    cr_assert(w->c.complete);
-    cr_assert_eq(w->c.reqs[0].replica, 0);
-    cr_assert_eq(w->c.reqs[1].replica, 1);
-    first0[lock] = w->c.reqs[0].first_token_ns;
-    first1[lock] = w->c.reqs[1].first_token_ns;
+    cr_assert((w->c = cluster_new(&cc, &w->tr, &w->cost, &err)), "%s", err.msg);
+    cluster_run(w->c);
+    cr_assert(w->c->complete);
+    cr_assert_eq(w->c->reqs[0].replica, 0);
+    cr_assert_eq(w->c->reqs[1].replica, 1);
+    first0[lock] = w->c->reqs[0].first_token_ns;
+    first1[lock] = w->c->reqs[1].first_token_ns;
     if (lock) {
       cr_assert_eq(first1[1], first0[1], "one group step: both first tokens at its end");
-      cr_assert_eq(w->c.reqs[1].finish_ns, w->c.reqs[0].finish_ns, "the second group step ends both");
-      cr_assert_eq(w->c.reps[0].steps, 2);
-      cr_assert_eq(w->c.reps[1].steps, 2);
-      cr_assert_float_eq(w->c.reps[1].busy_ns, w->c.reps[0].busy_ns, 1e-6 * w->c.reps[0].busy_ns,
-                         "rank 1's GPU time is the group's: %g vs %g ns", w->c.reps[1].busy_ns, w->c.reps[0].busy_ns);
+      cr_assert_eq(w->c->reqs[1].finish_ns, w->c->reqs[0].finish_ns, "the second group step ends both");
+      cr_assert_eq(w->c->reps[0].steps, 2);
+      cr_assert_eq(w->c->reps[1].steps, 2);
+      cr_assert_float_eq(w->c->reps[1].busy_ns, w->c->reps[0].busy_ns, 1e-6 * w->c->reps[0].busy_ns,
+                         "rank 1's GPU time is the group's: %g vs %g ns", w->c->reps[1].busy_ns, w->c->reps[0].busy_ns);
     }
-    cluster_deinit(&w->c);
+    cluster_free(w->c);
     trace_free(&w->tr);
     cost_deinit(&w->cost);
     free(w);

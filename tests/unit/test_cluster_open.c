@@ -13,6 +13,7 @@
 
 #include "core/rng.h"
 #include "serve/cluster.h"
+#include "serve/cluster_impl.h" /* white-box: the cluster's state */
 #include "testutil.h"
 
 typedef tu_world world;
@@ -82,11 +83,11 @@ static void setup(world *w, rng *r, cluster_cfg *cc, bool tiny_pool) {
 static seen *open_world(world *w, const cluster_cfg *cc) {
   trace_init(&w->tr);
   sim_err err = {0, ""};
-  cr_assert_eq(cluster_init(&w->c, cc, &w->tr, &w->cost, &err), SIM_OK, "%s", err.msg);
+  cr_assert((w->c = cluster_new(cc, &w->tr, &w->cost, &err)), "%s", err.msg);
   seen *s = calloc(1, sizeof *s);
-  s->c = &w->c;
+  s->c = w->c;
   cluster_hooks hk = {s, on_tokens, on_closed};
-  cluster_open(&w->c, &hk);
+  cluster_open(w->c, &hk);
   return s;
 }
 
@@ -105,31 +106,31 @@ Test(cluster_open, same_arrivals_same_timings_as_the_batch_run) {
       trace_push(&w->tr, t, 1 + (uint32_t)rng_below(&r, 2000), 1 + (uint32_t)rng_below(&r, 300), 0, NULL, 0);
     }
     sim_err err = {0, ""};
-    cr_assert_eq(cluster_init(&w->c, &cc, &w->tr, &w->cost, &err), SIM_OK, "%s", err.msg);
-    cluster_run(&w->c);
-    cr_assert(w->c.complete);
+    cr_assert((w->c = cluster_new(&cc, &w->tr, &w->cost, &err)), "%s", err.msg);
+    cluster_run(w->c);
+    cr_assert(w->c->complete);
 
     /* the same deployment, open, fed the arrivals one instant at a time */
     trace_init(&o->tr);
-    cr_assert_eq(cluster_init(&o->c, &cc, &o->tr, &w->cost, &err), SIM_OK, "%s", err.msg);
+    cr_assert((o->c = cluster_new(&cc, &o->tr, &w->cost, &err)), "%s", err.msg);
     seen *s = calloc(1, sizeof *s);
-    s->c = &o->c;
+    s->c = o->c;
     cluster_hooks hk = {s, on_tokens, on_closed};
-    cluster_open(&o->c, &hk);
+    cluster_open(o->c, &hk);
     for (uint32_t i = 0; i < n;) {
       sim_ns at = w->tr.reqs[i].arrival_ns;
       /* every event before this instant; the arrivals of one instant together (as the trace's) */
-      if (at) cluster_run_slice(&o->c, UINT64_MAX, at - 1);
+      if (at) cluster_run_slice(o->c, UINT64_MAX, at - 1);
       for (; i < n && w->tr.reqs[i].arrival_ns == at; i++) {
-        uint32_t idx = cluster_new_request(&o->c, w->tr.reqs[i].prompt_tokens, w->tr.reqs[i].output_tokens);
+        uint32_t idx = cluster_new_request(o->c, w->tr.reqs[i].prompt_tokens, w->tr.reqs[i].output_tokens);
         s->id_of_slot[idx] = i;
-        cluster_arrive(&o->c, idx, at);
+        cluster_arrive(o->c, idx, at);
       }
     }
-    cluster_run_slice(&o->c, UINT64_MAX, SIM_NS_INF);
+    cluster_run_slice(o->c, UINT64_MAX, SIM_NS_INF);
     cr_assert(!s->bad, "round %d: %s", round, s->why);
     for (uint32_t i = 0; i < n; i++) {
-      const request *b = &w->c.reqs[i];
+      const request *b = &w->c->reqs[i];
       cr_assert_eq(s->closed[i], 1, "round %d: request %u closed %u times", round, i, s->closed[i]);
       if (b->state == RQ_FINISHED) {
         cr_assert_eq(s->tokens[i], b->output_tokens, "round %d request %u", round, i);
@@ -140,10 +141,10 @@ Test(cluster_open, same_arrivals_same_timings_as_the_batch_run) {
         cr_assert_eq(s->finish[i], SIM_NS_INF, "round %d request %u: rejected in batch, not open", round, i);
       }
     }
-    cr_assert_eq(cluster_open_requests(&o->c), 0);
-    cr_assert_eq(o->c.m.finished, w->c.m.finished);
-    cluster_deinit(&o->c);
-    cluster_deinit(&w->c);
+    cr_assert_eq(cluster_open_requests(o->c), 0);
+    cr_assert_eq(o->c->m.finished, w->c->m.finished);
+    cluster_free(o->c);
+    cluster_free(w->c);
     trace_free(&w->tr);
     trace_free(&o->tr);
     cost_deinit(&w->cost);
@@ -163,7 +164,7 @@ Test(cluster_open, aborts_in_every_state_leak_nothing) {
     setup(w, &r, &cc, rng_below(&r, 2) == 0);
     if (rng_below(&r, 2)) cc.frontend_latency_ns = 5 * SIM_NS_PER_MS;
     seen *s = open_world(w, &cc);
-    cluster *c = &w->c;
+    cluster *c = w->c;
     sim_err err = {0, ""};
     uint32_t n = 0, slot_of[4096], open_max = 0;
     sim_ns now = 0;
@@ -215,7 +216,7 @@ Test(cluster_open, aborts_in_every_state_leak_nothing) {
     /* slots reused: never more than were open at once (plus frontend-cancelled ones awaiting delivery) */
     cr_assert_leq(c->n_reqs, (size_t)open_max + 64, "round %d: %zu slots for at most %u open", round, c->n_reqs,
                   open_max);
-    cluster_deinit(c);
+    cluster_free(c);
     trace_free(&w->tr);
     cost_deinit(&w->cost);
     free(s);
@@ -242,7 +243,7 @@ Test(cluster_open, prompt_ids_share_blocks_across_requests) {
   cc.prefix_caching = true;
   cc.frontend_latency_ns = 0;
   seen *s = open_world(w, &cc);
-  cluster *c = &w->c;
+  cluster *c = w->c;
   uint64_t ids[128], other[128];
   for (int j = 0; j < 128; j++) ids[j] = 77 + (uint64_t)j, other[j] = 5000 + (uint64_t)j;
   sim_ns t = 0, ttft[3];
@@ -278,7 +279,7 @@ Test(cluster_open, prompt_ids_share_blocks_across_requests) {
   cluster_run_slice(c, UINT64_MAX, SIM_NS_INF);
   cr_assert_eq(cluster_open_requests(c), 0);
   cr_assert_lt(c->cap_ids, 3000u * 16u, "compacted: %zu ids allocated for 48,000 written", c->cap_ids);
-  cluster_deinit(c);
+  cluster_free(c);
   trace_free(&w->tr);
   cost_deinit(&w->cost);
   free(s);
