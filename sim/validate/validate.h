@@ -178,6 +178,7 @@ typedef struct vpoint {
   uint32_t tp, pp;         /* tensor and pipeline parallel sizes */
   uint32_t dp;             /* attention data-parallel ranks (vLLM --data-parallel-size); 0 or 1 = none */
   bool ep;                 /* expert parallelism over the TP ranks (vLLM --enable-expert-parallel) */
+  uint32_t moe_ep;         /* hybrid MoE TP x EP: EP groups of the MoE layers (--moe-expert-parallel-size); 0 = none */
   sim_dtype act_dtype, weight_dtype, kv_dtype;
   uint32_t isl, osl;       /* tokens (fixed lengths; user points: means) */
   uint32_t concurrency;    /* CLOSED: client slots; STATIC: batch size; OPEN: max_concurrency (0 = none) */

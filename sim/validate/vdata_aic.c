@@ -137,18 +137,25 @@ static bool aic_own_precision(vpoint *p, const char *model, bool renamed, char *
  * ranks; the clients are silicon_concurrency in all, spread over the ranks);
  * expert parallelism only over all the ranks. has_mtp: the row records
  * moe_tp_size. */
-static void aic_parallel(vpoint *p, uint32_t adp, uint32_t mtp, uint32_t mep, bool has_mtp, char *why, size_t n) {
+static void aic_parallel(vpoint *p, uint32_t adp, uint32_t mtp, uint32_t mep, bool has_mtp, bool hybrid_ok, char *why,
+                         size_t n) {
   uint32_t moe_g = mtp * mep;
   if (moe_g > p->tp && moe_g % p->tp == 0 && (adp <= 1 || adp == moe_g / p->tp)) p->dp = moe_g / p->tp;
   else if (adp > 1 && moe_g == p->tp * adp) p->dp = adp;
-  uint32_t dp = p->dp ? p->dp : 1;
-  p->ep = mep > 1; /* vLLM --enable-expert-parallel: the experts over the dp x tp ranks */
+  if (!p->dp) p->dp = 1;
+  uint32_t dp = p->dp;
+  bool all = mtp == 1 && mep == p->tp * dp; /* whole experts over all the ranks */
+  p->ep = mep > 1 && all;                   /* vLLM --enable-expert-parallel: the experts over the dp x tp ranks */
+  p->moe_ep = mep > 1 && !all && moe_g == p->tp * dp ? mep : 0; /* MoE TP x EP (--moe-expert-parallel-size) */
   if (adp > 1 && p->dp != adp)
     vfmt(why, n, "attention data parallelism %u with moe_tp_size %u x moe_ep_size %u over tp_size %u: not a layout "
          "vLLM runs", adp, mtp, mep, p->tp);
-  else if (mep > 1 && !(mtp == 1 && mep == p->tp * dp))
-    vfmt(why, n, "expert parallelism (moe_ep_size %u, moe_tp_size %u) over other than all the ranks: not modelled",
-         mep, mtp);
+  else if (p->moe_ep && !hybrid_ok)
+    vfmt(why, n, "expert parallelism (moe_ep_size %u, moe_tp_size %u) over other than all the ranks: vLLM runs its "
+         "experts whole over all the ranks or sliced over all of them", mep, mtp);
+  else if (mep > 1 && !all && !p->moe_ep)
+    vfmt(why, n, "moe_tp_size %u x moe_ep_size %u is not the %u x %u ranks of the MoE layers: not a layout the engines "
+         "run", mtp, mep, p->tp, dp);
   else if (has_mtp && (uint64_t)moe_g > (uint64_t)p->tp * dp)
     vfmt(why, n, "moe_tp_size %u x moe_ep_size %u exceeds tp_size %u x %u data-parallel ranks: not a layout vLLM runs",
          mtp, mep, p->tp, dp);
@@ -254,10 +261,12 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
     if (measured && p->concurrency)
       p->meas[VM_TPUT] = p->concurrency * (double)p->osl /
                          ((p->meas[VM_TTFT] + (p->osl - 1.0) * p->meas[VM_TPOT]) / 1000.0);
-    char pps[16] = "", pwhy[256];
-    aic_parallel(p, adp, mtp, mep, c_mtp >= 0 && r->f[c_mtp][0], pwhy, sizeof pwhy);
+    char pps[32] = "", pwhy[256];
+    aic_parallel(p, adp, mtp, mep, c_mtp >= 0 && r->f[c_mtp][0], !engine || strcmp(engine, "vllm"), pwhy,
+                 sizeof pwhy);
     if (p->pp > 1) vfmt(pps, sizeof pps, "pp%u", p->pp);
     if (p->dp > 1) vfmt(pps, sizeof pps, "dp%u", p->dp);
+    if (p->moe_ep) vfmt(pps + strlen(pps), sizeof pps - strlen(pps), "ep%u", p->moe_ep);
     aic_id(p, model ? vdata__model_short(model) : mlabel, gpu ? gpu : system, backend, pps);
     const char *quant = c_quant >= 0 && r->f[c_quant][0] ? r->f[c_quant] : c_prec >= 0 ? r->f[c_prec] : "";
     char qwhy[160];

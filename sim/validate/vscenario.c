@@ -94,6 +94,7 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
     sc->deploy.pp = p->pp;
     sc->deploy.dp = p->dp;
     sc->deploy.expert_parallel = p->ep;
+    sc->deploy.moe_ep = p->moe_ep;
     sc->deploy.act_dtype = p->act_dtype, sc->deploy.act_dtype_set = true;
     sc->deploy.weight_dtype = p->weight_dtype, sc->deploy.weight_dtype_set = true;
     sc->deploy.kv_dtype = p->kv_dtype, sc->deploy.kv_dtype_set = true;
