@@ -5,8 +5,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "hw/cost.h"
-#include "hw/cost_impl.h"
+#include "hw/cost_comm.h"
+
+#include "hw/cost_state.h"
 
 /* ---- all-reduce ------------------------------------------------------------------- */
 

@@ -29,8 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hw/cost.h"
-#include "hw/cost_impl.h"
+#include "hw/cost_select.h"
+
+#include "hw/cost_state.h"
 
 bool cost_block_gemm_check(const prof *p, double *ratio) {
   double tb, tt;
@@ -91,6 +92,26 @@ bool cost_set_mla_modules(cost_model *c, const prof *p) {
   }
   cost__memo_clear(c);
   return c->mla_module;
+}
+
+void cost_set_window_tables(cost_model *c, const prof *const *p, int n) {
+  c->n_win_alt = 0;
+  for (int i = 0; i < n && i < 5; i++) c->win_alt[c->n_win_alt++] = p[i];
+  cost__memo_clear(c);
+}
+
+bool cost_attention_covered(const cost_model *c, const prof *p) {
+  const model_shard *s = &c->shard;
+  double ns;
+  sim_dtype kvd = c->deploy->kv_dtype;
+  return p && !s->mla &&
+         prof_attn_decode_ns(p, kvd, 1, 1024, s->q_heads, s->kv_heads, s->head_dim, &ns) &&
+         prof_attn_context_ns(p, kvd, 1, 1024, s->q_heads, s->kv_heads, s->head_dim, &ns);
+}
+
+void cost_set_attention_alternate(cost_model *c, const prof *p) {
+  c->attn_alt = p;
+  cost__memo_clear(c);
 }
 
 void cost__memo_clear(cost_model *c) {

@@ -60,7 +60,7 @@ static void config_echo(jw *c, const run_ctx *r) {
   str(c, "allreduce", ar_source_name(r->deploy.allreduce));
   u64(c, "gpus_per_node", r->deploy.gpus_per_node);
   char graphs[256];
-  cost_graph_sizes_text(&r->cost, graphs, sizeof graphs);
+  cost_graph_sizes_text(r->cost, graphs, sizeof graphs);
   str(c, "cuda_graphs", graphs);
   str(c, "admission", r->engine.admission == ADMIT_ON_DEMAND ? "on_demand" : "reserve_full");
   num(c, "frontend_latency_ms", r->engine.frontend_latency_ns / 1e6);
@@ -133,15 +133,17 @@ static void cost_sources(jw *o, const run_ctx *r) {
   jw_obj(o, "cost_sources");
   str(o, "summary", r->prof.source);
   jw_obj(o, "per_op");
+  uint64_t src_count[OP_COUNT][SRC_COUNT];
+  cost_src_counts(r->cost, src_count);
   for (int i = 0; i < OP_COUNT; i++) {
     if (i == OP_CPU_OVERHEAD || i == OP_LAUNCH || i == OP_ALLREDUCE || i == OP_ELEMENTWISE) continue;
     uint64_t best = 0;
     int bs = -1;
     for (int k = 0; k < SRC_COUNT; k++)
-      if (r->cost.src_count[i][k] > best) best = r->cost.src_count[i][k], bs = k;
+      if (src_count[i][k] > best) best = src_count[i][k], bs = k;
     jw_obj(o, cost_op_name((cost_op)i));
     str(o, "source", bs < 0 ? "unused" : cost_src_name((cost_src)bs));
-    for (int k = 0; k < SRC_COUNT; k++) u64(o, cost_src_name((cost_src)k), r->cost.src_count[i][k]);
+    for (int k = 0; k < SRC_COUNT; k++) u64(o, cost_src_name((cost_src)k), src_count[i][k]);
     jw_end(o);
   }
   jw_end(o); /* per_op */

@@ -72,7 +72,7 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
             r->engine.frontend_latency_ns / 1e6);
   fprintf(f, "  cost model: %s\n", r->prof.source);
   char graphs[256];
-  cost_graph_sizes_text(&r->cost, graphs, sizeof graphs);
+  cost_graph_sizes_text(r->cost, graphs, sizeof graphs);
   fprintf(f, "  CUDA graphs: %s\n", graphs);
   if (r->interrupted) fprintf(f, "  INTERRUPTED: partial results up to the interrupt\n");
   fprintf(f, "============ Serving Benchmark Result ============\n");

@@ -77,8 +77,8 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   if (!have_trace && (rc = runner_load_workload(sc, &r->tr, err))) return rc;
   trace_compute_stats(&r->tr, &r->tr_stats);
   if ((rc = profsel_choose(&r->prof, sc->profile, &r->gpu, &r->engine, err))) return rc;
-  if ((rc = cost_init(&r->cost, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
-  profsel_attach(&r->prof, &r->cost);
+  if ((rc = cost_new(&r->cost, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
+  profsel_attach(&r->prof, r->cost);
 
   cluster_cfg cc;
   memset(&cc, 0, sizeof cc);
@@ -123,7 +123,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
     cc.failures[i].at_ns = sim_s_to_ns(sc->failures[i].at_s);
   }
   r->sim = sim_calloc(1, sizeof *r->sim);
-  if ((rc = cluster_init(r->sim, &cc, &r->tr, &r->cost, err))) return rc;
+  if ((rc = cluster_init(r->sim, &cc, &r->tr, r->cost, err))) return rc;
   trace_drop_reqs(&r->tr); /* the requests hold what the rows said (ten million rows: 305 MiB) */
   r->prepared = true;
   return SIM_OK;
@@ -183,8 +183,7 @@ static void collect(run_ctx *r) {
   res->replicas_apart = c->apart_outcome;
   res->closed_form_steps = c->run_steps;
   res->closed_form_held_steps = c->run_steps_held;
-  res->step_table_hits = c->cost->dec_hits;
-  res->step_table_misses = c->cost->dec_misses;
+  cost_step_table_counts(c->cost, &res->step_table_hits, &res->step_table_misses);
   res->events = c->ev.n_popped; /* des_reset keeps the count: every replica's events when they ran apart */
   uint64_t pq = 0, ph = 0;
   for (uint32_t i = 0; i < c->cfg.replicas; i++) {
@@ -236,7 +235,7 @@ int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err) {
 void runner_free(run_ctx *r) {
   free_sim(r);
   run_result_free(&r->res);
-  cost_deinit(&r->cost);
+  cost_free(r->cost);
   profsel_free(&r->prof);
   trace_free(&r->tr);
   memset(r, 0, sizeof *r);

@@ -10,7 +10,7 @@
 static void apart_plan(cluster *c) {
   fleet *f = c->ap;
   uint32_t R = c->cfg.replicas;
-  memcpy(f->src_snap, c->cost->src_count, sizeof f->src_snap);
+  cost_src_counts(c->cost, f->src_snap);
   des_reset(&c->ev);
   size_t k = 0;
   for (size_t i = 0; i < c->n_reqs; i++) {
@@ -83,7 +83,7 @@ static void apart_fall_back(cluster *c) {
   cfg.apart = false;
   const trace *tr = c->tr;
   cost_model *cost = c->cost;
-  memcpy(cost->src_count, c->ap->src_snap, sizeof cost->src_count);
+  cost_set_src_counts(cost, (const uint64_t(*)[SRC_COUNT])c->ap->src_snap);
   /* the trace's rows may be gone (the runner drops them once copied): rebuild them from the requests */
   trace rows = *tr;
   rows.reqs = sim_malloc((c->n_reqs ? c->n_reqs : 1) * sizeof *rows.reqs);
