@@ -28,11 +28,13 @@ double cost_allreduce_link_ns(const cost_model *c, uint32_t tokens);
 /* The plausibility check of --allreduce auto: the measured table against
  * the link formula for one COST_AR_CHECK_BYTES message at the node-local GPU
  * count (bus bandwidth 2 (g-1)/g x S / t). implausible: the table takes more
- * than COST_AR_CHECK_RATIO x the link's time. The ratio separates two
- * populations: all-reduces with peer-to-peer access (NVLink, PCIe P2P) reach a large share of the link, those
- * bounced through host memory or across CPU sockets a small one (docs/ACCURACY.md, "Measured figures behind
- * the cost model"); a third leaves room on both sides.
- * False (out zeroed but for nothing) when there is no table for this case. */
+ * than COST_AR_CHECK_RATIO x the link's time. Why a ratio of 3: all-reduces
+ * with peer-to-peer access (NVLink, PCIe P2P) reach a large share of the
+ * link, those bounced through host memory or across CPU sockets a small one,
+ * and a third lies between the two populations with room on both sides
+ * (their measured shares: docs/ACCURACY.md, "Measured figures behind the cost
+ * model"). False (out zeroed but for nothing) when there is no table for
+ * this case. */
 #define COST_AR_CHECK_BYTES (16.0 * 1024 * 1024)
 #define COST_AR_CHECK_RATIO 3.0
 typedef struct ar_check {

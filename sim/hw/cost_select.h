@@ -45,9 +45,9 @@ bool cost_set_mla_modules(cost_model *c, const prof *p);
  * GEMM that is all launch floor (M = 1, N = K = 4096, 32 MiB of BF16 weights):
  * a block-scaled time above COST_BLOCK_CHECK_RATIO x the per-tensor time is
  * per-call host work the collector timed (kernels launched eagerly), not GPU
- * time. Which measured grids pass and fail it,
- * with their times: docs/ACCURACY.md, "Measured figures behind the cost model". True (ratio
- * set) when the profile has both grids and passes. */
+ * time (which measured grids pass and fail, with their times: docs/ACCURACY.md,
+ * "Measured figures behind the cost model"). True (ratio set) when the
+ * profile has both grids and passes. */
 #define COST_BLOCK_CHECK_RATIO 3.0
 bool cost_block_gemm_check(const prof *p, double *ratio);
 
