@@ -48,10 +48,10 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   snprintf(row->cost_source, sizeof row->cost_source, "%s", r->prof.source);
   row->offered_rate = r->tr_stats.rate_per_s;
   row->sum = r->res.sum;
-  runner_bottleneck(r, &row->bn);
-  slo_eval(r, slo, &row->slo);
+  runner_bottleneck(&r->res, &row->bn);
+  slo_eval(&r->res, slo, &row->slo);
   whatif_report wr;
-  whatif_check(r, &wr);
+  whatif_check(&r->res, &wr);
   row->whatif_missed = wr.missed;
   row->whatif_note[0] = 0;
   for (uint32_t i = 0; i < wr.count && !row->whatif_note[0]; i++)

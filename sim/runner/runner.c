@@ -207,6 +207,28 @@ static void summarize(run_ctx *r) {
       res->preempted_lookup_tokens ? (double)res->preempted_hit_tokens / (double)res->preempted_lookup_tokens : 0.0;
 }
 
+/* The run's description and verdicts, for everything that reads the result (reports: result.h). */
+static void describe(run_ctx *r) {
+  run_result *res = &r->res;
+  res->sc = r->sc;
+  res->model = r->model;
+  res->gpu = r->gpu;
+  res->engine = r->engine;
+  res->deploy = r->deploy;
+  res->plan = r->plan;
+  res->tr.format = r->tr.format;
+  snprintf(res->tr.source, sizeof res->tr.source, "%s", r->tr.source);
+  res->tr.n = r->tr.n;
+  res->tr.n_failed_rows = r->tr.n_failed_rows;
+  res->tr_stats = r->tr_stats;
+  snprintf(res->cost_source, sizeof res->cost_source, "%s", r->prof.source);
+  cost_graph_sizes_text(r->cost, res->cost_graphs, sizeof res->cost_graphs);
+  cost_src_counts(r->cost, res->src_count);
+  res->interrupted = r->interrupted;
+  runner_bottleneck(res, &res->bn);
+  whatif_check(res, &res->whatif);
+}
+
 static void free_sim(run_ctx *r) {
   if (!r->sim) return;
   cluster_deinit(r->sim); /* safe on a cluster whose init failed part way (zeroed first) */
@@ -229,6 +251,7 @@ int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err) {
   collect(r);
   free_sim(r);
   summarize(r);
+  describe(r);
   return SIM_OK;
 }
 
