@@ -1,6 +1,7 @@
-/* cost_attn.c: the attention terms of the cost model (cost.h): decode and
+/* cost_attn.c: the attention terms of the cost model (cost_attn.h): decode and
  * prefill calls from the measured tables; MLA from the measured attention
- * modules (cost_set_mla_modules), else by the roofline. */
+ * modules (cost_set_mla_modules), else by the roofline. A part cost.c calls;
+ * it calls nothing of cost.c. */
 #include <math.h>
 
 #include "hw/cost_attn.h"

@@ -1,4 +1,4 @@
-/* cost_comm.c: the communication terms of the cost model (cost.h): the TP
+/* cost_comm.c: the communication terms of the cost model (cost_comm.h): the TP
  * all-reduce (measured table, link formula, hierarchical across nodes), the
  * plausibility check of a measured table (--allreduce auto), the attention
  * data-parallel group's dispatch and combine, and pipeline sends. */

@@ -1,8 +1,10 @@
 /* cost_select.c: which measured tables serve which operation of the cost
- * model (cost.h) and what they include: the plausibility check of
- * block-scaled FP8 GEMM grids, the floors a profile measures, the input
- * quantization its FP8 GEMM table includes, the MLA attention modules a
- * deployment can take, and the memo reset when they change.
+ * model (cost_select.h) and what they include: the tables attached beside
+ * the own profile (sliding-window attention, another version's attention
+ * tables, the MLA attention modules a deployment can take), the plausibility
+ * check of block-scaled FP8 GEMM grids, the floors a profile measures, the
+ * input quantization its FP8 GEMM table includes, and the memo reset when
+ * they change. A part cost.c calls; it calls nothing of cost.c.
  *
  * FP8 input quantization. An FP8 (W8A8 per-tensor) linear quantizes its
  * 16-bit input before the GEMM. With the checkpoint's static activation scale

@@ -24,7 +24,6 @@
 #include "hw/prof_impl.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
