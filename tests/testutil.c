@@ -197,6 +197,8 @@ deploy_cfg tu_deploy(uint32_t tp, sim_dtype w) {
   d.max_num_seqs = 1024, d.max_num_batched_tokens = 8192, d.block_size = 16, d.max_model_len = 131072;
   d.gpu_memory_utilization = 0.92;
   d.async_scheduling = 1; /* the vLLM engine's default */
+  d.pp = 1, d.dp = 1, d.gpus_per_node = 8; /* what cfg_resolve gives: a resolved value (moe_ep 0: deploy_ep) */
+  d.resolved = true;
   return d;
 }
 

@@ -75,7 +75,7 @@ typedef struct tu_world {
   gpu_cfg g;
   engine_cfg e;
   deploy_cfg d;
-  cost_model cost;
+  cost_model *cost;
   trace tr;
   cluster *c;
 } tu_world;

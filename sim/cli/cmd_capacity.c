@@ -54,7 +54,7 @@ static int merge_parts(capacity_set *s, plan_flags *pf, const sweep_part *parts,
   if (rc) return rc;
   char cmd[4096];
   plan_command_line(argc, argv, cmd, sizeof cmd);
-  report_doc doc = {cmd, s->verify_run, &s->slo, NULL, s, NULL, NULL};
+  report_doc doc = {cmd, s->verify_run ? &s->verify_run->res : NULL, &s->slo, NULL, s, NULL, NULL};
   if ((rc = plan_flags_write(pf, w_json, NULL, s, &doc, err))) return rc;
   if (!pf->quiet) {
     capacity_print(s, plan_flags_text_out(pf));
@@ -105,7 +105,7 @@ static int search_all(capacity_set *s, const plan_flags *pf, unsigned jobs, int 
   double wall = plan_wall_s() - t0;
   char cmd[4096];
   plan_command_line(argc, argv, cmd, sizeof cmd);
-  report_doc doc = {cmd, s->verify_run, &s->slo, NULL, s, NULL, NULL};
+  report_doc doc = {cmd, s->verify_run ? &s->verify_run->res : NULL, &s->slo, NULL, s, NULL, NULL};
   if ((rc = plan_flags_write(pf, w_json, NULL, s, &doc, err))) return rc;
   if (!pf->quiet) {
     FILE *tf = plan_flags_text_out(pf);

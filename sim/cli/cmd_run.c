@@ -23,7 +23,7 @@ static const char *SUMMARY =
     "still printed and written).";
 
 typedef struct json_arg {
-  const run_ctx *r, *base;
+  const run_result *r, *base;
   const whatif_compare *cmp;
 } json_arg;
 static int w_json(const void *p, FILE *f, sim_err *e) {
@@ -53,7 +53,7 @@ static run_ctx *run_baseline(const scenario *sc, const run_ctx *wi, const slo_se
   double limit = -1;
   for (int k = 0; slo && k < slo->n && k < SLO_MAX; k++) /* the ttft_p99 objective, if any */
     if (slo->it[k].metric == SLO_TTFT && slo->it[k].pct == 99) limit = slo->it[k].limit_ms;
-  whatif_compare_runs(r, wi, limit, cmp);
+  whatif_compare_runs(&r->res, &wi->res, limit, cmp);
   return r;
 }
 static int w_csv(const void *r, FILE *f, sim_err *e) { return report_requests_csv(r, f, e); }
@@ -67,14 +67,15 @@ static int write_outputs(const run_ctx *r, const run_ctx *base, const whatif_com
                          const char *const outs[5], bool force, int argc, char **argv, sim_err *err) {
   const char *json = outs[0], *csv = outs[1], *ts = outs[2], *html = outs[3], *md = outs[4];
   int rc = SIM_OK;
-  json_arg ja = {r, base, cmp};
+  const run_result *result = &r->res, *base_res = base ? &base->res : NULL; /* reports read the result only */
+  json_arg ja = {result, base_res, cmp};
   if (json && !rc) rc = outfmt_write_file(json, force, w_json, &ja, err);
-  if (csv && !rc) rc = outfmt_write_file(csv, force, w_csv, r, err);
-  if (ts && !rc) rc = outfmt_write_file(ts, force, w_ts, r, err);
+  if (csv && !rc) rc = outfmt_write_file(csv, force, w_csv, result, err);
+  if (ts && !rc) rc = outfmt_write_file(ts, force, w_ts, result, err);
   if ((html || md) && !rc) {
     char cmd[4096];
     plan_command_line(argc, argv, cmd, sizeof cmd);
-    report_doc doc = {cmd, r, slo, NULL, NULL, base, cmp};
+    report_doc doc = {cmd, result, slo, NULL, NULL, base_res, cmp};
     if (html) rc = outfmt_write_file(html, force, w_html, &doc, err);
     if (md && !rc) rc = outfmt_write_file(md, force, w_md, &doc, err);
   }
@@ -84,16 +85,16 @@ static int write_outputs(const run_ctx *r, const run_ctx *base, const whatif_com
 /* The text summary: the run, its SLOs, the baseline beside it, the peak memory. */
 static void print_summary(const run_ctx *r, const run_ctx *base, const whatif_compare *cmp, const slo_set *slo,
                           double wall, FILE *tf) {
-  report_text(r, wall, tf);
+  report_text(&r->res, wall, tf);
   if (slo->n) {
     slo_result res;
-    slo_eval(r, slo, &res);
+    slo_eval(&r->res, slo, &res);
     fprintf(tf, "SLOs (over all requests, unfinished = missed): %s\n", res.all_ok ? "all met" : "MISSED");
     for (int k = 0; k < slo->n; k++)
       fprintf(tf, "  %-12s %10.2f ms  (limit %g ms)  %s\n", slo->it[k].key, res.value_ms[k], slo->it[k].limit_ms,
               res.ok[k] ? "ok" : "missed");
   }
-  if (base) whatif_compare_text(base, r, cmp, tf);
+  if (base) whatif_compare_text(&base->res, &r->res, cmp, tf);
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) == 0) fprintf(tf, "peak memory %.1f MiB\n", ru.ru_maxrss / 1024.0);
 }
@@ -171,8 +172,7 @@ int cmd_run(int argc, char **argv) {
   rc = write_outputs(r, base, base ? &cmp : NULL, &slo, outs_cmd, force, argc, argv, &err);
   if (!quiet) print_summary(r, base, &cmp, &slo, wall, (json && !strcmp(json, "-")) ? stderr : stdout);
   bool interrupted = r->interrupted;
-  whatif_report wr;
-  whatif_check(r, &wr);
+  whatif_report wr = r->res.whatif;
   if (!rc && strict_whatif && wr.missed) {
     sim_errf(&err, SIM_EINPUT, "--strict-what-if: %u what-if%s not fully exercised: %s", wr.missed,
              wr.missed == 1 ? "" : "s", wr.n[0].exercised ? wr.n[wr.count - 1].text : wr.n[0].text);

@@ -207,6 +207,7 @@ int cmd_merge(int argc, char **argv) {
       plan_flags_check_outputs(pf, &err))
     goto fail;
   if (sweep_parts_fill(s, p, np, &err)) goto fail;
+  sweep_finish(s); /* the frontiers over all the rows */
   char cmd[4096], tail[96];
   plan_command_line(sargc, sargv, cmd, sizeof cmd); /* "servesim sweep ...": the study's arguments */
   snprintf(tail, sizeof tail, "merged %d part%s: %zu configurations\n", np, np == 1 ? "" : "s", s->n);

@@ -1,10 +1,12 @@
-/* cost_attn.c: the attention terms of the cost model (cost.h): decode and
+/* cost_attn.c: the attention terms of the cost model (cost_attn.h): decode and
  * prefill calls from the measured tables; MLA from the measured attention
- * modules (cost_set_mla_modules), else by the roofline. */
+ * modules (cost_set_mla_modules), else by the roofline. A part cost.c calls;
+ * it calls nothing of cost.c. */
 #include <math.h>
 
-#include "hw/cost.h"
-#include "hw/cost_impl.h"
+#include "hw/cost_attn.h"
+
+#include "hw/cost_state.h"
 
 /* ---- attention ------------------------------------------------------------------ */
 
@@ -179,26 +181,6 @@ double cost__attn_prefill_eval(const cost_model *c, uint32_t chunk, uint32_t ctx
 }
 
 /* ---- sliding-window layers ------------------------------------------------------------- */
-
-void cost_set_window_tables(cost_model *c, const prof *const *p, int n) {
-  c->n_win_alt = 0;
-  for (int i = 0; i < n && i < 5; i++) c->win_alt[c->n_win_alt++] = p[i];
-  cost__memo_clear(c);
-}
-
-bool cost_attention_covered(const cost_model *c, const prof *p) {
-  const model_shard *s = &c->shard;
-  double ns;
-  sim_dtype kvd = c->deploy->kv_dtype;
-  return p && !s->mla &&
-         prof_attn_decode_ns(p, kvd, 1, 1024, s->q_heads, s->kv_heads, s->head_dim, &ns) &&
-         prof_attn_context_ns(p, kvd, 1, 1024, s->q_heads, s->kv_heads, s->head_dim, &ns);
-}
-
-void cost_set_attention_alternate(cost_model *c, const prof *p) {
-  c->attn_alt = p;
-  cost__memo_clear(c);
-}
 
 /* Query-key pairs of a prompt of L tokens under a window of W: token i scores min(i, W) keys. */
 static double window_pairs(double L, double W) { return L <= W ? L * (L + 1.0) / 2.0 : W * (W + 1.0) / 2.0 + (L - W) * W; }

@@ -1,12 +1,13 @@
-/* cost_comm.c: the communication terms of the cost model (cost.h): the TP
+/* cost_comm.c: the communication terms of the cost model (cost_comm.h): the TP
  * all-reduce (measured table, link formula, hierarchical across nodes), the
  * plausibility check of a measured table (--allreduce auto), the attention
  * data-parallel group's dispatch and combine, and pipeline sends. */
 #include <math.h>
 #include <string.h>
 
-#include "hw/cost.h"
-#include "hw/cost_impl.h"
+#include "hw/cost_comm.h"
+
+#include "hw/cost_state.h"
 
 /* ---- all-reduce ------------------------------------------------------------------- */
 
@@ -23,7 +24,7 @@ static double allreduce_link(const cost_model *c, uint32_t t, double bytes) {
 /* Nodes the TP group spans: groups larger than a node take whole nodes
  * (cfg_resolve checks it). */
 static uint32_t nodes_of(const cost_model *c) {
-  uint32_t t = tp_of(c), g = c->deploy->gpus_per_node ? c->deploy->gpus_per_node : 8;
+  uint32_t t = tp_of(c), g = c->deploy->gpus_per_node;
   return t > g ? t / g : 1;
 }
 
@@ -95,7 +96,7 @@ double cost__dp_collective_ns(const cost_model *c, uint32_t Tg, cost_src *src) {
   *src = SRC_ROOFLINE;
   uint32_t dp = c->shard.dp, g = tp_of(c) * dp;
   if (dp <= 1 || !Tg) return 0;
-  uint32_t per = c->deploy->gpus_per_node ? c->deploy->gpus_per_node : 8;
+  uint32_t per = c->deploy->gpus_per_node;
   uint32_t nodes = g > per ? g / per : 1, gl = g / nodes;
   double bytes = (double)Tg * c->model->hidden * act_b(c), ns = 0;
   if (gl > 1) {
@@ -153,7 +154,7 @@ double cost_allreduce_network_ns(const cost_model *c, uint32_t tokens) {
 /* ---- pipeline sends ------------------------------------------------------------- */
 
 bool cost_pp_hop_crosses_nodes(const cost_model *c, uint32_t hop) {
-  uint32_t g = c->deploy->gpus_per_node ? c->deploy->gpus_per_node : 8, t = tp_of(c);
+  uint32_t g = c->deploy->gpus_per_node, t = tp_of(c);
   uint32_t last = (hop + 1) * t - 1, next = (hop + 1) * t; /* GPU indices in the replica, stage-major */
   return last / g != next / g;
 }

@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hw/cost_impl.h"
+#include "hw/cost_decstep.h"
+
+#include "hw/cost_state.h"
 
 /* DEC_STEP_TRIAL: after this many misses, a model whose misses outnumber its hits stops asking (a miss costs a
  * snapshot of the source counts and a store: a single replica on the Azure conversation trace took 1.07x the time

@@ -1,8 +1,10 @@
 /* cost_select.c: which measured tables serve which operation of the cost
- * model (cost.h) and what they include: the plausibility check of
- * block-scaled FP8 GEMM grids, the floors a profile measures, the input
- * quantization its FP8 GEMM table includes, the MLA attention modules a
- * deployment can take, and the memo reset when they change.
+ * model (cost_select.h) and what they include: the tables attached beside
+ * the own profile (sliding-window attention, another version's attention
+ * tables, the MLA attention modules a deployment can take), the plausibility
+ * check of block-scaled FP8 GEMM grids, the floors a profile measures, the
+ * input quantization its FP8 GEMM table includes, and the memo reset when
+ * they change. A part cost.c calls; it calls nothing of cost.c.
  *
  * FP8 input quantization. An FP8 (W8A8 per-tensor) linear quantizes its
  * 16-bit input before the GEMM. With the checkpoint's static activation scale
@@ -29,8 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hw/cost.h"
-#include "hw/cost_impl.h"
+#include "hw/cost_select.h"
+
+#include "hw/cost_state.h"
 
 bool cost_block_gemm_check(const prof *p, double *ratio) {
   double tb, tt;
@@ -91,6 +94,26 @@ bool cost_set_mla_modules(cost_model *c, const prof *p) {
   }
   cost__memo_clear(c);
   return c->mla_module;
+}
+
+void cost_set_window_tables(cost_model *c, const prof *const *p, int n) {
+  c->n_win_alt = 0;
+  for (int i = 0; i < n && i < 5; i++) c->win_alt[c->n_win_alt++] = p[i];
+  cost__memo_clear(c);
+}
+
+bool cost_attention_covered(const cost_model *c, const prof *p) {
+  const model_shard *s = &c->shard;
+  double ns;
+  sim_dtype kvd = c->deploy->kv_dtype;
+  return p && !s->mla &&
+         prof_attn_decode_ns(p, kvd, 1, 1024, s->q_heads, s->kv_heads, s->head_dim, &ns) &&
+         prof_attn_context_ns(p, kvd, 1, 1024, s->q_heads, s->kv_heads, s->head_dim, &ns);
+}
+
+void cost_set_attention_alternate(cost_model *c, const prof *p) {
+  c->attn_alt = p;
+  cost__memo_clear(c);
 }
 
 void cost__memo_clear(cost_model *c) {

@@ -1,11 +1,11 @@
 /* kdb.c: the kernel-db import (see kdb.h): finding the GPU, framework and
  * NCCL directories, the attribution, the datasheet probes, the notes, and
- * the helpers the table importers share (kdb_impl.h).
+ * the table importers (kdb_impl.h) in turn; the helpers they share are in
+ * kdb_rows.c.
  * Directory listings are sorted before use, so nothing depends on readdir's
  * order. */
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,126 +16,6 @@
 #include "hw/kdb_impl.h"
 
 #define KDB_REPOSITORY "github.com/ai-dynamo/aiconfigurator"
-
-/* ---- shared helpers ------------------------------------------------------------------ */
-
-void kdb__rows_init(kdb_rows *r, const kdb_csv *c) {
-  memset(r, 0, sizeof *r);
-  r->dev = kdb_csv_col(c, "device");
-  r->ver = kdb_csv_col(c, "version");
-}
-
-static int rows_check(kdb_ctx *k, kdb_rows *r, const kdb_csv *c, sim_err *err) {
-  if (r->dev >= 0) {
-    const char *d = kdb_csv_str(c, r->dev);
-    if (!cfg_gpu_has_alias(k->req->gpu, d))
-      return kdb_csv_fail(c, r->dev, err, "'%s' is not a name of gpu %s (add it to the aliases of configs/gpus/%s.json "
-                                          "if it is that GPU)",
-                          d, k->req->gpu->name, k->req->gpu->name);
-    if (!k->doc->device[0]) snprintf(k->doc->device, sizeof k->doc->device, "%s", d);
-  }
-  if (r->ver >= 0) {
-    const char *v = kdb_csv_str(c, r->ver);
-    if (strcmp(v, k->version)) {
-      if (!r->odd) snprintf(r->odd_version, sizeof r->odd_version, "%s", v);
-      r->odd++;
-    }
-  }
-  return SIM_OK;
-}
-
-int kdb__next_row(kdb_ctx *k, kdb_rows *r, kdb_csv *c, bool *row, sim_err *err) {
-  int rc = kdb_csv_next(c, row, err);
-  if (rc || !*row) return rc;
-  r->total++;
-  return rows_check(k, r, c, err);
-}
-
-void kdb__rows_note(kdb_ctx *k, const kdb_rows *r, const char *name, const char *expect) {
-  if (r->odd)
-    prof_doc_note(k->doc, "%s: %ld rows give version %s (directory %s)", name, r->odd, r->odd_version, expect);
-}
-
-int kdb__idx_of(const uint32_t *a, int n, uint32_t v) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    if (a[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  SIM_ASSERT(lo < n && a[lo] == v);
-  return lo;
-}
-
-uint32_t kdb__name_bit(kdb_names *names, const char *s) {
-  for (int i = 0; i < names->n; i++)
-    if (!strcmp(names->v[i], s)) return 1u << i;
-  if (names->n < KDB_MAX_NAMES - 1) {
-    snprintf(names->v[names->n], sizeof names->v[0], "%s", s);
-    return 1u << names->n++;
-  }
-  snprintf(names->v[KDB_MAX_NAMES - 1], sizeof names->v[0], "(others)");
-  return 1u << (KDB_MAX_NAMES - 1);
-}
-
-void kdb__names_join(const kdb_names *names, uint32_t mask, char *out, size_t n) {
-  const char *v[KDB_MAX_NAMES];
-  int k = 0;
-  for (int i = 0; i < KDB_MAX_NAMES; i++)
-    if (mask & (1u << i)) v[k++] = names->v[i];
-  qsort(v, (size_t)k, sizeof *v, sim_cmp_cstr);
-  size_t len = 0;
-  out[0] = 0;
-  for (int i = 0; i < k && len + 1 < n; i++)
-    len += (size_t)snprintf(out + len, n - len, "%s%s", i ? ", " : "", v[i]);
-}
-
-void kdb__skip(kdb_skips *s, const char *fmt, ...) {
-  char why[96];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, sizeof why, fmt, ap);
-  va_end(ap);
-  for (int i = 0; i < s->k; i++)
-    if (!strcmp(s->why[i], why)) {
-      s->n[i]++;
-      return;
-    }
-  if (s->k < 15) {
-    snprintf(s->why[s->k], sizeof s->why[0], "%s", why);
-    s->n[s->k++] = 1;
-    return;
-  }
-  if (s->k == 15) { /* the last slot gathers the rest */
-    snprintf(s->why[15], sizeof s->why[0], "other reasons");
-    s->n[15] = 0;
-    s->k = 16;
-  }
-  s->n[15]++;
-}
-
-void kdb__skips_join(const kdb_skips *s, char *out, size_t n) {
-  size_t len = 0;
-  out[0] = 0;
-  for (int i = 0; i < s->k && len + 1 < n; i++)
-    len += (size_t)snprintf(out + len, n - len, "%s%s (%ld rows)", i ? "; " : "", s->why[i], s->n[i]);
-}
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-uint32_t *kdb__axis(const void *v, size_t n, size_t stride, int *out_n) {
-  uint32_t *a = sim_malloc(sizeof *a * (n ? n : 1));
-  for (size_t i = 0; i < n; i++) memcpy(&a[i], (const char *)v + i * stride, sizeof *a);
-  qsort(a, n, sizeof *a, cmp_u32);
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    if (!k || a[k - 1] != a[i]) a[k++] = a[i];
-  *out_n = (int)k;
-  return a;
-}
 
 uint32_t kdb_decode_offset(const char *engine, const char *version) {
   if (!strcmp(engine, "vllm")) return version_cmp(version, "0.24.0") >= 0 ? 1 : 0;

@@ -43,6 +43,43 @@ static int cmp_row(const void *a, const void *b) {
   return x->ns < y->ns ? -1 : x->ns > y->ns ? 1 : 0;
 }
 
+/* The module tables of rows v[0..n) (n > 0), one per key, each a batch x length grid, and the import's note. */
+static void add_tables(kdb_ctx *k, lrow *v, size_t n, const kdb_names *kn, bool context, long total, const char *file) {
+  qsort(v, n, sizeof *v, cmp_row);
+  long dup = 0;
+  size_t tables = 0;
+  for (size_t a = 0; a < n;) {
+    size_t e = a + 1;
+    while (e < n && !prof_mla_key_cmp(&v[a].key, &v[e].key)) e++;
+    prof_doc_mla *t = prof_doc_add_mla(k->doc);
+    tables++;
+    t->key = v[a].key;
+    snprintf(t->model, sizeof t->model, "%s", known[v[a].model].model);
+    t->batch = kdb__axis(&v[a].batch, e - a, sizeof *v, &t->nb);
+    t->len = kdb__axis(&v[a].len, e - a, sizeof *v, &t->nl);
+    size_t cells = (size_t)t->nb * (size_t)t->nl;
+    t->ns = sim_malloc(sizeof *t->ns * cells);
+    for (size_t q = 0; q < cells; q++) t->ns[q] = NAN;
+    uint32_t mask = 0;
+    for (size_t q = a; q < e; q++) {
+      double *cell =
+          &t->ns[(size_t)kdb__idx_of(t->batch, t->nb, v[q].batch) * (size_t)t->nl + (size_t)kdb__idx_of(t->len, t->nl, v[q].len)];
+      mask |= v[q].kernels;
+      if (!isnan(*cell)) { /* sorted fastest first */
+        dup++;
+        continue;
+      }
+      *cell = v[q].ns;
+    }
+    kdb__names_join(kn, mask, t->kernel, sizeof t->kernel);
+    a = e;
+  }
+  prof_doc_note(k->doc,
+                "%s: %ld rows, %zu MLA %s-module tables (one per KV dtype, GEMM type and heads per GPU, %s "
+                "dimensions); %ld rows repeated a cell with another kernel (the fastest kept)",
+                file, total, tables, context ? "context" : "generation", known[v[0].model].model, dup);
+}
+
 int kdb__mla(kdb_ctx *k, const char *path, bool context, sim_err *err) {
   kdb_csv c;
   int rc = kdb_csv_open(&c, path, err);
@@ -106,41 +143,7 @@ int kdb__mla(kdb_ctx *k, const char *path, bool context, sim_err *err) {
     v[n++] = r;
   }
   const char *file = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-  if (!rc && n) {
-    qsort(v, n, sizeof *v, cmp_row);
-    long dup = 0;
-    size_t tables = 0;
-    for (size_t a = 0; a < n;) {
-      size_t e = a + 1;
-      while (e < n && !prof_mla_key_cmp(&v[a].key, &v[e].key)) e++;
-      prof_doc_mla *t = prof_doc_add_mla(k->doc);
-      tables++;
-      t->key = v[a].key;
-      snprintf(t->model, sizeof t->model, "%s", known[v[a].model].model);
-      t->batch = kdb__axis(&v[a].batch, e - a, sizeof *v, &t->nb);
-      t->len = kdb__axis(&v[a].len, e - a, sizeof *v, &t->nl);
-      size_t cells = (size_t)t->nb * (size_t)t->nl;
-      t->ns = sim_malloc(sizeof *t->ns * cells);
-      for (size_t q = 0; q < cells; q++) t->ns[q] = NAN;
-      uint32_t mask = 0;
-      for (size_t q = a; q < e; q++) {
-        double *cell =
-            &t->ns[(size_t)kdb__idx_of(t->batch, t->nb, v[q].batch) * (size_t)t->nl + (size_t)kdb__idx_of(t->len, t->nl, v[q].len)];
-        mask |= v[q].kernels;
-        if (!isnan(*cell)) { /* sorted fastest first */
-          dup++;
-          continue;
-        }
-        *cell = v[q].ns;
-      }
-      kdb__names_join(&kn, mask, t->kernel, sizeof t->kernel);
-      a = e;
-    }
-    prof_doc_note(k->doc,
-                  "%s: %ld rows, %zu MLA %s-module tables (one per KV dtype, GEMM type and heads per GPU, %s "
-                  "dimensions); %ld rows repeated a cell with another kernel (the fastest kept)",
-                  file, rows.total, tables, context ? "context" : "generation", known[v[0].model].model, dup);
-  }
+  if (!rc && n) add_tables(k, v, n, &kn, context, rows.total, file);
   if (!rc && sk.k) {
     char s[1024];
     kdb__skips_join(&sk, s, sizeof s);

@@ -45,7 +45,6 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static uint32_t tp_of(const deploy_cfg *d) { return d->tp ? d->tp : 1; }
 
 static double weight_elem_bytes(sim_dtype w) { return dtype_weight_bytes(w); }
 
@@ -80,7 +79,6 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
   return w;
 }
 
-static uint32_t pp_of(const deploy_cfg *d) { return d->pp ? d->pp : 1; }
 
 double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
   deploy_cfg whole = *d; /* one unsplit copy of everything */
@@ -95,7 +93,7 @@ double memplan_active_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
 
 double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d) {
   model_shard s;
-  shard_init(&s, m, tp_of(d));
+  shard_init(&s, m, d->tp);
   return (double)m->layers * shard_kv_elems(&s) * dtype_bytes(d->kv_dtype);
 }
 
@@ -103,9 +101,9 @@ double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d) {
  * plus the sampler's logits on the stage that samples (the last). */
 static double activation_peak(const model_cfg *m, const engine_cfg *e, const deploy_cfg *d, bool last) {
   model_shard s;
-  shard_init(&s, m, tp_of(d));
-  double T = d->max_num_batched_tokens ? d->max_num_batched_tokens : e->max_num_batched_tokens;
-  double S = d->max_num_seqs ? d->max_num_seqs : e->max_num_seqs;
+  shard_init(&s, m, d->tp);
+  double T = d->max_num_batched_tokens;
+  double S = d->max_num_seqs;
   double ab = dtype_bytes(d->act_dtype), H = m->hidden;
   double attn = T * ab * (2.0 * H + (double)s.n[SG_QKV] + (double)s.k[SG_O]);
   double inter = s.inter;
@@ -130,11 +128,12 @@ static void fmt_thousands(char *buf, size_t n, uint64_t v) {
 
 int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e,
                     const deploy_cfg *d, sim_err *err) {
+  SIM_ASSERT(d->resolved); /* cfg_resolve filled every setting: none is defaulted here */
   memset(p, 0, sizeof *p);
-  uint32_t t = tp_of(d), pp = pp_of(d);
+  uint32_t t = d->tp, pp = d->pp;
   SIM_ASSERT(pp <= CFG_MAX_PP);
   double util = d->gpu_memory_utilization > 0 ? d->gpu_memory_utilization : e->gpu_memory_utilization;
-  uint32_t block = d->block_size ? d->block_size : e->block_size;
+  uint32_t block = d->block_size;
   SIM_ASSERT(block > 0);
   model_shard sh;
   shard_init(&sh, m, t);
@@ -146,7 +145,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
   p->cuda_graph_bytes = e->cuda_graph_max_batch > 0 ? e->cuda_graph_bytes : 0;
   p->runtime_bytes = e->runtime_overhead_bytes;
   p->block_tokens = block;
-  p->max_model_len = d->max_model_len ? d->max_model_len : m->max_pos;
+  p->max_model_len = d->max_model_len;
 
   /* Each stage sizes its own pool; the engine uses the smallest (vLLM V1
    * unifies the workers' KV-cache configs to the minimum number of blocks). */
@@ -162,7 +161,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
        slack) is set aside for max_num_seqs sequences */
     uint32_t Lsl = cfg_model_sliding_layers_in(m, first_layer, L);
     if (Lsl) {
-      double seqs = d->max_num_seqs ? d->max_num_seqs : e->max_num_seqs;
+      double seqs = d->max_num_seqs;
       double win_blocks = ceil((double)m->sliding_window / block) + 1.0;
       kv -= seqs * win_blocks * block * kv_layer_token * Lsl;
     }
@@ -216,7 +215,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
   }
   p->kv_blocks = nblocks;
   p->kv_tokens = tokens;
-  p->max_concurrency_at_max_len = p->max_model_len ? (double)tokens / p->max_model_len : 0;
+  p->max_concurrency_at_max_len = (double)tokens / p->max_model_len;
   p->fits = true;
   return SIM_OK;
 }

@@ -1,8 +1,12 @@
-/* prof_impl.h: the internals the profile modules share (prof.c: loading,
- * probes and the work of one call; prof_gemm.c: 1-D GEMM tables and GEMM
- * grids; prof_attn.c: decode, prefill and context attention; prof_ar.c:
- * all-reduce; prof_loo.c: leave-one-out). Nothing outside sim/hw/prof*.c
- * includes it. Internal functions carry the prefix prof__.
+/* prof_impl.h: the internals the profile modules share (prof.c: loading and
+ * probes; prof_read.c: JSON reading helpers; prof_work.c: the work of one
+ * call, speed of light, interpolation helpers; prof_gemm.c: 1-D GEMM tables
+ * and GEMM grids; prof_attn.c: decode, prefill and context attention;
+ * prof_ar.c: all-reduce; prof_moe.c, prof_mla.c: fused MoE, MLA modules;
+ * prof_loo.c: leave-one-out). It declares nothing prof.c defines: prof.c
+ * calls the table modules, they never call it (scripts/check_layers.sh).
+ * Nothing outside sim/hw/prof*.c includes it. Internal functions carry the
+ * prefix prof__.
  *
  * Invariants after a successful load (every table kind):
  *   - grids are strictly increasing, every measured time is a finite positive
@@ -119,7 +123,7 @@ struct prof {
   int nmla;
 };
 
-/* ---- reading (prof.c): strict keys; messages "<file>:<line>: <field path>: <problem>" ---- */
+/* ---- reading (prof_read.c): strict keys; messages "<file>:<line>: <field path>: <problem>" ---- */
 typedef struct pctx {
   const jx *j;
 } pctx;
@@ -146,7 +150,7 @@ int prof__parse_mla(pctx *c, prof *p, const cJSON *arr);
 void prof__free_mla(prof *p);
 void prof__free_tables(prof *p);
 
-/* ---- speed of light and interpolation ---------------------------------------------------- */
+/* ---- speed of light and interpolation (prof_work.c) ------------------------------------- */
 double prof__sol_ns(const prof *p, const prof_work *w);
 double prof__gemm_sol(const prof *p, sim_dtype w, sim_dtype a, double M, double N, double K);
 /* An attention call's speed of light; window > 0: a sliding-window call (each

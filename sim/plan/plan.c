@@ -36,12 +36,12 @@ static void decode_step(cost_model *c, uint32_t batch, uint32_t ctx, plan_step *
   s->batch = batch;
   s->ctx_tokens = ctx;
   s->chunks = 1;
-  uint32_t groups = batch < c->pp ? batch : c->pp;
+  uint32_t pp = cost_pp(c), groups = batch < pp ? batch : pp;
   if (groups < 1) groups = 1;
   s->micro = (batch + groups - 1) / groups;
   double trip = cost_decode_step_ns(c, s->micro, ctx, &s->cost), top = 0;
-  for (uint32_t k = 0; k < c->pp; k++) top = fmax(top, s->cost.stage_ns[k]);
-  if (c->pp > 1 && groups * top > trip) trip = groups * top;
+  for (uint32_t k = 0; k < pp; k++) top = fmax(top, s->cost.stage_ns[k]);
+  if (pp > 1 && groups * top > trip) trip = groups * top;
   s->ns = trip;
   s->tokens_per_s = s->ns > 0 ? batch * 1e9 / s->ns : 0;
   s->seq_tokens_per_s = s->ns > 0 ? 1e9 / s->ns : 0;
@@ -205,19 +205,19 @@ static void compare_layouts(plan_result *p, const scenario *sc, prof_sel *ps) {
     L->fits = memplan_compute(&mp, &m, &g, &e, &dl, &e1) == SIM_OK;
     if (!L->fits) snprintf(L->why, sizeof L->why, "%.159s", e1.msg);
     L->kv_tokens = L->fits ? mp.kv_tokens : 0;
-    cost_model c;
-    if (cost_init(&c, &m, &g, &e, &dl, &e1) != SIM_OK) {
+    cost_model *c;
+    if (cost_new(&c, &m, &g, &e, &dl, &e1) != SIM_OK) {
       L->valid = false;
       snprintf(L->why, sizeof L->why, "%.159s", e1.msg);
       p->n_layouts++;
       continue;
     }
-    profsel_attach(ps, &c);
-    decode_step(&c, 1, p->opts.context_tokens, &L->decode1);
+    profsel_attach(ps, c);
+    decode_step(c, 1, p->opts.context_tokens, &L->decode1);
     uint64_t cap = L->fits ? mp.kv_blocks / p->blocks_per_seq : 0;
     L->ref_batch = (uint32_t)(p->max_batch < cap ? p->max_batch : cap);
-    if (L->ref_batch) decode_step(&c, L->ref_batch, p->opts.context_tokens, &L->decode_ref);
-    cost_deinit(&c);
+    if (L->ref_batch) decode_step(c, L->ref_batch, p->opts.context_tokens, &L->decode_ref);
+    cost_free(c);
     if (L->tp == d->tp && L->pp == d->pp) p->this_layout = (int)p->n_layouts;
     p->n_layouts++;
   }
@@ -239,19 +239,19 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
   p->fits = memplan_compute(&p->mem, &p->model, &p->gpu, &p->engine, d, &merr) == SIM_OK;
   if (!p->fits) snprintf(p->refusal, sizeof p->refusal, "%s", merr.msg);
 
-  cost_model c;
-  if ((rc = cost_init(&c, &p->model, &p->gpu, &p->engine, d, err))) return rc;
+  cost_model *c;
+  if ((rc = cost_new(&c, &p->model, &p->gpu, &p->engine, d, err))) return rc;
   prof_sel ps;
   if ((rc = profsel_choose(&ps, sc->profile, &p->gpu, &p->engine, err))) {
-    cost_deinit(&c);
+    cost_free(c);
     return rc;
   }
-  profsel_attach(&ps, &c);
+  profsel_attach(&ps, c);
   snprintf(p->cost_source, sizeof p->cost_source, "%s", ps.source);
   p->block_fp8[0] = 0;
-  if (p->model.fp8_block && d->weight_dtype == DT_FP8 && c.profile) {
+  if (p->model.fp8_block && d->weight_dtype == DT_FP8 && cost_profile(c)) {
     double r;
-    bool ok = cost_block_gemm_check(c.profile, &r);
+    bool ok = cost_block_gemm_check(cost_profile(c), &r);
     if (ok)
       snprintf(p->block_fp8, sizeof p->block_fp8,
                "the profile's block-scaled FP8 grid (%.2fx the per-tensor GEMM at 1 x 4096 x 4096, at most %.0fx)", r,
@@ -263,30 +263,30 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
     else
       snprintf(p->block_fp8, sizeof p->block_fp8, "the per-tensor FP8 grid: the profile has no block-scaled one");
   }
-  cost_graph_sizes_text(&c, p->graphs, sizeof p->graphs);
+  cost_graph_sizes_text(c, p->graphs, sizeof p->graphs);
   if (d->tp > 1) {
     uint32_t T = d->max_num_batched_tokens;
     cost_src src;
-    double t_ns = cost_allreduce_ns(&c, T, false, &src), l_ns = cost_allreduce_link_ns(&c, T);
+    double t_ns = cost_allreduce_ns(c, T, false, &src), l_ns = cost_allreduce_link_ns(c, T);
     double moved = 2.0 * (d->tp - 1) / d->tp * T * p->model.hidden * dtype_bytes(d->act_dtype);
     p->ar_measured = src != SRC_ROOFLINE;
     p->ar_busbw_Bps = t_ns > 0 ? moved * 1e9 / t_ns : 0;
     p->ar_link_busbw_Bps = l_ns > 0 ? moved * 1e9 / l_ns : 0;
-    p->ar_chk_valid = cost_allreduce_check(&c, &p->ar_chk);
-    p->nodes = cost_nodes(&c);
-    p->ar1_ns = cost_allreduce_ns(&c, 1, true, NULL);
-    p->ar1_network_ns = cost_allreduce_network_ns(&c, 1);
+    p->ar_chk_valid = cost_allreduce_check(c, &p->ar_chk);
+    p->nodes = cost_nodes(c);
+    p->ar1_ns = cost_allreduce_ns(c, 1, true, NULL);
+    p->ar1_network_ns = cost_allreduce_network_ns(c, 1);
   }
   if (p->nodes > 1) { /* the same step inside one node, to say whether crossing nodes pays */
     deploy_cfg d1 = *d;
     d1.tp = d->gpus_per_node;
-    cost_model c1;
+    cost_model *c1;
     step_cost sc1;
     sim_err e1 = {0, ""}; /* cannot fail where the deployment itself did not: no comparison if it does */
-    if (cost_init(&c1, &p->model, &p->gpu, &p->engine, &d1, &e1) == SIM_OK) {
-      profsel_attach(&ps, &c1);
-      p->decode1_node_ns = cost_decode_step_ns(&c1, 1, p->opts.context_tokens, &sc1);
-      cost_deinit(&c1);
+    if (cost_new(&c1, &p->model, &p->gpu, &p->engine, &d1, &e1) == SIM_OK) {
+      profsel_attach(&ps, c1);
+      p->decode1_node_ns = cost_decode_step_ns(c1, 1, p->opts.context_tokens, &sc1);
+      cost_free(c1);
     }
   }
 
@@ -299,9 +299,9 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
   if (d->max_num_batched_tokens < mb) mb = d->max_num_batched_tokens, p->batch_limit = "max_num_batched_tokens";
   p->max_batch = (uint32_t)mb;
 
-  decode_step(&c, 1, p->opts.context_tokens, &p->decode1);
-  if (p->max_batch) decode_step(&c, p->max_batch, p->opts.context_tokens, &p->decode_max);
-  prefill_steps(&c, p->opts.prompt_tokens, d->max_num_batched_tokens, &p->prefill);
+  decode_step(c, 1, p->opts.context_tokens, &p->decode1);
+  if (p->max_batch) decode_step(c, p->max_batch, p->opts.context_tokens, &p->decode_max);
+  prefill_steps(c, p->opts.prompt_tokens, d->max_num_batched_tokens, &p->prefill);
 
   p->params = p->model.params_total;
   p->weights_total_bytes = p->mem.weights_total_bytes;
@@ -311,7 +311,7 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
   p->min_gpus_bandwidth = (uint32_t)ceil(p->weight_read_Bps / p->gpu.hbm_Bps);
   p->deploy_hbm_Bps = d->tp * p->gpu.hbm_Bps;
   if (d->pp > 1) {
-    for (uint32_t k = 0; k + 1 < d->pp; k++) p->pp_network_hops += cost_pp_hop_crosses_nodes(&c, k);
+    for (uint32_t k = 0; k + 1 < d->pp; k++) p->pp_network_hops += cost_pp_hop_crosses_nodes(c, k);
     for (uint32_t k = 0; k + 1 < d->pp; k++) {
       p->pp_send1_ns += p->decode1.cost.send_ns[k];
       p->pp_send_max_ns += (p->max_batch ? &p->decode_max : &p->decode1)->cost.send_ns[k];
@@ -319,7 +319,7 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
   }
   if (deploy_gpus(d) > d->gpus_per_node || d->pp > 1) compare_layouts(p, sc, &ps);
   gates(p);
-  cost_deinit(&c);
+  cost_free(c);
   profsel_free(&ps);
   return SIM_OK;
 }

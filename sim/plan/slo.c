@@ -72,13 +72,13 @@ static double pct_sorted(const double *v, size_t n, double p) {
   return v[lo] + (v[lo + 1] - v[lo]) * fr;
 }
 
-void slo_eval(const run_ctx *r, const slo_set *s, slo_result *out) {
+void slo_eval(const run_result *r, const slo_set *s, slo_result *out) {
   memset(out, 0, sizeof *out);
   out->n = s->n;
   out->first_fail = -1;
   out->all_ok = true;
-  size_t n = r->res.n_reqs;
-  const run_record *q = r->res.reqs;
+  size_t n = r->n_reqs;
+  const run_record *q = r->reqs;
   for (size_t i = 0; i < n; i++)
     if (q[i].outcome != REQ_FINISHED) out->unfinished++;
   if (!s->n) return;

@@ -15,7 +15,7 @@
 #ifndef SIM_SLO_H
 #define SIM_SLO_H
 
-#include "runner/runner.h"
+#include "runner/result.h"
 
 enum { SLO_MAX = 8 };
 
@@ -47,7 +47,7 @@ typedef struct slo_result {
 int slo_add(slo_set *s, const char *spec, const char *what, sim_err *err);
 /* Appends key with a limit (JSON form: {"ttft_p99": 2000}). */
 int slo_add_kv(slo_set *s, const char *key, double limit_ms, const char *what, sim_err *err);
-void slo_eval(const run_ctx *r, const slo_set *s, slo_result *out);
+void slo_eval(const run_result *r, const slo_set *s, slo_result *out);
 /* "ttft_p99 <= 2000 ms, tpot_p99 <= 50 ms" */
 void slo_describe(const slo_set *s, char *buf, size_t n);
 /* Limit of the first objective on metric m (for SLO lines on charts), or -1 if none. */

@@ -43,10 +43,10 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   snprintf(row->cost_source, sizeof row->cost_source, "%s", r->prof.source);
   row->offered_rate = r->tr_stats.rate_per_s;
   row->sum = r->res.sum;
-  runner_bottleneck(r, &row->bn);
-  slo_eval(r, slo, &row->slo);
+  runner_bottleneck(&r->res, &row->bn);
+  slo_eval(&r->res, slo, &row->slo);
   whatif_report wr;
-  whatif_check(r, &wr);
+  whatif_check(&r->res, &wr);
   row->whatif_missed = wr.missed;
   row->whatif_note[0] = 0;
   for (uint32_t i = 0; i < wr.count && !row->whatif_note[0]; i++)
@@ -169,9 +169,6 @@ int plan_run_shard(size_t n_rows, size_t k, size_t n, void (*fn)(void *, size_t)
   return pool_run(sweep_shard_rows(n_rows, k, n), jobs, shard_work, &c, progress, pctx, err);
 }
 
-size_t sweep_shard_rows(size_t n_rows, size_t k, size_t n) {
-  return n_rows > k - 1 ? (n_rows - (k - 1) + n - 1) / n : 0;
-}
 
 int sweep_execute_shard(sweep_set *s, size_t k, size_t n, unsigned jobs, pool_progress_fn progress, void *pctx,
                         sim_err *err) {
@@ -184,68 +181,4 @@ void sweep_free(sweep_set *s) {
   free(s->rows);
   s->rows = NULL;
   s->n = 0;
-}
-
-/* ---- load curves --------------------------------------------------------------- */
-
-/* Insertion sort of row indices by offered rate, then index (curves are short). */
-static void sort_by_rate(const sweep_row *rows, size_t *v, size_t n) {
-  for (size_t i = 1; i < n; i++) {
-    size_t x = v[i], k = i;
-    while (k > 0 && (rows[v[k - 1]].offered_rate > rows[x].offered_rate ||
-                     (rows[v[k - 1]].offered_rate == rows[x].offered_rate && v[k - 1] > x))) {
-      v[k] = v[k - 1];
-      k--;
-    }
-    v[k] = x;
-  }
-}
-
-/* p99 TTFT of a row, +infinity when more than 1% of requests did not finish. */
-static double p99_ttft(const sweep_row *r) {
-  if (r->sum.total && (double)r->sum.unfinished > 0.01 * (double)r->sum.total) return INFINITY;
-  return r->sum.ttft_ms.p99;
-}
-
-size_t sweep_curves(const sweep_set *s, sweep_curve **out) {
-  bool *used = sim_calloc(s->n + 1, 1);
-  size_t nc = 0, cap = 0;
-  sweep_curve *cs = NULL;
-  double slo_ttft = slo_limit(&s->slo, SLO_TTFT);
-  for (size_t i = 0; i < s->n; i++) {
-    if (used[i] || !s->rows[i].feasible) continue;
-    sweep_curve c;
-    memset(&c, 0, sizeof c);
-    c.row = sim_malloc(s->n * sizeof *c.row);
-    for (size_t j = i; j < s->n; j++)
-      if (!used[j] && s->rows[j].feasible && grid_same_deployment(&s->rows[i].pt, &s->rows[j].pt)) {
-        used[j] = true;
-        c.row[c.n++] = j;
-      }
-    if (c.n < 2) {
-      free(c.row);
-      continue;
-    }
-    sort_by_rate(s->rows, c.row, c.n);
-    grid_point p = s->rows[i].pt;
-    p.set[AX_RATE] = p.set[AX_CONC] = p.set[AX_RATE_SCALE] = false;
-    grid_label(&p, c.label, sizeof c.label);
-    c.limit_ms = slo_ttft > 0 ? slo_ttft : 3.0 * p99_ttft(&s->rows[c.row[0]]);
-    c.knee = -1;
-    for (size_t k = 0; k < c.n; k++) {
-      const sweep_row *r = &s->rows[c.row[k]];
-      if (s->slo.n ? !r->slo.all_ok : p99_ttft(r) > c.limit_ms) break;
-      c.knee = (int)k;
-    }
-    SIM_GROW(cs, cap, nc + 1);
-    cs[nc++] = c;
-  }
-  free(used);
-  *out = cs;
-  return nc;
-}
-
-void sweep_curves_free(sweep_curve *c, size_t n) {
-  for (size_t i = 0; i < n; i++) free(c[i].row);
-  free(c);
 }

@@ -27,6 +27,7 @@
 #include "core/pool.h"
 #include "plan/slo.h"
 #include "runner/bottleneck.h"
+#include "runner/runner.h"
 
 typedef struct sweep_row {
   size_t index;               /* grid index */

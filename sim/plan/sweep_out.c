@@ -318,3 +318,67 @@ curves:;
   sweep_curves_free(cv, nc);
 #undef ADD
 }
+
+/* ---- load curves (sweep.h) --------------------------------------------------------------- */
+
+/* Insertion sort of row indices by offered rate, then index (curves are short). */
+static void sort_by_rate(const sweep_row *rows, size_t *v, size_t n) {
+  for (size_t i = 1; i < n; i++) {
+    size_t x = v[i], k = i;
+    while (k > 0 && (rows[v[k - 1]].offered_rate > rows[x].offered_rate ||
+                     (rows[v[k - 1]].offered_rate == rows[x].offered_rate && v[k - 1] > x))) {
+      v[k] = v[k - 1];
+      k--;
+    }
+    v[k] = x;
+  }
+}
+
+/* p99 TTFT of a row, +infinity when more than 1% of requests did not finish. */
+static double p99_ttft(const sweep_row *r) {
+  if (r->sum.total && (double)r->sum.unfinished > 0.01 * (double)r->sum.total) return INFINITY;
+  return r->sum.ttft_ms.p99;
+}
+
+size_t sweep_curves(const sweep_set *s, sweep_curve **out) {
+  bool *used = sim_calloc(s->n + 1, 1);
+  size_t nc = 0, cap = 0;
+  sweep_curve *cs = NULL;
+  double slo_ttft = slo_limit(&s->slo, SLO_TTFT);
+  for (size_t i = 0; i < s->n; i++) {
+    if (used[i] || !s->rows[i].feasible) continue;
+    sweep_curve c;
+    memset(&c, 0, sizeof c);
+    c.row = sim_malloc(s->n * sizeof *c.row);
+    for (size_t j = i; j < s->n; j++)
+      if (!used[j] && s->rows[j].feasible && grid_same_deployment(&s->rows[i].pt, &s->rows[j].pt)) {
+        used[j] = true;
+        c.row[c.n++] = j;
+      }
+    if (c.n < 2) {
+      free(c.row);
+      continue;
+    }
+    sort_by_rate(s->rows, c.row, c.n);
+    grid_point p = s->rows[i].pt;
+    p.set[AX_RATE] = p.set[AX_CONC] = p.set[AX_RATE_SCALE] = false;
+    grid_label(&p, c.label, sizeof c.label);
+    c.limit_ms = slo_ttft > 0 ? slo_ttft : 3.0 * p99_ttft(&s->rows[c.row[0]]);
+    c.knee = -1;
+    for (size_t k = 0; k < c.n; k++) {
+      const sweep_row *r = &s->rows[c.row[k]];
+      if (s->slo.n ? !r->slo.all_ok : p99_ttft(r) > c.limit_ms) break;
+      c.knee = (int)k;
+    }
+    SIM_GROW(cs, cap, nc + 1);
+    cs[nc++] = c;
+  }
+  free(used);
+  *out = cs;
+  return nc;
+}
+
+void sweep_curves_free(sweep_curve *c, size_t n) {
+  for (size_t i = 0; i < n; i++) free(c[i].row);
+  free(c);
+}

@@ -158,7 +158,6 @@ int sweep_parts_fill(sweep_set *s, const sweep_part *p, int np, sim_err *err) {
                         x.label, r->label);
       *r = x;
     }
-  sweep_finish(s);
   return SIM_OK;
 }
 
@@ -182,4 +181,8 @@ int capacity_parts_fill(capacity_set *s, const sweep_part *p, int np, sim_err *e
     }
   capacity_finish(s);
   return SIM_OK;
+}
+
+size_t sweep_shard_rows(size_t n_rows, size_t k, size_t n) {
+  return n_rows > k - 1 ? (n_rows - (k - 1) + n - 1) / n : 0;
 }

@@ -44,8 +44,8 @@ void sweep_part_free(sweep_part *p);
 /* The np parts belong to one sweep (same fingerprint, shard count, grid) and hold every shard exactly once;
  * else an error naming the part (or the missing shard numbers). */
 int sweep_parts_check(const sweep_part *p, int np, sim_err *err);
-/* Puts the parts' rows into s (rebuilt from their arguments: the same grid, checked row by row) and finishes
- * it (Pareto frontiers): s is then what the unsplit sweep computed. */
+/* Puts the parts' rows into s (rebuilt from their arguments: the same grid, checked row by row); the caller
+ * then finishes it (sweep_finish: the Pareto frontiers), and s is what the unsplit sweep computed. */
 int sweep_parts_fill(sweep_set *s, const sweep_part *p, int np, sim_err *err);
 /* The same for a capacity search: the candidates' searches in, then capacity_finish (which simulates the
  * recommendation at the target rate, as the unsplit search does). */

@@ -1,4 +1,5 @@
-/* report.h: turning a finished run into output. Reads finished metrics only.
+/* report.h: turning a finished run into output. Reads the run's result only
+ * (runner/result.h: its records, metrics, description and verdicts).
  *
  *   report_json   the result file: vLLM `bench serve --save-result` keys for
  *                 what they share (duration, completed, throughputs,
@@ -16,16 +17,14 @@
 
 #include <stdio.h>
 
-#include "runner/bottleneck.h"
-#include "runner/whatif.h"
-#include "runner/runner.h"
+#include "runner/result.h"
 
-int report_json(const run_ctx *r, FILE *f, sim_err *err);
+int report_json(const run_result *r, FILE *f, sim_err *err);
 /* The same with `run --baseline`'s comparison (servesim.baseline_comparison: both runs' key metrics, the
  * recovery after a replica loss); baseline and cmp may be NULL. */
-int report_json_cmp(const run_ctx *r, const run_ctx *baseline, const whatif_compare *cmp, FILE *f, sim_err *err);
-int report_requests_csv(const run_ctx *r, FILE *f, sim_err *err);
-int report_timeseries_csv(const run_ctx *r, FILE *f, sim_err *err);
-void report_text(const run_ctx *r, double wall_s, FILE *f);
+int report_json_cmp(const run_result *r, const run_result *baseline, const whatif_compare *cmp, FILE *f, sim_err *err);
+int report_requests_csv(const run_result *r, FILE *f, sim_err *err);
+int report_timeseries_csv(const run_result *r, FILE *f, sim_err *err);
+void report_text(const run_result *r, double wall_s, FILE *f);
 
 #endif

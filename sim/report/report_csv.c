@@ -10,11 +10,11 @@ static int check(FILE *f, const char *what, sim_err *err) {
 
 static double ms_between(sim_ns later, sim_ns earlier) { return (double)(later - earlier) / 1e6; }
 
-int report_requests_csv(const run_ctx *r, FILE *f, sim_err *err) {
+int report_requests_csv(const run_result *r, FILE *f, sim_err *err) {
   fprintf(f, "id,replica,arrival_s,send_s,prompt_tokens,output_tokens,generated_tokens,cached_tokens,preemptions,"
              "status,reason,ttft_ms,tpot_ms,e2el_ms,queue_ms\n");
-  for (size_t i = 0; i < r->res.n_reqs; i++) {
-    const run_record *q = &r->res.reqs[i];
+  for (size_t i = 0; i < r->n_reqs; i++) {
+    const run_record *q = &r->reqs[i];
     bool done = q->outcome == REQ_FINISHED;
     bool was_sched = q->first_sched_ns != SIM_NS_INF;
     double tpot = run_record_tpot_ms(q);
@@ -30,8 +30,8 @@ int report_requests_csv(const run_ctx *r, FILE *f, sim_err *err) {
   return check(f, "per-request", err);
 }
 
-int report_timeseries_csv(const run_ctx *r, FILE *f, sim_err *err) {
-  const metrics_rec *m = &r->res.m;
+int report_timeseries_csv(const run_result *r, FILE *f, sim_err *err) {
+  const metrics_rec *m = &r->m;
   fprintf(f, "time_s,vllm:num_requests_running,vllm:num_requests_waiting,client_queue,vllm:kv_cache_usage_perc,"
              "kv_cache_usage_max,vllm:num_preemptions_total,finished_total,vllm:iteration_tokens_total,steps\n");
   for (size_t i = 0; i < m->n_ts; i++) {

@@ -65,11 +65,11 @@ void rh_th_row(FILE *f, const char *const *cols, int n, unsigned left_mask) {
 
 /* ---- shared with report_md.c ------------------------------------------------------ */
 
-size_t report_latencies(const run_ctx *r, int metric, double **out) {
-  size_t n = r->res.n_reqs, m = 0;
+size_t report_latencies(const run_result *r, int metric, double **out) {
+  size_t n = r->n_reqs, m = 0;
   double *v = sim_malloc((n + 1) * sizeof *v);
   for (size_t i = 0; i < n; i++) {
-    const run_record *q = &r->res.reqs[i];
+    const run_record *q = &r->reqs[i];
     if (q->outcome != REQ_FINISHED) continue;
     if (metric == SLO_TTFT) v[m++] = run_record_ttft_ms(q);
     else if (metric == SLO_E2EL) v[m++] = run_record_e2el_ms(q);
@@ -80,8 +80,8 @@ size_t report_latencies(const run_ctx *r, int metric, double **out) {
   return m;
 }
 
-void report_run_summary(const run_ctx *r, const slo_set *slo, char *buf, size_t n) {
-  const metrics_summary *s = &r->res.sum;
+void report_run_summary(const run_result *r, const slo_set *slo, char *buf, size_t n) {
+  const metrics_summary *s = &r->sum;
   const deploy_cfg *d = &r->deploy;
   size_t o = 0;
 #define ADD(...) o += (size_t)snprintf(buf + o, o < n ? n - o : 0, __VA_ARGS__)
@@ -104,11 +104,9 @@ void report_run_summary(const run_ctx *r, const slo_set *slo, char *buf, size_t 
           slo->it[k].limit_ms);
     ADD(").");
   }
-  bottleneck b;
-  runner_bottleneck(r, &b);
+  bottleneck b = r->bn;
   ADD(" Binding limit: %s. %s", limit_name(b.primary), b.explain);
-  whatif_report wr;
-  whatif_check(r, &wr);
+  whatif_report wr = r->whatif;
   for (uint32_t i = 0; i < wr.count; i++) ADD(" What-if: %s.", wr.n[i].text);
 #undef ADD
 }
@@ -136,8 +134,8 @@ void rh_memory_bars(FILE *f, const char *title, const char *const *labels, const
 
 /* ---- a run ------------------------------------------------------------------------- */
 
-static void key_numbers(FILE *f, const run_ctx *r) {
-  const metrics_summary *s = &r->res.sum;
+static void key_numbers(FILE *f, const run_result *r) {
+  const metrics_summary *s = &r->sum;
   fputs("<table><tr><th class=\"l\">metric</th><th>mean</th><th>median</th><th>p90</th><th>p99</th></tr>\n", f);
   const char *names[] = {"TTFT (ms)", "TPOT (ms)", "ITL (ms)", "E2E latency (ms)", "queueing (ms)"};
   const dist_stats *d[] = {&s->ttft_ms, &s->tpot_ms, &s->itl_ms, &s->e2el_ms, &s->queue_ms};
@@ -160,14 +158,14 @@ static void key_numbers(FILE *f, const run_ctx *r) {
   fputs("</tr><tr>", f);
   rh_td(f, true, "mean batch, steps, preemptions");
   rh_td(f, false, "%.1f seqs, %llu steps, %llu", s->mean_batch_seqs, (unsigned long long)s->steps,
-     (unsigned long long)r->res.m.preemptions);
+     (unsigned long long)r->m.preemptions);
   fputs("</tr><tr>", f);
   rh_td(f, true, "cost model");
-  rh_td(f, false, "%s", r->prof.source);
+  rh_td(f, false, "%s", r->cost_source);
   fputs("</tr></table>\n", f);
 }
 
-static void cdf_chart(FILE *f, const run_ctx *r, const slo_set *slo, int metric, const char *title) {
+static void cdf_chart(FILE *f, const run_result *r, const slo_set *slo, int metric, const char *title) {
   double *v;
   size_t n = report_latencies(r, metric, &v);
   if (!n) {
@@ -207,7 +205,7 @@ static void cdf_chart(FILE *f, const run_ctx *r, const slo_set *slo, int metric,
 }
 
 /* Marks failures and traffic shapes on a timeline. */
-static void whatif_lines(svg_chart *c, const run_ctx *r) {
+static void whatif_lines(svg_chart *c, const run_result *r) {
   char lab[96];
   for (uint32_t i = 0; i < r->sc.n_failures; i++) {
     snprintf(lab, sizeof lab, "replica %u lost", r->sc.failures[i].replica);
@@ -228,8 +226,8 @@ typedef struct tl_series {
   double t[TL_POINTS], wait[TL_POINTS], run[TL_POINTS], kv[TL_POINTS], kvmax[TL_POINTS];
 } tl_series;
 
-static void tl_fill(const run_ctx *r, tl_series *s) {
-  const metrics_rec *m = &r->res.m;
+static void tl_fill(const run_result *r, tl_series *s) {
+  const metrics_rec *m = &r->m;
   size_t k = (m->n_ts + TL_POINTS - 1) / TL_POINTS, n = 0;
   for (size_t i = 0; i < m->n_ts && n < TL_POINTS; i += k, n++) {
     s->t[n] = (double)m->ts[i].t_ns / 1e9;
@@ -246,11 +244,11 @@ static void tl_fill(const run_ctx *r, tl_series *s) {
 }
 
 /* The timelines; with a baseline (run --baseline) its series in grey beneath. */
-static void timelines(FILE *f, const run_ctx *r, const run_ctx *base) {
-  if (r->res.m.n_ts < 2) return;
+static void timelines(FILE *f, const run_result *r, const run_result *base) {
+  if (r->m.n_ts < 2) return;
   tl_series *a = sim_malloc(sizeof *a), *b = sim_calloc(1, sizeof *b); /* 24 KB each: not on the stack */
   tl_fill(r, a);
-  bool with_b = base && base->res.m.n_ts >= 2;
+  bool with_b = base && base->m.n_ts >= 2;
   if (with_b) tl_fill(base, b);
   double t1 = a->t[a->n - 1];
   if (with_b && b->t[b->n - 1] > t1) t1 = b->t[b->n - 1];
@@ -292,7 +290,7 @@ static void timelines(FILE *f, const run_ctx *r, const run_ctx *base) {
   free(b);
 }
 
-static void run_sections(FILE *f, const run_ctx *r, const run_ctx *base, const slo_set *slo, const char *what) {
+static void run_sections(FILE *f, const run_result *r, const run_result *base, const slo_set *slo, const char *what) {
   char h[256];
   snprintf(h, sizeof h, "%s: latency distributions", what);
   rh_heading(f, 2, h);
@@ -336,7 +334,7 @@ static void add_source(const char *src, const char **seen, int *n_seen, int cap)
 void report_doc_cost_sources(const report_doc *d, char *buf, size_t n) {
   const char *seen[16];
   int k = 0;
-  if (d->run) add_source(d->run->prof.source, seen, &k, 16);
+  if (d->run) add_source(d->run->cost_source, seen, &k, 16);
   if (d->sweep)
     for (size_t i = 0; i < d->sweep->n; i++) add_source(d->sweep->rows[i].cost_source, seen, &k, 16);
   if (d->cap)
@@ -355,14 +353,14 @@ void report_doc_answer(const report_doc *d, char *buf, size_t n) {
 }
 
 /* `run --baseline`: both runs side by side and the recovery after a loss (whatif.h). */
-static void compare_section(FILE *f, const run_ctx *base, const run_ctx *wi, const whatif_compare *c) {
+static void compare_section(FILE *f, const run_result *base, const run_result *wi, const whatif_compare *c) {
   rh_heading(f, 2, "What-if vs baseline");
   rh_para(f, "note", "The baseline is the same run without the replica losses and traffic shapes; the timelines "
                      "below draw it in grey.");
   const char *cols[] = {"metric", "baseline", "what-if"};
   fputs("<table>", f);
   rh_th_row(f, cols, 3, 1);
-  const metrics_summary *a = &base->res.sum, *b = &wi->res.sum;
+  const metrics_summary *a = &base->sum, *b = &wi->sum;
   const struct {
     const char *name;
     double x, y;

@@ -24,11 +24,11 @@
 
 typedef struct report_doc {
   const char *command;      /* command line shown in the report, or NULL */
-  const run_ctx *run;       /* a finished run, or NULL */
+  const run_result *run;       /* a finished run, or NULL */
   const slo_set *slo;       /* objectives (lines on the CDFs), or NULL */
   const sweep_set *sweep;   /* or NULL */
   const capacity_set *cap;  /* or NULL */
-  const run_ctx *baseline;  /* `run --baseline`: the run without its what-ifs (overlaid on the timelines), or NULL */
+  const run_result *baseline;  /* `run --baseline`: the run without its what-ifs (overlaid on the timelines), or NULL */
   const whatif_compare *cmp; /* and the comparison, or NULL */
 } report_doc;
 
@@ -44,9 +44,9 @@ void report_doc_answer(const report_doc *d, char *buf, size_t n);
  * (a sweep over GPU types has one per type). */
 void report_doc_cost_sources(const report_doc *d, char *buf, size_t n);
 /* The summary paragraph of a single run. */
-void report_run_summary(const run_ctx *r, const slo_set *slo, char *buf, size_t n);
+void report_run_summary(const run_result *r, const slo_set *slo, char *buf, size_t n);
 /* Sorted per-request latencies of finished requests (ms), for CDFs; caller frees. */
-size_t report_latencies(const run_ctx *r, int metric /* slo_metric */, double **out);
+size_t report_latencies(const run_result *r, int metric /* slo_metric */, double **out);
 
 /* XHTML pieces shared by report_html.c and report_html_plan.c (text escaped). */
 void rh_para(FILE *f, const char *cls, const char *s);

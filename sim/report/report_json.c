@@ -25,7 +25,7 @@ static void dist(jw *o, const char *metric, const dist_stats *d) {
   }
 }
 
-static void config_echo(jw *c, const run_ctx *r) {
+static void config_echo(jw *c, const run_result *r) {
   jw_obj(c, "configuration");
   const deploy_cfg *d = &r->deploy;
   str(c, "model", r->model.name);
@@ -44,9 +44,7 @@ static void config_echo(jw *c, const run_ctx *r) {
     jw_end(c);
   }
   u64(c, "gpus_total", (uint64_t)deploy_gpus(d) * d->replicas);
-  char graphs[256];
-  cost_graph_sizes_text(&r->cost, graphs, sizeof graphs);
-  str(c, "cuda_graphs", graphs);
+  str(c, "cuda_graphs", r->cost_graphs);
   str(c, "admission", r->engine.admission == ADMIT_ON_DEMAND ? "on_demand" : "reserve_full");
   num(c, "frontend_latency_ms", r->engine.frontend_latency_ns / 1e6);
   jw *w = c;
@@ -78,9 +76,9 @@ static void config_echo(jw *c, const run_ctx *r) {
   jw_end(c); /* configuration */
 }
 
-static void steps_section(jw *o, const run_ctx *r) {
-  const metrics_rec *m = &r->res.m;
-  const metrics_summary *s = &r->res.sum;
+static void steps_section(jw *o, const run_result *r) {
+  const metrics_rec *m = &r->m;
+  const metrics_summary *s = &r->sum;
   jw_obj(o, "steps");
   u64(o, "steps", m->n_steps);
   num(o, "mean_step_ms", s->mean_step_ms);
@@ -113,28 +111,27 @@ static void steps_section(jw *o, const run_ctx *r) {
   jw_end(o);
 }
 
-static void cost_sources(jw *o, const run_ctx *r) {
+static void cost_sources(jw *o, const run_result *r) {
   jw_obj(o, "cost_sources");
-  str(o, "summary", r->prof.source);
+  str(o, "summary", r->cost_source);
   jw_obj(o, "per_op");
   for (int i = 0; i < OP_COUNT; i++) {
     if (i == OP_CPU_OVERHEAD || i == OP_LAUNCH || i == OP_ALLREDUCE || i == OP_ELEMENTWISE) continue;
     uint64_t best = 0;
     int bs = -1;
     for (int k = 0; k < SRC_COUNT; k++)
-      if (r->cost.src_count[i][k] > best) best = r->cost.src_count[i][k], bs = k;
+      if (r->src_count[i][k] > best) best = r->src_count[i][k], bs = k;
     jw_obj(o, cost_op_name((cost_op)i));
     str(o, "source", bs < 0 ? "unused" : cost_src_name((cost_src)bs));
-    for (int k = 0; k < SRC_COUNT; k++) u64(o, cost_src_name((cost_src)k), r->cost.src_count[i][k]);
+    for (int k = 0; k < SRC_COUNT; k++) u64(o, cost_src_name((cost_src)k), r->src_count[i][k]);
     jw_end(o);
   }
   jw_end(o); /* per_op */
   jw_end(o);
 }
 
-static void bottleneck_section(jw *o, const run_ctx *r) {
-  bottleneck b;
-  runner_bottleneck(r, &b);
+static void bottleneck_section(jw *o, const run_result *r) {
+  bottleneck b = r->bn;
   jw_obj(o, "bottleneck");
   str(o, "binding_limit", limit_name(b.primary));
   str(o, "step_bound", limit_name(b.step_bound));
@@ -149,15 +146,15 @@ static void bottleneck_section(jw *o, const run_ctx *r) {
   jw_end(o);
 }
 
-int report_json(const run_ctx *r, FILE *f, sim_err *err) { return report_json_cmp(r, NULL, NULL, f, err); }
+int report_json(const run_result *r, FILE *f, sim_err *err) { return report_json_cmp(r, NULL, NULL, f, err); }
 
 /* Both runs' key numbers and the recovery (whatif.h). */
-static void comparison(jw *o, const run_ctx *base, const run_ctx *wi, const whatif_compare *c) {
+static void comparison(jw *o, const run_result *base, const run_result *wi, const whatif_compare *c) {
   jw_obj(o, "baseline_comparison");
-  const run_ctx *runs[2] = {base, wi};
+  const run_result *runs[2] = {base, wi};
   const char *names[2] = {"baseline", "what_if"};
   for (int k = 0; k < 2; k++) {
-    const metrics_summary *s = &runs[k]->res.sum;
+    const metrics_summary *s = &runs[k]->sum;
     jw *e = o;
     jw_obj(e, names[k]);
     u64(e, "completed", s->completed);
@@ -190,8 +187,8 @@ static void comparison(jw *o, const run_ctx *base, const run_ctx *wi, const what
   jw_end(o);
 }
 
-int report_json_cmp(const run_ctx *r, const run_ctx *baseline, const whatif_compare *cmp, FILE *f, sim_err *err) {
-  const metrics_summary *s = &r->res.sum;
+int report_json_cmp(const run_result *r, const run_result *baseline, const whatif_compare *cmp, FILE *f, sim_err *err) {
+  const metrics_summary *s = &r->sum;
   jw jj, *root = &jj;
   jw_begin(root, f);
   str(root, "backend", "servesim");
@@ -258,8 +255,7 @@ int report_json_cmp(const run_ctx *r, const run_ctx *baseline, const whatif_comp
   cost_sources(x, r);
   bottleneck_section(x, r);
   if (baseline && cmp) comparison(x, baseline, r, cmp);
-  whatif_report wr;
-  whatif_check(r, &wr);
+  whatif_report wr = r->whatif;
   if (wr.count) {
     jw_arr(x, "what_if");
     for (uint32_t i = 0; i < wr.count; i++) {

@@ -36,8 +36,8 @@ static void header(FILE *f, const char *const *cols, int n) {
   fputs("\n", f);
 }
 
-static void run_md(FILE *f, const run_ctx *r, const slo_set *slo, const char *what) {
-  const metrics_summary *s = &r->res.sum;
+static void run_md(FILE *f, const run_result *r, const slo_set *slo, const char *what) {
+  const metrics_summary *s = &r->sum;
   fprintf(f, "\n## %s: key numbers\n\n", what);
   static const char *const cols[] = {"metric", "what", "mean", "median", "p90", "p99"};
   header(f, cols, 6);
@@ -70,7 +70,7 @@ static void run_md(FILE *f, const run_ctx *r, const slo_set *slo, const char *wh
              "GiB, KV cache %.1f GiB = %llu tokens (%.1f KiB per token).\n",
           r->gpu.name, layout, p->pp > 1 ? ", the pipeline stage with the smallest pool" : "", p->weights_bytes / gib, p->activation_bytes / gib, p->cuda_graph_bytes / gib,
           p->runtime_bytes / gib, p->kv_bytes / gib, (unsigned long long)p->kv_tokens, p->kv_bytes_per_token / 1024);
-  fprintf(f, "\nCost model: %s\n", r->prof.source);
+  fprintf(f, "\nCost model: %s\n", r->cost_source);
 }
 
 static void sweep_md(FILE *f, const sweep_set *s) {

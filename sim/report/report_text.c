@@ -27,8 +27,8 @@ static void dist_block(FILE *f, const char *title, const char *abbr, const dist_
   line(f, l, "%.2f", d->p99);
 }
 
-void report_text(const run_ctx *r, double wall_s, FILE *f) {
-  const metrics_summary *s = &r->res.sum;
+void report_text(const run_result *r, double wall_s, FILE *f) {
+  const metrics_summary *s = &r->sum;
   const deploy_cfg *d = &r->deploy;
   const mem_plan *p = &r->plan;
   const double gib = 1024.0 * 1024.0 * 1024.0;
@@ -70,10 +70,8 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
     fprintf(f, "  engine frontend: %.2f ms per request from send to the scheduler's queue (HTTP, tokenization), "
                "counted in TTFT\n",
             r->engine.frontend_latency_ns / 1e6);
-  fprintf(f, "  cost model: %s\n", r->prof.source);
-  char graphs[256];
-  cost_graph_sizes_text(&r->cost, graphs, sizeof graphs);
-  fprintf(f, "  CUDA graphs: %s\n", graphs);
+  fprintf(f, "  cost model: %s\n", r->cost_source);
+  fprintf(f, "  CUDA graphs: %s\n", r->cost_graphs);
   if (r->interrupted) fprintf(f, "  INTERRUPTED: partial results up to the interrupt\n");
   fprintf(f, "============ Serving Benchmark Result ============\n");
   fprintf(f, "%-40s %zu\n", "Successful requests:", s->completed);
@@ -98,22 +96,20 @@ void report_text(const run_ctx *r, double wall_s, FILE *f) {
             : s->itl_from_histogram                          ? "ITL"
                                                              : "step times",
             100 * HDR_REL_ERR);
-  bottleneck b;
-  runner_bottleneck(r, &b);
+  bottleneck b = r->bn;
   fprintf(f, "Binding limit: %s\n  %s\n", limit_name(b.primary), b.explain);
   fprintf(f, "  step time by bound: compute %.0f%%, HBM %.0f%%, interconnect %.0f%%, CPU %.0f%%; "
              "mean batch %.1f seqs / %.0f tokens, %llu steps, %llu preemptions\n",
           100 * b.share[BOUND_COMPUTE], 100 * b.share[BOUND_MEMORY], 100 * b.share[BOUND_COMM],
           100 * b.share[BOUND_CPU], s->mean_batch_seqs, s->mean_batch_tokens, (unsigned long long)s->steps,
           (unsigned long long)b.preemptions);
-  whatif_report wr;
-  whatif_check(r, &wr);
+  whatif_report wr = r->whatif;
   for (uint32_t i = 0; i < wr.count; i++) fprintf(f, "What-if: %s\n", wr.n[i].text);
   if (wall_s >= 0)
     fprintf(f,
             "simulated in %.3f s of wall time (%llu events, %.0f%% of the steps as closed-form decode runs, "
             "decode-step table %llu hits / %llu misses)\n",
-            wall_s, (unsigned long long)r->res.events,
-            s->steps ? 100.0 * (double)r->res.closed_form_steps / (double)s->steps : 0.0,
-            (unsigned long long)r->res.step_table_hits, (unsigned long long)r->res.step_table_misses);
+            wall_s, (unsigned long long)r->events,
+            s->steps ? 100.0 * (double)r->closed_form_steps / (double)s->steps : 0.0,
+            (unsigned long long)r->step_table_hits, (unsigned long long)r->step_table_misses);
 }

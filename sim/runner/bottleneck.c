@@ -1,6 +1,8 @@
 /* bottleneck.c: which limit binds a finished run, and the evidence (bottleneck.h). */
 #include "runner/bottleneck.h"
 
+#include "runner/result.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -17,10 +19,10 @@ const char *limit_name(limit_kind k) {
   return "?";
 }
 
-void runner_bottleneck(const run_ctx *r, bottleneck *b) {
+void runner_bottleneck(const run_result *r, bottleneck *b) {
   memset(b, 0, sizeof *b);
-  const metrics_rec *m = &r->res.m;
-  const metrics_summary *s = &r->res.sum;
+  const metrics_rec *m = &r->m;
+  const metrics_summary *s = &r->sum;
   static const limit_kind of_bound[BOUND_COUNT] = {LIMIT_COMPUTE, LIMIT_HBM, LIMIT_INTERCONNECT, LIMIT_CPU};
   double busy = m->busy_ns;
   int top = 0;
@@ -29,7 +31,7 @@ void runner_bottleneck(const run_ctx *r, bottleneck *b) {
     if (b->share[i] > b->share[top]) top = i;
   }
   b->step_bound = busy > 0 ? of_bound[top] : LIMIT_NONE;
-  double span = s->duration_s * 1e9 * (double)r->res.engine_cores; /* engine cores: replicas x DP ranks */
+  double span = s->duration_s * 1e9 * (double)r->engine_cores; /* engine cores: replicas x DP ranks */
   b->utilization = span > 0 ? busy / span : 0.0;
   b->queue_share = s->ttft_ms.mean > 0 ? s->queue_ms.mean / s->ttft_ms.mean : 0.0;
   size_t full = 0;

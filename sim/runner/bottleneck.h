@@ -5,7 +5,9 @@
 #ifndef SIM_BOTTLENECK_H
 #define SIM_BOTTLENECK_H
 
-#include "runner/runner.h"
+#include "hw/cost_types.h"
+
+struct run_result;
 
 typedef enum limit_kind {
   LIMIT_NONE = 0,     /* light load: latency is the unloaded step time */
@@ -30,6 +32,6 @@ typedef struct bottleneck {
 } bottleneck;
 
 const char *limit_name(limit_kind k);
-void runner_bottleneck(const run_ctx *r, bottleneck *out);
+void runner_bottleneck(const struct run_result *r, bottleneck *out);
 
 #endif

@@ -238,8 +238,9 @@ int profsel_choose(prof_sel *s, const char *spec, const gpu_cfg *gpu, const engi
  * 128 only; gpt-oss has 64), the nearest other version's of the same GPU and engine that has them serves the
  * attention calls, and the source says so. */
 static void attach_attention_alternate(prof_sel *s, cost_model *c) {
+  cost_info ci = cost_info_of(c);
   cost_set_attention_alternate(c, NULL);
-  if (!s->own || c->shard.mla || cost_attention_covered(c, s->own)) return;
+  if (!s->own || ci.shard->mla || cost_attention_covered(c, s->own)) return;
   for (int i = 0; i < s->n_alt; i++) {
     char path[1200];
     sim_err ignore = {0, ""};
@@ -255,7 +256,7 @@ static void attach_attention_alternate(prof_sel *s, cost_model *c) {
       stem(s->own_path, own, sizeof own);
       size_t k = strlen(s->source);
       snprintf(s->source + k, sizeof s->source - k, "%s%s (%s has none for %u query / %u KV heads of %u)", anote, st,
-               own, c->shard.q_heads, c->shard.kv_heads, c->shard.head_dim);
+               own, ci.shard->q_heads, ci.shard->kv_heads, ci.shard->head_dim);
     }
     return;
   }
@@ -263,14 +264,15 @@ static void attach_attention_alternate(prof_sel *s, cost_model *c) {
 
 void profsel_attach(prof_sel *s, cost_model *c) {
   cost_set_profiles(c, s->own, s->other, s->other ? &s->other_gpu : NULL);
+  cost_info ci = cost_info_of(c);
   attach_attention_alternate(s, c);
   /* the companions (fused-MoE, MLA module and sliding-window attention tables): own first, then the other
      versions' */
-  if ((c->model->experts || c->model->sliding_layers) && s->own) {
+  if ((ci.model->experts || ci.model->sliding_layers) && s->own) {
     const prof *alt[PROFSEL_MAX_ALT + 1], *win[PROFSEL_MAX_ALT + 2];
     char used[PROFSEL_MAX_ALT + 1][160], wused[PROFSEL_MAX_ALT + 2][160];
     int n = 0, nw = 0;
-    if (c->model->sliding_layers && prof_window_tables(s->own, c->model->sliding_window) > 0) {
+    if (ci.model->sliding_layers && prof_window_tables(s->own, ci.model->sliding_window) > 0) {
       stem(s->own_path, wused[nw], sizeof wused[nw]); /* a profile imported as one file holds them itself */
       win[nw++] = s->own;
     }
@@ -301,8 +303,8 @@ void profsel_attach(prof_sel *s, cost_model *c) {
         stem(cpath, used[n], sizeof used[n]);
         alt[n++] = p;
       }
-      if (c->model->sliding_layers && profsel_cache_get(cpath, &p, &ignore) == SIM_OK &&
-          prof_window_tables(p, c->model->sliding_window) > 0) {
+      if (ci.model->sliding_layers && profsel_cache_get(cpath, &p, &ignore) == SIM_OK &&
+          prof_window_tables(p, ci.model->sliding_window) > 0) {
         stem(cpath, wused[nw], sizeof wused[nw]);
         win[nw++] = p;
       }
@@ -312,7 +314,7 @@ void profsel_attach(prof_sel *s, cost_model *c) {
     static const char wnote[] = "; sliding-window attention tables ";
     if (nw && !strstr(s->source, wnote)) {
       size_t k = strlen(s->source);
-      k += (size_t)snprintf(s->source + k, sizeof s->source - k, "%s(window %u) ", wnote, c->model->sliding_window);
+      k += (size_t)snprintf(s->source + k, sizeof s->source - k, "%s(window %u) ", wnote, ci.model->sliding_window);
       for (int i = 0; i < nw && k < sizeof s->source; i++)
         k += (size_t)snprintf(s->source + k, sizeof s->source - k, "%s%s", i ? ", then " : "", wused[i]);
     }
@@ -325,20 +327,20 @@ void profsel_attach(prof_sel *s, cost_model *c) {
     }
   }
   /* the all-reduce source, once however often the selection is attached (plan's layouts attach it again) */
-  if (c->deploy->tp > 1 && (s->own || s->other) && !strstr(s->source, "; all-reduces from ")) {
+  if (ci.deploy->tp > 1 && (s->own || s->other) && !strstr(s->source, "; all-reduces from ")) {
     size_t n = strlen(s->source);
     ar_check chk;
-    if (c->deploy->allreduce == AR_LINK)
+    if (ci.deploy->allreduce == AR_LINK)
       snprintf(s->source + n, sizeof s->source - n,
                "; all-reduces from the %s file's link bandwidth and latency (--allreduce link), not the measured "
                "table",
-               c->gpu->name);
-    else if (!c->ar_table && cost_allreduce_check(c, &chk))
+               ci.gpu->name);
+    else if (!ci.ar_table && cost_allreduce_check(c, &chk))
       snprintf(s->source + n, sizeof s->source - n,
                "; all-reduces from the %s file's link: the measured table reaches %.1f GB/s bus bandwidth among %u "
                "GPUs, %.0f%% of the link's %.1f GB/s, a machine without peer-to-peer between them (--allreduce "
                "table uses it anyway)",
-               c->gpu->name, chk.table_busbw_Bps / 1e9, chk.gpus, 100 * chk.table_busbw_Bps / chk.link_busbw_Bps,
+               ci.gpu->name, chk.table_busbw_Bps / 1e9, chk.gpus, 100 * chk.table_busbw_Bps / chk.link_busbw_Bps,
                chk.link_busbw_Bps / 1e9);
   }
 }

@@ -1,7 +1,10 @@
 /* result.h: what a finished run hands to everything above the runner
  * (reports, SLO checks, studies, validation, what-if comparisons): one record
- * per request, the recorder's step statistics and time series, the summary
- * and the counters the engine exported. The simulation itself (cluster,
+ * per request, the recorder's step statistics and time series, the summary,
+ * the counters the engine exported, and a description of the run (the
+ * scenario, the configs and resolved deployment, the memory plan, the
+ * workload, the cost sources, the bottleneck verdict and the what-ifs'
+ * verdicts), filled by runner_execute. Reports read this alone. The simulation itself (cluster,
  * schedulers, KV pools) is freed when the run ends; nothing above the runner
  * can reach it (runner.h holds it behind an opaque pointer, and
  * scripts/check_layers.sh refuses a serve/ include above the runner).
@@ -10,8 +13,12 @@
 #define SIM_RESULT_H
 
 #include "core/common.h"
+#include "hw/cost_types.h"
+#include "hw/memplan.h"
 #include "metrics/metrics.h"
+#include "runner/bottleneck.h"
 #include "runner/scenario.h"
+#include "runner/whatif.h"
 
 /* One request as it ended. Times in virtual ns; SIM_NS_INF where it never got
  * there (never scheduled, no token). */
@@ -32,7 +39,32 @@ typedef struct run_record {
   sim_ns finish_ns;       /* last token */
 } run_record;
 
+/* The workload as it was run (its rows are gone by then). */
+typedef struct run_trace_desc {
+  trace_format format;
+  char source[1024];      /* file path, or a description of the generator */
+  size_t n;               /* requests */
+  size_t n_failed_rows;   /* BurstGPT failure rows skipped */
+} run_trace_desc;
+
 typedef struct run_result {
+  /* the run as it was set up (copies: the result outlives nothing it names) */
+  scenario sc;
+  model_cfg model;
+  gpu_cfg gpu;
+  engine_cfg engine;
+  deploy_cfg deploy;      /* resolved */
+  mem_plan plan;
+  run_trace_desc tr;
+  trace_stats tr_stats;
+  char cost_source[1400]; /* one line: what served the step costs (runner/profsel.h) */
+  char cost_graphs[256];  /* the CUDA-graph mode and capture sizes (cost_graph_sizes_text) */
+  uint64_t src_count[OP_COUNT][SRC_COUNT]; /* how often each source served each op (cost_src_counts) */
+  bool interrupted;       /* stopped by a signal before its end */
+  /* verdicts on the finished run */
+  bottleneck bn;          /* which limit binds (runner_bottleneck) */
+  whatif_report whatif;   /* whether each what-if happened while requests arrived (whatif_check) */
+
   run_record *reqs;       /* in trace order */
   size_t n_reqs;
   metrics_rec m;          /* step statistics, inter-token gaps, time series */

@@ -77,8 +77,8 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   if (!have_trace && (rc = runner_load_workload(sc, &r->tr, err))) return rc;
   trace_compute_stats(&r->tr, &r->tr_stats);
   if ((rc = profsel_choose(&r->prof, sc->profile, &r->gpu, &r->engine, err))) return rc;
-  if ((rc = cost_init(&r->cost, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
-  profsel_attach(&r->prof, &r->cost);
+  if ((rc = cost_new(&r->cost, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
+  profsel_attach(&r->prof, r->cost);
 
   cluster_cfg cc;
   memset(&cc, 0, sizeof cc);
@@ -122,7 +122,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
     cc.failures[i].replica = sc->failures[i].replica;
     cc.failures[i].at_ns = sim_s_to_ns(sc->failures[i].at_s);
   }
-  if (!(r->sim = cluster_new(&cc, &r->tr, &r->cost, err))) return err->code;
+  if (!(r->sim = cluster_new(&cc, &r->tr, r->cost, err))) return err->code;
   trace_drop_reqs(&r->tr); /* the requests hold what the rows said (ten million rows: 305 MiB) */
   r->prepared = true;
   return SIM_OK;
@@ -184,8 +184,7 @@ static void collect(run_ctx *r) {
   res->replicas_apart = out.apart;
   res->closed_form_steps = out.closed_form_steps;
   res->closed_form_held_steps = out.closed_form_held_steps;
-  res->step_table_hits = r->cost.dec_hits;
-  res->step_table_misses = r->cost.dec_misses;
+  cost_step_table_counts(r->cost, &res->step_table_hits, &res->step_table_misses);
   res->events = out.events; /* des_reset keeps the count: every replica's events when they ran apart */
   uint64_t pq = 0, ph = 0;
   for (uint32_t i = 0; i < cfg->replicas; i++) {
@@ -209,6 +208,28 @@ static void summarize(run_ctx *r) {
       res->preempted_lookup_tokens ? (double)res->preempted_hit_tokens / (double)res->preempted_lookup_tokens : 0.0;
 }
 
+/* The run's description and verdicts, for everything that reads the result (reports: result.h). */
+static void describe(run_ctx *r) {
+  run_result *res = &r->res;
+  res->sc = r->sc;
+  res->model = r->model;
+  res->gpu = r->gpu;
+  res->engine = r->engine;
+  res->deploy = r->deploy;
+  res->plan = r->plan;
+  res->tr.format = r->tr.format;
+  snprintf(res->tr.source, sizeof res->tr.source, "%s", r->tr.source);
+  res->tr.n = r->tr.n;
+  res->tr.n_failed_rows = r->tr.n_failed_rows;
+  res->tr_stats = r->tr_stats;
+  snprintf(res->cost_source, sizeof res->cost_source, "%s", r->prof.source);
+  cost_graph_sizes_text(r->cost, res->cost_graphs, sizeof res->cost_graphs);
+  cost_src_counts(r->cost, res->src_count);
+  res->interrupted = r->interrupted;
+  runner_bottleneck(res, &res->bn);
+  whatif_check(res, &res->whatif);
+}
+
 static void free_sim(run_ctx *r) {
   cluster_free(r->sim);
   r->sim = NULL;
@@ -229,13 +250,14 @@ int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err) {
   collect(r);
   free_sim(r);
   summarize(r);
+  describe(r);
   return SIM_OK;
 }
 
 void runner_free(run_ctx *r) {
   free_sim(r);
   run_result_free(&r->res);
-  cost_deinit(&r->cost);
+  cost_free(r->cost);
   profsel_free(&r->prof);
   trace_free(&r->tr);
   memset(r, 0, sizeof *r);

@@ -30,7 +30,7 @@ typedef struct run_ctx {
   trace tr;
   trace_stats tr_stats;
   prof_sel prof;         /* measured profiles and the one-line cost source (prof.source) */
-  cost_model cost;
+  cost_model *cost;      /* cost_new in runner_build */
   struct cluster *sim;   /* between runner_build and the end of runner_execute */
   bool prepared, executed, interrupted;
   run_result res;        /* filled by runner_execute (result.h) */

@@ -1,6 +1,8 @@
 /* whatif.c: was each what-if exercised (whatif.h)? */
 #include "runner/whatif.h"
 
+#include "runner/result.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +16,12 @@ static size_t arrivals_after(const run_result *res, double t_s) {
   return n;
 }
 
-void whatif_check(const run_ctx *r, whatif_report *out) {
+void whatif_check(const run_result *r, whatif_report *out) {
   memset(out, 0, sizeof *out);
-  const run_result *t = &r->res;
+  const run_result *t = r;
   double last = t->n_reqs ? (double)t->reqs[t->n_reqs - 1].arrival_ns / 1e9 : 0;
   out->last_arrival_s = last;
-  out->end_s = r->res.sum.duration_s > last ? r->res.sum.duration_s : last;
+  out->end_s = r->sum.duration_s > last ? r->sum.duration_s : last;
   for (uint32_t i = 0; i < r->sc.n_failures && out->count < WHATIF_MAX; i++) {
     whatif_note *w = &out->n[out->count++];
     double at = r->sc.failures[i].at_s;
@@ -69,10 +71,10 @@ void whatif_check(const run_ctx *r, whatif_report *out) {
 
 /* p99 TTFT (ms) of the requests that arrived in [s0, s1); one without a
  * first token by the end counts as +inf (missed); NAN when none arrived. */
-static double window_p99(const run_ctx *r, double s0, double s1, double *buf) {
+static double window_p99(const run_result *r, double s0, double s1, double *buf) {
   size_t n = 0;
-  for (size_t i = 0; i < r->res.n_reqs; i++) {
-    const run_record *q = &r->res.reqs[i];
+  for (size_t i = 0; i < r->n_reqs; i++) {
+    const run_record *q = &r->reqs[i];
     double a = (double)q->arrival_ns / 1e9;
     if (a < s0 || a >= s1) continue;
     if (q->outcome == REQ_REJECTED) continue; /* never runnable: not a latency */
@@ -85,9 +87,9 @@ static double window_p99(const run_ctx *r, double s0, double s1, double *buf) {
   return metrics_percentile_sorted(buf, n, 99);
 }
 
-static void peaks(const run_ctx *r, double *wait, double *kv) {
+static void peaks(const run_result *r, double *wait, double *kv) {
   *wait = *kv = 0;
-  const metrics_rec *m = &r->res.m;
+  const metrics_rec *m = &r->m;
   for (size_t i = 0; i < m->n_ts; i++) {
     double w = (double)m->ts[i].waiting + m->ts[i].client_queue;
     if (w > *wait) *wait = w;
@@ -95,10 +97,10 @@ static void peaks(const run_ctx *r, double *wait, double *kv) {
   }
 }
 
-void whatif_compare_runs(const run_ctx *base, const run_ctx *wi, double ttft_limit_ms, whatif_compare *out) {
+void whatif_compare_runs(const run_result *base, const run_result *wi, double ttft_limit_ms, whatif_compare *out) {
   memset(out, 0, sizeof *out);
   out->limit_from_slo = ttft_limit_ms > 0;
-  out->limit_ms = ttft_limit_ms > 0 ? ttft_limit_ms : 1.1 * base->res.sum.ttft_ms.p99;
+  out->limit_ms = ttft_limit_ms > 0 ? ttft_limit_ms : 1.1 * base->sum.ttft_ms.p99;
   peaks(base, &out->peak_waiting[0], &out->peak_kv[0]);
   peaks(wi, &out->peak_waiting[1], &out->peak_kv[1]);
   whatif_report wr;
@@ -107,7 +109,7 @@ void whatif_compare_runs(const run_ctx *base, const run_ctx *wi, double ttft_lim
     if (wr.n[i].exercised && (!out->has_loss || wi->sc.failures[i].at_s < out->loss_at_s))
       out->has_loss = true, out->loss_at_s = wi->sc.failures[i].at_s;
   if (!out->has_loss) return;
-  double *buf = sim_malloc((wi->res.n_reqs + 1) * sizeof *buf), end = wr.last_arrival_s;
+  double *buf = sim_malloc((wi->n_reqs + 1) * sizeof *buf), end = wr.last_arrival_s;
   for (double s = out->loss_at_s; s <= end; s += WHATIF_STEP_S) {
     double p = window_p99(wi, s, s + WHATIF_WINDOW_S, buf);
     if (isnan(p)) continue;
@@ -134,8 +136,8 @@ static void row(FILE *f, const char *label, double a, double b, const char *unit
   else fprintf(f, "  %-30s %12.2f %12.2f %+9.1f%%  %s\n", label, a, b, d, unit);
 }
 
-void whatif_compare_text(const run_ctx *base, const run_ctx *wi, const whatif_compare *c, FILE *f) {
-  const metrics_summary *a = &base->res.sum, *b = &wi->res.sum;
+void whatif_compare_text(const run_result *base, const run_result *wi, const whatif_compare *c, FILE *f) {
+  const metrics_summary *a = &base->sum, *b = &wi->sum;
   fprintf(f, "================ What-if vs baseline ================\n");
   fprintf(f, "  baseline: the same run without the replica losses and traffic shapes\n");
   fprintf(f, "  %-30s %12s %12s %10s\n", "", "baseline", "what-if", "change");

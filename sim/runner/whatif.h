@@ -15,7 +15,11 @@
 #ifndef SIM_WHATIF_H
 #define SIM_WHATIF_H
 
-#include "runner/runner.h"
+#include <stdio.h>
+
+#include "runner/scenario.h"
+
+struct run_result;
 
 #define WHATIF_MAX (SCENARIO_MAX_FAILURES + 1)
 
@@ -33,7 +37,7 @@ typedef struct whatif_report {
   double last_arrival_s, end_s;
 } whatif_report;
 
-void whatif_check(const run_ctx *r, whatif_report *out);
+void whatif_check(const struct run_result *r, whatif_report *out);
 
 /* `run --baseline`: the same run without its what-ifs (no replica loss, no
  * traffic shape; everything else, --duration included, the same), compared.
@@ -59,8 +63,10 @@ typedef struct whatif_compare {
 } whatif_compare;
 
 /* ttft_limit_ms <= 0: no SLO given. */
-void whatif_compare_runs(const run_ctx *base, const run_ctx *wi, double ttft_limit_ms, whatif_compare *out);
+void whatif_compare_runs(const struct run_result *base, const struct run_result *wi, double ttft_limit_ms,
+                         whatif_compare *out);
 /* The side-by-side table and the recovery, as text. */
-void whatif_compare_text(const run_ctx *base, const run_ctx *wi, const whatif_compare *c, FILE *f);
+void whatif_compare_text(const struct run_result *base, const struct run_result *wi, const whatif_compare *c,
+                         FILE *f);
 
 #endif

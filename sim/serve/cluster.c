@@ -129,7 +129,7 @@ static void fall_back(cluster *c) {
   cfg.apart = false;
   const trace *tr = c->tr;
   cost_model *cost = c->cost;
-  memcpy(cost->src_count, c->ap->src_snap, sizeof cost->src_count);
+  cost_set_src_counts(cost, (const uint64_t(*)[SRC_COUNT])c->ap->src_snap);
   /* the trace's rows may be gone (the runner drops them once copied): rebuild them from the requests */
   trace rows = *tr;
   rows.reqs = sim_malloc((c->n_reqs ? c->n_reqs : 1) * sizeof *rows.reqs);

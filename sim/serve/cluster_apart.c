@@ -12,7 +12,7 @@
 static void apart_plan(cluster *c) {
   fleet *f = c->ap;
   uint32_t R = c->cfg.replicas;
-  memcpy(f->src_snap, c->cost->src_count, sizeof f->src_snap);
+  cost_src_counts(c->cost, f->src_snap);
   des_reset(&c->ev);
   size_t k = 0;
   for (size_t i = 0; i < c->n_reqs; i++) {

@@ -51,7 +51,7 @@ void cluster__close(cluster *c, uint32_t idx, sim_ns now) {
  * the order they were scheduled). */
 static void place(cluster *c, uint32_t ri, sched_step *st) {
   replica *rep = &c->reps[ri];
-  uint32_t pp = c->cost->pp;
+  uint32_t pp = cost_pp(c->cost);
   sim_ns t = st->ready_ns, end = t;
   for (uint32_t k = 0; k < pp; k++) {
     sim_ns start = t > rep->stage_free[k] ? t : rep->stage_free[k];
@@ -316,7 +316,7 @@ static bool step_is_next(const cluster *c, uint32_t ri) {
  * metrics_level covers the run. */
 static void decode_run(cluster *c, uint32_t ri) {
   replica *rep = &c->reps[ri];
-  if (c->cfg.step_by_step || rep->failed || c->grp || c->cost->pp > 1 || c->hooks.tokens || !step_is_next(c, ri))
+  if (c->cfg.step_by_step || rep->failed || c->grp || cost_pp(c->cost) > 1 || c->hooks.tokens || !step_is_next(c, ri))
     return;
   sched_run run;
   if (!sched_run_begin(&rep->s, c->reqs, &run)) return;

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config/settings.h"
 #include "validate/validate.h"
 #include "validate/vcsv.h"
 #include "validate/vdata_impl.h"
@@ -560,8 +561,10 @@ static int user_record(vset *s, const cJSON *rec, const char *what, int line, in
   vdata__set_str(p->model, sizeof p->model, sc->model);
   vdata__set_str(p->gpu, sizeof p->gpu, sc->gpu);
   vdata__set_str(p->engine, sizeof p->engine, sc->engine);
-  p->tp = sc->deploy.tp ? sc->deploy.tp : 1;
-  p->pp = sc->deploy.pp ? sc->deploy.pp : 1;
+  deploy_cfg sizes = sc->deploy;
+  settings_fill(&sizes, NULL, SD_ONE); /* config/'s rule for the parallel sizes the record leaves unset */
+  p->tp = sizes.tp;
+  p->pp = sizes.pp;
   p->dp = sc->deploy.dp;
   if (jget(res, "time_to_first_token") || jget(res, "llm_metrics")) return user_genai(p, sc, scj, res, what, line, err);
   /* the workload, from the result */

@@ -50,6 +50,13 @@ static void burst_forms_one_batch(const char *engine) {
  * queued: step j is scheduled when step j-2 ends (the first two at the
  * arrival); without, step j is scheduled when step j-1 ends. Returns the end
  * of each step in end_ns[0..n). */
+/* How often source s served op o in run r. */
+static uint64_t src_count(const run_ctx *r, cost_op o, cost_src s) {
+  uint64_t n[OP_COUNT][SRC_COUNT];
+  cost_src_counts(r->cost, n);
+  return n[o][s];
+}
+
 static void alone_timeline(cost_model *cm, bool async, uint32_t P, uint32_t O, double *end_ns) {
   double ready_prev = 0;
   for (uint32_t j = 0; j < O; j++) {
@@ -87,7 +94,7 @@ Test(engine, isolated_request_matches_the_cost_model) {
     cr_assert_eq(r->deploy.async_scheduling, async);
     cr_assert_eq(r->res.sum.completed, 5);
     double end_ns[64];
-    alone_timeline(&r->cost, async, P, O, end_ns);
+    alone_timeline(r->cost, async, P, O, end_ns);
     /* the engine frontend's per-request latency, then the prefill step */
     double fe = (double)llround(r->engine.frontend_latency_ns);
     double ttft_ms = (end_ns[0] + fe) / 1e6, e2el_ms = (end_ns[O - 1] + fe) / 1e6;
@@ -319,9 +326,9 @@ Test(engine, measured_profile_serves_matching_ops) {
   sc.gen.request_rate = 5;
   snprintf(sc.profile, sizeof sc.profile, "%s", path);
   run_ctx *r = run(&sc);
-  cr_assert_gt(r->cost.src_count[OP_GEMM_QKV][SRC_PROFILE], 0);
-  cr_assert_eq(r->cost.src_count[OP_GEMM_QKV][SRC_ROOFLINE], 0);
-  cr_assert_eq(r->cost.src_count[OP_GEMM_O][SRC_PROFILE], 0, "no table for O: roofline");
+  cr_assert_gt(src_count(r, OP_GEMM_QKV, SRC_PROFILE), 0);
+  cr_assert_eq(src_count(r, OP_GEMM_QKV, SRC_ROOFLINE), 0);
+  cr_assert_eq(src_count(r, OP_GEMM_O, SRC_PROFILE), 0, "no table for O: roofline");
   cr_assert(strstr(r->prof.source, "measured profile"));
   double ttft_prof = r->res.sum.ttft_ms.mean;
   done(r);
@@ -333,7 +340,7 @@ Test(engine, measured_profile_serves_matching_ops) {
   snprintf(sc.profile, sizeof sc.profile, "%s", path);
   snprintf(sc.gpu, sizeof sc.gpu, "h100-sxm");
   r = run(&sc);
-  cr_assert_gt(r->cost.src_count[OP_GEMM_QKV][SRC_PROFILE_SCALED], 0);
+  cr_assert_gt(src_count(r, OP_GEMM_QKV, SRC_PROFILE_SCALED), 0);
   cr_assert(strstr(r->prof.source, "scaled to h100-sxm"));
   done(r);
   remove(path);

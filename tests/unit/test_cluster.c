@@ -71,7 +71,7 @@ Test(cluster, random_adversarial_runs_close_every_request_once) {
       w->d.async_scheduling = 0;
     }
     sim_err err = {0, ""};
-    cr_assert_eq(cost_init(&w->cost, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
+    cr_assert_eq(cost_new(&w->cost, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
 
     cluster_cfg cc;
     memset(&cc, 0, sizeof cc);
@@ -126,7 +126,7 @@ Test(cluster, random_adversarial_runs_close_every_request_once) {
     }
     w->tr.hash_block_tokens = 32;
 
-    cr_assert((w->c = cluster_new(&cc, &w->tr, &w->cost, &err)), "%s", err.msg);
+    cr_assert((w->c = cluster_new(&cc, &w->tr, w->cost, &err)), "%s", err.msg);
     cluster_run(w->c);
     if (!limited) {
       cr_assert(w->c->complete, "round %d: the run ends with every request closed", round);
@@ -151,7 +151,7 @@ Test(cluster, random_adversarial_runs_close_every_request_once) {
       cr_assert_eq(kv_num_free(w->c->reps[ri].s.kv), cc.kv_blocks, "round %d replica %u", round, ri);
     cluster_free(w->c);
     trace_free(&w->tr);
-    cost_deinit(&w->cost);
+    cost_free(w->cost);
     free(w);
   }
 }
@@ -175,7 +175,7 @@ Test(cluster, pipeline_overlaps_consecutive_batches) {
     w->d.pp = pp;
     w->d.async_scheduling = 0;
     sim_err err = {0, ""};
-    cr_assert_eq(cost_init(&w->cost, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
+    cr_assert_eq(cost_new(&w->cost, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
     cluster_cfg cc;
     memset(&cc, 0, sizeof cc);
     cc.replicas = 1;
@@ -186,7 +186,7 @@ Test(cluster, pipeline_overlaps_consecutive_batches) {
     trace_init(&w->tr);
     trace_push(&w->tr, 0, 512, 1, 0, NULL, 0);
     trace_push(&w->tr, 0, 512, 1, 0, NULL, 0);
-    cr_assert((w->c = cluster_new(&cc, &w->tr, &w->cost, &err)), "%s", err.msg);
+    cr_assert((w->c = cluster_new(&cc, &w->tr, w->cost, &err)), "%s", err.msg);
     cluster_run(w->c);
     cr_assert(w->c->complete);
     cr_assert_eq(w->c->reps[0].steps, 2);
@@ -197,7 +197,7 @@ Test(cluster, pipeline_overlaps_consecutive_batches) {
       batch_desc b = {.num_tokens = 512, .num_seqs = 1, .num_sample = 1, .num_prefill = 1,
                       .prefills = &(prefill_chunk){512, 0}};
       step_cost sc;
-      cost_step(&w->cost, &b, &sc);
+      cost_step(w->cost, &b, &sc);
       double stage = fmax(sc.stage_ns[0], sc.stage_ns[1]);
       cr_assert_leq((double)gap[1], stage + 2, "the second batch trails by at most one stage (%g ns)",
                     stage);
@@ -205,7 +205,7 @@ Test(cluster, pipeline_overlaps_consecutive_batches) {
     }
     cluster_free(w->c);
     trace_free(&w->tr);
-    cost_deinit(&w->cost);
+    cost_free(w->cost);
     free(w);
   }
   cr_assert_lt(gap[1], gap[0] * 6 / 10, "pp 2: %lld ns between the first tokens, pp 1: %lld ns", (long long)gap[1],
@@ -231,7 +231,7 @@ Test(cluster, dp_lockstep_ranks_step_together) {
     w->d.dp = 2;
     w->d.async_scheduling = 0;
     sim_err err = {0, ""};
-    cr_assert_eq(cost_init(&w->cost, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
+    cr_assert_eq(cost_new(&w->cost, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
     cluster_cfg cc;
     memset(&cc, 0, sizeof cc);
     cc.replicas = 2;
@@ -245,7 +245,7 @@ Test(cluster, dp_lockstep_ranks_step_together) {
     trace_init(&w->tr);
     trace_push(&w->tr, 0, 4000, 2, 0, NULL, 0);
     trace_push(&w->tr, 0, 16, 2, 0, NULL, 0);
-    cr_assert((w->c = cluster_new(&cc, &w->tr, &w->cost, &err)), "%s", err.msg);
+    cr_assert((w->c = cluster_new(&cc, &w->tr, w->cost, &err)), "%s", err.msg);
     cluster_run(w->c);
     cr_assert(w->c->complete);
     cr_assert_eq(w->c->reqs[0].replica, 0);
@@ -262,7 +262,7 @@ Test(cluster, dp_lockstep_ranks_step_together) {
     }
     cluster_free(w->c);
     trace_free(&w->tr);
-    cost_deinit(&w->cost);
+    cost_free(w->cost);
     free(w);
   }
   cr_assert_lt(first1[0] * 3, first0[0], "independent ranks: the short prompt's first token comes far earlier");

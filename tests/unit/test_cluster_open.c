@@ -63,7 +63,7 @@ static void setup(world *w, rng *r, cluster_cfg *cc, bool tiny_pool) {
   w->e.async_scheduling = rng_below(r, 2);
   w->d = tu_deploy(4, DT_BF16);
   sim_err err = {0, ""};
-  cr_assert_eq(cost_init(&w->cost, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(cost_new(&w->cost, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
   memset(cc, 0, sizeof *cc);
   cc->replicas = 1 + (uint32_t)rng_below(r, 3);
   cc->router = (route_policy)rng_below(r, 3);
@@ -83,7 +83,7 @@ static void setup(world *w, rng *r, cluster_cfg *cc, bool tiny_pool) {
 static seen *open_world(world *w, const cluster_cfg *cc) {
   trace_init(&w->tr);
   sim_err err = {0, ""};
-  cr_assert((w->c = cluster_new(cc, &w->tr, &w->cost, &err)), "%s", err.msg);
+  cr_assert((w->c = cluster_new(cc, &w->tr, w->cost, &err)), "%s", err.msg);
   seen *s = calloc(1, sizeof *s);
   s->c = w->c;
   cluster_hooks hk = {s, on_tokens, on_closed};
@@ -106,13 +106,13 @@ Test(cluster_open, same_arrivals_same_timings_as_the_batch_run) {
       trace_push(&w->tr, t, 1 + (uint32_t)rng_below(&r, 2000), 1 + (uint32_t)rng_below(&r, 300), 0, NULL, 0);
     }
     sim_err err = {0, ""};
-    cr_assert((w->c = cluster_new(&cc, &w->tr, &w->cost, &err)), "%s", err.msg);
+    cr_assert((w->c = cluster_new(&cc, &w->tr, w->cost, &err)), "%s", err.msg);
     cluster_run(w->c);
     cr_assert(w->c->complete);
 
     /* the same deployment, open, fed the arrivals one instant at a time */
     trace_init(&o->tr);
-    cr_assert((o->c = cluster_new(&cc, &o->tr, &w->cost, &err)), "%s", err.msg);
+    cr_assert((o->c = cluster_new(&cc, &o->tr, w->cost, &err)), "%s", err.msg);
     seen *s = calloc(1, sizeof *s);
     s->c = o->c;
     cluster_hooks hk = {s, on_tokens, on_closed};
@@ -147,7 +147,7 @@ Test(cluster_open, same_arrivals_same_timings_as_the_batch_run) {
     cluster_free(w->c);
     trace_free(&w->tr);
     trace_free(&o->tr);
-    cost_deinit(&w->cost);
+    cost_free(w->cost);
     free(s);
     free(w);
     free(o);
@@ -218,7 +218,7 @@ Test(cluster_open, aborts_in_every_state_leak_nothing) {
                   open_max);
     cluster_free(c);
     trace_free(&w->tr);
-    cost_deinit(&w->cost);
+    cost_free(w->cost);
     free(s);
     free(w);
   }
@@ -281,7 +281,7 @@ Test(cluster_open, prompt_ids_share_blocks_across_requests) {
   cr_assert_lt(c->cap_ids, 3000u * 16u, "compacted: %zu ids allocated for 48,000 written", c->cap_ids);
   cluster_free(c);
   trace_free(&w->tr);
-  cost_deinit(&w->cost);
+  cost_free(w->cost);
   free(s);
   free(w);
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "hw/cost.h"
-#include "hw/cost_impl.h" /* cost__attn_decode_eval, cost__memo_clear: the memo against the formulas */
+#include "hw/cost_inplace.h" /* the model on caller storage, its state: white-box */
 #include "testutil.h"
 
 static model_cfg llama1b(void) { /* Llama-3.2-1B */

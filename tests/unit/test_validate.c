@@ -17,6 +17,7 @@
 
 #include "config/cfg.h"
 #include "hw/cost.h"
+#include "hw/cost_inplace.h" /* models on caller storage */
 #include "runner/profsel.h"
 #include "testutil.h"
 #include "validate/validate.h"
