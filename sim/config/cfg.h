@@ -54,6 +54,17 @@ typedef struct model_cfg {
   uint32_t sliding_window;  /* tokens; 0 = none */
   uint32_t sliding_layers;  /* layers with a window */
   uint8_t sliding_mask[32]; /* bit i: layer i has a window (layers < 256) */
+  /* linear-attention layers (layer_types "linear_attention": Gated DeltaNet, Qwen3-Next / Qwen3.5). Such a
+     layer keeps no KV cache: each sequence holds a fixed-size recurrent state (v_heads x k_dim x v_dim in
+     lin_state_dtype, HF mamba_ssm_dtype) and a short-convolution state ((lin_conv - 1) x conv channels, conv
+     channels = 2 k_heads k_dim + v_heads v_dim, in the activation dtype). Projections: in_proj N = 2 k_heads
+     k_dim + 2 v_heads v_dim (q, k, v, the output gate z) + 2 v_heads (beta, the decay a), K = H; out_proj
+     N = H, K = v_heads v_dim. Heads split over TP (vLLM/SGLang qwen3_next.py) */
+  uint32_t lin_layers;      /* layers of linear attention; the others are full (or sliding) attention */
+  uint8_t lin_mask[32];     /* bit i: layer i is linear attention (layers < 256) */
+  uint32_t lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv; /* linear_num_key_heads, ..., kernel size */
+  sim_dtype lin_state_dtype; /* the recurrent state's dtype: mamba_ssm_dtype, else the model's own */
+  bool attn_out_gate;       /* attn_output_gate: q_proj also emits a sigmoid gate per query element (Qwen3.5) */
   /* the checkpoint's own quantization (quantization_config.quant_method), the default weights when
      --quantization is not given, as vLLM loads it: fp8 -> DT_FP8, mxfp4 -> DT_INT4 (4-bit weights with a
      scale per 32: run weight-only on GPUs without FP4 tensor cores) */
@@ -198,6 +209,11 @@ typedef struct engine_cfg {
   double runtime_overhead_bytes;     /* CUDA context, NCCL buffers, allocator slack */
   double cuda_graph_bytes;           /* CUDA graph memory pool */
   double activation_scale;           /* multiplier on the analytic activation peak */
+  /* linear-attention (recurrent) states of hybrid models: 0 = the engine holds a state for each of max_num_seqs
+     sequences (TensorRT-LLM's MambaCacheManager is sized by max_batch_size); r > 0 = the memory left after
+     weights, activations and graphs is split r : 1 between states and the KV cache, and the running requests
+     are capped at the states that fit (SGLang's mamba_full_memory_ratio, default 0.9) */
+  double state_memory_ratio;
 } engine_cfg;
 
 /* Token routing of mixture-of-experts layers, as the kernel database measured
@@ -308,6 +324,10 @@ uint32_t cfg_model_sliding_layers_in(const model_cfg *m, uint32_t first, uint32_
 bool cfg_model_is_moe_layer(const model_cfg *m, uint32_t i);
 /* MoE layers among [first, first + n). */
 uint32_t cfg_model_moe_layers_in(const model_cfg *m, uint32_t first, uint32_t n);
+/* Linear-attention layers among layers [first, first + n). */
+uint32_t cfg_model_lin_layers_in(const model_cfg *m, uint32_t first, uint32_t n);
+/* Weights of one linear-attention layer's mixer (no FFN), elements. */
+double cfg_model_lin_layer_params(const model_cfg *m);
 
 /* True when name equals the config's name or one of its aliases, ignoring ASCII case. */
 bool cfg_gpu_has_alias(const gpu_cfg *g, const char *name);

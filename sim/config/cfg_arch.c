@@ -35,10 +35,14 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
   const cJSON *v;
   int n;
   /* refused: the memory plan itself would be wrong */
-  if ((n = count_str(v = get(root, o, "layer_types"), "linear_attention", false)) > 0)
+  if ((n = count_str(v = get(root, o, "layer_types"), "linear_attention", false)) > 0 &&
+      !get(root, o, "linear_num_value_heads"))
     return jx_fail(j, v, NULL, "layer_types",
-                   "%d linear-attention layers (Gated DeltaNet: a fixed-size recurrent state per sequence instead of a "
-                   "KV cache) mixed with full attention: hybrid layers are not modelled yet", n);
+                   "%d linear-attention layers without Gated DeltaNet's linear_* keys: this kind of linear attention "
+                   "is not modelled yet", n);
+  if (n > 0)
+    note(m, "%d Gated DeltaNet layers: their recurrent-state kernels are costed from first principles (no measured "
+            "table is read), and a prefix-cache hit is taken to restore their state with the KV", n);
   if ((v = get(root, o, "linear_attn_config")) != NULL)
     return jx_fail(j, v, NULL, "linear_attn_config",
                    "linear-attention (Kimi Delta Attention) layers mixed with full attention: hybrid layers are not "

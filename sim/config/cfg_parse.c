@@ -27,6 +27,7 @@
 
 #include "config/cfg.h"
 #include "config/cfg_arch.h"
+#include "config/cfg_hf.h"
 #include "config/jsonx.h"
 #include "config/instance.h"
 #include "config/mig.h"
@@ -136,110 +137,6 @@ static void copy_str(char *dst, size_t n, const char *src) {
 
 /* ---- models: Hugging Face config.json ----------------------------------- */
 
-/* HF configs write null for "not set": such a key counts as absent. */
-static const cJSON *hf_get(const cJSON *o, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  return cJSON_IsNull(v) ? NULL : v;
-}
-
-/* Reads a positive integer key; *present says if it was there. */
-static int hf_u32(const jx *j, const cJSON *o, const char *key, bool required, uint32_t *out, bool *present) {
-  bool have = hf_get(o, key) != NULL;
-  if (present) *present = have;
-  if (!have) return required ? jx_fail(j, NULL, NULL, key, "missing required key") : SIM_OK;
-  return jx_u32(j, o, NULL, key, out, 0, INFINITY, JX_GT);
-}
-
-static int hf_bool(const jx *j, const cJSON *o, const char *key, bool *out, bool *present) {
-  bool have = hf_get(o, key) != NULL;
-  if (present) *present = have;
-  return have ? jx_bool(j, o, NULL, key, out) : SIM_OK;
-}
-
-/* Keys that give the routed experts of a mixture-of-experts model. */
-static const char *const moe_keys[] = {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"};
-
-bool cfg_model_is_moe_layer(const model_cfg *m, uint32_t i) {
-  if (!m->experts || i >= m->layers || i < m->moe_first_dense) return false;
-  if (m->moe_freq > 1 && i % m->moe_freq) return false;
-  if (m->moe_step > 1 && (i + 1) % m->moe_step) return false;
-  for (uint32_t k = 0; k < m->n_mlp_only; k++)
-    if (m->mlp_only[k] == i) return false;
-  return true;
-}
-
-uint32_t cfg_model_sliding_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
-  uint32_t c = 0;
-  for (uint32_t i = first; i < first + n && i < m->layers && i < 256; i++)
-    c += (m->sliding_mask[i / 8] >> (i % 8)) & 1u;
-  return c;
-}
-
-uint32_t cfg_model_moe_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
-  uint32_t c = 0;
-  for (uint32_t i = first; i < first + n && i < m->layers; i++) c += cfg_model_is_moe_layer(m, i);
-  return c;
-}
-
-/* The mixture-of-experts keys of the Hugging Face configs (Mixtral, Qwen2/3-MoE,
- * DeepSeek-V2/V3, Llama-4): experts, top-k, the expert and shared-expert
- * sizes and which layers are MoE blocks. */
-static int moe_from(const jx *j, const cJSON *o, model_cfg *m) {
-  m->moe_freq = m->moe_step = 1;
-  const char *key = NULL;
-  for (size_t i = 0; i < SIM_ARRAY_LEN(moe_keys) && !key; i++) {
-    const cJSON *v = hf_get(o, moe_keys[i]);
-    if (cJSON_IsNumber(v) && v->valuedouble > 1) key = moe_keys[i];
-  }
-  if (!key) return SIM_OK;
-  int rc;
-  if ((rc = hf_u32(j, o, key, true, &m->experts, NULL))) return rc;
-  if ((rc = hf_u32(j, o, "num_experts_per_tok", true, &m->experts_per_tok, NULL))) return rc;
-  if (m->experts_per_tok > m->experts)
-    return jx_fail(j, hf_get(o, "num_experts_per_tok"), NULL, "num_experts_per_tok", "%u exceeds %s %u",
-                   m->experts_per_tok, key, m->experts);
-  bool have = false;
-  if ((rc = hf_u32(j, o, "moe_intermediate_size", false, &m->expert_inter, &have))) return rc;
-  if (!have) m->expert_inter = m->intermediate; /* Mixtral, Llama-4, gpt-oss: intermediate_size is the expert's */
-  uint32_t dense = 0, v = 0;
-  if ((rc = hf_u32(j, o, "intermediate_size_mlp", false, &dense, &have))) return rc; /* Llama-4's dense layers */
-  if (have) m->intermediate = dense;
-  /* shared experts: DeepSeek n_shared_experts x moe_intermediate_size; Qwen2-MoE
-   * shared_expert_intermediate_size; Llama-4 one of intermediate_size per MoE block */
-  /* 0 = no shared expert (Qwen3-Coder-480B writes shared_expert_intermediate_size 0) */
-  v = 0;
-  if ((have = hf_get(o, "n_shared_experts") != NULL) &&
-      (rc = jx_u32(j, o, NULL, "n_shared_experts", &v, 0, INFINITY, 0)))
-    return rc;
-  if (have) m->shared_inter = v * m->expert_inter;
-  v = 0;
-  if ((have = hf_get(o, "shared_expert_intermediate_size") != NULL) &&
-      (rc = jx_u32(j, o, NULL, "shared_expert_intermediate_size", &v, 0, INFINITY, 0)))
-    return rc;
-  if (have) m->shared_inter = v;
-  if (!strncmp(m->arch, "llama4", 6)) m->shared_inter = m->expert_inter;
-  if ((rc = hf_u32(j, o, "first_k_dense_replace", false, &m->moe_first_dense, NULL))) return rc;
-  if ((rc = hf_u32(j, o, "moe_layer_freq", false, &v, &have))) return rc;
-  if (have && v) m->moe_freq = v;
-  if ((rc = hf_u32(j, o, "decoder_sparse_step", false, &v, &have))) return rc;
-  if (have && v) m->moe_step = v;
-  if ((rc = hf_u32(j, o, "interleave_moe_layer_step", false, &v, &have))) return rc;
-  if (have && v) m->moe_step = v;
-  const cJSON *mo = hf_get(o, "mlp_only_layers");
-  if (cJSON_IsArray(mo))
-    for (const cJSON *e = mo->child; e; e = e->next) {
-      if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0 && e->valuedouble <= 1e6) ||
-          e->valuedouble != floor(e->valuedouble) || m->n_mlp_only >= SIM_ARRAY_LEN(m->mlp_only))
-        return jx_fail(j, mo, NULL, "mlp_only_layers", "expected at most %zu layer indices (whole numbers 0 to 1e6)",
-                       SIM_ARRAY_LEN(m->mlp_only));
-      m->mlp_only[m->n_mlp_only++] = (uint32_t)e->valuedouble;
-    }
-  m->moe_layers = cfg_model_moe_layers_in(m, 0, m->layers);
-  const cJSON *qc = hf_get(o, "quantization_config");
-  m->fp8_block = cJSON_IsObject(qc) && cJSON_GetObjectItemCaseSensitive(qc, "weight_block_size") != NULL;
-  return SIM_OK;
-}
-
 /* The weights of an llm-compressor (compressed-tensors) checkpoint, as vLLM's compressed_tensors scheme picks
  * them: the format names FP4 packings (nvfp4-pack-quantized: NVFP4; mxfp4-pack-quantized: MXFP4, run as 4-bit
  * weights like gpt-oss's); otherwise the first config group's "weights" say num_bits and type: float 8 bits is
@@ -310,7 +207,9 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   int rc;
   bool have_kv = false, have_hd = false;
   if ((rc = hf_u32(j, o, "hidden_size", true, &m->hidden, NULL))) return rc;
-  if ((rc = hf_u32(j, o, "intermediate_size", true, &m->intermediate, NULL))) return rc;
+  bool have_inter = false; /* optional when every layer is a mixture of experts (Qwen3.5-MoE): checked below */
+  if ((rc = hf_u32(j, o, "intermediate_size", !hf_get(o, "moe_intermediate_size"), &m->intermediate, &have_inter)))
+    return rc;
   if ((rc = hf_u32(j, o, "num_hidden_layers", true, &m->layers, NULL))) return rc;
   if ((rc = hf_u32(j, o, "num_attention_heads", true, &m->q_heads, NULL))) return rc;
   if ((rc = hf_u32(j, o, "num_key_value_heads", false, &m->kv_heads, &have_kv))) return rc;
@@ -361,26 +260,17 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
     m->head_dim = m->hidden / m->q_heads;
   }
 
-  if ((rc = moe_from(j, o, m))) return rc;
-  /* sliding-window layers */
-  const cJSON *lt = hf_get(o, "layer_types");
-  if (cJSON_IsArray(lt)) {
-    uint32_t i = 0;
-    for (const cJSON *e = lt->child; e; e = e->next, i++)
-      if (cJSON_IsString(e) && strstr(e->valuestring, "sliding")) {
-        if (i >= 256 || i >= m->layers)
-          return jx_fail(j, lt, NULL, "layer_types", "a sliding-window layer %u beyond the first 256 of %u", i,
-                         m->layers);
-        m->sliding_mask[i / 8] |= (uint8_t)(1u << (i % 8));
-        m->sliding_layers++;
-      }
-    if (m->sliding_layers && (rc = hf_u32(j, o, "sliding_window", true, &m->sliding_window, NULL))) return rc;
-  }
+  if ((rc = cfg_hf_moe(j, o, m))) return rc;
+  if (!have_inter && m->moe_layers < m->layers)
+    return jx_fail(j, NULL, NULL, "intermediate_size", "missing required key (%u of %u layers are dense)",
+                   m->layers - m->moe_layers, m->layers);
+  if (!have_inter) m->intermediate = m->expert_inter; /* no dense MLP is costed or held (every layer MoE) */
+  if ((rc = cfg_hf_layer_types(j, o, m))) return rc; /* sliding-window and linear-attention layers */
   ckpt_quant_from(o, m);
 
   /* parameter counts (doubles: exact below 2^53) */
   double H = m->hidden, I = m->intermediate, hd = m->head_dim, qh = m->q_heads, kvh = m->kv_heads, V = m->vocab;
-  double attn = H * (qh + 2 * kvh) * hd + qh * hd * H;
+  double attn = H * (qh + 2 * kvh) * hd + qh * hd * H + (m->attn_out_gate ? H * qh * hd : 0);
   if (m->mla) { /* q (through the q_lora bottleneck or direct), the latent + RoPE key, kv_b, o */
     double ql = m->q_lora_rank, kl = m->kv_lora_rank, nope = m->qk_nope_dim, rope = m->qk_rope_dim, v = m->v_head_dim;
     double q = ql > 0 ? H * ql + ql * qh * (nope + rope) : H * qh * (nope + rope);
@@ -392,7 +282,8 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   double per_layer_other = 2 * H + (m->qkv_bias ? (qh + 2 * kvh) * hd : 0); /* 2 RMSNorms, QKV biases */
   if (m->mla) per_layer_other += (double)m->q_lora_rank + m->kv_lora_rank; /* q_a and kv_a norms */
   double moe_block = (double)m->experts * 3 * H * m->expert_inter + 3 * H * m->shared_inter + H * m->experts; /* + router */
-  m->params_total = m->layers * (attn + per_layer_other) + (double)(m->layers - m->moe_layers) * 3 * H * I +
+  m->params_total = (m->layers - m->lin_layers) * attn + m->lin_layers * cfg_model_lin_layer_params(m) +
+                    m->layers * per_layer_other + (double)(m->layers - m->moe_layers) * 3 * H * I +
                     (double)m->moe_layers * moe_block + m->params_embedding + m->params_lm_head + H; /* + final norm */
   return SIM_OK;
 }
@@ -637,6 +528,7 @@ static const kspec engine_specs[] = {
     {"activation_scale", K_NUM, R_POS, true, EOFF(activation_scale), 0, 1},
     {"aliases", K_SPECIAL, R_ANY, false, 0, 0, 0},
     {"fp8_static_activation_scale", K_BOOL, R_ANY, false, EOFF(fp8_static_act_scale), 0, 0},
+    {"state_memory_ratio", K_NUM, R_NONNEG, false, EOFF(state_memory_ratio), 0, 1},
 };
 enum { E_GRAPH_MODE = 3, E_ADMISSION = 13, E_ALIASES = 31 };
 

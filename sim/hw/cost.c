@@ -55,6 +55,7 @@
 #include "config/engver.h"
 #include "hw/cost_decstep.h"
 #include "hw/cost_gemm.h"
+#include "hw/cost_linattn.h"
 #include "hw/cost_inplace.h"
 #include "hw/cost_state.h"
 
@@ -97,7 +98,7 @@ static double kernels_ns(const cost_model *c, double kernels, double bytes) {
 
 static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_memo *r) {
   memset(r, 0, sizeof *r);
-  double L = c->model->layers, Lm = c->model->moe_layers;
+  double L = c->model->layers, Lm = c->model->moe_layers, Ll = c->model->lin_layers;
   for (int op = OP_GEMM_QKV; op <= OP_GEMM_DOWN; op++) {
     cost_src s;
     cost_bound b;
@@ -106,7 +107,7 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
       continue;
     }
     bool ffn = op == OP_GEMM_GATEUP || op == OP_GEMM_DOWN; /* dense layers only */
-    double ns = cost__gemm_eval(c, (cost_op)op, T, &s, &b) * (ffn ? L - Lm : L);
+    double ns = cost__gemm_eval(c, (cost_op)op, T, &s, &b) * (ffn ? L - Lm : L - Ll); /* QKV, O: attention layers */
     r->op_ns[op] += ns;
     r->bound_ns[b] += ns;
     r->src[op] = (uint8_t)s;
@@ -121,6 +122,15 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
     r->op_ns[OP_GEMM_QKV] += (qb + kvb) * L;
     r->bound_ns[b] += qb * L;
     r->bound_ns[b2] += kvb * L;
+  }
+  if (Ll > 0) { /* linear-attention layers' in_proj (q, k, v, gate, b, a) and out_proj */
+    cost_src s;
+    cost_bound b, b2;
+    const model_shard *sh = &c->shard;
+    double in = cost__gemm_shape_eval(c, OP_GEMM_QKV, T, sh->lin_in_n, sh->lin_in_k, false, &s, &b) * Ll;
+    double out = cost__gemm_shape_eval(c, OP_GEMM_O, T, sh->lin_out_n, sh->lin_out_k, false, &s, &b2) * Ll;
+    r->op_ns[OP_GEMM_QKV] += in, r->op_ns[OP_GEMM_O] += out;
+    r->bound_ns[b] += in, r->bound_ns[b2] += out;
   }
   if (Lm > 0 && c->shard.dp <= 1) { /* with data parallelism: per step, from every rank's tokens (dp_moe) */
     cost_src s;
@@ -321,11 +331,28 @@ static exec_mode mode_of(const cost_model *c, const batch_desc *b) {
 
 int cost_graph_mode(const cost_model *c, const batch_desc *b) { return (int)mode_of(c, b); }
 
+/* The linear-attention layers' recurrence (cost_linattn.c): one decode call and one varlen prefill call per
+ * layer, added to the attention ops. Not counted in src_count (a step counts each op's source once: the
+ * full-attention call's); the model's warning says these kernels are priced from first principles. */
+static void linear_attention(cost_model *c, const batch_desc *b, double Ll, step_cost *out) {
+  if (b->num_decode > 0) {
+    add(out, OP_ATTN_DECODE, BOUND_MEMORY, cost__lin_decode(c, b->num_decode) * Ll);
+  }
+  if (b->num_prefill > 0) {
+    uint64_t tokens = 0;
+    for (uint32_t i = 0; i < b->num_prefill; i++) tokens += b->prefills[i].chunk_tokens;
+    cost_bound bd;
+    double ns = cost__lin_prefill(c, tokens, b->num_prefill, &bd);
+    add(out, OP_ATTN_PREFILL, bd, ns * Ll);
+  }
+}
+
 /* Attention of the step: the decode call and every chunk, one varlen call
  * (the per-call floor paid once). */
 static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
-  double L = c->model->layers, Ls = c->model->sliding_layers;
+  double L = c->model->layers, Ls = c->model->sliding_layers, Ll = c->model->lin_layers;
   double sum = 0, largest = 0, slide_dec = 0, slide_pre = 0;
+  if (Ll > 0) linear_attention(c, b, Ll, out);
   uint32_t parts = 0;
   double part_ns[2] = {0, 0}; /* decode, prefill (per layer) */
   cost_bound part_b[2] = {BOUND_MEMORY, BOUND_COMPUTE};
@@ -357,7 +384,7 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
     merged = sum - (parts - 1) * (c->mla_module ? c->mla_floor_ns : c->attn_floor_ns);
     f = (merged < largest ? largest : merged) / sum;
   }
-  double Lf = L - Ls;
+  double Lf = L - Ls - Ll;
   if (part_ns[0] > 0) add(out, OP_ATTN_DECODE, part_b[0], (part_ns[0] * Lf + slide_dec * Ls) * f);
   if (part_ns[1] > 0) add(out, OP_ATTN_PREFILL, part_b[1], (part_ns[1] * Lf + slide_pre * Ls) * f);
 }

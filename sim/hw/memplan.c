@@ -30,6 +30,13 @@
  * CUDA graph pool: engine cuda_graph_bytes, 0 when cuda_graph_max_batch = 0.
  * Runtime: engine runtime_overhead_bytes.
  *
+ * Linear-attention layers (hybrid models, model_cfg lin_*): no KV cache; each sequence holds a recurrent and
+ * a convolution state per layer (memplan_state_bytes_per_seq), set aside before the KV pool is cut: for
+ * max_num_seqs sequences (TensorRT-LLM's MambaCacheManager, sized by max_batch_size; for vLLM, whose hybrid
+ * allocator shares one pool between states and KV blocks, the state of a full batch: an upper bound), or with
+ * an engine state_memory_ratio r > 0 the fraction r / (1 + r) of what is left, as many states as fit, which
+ * then caps the running requests (SGLang's _handle_max_mamba_cache, mamba_full_memory_ratio 0.9).
+ *
  * Refusals, in order (each fills *p, fits = false, kv_blocks = 0):
  *   weights alone exceed the budget; nothing left for the KV pool; the pool
  *   holds fewer than max_model_len tokens. Sizes are printed in GiB (2^30). */
@@ -69,8 +76,12 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
      router (gate) unquantized (checkpoints keep it out of quantization) */
   double experts = (double)s.local_experts * 3.0 * H * s.expert_inter + 3.0 * H * s.shared_inter;
   double attn_b = m->attn_unquantized ? ab : wb; /* a checkpoint that keeps its attention unquantized */
-  double w = layers * attn * attn_b + ((layers - moe) * mlp + moe * experts) * wb + moe * H * s.experts * ab;
-  if (m->qkv_bias) w += layers * (double)s.n[SG_QKV] * ab;
+  uint32_t lin = cfg_model_lin_layers_in(m, first_layer, layers); /* Gated DeltaNet mixers instead of attention */
+  double lin_w = (double)s.lin_in_n * s.lin_in_k + (double)s.lin_out_n * s.lin_out_k;
+  double lin_small = (double)s.lin_conv_ch * m->lin_conv + 2.0 * s.lin_v_heads + m->lin_v_dim; /* conv, A, dt, norm */
+  double w = (layers - lin) * attn * attn_b + lin * (lin_w * wb + lin_small * ab) +
+             ((layers - moe) * mlp + moe * experts) * wb + moe * H * s.experts * ab;
+  if (m->qkv_bias) w += (layers - lin) * (double)s.n[SG_QKV] * ab;
   double vocab_mats = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);
   if (first && last && m->tied_embeddings) vocab_mats = 1.0;
   w += V * H * ab * vocab_mats;
@@ -94,7 +105,28 @@ double memplan_active_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
 double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d) {
   model_shard s;
   shard_init(&s, m, d->tp);
-  return (double)m->layers * shard_kv_elems(&s) * dtype_bytes(d->kv_dtype);
+  return (double)(m->layers - m->lin_layers) * shard_kv_elems(&s) * dtype_bytes(d->kv_dtype);
+}
+
+double memplan_state_bytes_per_seq(const model_cfg *m, const deploy_cfg *d, uint32_t first_layer, uint32_t layers) {
+  uint32_t lin = cfg_model_lin_layers_in(m, first_layer, layers);
+  if (!lin) return 0;
+  model_shard s;
+  shard_init(&s, m, d->tp);
+  return lin * (s.lin_state_elems * dtype_bytes(m->lin_state_dtype) + s.lin_conv_elems * dtype_bytes(d->act_dtype));
+}
+
+/* The recurrent states of a stage's linear-attention layers, out of the memory `rest` left for KV and states:
+ * how many sequences get one (*slots) and the bytes set aside. */
+static double state_reserve(const engine_cfg *e, const deploy_cfg *d, double per_seq, double rest, uint32_t *slots) {
+  if (per_seq <= 0) return *slots = UINT32_MAX, 0.0;
+  if (e->state_memory_ratio > 0) { /* SGLang _handle_max_mamba_cache: budget = rest r / (1 + r), all of it states */
+    double r = e->state_memory_ratio, n = rest > 0 ? floor(rest * r / (1.0 + r) / per_seq) : 0;
+    *slots = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+    return n * per_seq;
+  }
+  *slots = d->max_num_seqs; /* a state for every sequence the scheduler may run */
+  return (double)d->max_num_seqs * per_seq;
 }
 
 /* The profile run's peak: one layer's live tensors at max_num_batched_tokens,
@@ -124,6 +156,28 @@ static void fmt_thousands(char *buf, size_t n, uint64_t v) {
     buf[o++] = raw[i];
   }
   buf[o] = 0;
+}
+
+/* Nothing (or no state for one sequence) left for the KV cache: the refusal with every term of the budget. */
+static int refuse_no_kv(const mem_plan *p, const char *who, const char *larger, sim_err *err) {
+  if (p->state_bytes_per_seq > 0 && p->state_slots == 0)
+    return sim_errf(err, SIM_EINPUT,
+                    "%s: no room for one sequence's linear-attention state (%.1f MiB per GPU): %.1f GiB left after "
+                    "weights, activations, CUDA graphs and runtime; %s or --quantization",
+                    who, p->state_bytes_per_seq / (1024.0 * 1024.0), (p->kv_bytes + p->state_bytes) / GIB, larger);
+  char states[192] = "";
+  if (p->window_bytes > 0) /* the sliding-window layers' windows, set aside before the pool */
+    snprintf(states, sizeof states, " - sliding windows %.1f GiB (max_num_seqs sequences)", p->window_bytes / GIB);
+  if (p->state_bytes > 0)
+    snprintf(states + strlen(states), sizeof states - strlen(states),
+             " - linear-attention states %.1f GiB (%u sequences)", p->state_bytes / GIB, p->state_slots);
+  return sim_errf(err, SIM_EINPUT,
+                  "%s: no memory left for the KV cache: budget %.1f GiB - weights %.1f GiB - activations %.1f "
+                  "GiB - CUDA graphs %.1f GiB - runtime %.1f GiB%s = %.1f GiB per GPU; %s or --quantization, "
+                  "lower --max-num-batched-tokens%s or raise --gpu-memory-utilization",
+                  who, p->budget_bytes / GIB, p->weights_bytes / GIB, p->activation_bytes / GIB,
+                  p->cuda_graph_bytes / GIB, p->runtime_bytes / GIB, states, p->kv_bytes / GIB, larger,
+                  p->state_bytes > 0 || p->window_bytes > 0 ? ", lower --max-num-seqs" : "");
 }
 
 int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e,
@@ -160,12 +214,18 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
        sized by the full-attention layers, and every sequence's window of the sliding ones (plus a block of
        slack) is set aside for max_num_seqs sequences */
     uint32_t Lsl = cfg_model_sliding_layers_in(m, first_layer, L);
+    double win = 0;
     if (Lsl) {
       double seqs = d->max_num_seqs;
       double win_blocks = ceil((double)m->sliding_window / block) + 1.0;
-      kv -= seqs * win_blocks * block * kv_layer_token * Lsl;
+      win = seqs * win_blocks * block * kv_layer_token * Lsl;
+      kv -= win;
     }
-    double per_block = kv_layer_token * (L - Lsl) * block;
+    uint32_t Llin = cfg_model_lin_layers_in(m, first_layer, L), slots;
+    double per_seq = memplan_state_bytes_per_seq(m, d, first_layer, L);
+    double states = state_reserve(e, d, per_seq, kv, &slots);
+    kv -= states;
+    double per_block = kv_layer_token * (L - Lsl - Llin) * block;
     double blocks = kv > 0 ? floor(kv / per_block) - 1.0 : -1.0;
     p->stage_layers[s] = L;
     p->stage_weights_bytes[s] = w;
@@ -178,7 +238,11 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
       p->weights_bytes = w;
       p->activation_bytes = act;
       p->kv_bytes = kv;
-      p->kv_bytes_per_token = kv_layer_token * (L - cfg_model_sliding_layers_in(m, first_layer, L));
+      p->kv_bytes_per_token = kv_layer_token * (L - Lsl - Llin);
+      p->state_bytes_per_seq = per_seq;
+      p->state_bytes = states;
+      p->state_slots = slots;
+      p->window_bytes = win;
     }
   }
   p->kv_bytes_per_block = p->kv_bytes_per_token * block;
@@ -195,13 +259,8 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
                     "%.2f); %s%s or --quantization",
                     who, p->weights_bytes / GIB, p->budget_bytes / GIB, p->device_bytes / GIB, util, larger,
                     g->mig_parent[0] ? "" : ", --pipeline-parallel-size");
-  if (p->kv_bytes <= 0)
-    return sim_errf(err, SIM_EINPUT,
-                    "%s: no memory left for the KV cache: budget %.1f GiB - weights %.1f GiB - activations %.1f "
-                    "GiB - CUDA graphs %.1f GiB - runtime %.1f GiB = %.1f GiB per GPU; %s or --quantization, "
-                    "lower --max-num-batched-tokens or raise --gpu-memory-utilization",
-                    who, p->budget_bytes / GIB, p->weights_bytes / GIB, p->activation_bytes / GIB,
-                    p->cuda_graph_bytes / GIB, p->runtime_bytes / GIB, p->kv_bytes / GIB, larger);
+  if (p->kv_bytes <= 0 || (p->state_bytes_per_seq > 0 && p->state_slots == 0))
+    return refuse_no_kv(p, who, larger, err);
 
   uint32_t nblocks = p->stage_kv_blocks[p->binding_stage];
   uint64_t tokens = (uint64_t)nblocks * block;
@@ -234,6 +293,11 @@ void memplan_write_json(jw *m, const char *key, const mem_plan *p) {
   jw_u64(m, "kv_blocks", p->kv_blocks);
   jw_u64(m, "kv_tokens", p->kv_tokens);
   jw_u64(m, "block_size", p->block_tokens);
+  if (p->state_bytes_per_seq > 0) { /* a hybrid model's linear-attention states */
+    jw_num(m, "linear_attention_state_mib_per_seq", p->state_bytes_per_seq / (1024.0 * 1024.0));
+    jw_num(m, "linear_attention_states_gib", p->state_bytes / gib);
+    jw_u64(m, "linear_attention_state_slots", p->state_slots);
+  }
   if (p->pp > 1) {
     jw_arr(m, "pipeline_stages");
     for (uint32_t k = 0; k < p->pp; k++) {

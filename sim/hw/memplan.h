@@ -41,6 +41,11 @@ typedef struct mem_plan {
   uint32_t max_model_len;     /* tokens */
   double max_concurrency_at_max_len; /* kv_tokens / max_model_len, like vLLM's log line */
   double weights_total_bytes; /* whole model, all GPUs */
+  /* linear-attention (recurrent) states of a hybrid model (0 / UINT32_MAX slots without): per sequence, set
+     aside, and the sequences that get one, which caps the running batch (engine state_memory_ratio) */
+  double state_bytes_per_seq, state_bytes;
+  uint32_t state_slots;
+  double window_bytes; /* the sliding-window layers' windows of max_num_seqs sequences, set aside (0 without) */
   /* pipeline parallelism: each stage (a TP group of consecutive layers) sizes its own pool and the engine
      uses the smallest; the per-GPU fields above describe binding_stage */
   uint32_t pp;                          /* stages (1 without pipeline parallelism) */
@@ -66,5 +71,7 @@ double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d);
  * MoE layer). */
 double memplan_active_weight_bytes(const model_cfg *m, const deploy_cfg *d);
 double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d);
+/* Recurrent-state bytes one sequence holds on a GPU for the linear-attention layers among [first, first + n). */
+double memplan_state_bytes_per_seq(const model_cfg *m, const deploy_cfg *d, uint32_t first_layer, uint32_t layers);
 
 #endif

@@ -40,6 +40,16 @@ void shard_init_dp(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t dp,
   s->local_experts = m->experts / s->ep;
   s->expert_inter = (m->expert_inter + s->moe_tp - 1) / s->moe_tp;
   s->shared_inter = (m->shared_inter + t - 1) / t;
+  if (m->attn_out_gate) s->n[SG_QKV] += s->q_heads * m->head_dim;
+  if (m->lin_layers) {
+    uint32_t kh = (m->lin_k_heads + t - 1) / t, vh = (m->lin_v_heads + t - 1) / t;
+    s->lin_k_heads = kh, s->lin_v_heads = vh;
+    s->lin_conv_ch = 2 * kh * m->lin_k_dim + vh * m->lin_v_dim;
+    s->lin_in_n = s->lin_conv_ch + vh * m->lin_v_dim + 2 * vh, s->lin_in_k = m->hidden;
+    s->lin_out_n = m->hidden, s->lin_out_k = vh * m->lin_v_dim;
+    s->lin_state_elems = (double)vh * m->lin_k_dim * m->lin_v_dim;
+    s->lin_conv_elems = (double)(m->lin_conv - 1) * s->lin_conv_ch;
+  }
   if (m->mla) {
     uint32_t hg = s->q_heads, ql = m->q_lora_rank, rope = m->qk_rope_dim, nope = m->qk_nope_dim;
     s->mla = true;

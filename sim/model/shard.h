@@ -18,6 +18,7 @@
  *     DOWN     N = H,                             K = inter
  *     LM_HEAD  N = vocab,                         K = H
  * KV cache per token per layer: 2 kv_heads head_dim elements.
+ * attn_output_gate (Qwen3.5): QKV N also holds the gate, q_heads head_dim more.
  * Ownership: plain values. */
 #ifndef SIM_SHARD_H
 #define SIM_SHARD_H
@@ -56,6 +57,13 @@ typedef struct model_shard {
   uint32_t kv_lora, v_dim; /* latent rank, value head dim */
   uint32_t qb_n, qb_k;     /* q_b_proj (or the direct q_proj when there is no q_lora): N = heads_g (nope + rope) */
   uint32_t kvb_n, kvb_k;   /* kv_b_proj: N = heads_g (nope + v), K = kv_lora */
+  /* Gated DeltaNet layers (model_cfg lin_*; 0 without): heads split over TP like attention heads */
+  uint32_t lin_k_heads, lin_v_heads; /* per GPU: ceil(heads / tp) */
+  uint32_t lin_in_n, lin_in_k;       /* in_proj: N = 2 kh k_dim + 2 vh v_dim + 2 vh, K = H */
+  uint32_t lin_out_n, lin_out_k;     /* out_proj: N = H, K = vh v_dim */
+  uint32_t lin_conv_ch;              /* short-convolution channels: 2 kh k_dim + vh v_dim */
+  double lin_state_elems;            /* recurrent state per sequence and layer: vh k_dim v_dim */
+  double lin_conv_elems;             /* convolution state per sequence and layer: (kernel - 1) conv_ch */
 } model_shard;
 
 /* From raw dimensions (tp 0 means 1). */

@@ -223,6 +223,20 @@ static void compare_layouts(plan_result *p, const scenario *sc, prof_sel *ps) {
   }
 }
 
+/* The largest decode batch at the context the plan asks about, and what limits it. */
+static void largest_batch(plan_result *p, const deploy_cfg *d) {
+  uint32_t block = p->mem.block_tokens ? p->mem.block_tokens : 16;
+  p->blocks_per_seq = (p->opts.context_tokens + block - 1) / block;
+  p->max_batch_memory = p->fits ? p->mem.kv_blocks / p->blocks_per_seq : 0;
+  uint64_t mb = p->max_batch_memory;
+  p->batch_limit = "memory capacity (KV cache)";
+  if (d->max_num_seqs < mb) mb = d->max_num_seqs, p->batch_limit = "max_num_seqs";
+  if (p->mem.state_bytes_per_seq > 0 && p->mem.state_slots < mb)
+    mb = p->mem.state_slots, p->batch_limit = "linear-attention states";
+  if (d->max_num_batched_tokens < mb) mb = d->max_num_batched_tokens, p->batch_limit = "max_num_batched_tokens";
+  p->max_batch = (uint32_t)mb;
+}
+
 int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_err *err) {
   memset(p, 0, sizeof *p);
   p->opts = *opts;
@@ -290,14 +304,7 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
     }
   }
 
-  uint32_t block = p->mem.block_tokens ? p->mem.block_tokens : 16;
-  p->blocks_per_seq = (p->opts.context_tokens + block - 1) / block;
-  p->max_batch_memory = p->fits ? p->mem.kv_blocks / p->blocks_per_seq : 0;
-  uint64_t mb = p->max_batch_memory;
-  p->batch_limit = "memory capacity (KV cache)";
-  if (d->max_num_seqs < mb) mb = d->max_num_seqs, p->batch_limit = "max_num_seqs";
-  if (d->max_num_batched_tokens < mb) mb = d->max_num_batched_tokens, p->batch_limit = "max_num_batched_tokens";
-  p->max_batch = (uint32_t)mb;
+  largest_batch(p, d);
 
   decode_step(c, 1, p->opts.context_tokens, &p->decode1);
   if (p->max_batch) decode_step(c, p->max_batch, p->opts.context_tokens, &p->decode_max);
@@ -430,6 +437,12 @@ void plan_print(const plan_result *p, FILE *f) {
   fprintf(f, "  %-44s %8.1f GiB\n", act, m->activation_bytes / GIB);
   fprintf(f, "  %-44s %8.1f GiB\n", "CUDA graph pool", m->cuda_graph_bytes / GIB);
   fprintf(f, "  %-44s %8.1f GiB\n", "runtime (CUDA context, NCCL, allocator)", m->runtime_bytes / GIB);
+  if (m->state_bytes_per_seq > 0) {
+    char st[96];
+    snprintf(st, sizeof st, "linear-attention states (%u x %.1f MiB)", m->state_slots,
+             m->state_bytes_per_seq / (1024.0 * 1024.0));
+    fprintf(f, "  %-44s %8.1f GiB\n", st, m->state_bytes / GIB);
+  }
   fprintf(f, "  %-44s %8.1f GiB%s\n", "KV cache", m->kv_bytes / GIB, m->kv_bytes <= 0 ? "  (nothing left)" : "");
   fprintf(f, "  %-44s %8.0f bytes (%.1f KiB)\n", "KV cache per token", m->kv_bytes_per_token,
           m->kv_bytes_per_token / 1024);

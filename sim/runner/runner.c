@@ -91,7 +91,10 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
    * forward on a rank with nothing to do); a dense model's DP ranks are independent engines */
   cc.dp_lockstep = deploy_dp(&r->deploy) > 1 && r->model.moe_layers > 0;
   cc.router = deploy_dp(&r->deploy) > 1 ? ROUTE_LEAST_OUTSTANDING : r->deploy.router;
-  cc.sched.max_num_seqs = r->deploy.max_num_seqs;
+  /* a hybrid model runs no more sequences than it has linear-attention states for (memplan) */
+  cc.sched.max_num_seqs = r->deploy.max_num_seqs < r->plan.state_slots || r->plan.state_bytes_per_seq <= 0
+                              ? r->deploy.max_num_seqs
+                              : r->plan.state_slots;
   cc.sched.max_num_batched_tokens = r->deploy.max_num_batched_tokens;
   cc.sched.long_prefill_token_threshold = r->deploy.long_prefill_token_threshold;
   cc.sched.chunked_prefill = r->deploy.enable_chunked_prefill != 0;

@@ -999,7 +999,7 @@ Test(config, fp8_without_fp8_tensor_cores_is_weight_only_in_vllm) {
 }
 
 /* Architecture features servesim does not model: refused naming the key and the feature where the memory plan
- * would be wrong (hybrid linear-attention / Mamba layers, per-layer blocks, compressed attention, Gemma 4's MoE
+ * would be wrong (linear-attention layers of a kind other than Gated DeltaNet, Mamba layers, per-layer blocks, compressed attention, Gemma 4's MoE
  * block, a per-layer MoE list), read with a warning where only a cost is approximated (DeepSeek sparse
  * attention's indexer); Python's Infinity in a config.json is read, not a parse error. */
 Test(config, unmodelled_architecture_features_are_named) {
@@ -1009,7 +1009,7 @@ Test(config, unmodelled_architecture_features_are_named) {
     const char *extra, *key, *says;
   } refused[] = {
       {"\"layer_types\": [\"linear_attention\", \"linear_attention\", \"linear_attention\", \"full_attention\"]",
-       "layer_types", "3 linear-attention layers"},
+       "layer_types", "3 linear-attention layers without Gated DeltaNet's linear_* keys"},
       {"\"linear_attn_config\": {\"kda_layers\": [1, 2]}", "linear_attn_config", "Kimi Delta Attention"},
       {"\"hybrid_override_pattern\": \"M-M*\"", "hybrid_override_pattern", "2 Mamba-2 layers"},
       {"\"layers_block_type\": [\"mamba\", \"attention\", \"moe\", \"mamba\"]", "layers_block_type", "2 Mamba layers"},
@@ -1034,7 +1034,8 @@ Test(config, unmodelled_architecture_features_are_named) {
   model_cfg m;
   sim_err e = {0};
   cr_assert_eq(cfg_model_parse(&m, js, "mm.json", &e), SIM_EINPUT);
-  cr_assert(strstr(e.msg, "hybrid layers are not modelled yet"), "%s", e.msg);
+  cr_assert(strstr(e.msg, "linear-attention layers without Gated DeltaNet") && strstr(e.msg, "not modelled yet"), "%s",
+            e.msg);
   /* warned: DeepSeek sparse attention */
   snprintf(js, sizeof js, "{%s, \"index_topk\": 2048}", base);
   cr_assert_eq(cfg_model_parse(&m, js, "dsa.json", &e), SIM_OK, "%s", e.msg);

@@ -1,0 +1,192 @@
+/* cfg_layers.c: what a Hugging Face config.json says about a model's layers: the reading helpers for its keys
+ * (null counts as absent), the mixture-of-experts keys and which layers are MoE blocks, sliding-window and
+ * linear-attention (Gated DeltaNet) layers, and the per-layer predicates cfg.h declares. Part of the model
+ * reader (cfg_parse.c: model_from), split along cfg_hf.h. */
+#include <math.h>
+#include <string.h>
+
+#include "config/cfg.h"
+#include "config/cfg_hf.h"
+
+/* HF configs write null for "not set": such a key counts as absent. */
+const cJSON *hf_get(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNull(v) ? NULL : v;
+}
+
+/* Reads a positive integer key; *present says if it was there. */
+int hf_u32(const jx *j, const cJSON *o, const char *key, bool required, uint32_t *out, bool *present) {
+  bool have = hf_get(o, key) != NULL;
+  if (present) *present = have;
+  if (!have) return required ? jx_fail(j, NULL, NULL, key, "missing required key") : SIM_OK;
+  return jx_u32(j, o, NULL, key, out, 0, INFINITY, JX_GT);
+}
+
+int hf_bool(const jx *j, const cJSON *o, const char *key, bool *out, bool *present) {
+  bool have = hf_get(o, key) != NULL;
+  if (present) *present = have;
+  return have ? jx_bool(j, o, NULL, key, out) : SIM_OK;
+}
+
+/* Keys that give the routed experts of a mixture-of-experts model. */
+uint32_t cfg_model_lin_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
+  uint32_t c = 0;
+  for (uint32_t i = first; i < first + n && i < m->layers && i < 256; i++) c += (m->lin_mask[i / 8] >> (i % 8)) & 1u;
+  return c;
+}
+
+double cfg_model_lin_layer_params(const model_cfg *m) {
+  double H = m->hidden, kd = (double)m->lin_k_heads * m->lin_k_dim, vd = (double)m->lin_v_heads * m->lin_v_dim;
+  double conv_ch = 2 * kd + vd;
+  return H * (2 * kd + 2 * vd + 2.0 * m->lin_v_heads) /* in_proj: q, k, v, z and b, a */
+         + vd * H                                     /* out_proj */
+         + conv_ch * m->lin_conv                      /* depthwise short convolution */
+         + 2.0 * m->lin_v_heads + m->lin_v_dim;       /* A_log, dt_bias, the gated RMSNorm */
+}
+
+/* Gated DeltaNet layers (layer_types "linear_attention", Qwen3-Next / Qwen3.5): which layers, the heads and
+ * the state's dtype. Other linear-attention kinds are refused by cfg_arch_check before this runs. */
+static int linear_attention_from(const jx *j, const cJSON *o, model_cfg *m) {
+  int rc;
+  bool gate = false, have_gate = false;
+  if ((rc = hf_bool(j, o, "attn_output_gate", &gate, &have_gate))) return rc;
+  m->attn_out_gate = have_gate && gate;
+  const cJSON *lt = hf_get(o, "layer_types");
+  if (!cJSON_IsArray(lt)) return SIM_OK;
+  uint32_t i = 0;
+  for (const cJSON *e = lt->child; e; e = e->next, i++)
+    if (cJSON_IsString(e) && !strcmp(e->valuestring, "linear_attention")) {
+      if (i >= 256 || i >= m->layers)
+        return jx_fail(j, lt, NULL, "layer_types", "a linear-attention layer %u beyond the first 256 of %u", i,
+                       m->layers);
+      m->lin_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+      m->lin_layers++;
+    }
+  if (!m->lin_layers) return SIM_OK;
+  if (m->lin_layers == m->layers)
+    return jx_fail(j, lt, NULL, "layer_types", "every layer is linear attention: a model without any full-attention "
+                   "layer is not modelled");
+  if ((rc = hf_u32(j, o, "linear_num_key_heads", true, &m->lin_k_heads, NULL)) ||
+      (rc = hf_u32(j, o, "linear_num_value_heads", true, &m->lin_v_heads, NULL)) ||
+      (rc = hf_u32(j, o, "linear_key_head_dim", true, &m->lin_k_dim, NULL)) ||
+      (rc = hf_u32(j, o, "linear_value_head_dim", true, &m->lin_v_dim, NULL)) ||
+      (rc = hf_u32(j, o, "linear_conv_kernel_dim", true, &m->lin_conv, NULL)))
+    return rc;
+  if (!m->lin_k_heads || !m->lin_v_heads || !m->lin_k_dim || !m->lin_v_dim || !m->lin_conv)
+    return jx_fail(j, hf_get(o, "linear_num_key_heads"), NULL, "linear_num_key_heads",
+                   "linear-attention heads, head dims and conv kernel must all be positive");
+  if (m->lin_v_heads % m->lin_k_heads)
+    return jx_fail(j, hf_get(o, "linear_num_value_heads"), NULL, "linear_num_value_heads",
+                   "%u is not a multiple of linear_num_key_heads %u", m->lin_v_heads, m->lin_k_heads);
+  m->lin_state_dtype = m->native_dtype;
+  const cJSON *sd = hf_get(o, "mamba_ssm_dtype");
+  if (sd && !cJSON_IsNull(sd)) {
+    sim_dtype d;
+    if (!cJSON_IsString(sd) || !dtype_parse(sd->valuestring, &d) || (d != DT_BF16 && d != DT_FP16 && d != DT_FP32))
+      return jx_fail(j, sd, NULL, "mamba_ssm_dtype", "expected \"float32\", \"bfloat16\" or \"float16\"");
+    m->lin_state_dtype = d;
+  }
+  return SIM_OK;
+}
+
+static const char *const moe_keys[] = {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"};
+
+bool cfg_model_is_moe_layer(const model_cfg *m, uint32_t i) {
+  if (!m->experts || i >= m->layers || i < m->moe_first_dense) return false;
+  if (m->moe_freq > 1 && i % m->moe_freq) return false;
+  if (m->moe_step > 1 && (i + 1) % m->moe_step) return false;
+  for (uint32_t k = 0; k < m->n_mlp_only; k++)
+    if (m->mlp_only[k] == i) return false;
+  return true;
+}
+
+uint32_t cfg_model_sliding_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
+  uint32_t c = 0;
+  for (uint32_t i = first; i < first + n && i < m->layers && i < 256; i++)
+    c += (m->sliding_mask[i / 8] >> (i % 8)) & 1u;
+  return c;
+}
+
+uint32_t cfg_model_moe_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
+  uint32_t c = 0;
+  for (uint32_t i = first; i < first + n && i < m->layers; i++) c += cfg_model_is_moe_layer(m, i);
+  return c;
+}
+
+/* The mixture-of-experts keys of the Hugging Face configs (Mixtral, Qwen2/3-MoE,
+ * DeepSeek-V2/V3, Llama-4): experts, top-k, the expert and shared-expert
+ * sizes and which layers are MoE blocks. */
+int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m) {
+  m->moe_freq = m->moe_step = 1;
+  const char *key = NULL;
+  for (size_t i = 0; i < SIM_ARRAY_LEN(moe_keys) && !key; i++) {
+    const cJSON *v = hf_get(o, moe_keys[i]);
+    if (cJSON_IsNumber(v) && v->valuedouble > 1) key = moe_keys[i];
+  }
+  if (!key) return SIM_OK;
+  int rc;
+  if ((rc = hf_u32(j, o, key, true, &m->experts, NULL))) return rc;
+  if ((rc = hf_u32(j, o, "num_experts_per_tok", true, &m->experts_per_tok, NULL))) return rc;
+  if (m->experts_per_tok > m->experts)
+    return jx_fail(j, hf_get(o, "num_experts_per_tok"), NULL, "num_experts_per_tok", "%u exceeds %s %u",
+                   m->experts_per_tok, key, m->experts);
+  bool have = false;
+  if ((rc = hf_u32(j, o, "moe_intermediate_size", false, &m->expert_inter, &have))) return rc;
+  if (!have) m->expert_inter = m->intermediate; /* Mixtral, Llama-4, gpt-oss: intermediate_size is the expert's */
+  uint32_t dense = 0, v = 0;
+  if ((rc = hf_u32(j, o, "intermediate_size_mlp", false, &dense, &have))) return rc; /* Llama-4's dense layers */
+  if (have) m->intermediate = dense;
+  /* shared experts: DeepSeek n_shared_experts x moe_intermediate_size; Qwen2-MoE
+   * shared_expert_intermediate_size; Llama-4 one of intermediate_size per MoE block */
+  /* 0 = no shared expert (Qwen3-Coder-480B writes shared_expert_intermediate_size 0) */
+  v = 0;
+  if ((have = hf_get(o, "n_shared_experts") != NULL) &&
+      (rc = jx_u32(j, o, NULL, "n_shared_experts", &v, 0, INFINITY, 0)))
+    return rc;
+  if (have) m->shared_inter = v * m->expert_inter;
+  v = 0;
+  if ((have = hf_get(o, "shared_expert_intermediate_size") != NULL) &&
+      (rc = jx_u32(j, o, NULL, "shared_expert_intermediate_size", &v, 0, INFINITY, 0)))
+    return rc;
+  if (have) m->shared_inter = v;
+  if (!strncmp(m->arch, "llama4", 6)) m->shared_inter = m->expert_inter;
+  if ((rc = hf_u32(j, o, "first_k_dense_replace", false, &m->moe_first_dense, NULL))) return rc;
+  if ((rc = hf_u32(j, o, "moe_layer_freq", false, &v, &have))) return rc;
+  if (have && v) m->moe_freq = v;
+  if ((rc = hf_u32(j, o, "decoder_sparse_step", false, &v, &have))) return rc;
+  if (have && v) m->moe_step = v;
+  if ((rc = hf_u32(j, o, "interleave_moe_layer_step", false, &v, &have))) return rc;
+  if (have && v) m->moe_step = v;
+  const cJSON *mo = hf_get(o, "mlp_only_layers");
+  if (cJSON_IsArray(mo))
+    for (const cJSON *e = mo->child; e; e = e->next) {
+      if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0 && e->valuedouble <= 1e6) ||
+          e->valuedouble != floor(e->valuedouble) || m->n_mlp_only >= SIM_ARRAY_LEN(m->mlp_only))
+        return jx_fail(j, mo, NULL, "mlp_only_layers", "expected at most %zu layer indices (whole numbers 0 to 1e6)",
+                       SIM_ARRAY_LEN(m->mlp_only));
+      m->mlp_only[m->n_mlp_only++] = (uint32_t)e->valuedouble;
+    }
+  m->moe_layers = cfg_model_moe_layers_in(m, 0, m->layers);
+  const cJSON *qc = hf_get(o, "quantization_config");
+  m->fp8_block = cJSON_IsObject(qc) && cJSON_GetObjectItemCaseSensitive(qc, "weight_block_size") != NULL;
+  return SIM_OK;
+}
+
+/* layer_types: sliding-window layers (gpt-oss, Gemma: "sliding_attention") and Gated DeltaNet layers. */
+int cfg_hf_layer_types(const jx *j, const cJSON *o, model_cfg *m) {
+  int rc;
+  const cJSON *lt = hf_get(o, "layer_types");
+  if (cJSON_IsArray(lt)) {
+    uint32_t i = 0;
+    for (const cJSON *e = lt->child; e; e = e->next, i++)
+      if (cJSON_IsString(e) && strstr(e->valuestring, "sliding")) {
+        if (i >= 256 || i >= m->layers)
+          return jx_fail(j, lt, NULL, "layer_types", "a sliding-window layer %u beyond the first 256 of %u", i,
+                         m->layers);
+        m->sliding_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+        m->sliding_layers++;
+      }
+    if (m->sliding_layers && (rc = hf_u32(j, o, "sliding_window", true, &m->sliding_window, NULL))) return rc;
+  }
+  return linear_attention_from(j, o, m);
+}

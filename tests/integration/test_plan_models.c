@@ -1,0 +1,87 @@
+/* test_plan_models.c: `servesim plan` on every Hugging Face config of ../shared/models and every bundled GPU
+ * file (roofline costs, --profile none, to keep the 88 x 9 runs short). Each run either plans (exit 0) or
+ * refuses with exit 2 and a reason a user can act on: the numbers that do not fit ("cannot start: ... GiB" or
+ * "... tokens"), or the architecture key servesim does not model yet, named with the file. Never a crash or
+ * another exit status. The set grows with the directory; what is asserted of each file does not depend on
+ * which files are there. One named fixture pins the hybrid path: Qwen3.5-27B (Gated DeltaNet layers) plans on
+ * an H200 with its linear-attention states in the memory plan. Skips without ../shared. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static bool ends_with(const char *s, const char *suf) {
+  size_t a = strlen(s), b = strlen(suf);
+  return a >= b && !strcmp(s + a - b, suf);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The sorted *.json names of dir (without the .hf_quant_config.json companions); returns the count. */
+static size_t json_names(const char *dir, char ***out) {
+  DIR *d = opendir(dir);
+  cr_assert(d, "%s", dir);
+  size_t n = 0, cap = 16;
+  char **v = malloc(cap * sizeof *v);
+  for (struct dirent *e; (e = readdir(d));) {
+    if (!ends_with(e->d_name, ".json") || ends_with(e->d_name, ".hf_quant_config.json")) continue;
+    if (n == cap) v = realloc(v, (cap *= 2) * sizeof *v);
+    v[n++] = strdup(e->d_name);
+  }
+  closedir(d);
+  qsort(v, n, sizeof *v, cmp_str);
+  *out = v;
+  return n;
+}
+
+static bool actionable_refusal(const char *err, const char *model_path) {
+  if (strstr(err, "cannot start:") && (strstr(err, "GiB") || strstr(err, "tokens"))) return true;
+  return strstr(err, model_path) && (strstr(err, "not modelled yet") || strstr(err, "not read yet"));
+}
+
+Test(plan_models, every_shared_model_plans_or_refuses_with_reason, .timeout = 900) {
+  const char *models = tu_shared("models");
+  if (!models) cr_skip_test("../shared/models absent");
+  char mdir[512];
+  snprintf(mdir, sizeof mdir, "%s", models);
+  char **m, **g;
+  size_t nm = json_names(mdir, &m), ng = json_names(tu_src("configs/gpus"), &g);
+  cr_assert(nm > 0 && ng > 0);
+  static char out[1 << 16], err[1 << 14];
+  size_t planned = 0, refused = 0;
+  for (size_t i = 0; i < nm; i++)
+    for (size_t k = 0; k < ng; k++) {
+      char path[1024], gpu[128], args[1400];
+      snprintf(path, sizeof path, "%s/%s", mdir, m[i]);
+      snprintf(gpu, sizeof gpu, "%.*s", (int)(strlen(g[k]) - 5), g[k]);
+      snprintf(args, sizeof args, "plan --model '%s' --gpu %s --profile none", path, gpu);
+      int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
+      cr_assert(rc == 0 || rc == 2, "%s: exit %d\n%s", args, rc, err);
+      if (rc == 0) {
+        planned++;
+        cr_assert(strstr(out, "Memory per GPU"), "%s: no memory plan\n%s", args, out);
+      } else {
+        refused++;
+        cr_assert(actionable_refusal(err, path), "%s: a refusal without numbers or a named key:\n%s", args, err);
+      }
+    }
+  cr_assert(planned > 0);
+  cr_log_info("%zu plans, %zu refusals over %zu models x %zu GPUs", planned, refused, nm, ng);
+  for (size_t i = 0; i < nm; i++) free(m[i]);
+  for (size_t k = 0; k < ng; k++) free(g[k]);
+  free(m), free(g);
+}
+
+Test(plan_models, qwen35_hybrid_plans_with_states) {
+  const char *f = tu_shared("models/Qwen--Qwen3.5-27B.json");
+  if (!f) cr_skip_test("../shared/models/Qwen--Qwen3.5-27B.json absent");
+  char args[1024];
+  static char out[1 << 16], err[1 << 14];
+  snprintf(args, sizeof args, "plan --model '%s' --gpu h200 --tp 2 --profile none", f);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "linear-attention states (1024 x"), "%s", out);
+  cr_assert(strstr(err, "48 Gated DeltaNet layers"), "%s", err);
+}

@@ -1,0 +1,148 @@
+/* test_hybrid.c: hybrid models with Gated DeltaNet (linear-attention) layers, Qwen3-Next / Qwen3.5: the config
+ * as Hugging Face writes it, the parameter count, the per-sequence state and the KV bytes per token, the memory
+ * plan's state reservation by engine rule, the cost model's linear-attention terms, all against numbers
+ * computed by hand in the comments. The model is a small one written here (a Qwen3.5 layout: every fourth layer
+ * full attention with an output gate). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "hw/cost.h"
+#include "hw/cost_inplace.h"
+#include "hw/cost_linattn.h"
+#include "hw/memplan.h"
+#include "model/shard.h"
+#include "testutil.h"
+
+/* H 2048, 8 layers (6 linear, 2 full), 16 query heads of 256 with an output gate, 2 KV heads; linear: 16 key
+ * heads and 32 value heads of 128, conv kernel 4, fp32 state; dense MLP 6144; vocab 1000, untied. */
+static const char *const QWEN35_SMALL =
+    "{\"text_config\": {\"model_type\": \"qwen3_5_text\", \"hidden_size\": 2048, \"intermediate_size\": 6144, "
+    "\"num_hidden_layers\": 8, \"num_attention_heads\": 16, \"num_key_value_heads\": 2, \"head_dim\": 256, "
+    "\"attn_output_gate\": true, \"full_attention_interval\": 4, \"layer_types\": [\"linear_attention\", "
+    "\"linear_attention\", \"linear_attention\", \"full_attention\", \"linear_attention\", \"linear_attention\", "
+    "\"linear_attention\", \"full_attention\"], \"linear_num_key_heads\": 16, \"linear_num_value_heads\": 32, "
+    "\"linear_key_head_dim\": 128, \"linear_value_head_dim\": 128, \"linear_conv_kernel_dim\": 4, "
+    "\"mamba_ssm_dtype\": \"float32\", \"dtype\": \"bfloat16\", \"vocab_size\": 1000, "
+    "\"max_position_embeddings\": 4096, \"tie_word_embeddings\": false}}";
+
+static model_cfg small_hybrid(void) {
+  model_cfg m;
+  sim_err e = {0};
+  cr_assert_eq(cfg_model_parse(&m, QWEN35_SMALL, "qwen35.json", &e), SIM_OK, "%s", e.msg);
+  return m;
+}
+
+/* Parameters by hand:
+ *   linear mixer: in_proj H (2 kd + 2 vd + 2 vh) = 2048 x (4096 + 8192 + 64) = 25,296,896; out_proj vd H =
+ *     8,388,608; conv (2 kd + vd) x 4 = 32,768; A_log, dt_bias 64 and the norm 128 = 192: 33,718,464
+ *   full attention with gate: H (16 + 4) 256 + 16 x 256 x H + H x 16 x 256 = 27,262,976
+ *   6 x 33,718,464 + 2 x 27,262,976 + 8 x (2 H norms) 32,768 + 8 x 3 H I 301,989,888 + embedding and LM head
+ *   4,096,000 + final norm 2,048 = 562,957,440 */
+Test(hybrid, gated_deltanet_config_and_parameters) {
+  model_cfg m = small_hybrid();
+  cr_assert_eq(m.lin_layers, 6);
+  cr_assert(m.attn_out_gate);
+  cr_assert_eq(cfg_model_lin_layers_in(&m, 0, 4), 3);
+  cr_assert_eq(cfg_model_lin_layers_in(&m, 3, 2), 1, "layer 3 full, layer 4 linear");
+  cr_assert_eq(m.lin_state_dtype, DT_FP32);
+  cr_assert_float_eq(cfg_model_lin_layer_params(&m), 33718464.0, 0);
+  cr_assert_float_eq(m.params_total, 562957440.0, 0, "%.0f", m.params_total);
+  cr_assert(strstr(m.unmodelled, "6 Gated DeltaNet layers"), "%s", m.unmodelled);
+  /* the shapes at TP 2: query heads 8 (+ their gate), linear heads 8 / 16 */
+  model_shard s;
+  shard_init(&s, &m, 2);
+  cr_assert_eq(s.n[SG_QKV], (8 + 8 + 2) * 256u, "q, gate, k, v");
+  cr_assert_eq(s.lin_in_n, 2 * 8 * 128 + 2 * 16 * 128 + 2 * 16u);
+  cr_assert_eq(s.lin_out_k, 16 * 128u);
+  cr_assert_float_eq(s.lin_state_elems, 16.0 * 128 * 128, 0);
+  cr_assert_float_eq(s.lin_conv_elems, 3.0 * 4096, 0);
+}
+
+/* Missing linear keys and a model of linear layers only are refused, naming the key. */
+Test(hybrid, bad_linear_attention_configs) {
+  model_cfg m;
+  sim_err e = {0};
+  char js[2048];
+  snprintf(js, sizeof js, "%s", QWEN35_SMALL);
+  char *k = strstr(js, "\"linear_conv_kernel_dim\": 4, ");
+  cr_assert(k);
+  memmove(k, k + strlen("\"linear_conv_kernel_dim\": 4, "), strlen(k + strlen("\"linear_conv_kernel_dim\": 4, ")) + 1);
+  cr_assert_eq(cfg_model_parse(&m, js, "q.json", &e), SIM_EINPUT);
+  cr_assert(strstr(e.msg, "q.json") && strstr(e.msg, "linear_conv_kernel_dim: missing required key"), "%s", e.msg);
+  snprintf(js, sizeof js, "%s", QWEN35_SMALL);
+  char *v = strstr(js, "\"linear_num_value_heads\": 32");
+  memcpy(v, "\"linear_num_value_heads\": 24", strlen("\"linear_num_value_heads\": 24"));
+  cr_assert_eq(cfg_model_parse(&m, js, "q.json", &e), SIM_EINPUT);
+  cr_assert(strstr(e.msg, "linear_num_value_heads") && strstr(e.msg, "not a multiple of linear_num_key_heads 16"),
+            "%s", e.msg);
+}
+
+/* State per sequence at TP 2: per layer 16 x 128 x 128 fp32 = 1,048,576 B + conv 3 x 4096 bf16 = 24,576 B:
+ * 1,073,152 B x 6 layers = 6,438,912 B. KV per token: the 2 full layers only, 2 x 1 head x 256 x 2 B each. */
+Test(hybrid, state_and_kv_bytes) {
+  model_cfg m = small_hybrid();
+  deploy_cfg d = tu_deploy(2, DT_BF16);
+  cr_assert_float_eq(memplan_state_bytes_per_seq(&m, &d, 0, 8), 6438912.0, 0);
+  cr_assert_float_eq(memplan_state_bytes_per_seq(&m, &d, 3, 1), 0.0, 0, "a full-attention layer holds no state");
+  cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d), 2048.0, 0);
+}
+
+/* The memory plan sets the states aside before cutting the KV pool: for max_num_seqs sequences (engine ratio 0,
+ * TensorRT-LLM's rule), or SGLang's split: r / (1 + r) of what is left, as many states as fit, which caps the
+ * running batch. What is left for KV and states together is the same either way. */
+Test(hybrid, memory_plan_reserves_states_by_engine_rule) {
+  model_cfg m = small_hybrid();
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg d = tu_deploy(2, DT_BF16);
+  d.max_model_len = 4096;
+  mem_plan p, q;
+  sim_err err = {0};
+  e.state_memory_ratio = 0;
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_float_eq(p.state_bytes_per_seq, 6438912.0, 0);
+  cr_assert_eq(p.state_slots, d.max_num_seqs);
+  cr_assert_float_eq(p.state_bytes, d.max_num_seqs * 6438912.0, 0);
+  cr_assert_float_eq(p.kv_bytes_per_token, 2048.0, 0);
+  e.state_memory_ratio = 0.9;
+  cr_assert_eq(memplan_compute(&q, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  double rest = p.kv_bytes + p.state_bytes;
+  cr_assert(fabs(q.kv_bytes + q.state_bytes - rest) < 1.0, "the same memory is split");
+  cr_assert_eq(q.state_slots, (uint32_t)floor(rest * 0.9 / 1.9 / 6438912.0));
+  cr_assert_float_eq(q.state_bytes, q.state_slots * 6438912.0, 0);
+  /* a dense model has no states and no cap */
+  model_cfg dense = tu_model_llama70b();
+  deploy_cfg d4 = tu_deploy(4, DT_BF16);
+  cr_assert_eq(memplan_compute(&p, &dense, &g, &e, &d4, &err), SIM_OK, "%s", err.msg);
+  cr_assert_float_eq(p.state_bytes, 0.0, 0);
+}
+
+/* The cost model: the recurrence's decode call reads and writes each sequence's state once (bytes / HBM x
+ * attn_decode_eff), never under its two kernels' floors; the projections of the linear layers and the
+ * attention of the full layers only. */
+Test(hybrid, cost_terms_by_hand) {
+  model_cfg m = small_hybrid();
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg d = tu_deploy(2, DT_BF16);
+  cost_model c;
+  sim_err err = {0};
+  cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  double per_seq_layer = 1073152.0;
+  double want = 64 * 2.0 * per_seq_layer / (g.hbm_Bps * e.attn_decode_eff) * 1e9;
+  cr_assert(fabs(cost__lin_decode(&c, 64) - want) < 1e-6 * want, "%.3f vs %.3f ns", cost__lin_decode(&c, 64), want);
+  cr_assert_float_eq(cost__lin_decode(&c, 1), fmax(2.0 * per_seq_layer / (g.hbm_Bps * e.attn_decode_eff) * 1e9,
+                                                   2 * c.kernel_floor_ns), 1e-6);
+  cost_bound b;
+  double pre = cost__lin_prefill(&c, 4096, 1, &b);
+  /* 4096 tokens x 16 value heads x 2 (64 (256 + 128) + 2 x 128 x 128) FLOP on the bf16 tensor cores */
+  double flops = 4096.0 * 16 * 2 * (64 * 384 + 2 * 128 * 128);
+  cr_assert(pre >= flops / (g.flops[DT_BF16] * e.attn_prefill_eff) * 1e9 * (1 - 1e-9), "%.1f ns", pre);
+  /* a decode step of the hybrid costs more attention time than its 2 full layers' calls alone */
+  step_cost sc;
+  double with = cost_decode_step_ns(&c, 64, 2048, &sc);
+  cr_assert(with > 0);
+  cr_assert(sc.op_ns[OP_ATTN_DECODE] >= 6 * cost__lin_decode(&c, 64) * (1 - 1e-9));
+  cost_deinit(&c);
+}
