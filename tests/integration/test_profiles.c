@@ -80,6 +80,11 @@ Test(profiles, import_from_a_fixture_database) {
                    b),
                2);
   cr_assert(strstr(err_buf, "--gemm-m-step 1: expected 2..65536"), "%s", err_buf);
+  /* --other-device: refused without the database; an engine the database does not have is named */
+  cr_assert_eq(cli("calibrate --other-device 'NVIDIA GB300' --model llama-3.1-70b --out %s --force", b), 2);
+  cr_assert(strstr(err_buf, "--other-device") && strstr(err_buf, "--from-kernel-db"), "%s", err_buf);
+  cr_assert_eq(cli("calibrate --from-kernel-db %s --gpu h100-sxm --engine tgi --out %s --force", root, b), 2);
+  cr_assert(strstr(err_buf, "engine 'tgi'") && strstr(err_buf, "vllm, trtllm and sglang"), "%s", err_buf);
 }
 
 /* Imports (gpu, engine, version) from the shared database (with --other-device other unless NULL, as

@@ -342,9 +342,10 @@ Test(kdb, missing_pieces_are_errors_or_notes) {
   cr_assert(strstr(err.msg, "no directory for gpu b200") && strstr(err.msg, "h100_sxm"), "%s", err.msg);
   prof_doc_free(&d);
   gpu_cfg h = h100();
-  r = (kdb_req){.root = root, .gpu = &h, .engine = "sglang"};
+  r = (kdb_req){.root = root, .gpu = &h, .engine = "sglang"}; /* an engine the fixture has no directory of */
   prof_doc_init(&d);
   cr_assert_eq(kdb_import(&r, &d, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "no sglang-<version> directory"), "%s", err.msg);
   prof_doc_free(&d);
   /* absent tables are notes: vllm-0.24.0 has only its GEMM table */
   cr_assert_eq(import(root, "0.24.0", &d, &err), SIM_OK, "%s", err.msg);
