@@ -90,13 +90,14 @@ void calib_summary(FILE *f, const calib_run *r, const kern_plan *plan, const pro
 typedef struct calib_kdb_opts {
   const char *root;           /* --from-kernel-db DIR */
   const char *gpu;            /* --gpu: a gpu config name or path */
-  const char *engine;         /* --engine vllm|trtllm */
+  const char *engine;         /* --engine vllm|trtllm|sglang */
   const char *engine_version; /* --engine-version, NULL = newest */
   const char *out;            /* --out FILE ("-" = stdout) */
   bool force;                 /* --force: replace --out */
   bool list;                  /* --list-versions: print the versions present and exit */
   const char *moe_out;        /* --moe-out FILE: the fused-MoE tables there, not in --out (NULL: in --out) */
   uint32_t gemm_m_step;       /* --gemm-m-step N: only GEMM rows with m <= N or a multiple of N (0: all) */
+  const char *other_device;   /* --other-device NAME: also accept rows of this device (hw/kdb.h), NULL = none */
 } calib_kdb_opts;
 
 /* Runs the import; returns the exit status (0, 2 bad input, 1 internal). */

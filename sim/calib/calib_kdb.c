@@ -1,5 +1,6 @@
 /* calib_kdb.c: `servesim calibrate --from-kernel-db DIR --gpu GPU --engine E
- * [--engine-version V] --out FILE [--force]` (and `--list-versions`): the
+ * [--engine-version V] [--other-device NAME] --out FILE [--force]` (and
+ * `--list-versions`): the
  * driver of hw/kdb.h. Imports, writes the profile through the
  * JSON writer (a temporary renamed into place), reads it back through
  * prof_load (so a written profile always loads) and prints what it holds
@@ -39,7 +40,7 @@ static int list_versions(const calib_kdb_opts *o, const gpu_cfg *g, sim_err *err
 int calib_kernel_db(const calib_kdb_opts *o, sim_err *err) {
   if (!o->gpu || !o->engine)
     return sim_errf(err, SIM_EINPUT, "--from-kernel-db needs --gpu (a gpu config: h100-sxm, h200, ...) and --engine "
-                                     "(vllm or trtllm)");
+                                     "(vllm, trtllm or sglang)");
   gpu_cfg g;
   int rc = cfg_gpu_load(&g, o->gpu, err);
   if (rc) return rc;
@@ -53,7 +54,8 @@ int calib_kernel_db(const calib_kdb_opts *o, sim_err *err) {
                .gpu = &g,
                .engine = o->engine,
                .engine_version = o->engine_version,
-               .gemm_m_step = o->gemm_m_step};
+               .gemm_m_step = o->gemm_m_step,
+               .other_device = o->other_device};
   rc = kdb_import(&r, &d, err);
   if (!rc) rc = outfmt_write_file(o->out, o->force, o->moe_out ? write_dense : write_doc, &d, err);
   if (!rc && o->moe_out) rc = outfmt_write_file(o->moe_out, o->force, write_moe, &d, err);

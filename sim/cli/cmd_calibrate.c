@@ -29,7 +29,7 @@
 
 typedef struct cal_opts {
   const char *model, *out, *gpu_name, *date, *loo, *summary;
-  const char *kdb, *gpu, *engine, *engine_version, *moe_out; /* --from-kernel-db and its flags */
+  const char *kdb, *gpu, *engine, *engine_version, *moe_out, *other_device; /* --from-kernel-db and its flags */
   uint32_t gemm_m_step;                                       /* --gemm-m-step */
   cli_list tp, dtypes, skip;
   bool force, quick, dry, check, synthetic, help, list_versions;
@@ -196,7 +196,7 @@ int cmd_calibrate(int argc, char **argv) {
       {"from-kernel-db", NULL, CLI_STR, &o.kdb, "DIR",
        "import NVIDIA AIConfigurator's measured kernel tables from DIR (needs --gpu, --engine, --out; no GPU)", NULL},
       {"gpu", NULL, CLI_STR, &o.gpu, "GPU", "with --from-kernel-db: the gpu config (h100-sxm, h200, b200, ...)", NULL},
-      {"engine", NULL, CLI_STR, &o.engine, "ENGINE", "with --from-kernel-db: vllm or trtllm", NULL},
+      {"engine", NULL, CLI_STR, &o.engine, "ENGINE", "with --from-kernel-db: vllm, trtllm or sglang", NULL},
       {"engine-version", NULL, CLI_STR, &o.engine_version, "V", "with --from-kernel-db: the version (default newest)",
        NULL},
       {"moe-out", NULL, CLI_STR, &o.moe_out, "FILE",
@@ -206,6 +206,10 @@ int cmd_calibrate(int argc, char **argv) {
       {"gemm-m-step", NULL, CLI_U32, &o.gemm_m_step, "N",
        "with --from-kernel-db: import only the GEMM rows whose m is at most N or a multiple of N (default: all; "
        "a sensitivity study, docs/ACCURACY.md)",
+       NULL},
+      {"other-device", NULL, CLI_STR, &o.other_device, "NAME",
+       "with --from-kernel-db: also accept rows whose device column is NAME (tables the database copied from "
+       "another GPU); the profile names them in its notes and in every run's source line",
        NULL},
       {"list-versions", NULL, CLI_FLAG, &o.list_versions, NULL,
        "with --from-kernel-db, --gpu, --engine: print the versions present and exit", NULL},
@@ -224,6 +228,10 @@ int cmd_calibrate(int argc, char **argv) {
     sim_errf(&err, SIM_EINPUT, "--max-call-ms and --time-budget must not be negative");
     return cli_fail(CMD, &err);
   }
+  if (o.other_device && !o.kdb) {
+    sim_errf(&err, SIM_EINPUT, "--other-device selects rows of the kernel database: it needs --from-kernel-db DIR");
+    return cli_fail(CMD, &err);
+  }
   if (o.gemm_m_step && !o.kdb) {
     sim_errf(&err, SIM_EINPUT, "--gemm-m-step selects rows of the kernel database: it needs --from-kernel-db DIR");
     return cli_fail(CMD, &err);
@@ -235,7 +243,7 @@ int cmd_calibrate(int argc, char **argv) {
       return cli_fail(CMD, &err);
     }
     calib_kdb_opts k = {o.kdb, o.gpu, o.engine, o.engine_version, o.out, o.force, o.list_versions, o.moe_out,
-                        o.gemm_m_step};
+                        o.gemm_m_step, o.other_device};
     return done(calib_kernel_db(&k, &err), &err);
   }
   kern_plan_req req;

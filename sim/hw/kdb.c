@@ -19,7 +19,7 @@
 
 uint32_t kdb_decode_offset(const char *engine, const char *version) {
   if (!strcmp(engine, "vllm")) return version_cmp(version, "0.24.0") >= 0 ? 1 : 0;
-  return 1;
+  return 1; /* trtllm, sglang: `step` cached tokens and one decoded (kdb.h) */
 }
 
 /* ---- directories ---------------------------------------------------------------------- */
@@ -195,8 +195,8 @@ static void note_unread(kdb_ctx *k, const char *dir, const char *const *read) {
 }
 
 int kdb_import(const kdb_req *r, prof_doc *d, sim_err *err) {
-  if (strcmp(r->engine, "vllm") && strcmp(r->engine, "trtllm"))
-    return sim_errf(err, SIM_EINPUT, "engine '%s': the kernel database has vllm and trtllm", r->engine);
+  if (strcmp(r->engine, "vllm") && strcmp(r->engine, "trtllm") && strcmp(r->engine, "sglang"))
+    return sim_errf(err, SIM_EINPUT, "engine '%s': the kernel database has vllm, trtllm and sglang", r->engine);
   if (!sim_is_dir(r->root)) return sim_errf(err, SIM_EINPUT, "%s: not a directory (the kernel database root)", r->root);
   char commit[64], gdir[64], gpath[2048];
   int rc = read_commit(r->root, commit, sizeof commit, err);
@@ -233,6 +233,8 @@ int kdb_import(const kdb_req *r, prof_doc *d, sim_err *err) {
   for (int i = 0; names[i] && !rc; i++) rc = table(&k, fwpath, names[i], kinds[i], err);
   if (rc) return rc;
   note_unread(&k, fwpath, names);
+  if (k.other_tables[0])
+    kdb__caveat(&k, "%s measured on %s (copies in the database)", k.other_tables, r->other_device);
   char nv_[KDB_MAX_VERSIONS][KDB_VERSION_LEN];
   int nn = 0;
   if ((rc = prefixed_versions(gpath, "nccl", nv_, KDB_MAX_VERSIONS, &nn, err))) return rc;

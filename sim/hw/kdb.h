@@ -13,10 +13,12 @@
  *   generation_attention_perf  -> attn_decode: batch_size x kv_len, kv_len =
  *                                 step + kdb_decode_offset (below)
  *   context_attention_perf     -> attn_context: batch_size x isl
- *   custom_allreduce_perf      -> allreduce impl custom (graph / eager)
+ *   custom_allreduce_perf      -> allreduce impl custom (graph / eager; SGLang's
+ *                                 gemm_dtype int8_wo is W8A8: int8/int8, kdb_gemm.c)
  *   nccl_perf (all_reduce)     -> allreduce impl nccl
- * Attention rows: window_size 0 (or no such column), beam_width 1,
- * attn_dtype bfloat16 only; kv_cache_dtype bfloat16 or fp8. Rows that repeat
+ * Attention rows: beam_width 1, attn_dtype bfloat16 (SGLang's context rows
+ * also attn_dtype fp8 with an fp8 cache, kdb_attn.c); kv_cache_dtype bfloat16
+ * or fp8; each window_size (0 or no such column: full attention) its own table. Rows that repeat
  * a key (several kernel_source values: alternative backends the collector
  * ran) keep the fastest. Latencies are milliseconds in the data, ns in the
  * profile. Every skipped row kind, absent table and odd version is written to
@@ -38,11 +40,15 @@
 typedef struct kdb_req {
   const char *root;           /* the kernel-db directory */
   const gpu_cfg *gpu;         /* its name and aliases find the GPU directory; its datasheet gives the probes */
-  const char *engine;         /* "vllm" or "trtllm" */
+  const char *engine;         /* "vllm", "trtllm" or "sglang" */
   const char *engine_version; /* NULL or "": the newest version present */
   uint32_t gemm_m_step;       /* > 1: import only the GEMM rows whose m is at most this or a multiple of it
                                  (the collectors also time m = 256j + 1 for every j; a sensitivity study of
                                  what those rows do to the interpolation, docs/ACCURACY.md); 0 or 1: all rows */
+  const char *other_device;   /* NULL or "": every row's `device` must name the GPU; else rows whose `device` is
+                                 exactly this name are accepted too (tables the database copied from another GPU,
+                                 e.g. the GB300 tables in b300_sxm/sglang-0.5.14): each such table is named in a
+                                 note and in the profile's kernel_db.caveat, so every report of a run says so */
 } kdb_req;
 
 enum { KDB_MAX_VERSIONS = 32, KDB_VERSION_LEN = 32 };
@@ -61,7 +67,9 @@ int kdb_import(const kdb_req *r, prof_doc *d, sim_err *err);
  * TensorRT-LLM's caches `step` tokens and decodes one more (step + 1);
  * vLLM's collector before the 0.24.0 upgrade built sequences of `step`
  * tokens including the decoded one (step), from 0.24.0 on `step` cached
- * tokens plus the new one (step + 1). */
+ * tokens plus the new one (step + 1); SGLang's (collector/sglang/
+ * collect_attn.py, every version since 0.5.6: history_len = step cached
+ * tokens, total_len = step + 1) step + 1. */
 uint32_t kdb_decode_offset(const char *engine, const char *version);
 
 #endif

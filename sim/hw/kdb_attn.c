@@ -11,8 +11,16 @@
  * with attn_dtype fp8 are its FP8 context FMHA, a quantization option of the
  * model rather than of the KV cache, and servesim keys attention by KV dtype
  * alone: the bf16-compute rows with an fp8 cache serve fp8 KV caches),
- * kv_cache_dtype bfloat16 or fp8. A cell measured twice (alternative
- * backends) keeps the faster time.
+ * kv_cache_dtype bfloat16 or fp8. SGLang is the exception: its fa3 backend
+ * casts the query to the cache dtype whenever the KV cache is fp8 and
+ * head_dim <= 256 (python/sglang/srt/layers/attention/
+ * flashattention_backend.py, since commit 2695ab053 of 2025-04, before
+ * 0.5.0), and trtllm_mha quantizes it itself (AIConfigurator
+ * collector/sglang/collect_attn.py), so an fp8-cache prefill in SGLang is fp8
+ * compute and the 0.5.14 collector labels those rows attn_dtype fp8 (it
+ * records no bf16-compute rows for them): SGLang's context rows of
+ * attn_dtype fp8 with an fp8 cache are kept as fp8-KV rows. A cell measured
+ * twice (alternative backends, or both labels) keeps the faster time.
  * Cells the collector skipped (large batch x length) stay null; prof_load
  * holds the efficiency of the nearest measured cell before them in their row
  * or column. A table where some null cell has no such cell would not load:
@@ -66,7 +74,7 @@ static int need_cols(const kdb_csv *c, cols *k, sim_err *err) {
 
 /* One row into *r; *keep false (with a skip counted) for rows servesim does not use. */
 static int read_row(const kdb_ctx *k, const kdb_csv *c, const cols *cl, bool context, kdb_names *kn, kdb_skips *sk,
-                    trow *r, bool *keep, sim_err *err) {
+                    trow *r, bool *keep, bool *fp8q, sim_err *err) {
   *keep = false;
   uint64_t v = 0;
   int rc;
@@ -75,7 +83,8 @@ static int read_row(const kdb_ctx *k, const kdb_csv *c, const cols *cl, bool con
   if (cl->beam >= 0 && strcmp(kdb_csv_str(c, cl->beam), "1"))
     return kdb__skip(sk, "beam_width %s", kdb_csv_str(c, cl->beam)), SIM_OK;
   const char *ad = kdb_csv_str(c, cl->attn), *kd = kdb_csv_str(c, cl->kv);
-  if (strcmp(ad, "bfloat16")) return kdb__skip(sk, "attn_dtype %s", ad), SIM_OK;
+  *fp8q = context && !strcmp(k->req->engine, "sglang") && !strcmp(ad, "fp8") && !strcmp(kd, "fp8");
+  if (strcmp(ad, "bfloat16") && !*fp8q) return kdb__skip(sk, "attn_dtype %s", ad), SIM_OK;
   if (!strcmp(kd, "bfloat16")) r->kv = DT_BF16;
   else if (!strcmp(kd, "fp8")) r->kv = DT_FP8;
   else return kdb__skip(sk, "kv_cache_dtype %s", kd), SIM_OK;
@@ -146,7 +155,7 @@ static long build(kdb_ctx *k, const trow *v, size_t n, bool context, const kdb_n
 }
 
 static void notes(kdb_ctx *k, const char *file, bool context, long total, size_t used, size_t tables,
-                  size_t windowed, long dup, const kdb_skips *sk, const kdb_rows *rows) {
+                  size_t windowed, long dup, long fp8q, const kdb_skips *sk, const kdb_rows *rows) {
   char win[96] = "";
   if (windowed) snprintf(win, sizeof win, " (%zu of them sliding-window tables, in the companion file)", windowed);
   prof_doc_note(k->doc, "%s: %ld rows, %zu imported into %zu %s tables%s", file, total, used, tables,
@@ -156,6 +165,10 @@ static void notes(kdb_ctx *k, const char *file, bool context, long total, size_t
                   k->decode_offset ? "the collector caches `step` tokens and decodes one more"
                                    : "the collector's sequences hold `step` tokens, the decoded one included");
   if (dup) prof_doc_note(k->doc, "%s: %ld rows repeat a cell (alternative kernels); the fastest is kept", file, dup);
+  if (fp8q)
+    prof_doc_note(k->doc, "%s: %ld rows of attn_dtype fp8 with an fp8 cache kept as fp8-KV rows (SGLang computes an "
+                          "fp8-cache prefill in fp8)",
+                  file, fp8q);
   if (sk->k) {
     char s[1400];
     kdb__skips_join(sk, s, sizeof s);
@@ -175,12 +188,14 @@ int kdb__attn(kdb_ctx *k, const char *path, bool context, sim_err *err) {
   kdb_skips sk = {0};
   kdb_rows rows;
   kdb__rows_init(&rows, &c);
+  long fp8q = 0;
   for (bool row = true; !rc;) {
     if ((rc = kdb__next_row(k, &rows, &c, &row, err)) || !row) break;
-    bool keep;
+    bool keep, q8 = false;
     trow r;
-    if ((rc = read_row(k, &c, &cl, context, &kn, &sk, &r, &keep, err))) break;
+    if ((rc = read_row(k, &c, &cl, context, &kn, &sk, &r, &keep, &q8, err))) break;
     if (!keep) continue;
+    fp8q += q8;
     SIM_GROW(v, cap, n + 1);
     v[n++] = r;
   }
@@ -199,7 +214,7 @@ int kdb__attn(kdb_ctx *k, const char *path, bool context, sim_err *err) {
     }
     size_t after = k->doc->nattn[context ? PDA_CONTEXT : PDA_DECODE], windowed = 0;
     for (size_t t = before; t < after; t++) windowed += k->doc->attn[context ? PDA_CONTEXT : PDA_DECODE][t].window > 0;
-    notes(k, file, context, rows.total, n, after - before, windowed, dup, &sk, &rows);
+    notes(k, file, context, rows.total, n, after - before, windowed, dup, fp8q, &sk, &rows);
   }
   free(v);
   kdb_csv_close(&c);

@@ -34,11 +34,21 @@ typedef struct grows {
   size_t n, cap;
 } grows;
 
+/* SGLang's collector times its gemm_dtype int8_wo as W8A8: the activations are
+ * quantized per token to int8 and int8_scaled_mm multiplies int8 by int8
+ * (AIConfigurator collector/sglang/collect_gemm.py at f3d9c5473, the 0.5.6
+ * collector that took H100's sglang-0.5.6.post2 table), so its rows are
+ * int8/int8, not the weight-only int8/bf16 of TensorRT-LLM's int8_wo. */
+static sim_dtype act_dtype(const kdb_ctx *k, int d) {
+  if (!strcmp(k->req->engine, "sglang") && !strcmp(gemm_map[d].name, "int8_wo")) return DT_INT8;
+  return gemm_map[d].a;
+}
+
 /* One grid from the rows of one dtype pair; returns the rows that repeated a cell. */
 static long build_grid(kdb_ctx *k, const grows *r, int d, const kdb_names *kn, const char *file) {
   prof_doc_grid *g = prof_doc_add_grid(k->doc);
   g->wdtype = gemm_map[d].w;
-  g->adtype = gemm_map[d].a;
+  g->adtype = act_dtype(k, d);
   g->block = gemm_map[d].block;
   g->m = kdb__axis(&r->v[0].m, r->n, sizeof *r->v, &g->nm);
   g->n = kdb__axis(&r->v[0].n, r->n, sizeof *r->v, &g->nn);
@@ -59,9 +69,10 @@ static long build_grid(kdb_ctx *k, const grows *r, int d, const kdb_names *kn, c
     mask |= w->kernels;
   }
   kdb__names_join(kn, mask, g->kernel, sizeof g->kernel);
-  prof_doc_note(k->doc, "%s: %s/%s%s from gemm_dtype %s: %zu of %d x %d x %d cells measured (m x n x k), kernel %s", file,
-                dtype_name(g->wdtype), dtype_name(g->adtype), g->block ? " block-scaled" : "", gemm_map[d].name, measured, g->nm, g->nn, g->nk,
-                g->kernel[0] ? g->kernel : "not recorded");
+  prof_doc_note(k->doc, "%s: %s/%s%s from gemm_dtype %s%s: %zu of %d x %d x %d cells measured (m x n x k), kernel %s",
+                file, dtype_name(g->wdtype), dtype_name(g->adtype), g->block ? " block-scaled" : "", gemm_map[d].name,
+                g->adtype != gemm_map[d].a ? " (SGLang's collector quantizes the activations too: W8A8)" : "",
+                measured, g->nm, g->nn, g->nk, g->kernel[0] ? g->kernel : "not recorded");
   return dup;
 }
 
@@ -216,7 +227,8 @@ int kdb__custom_ar(kdb_ctx *k, const char *path, sim_err *err) {
       !(rc = kdb_csv_need(&c, "message_size", &cs, err)))
     rc = kdb_csv_need(&c, "latency", &cl, err);
   int cb = kdb_csv_col(&c, "backend"), cks = kdb_csv_col(&c, "kernel_source"), ci = kdb_csv_col(&c, "implementation");
-  bool vllm = !strcmp(k->req->engine, "vllm");
+  bool vllm = !strcmp(k->req->engine, "vllm"), sglang = !strcmp(k->req->engine, "sglang");
+  bool stand_in = sglang && ci >= 0; /* SGLang 0.5.6.post2's folder holds TensorRT-LLM's table (kdb.h) */
   arows r = {0};
   kdb_skips sk = {0};
   kdb_rows rows;
@@ -229,7 +241,7 @@ int kdb__custom_ar(kdb_ctx *k, const char *path, sim_err *err) {
       kdb__skip(&sk, "allreduce_dtype %s (servesim all-reduces bf16 activations)", dt);
       continue;
     }
-    if (vllm) { /* vLLM's custom all-reduce, captured in a CUDA graph or launched eagerly */
+    if ((vllm || sglang) && !stand_in) { /* the engine's custom all-reduce, captured in a CUDA graph or eager */
       const char *b = cb >= 0 ? kdb_csv_str(&c, cb) : cks >= 0 ? kdb_csv_str(&c, cks) : "";
       if (strstr(b, "graph")) a.impl = PROF_AR_CUSTOM_GRAPH;
       else if (strstr(b, "eager")) a.impl = PROF_AR_CUSTOM_EAGER;
@@ -237,7 +249,7 @@ int kdb__custom_ar(kdb_ctx *k, const char *path, sim_err *err) {
         kdb__skip(&sk, "backend '%s' (neither graph nor eager)", b);
         continue;
       }
-    } else { /* TensorRT-LLM's AUTO all-reduce; the collector replays it in a CUDA graph */
+    } else { /* TensorRT-LLM's AUTO all-reduce (also the stand-in); the collector replays it in a CUDA graph */
       if (ci >= 0 && strcmp(kdb_csv_str(&c, ci), "trtllm")) {
         kdb__skip(&sk, "implementation '%s'", kdb_csv_str(&c, ci));
         continue;
@@ -250,8 +262,20 @@ int kdb__custom_ar(kdb_ctx *k, const char *path, sim_err *err) {
   }
   if (!rc) {
     size_t used = r.n;
-    long dup = ar_tables(k, &r, DT_BF16, vllm ? "vLLM custom all-reduce" : "TensorRT-LLM all-reduce (AUTO strategy)");
+    const char *kernel = vllm     ? "vLLM custom all-reduce"
+                         : stand_in ? "TensorRT-LLM all-reduce (AUTO strategy), standing in for SGLang's"
+                         : sglang   ? "SGLang custom all-reduce"
+                                    : "TensorRT-LLM all-reduce (AUTO strategy)";
+    long dup = ar_tables(k, &r, DT_BF16, kernel);
     ar_notes(k, base_name(path), rows.total, used, dup, &sk, &rows);
+    if (stand_in && used) {
+      const char *v = rows.odd ? rows.odd_version : k->version;
+      prof_doc_note(k->doc, "%s: the rows are TensorRT-LLM %s's all-reduce (column implementation), not SGLang's: "
+                            "imported as the graph-mode custom all-reduce, a stand-in (configs/profiles/README.md); "
+                            "eager steps use NCCL's table",
+                    base_name(path), v);
+      kdb__caveat(k, "custom_allreduce_perf is TensorRT-LLM %s's all-reduce, standing in for SGLang's", v);
+    }
   }
   free(r.v);
   kdb_csv_close(&c);

@@ -18,6 +18,11 @@ void kdb__rows_init(kdb_rows *r, const kdb_csv *c) {
 static int rows_check(kdb_ctx *k, kdb_rows *r, const kdb_csv *c, sim_err *err) {
   if (r->dev >= 0) {
     const char *d = kdb_csv_str(c, r->dev);
+    const char *other = k->req->other_device;
+    if (!cfg_gpu_has_alias(k->req->gpu, d) && other && other[0] && !strcmp(d, other)) {
+      r->other++;
+      return SIM_OK; /* named in the table's note and the caveat (kdb__rows_note) */
+    }
     if (!cfg_gpu_has_alias(k->req->gpu, d))
       return kdb_csv_fail(c, r->dev, err, "'%s' is not a name of gpu %s (add it to the aliases of configs/gpus/%s.json "
                                           "if it is that GPU)",
@@ -44,6 +49,24 @@ int kdb__next_row(kdb_ctx *k, kdb_rows *r, kdb_csv *c, bool *row, sim_err *err) 
 void kdb__rows_note(kdb_ctx *k, const kdb_rows *r, const char *name, const char *expect) {
   if (r->odd)
     prof_doc_note(k->doc, "%s: %ld rows give version %s (directory %s)", name, r->odd, r->odd_version, expect);
+  if (r->other) {
+    prof_doc_note(k->doc, "%s: %ld of %ld rows say device %s, not %s: accepted as that GPU's measurements "
+                          "(--other-device)",
+                  name, r->other, r->total, k->req->other_device, k->req->gpu->name);
+    size_t len = strlen(k->other_tables), nl = strcspn(name, "."); /* the table's name without .csv.gz */
+    if (len + 2 < sizeof k->other_tables)
+      snprintf(k->other_tables + len, sizeof k->other_tables - len, "%s%.*s", len ? ", " : "", (int)nl, name);
+  }
+}
+
+void kdb__caveat(kdb_ctx *k, const char *fmt, ...) {
+  char *cv = k->doc->kdb_caveat;
+  size_t len = strlen(cv), cap = sizeof k->doc->kdb_caveat;
+  if (len && len + 2 < cap) len += (size_t)snprintf(cv + len, cap - len, "; ");
+  va_list ap;
+  va_start(ap, fmt);
+  if (len + 1 < cap) vsnprintf(cv + len, cap - len, fmt, ap);
+  va_end(ap);
 }
 
 int kdb__idx_of(const uint32_t *a, int n, uint32_t v) {

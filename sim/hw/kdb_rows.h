@@ -13,7 +13,11 @@ typedef struct kdb_ctx {
   prof_doc *doc;
   char version[KDB_VERSION_LEN]; /* the framework version imported */
   uint32_t decode_offset;        /* kv_len = step + decode_offset */
+  char other_tables[256];        /* tables with rows of req->other_device, ", " between */
 } kdb_ctx;
+
+/* Appends a phrase to the profile's kernel_db.caveat ("; " between phrases). */
+void kdb__caveat(kdb_ctx *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Checks of the columns every table shares: `device` must name the GPU,
  * `version` values other than the directory's are counted for a note. */
@@ -21,6 +25,7 @@ typedef struct kdb_rows {
   int dev, ver;         /* column indices, -1 when absent */
   char odd_version[64]; /* first version value differing from the directory's */
   long odd;             /* rows with a differing version */
+  long other;           /* rows measured on kdb_req.other_device */
   long total;           /* rows read so far */
 } kdb_rows;
 void kdb__rows_init(kdb_rows *r, const kdb_csv *c);

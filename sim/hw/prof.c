@@ -78,15 +78,16 @@ static int parse_v2_header(pctx *c, prof *p, const cJSON *root) {
     return prof__bad(c, ps, "probes_source", "expected \"measured\" or \"datasheet\"");
   const cJSON *kd = prof__get(root, "kernel_db");
   if (!kd) return SIM_OK;
-  static const char *const keys[] = {"repository", "commit", "gpu_dir", "framework_dir", "nccl_dir", NULL};
+  static const char *const keys[] = {"repository", "commit", "gpu_dir", "framework_dir", "nccl_dir", "caveat", NULL};
   if (!cJSON_IsObject(kd)) return prof__bad(c, kd, "kernel_db", "expected an object");
   if ((rc = prof__keys(c, kd, "kernel_db", keys))) return rc;
-  char commit[64] = "", gpu_dir[64] = "", fw[64] = "", repo[128] = "", nccl[64] = "";
+  char commit[64] = "", gpu_dir[64] = "", fw[64] = "", repo[128] = "", nccl[64] = "", caveat[384] = "";
   if ((rc = prof__str(c, kd, "repository", "kernel_db", true, repo, sizeof repo)) ||
       (rc = prof__str(c, kd, "commit", "kernel_db", true, commit, sizeof commit)) ||
       (rc = prof__str(c, kd, "gpu_dir", "kernel_db", true, gpu_dir, sizeof gpu_dir)) ||
       (rc = prof__str(c, kd, "framework_dir", "kernel_db", true, fw, sizeof fw)) ||
-      (rc = prof__str(c, kd, "nccl_dir", "kernel_db", false, nccl, sizeof nccl)))
+      (rc = prof__str(c, kd, "nccl_dir", "kernel_db", false, nccl, sizeof nccl)) ||
+      (rc = prof__str(c, kd, "caveat", "kernel_db", false, caveat, sizeof caveat)))
     return rc;
   if (!p->engine[0] || !p->engine_version[0])
     return prof__bad(c, kd, "engine", "missing: tables imported from a kernel database name their engine and "
@@ -96,8 +97,8 @@ static int parse_v2_header(pctx *c, prof *p, const cJSON *root) {
                      "required for tables imported from a kernel database: it must name the Apache-2.0 license and "
                      "the commit %s",
                      commit);
-  snprintf(p->origin, sizeof p->origin, "kernel-db: NVIDIA AIConfigurator, %s %s on %s", p->engine,
-           p->engine_version, gpu_dir);
+  snprintf(p->origin, sizeof p->origin, "kernel-db: NVIDIA AIConfigurator, %s %s on %s%s%s", p->engine,
+           p->engine_version, gpu_dir, caveat[0] ? "; " : "", caveat);
   return SIM_OK;
 }
 

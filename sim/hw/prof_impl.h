@@ -105,7 +105,7 @@ struct prof {
   char source[512];          /* path or description, for reports */
   char engine[32];           /* "" when not recorded */
   char engine_version[64];   /* "" when not recorded */
-  char origin[256];          /* imported tables: their origin in one phrase; "" otherwise */
+  char origin[640];          /* imported tables: their origin in one phrase (and its caveat); "" otherwise */
   char attribution[1024];    /* "" when none */
   double copy_Bps;           /* probe: bytes read + written per s */
   double peak[DT_COUNT];     /* probe: FLOP/s by dtype, 0 = not measured */

@@ -165,6 +165,7 @@ static void header(jw *j, const prof_doc *d) {
     jw_str(j, "gpu_dir", d->kdb_gpu_dir);
     jw_str(j, "framework_dir", d->kdb_framework_dir);
     if (d->kdb_nccl_dir[0]) jw_str(j, "nccl_dir", d->kdb_nccl_dir);
+    if (d->kdb_caveat[0]) jw_str(j, "caveat", d->kdb_caveat);
     jw_end(j);
   }
   if (d->device[0]) {

@@ -78,6 +78,7 @@ typedef struct prof_doc {
   bool probes_datasheet;    /* probes are datasheet figures, not measured */
   /* provenance of imported tables; kdb_repository "" = not imported */
   char kdb_repository[128], kdb_commit[64], kdb_gpu_dir[64], kdb_framework_dir[64], kdb_nccl_dir[64];
+  char kdb_caveat[384];     /* "" = none; else tables measured elsewhere than the folder says (kernel_db.caveat) */
   double copy_Bps;          /* bytes read + written per s */
   double peak[DT_COUNT];    /* FLOP/s by dtype, 0 = absent (fp16 is not written: it defaults to bf16) */
   char **notes;             /* [nnotes] (owned) */

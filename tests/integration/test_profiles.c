@@ -80,18 +80,27 @@ Test(profiles, import_from_a_fixture_database) {
                    b),
                2);
   cr_assert(strstr(err_buf, "--gemm-m-step 1: expected 2..65536"), "%s", err_buf);
+  /* --other-device: refused without the database; an engine the database does not have is named */
+  cr_assert_eq(cli("calibrate --other-device 'NVIDIA GB300' --model llama-3.1-70b --out %s --force", b), 2);
+  cr_assert(strstr(err_buf, "--other-device") && strstr(err_buf, "--from-kernel-db"), "%s", err_buf);
+  cr_assert_eq(cli("calibrate --from-kernel-db %s --gpu h100-sxm --engine tgi --out %s --force", root, b), 2);
+  cr_assert(strstr(err_buf, "engine 'tgi'") && strstr(err_buf, "vllm, trtllm and sglang"), "%s", err_buf);
 }
 
-/* Imports (gpu, engine, version) from the shared database and compares with the bundled file. */
-static void same_as_bundled(const char *db, const char *gpu, const char *engine, const char *version) {
+/* Imports (gpu, engine, version) from the shared database (with --other-device other unless NULL, as
+ * scripts/gen_profiles.sh does) and compares with the bundled file. */
+static void same_as_bundled_other(const char *db, const char *gpu, const char *engine, const char *version,
+                                  const char *other) {
   const char *dir = tu_tmpdir();
   char out[512], moe[512], bundled[512], bundled_moe[512];
   snprintf(out, sizeof out, "%s/p.json", dir);
   snprintf(moe, sizeof moe, "%s/p.moe.json", dir);
   snprintf(bundled, sizeof bundled, "configs/profiles/%s_%s-%s.json", gpu, engine, version);
   snprintf(bundled_moe, sizeof bundled_moe, "configs/profiles/%s_%s-%s.moe.json", gpu, engine, version);
-  cr_assert_eq(cli("calibrate --from-kernel-db %s --gpu %s --engine %s --engine-version %s --out %s --moe-out %s", db,
-                   gpu, engine, version, out, moe),
+  char flag[128] = "";
+  if (other) snprintf(flag, sizeof flag, "--other-device '%s'", other);
+  cr_assert_eq(cli("calibrate --from-kernel-db %s --gpu %s --engine %s --engine-version %s %s --out %s --moe-out %s", db,
+                   gpu, engine, version, flag, out, moe),
                0, "%s", err_buf);
   const char *mine[2] = {out, moe}, *theirs[2] = {bundled, bundled_moe};
   for (int i = 0; i < 2; i++) {
@@ -104,6 +113,10 @@ static void same_as_bundled(const char *db, const char *gpu, const char *engine,
   }
 }
 
+static void same_as_bundled(const char *db, const char *gpu, const char *engine, const char *version) {
+  same_as_bundled_other(db, gpu, engine, version, NULL);
+}
+
 Test(profiles, bundled_profiles_are_what_the_importer_makes, .timeout = 300) {
   const char *db = tu_shared("kernel-db");
   if (!db) cr_skip_test("../shared/kernel-db is absent");
@@ -112,6 +125,24 @@ Test(profiles, bundled_profiles_are_what_the_importer_makes, .timeout = 300) {
   same_as_bundled(root, "h100-sxm", "vllm", "0.14.0");
   same_as_bundled(root, "a100-sxm-80gb", "trtllm", "1.0.0");
   same_as_bundled(root, "gb300", "trtllm", "1.3.0rc20"); /* a GPU the round-3 database added */
+}
+
+/* SGLang's profiles: the one whose all-reduce is TensorRT-LLM's stand-in, and B300's, whose GEMM and attention
+ * tables are GB300's copies (both said in the source line) */
+Test(profiles, bundled_sglang_profiles_are_what_the_importer_makes, .timeout = 300) {
+  const char *db = tu_shared("kernel-db");
+  if (!db) cr_skip_test("../shared/kernel-db is absent");
+  char root[4096];
+  snprintf(root, sizeof root, "%s", db);
+  same_as_bundled(root, "h200", "sglang", "0.5.6.post2");
+  same_as_bundled_other(root, "b300", "sglang", "0.5.14", "NVIDIA GB300");
+  prof *p;
+  sim_err err = {0};
+  cr_assert_eq(prof_load(&p, tu_src("configs/profiles/b300_sglang-0.5.14.json"), &err), SIM_OK, "%s", err.msg);
+  cr_assert(strstr(prof_origin(p), "gemm_perf, generation_attention_perf, context_attention_perf measured on NVIDIA "
+                                   "GB300"),
+            "%s", prof_origin(p));
+  prof_free(p);
 }
 
 Test(profiles, loo_of_a_bundled_profile_meets_the_target) {
@@ -178,6 +209,45 @@ Test(profiles, auto_picks_this_gpu_engine_and_nearest_version) {
   }
   s = choose("none", "h200", "vllm", NULL);
   cr_assert(!s.own && !s.other && strstr(s.source, "roofline"));
+  profsel_cache_clear();
+}
+
+/* engine sglang: its own profiles by the same version rule (the engine file is another branch's: the choice
+ * reads only the engine's name and version) */
+static prof_sel choose_sglang(const char *gpu, const char *version) {
+  gpu_cfg g;
+  engine_cfg e;
+  sim_err err = {0};
+  cr_assert_eq(cfg_gpu_load(&g, gpu, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(cfg_engine_load(&e, "vllm", &err), SIM_OK, "%s", err.msg);
+  snprintf(e.name, sizeof e.name, "sglang");
+  snprintf(e.version, sizeof e.version, "%s", version);
+  prof_sel s;
+  cr_assert_eq(profsel_choose(&s, "auto", &g, &e, &err), SIM_OK, "%s", err.msg);
+  return s;
+}
+
+Test(profiles, auto_picks_sglang_tables_for_engine_sglang) {
+  prof_sel s = choose_sglang("h200", "0.5.10");
+  cr_assert(s.own && !s.other, "%s", s.source);
+  cr_assert_str_eq(prof_engine(s.own), "sglang");
+  cr_assert_str_eq(prof_engine_version(s.own), "0.5.6.post2", "the newest not newer than 0.5.10");
+  cr_assert(strstr(s.source, "measured kernel tables h200_sglang-0.5.6.post2 (kernel-db: NVIDIA AIConfigurator, "
+                             "sglang 0.5.6.post2 on h200_sxm; custom_allreduce_perf is TensorRT-LLM 1.2.0rc5"),
+            "%s", s.source);
+  s = choose_sglang("h200", "0.5.14");
+  cr_assert_str_eq(prof_engine_version(s.own), "0.5.14");
+  s = choose_sglang("h100-sxm", "0.5.5");
+  cr_assert_str_eq(prof_engine_version(s.own), "0.5.6.post2", "none old enough: the oldest");
+  s = choose_sglang("b200", "0.5.12");
+  cr_assert_str_eq(prof_engine_version(s.own), "0.5.9");
+  static const char *const bw[] = {"b300", "gb200", "gb300"};
+  for (int i = 0; i < 3; i++) {
+    s = choose_sglang(bw[i], "");
+    cr_assert(s.own && !s.other && !strcmp(prof_engine(s.own), "sglang") &&
+                  !strcmp(prof_engine_version(s.own), "0.5.14"),
+              "%s: %s", bw[i], s.source);
+  }
   profsel_cache_clear();
 }
 

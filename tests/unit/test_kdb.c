@@ -342,9 +342,10 @@ Test(kdb, missing_pieces_are_errors_or_notes) {
   cr_assert(strstr(err.msg, "no directory for gpu b200") && strstr(err.msg, "h100_sxm"), "%s", err.msg);
   prof_doc_free(&d);
   gpu_cfg h = h100();
-  r = (kdb_req){.root = root, .gpu = &h, .engine = "sglang"};
+  r = (kdb_req){.root = root, .gpu = &h, .engine = "sglang"}; /* an engine the fixture has no directory of */
   prof_doc_init(&d);
   cr_assert_eq(kdb_import(&r, &d, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "no sglang-<version> directory"), "%s", err.msg);
   prof_doc_free(&d);
   /* absent tables are notes: vllm-0.24.0 has only its GEMM table */
   cr_assert_eq(import(root, "0.24.0", &d, &err), SIM_OK, "%s", err.msg);
@@ -387,3 +388,153 @@ Test(kdb, gemm_m_step_leaves_out_the_rows_between_multiples) {
     prof_doc_free(&d);
   }
 }
+
+/* ---- SGLang (engine "sglang") ------------------------------------------------------------- */
+
+#define SG "SGLang,0.5.14,NVIDIA H100 80GB HBM3,"
+#define AHDR                                                                                                           \
+  "framework,version,device,op_name,kernel_source,batch_size,isl,num_heads,num_key_value_heads,head_dim,beam_width,"   \
+  "attn_dtype,kv_cache_dtype,step,window_size,latency\n"
+
+/* A database with SGLang 0.5.14 (its own all-reduce, eager and graph rows in a `backend` column; W8A8 int8_wo
+ * GEMM rows; context rows of attn_dtype fp8 with an fp8 cache) and 0.5.6.post2 (whose all-reduce table is
+ * TensorRT-LLM's, column `implementation`), in the kernel database's column layout. */
+static const char *sglang_db(void) {
+  const char *root = tu_tmpdir();
+  char p[4096];
+  snprintf(p, sizeof p, "%s/.aic-commit", root);
+  cr_assert(tu_write_table(p, "0123456789ab\n", false));
+  snprintf(p, sizeof p, "%s/h100_sxm/sglang-0.5.14/custom_allreduce_perf.csv.gz", root);
+  cr_assert(tu_write_table(p,
+                           "framework,version,device,op_name,kernel_source,allreduce_dtype,num_gpus,message_size,"
+                           "latency,backend\n" SG "all_reduce,SGLang_CustomAllReduce_graph,bfloat16,2,128,0.0025,"
+                           "sglang_graph\n" SG "all_reduce,SGLang_CustomAllReduce_eager,bfloat16,2,128,0.0300,"
+                           "sglang_eager\n" SG "all_reduce,SGLang_CustomAllReduce_graph,bfloat16,2,256,0.0026,"
+                           "sglang_graph\n" SG "all_reduce,SGLang_CustomAllReduce_eager,bfloat16,2,256,0.0310,"
+                           "sglang_eager\n",
+                           true));
+  snprintf(p, sizeof p, "%s/h100_sxm/sglang-0.5.14/gemm_perf.csv.gz", root);
+  cr_assert(tu_write_table(p,
+                           "framework,version,device,op_name,kernel_source,gemm_dtype,m,n,k,latency\n" SG
+                           "gemm,sglang,int8_wo,1,1024,1024,0.004\n" SG "gemm,sglang_torch_linear,bfloat16,1,1024,1024,"
+                           "0.005\n",
+                           true));
+  snprintf(p, sizeof p, "%s/h100_sxm/sglang-0.5.14/context_attention_perf.csv.gz", root);
+  cr_assert(tu_write_table(p,
+                           AHDR SG "context_attention,fa3,1,128,8,8,128,1,fp8,fp8,0,0,0.020\n" SG
+                           "context_attention,fa3,1,128,8,8,128,1,bfloat16,bfloat16,0,0,0.030\n" SG
+                           "context_attention,triton,1,128,8,8,128,1,bfloat16,fp8,0,0,0.025\n" SG
+                           "context_attention,fa3,1,128,8,8,128,1,fp8,bfloat16,0,0,0.010\n",
+                           true));
+  snprintf(p, sizeof p, "%s/h100_sxm/sglang-0.5.14/generation_attention_perf.csv.gz", root);
+  cr_assert(tu_write_table(p,
+                           AHDR SG "generation_attention,fa3,1,1,8,8,128,1,bfloat16,bfloat16,1,0,0.010\n" SG
+                           "generation_attention,fa3,1,1,8,8,128,1,bfloat16,bfloat16,3,0,0.011\n",
+                           true));
+  snprintf(p, sizeof p, "%s/h100_sxm/sglang-0.5.6.post2/custom_allreduce_perf.csv.gz", root);
+  cr_assert(tu_write_table(p,
+                           "framework,version,device,op_name,kernel_source,allreduce_dtype,num_gpus,message_size,"
+                           "latency,implementation\nTRTLLM,1.2.0rc5,NVIDIA H100 80GB HBM3,all_reduce,TRTLLM,bfloat16,"
+                           "2,128,0.0030,trtllm\nTRTLLM,1.2.0rc5,NVIDIA H100 80GB HBM3,all_reduce,TRTLLM,bfloat16,2,"
+                           "256,0.0031,trtllm\n",
+                           true));
+  return root;
+}
+
+static int import_sglang(const char *root, const char *version, const char *other, prof_doc *d, sim_err *err) {
+  gpu_cfg g = h100();
+  kdb_req r = {.root = root, .gpu = &g, .engine = "sglang", .engine_version = version, .other_device = other};
+  prof_doc_init(d);
+  return kdb_import(&r, d, err);
+}
+
+Test(kdb, sglang_tables_import_with_their_engine_rules) {
+  const char *root = sglang_db();
+  gpu_cfg g = h100();
+  char v[KDB_MAX_VERSIONS][KDB_VERSION_LEN];
+  int n;
+  sim_err err = {0};
+  cr_assert_eq(kdb_versions(root, &g, "sglang", v, KDB_MAX_VERSIONS, &n, &err), SIM_OK, "%s", err.msg);
+  cr_assert(n == 2 && !strcmp(v[0], "0.5.6.post2") && !strcmp(v[1], "0.5.14"), "version order, not text order");
+  cr_assert_eq(kdb_decode_offset("sglang", "0.5.6.post2"), 1);
+  prof_doc d;
+  cr_assert_eq(import_sglang(root, NULL, NULL, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_str_eq(d.engine, "sglang");
+  cr_assert_str_eq(d.engine_version, "0.5.14", "the newest by default");
+  cr_assert_str_eq(d.kdb_framework_dir, "sglang-0.5.14");
+  cr_assert_str_eq(d.kdb_caveat, "", "every table SGLang's own, on this GPU");
+  /* SGLang's int8_wo rows are W8A8 (int8 activations), bfloat16 stays bf16/bf16 */
+  cr_assert_eq(d.ngrid, 2);
+  bool w8a8 = false, bf16 = false;
+  for (size_t i = 0; i < d.ngrid; i++) {
+    w8a8 |= d.grid[i].wdtype == DT_INT8 && d.grid[i].adtype == DT_INT8 && d.grid[i].ns[0] == 4000;
+    bf16 |= d.grid[i].wdtype == DT_BF16 && d.grid[i].adtype == DT_BF16 && d.grid[i].ns[0] == 5000;
+  }
+  cr_assert(w8a8 && bf16 && has_note(&d, "W8A8"));
+  /* the all-reduce: its graph and eager rows, two tables, SGLang's kernel */
+  cr_assert_eq(d.nar, 2);
+  for (size_t i = 0; i < d.nar; i++) {
+    const prof_doc_ar *a = &d.ar[i];
+    cr_assert(a->impl == PROF_AR_CUSTOM_GRAPH || a->impl == PROF_AR_CUSTOM_EAGER);
+    cr_assert_str_eq(a->kernel, "SGLang custom all-reduce");
+    cr_assert(a->n == 2 && a->bytes[0] == 256, "bytes = 2 x elements");
+    cr_assert_eq(a->ns[0], a->impl == PROF_AR_CUSTOM_GRAPH ? 2500 : 30000);
+  }
+  /* context: the fp8-cache table from the faster of the attn_dtype fp8 (fa3) and bfloat16 (triton) rows;
+   * attn_dtype fp8 with a bf16 cache is no SGLang case and is skipped */
+  cr_assert_eq(d.nattn[PDA_CONTEXT], 2);
+  for (size_t i = 0; i < d.nattn[PDA_CONTEXT]; i++) {
+    const prof_doc_attn *a = &d.attn[PDA_CONTEXT][i];
+    cr_assert_eq(a->ns[0], a->kv_dtype == DT_FP8 ? 20000 : 30000, "%s: %g", dtype_name(a->kv_dtype), a->ns[0]);
+  }
+  cr_assert(has_note(&d, "1 rows of attn_dtype fp8 with an fp8 cache kept") && has_note(&d, "attn_dtype fp8 (1 rows)"));
+  /* decode: kv_len = step + 1 */
+  cr_assert_eq(d.nattn[PDA_DECODE], 1);
+  cr_assert(d.attn[PDA_DECODE][0].y[0] == 2 && d.attn[PDA_DECODE][0].y[1] == 4);
+  prof_doc_free(&d);
+}
+
+Test(kdb, sglang_trtllm_allreduce_stands_in_with_a_caveat) {
+  const char *root = sglang_db();
+  prof_doc d;
+  sim_err err = {0};
+  cr_assert_eq(import_sglang(root, "0.5.6.post2", NULL, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(d.nar, 1, "TensorRT-LLM's table has graph rows only");
+  cr_assert(d.ar[0].impl == PROF_AR_CUSTOM_GRAPH && d.ar[0].ns[1] == 3100);
+  cr_assert(strstr(d.ar[0].kernel, "standing in for SGLang's"), "%s", d.ar[0].kernel);
+  cr_assert(strstr(d.kdb_caveat, "TensorRT-LLM 1.2.0rc5"), "%s", d.kdb_caveat);
+  cr_assert(has_note(&d, "not SGLang's"));
+  /* the caveat travels with the profile into its origin, the phrase every run's source line quotes */
+  prof *p;
+  cr_assert_eq(prof_load(&p, write_doc(&d), &err), SIM_OK, "%s", err.msg);
+  cr_assert(strstr(prof_origin(p), "sglang 0.5.6.post2 on h100_sxm; custom_allreduce_perf is TensorRT-LLM 1.2.0rc5"),
+            "%s", prof_origin(p));
+  prof_free(p);
+  prof_doc_free(&d);
+}
+
+Test(kdb, rows_of_another_device_only_when_named) {
+  const char *root = sglang_db();
+  char p[4096];
+  snprintf(p, sizeof p, "%s/h100_sxm/sglang-0.5.14/gemm_perf.csv.gz", root);
+  cr_assert(tu_write_table(p,
+                           "framework,version,device,op_name,kernel_source,gemm_dtype,m,n,k,latency\n"
+                           "SGLang,0.5.14,NVIDIA H200,gemm,k,bfloat16,1,1024,1024,0.005\n",
+                           true));
+  prof_doc d;
+  sim_err err = {0};
+  cr_assert_eq(import_sglang(root, NULL, NULL, &d, &err), SIM_EINPUT);
+  cr_assert(strstr(err.msg, "gemm_perf.csv.gz:2: column device") && strstr(err.msg, "not a name of gpu h100-sxm"),
+            "%s", err.msg);
+  prof_doc_free(&d);
+  cr_assert_eq(import_sglang(root, NULL, "NVIDIA B200", &d, &err), SIM_EINPUT, "another name is still refused");
+  prof_doc_free(&d);
+  cr_assert_eq(import_sglang(root, NULL, "NVIDIA H200", &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(d.ngrid, 1);
+  cr_assert_str_eq(d.kdb_caveat, "gemm_perf measured on NVIDIA H200 (copies in the database)");
+  cr_assert(has_note(&d, "gemm_perf.csv.gz: 1 of 1 rows say device NVIDIA H200, not h100-sxm"));
+  cr_assert_str_eq(d.device, "NVIDIA H100 80GB HBM3", "the device of the GPU's own rows");
+  prof_doc_free(&d);
+}
+#undef AHDR
+#undef SG
