@@ -340,9 +340,13 @@ static void linear_attention(cost_model *c, const batch_desc *b, double Ll, step
   }
   if (b->num_prefill > 0) {
     uint64_t tokens = 0;
-    for (uint32_t i = 0; i < b->num_prefill; i++) tokens += b->prefills[i].chunk_tokens;
+    uint32_t longest = 0;
+    for (uint32_t i = 0; i < b->num_prefill; i++) {
+      tokens += b->prefills[i].chunk_tokens;
+      if (b->prefills[i].chunk_tokens > longest) longest = b->prefills[i].chunk_tokens;
+    }
     cost_bound bd;
-    double ns = cost__lin_prefill(c, tokens, b->num_prefill, &bd);
+    double ns = cost__lin_prefill(c, tokens, b->num_prefill, longest, &bd);
     add(out, OP_ATTN_PREFILL, bd, ns * Ll);
   }
 }

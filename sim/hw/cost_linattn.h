@@ -9,8 +9,9 @@
 
 /* The decode call of `batch` sequences: each reads and writes its recurrent and convolution state once. */
 double cost__lin_decode(const cost_model *c, uint32_t batch);
-/* The prefill call over `tokens` tokens of `seqs` chunks (one varlen call): the chunked delta rule's
- * tensor-core work and each chunk's state read and written. */
-double cost__lin_prefill(const cost_model *c, uint64_t tokens, uint32_t seqs, cost_bound *bound);
+/* The prefill call over `tokens` tokens of `seqs` chunks (one varlen call), the longest of `longest` tokens:
+ * the chunked delta rule's tensor-core work, each chunk's state read and written, and the longest sequence's
+ * 64-token chunks one after another. */
+double cost__lin_prefill(const cost_model *c, uint64_t tokens, uint32_t seqs, uint32_t longest, cost_bound *bound);
 
 #endif

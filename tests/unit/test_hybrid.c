@@ -135,10 +135,20 @@ Test(hybrid, cost_terms_by_hand) {
   cr_assert_float_eq(cost__lin_decode(&c, 1), fmax(2.0 * per_seq_layer / (g.hbm_Bps * e.attn_decode_eff) * 1e9,
                                                    2 * c.kernel_floor_ns), 1e-6);
   cost_bound b;
-  double pre = cost__lin_prefill(&c, 4096, 1, &b);
-  /* 4096 tokens x 16 value heads x 2 (64 (256 + 128) + 2 x 128 x 128) FLOP on the bf16 tensor cores */
+  double pre = cost__lin_prefill(&c, 4096, 1, 4096, &b);
+  /* 4096 tokens x 16 value heads x 2 (64 (256 + 128) + 2 x 128 x 128) FLOP on the bf16 tensor cores: 2.9 us at
+     989 TFLOP/s; one sequence's 64 chunks in order at 3 us each: 192 us, which binds */
   double flops = 4096.0 * 16 * 2 * (64 * 384 + 2 * 128 * 128);
   cr_assert(pre >= flops / (g.flops[DT_BF16] * e.attn_prefill_eff) * 1e9 * (1 - 1e-9), "%.1f ns", pre);
+  cr_assert_float_eq(pre, 64 * 3000.0, 1e-6, "%.1f ns", pre);
+  /* the same tokens as 64 sequences of one chunk: no long chain; the roofline binds, here the 64 states read
+     and written once (64 x 2 x 1,073,152 B = 137.4 MB) and the tokens' q, k, v in and gate, output (4096 x
+     (4096 + 4096) x 2 B = 67.1 MB) at the HBM bandwidth x attn_decode_eff */
+  double spread = cost__lin_prefill(&c, 4096, 64, 64, &b);
+  double bytes = 64 * 2 * 1073152.0 + 4096.0 * (4096 + 2 * 16 * 128) * 2;
+  cr_assert_float_eq(spread, bytes / (g.hbm_Bps * e.attn_decode_eff) * 1e9, 1e-6, "%.1f ns", spread);
+  cr_assert_eq(b, BOUND_MEMORY);
+  cr_assert(spread < pre, "%.1f ns", spread);
   /* a decode step of the hybrid costs more attention time than its 2 full layers' calls alone */
   step_cost sc;
   double with = cost_decode_step_ns(&c, 64, 2048, &sc);
