@@ -127,7 +127,7 @@ Test(config, blackwell_ultra_and_nvl72_gpus) {
 Test(config, list_is_sorted_and_complete) {
   char buf[512];
   cfg_list(CFG_GPU, buf, sizeof buf);
-  cr_assert_str_eq(buf, "a100-sxm-80gb, b200, b300, gb200, gb300, h100-sxm, h20, h200, l40s");
+  cr_assert_str_eq(buf, "a100-pcie-80gb, a100-sxm-80gb, b200, b300, gb200, gb300, h100-sxm, h20, h200, l40s");
   cfg_list(CFG_ENGINE, buf, sizeof buf);
   cr_assert_str_eq(buf, "trtllm, vllm");
   cfg_list(CFG_MODEL, buf, sizeof buf);
@@ -705,7 +705,7 @@ Test(config, data_dir_overrides_embedded) {
   cr_assert_eq(cfg_gpu_load(&g, "h100-sxm", &e), SIM_OK, "embedded still served: %s", e.msg);
   char list[512];
   cfg_list(CFG_GPU, list, sizeof list);
-  cr_assert_str_eq(list, "a100-sxm-80gb, b200, b300, gb200, gb300, h100-sxm, h20, h200, l40s, mygpu");
+  cr_assert_str_eq(list, "a100-pcie-80gb, a100-sxm-80gb, b200, b300, gb200, gb300, h100-sxm, h20, h200, l40s, mygpu");
 
   unsetenv("SERVESIM_DATA_DIR");
   cr_assert_eq(cfg_gpu_load(&g, "h200", &e), SIM_OK, "%s", e.msg);

@@ -288,15 +288,15 @@ Test(validate_read, models_directory_resolves_hugging_face_ids) {
 
 Test(validate_read, trt_overview_cells_become_offline_points) {
   const char *text = "# source: test\n"
-                     "model,isl,osl,tp,H200_FP8,H100_FP16,A100PCIE80_FP16\n"
-                     "llama3.1-70b,128,128,2,5357.0,,806.7\n"
-                     "mystery-13b,1000,1000,8,3391.0,,\n"
-                     "llama3.1-70b,999,999,1,10.0,,\n";
+                     "model,isl,osl,tp,H200_FP8,H100_FP16,A100PCIE80_FP16,Z9000_FP16\n"
+                     "llama3.1-70b,128,128,2,5357.0,,806.7,100\n"
+                     "mystery-13b,1000,1000,8,3391.0,,,\n"
+                     "llama3.1-70b,999,999,1,10.0,,,\n";
   vset s;
   vset_init(&s);
   sim_err err = {0, ""};
   cr_assert_eq(vdata_parse_trt_overview(&s, text, "x.csv", &err), 0, "%s", err.msg);
-  cr_assert_eq(s.n, 4, "empty cells are not points");
+  cr_assert_eq(s.n, 5, "empty cells are not points");
   const vpoint *p = &s.pts[0];
   cr_assert_eq(p->shape, VSHAPE_OFFLINE);
   cr_assert_str_eq(p->gpu, "h200");
@@ -306,9 +306,11 @@ Test(validate_read, trt_overview_cells_become_offline_points) {
   cr_assert(isnan(p->meas[VM_TTFT]));
   cr_assert_eq(p->skip[0], 0);
   cr_assert_str_eq(p->where, "x.csv:3");
-  cr_assert(strstr(s.pts[1].skip, "A100PCIE80"), "%s", s.pts[1].skip);
-  cr_assert(strstr(s.pts[2].skip, "no servesim model config for mystery-13b"), "%s", s.pts[2].skip);
-  cr_assert(strstr(s.pts[3].skip, "number of requests"), "%s", s.pts[3].skip);
+  cr_assert_str_eq(s.pts[1].gpu, "a100-pcie-80gb", "the column's GPU by its alias");
+  cr_assert_eq(s.pts[1].skip[0], 0, "%s", s.pts[1].skip);
+  cr_assert(strstr(s.pts[2].skip, "no servesim GPU config for Z9000"), "%s", s.pts[2].skip);
+  cr_assert(strstr(s.pts[3].skip, "no servesim model config for mystery-13b"), "%s", s.pts[3].skip);
+  cr_assert(strstr(s.pts[4].skip, "number of requests"), "%s", s.pts[4].skip);
   vset_free(&s);
   expect_error(vdata_parse_trt_overview, "model,isl,osl,tp,H200_FP8\nllama3.1-70b,128,128,2,fast\n", "x.csv:2:",
                "H200_FP8");
