@@ -65,6 +65,10 @@ typedef struct model_cfg {
   uint32_t lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv; /* linear_num_key_heads, ..., kernel size */
   sim_dtype lin_state_dtype; /* the recurrent state's dtype: mamba_ssm_dtype, else the model's own */
   bool attn_out_gate;       /* attn_output_gate: q_proj also emits a sigmoid gate per query element (Qwen3.5) */
+  /* DeepSeek sparse attention (DeepSeek-V3.2, GLM-5: index_topk > 0): a lightning indexer (index_n_heads heads
+     of index_head_dim over its own FP8 key cache, one key per token and layer) scores every cached token and
+     the MLA attention reads only the dsa_topk best of each query's context */
+  uint32_t dsa_topk, dsa_heads, dsa_head_dim;
   /* the checkpoint's own quantization (quantization_config.quant_method), the default weights when
      --quantization is not given, as vLLM loads it: fp8 -> DT_FP8, mxfp4 -> DT_INT4 (4-bit weights with a
      scale per 32: run weight-only on GPUs without FP4 tensor cores) */
@@ -326,6 +330,11 @@ bool cfg_model_is_moe_layer(const model_cfg *m, uint32_t i);
 uint32_t cfg_model_moe_layers_in(const model_cfg *m, uint32_t first, uint32_t n);
 /* Linear-attention layers among layers [first, first + n). */
 uint32_t cfg_model_lin_layers_in(const model_cfg *m, uint32_t first, uint32_t n);
+/* DeepSeek sparse attention's indexer per layer: its weights (wq_b from the q latent, wk and the head weights
+ * from the hidden state, k_norm), elements; its key cache per token, bytes: index_head_dim FP8 values and an
+ * FP32 scale per 128 (vLLM's DeepseekV32IndexerCache). 0 without sparse attention. */
+double cfg_model_dsa_params(const model_cfg *m);
+double cfg_model_dsa_cache_bytes(const model_cfg *m);
 /* Weights of one linear-attention layer's mixer (no FFN), elements. */
 double cfg_model_lin_layer_params(const model_cfg *m);
 

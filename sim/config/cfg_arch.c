@@ -73,9 +73,10 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
                    "a per-layer list of mixture-of-experts layers is not read yet (an integer period is)");
   /* warned: read, with a cost servesim approximates */
   if ((v = get(root, o, "index_topk")) != NULL && cJSON_IsNumber(v))
-    note(m, "index_topk %ld: DeepSeek sparse attention (an indexer picks the keys each query attends to) is costed "
-            "as dense attention over the whole context, the indexer not counted",
-         (long)v->valuedouble);
+    note(m, "index_topk %ld: DeepSeek sparse attention (an indexer picks the keys each query attends to): the "
+            "attention reads the top %ld keys, the indexer's scoring of the whole context and its key cache are "
+            "costed from first principles (no measured table is read)",
+         (long)v->valuedouble, (long)v->valuedouble);
   if ((v = get(root, o, "moe_latent_size")) != NULL && cJSON_IsNumber(v))
     note(m, "moe_latent_size %ld: the experts' latent projection is not modelled (experts costed at the full hidden "
             "size)",

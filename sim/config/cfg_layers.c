@@ -172,6 +172,31 @@ int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m) {
   return SIM_OK;
 }
 
+double cfg_model_dsa_params(const model_cfg *m) {
+  if (!m->dsa_topk) return 0;
+  double H = m->hidden, n = (double)m->dsa_heads * m->dsa_head_dim;
+  double ql = m->q_lora_rank ? m->q_lora_rank : H;
+  return ql * n + H * m->dsa_head_dim + H * m->dsa_heads + 2.0 * m->dsa_head_dim; /* wq_b, wk, weights, k_norm */
+}
+
+double cfg_model_dsa_cache_bytes(const model_cfg *m) {
+  return m->dsa_topk ? m->dsa_head_dim + (m->dsa_head_dim + 127) / 128 * 4.0 : 0;
+}
+
+/* DeepSeek sparse attention's indexer (index_topk, index_n_heads, index_head_dim): read with MLA only. */
+static int sparse_attention_from(const jx *j, const cJSON *o, model_cfg *m) {
+  int rc;
+  bool have = false;
+  if ((rc = hf_u32(j, o, "index_topk", false, &m->dsa_topk, &have)) || !have) return rc;
+  if (!m->mla)
+    return jx_fail(j, hf_get(o, "index_topk"), NULL, "index_topk",
+                   "sparse attention without multi-head latent attention (kv_lora_rank) is not modelled");
+  if ((rc = hf_u32(j, o, "index_n_heads", true, &m->dsa_heads, NULL)) ||
+      (rc = hf_u32(j, o, "index_head_dim", true, &m->dsa_head_dim, NULL)))
+    return rc;
+  return SIM_OK;
+}
+
 /* layer_types: sliding-window layers (gpt-oss, Gemma: "sliding_attention") and Gated DeltaNet layers. */
 int cfg_hf_layer_types(const jx *j, const cJSON *o, model_cfg *m) {
   int rc;
@@ -188,5 +213,6 @@ int cfg_hf_layer_types(const jx *j, const cJSON *o, model_cfg *m) {
       }
     if (m->sliding_layers && (rc = hf_u32(j, o, "sliding_window", true, &m->sliding_window, NULL))) return rc;
   }
-  return linear_attention_from(j, o, m);
+  if ((rc = linear_attention_from(j, o, m))) return rc;
+  return sparse_attention_from(j, o, m);
 }

@@ -283,7 +283,8 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   if (m->mla) per_layer_other += (double)m->q_lora_rank + m->kv_lora_rank; /* q_a and kv_a norms */
   double moe_block = (double)m->experts * 3 * H * m->expert_inter + 3 * H * m->shared_inter + H * m->experts; /* + router */
   m->params_total = (m->layers - m->lin_layers) * attn + m->lin_layers * cfg_model_lin_layer_params(m) +
-                    m->layers * per_layer_other + (double)(m->layers - m->moe_layers) * 3 * H * I +
+                    m->layers * (per_layer_other + cfg_model_dsa_params(m)) +
+                    (double)(m->layers - m->moe_layers) * 3 * H * I +
                     (double)m->moe_layers * moe_block + m->params_embedding + m->params_lm_head + H; /* + final norm */
   return SIM_OK;
 }

@@ -362,8 +362,11 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
   cost_bound part_b[2] = {BOUND_MEMORY, BOUND_COMPUTE};
   cost_src s;
   cost_bound bd;
+  bool dsa = c->model->dsa_topk > 0; /* sparse attention: the top-k keys of each query, and the indexer */
   if (b->num_decode > 0) {
-    double ns = cost__attn_decode_eval(c, b->num_decode, b->decode_ctx_tokens, &s, &bd);
+    uint64_t ctx = dsa ? cost__dsa_decode_ctx(c, b->num_decode, b->decode_ctx_tokens) : b->decode_ctx_tokens;
+    double ns = cost__attn_decode_eval(c, b->num_decode, ctx, &s, &bd);
+    if (dsa) add(out, OP_ATTN_DECODE, BOUND_MEMORY, cost__dsa_index_decode(c, b->num_decode, b->decode_ctx_tokens) * L);
     part_ns[0] = ns, part_b[0] = bd;
     c->src_count[OP_ATTN_DECODE][s]++;
     sum += ns, parts++;
@@ -374,6 +377,10 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
   for (uint32_t i = 0; i < b->num_prefill; i++) {
     uint32_t ch = b->prefills[i].chunk_tokens, x = b->prefills[i].ctx_tokens;
     double ns = cost__attn_prefill_eval(c, ch, x, &s, &bd);
+    if (dsa) {
+      ns *= cost__dsa_prefill_share(c, ch, x);
+      add(out, OP_ATTN_PREFILL, BOUND_COMPUTE, cost__dsa_index_prefill(c, ch, x) * L);
+    }
     part_ns[1] += ns;
     if (bd == BOUND_MEMORY) part_b[1] = BOUND_MEMORY;
     c->src_count[OP_ATTN_PREFILL][s]++;

@@ -57,3 +57,51 @@ double cost__lin_prefill(const cost_model *c, uint64_t tokens, uint32_t seqs, ui
   if (seq > t) t = seq, *bound = BOUND_COMPUTE; /* latency of dependent steps: not HBM-bound */
   return t > floor ? t : floor;
 }
+
+/* ---- DeepSeek sparse attention ------------------------------------------------------------------------------
+ * The indexer (vLLM's deepseek_v2.py Indexer, DeepSeek-V3.2's inference code): per query token, index_n_heads
+ * FP8 dot products of index_head_dim with every cached index key (DeepGEMM's fp8_mqa_logits /
+ * fp8_paged_mqa_logits), weighted and summed over heads into one FP32 score per key, then a top-k of
+ * index_topk. Its weights are replicated on every TP rank (every rank scores its queries' whole context). */
+
+uint64_t cost__dsa_decode_ctx(const cost_model *c, uint32_t batch, uint64_t ctx_total) {
+  uint64_t k = c->model->dsa_topk;
+  if (!k) return ctx_total;
+  uint64_t cap = (uint64_t)batch * k;
+  return ctx_total < cap ? ctx_total : cap;
+}
+
+/* Sum over the chunk's queries i = 0 .. chunk-1 of min(ctx + i + 1, topk). */
+static double dsa_work(double chunk, double ctx, double k) {
+  double n1 = k - ctx; /* queries whose whole context fits in the top-k */
+  if (n1 < 0) n1 = 0;
+  if (n1 > chunk) n1 = chunk;
+  return chunk_work(n1, ctx) + (chunk - n1) * k;
+}
+
+double cost__dsa_prefill_share(const cost_model *c, uint32_t chunk, uint32_t ctx) {
+  double k = c->model->dsa_topk, dense = chunk_work(chunk, ctx);
+  if (!k || dense <= 0) return 1.0;
+  return dsa_work(chunk, ctx, k) / dense;
+}
+
+static double index_ns(const cost_model *c, double pairs, double keys_read) {
+  const model_cfg *m = c->model;
+  const engine_cfg *e = c->engine;
+  double peak = c->gpu->flops[DT_FP8] > 0 ? c->gpu->flops[DT_FP8] : c->gpu->flops[c->deploy->act_dtype];
+  double tc = ns_of(2.0 * m->dsa_heads * m->dsa_head_dim * pairs, peak * e->attn_prefill_eff);
+  double bytes = keys_read * cfg_model_dsa_cache_bytes(m) + pairs * 4.0 * 2.0; /* the scores, out and back in */
+  double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff), floor = 2.0 * c->kernel_floor_ns;
+  double t = tc > tm ? tc : tm;
+  return t > floor ? t : floor;
+}
+
+double cost__dsa_index_decode(const cost_model *c, uint32_t batch, uint64_t ctx_total) {
+  if (!c->model->dsa_topk || !batch) return 0;
+  return index_ns(c, (double)ctx_total, (double)ctx_total);
+}
+
+double cost__dsa_index_prefill(const cost_model *c, uint32_t chunk, uint32_t ctx) {
+  if (!c->model->dsa_topk || !chunk) return 0;
+  return index_ns(c, chunk_work(chunk, ctx), (double)ctx + chunk);
+}

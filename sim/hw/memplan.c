@@ -82,6 +82,7 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
   double w = (layers - lin) * attn * attn_b + lin * (lin_w * wb + lin_small * ab) +
              ((layers - moe) * mlp + moe * experts) * wb + moe * H * s.experts * ab;
   if (m->qkv_bias) w += (layers - lin) * (double)s.n[SG_QKV] * ab;
+  w += layers * cfg_model_dsa_params(m) * attn_b; /* a sparse-attention indexer, replicated on every rank */
   double vocab_mats = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);
   if (first && last && m->tied_embeddings) vocab_mats = 1.0;
   w += V * H * ab * vocab_mats;
@@ -105,7 +106,8 @@ double memplan_active_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
 double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d) {
   model_shard s;
   shard_init(&s, m, d->tp);
-  return (double)(m->layers - m->lin_layers) * shard_kv_elems(&s) * dtype_bytes(d->kv_dtype);
+  return (double)(m->layers - m->lin_layers) * (shard_kv_elems(&s) * dtype_bytes(d->kv_dtype) +
+                                                cfg_model_dsa_cache_bytes(m));
 }
 
 double memplan_state_bytes_per_seq(const model_cfg *m, const deploy_cfg *d, uint32_t first_layer, uint32_t layers) {
@@ -191,7 +193,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
   SIM_ASSERT(block > 0);
   model_shard sh;
   shard_init(&sh, m, t);
-  double kv_layer_token = (double)shard_kv_elems(&sh) * dtype_bytes(d->kv_dtype);
+  double kv_layer_token = (double)shard_kv_elems(&sh) * dtype_bytes(d->kv_dtype) + cfg_model_dsa_cache_bytes(m);
   p->pp = pp;
   p->device_bytes = g->mem_bytes;
   p->budget_bytes = g->mem_bytes * util;

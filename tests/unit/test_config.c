@@ -1000,8 +1000,7 @@ Test(config, fp8_without_fp8_tensor_cores_is_weight_only_in_vllm) {
 
 /* Architecture features servesim does not model: refused naming the key and the feature where the memory plan
  * would be wrong (linear-attention layers of a kind other than Gated DeltaNet, Mamba layers, per-layer blocks, compressed attention, Gemma 4's MoE
- * block, a per-layer MoE list), read with a warning where only a cost is approximated (DeepSeek sparse
- * attention's indexer); Python's Infinity in a config.json is read, not a parse error. */
+ * block, a per-layer MoE list), DeepSeek sparse attention without MLA; Python's Infinity in a config.json is read, not a parse error. */
 Test(config, unmodelled_architecture_features_are_named) {
   const char *base = "\"model_type\": \"x\", \"hidden_size\": 64, \"intermediate_size\": 128, \"num_hidden_layers\": 4, "
                      "\"num_attention_heads\": 4, \"vocab_size\": 100, \"max_position_embeddings\": 128";
@@ -1036,10 +1035,10 @@ Test(config, unmodelled_architecture_features_are_named) {
   cr_assert_eq(cfg_model_parse(&m, js, "mm.json", &e), SIM_EINPUT);
   cr_assert(strstr(e.msg, "linear-attention layers without Gated DeltaNet") && strstr(e.msg, "not modelled yet"), "%s",
             e.msg);
-  /* warned: DeepSeek sparse attention */
+  /* DeepSeek sparse attention needs MLA (test_hybrid.c: dsa_*) */
   snprintf(js, sizeof js, "{%s, \"index_topk\": 2048}", base);
-  cr_assert_eq(cfg_model_parse(&m, js, "dsa.json", &e), SIM_OK, "%s", e.msg);
-  cr_assert(strstr(m.unmodelled, "index_topk 2048") && strstr(m.unmodelled, "indexer not counted"), "%s", m.unmodelled);
+  cr_assert_eq(cfg_model_parse(&m, js, "dsa.json", &e), SIM_EINPUT, "%s", e.msg);
+  cr_assert(strstr(e.msg, "index_topk") && strstr(e.msg, "without multi-head latent attention"), "%s", e.msg);
   snprintf(js, sizeof js, "{%s}", base);
   cr_assert_eq(cfg_model_parse(&m, js, "plain.json", &e), SIM_OK, "%s", e.msg);
   cr_assert_str_eq(m.unmodelled, "");

@@ -156,3 +156,42 @@ Test(hybrid, cost_terms_by_hand) {
   cr_assert(sc.op_ns[OP_ATTN_DECODE] >= 6 * cost__lin_decode(&c, 64) * (1 - 1e-9));
   cost_deinit(&c);
 }
+
+/* DeepSeek sparse attention (DeepSeek-V3.2's config.json fields that matter): the indexer's weights and key
+ * cache by hand, the top-k cap on what the attention reads, the prefill work it keeps. */
+Test(hybrid, dsa_indexer_and_topk) {
+  const char *v32 = "{\"model_type\": \"deepseek_v32\", \"hidden_size\": 7168, \"intermediate_size\": 18432, "
+                    "\"moe_intermediate_size\": 2048, \"num_hidden_layers\": 61, \"num_attention_heads\": 128, "
+                    "\"num_key_value_heads\": 128, \"q_lora_rank\": 1536, \"kv_lora_rank\": 512, "
+                    "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128, "
+                    "\"n_routed_experts\": 256, \"num_experts_per_tok\": 8, \"n_shared_experts\": 1, "
+                    "\"first_k_dense_replace\": 3, \"moe_layer_freq\": 1, \"vocab_size\": 129280, "
+                    "\"index_topk\": 2048, \"index_n_heads\": 64, \"index_head_dim\": 128, "
+                    "\"max_position_embeddings\": 163840, \"tie_word_embeddings\": false}";
+  model_cfg m;
+  sim_err e = {0};
+  cr_assert_eq(cfg_model_parse(&m, v32, "v32.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.dsa_topk, 2048);
+  /* wq_b 1536 x 64 x 128 = 12,582,912; wk 7168 x 128 = 917,504; head weights 7168 x 64 = 458,752; k_norm 256 */
+  cr_assert_float_eq(cfg_model_dsa_params(&m), 13959424.0, 0);
+  cr_assert_float_eq(cfg_model_dsa_cache_bytes(&m), 132.0, 0, "128 FP8 values and one FP32 scale");
+  deploy_cfg d = tu_deploy(8, DT_BF16);
+  cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d), 61.0 * (576 * 2 + 132), 0);
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg en = tu_engine_vllm();
+  cost_model c;
+  cr_assert_eq(cost_init(&c, &m, &g, &en, &d, &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(cost__dsa_decode_ctx(&c, 4, 4 * 1000), 4000u, "contexts under the top-k: all read");
+  cr_assert_eq(cost__dsa_decode_ctx(&c, 4, 4 * 10000), 4 * 2048u, "over it: the top-k of each");
+  /* a chunk of 4096 after 0 cached: queries 0..2047 read i + 1 keys (2,098,176), the other 2048 read 2048
+     (4,194,304): 6,292,480 of the dense 8,390,656 */
+  cr_assert_float_eq(cost__dsa_prefill_share(&c, 4096, 0), 6292480.0 / 8390656.0, 1e-12);
+  cr_assert_float_eq(cost__dsa_prefill_share(&c, 1000, 0), 1.0, 1e-12, "short prompts are dense");
+  /* the indexer of 64 queries over 64 x 32768 keys: the key cache (132 B a key) and the scores (4 B written and
+     read) against HBM, vs 2 x 64 x 128 FLOP a pair on the FP8 tensor cores */
+  double pairs = 64.0 * 32768;
+  double tm = pairs * (132 + 8) / (g.hbm_Bps * en.attn_decode_eff) * 1e9;
+  double tc = 2.0 * 64 * 128 * pairs / (g.flops[DT_FP8] * en.attn_prefill_eff) * 1e9;
+  cr_assert_float_eq(cost__dsa_index_decode(&c, 64, 64 * 32768ull), fmax(tm, tc), 1e-6);
+  cost_deinit(&c);
+}
