@@ -103,7 +103,11 @@ static bool add_one(sched *s, sched_step *st, request *reqs, adder *a, sim_ns no
   kv_content c = sched__content_of(s, r);
   if (r->num_computed == 0) hits = kv_match_prefix(s->kv, &c, known);
   uint32_t extend = known - hits;
-  if ((double)extend + out_left(r) >= free_tokens(s) - a->offset) { /* NO_TOKEN */
+  /* NO_TOKEN. A request alone in an idle engine is admitted whatever its output: SGLang clips max_new_tokens to
+     max_req_len - input - 1, max_req_len = min(context_len, pool) - 1 (scheduler.py init_req_max_new_tokens
+     l.1385-1393, tp_worker.py l.287-290), and the cluster has refused requests larger than the pool */
+  bool alone = !s->n_running && !st->n_items;
+  if (!alone && (double)extend + out_left(r) >= free_tokens(s) - a->offset) {
     s->full = true;
     return false;
   }
