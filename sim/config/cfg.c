@@ -378,6 +378,8 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
                     m->max_pos, m->name);
   if (!d->max_num_batched_tokens) {
     d->max_num_batched_tokens = def_tokens;
+    if (engver_is_sglang(e) && d->dp > 1) /* DP attention: chunked_prefill_size // dp_size (engver_sglang.c) */
+      d->max_num_batched_tokens = SIM_MAX(def_tokens / d->dp, 1u);
     /* vLLM: without chunking the default budget grows to hold a whole prompt */
     if (!d->enable_chunked_prefill && d->max_num_batched_tokens < d->max_model_len)
       d->max_num_batched_tokens = d->max_model_len;
@@ -395,7 +397,7 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
   /* SGLang: mem_fraction_static from GPU memory, TP x PP and the prefill chunk (engver.h) */
   if (!util_given && e->static_mem_fraction)
     d->gpu_memory_utilization = engver_mem_fraction_static(
-        e, g, d->tp, d->pp, d->enable_chunked_prefill ? d->max_num_batched_tokens : e->max_prefill_tokens);
+        e, g, d->tp * d->dp, d->pp, d->dp, d->enable_chunked_prefill ? d->max_num_batched_tokens : e->max_prefill_tokens);
   if (!cfg_block_size_ok(e, d->block_size))
     return sim_errf(err, SIM_EINPUT, "block_size %u is not one of %s (engine %s)", d->block_size,
                     cfg_block_sizes_text(e), e->name);

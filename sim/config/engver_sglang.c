@@ -77,17 +77,19 @@ uint32_t engver_sglang_graph_sizes(const engine_cfg *e, uint32_t max_bs, uint32_
  *   at least 10 GiB on GPUs over 60 GiB; fraction = round((gpu_mem - reserved) / gpu_mem, 3).
  * v0.5.1.post1 (server_args.py l.354-395): reserved (2.8 + tp pp / 10) GiB below 35 GiB, (9.5 + tp pp / 2)
  * GiB below 90 GiB, (12 + tp pp / 2) GiB below 160 GiB, else 32 GiB. Without speculative decoding, DP
- * attention or a piecewise CUDA graph (their terms are not modelled). prefill_tokens: chunked_prefill_size,
- * or max_prefill_tokens with chunking off. */
-double engver_mem_fraction_static(const engine_cfg *e, const gpu_cfg *g, uint32_t tp, uint32_t pp,
+ * or a piecewise CUDA graph (their terms are not modelled); DP attention (dp > 1) adds cuda_graph_max_bs x dp
+ * x 3 MiB, and x 1.5 more above 300 (v0.5.1.post1: 4 GiB). tp is SGLang's tp_size (every GPU of the
+ * replica's attention ranks). prefill_tokens: chunked_prefill_size, or max_prefill_tokens with chunking off. */
+double engver_mem_fraction_static(const engine_cfg *e, const gpu_cfg *g, uint32_t tp, uint32_t pp, uint32_t dp,
                                   uint32_t prefill_tokens) {
   double m = gpu_mib(g), tpp = (double)tp * pp, reserved;
   if (old_rules(e)) {
     double gib = m < 35 * 1024 ? 2.8 + tpp / 10 : m < 160 * 1024 ? (m < 90 * 1024 ? 9.5 : 12) + tpp / 2 : 32;
-    reserved = gib * 1024;
+    reserved = (gib + (dp > 1 ? 4 : 0)) * 1024; /* + 4 GiB with DP attention */
   } else {
-    double chunk = prefill_tokens > 2048 ? prefill_tokens : 2048;
-    reserved = 512 + chunk * 1.5 + engver_sglang_graph_max_bs(e, g, tp) * 2.0 + tpp / 8 * 1024;
+    double chunk = prefill_tokens > 2048 ? prefill_tokens : 2048, bs = engver_sglang_graph_max_bs(e, g, tp);
+    reserved = 512 + chunk * 1.5 + bs * 2.0 + tpp / 8 * 1024;
+    if (dp > 1) reserved += bs * dp * 3 + (bs > 300 ? bs * dp * 1.5 : 0); /* DP attention */
     if (m > 60 * 1024 && reserved < 10 * 1024) reserved = 10 * 1024;
   }
   double f = round((m - reserved) / m * 1000) / 1000;
@@ -97,3 +99,9 @@ double engver_mem_fraction_static(const engine_cfg *e, const gpu_cfg *g, uint32_
 /* retract_decode: v0.5.6.post2 on retract until one decode step fits (check_decode_mem); v0.5.1.post1 until
  * the pool holds retract_decode_steps = 20 tokens per remaining request (schedule_batch.py l.1397-1510). */
 uint32_t engver_sglang_retract_steps(const engine_cfg *e) { return old_rules(e) ? 20 : 1; }
+
+/* _handle_data_parallelism (server_args.py l.2109-2125, every version): with DP attention
+ * schedule_conservativeness x 0.3 and chunked_prefill_size // dp_size. */
+double engver_sglang_conservativeness(const engine_cfg *e, uint32_t dp) {
+  return e->schedule_conservativeness * (dp > 1 ? 0.3 : 1.0);
+}

@@ -85,12 +85,18 @@ Test(engver_sglang, cuda_graph_sizes) {
 Test(engver_sglang, mem_fraction_static) {
   engine_cfg e = load_engine("sglang"), old = load_engine("sglang@0.5.1.post1");
   gpu_cfg h100 = load_gpu("h100-sxm"), h200 = load_gpu("h200");
-  cr_assert_float_eq(engver_mem_fraction_static(&e, &h100, 1, 1, 8192), 0.835, 1e-9);
-  cr_assert_float_eq(engver_mem_fraction_static(&e, &h100, 8, 1, 8192), 0.818, 1e-9);
-  cr_assert_float_eq(engver_mem_fraction_static(&e, &h200, 1, 1, 8192), 0.907, 1e-9);
-  cr_assert_float_eq(engver_mem_fraction_static(&e, &h200, 4, 1, 8192), 0.900, 1e-9);
-  cr_assert_float_eq(engver_mem_fraction_static(&old, &h100, 1, 1, 8192), 0.874, 1e-9);
-  cr_assert_float_eq(engver_mem_fraction_static(&old, &h200, 8, 1, 8192), 0.886, 1e-9);
+  cr_assert_float_eq(engver_mem_fraction_static(&e, &h100, 1, 1, 1, 8192), 0.835, 1e-9);
+  cr_assert_float_eq(engver_mem_fraction_static(&e, &h100, 8, 1, 1, 8192), 0.818, 1e-9);
+  cr_assert_float_eq(engver_mem_fraction_static(&e, &h200, 1, 1, 1, 8192), 0.907, 1e-9);
+  cr_assert_float_eq(engver_mem_fraction_static(&e, &h200, 4, 1, 1, 8192), 0.900, 1e-9);
+  cr_assert_float_eq(engver_mem_fraction_static(&old, &h100, 1, 1, 1, 8192), 0.874, 1e-9);
+  cr_assert_float_eq(engver_mem_fraction_static(&old, &h200, 8, 1, 1, 8192), 0.886, 1e-9);
+  /* DP attention, tp_size 8 over dp 8 on H200 (v0.5.9): chunk 8192 // 8 = 1024 -> max(1024, 2048) x 1.5,
+   * reserved = 512 + 3072 + 512 x 2 + 1024 + 512 x 8 x 3 + 512 x 8 x 1.5 = 24064 MiB -> 0.833;
+   * conservativeness 1 x 0.3 */
+  cr_assert_float_eq(engver_mem_fraction_static(&e, &h200, 8, 1, 8, 1024), 0.833, 1e-9);
+  cr_assert_float_eq(engver_sglang_conservativeness(&e, 8), 0.3, 1e-12);
+  cr_assert_float_eq(engver_sglang_conservativeness(&e, 1), 1.0, 1e-12);
 }
 
 /* cfg_resolve: unset gpu_memory_utilization becomes the formula's value, a given one stays; page size 1 is
@@ -111,6 +117,10 @@ Test(engver_sglang, resolve_fills_fraction_and_page_size) {
   d.gpu_memory_utilization = 0.8;
   cr_assert_eq(cfg_resolve(&d, &m, &h100, &e, &err), SIM_OK, "%s", err.msg);
   cr_assert_float_eq(d.gpu_memory_utilization, 0.8, 1e-12);
+  deploy_init(&d);
+  d.dp = 2; /* DP attention: chunked_prefill_size 8192 // 2 */
+  cr_assert_eq(cfg_resolve(&d, &m, &h100, &e, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(d.max_num_batched_tokens, 4096u);
   deploy_init(&d);
   d.block_size = 1;
   cr_assert_eq(cfg_resolve(&d, &m, &h100, &v, &err), SIM_EINPUT);
