@@ -370,6 +370,7 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
   uint32_t def_tokens, def_seqs;
   engver_batch_defaults(e, g, &def_tokens, &def_seqs);
   if (!d->max_num_seqs) d->max_num_seqs = def_seqs;
+  bool util_given = d->gpu_memory_utilization >= 0;
   settings_fill(d, e, SD_ENGINE); /* block size, memory fraction, prefix caching, chunking, async: the engine file's */
   if (!d->max_model_len) d->max_model_len = m->max_pos;
   if (d->max_model_len > m->max_pos)
@@ -377,6 +378,8 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
                     m->max_pos, m->name);
   if (!d->max_num_batched_tokens) {
     d->max_num_batched_tokens = def_tokens;
+    if (engver_is_sglang(e) && d->dp > 1) /* DP attention: chunked_prefill_size // dp_size (engver_sglang.c) */
+      d->max_num_batched_tokens = SIM_MAX(def_tokens / d->dp, 1u);
     /* vLLM: without chunking the default budget grows to hold a whole prompt */
     if (!d->enable_chunked_prefill && d->max_num_batched_tokens < d->max_model_len)
       d->max_num_batched_tokens = d->max_model_len;
@@ -388,9 +391,16 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
                     d->max_num_batched_tokens, d->max_model_len);
   }
   if (!d->max_num_seqs) return sim_errf(err, SIM_EINPUT, "max_num_seqs must be >= 1");
-  uint32_t b = d->block_size;
-  if (b < 8 || b > 128 || (b & (b - 1)))
-    return sim_errf(err, SIM_EINPUT, "block_size %u is not one of 8, 16, 32, 64, 128", b);
+  if (e->admission == ADMIT_TOKEN_RATIO && (!e->max_prefill_tokens || !(e->schedule_conservativeness > 0)))
+    return sim_errf(err, SIM_EINPUT, "engine %s: admission token_ratio needs max_prefill_tokens and "
+                    "schedule_conservativeness in its file", e->name);
+  /* SGLang: mem_fraction_static from GPU memory, TP x PP and the prefill chunk (engver.h) */
+  if (!util_given && e->static_mem_fraction)
+    d->gpu_memory_utilization = engver_mem_fraction_static(
+        e, g, d->tp * d->dp, d->pp, d->dp, d->enable_chunked_prefill ? d->max_num_batched_tokens : e->max_prefill_tokens);
+  if (!cfg_block_size_ok(e, d->block_size))
+    return sim_errf(err, SIM_EINPUT, "block_size %u is not one of %s (engine %s)", d->block_size,
+                    cfg_block_sizes_text(e), e->name);
   if (!(d->gpu_memory_utilization > 0 && d->gpu_memory_utilization <= 1))
     return sim_errf(err, SIM_EINPUT, "gpu_memory_utilization %g is not in (0, 1]", d->gpu_memory_utilization);
   if ((unsigned)d->router > ROUTE_LEAST_KV) return sim_errf(err, SIM_EINPUT, "router: unknown policy %d", (int)d->router);

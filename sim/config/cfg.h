@@ -24,6 +24,8 @@
 #ifndef SIM_CFG_H
 #define SIM_CFG_H
 
+#include <string.h>
+
 #include "core/common.h"
 #include "core/dtype.h"
 
@@ -152,7 +154,9 @@ typedef struct gpu_cfg {
 
 typedef enum admit_policy {
   ADMIT_ON_DEMAND = 0, /* vLLM: blocks allocated as tokens are scheduled; preempt on shortage */
-  ADMIT_RESERVE_FULL   /* TensorRT-LLM guaranteed-no-evict: admit only if prompt+max output fit */
+  ADMIT_RESERVE_FULL,  /* TensorRT-LLM guaranteed-no-evict: admit only if prompt+max output fit */
+  ADMIT_TOKEN_RATIO    /* SGLang: prefill first; admit while free KV covers the new request's prompt + output and
+                          new_token_ratio of the running ones' remaining output; retract decodes on shortage */
 } admit_policy;
 
 /* Upper bound of an engine's frontend_latency (one hour): keeps send + latency in range. */
@@ -187,6 +191,13 @@ typedef struct engine_cfg {
   bool reserve_full_isl;             /* ADMIT_ON_DEMAND: admit only when the whole current sequence fits
                                         (vLLM scheduler_reserve_full_isl) */
   graph_mode graph_mode;             /* CUDA graph use (vLLM cudagraph_mode) */
+  /* ADMIT_TOKEN_RATIO (SGLang server_args.py): a prefill batch holds at most max_prefill_tokens new tokens
+     (chunked_prefill_size = max_num_batched_tokens caps it further); schedule_conservativeness scales the
+     initial new_token_ratio; 0 = not stated in the file */
+  uint32_t max_prefill_tokens;
+  double schedule_conservativeness;
+  bool static_mem_fraction;          /* gpu_memory_utilization is SGLang's mem_fraction_static: (weights + KV pool)
+                                        / device memory; activations and CUDA graphs live in the rest */
   /* CPU and launch overheads */
   double step_overhead_ns;           /* fixed CPU cost per step (schedule, prepare inputs, sample) */
   double per_seq_overhead_ns;        /* CPU cost per scheduled sequence per step */
@@ -349,6 +360,16 @@ int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err);
 int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err *err);
 
 void deploy_init(deploy_cfg *d); /* everything unset */
+/* KV block (page) sizes an engine takes: powers of two 8..128 (vLLM, TensorRT-LLM); SGLang also 1, its default
+ * token-granular page (server_args.py _handle_page_size: page_size None -> 1), and 2, 4 (any power of two
+ * works in its allocator; servesim bounds it at 128 like the others). */
+static inline bool cfg_block_size_ok(const engine_cfg *e, uint32_t b) {
+  if (b == 0 || b > 128 || (b & (b - 1))) return false;
+  return b >= 8 || !strcmp(e->name, "sglang");
+}
+static inline const char *cfg_block_sizes_text(const engine_cfg *e) {
+  return strcmp(e->name, "sglang") ? "8, 16, 32, 64, 128" : "1, 2, 4, 8, 16, 32, 64, 128";
+}
 /* Fills unset deployment fields from the engine and model, then checks the
  * combination: TP must divide the attention heads (and KV heads, or be a
  * multiple of them), PP at most the layers, max_model_len <= model limit,

@@ -530,6 +530,9 @@ static const kspec engine_specs[] = {
     {"aliases", K_SPECIAL, R_ANY, false, 0, 0, 0},
     {"fp8_static_activation_scale", K_BOOL, R_ANY, false, EOFF(fp8_static_act_scale), 0, 0},
     {"state_memory_ratio", K_NUM, R_NONNEG, false, EOFF(state_memory_ratio), 0, 1},
+    {"max_prefill_tokens", K_U32, R_POS, false, EOFF(max_prefill_tokens), 0, 0},
+    {"schedule_conservativeness", K_NUM, R_POS, false, EOFF(schedule_conservativeness), 0, 1},
+    {"mem_fraction_static", K_BOOL, R_ANY, false, EOFF(static_mem_fraction), 0, 0},
 };
 enum { E_GRAPH_MODE = 3, E_ADMISSION = 13, E_ALIASES = 31 };
 
@@ -569,7 +572,9 @@ int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err 
     if (!cJSON_IsString(a)) rc = jx_fail(&j, a, NULL, "admission", "expected a string, got %s", jx_type_name(a));
     else if (!strcmp(a->valuestring, "on_demand")) e->admission = ADMIT_ON_DEMAND;
     else if (!strcmp(a->valuestring, "reserve_full")) e->admission = ADMIT_RESERVE_FULL;
-    else rc = jx_fail(&j, a, NULL, "admission", "expected \"on_demand\" or \"reserve_full\", got \"%s\"", a->valuestring);
+    else if (!strcmp(a->valuestring, "token_ratio")) e->admission = ADMIT_TOKEN_RATIO;
+    else rc = jx_fail(&j, a, NULL, "admission", "expected \"on_demand\", \"reserve_full\" or \"token_ratio\", got \"%s\"",
+                      a->valuestring);
   }
   if (!rc) rc = parse_graph_mode(&j, found[E_GRAPH_MODE], e);
   if (!rc) rc = parse_aliases(&j, found[E_ALIASES], e->aliases[0], sizeof e->aliases[0], &e->naliases);
@@ -579,9 +584,9 @@ int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err 
                  e->frontend_latency_ns / 1e3);
   if (!rc) {
     uint32_t b = e->block_size;
-    if (b < 8 || b > 128 || (b & (b - 1)))
+    if (!cfg_block_size_ok(e, b))
       rc = jx_fail(&j, cJSON_GetObjectItemCaseSensitive(j.root, "block_size"), NULL, "block_size",
-                   "must be one of 8, 16, 32, 64, 128, got %u", b);
+                   "must be one of %s, got %u", cfg_block_sizes_text(e), b);
   }
   jx_free(&j);
   return rc;

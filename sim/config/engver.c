@@ -77,6 +77,10 @@ static const fact FACTS[] = {
     {"vllm", F_GPU_MEM_UTIL, "0.25.0", 0.9, 0.92,
      "vllm/config/cache.py at v0.25.0: gpu_memory_utilization default 0.92; 0.9 in the docs through v0.10.2 "
      "(the release in between that changed it is not pinned here: servesim assumes 0.9 before 0.25.0)"},
+    {"sglang", F_GRAPH_MODE, "0.5.14", GRAPH_DECODE_ONLY, GRAPH_FULL_AND_PIECEWISE,
+     "SGLang model_executor/cuda_graph_config.py at the v0.5.14 cherry-picks (49e384ce9): CudaGraphConfig prefill "
+     "= TC_PIECEWISE, decode = FULL; through v0.5.9 (1efc33c64) server_args enable_piecewise_cuda_graph False, "
+     "decode-only graphs (docs/SGLANG.md 1.1; the release in between that switched it is not pinned)"},
 };
 
 static const char *const FACT_NAMES[] = {"async_scheduling", "scheduler_reserve_full_isl", "gpu_memory_utilization",
@@ -112,7 +116,7 @@ static double fact_value(const fact *f, const engver *v) {
  * facts the table does not know would apply silently). */
 static const struct {
   const char *engine, *oldest;
-} OLDEST[] = {{"vllm", "0.8.0"}};
+} OLDEST[] = {{"vllm", "0.8.0"}, {"sglang", "0.5.0"}};
 
 static void known_versions(const char *engine, char *buf, size_t n) {
   size_t used = 0;
@@ -189,6 +193,7 @@ void engver_batch_defaults(const engine_cfg *e, const gpu_cfg *g, uint32_t *max_
                            uint32_t *max_num_seqs) {
   *max_num_batched_tokens = e->max_num_batched_tokens;
   *max_num_seqs = e->max_num_seqs;
+  if (engver_is_sglang(e)) *max_num_batched_tokens = engver_sglang_chunked_prefill(e, g); /* chunked_prefill_size */
   if (strcmp(e->name, "vllm")) return;
   char low[192];
   size_t i = 0;
@@ -225,4 +230,11 @@ uint32_t engver_graph_sizes(const engine_cfg *e, uint32_t max_num_seqs, uint32_t
   for (uint32_t s = 8; s <= max && s < fine_end && n < cap; s += 8) sizes[n++] = s;
   for (uint32_t s = 256; v11 && s <= max && n < cap; s += 16) sizes[n++] = s;
   return n;
+}
+
+uint32_t engver_graph_sizes_on(const engine_cfg *e, const gpu_cfg *g, uint32_t tp, uint32_t max_num_seqs,
+                               uint32_t max_num_batched_tokens, uint32_t *sizes, uint32_t cap) {
+  if (!engver_is_sglang(e)) return engver_graph_sizes(e, max_num_seqs, max_num_batched_tokens, sizes, cap);
+  if (e->graph_mode == GRAPH_NONE || e->cuda_graph_max_batch == 0) return 0;
+  return engver_sglang_graph_sizes(e, engver_sglang_graph_max_bs(e, g, tp), sizes, cap);
 }

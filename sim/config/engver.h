@@ -58,6 +58,24 @@ void engver_batch_defaults(const engine_cfg *e, const gpu_cfg *g, uint32_t *max_
 uint32_t engver_graph_sizes(const engine_cfg *e, uint32_t max_num_seqs, uint32_t max_num_batched_tokens,
                             uint32_t *sizes, uint32_t cap);
 
+/* SGLang (engver_sglang.c): its defaults by GPU memory, TP and version, from server_args.py. */
+bool engver_is_sglang(const engine_cfg *e);
+uint32_t engver_sglang_chunked_prefill(const engine_cfg *e, const gpu_cfg *g); /* chunked_prefill_size */
+uint32_t engver_sglang_graph_max_bs(const engine_cfg *e, const gpu_cfg *g, uint32_t tp); /* cuda_graph_max_bs */
+/* The capture sizes up to max_bs, increasing; returns how many. */
+uint32_t engver_sglang_graph_sizes(const engine_cfg *e, uint32_t max_bs, uint32_t *sizes, uint32_t cap);
+/* mem_fraction_static: (weights + KV pool) / GPU memory (prefill_tokens: chunked_prefill_size, or
+ * max_prefill_tokens without chunking). */
+double engver_mem_fraction_static(const engine_cfg *e, const gpu_cfg *g, uint32_t tp, uint32_t pp, uint32_t dp,
+                                  uint32_t prefill_tokens);
+/* schedule_conservativeness with dp attention ranks (x 0.3 when dp > 1). */
+double engver_sglang_conservativeness(const engine_cfg *e, uint32_t dp);
+/* Decode steps a retraction frees room for (1, or 20 before 0.5.6). */
+uint32_t engver_sglang_retract_steps(const engine_cfg *e);
+/* The capture sizes of a deployment on GPU g with TP tp: SGLang's rule, else engver_graph_sizes. */
+uint32_t engver_graph_sizes_on(const engine_cfg *e, const gpu_cfg *g, uint32_t tp, uint32_t max_num_seqs,
+                               uint32_t max_num_batched_tokens, uint32_t *sizes, uint32_t cap);
+
 /* Prints the fact table (engine, fact, since, before, after, source), one
  * line per fact. */
 void engver_print(FILE *f);

@@ -230,7 +230,7 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
   for (uint32_t k = 0; k < c->pp; k++) c->stage_layers[k] = shard_pp_layers(m->layers, c->pp, k);
   uint32_t mnbt = d->max_num_batched_tokens;
   uint32_t mns = d->max_num_seqs;
-  c->n_graph_sizes = engver_graph_sizes(e, mns, mnbt, c->graph_sizes, COST_MAX_GRAPH_SIZES);
+  c->n_graph_sizes = engver_graph_sizes_on(e, g, d->tp * deploy_dp(d), mns, mnbt, c->graph_sizes, COST_MAX_GRAPH_SIZES);
   if (c->n_graph_sizes) { /* the first size >= n, looked up once per step: a table, not a search */
     uint32_t top = c->graph_sizes[c->n_graph_sizes - 1];
     c->graph_of = sim_calloc((size_t)top + 1, sizeof *c->graph_of);

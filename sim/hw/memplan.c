@@ -29,6 +29,9 @@
  *   fragmentation and temporaries the formula leaves out.
  * CUDA graph pool: engine cuda_graph_bytes, 0 when cuda_graph_max_batch = 0.
  * Runtime: engine runtime_overhead_bytes.
+ * An engine with mem_fraction_static (SGLang) sizes the pool as
+ *   budget - weights - runtime: its fraction is (weights + KV pool) / memory, the
+ *   activations and CUDA graphs use the memory outside it (docs/SGLANG.md 1.3).
  *
  * Linear-attention layers (hybrid models, model_cfg lin_*): no KV cache; each sequence holds a recurrent and
  * a convolution state per layer (memplan_state_bytes_per_seq), set aside before the KV pool is cut: for
@@ -211,7 +214,10 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
     uint32_t L = shard_pp_layers(m->layers, pp, s);
     bool first = s == 0, last = s + 1 == pp;
     double w = stage_weights(m, d, t, first_layer, L, first, last), act = activation_peak(m, e, d, last);
-    double kv = p->budget_bytes - w - act - p->cuda_graph_bytes - p->runtime_bytes;
+    /* SGLang's mem_fraction_static covers weights and KV pool only: activations and graphs use the rest
+       (model_runner_kv_cache_mixin.py profile_max_num_token: rest = available - total x (1 - fraction)) */
+    double outside = e->static_mem_fraction ? 0 : act + p->cuda_graph_bytes;
+    double kv = p->budget_bytes - w - outside - p->runtime_bytes;
     /* sliding-window layers keep only their window per sequence (vLLM's hybrid KV cache): the pool is
        sized by the full-attention layers, and every sequence's window of the sliding ones (plus a block of
        slack) is set aside for max_num_seqs sequences */

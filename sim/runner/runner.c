@@ -1,6 +1,8 @@
 /* runner.c: scenario -> configs -> plan -> trace -> cost -> cluster -> summary. */
 #include "runner/runner.h"
 
+#include "config/engver.h"
+
 #include "serve/cluster.h"
 
 #include <math.h>
@@ -102,6 +104,9 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   cc.sched.pipeline_stages = r->deploy.pp;
   cc.sched.admission = r->engine.admission;
   cc.sched.reserve_full_isl = r->engine.reserve_full_isl;
+  cc.sched.max_prefill_tokens = r->engine.max_prefill_tokens;
+  cc.sched.schedule_conservativeness = engver_sglang_conservativeness(&r->engine, r->deploy.dp);
+  cc.sched.retract_steps = engver_sglang_retract_steps(&r->engine);
   cc.kv_blocks = r->plan.kv_blocks;
   cc.block_tokens = r->plan.block_tokens;
   cc.prefix_caching = r->deploy.enable_prefix_caching != 0;

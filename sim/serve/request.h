@@ -48,7 +48,9 @@ typedef struct request {
   uint32_t generated;     /* output tokens emitted */
   uint32_t pending;       /* sampled tokens of scheduled steps that have not ended (placeholders) */
   uint32_t cached_tokens; /* prefix-cache hit tokens at the last admission */
-  uint32_t preemptions;   /* times preempted */
+  uint32_t preemptions;   /* times preempted (SGLang: retracted) */
+  uint32_t prefilled;     /* SGLang: tokens its latest prefill covered, which its radix tree holds once prefilled
+                             (cache_unfinished_req); a retraction keeps them cached and frees the rest */
   /* prefix identity (what kv_content says of it, built on demand by the scheduler: a million requests keep
      12 bytes each rather than a kv_content): */
   uint32_t session;       /* 0 = none, else the multi-turn session */

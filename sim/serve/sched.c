@@ -2,6 +2,8 @@
  * (see sched.h). */
 #include "serve/sched.h"
 
+#include "serve/sched_impl.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,7 @@ int sched_init(sched *s, const sched_cfg *cfg, uint32_t kv_blocks, uint32_t bloc
   s->depth = cfg->pipeline_stages > 1 ? cfg->pipeline_stages : cfg->async_scheduling ? 2 : 1;
   SIM_ASSERT(s->depth >= 1 && s->depth <= SCHED_MAX_DEPTH);
   s->q = sim_calloc(s->depth, sizeof *s->q);
+  if (cfg->admission == ADMIT_TOKEN_RATIO) sched__sglang_init(s);
   ring_init(&s->waiting, 16); /* grows with the queue: an idle replica of a fleet costs little */
   s->run_start = sim_calloc((size_t)block_tokens + 1, sizeof *s->run_start);
   return SIM_OK;
@@ -42,40 +45,13 @@ void sched_add(sched *s, request *reqs, uint32_t idx) {
 
 /* --- scheduling --------------------------------------------------------------- */
 
-static void item_push(sched_step *st, uint32_t idx, uint32_t tokens, bool samples) {
-  SIM_GROW(st->items, st->cap_items, st->n_items + 1);
-  st->items[st->n_items++] = (sched_item){idx, tokens, samples};
-}
-
-/* Returns its blocks to the pool and frees its block table's memory (a
- * million finished requests must not keep a table each). */
-static void release(sched *s, request *r) {
-  kv_seq_free(s->kv, &r->kv);
-  kv_seq_deinit(&r->kv);
-}
-
-/* What request r's tokens are, for prefix hashing (kv.h). */
-static kv_content content_of(const sched *s, const request *r) {
-  kv_content c = {.uid = (uint64_t)r->id + 1, .prompt_tokens = r->prompt_tokens};
-  if (r->n_hash) {
-    c.kind = KV_CONTENT_HASH_IDS;
-    c.hash_ids = s->hash_ids + r->hash_off;
-    c.n_hash = r->n_hash;
-    c.hash_block_tokens = s->hash_block_tokens;
-  } else if (r->session) {
-    c.kind = KV_CONTENT_SESSION;
-    c.session = r->session;
-  }
-  return c;
-}
-
 /* Preempts by recompute: free blocks, reset progress, front of the queue.
  * Tokens it has in flight (pending) still arrive when their steps end. */
 static void preempt(sched *s, request *reqs, uint32_t idx) {
   request *r = &reqs[idx];
-  kv_content c = content_of(s, r);
+  kv_content c = sched__content_of(s, r);
   kv_commit_own(s->kv, &r->kv, &c, r->num_computed); /* its blocks stay findable after the free */
-  release(s, r);
+  sched__release(s, r);
   r->num_computed = 0;
   r->preemptions++;
   r->state = RQ_WAITING;
@@ -90,21 +66,6 @@ static uint32_t cap_chunk(const sched *s, uint32_t n, uint32_t budget) {
   return n;
 }
 
-/* The step's effect on a request, at scheduling time (vLLM V1): the tokens
- * count as computed, the blocks they fill are registered for prefix caching,
- * and a step reaching the end of the known tokens adds a placeholder. */
-static void account(sched *s, sched_step *st, request *reqs, uint32_t idx, uint32_t n) {
-  request *r = &reqs[idx];
-  bool samples = r->num_computed + n == r->num_tokens + r->pending;
-  r->num_computed += n;
-  /* a block fills: register its hash (num_computed / block_tokens > n_hashed, without the division) */
-  if ((uint64_t)r->num_computed >= ((uint64_t)r->kv.n_hashed + 1) * s->block_tokens) {
-    kv_content c = content_of(s, r);
-    kv_commit(s->kv, &r->kv, &c, r->num_computed);
-  }
-  if (samples) r->pending++;
-  item_push(st, idx, n, samples);
-}
 
 /* 1. running requests, in admission order. Returns whether it preempted. */
 static bool schedule_running(sched *s, sched_step *st, request *reqs, uint32_t *budget) {
@@ -124,7 +85,7 @@ static bool schedule_running(sched *s, sched_step *st, request *reqs, uint32_t *
     /* fast path: the tokens fit in the blocks it already holds (most decode steps) */
     bool fits = (uint64_t)r->num_computed + n <= (uint64_t)r->kv.n_blocks * s->block_tokens;
     if (s->cfg.admission == ADMIT_ON_DEMAND && !fits) {
-      kv_content c = content_of(s, r);
+      kv_content c = sched__content_of(s, r);
       while (!kv_allocate(s->kv, &r->kv, &c, 0, r->num_computed + n)) {
         uint32_t victim = s->running[--s->n_running];
         preempt(s, reqs, victim);
@@ -133,7 +94,7 @@ static bool schedule_running(sched *s, sched_step *st, request *reqs, uint32_t *
       }
       if (s->n_running == i) break; /* it preempted itself */
     }
-    account(s, st, reqs, idx, n);
+    sched__account(s, st, reqs, idx, n);
     *budget -= n;
     i++;
   }
@@ -148,7 +109,7 @@ static void schedule_waiting(sched *s, sched_step *st, request *reqs, uint32_t *
     uint32_t known = r->num_tokens + (s->cfg.async_scheduling ? r->pending : 0); /* a preempted request recomputes
                                                                                     its placeholders too */
     uint32_t hits = 0;
-    kv_content c = content_of(s, r);
+    kv_content c = sched__content_of(s, r);
     if (r->num_computed == 0) hits = kv_match_prefix(s->kv, &c, known);
     uint32_t want = known - hits;
     if (!s->cfg.chunked_prefill && want > *budget) break;
@@ -169,7 +130,7 @@ static void schedule_waiting(sched *s, sched_step *st, request *reqs, uint32_t *
     if (r->first_sched_ns == SIM_NS_INF) r->first_sched_ns = now;
     SIM_GROW(s->running, s->cap_running, s->n_running + 1);
     s->running[s->n_running++] = idx;
-    account(s, st, reqs, idx, n);
+    sched__account(s, st, reqs, idx, n);
     *budget -= n;
   }
 }
@@ -203,8 +164,12 @@ sched_step *sched_schedule(sched *s, request *reqs, sim_ns now) {
   sched_step *st = sched_queued(s, s->q_len);
   st->n_items = 0;
   uint32_t budget = s->cfg.max_num_batched_tokens;
-  bool preempted = schedule_running(s, st, reqs, &budget);
-  if (!preempted) schedule_waiting(s, st, reqs, &budget, now);
+  if (s->cfg.admission == ADMIT_TOKEN_RATIO) {
+    sched__sglang(s, st, reqs, now);
+  } else {
+    bool preempted = schedule_running(s, st, reqs, &budget);
+    if (!preempted) schedule_waiting(s, st, reqs, &budget, now);
+  }
   if (st->n_items == 0) return NULL;
   describe(st, reqs);
   s->q_len++;
@@ -244,14 +209,14 @@ uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uin
     } else {
       removed = true;
     }
-    release(s, r);
+    sched__release(s, r);
     r->state = RQ_FINISHED;
     r->finish_ns = now;
     done[n_done++] = it->req;
   }
   if (++s->q_head == s->depth) s->q_head = 0;
   s->q_len--;
-  if (removed) compact_running(s, reqs);
+  if (removed) compact_running(s, reqs), s->full = false;
   return n_done;
 }
 
@@ -272,7 +237,7 @@ void sched_abort(sched *s, request *reqs, uint32_t idx) {
     SIM_ASSERT(w + 1 == s->n_running);
     s->n_running = w;
   }
-  release(s, r);
+  sched__release(s, r);
   r->pending = 0;
 }
 
@@ -280,7 +245,7 @@ uint32_t sched_drain(sched *s, request *reqs, uint32_t *out) {
   uint32_t n = 0;
   for (uint32_t k = 0; k < s->n_running; k++) {
     request *r = &reqs[s->running[k]];
-    release(s, r);
+    sched__release(s, r);
     r->num_computed = 0;
     r->pending = 0;
     out[n++] = s->running[k];
@@ -301,6 +266,7 @@ uint32_t sched_drain(sched *s, request *reqs, uint32_t *out) {
 bool sched_run_begin(sched *s, const request *reqs, sched_run *run) {
   uint32_t B = s->n_running, D = s->depth, bt = s->block_tokens;
   if (!B || s->waiting.len || s->q_len != D || D > 2 || B > s->cfg.max_num_batched_tokens || bt < 2) return false;
+  if (s->cfg.admission == ADMIT_TOKEN_RATIO) return false; /* each decode step moves new_token_ratio: stepwise */
   for (uint32_t k = 0; k < D; k++) {
     const sched_step *st = sched_queued(s, k);
     const batch_desc *bd = &st->bd;
@@ -370,7 +336,7 @@ sched_step *sched_run_next(sched *s, request *reqs, sched_run *run, sim_ns now, 
     uint32_t j = alloc ? *a++ : *b++;
     request *r = &reqs[s->running[j]];
     uint64_t upto = r->num_computed + i; /* its computed tokens once this step is scheduled */
-    kv_content c = content_of(s, r);
+    kv_content c = sched__content_of(s, r);
     if (alloc && s->cfg.admission == ADMIT_ON_DEMAND && upto > (uint64_t)r->kv.n_blocks * bt) {
       bool ok = kv_allocate(s->kv, &r->kv, &c, 0, (uint32_t)upto);
       SIM_ASSERT(ok); /* sched_run_can counted the blocks */

@@ -51,6 +51,14 @@
  * A preempted request's tokens still in flight are delivered when their step
  * ends (vLLM's stale output); they do not touch num_computed.
  *
+ * Admission ADMIT_TOKEN_RATIO is SGLang's scheduler instead (sched_sglang.c):
+ * prefill first (a step is a prefill batch whenever a waiting request can be
+ * admitted, else a decode step of every running request), admission while the
+ * free KV tokens (cached ones count as free) exceed the new request's prompt
+ * and output plus new_token_ratio of the running requests' remaining output,
+ * one chunked request at a time, and retraction of decoding requests (fewest
+ * output tokens first, then longest prompt) when a decode step lacks KV.
+ *
  * The scheduler knows nothing of GPUs: each step carries a batch_desc for the
  * cost model; the caller stores timing in the step's caller fields.
  * Complexity: O(running + admitted) per step; waiting is a ring deque.
@@ -76,6 +84,11 @@ typedef struct sched_cfg {
   admit_policy admission;
   bool reserve_full_isl;                 /* ADMIT_ON_DEMAND: the whole current sequence must fit to admit */
   uint32_t pipeline_stages;              /* pipeline parallelism: a batch queue of this many steps (0 or 1: none) */
+  /* ADMIT_TOKEN_RATIO (SGLang, sched_sglang.c) */
+  uint32_t max_prefill_tokens;           /* new tokens of one prefill batch (max_num_batched_tokens is the chunk) */
+  double schedule_conservativeness;      /* scales the initial new_token_ratio (0: 1) */
+  uint32_t retract_steps;                /* a retraction frees room for this many decode steps of the rest: 1
+                                            (v0.5.6 on), 20 (v0.5.1.post1); 0: 1 */
 } sched_cfg;
 
 /* One entry of a step: a request and what the step does for it. */
@@ -113,7 +126,13 @@ typedef struct sched {
   size_t cap_running;
   sched_step *q;         /* [depth] batch queue ring: q[q_head] is the oldest */
   uint32_t q_head, q_len;
-  uint64_t preemptions;
+  uint64_t preemptions;  /* SGLang: retractions */
+  /* SGLang's new_token_ratio (ADMIT_TOKEN_RATIO): the share of running requests' remaining output reserved
+     at admission; decays by ratio_decay per decode step to ratio_min, reset by a retraction */
+  double ratio, ratio_min, ratio_decay;
+  bool full; /* SGLang's running_batch.batch_is_full: admission stopped for want of KV or seats; no prefill is tried
+                until a running request leaves (scheduler.py get_new_batch_prefill, update_running_batch) */
+  uint64_t retracted_tokens; /* tokens whose KV retractions freed (to be recomputed unless still cached) */
   itl_run itl_pend;      /* its run of equal inter-token gaps not yet in the record (metrics_itl) */
   /* prefix-cache stats as vLLM counts them (v1/metrics/stats.py PrefixCacheStats.record): at each admission
      with prefix caching on, the tokens it asked for and those found cached; a request preempted before

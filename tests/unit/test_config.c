@@ -129,7 +129,7 @@ Test(config, list_is_sorted_and_complete) {
   cfg_list(CFG_GPU, buf, sizeof buf);
   cr_assert_str_eq(buf, "a100-pcie-80gb, a100-sxm-80gb, b200, b300, gb200, gb300, h100-sxm, h20, h200, l40s");
   cfg_list(CFG_ENGINE, buf, sizeof buf);
-  cr_assert_str_eq(buf, "trtllm, vllm");
+  cr_assert_str_eq(buf, "sglang, trtllm, vllm");
   cfg_list(CFG_MODEL, buf, sizeof buf);
   cr_assert_str_eq(buf, "codellama-34b, llama-2-70b, llama-2-7b, llama-3.1-405b, llama-3.1-70b, llama-3.1-8b, qwen2.5-72b");
   char small[12];
@@ -595,7 +595,7 @@ Test(config, engine_strict_errors) {
   assert_msg_has(&e, "version: expected a string");
   cr_assert_eq(engine_variant("\"version\": \"0.25.0\",", "", &e), SIM_OK, "version is optional: %s", e.msg);
   cr_assert_eq(engine_variant("\"on_demand\"", "\"lazy\"", &e), SIM_EINPUT);
-  assert_msg_has(&e, "admission: expected \"on_demand\" or \"reserve_full\"");
+  assert_msg_has(&e, "admission: expected \"on_demand\", \"reserve_full\" or \"token_ratio\"");
   cr_assert_eq(engine_variant("\"gpu_memory_utilization\": 0.92", "\"gpu_memory_utilization\": 1.2", &e), SIM_EINPUT);
   assert_msg_has(&e, "gpu_memory_utilization: must be in (0, 1]");
   cr_assert_eq(engine_variant("\"enable_prefix_caching\": true", "\"enable_prefix_caching\": 1", &e), SIM_EINPUT);

@@ -92,19 +92,24 @@ Test(validate_read, aic_unrepresentable_rows_are_skipped_with_a_reason) {
            "%s"
            "a,silicon_concurrency=4,trtllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,2,1,1,1\n"
            "b,silicon_concurrency=4,trtllm,,meta-llama/Llama-3.1-70B,mi300x,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,1,1\n"
-           "c,silicon_concurrency=4,sglang,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,1,1\n"
-           "d,silicon_concurrency=4,trtllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,disagg,1024,1024,fp8,fp8,4,4,1,1,1,1\n",
+           "c,silicon_concurrency=4,lmdeploy,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,1,1\n"
+           "d,silicon_concurrency=4,trtllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,disagg,1024,1024,fp8,fp8,4,4,1,1,1,1\n"
+           "e,silicon_concurrency=4,sglang,0.5.6.post2,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,1,1\n",
            AIC_HEADER);
   vset s;
   vset_init(&s);
   sim_err err = {0, ""};
   cr_assert_eq(vdata_parse_aic(&s, text, "x.csv", &err), 0, "%s", err.msg);
-  cr_assert_eq(s.n, 4, "skipped rows stay in the set");
+  cr_assert_eq(s.n, 5, "skipped rows stay in the set");
   cr_assert_eq(s.pts[0].skip[0], 0, "pipeline parallelism is modelled: %s", s.pts[0].skip);
   cr_assert_eq(s.pts[0].pp, 2);
   cr_assert(strstr(s.pts[1].skip, "GPU config"), "%s", s.pts[1].skip);
   cr_assert(strstr(s.pts[2].skip, "engine"), "%s", s.pts[2].skip);
   cr_assert(strstr(s.pts[3].skip, "disagg"), "%s", s.pts[3].skip);
+  /* SGLang agg rows run engine sglang at the row's version (configs/engines/sglang.json, engver_sglang.c) */
+  cr_assert_eq(s.pts[4].skip[0], 0, "%s", s.pts[4].skip);
+  cr_assert_str_eq(s.pts[4].engine, "sglang");
+  cr_assert_str_eq(s.pts[4].engine_version, "0.5.6.post2");
   vset_free(&s);
 }
 
