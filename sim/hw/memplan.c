@@ -222,13 +222,9 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
        sized by the full-attention layers, and every sequence's window of the sliding ones (plus a block of
        slack) is set aside for max_num_seqs sequences */
     uint32_t Lsl = cfg_model_sliding_layers_in(m, first_layer, L);
-    double win = 0;
-    if (Lsl) {
-      double seqs = d->max_num_seqs;
-      double win_blocks = ceil((double)m->sliding_window / block) + 1.0;
-      win = seqs * win_blocks * block * kv_layer_token * Lsl;
-      kv -= win;
-    }
+    double win = Lsl ? d->max_num_seqs * (ceil((double)m->sliding_window / block) + 1.0) * block * kv_layer_token * Lsl
+                     : 0;
+    kv -= win;
     uint32_t Llin = cfg_model_lin_layers_in(m, first_layer, L), slots;
     double per_seq = memplan_state_bytes_per_seq(m, d, first_layer, L);
     double states = state_reserve(e, d, per_seq, kv, &slots);
