@@ -29,6 +29,7 @@ static int init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model 
     r->first_sched_ns = SIM_NS_INF;
     r->queued_ns = SIM_NS_INF;
     r->replica = UINT32_MAX;
+    r->prefill_worker = UINT32_MAX;
     kv_seq_init(&r->kv);
     r->session = q->session;
     r->hash_off = q->hash_off;
@@ -36,7 +37,9 @@ static int init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model 
   }
   c->reps = sim_calloc(cfg->replicas, sizeof *c->reps);
   for (uint32_t i = 0; i < cfg->replicas; i++) {
-    sched_init(&c->reps[i].s, &cfg->sched, cfg->kv_blocks, cfg->block_tokens, cfg->prefix_caching);
+    bool dec = cfg->disagg.on && i >= cfg->disagg.prefill; /* a decode worker: its pool's scheduler and blocks */
+    sched_init(&c->reps[i].s, dec ? &cfg->disagg.decode_sched : &cfg->sched,
+               dec ? cfg->disagg.decode_kv_blocks : cfg->kv_blocks, cfg->block_tokens, cfg->prefix_caching);
     c->reps[i].s.hash_ids = tr->hash_ids;
     c->reps[i].s.hash_block_tokens = tr->hash_block_tokens;
   }
@@ -46,7 +49,8 @@ static int init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model 
                       "most 64, without pipeline parallelism or lost replicas", cfg->replicas, cfg->dp_group);
     c->grp = sim_calloc(cfg->replicas / cfg->dp_group, sizeof *c->grp);
   }
-  router_init(&c->rt, cfg->router, cfg->replicas);
+  int rc = cluster__disagg_init(c, err);
+  if (rc) return rc;
   des_init(&c->ev);
   metrics_init(&c->m, cfg->sample_interval_ns);
   c->done_cap = 1024;
@@ -61,7 +65,7 @@ static int init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model 
   }
   if (tr->n == 0) c->complete = true;
   if (cfg->apart && cfg->replicas > 1 && cfg->router == ROUTE_ROUND_ROBIN && !cfg->max_concurrency &&
-      !cfg->n_failures && cfg->dp_group <= 1 && !cfg->time_limit_ns && tr->n)
+      !cfg->n_failures && cfg->dp_group <= 1 && !cfg->time_limit_ns && tr->n && !cfg->disagg.on)
     c->ap = fleet_new(cfg->replicas, cfg->sample_interval_ns);
   c->tl = c->ap ? &cluster_apart_timeline : &cluster_shared_timeline;
   return SIM_OK;
@@ -82,6 +86,7 @@ static void deinit(cluster *c) {
   free(c->reps);
   free(c->grp);
   router_deinit(&c->rt);
+  router_deinit(&c->rt_dec);
   free(c->reqs);
   ring_free(&c->cq);
   free(c->done_buf);

@@ -17,7 +17,9 @@ void cluster__touch(cluster *c, uint32_t ri) {
   c->n_waiting = c->n_waiting - rep->waiting_seen + w;
   rep->waiting_seen = w;
   router_view v = {rep->failed, rep->outstanding, c->cfg.router == ROUTE_LEAST_KV ? kv_usage(rep->s.kv) : 0.0};
-  router_update(&c->rt, ri, v);
+  uint32_t at;
+  router *rt = cluster__router_of(c, ri, &at);
+  router_update(rt, at, v);
 }
 
 void cluster__free_slot(cluster *c, uint32_t idx) {
@@ -51,7 +53,7 @@ void cluster__close(cluster *c, uint32_t idx, sim_ns now) {
  * the order they were scheduled). */
 static void place(cluster *c, uint32_t ri, sched_step *st) {
   replica *rep = &c->reps[ri];
-  uint32_t pp = cost_pp(c->cost);
+  uint32_t pp = cost_pp(cluster__cost(c, ri));
   sim_ns t = st->ready_ns, end = t;
   for (uint32_t k = 0; k < pp; k++) {
     sim_ns start = t > rep->stage_free[k] ? t : rep->stage_free[k];
@@ -107,7 +109,7 @@ static sched_step *schedule_one(cluster *c, uint32_t ri, sim_ns now) {
  * when the previous queued step's ends. */
 static void start_step(cluster *c, uint32_t ri, sched_step *st, sim_ns now) {
   replica *rep = &c->reps[ri];
-  cost_step(c->cost, &st->bd, &st->cost);
+  cost_step(cluster__cost(c, ri), &st->bd, &st->cost);
   sim_ns host_from = now;
   if (rep->s.q_len > 1) {
     sim_ns prev = sched_queued(&rep->s, rep->s.q_len - 2)->ready_ns;
@@ -228,6 +230,11 @@ void cluster__route(cluster *c, uint32_t idx, sim_ns now) {
   }
   r->replica = ri;
   if (r->queued_ns == SIM_NS_INF) r->queued_ns = now;
+  if (c->cfg.disagg.on) { /* a prefill worker: one token (max_tokens=1), then its KV goes to a decode worker */
+    r->prefill_worker = ri;
+    r->disagg_output = r->output_tokens;
+    r->output_tokens = 1;
+  }
   replica *rep = &c->reps[ri];
   rep->outstanding++;
   sched_add(&rep->s, c->reqs, idx);
@@ -244,7 +251,13 @@ void cluster__route(cluster *c, uint32_t idx, sim_ns now) {
 rq_reject cluster__refusal(const cluster *c, const request *r) {
   uint64_t total = (uint64_t)r->prompt_tokens + r->output_tokens;
   if (total > c->cfg.max_model_len) return REJ_TOO_LONG;
-  if ((total + c->cfg.block_tokens - 1) / c->cfg.block_tokens > c->cfg.kv_blocks) return REJ_KV_TOO_SMALL;
+  uint64_t blocks = (total + c->cfg.block_tokens - 1) / c->cfg.block_tokens;
+  if (c->cfg.disagg.on) /* the prefill worker holds the prompt, the decode worker the whole sequence */
+    return (r->prompt_tokens + c->cfg.block_tokens - 1) / c->cfg.block_tokens > c->cfg.kv_blocks ||
+                   blocks > c->cfg.disagg.decode_kv_blocks
+               ? REJ_KV_TOO_SMALL
+               : REJ_NONE;
+  if (blocks > c->cfg.kv_blocks) return REJ_KV_TOO_SMALL;
   return REJ_NONE;
 }
 
@@ -316,7 +329,7 @@ static bool step_is_next(const cluster *c, uint32_t ri) {
  * metrics_level covers the run. */
 static void decode_run(cluster *c, uint32_t ri) {
   replica *rep = &c->reps[ri];
-  if (c->cfg.step_by_step || rep->failed || c->grp || cost_pp(c->cost) > 1 || c->hooks.tokens || !step_is_next(c, ri))
+  if (c->cfg.step_by_step || rep->failed || c->grp || cost_pp(cluster__cost(c, ri)) > 1 || c->hooks.tokens || !step_is_next(c, ri))
     return;
   sched_run run;
   if (!sched_run_begin(&rep->s, c->reqs, &run)) return;
@@ -362,6 +375,10 @@ void cluster__on_step(cluster *c, uint32_t ri, sim_ns now) {
   if (rep->failed) return;
   const sched_step *st = sched_queued(&rep->s, 0);
   uint32_t n = sched_complete(&rep->s, c->reqs, now, &c->m, c->done_buf);
+  if (cluster__is_prefill(c, ri)) { /* not finished: on to a decode worker, before the next step takes blocks */
+    cluster__prefill_done(c, ri, c->done_buf, n, now);
+    n = 0;
+  }
   cluster__touch(c, ri);
   if (c->hooks.tokens) /* open mode: the step's storage stays intact until the next schedule (below) */
     for (uint32_t k = 0; k < st->n_items; k++)
