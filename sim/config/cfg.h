@@ -290,6 +290,12 @@ static inline uint32_t deploy_gpus(const deploy_cfg *d) {
   return (d->tp ? d->tp : 1) * (d->pp ? d->pp : 1) * deploy_dp(d);
 }
 
+/* GPUs of the whole deployment: replicas x tp x pp x dp, or (--mode disagg) both pools' workers x their TP. */
+static inline uint32_t deploy_gpus_total(const deploy_cfg *d) {
+  if (d->disagg) return d->prefill_workers * d->prefill_tp + d->decode_workers * d->decode_tp;
+  return deploy_gpus(d) * d->replicas;
+}
+
 /* One pool of a resolved disaggregated deployment as a deployment of its own (decode: the decode pool, else the
  * prefill pool): the pool's TP, batch knobs and worker count (as replicas), MoE expert parallelism over all its
  * ranks when the deployment's spans all of them, agg mode. */

@@ -43,7 +43,7 @@ static void config_echo(jw *c, const run_result *r) {
     str(c, "routing", moe_routing_name(d->moe_routing));
     jw_end(c);
   }
-  u64(c, "gpus_total", (uint64_t)deploy_gpus(d) * d->replicas);
+  u64(c, "gpus_total", deploy_gpus_total(d));
   str(c, "cuda_graphs", r->cost_graphs);
   str(c, "admission", r->engine.admission == ADMIT_ON_DEMAND ? "on_demand" : "reserve_full");
   num(c, "frontend_latency_ms", r->engine.frontend_latency_ns / 1e6);
