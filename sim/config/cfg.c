@@ -404,17 +404,19 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
 static int resolve_disagg(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, sim_err *err) {
   if (!d->prefill_tp) d->prefill_tp = d->tp;
   if (!d->decode_tp) d->decode_tp = d->tp;
+  if (!d->prefill_dp) d->prefill_dp = d->dp;
+  if (!d->decode_dp) d->decode_dp = d->dp;
   if (!d->prefill_max_num_seqs) d->prefill_max_num_seqs = d->max_num_seqs;
   if (!d->prefill_max_num_batched_tokens) d->prefill_max_num_batched_tokens = d->max_num_batched_tokens;
   if (!d->decode_max_num_seqs) d->decode_max_num_seqs = d->max_num_seqs;
   if (!d->decode_max_num_batched_tokens) d->decode_max_num_batched_tokens = d->max_num_batched_tokens;
   if (!d->disagg) return SIM_OK;
-  if (d->dp > 1 || d->pp > 1 || d->replicas > 1)
+  if (d->pp > 1 || d->replicas > 1)
     return sim_errf(err, SIM_EINPUT,
-                    "--mode disagg with data_parallel_size %u, pipeline_parallel_size %u, replicas %u: not modelled "
-                    "(the pools are --prefill-workers x --prefill-tp and --decode-workers x --decode-tp GPUs; "
-                    "attention data parallelism and pipeline stages inside a pool are not)",
-                    d->dp, d->pp, d->replicas);
+                    "--mode disagg with pipeline_parallel_size %u, replicas %u: not modelled (the pools are "
+                    "--prefill-workers x --prefill-tp x --prefill-dp and the decode pool's alike; pipeline stages "
+                    "inside a pool and several xPyD groups are not)",
+                    d->pp, d->replicas);
   for (int k = 0; k < 2; k++) {
     deploy_cfg p;
     deploy_pool(d, k == 1, &p);
@@ -438,6 +440,7 @@ void deploy_pool(const deploy_cfg *d, bool decode, deploy_cfg *out) {
   *out = *d;
   out->disagg = false;
   out->tp = decode ? d->decode_tp : d->prefill_tp;
+  out->dp = decode ? d->decode_dp : d->prefill_dp;
   out->replicas = decode ? d->decode_workers : d->prefill_workers;
   out->max_num_seqs = decode ? d->decode_max_num_seqs : d->prefill_max_num_seqs;
   out->max_num_batched_tokens = decode ? d->decode_max_num_batched_tokens : d->prefill_max_num_batched_tokens;

@@ -262,6 +262,7 @@ typedef struct deploy_cfg {
   bool disagg;                      /* --mode disagg (else agg: one engine does both) */
   uint32_t prefill_workers, decode_workers;
   uint32_t prefill_tp, decode_tp;
+  uint32_t prefill_dp, decode_dp;   /* attention data-parallel ranks of each worker (TensorRT-LLM's DP attention) */
   uint32_t prefill_max_num_seqs, prefill_max_num_batched_tokens;
   uint32_t decode_max_num_seqs, decode_max_num_batched_tokens;
   bool resolved;                    /* set by cfg_resolve: no field is unset; only such a value goes below config/ */
@@ -292,7 +293,7 @@ static inline uint32_t deploy_gpus(const deploy_cfg *d) {
 
 /* GPUs of the whole deployment: replicas x tp x pp x dp, or (--mode disagg) both pools' workers x their TP. */
 static inline uint32_t deploy_gpus_total(const deploy_cfg *d) {
-  if (d->disagg) return d->prefill_workers * d->prefill_tp + d->decode_workers * d->decode_tp;
+  if (d->disagg) return d->prefill_workers * d->prefill_tp * d->prefill_dp + d->decode_workers * d->decode_tp * d->decode_dp;
   return deploy_gpus(d) * d->replicas;
 }
 

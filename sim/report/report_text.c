@@ -47,13 +47,14 @@ void report_text(const run_result *r, double wall_s, FILE *f) {
           p->weights_bytes / gib, p->activation_bytes / gib, (p->cuda_graph_bytes + p->runtime_bytes) / gib,
           p->kv_bytes / gib, (unsigned long long)p->kv_tokens, p->kv_blocks, p->block_tokens);
   if (d->disagg) /* the header's layout is the deployment's default; the pools run their own */
-    fprintf(f, "  disaggregated %uP%uD: prefill %u x TP%u (max_num_seqs %u, max_num_batched_tokens %u; memory "
-               "above), decode %u x TP%u (max_num_seqs %u, KV cache %.1f GiB per GPU = %llu tokens) = %u GPUs; "
+    fprintf(f, "  disaggregated %uP%uD: prefill %u x TP%u x DP%u (max_num_seqs %u, max_num_batched_tokens %u; memory "
+               "above), decode %u x TP%u x DP%u (max_num_seqs %u, KV cache %.1f GiB per GPU = %llu tokens) = %u GPUs; "
                "KV over %s: %llu transfers, %.1f GiB, mean %.3f ms, max %.3f ms\n",
-            d->prefill_workers, d->decode_workers, d->prefill_workers, d->prefill_tp, d->prefill_max_num_seqs,
-            d->prefill_max_num_batched_tokens, d->decode_workers, d->decode_tp, d->decode_max_num_seqs,
+            d->prefill_workers, d->decode_workers, d->prefill_workers, d->prefill_tp, d->prefill_dp,
+            d->prefill_max_num_seqs, d->prefill_max_num_batched_tokens, d->decode_workers, d->decode_tp, d->decode_dp,
+            d->decode_max_num_seqs,
             r->plan_dec.kv_bytes / gib, (unsigned long long)r->plan_dec.kv_tokens,
-            d->prefill_workers * d->prefill_tp + d->decode_workers * d->decode_tp, r->xfer_nvlink ? "NVLink" : "the network",
+            deploy_gpus_total(d), r->xfer_nvlink ? "NVLink" : "the network",
             (unsigned long long)r->xfer_count, (double)r->xfer_bytes / gib, r->xfer_ms_mean, r->xfer_ms_max);
   if (r->model.experts)
     fprintf(f, "  mixture of experts: %u routed experts, top-%u, in %u of %u layers%s; routing %s (--moe-routing)\n",

@@ -94,21 +94,24 @@ static int setup_disagg(run_ctx *r, cluster_cfg *cc, sim_err *err) {
   if ((rc = pool_plan(r, true, &r->plan_dec, err))) return rc;
   if ((rc = cost_new(&r->cost_dec, &r->model, &r->gpu, &r->engine, &r->pool[1], err))) return rc;
   profsel_attach(&r->prof, r->cost_dec);
-  cc->replicas = d->prefill_workers + d->decode_workers;
-  cc->dp_group = 0;
-  cc->dp_lockstep = false;
-  cc->router = d->router;
+  /* each worker's attention DP ranks are engine cores of their own, stepping in lockstep with MoE layers (as an
+     aggregated replica's: runner_build), routed to the least loaded rank of the pool */
+  uint32_t pc = d->prefill_workers * d->prefill_dp, dc = d->decode_workers * d->decode_dp;
+  cc->replicas = pc + dc;
+  cc->dp_group = d->prefill_dp;
+  cc->disagg.decode_dp_group = d->decode_dp;
+  cc->dp_lockstep = (d->prefill_dp > 1 || d->decode_dp > 1) && r->model.moe_layers > 0;
+  cc->router = d->prefill_dp > 1 || d->decode_dp > 1 ? ROUTE_LEAST_OUTSTANDING : d->router;
   cc->sched.max_num_seqs = d->prefill_max_num_seqs;
   cc->sched.max_num_batched_tokens = d->prefill_max_num_batched_tokens;
   cc->disagg.on = true;
-  cc->disagg.prefill = d->prefill_workers;
+  cc->disagg.prefill = pc;
   cc->disagg.decode_cost = r->cost_dec;
   cc->disagg.decode_sched = cc->sched;
   cc->disagg.decode_sched.max_num_seqs = d->decode_max_num_seqs;
   cc->disagg.decode_sched.max_num_batched_tokens = d->decode_max_num_batched_tokens;
   cc->disagg.decode_kv_blocks = r->plan_dec.kv_blocks;
-  uint32_t gpus = d->prefill_workers * d->prefill_tp + d->decode_workers * d->decode_tp;
-  bool nvlink = r->xfer_nvlink = gpus <= d->gpus_per_node;
+  bool nvlink = r->xfer_nvlink = deploy_gpus_total(d) <= d->gpus_per_node;
   double bps = nvlink ? r->gpu.link_Bps : r->gpu.net_Bps, lat = nvlink ? r->gpu.link_latency_ns : r->gpu.net_latency_ns;
   if (!(bps > 0))
     return sim_errf(err, SIM_EINPUT, "--mode disagg: %s has no %s bandwidth for the KV transfer (%s)", r->gpu.name,

@@ -43,11 +43,14 @@ static int init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model 
     c->reps[i].s.hash_ids = tr->hash_ids;
     c->reps[i].s.hash_block_tokens = tr->hash_block_tokens;
   }
-  if (cfg->dp_lockstep && cfg->dp_group > 1) {
-    if (cfg->replicas % cfg->dp_group || cfg->dp_group > 64 || cfg->sched.pipeline_stages > 1 || cfg->n_failures)
-      return sim_errf(err, SIM_EINPUT, "DP lockstep: %u engine cores in groups of %u ranks must be whole groups of at "
-                      "most 64, without pipeline parallelism or lost replicas", cfg->replicas, cfg->dp_group);
-    c->grp = sim_calloc(cfg->replicas / cfg->dp_group, sizeof *c->grp);
+  uint32_t gp = cfg->dp_group > 1 ? cfg->dp_group : 1, gd = cfg->disagg.decode_dp_group > 1 ? cfg->disagg.decode_dp_group : 1;
+  if (cfg->dp_lockstep && (gp > 1 || (cfg->disagg.on && gd > 1))) {
+    uint32_t pc = cfg->disagg.on ? cfg->disagg.prefill : cfg->replicas, dc = cfg->replicas - pc;
+    if (pc % gp || dc % gd || gp > 64 || gd > 64 || cfg->sched.pipeline_stages > 1 || cfg->n_failures)
+      return sim_errf(err, SIM_EINPUT, "DP lockstep: %u engine cores in groups of %u ranks (and %u in groups of %u) "
+                      "must be whole groups of at most 64, without pipeline parallelism or lost replicas", pc, gp, dc,
+                      gd);
+    c->grp = sim_calloc((gp > 1 ? pc / gp : 0) + (gd > 1 ? dc / gd : 0) + 1, sizeof *c->grp);
   }
   int rc = cluster__disagg_init(c, err);
   if (rc) return rc;

@@ -75,6 +75,7 @@ typedef struct cluster_cfg {
     uint32_t prefill;            /* prefill workers */
     cost_model *decode_cost;     /* the decode workers' (borrowed, like the cluster's own) */
     sched_cfg decode_sched;
+    uint32_t decode_dp_group;    /* lockstep DP group size of the decode pool (dp_group above: the prefill pool's) */
     uint32_t decode_kv_blocks;   /* usable blocks per decode worker */
     double xfer_ns_per_token;    /* KV transfer time per prompt token (the busiest GPU's share over its link) */
     double xfer_bytes_per_token; /* KV bytes per prompt token received over all of a decode worker's GPUs */

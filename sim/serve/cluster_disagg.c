@@ -21,9 +21,9 @@ int cluster__disagg_init(cluster *c, sim_err *err) {
     return sim_errf(err, SIM_EINPUT, "disaggregated: %u prefill workers of %u engine cores, decode cost model %s, "
                     "%u decode KV blocks: needs >= 1 worker in each pool, a cost model and blocks",
                     p, cfg->replicas, cfg->disagg.decode_cost ? "set" : "missing", cfg->disagg.decode_kv_blocks);
-  if (cfg->dp_group > 1 || cfg->n_failures || cfg->sched.pipeline_stages > 1 || cfg->disagg.decode_sched.pipeline_stages > 1)
-    return sim_errf(err, SIM_EINPUT, "disaggregated: data parallelism, pipeline stages and lost replicas are not "
-                    "modelled with separate prefill and decode pools");
+  if (cfg->n_failures || cfg->sched.pipeline_stages > 1 || cfg->disagg.decode_sched.pipeline_stages > 1)
+    return sim_errf(err, SIM_EINPUT, "disaggregated: pipeline stages and lost replicas are not modelled with separate "
+                    "prefill and decode pools");
   if (!(cfg->disagg.xfer_ns_per_token >= 0) || !(cfg->disagg.xfer_bytes_per_token >= 0))
     return sim_errf(err, SIM_EINPUT, "disaggregated: KV transfer cost %g ns, %g bytes per token is not valid",
                     cfg->disagg.xfer_ns_per_token, cfg->disagg.xfer_bytes_per_token);

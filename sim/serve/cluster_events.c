@@ -142,7 +142,8 @@ static void fill_queue_steps(cluster *c, uint32_t ri, sim_ns now) {
  * and is not costed. */
 void cluster__fill_group(cluster *c, uint32_t g, sim_ns now) {
   dp_group *G = &c->grp[g];
-  uint32_t n = c->cfg.dp_group, r0 = g * n, depth = c->reps[r0].s.depth;
+  uint32_t n = cluster__group_size(c, g), r0 = cluster__group_first(c, g), depth = c->reps[r0].s.depth;
+  cost_model *cost = cluster__cost(c, r0);
   SIM_ASSERT(depth <= 2);
   while (G->q_len < depth) {
     sched_step *sts[64];
@@ -156,8 +157,8 @@ void cluster__fill_group(cluster *c, uint32_t g, sim_ns now) {
     uint32_t pad = 0;
     for (uint32_t k = 0; k < n; k++) {
       if (!sts[k]) continue;
-      int m = cost_graph_mode(c->cost, &sts[k]->bd);
-      uint32_t gs = cost_graph_size(c->cost, sts[k]->bd.num_tokens);
+      int m = cost_graph_mode(cost, &sts[k]->bd);
+      uint32_t gs = cost_graph_size(cost, sts[k]->bd.num_tokens);
       if (m < mode) mode = m;
       if (gs > pad) pad = gs;
     }
@@ -167,7 +168,7 @@ void cluster__fill_group(cluster *c, uint32_t g, sim_ns now) {
       sts[k]->bd.dp_mode = (uint8_t)(mode + 1);
       sts[k]->bd.dp_pad = mode ? pad : 0;
       sts[k]->bd.moe_peer_tokens = mode ? pad * (n - 1) : (uint32_t)(tokens - sts[k]->bd.num_tokens);
-      cost_step(c->cost, &sts[k]->bd, &sts[k]->cost);
+      cost_step(cost, &sts[k]->bd, &sts[k]->cost);
       gpu = fmax(gpu, sts[k]->cost.gpu_ns);
       cpu = fmax(cpu, ceil(sts[k]->cost.cpu_ns));
     }
@@ -178,7 +179,7 @@ void cluster__fill_group(cluster *c, uint32_t g, sim_ns now) {
     for (uint32_t k = 0; k < n; k++) {
       sched_step *st = sts[k];
       if (!st) continue;
-      cost_step_wait(c->cost, &st->cost, gpu - st->cost.gpu_ns);
+      cost_step_wait(cost, &st->cost, gpu - st->cost.gpu_ns);
       st->ready_ns = ready;
       st->start_ns = start;
       c->reps[r0 + k].steps++;
@@ -196,11 +197,12 @@ void cluster__fill_group(cluster *c, uint32_t g, sim_ns now) {
 /* The kick that starts an idle replica (or its lockstep group) once every
  * arrival of this instant is queued. */
 void cluster__kick(cluster *c, uint32_t ri, sim_ns now) {
-  if (c->grp) {
-    dp_group *G = &c->grp[ri / c->cfg.dp_group];
+  uint32_t g = cluster__group_of(c, ri);
+  if (g != UINT32_MAX) {
+    dp_group *G = &c->grp[g];
     if (!G->q_len && !G->kick_pending) {
       G->kick_pending = true;
-      des_push_late(&c->ev, now, EV_GKICK, ri / c->cfg.dp_group, 0);
+      des_push_late(&c->ev, now, EV_GKICK, g, 0);
     }
     return;
   }
@@ -329,7 +331,7 @@ static bool step_is_next(const cluster *c, uint32_t ri) {
  * metrics_level covers the run. */
 static void decode_run(cluster *c, uint32_t ri) {
   replica *rep = &c->reps[ri];
-  if (c->cfg.step_by_step || rep->failed || c->grp || cost_pp(cluster__cost(c, ri)) > 1 || c->hooks.tokens || !step_is_next(c, ri))
+  if (c->cfg.step_by_step || rep->failed || cluster__group_of(c, ri) != UINT32_MAX || cost_pp(cluster__cost(c, ri)) > 1 || c->hooks.tokens || !step_is_next(c, ri))
     return;
   sched_run run;
   if (!sched_run_begin(&rep->s, c->reqs, &run)) return;
@@ -406,7 +408,7 @@ void cluster__on_step(cluster *c, uint32_t ri, sim_ns now) {
  * clients (on_step's order). */
 void cluster__on_gstep(cluster *c, uint32_t g, uint64_t mask, sim_ns now) {
   dp_group *G = &c->grp[g];
-  uint32_t n = c->cfg.dp_group, r0 = g * n, cnt[64];
+  uint32_t n = cluster__group_size(c, g), r0 = cluster__group_first(c, g), cnt[64];
   SIM_ASSERT(G->q_len && G->mask[0] == mask);
   G->mask[0] = G->mask[1];
   G->q_len--;
@@ -423,6 +425,10 @@ void cluster__on_gstep(cluster *c, uint32_t g, uint64_t mask, sim_ns now) {
     replica *rep = &c->reps[r0 + k];
     const sched_step *st = sched_queued(&rep->s, 0);
     cnt[k] = sched_complete(&rep->s, c->reqs, now, &c->m, c->done_buf + nd);
+    if (cluster__is_prefill(c, r0 + k)) { /* on to a decode worker, before the group's next step takes blocks */
+      cluster__prefill_done(c, r0 + k, c->done_buf + nd, cnt[k], now);
+      cnt[k] = 0;
+    }
     nd += cnt[k];
     cluster__touch(c, r0 + k);
     if (c->hooks.tokens)

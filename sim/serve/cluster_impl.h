@@ -112,6 +112,34 @@ static inline bool cluster__is_prefill(const cluster *c, uint32_t ri) {
   return c->cfg.disagg.on && ri < c->cfg.disagg.prefill;
 }
 
+/* Lockstep DP groups (cluster_cfg.dp_lockstep, c->grp): the cores in groups of cfg.dp_group, or, disaggregated,
+ * each pool's cores in groups of its own size (the prefill pool's first: cfg.dp_group, then the decode pool's:
+ * cfg.disagg.decode_dp_group); a pool of size-1 groups has none (its cores step alone). */
+static inline uint32_t cluster__pool_group(const cluster *c, bool decode) {
+  uint32_t n = decode ? c->cfg.disagg.decode_dp_group : c->cfg.dp_group;
+  return n > 1 ? n : 1;
+}
+static inline uint32_t cluster__prefill_groups(const cluster *c) { /* groups before the decode pool's */
+  uint32_t cores = c->cfg.disagg.on ? c->cfg.disagg.prefill : c->cfg.replicas, n = cluster__pool_group(c, false);
+  return n > 1 ? cores / n : 0;
+}
+/* Core ri's group, or UINT32_MAX when it steps alone. */
+static inline uint32_t cluster__group_of(const cluster *c, uint32_t ri) {
+  if (!c->grp) return UINT32_MAX;
+  bool dec = c->cfg.disagg.on && ri >= c->cfg.disagg.prefill;
+  uint32_t n = cluster__pool_group(c, dec);
+  if (n <= 1) return UINT32_MAX;
+  return dec ? cluster__prefill_groups(c) + (ri - c->cfg.disagg.prefill) / n : ri / n;
+}
+/* Group g's first core and its size. */
+static inline uint32_t cluster__group_first(const cluster *c, uint32_t g) {
+  uint32_t np = cluster__prefill_groups(c);
+  return g < np ? g * cluster__pool_group(c, false) : c->cfg.disagg.prefill + (g - np) * cluster__pool_group(c, true);
+}
+static inline uint32_t cluster__group_size(const cluster *c, uint32_t g) {
+  return cluster__pool_group(c, g >= cluster__prefill_groups(c));
+}
+
 /* --- cluster_disagg.c --------------------------------------------------------------------------------------- */
 
 /* Checks the disaggregated fields of cfg and sets up both pools' routers (else the one router). */

@@ -185,23 +185,23 @@ static int aic_disagg(const vcsv *c, const vcsv_row *r, const char *what, vpoint
       if (rc) return rc;
     }
   p->disagg = true;
-  p->p_workers = v[0][0], p->p_tp = v[0][1], p->p_seqs = v[0][5];
-  p->d_workers = v[1][0], p->d_tp = v[1][1], p->d_seqs = v[1][5];
+  p->p_workers = v[0][0], p->p_tp = v[0][1], p->p_dp = v[0][3], p->p_seqs = v[0][5];
+  p->d_workers = v[1][0], p->d_tp = v[1][1], p->d_dp = v[1][3], p->d_seqs = v[1][5];
   p->tp = p->d_tp;
-  bool ep_all = v[0][4] == v[0][1] && v[1][4] == v[1][1] && v[0][4] > 1;
+  p->dp = p->d_dp;
+  bool ep_all = v[0][4] == v[0][1] * v[0][3] && v[1][4] == v[1][1] * v[1][3] && v[0][4] > 1 && v[1][4] > 1;
   bool ep_none = v[0][4] == 1 && v[1][4] == 1;
   if (ep_all && vllm) p->ep = true;
-  else if (ep_all) p->moe_ep = p->d_tp;
+  else if (ep_all) p->moe_ep = p->d_tp * p->d_dp;
   if (why[0]) return SIM_OK;
   if (blank)
     vfmt(why, nw, "disagg row with a blank prefill/decode num_workers or batch_size: the pools' sizes are unknown");
-  else if (v[0][2] > 1 || v[1][2] > 1 || v[0][3] > 1 || v[1][3] > 1)
-    vfmt(why, nw, "disaggregated pools with pipeline stages or attention data parallelism (prefill pp %u, attention "
-         "DP %u; decode pp %u, attention DP %u): not modelled (--mode disagg pools are workers x TP)",
-         v[0][2], v[0][3], v[1][2], v[1][3]);
+  else if (v[0][2] > 1 || v[1][2] > 1)
+    vfmt(why, nw, "disaggregated pools with pipeline stages (prefill pp %u, decode pp %u): not modelled", v[0][2],
+         v[1][2]);
   else if (!ep_all && !ep_none)
-    vfmt(why, nw, "disaggregated pools with expert parallelism over other than all their ranks (prefill TP%u EP%u, "
-         "decode TP%u EP%u)", v[0][1], v[0][4], v[1][1], v[1][4]);
+    vfmt(why, nw, "disaggregated pools with expert parallelism over other than all their ranks (prefill TP%u DP%u "
+         "EP%u, decode TP%u DP%u EP%u)", v[0][1], v[0][3], v[0][4], v[1][1], v[1][3], v[1][4]);
   return SIM_OK;
 }
 
@@ -312,9 +312,10 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
     if (p->pp > 1) vfmt(pps, sizeof pps, "pp%u", p->pp);
     if (p->dp > 1) vfmt(pps, sizeof pps, "dp%u", p->dp);
     if (p->moe_ep) vfmt(pps + strlen(pps), sizeof pps - strlen(pps), "ep%u", p->moe_ep);
-    if (disagg) /* xPyD with each pool's TP: tp8-1Ptp8-9Dtp8 */
-      vfmt(pps + strlen(pps), sizeof pps - strlen(pps), "-%uPtp%u-%uDtp%u", p->p_workers, p->p_tp, p->d_workers,
-           p->d_tp);
+    if (disagg) /* xPyD with each pool's TP (and attention DP): tp8-1Ptp8-9Dtp8, tp1dp8-1Ptp1dp8-9Dtp8 */
+      vfmt(pps + strlen(pps), sizeof pps - strlen(pps), "-%uPtp%u%s%.0u-%uDtp%u%s%.0u", p->p_workers, p->p_tp,
+           p->p_dp > 1 ? "dp" : "", p->p_dp > 1 ? p->p_dp : 0, p->d_workers, p->d_tp, p->d_dp > 1 ? "dp" : "",
+           p->d_dp > 1 ? p->d_dp : 0);
     aic_id(p, model ? vdata__model_short(model) : mlabel, gpu ? gpu : system, backend, pps);
     const char *quant = c_quant >= 0 && r->f[c_quant][0] ? r->f[c_quant] : c_prec >= 0 ? r->f[c_prec] : "";
     char qwhy[160];

@@ -102,6 +102,7 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
       sc->deploy.disagg = true;
       sc->deploy.prefill_workers = p->p_workers, sc->deploy.prefill_tp = p->p_tp;
       sc->deploy.prefill_max_num_seqs = p->p_seqs;
+      sc->deploy.prefill_dp = p->p_dp, sc->deploy.decode_dp = p->d_dp;
       sc->deploy.decode_workers = p->d_workers, sc->deploy.decode_tp = p->d_tp;
       sc->deploy.decode_max_num_seqs = p->d_seqs;
     }

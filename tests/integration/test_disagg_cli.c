@@ -1,7 +1,7 @@
 /* test_disagg_cli.c: `servesim run --mode disagg` end to end: a run's figures and records (every request's KV
  * sent once, the pools in the JSON echo, byte-identical on a rerun), and the refusals (exit 2, naming the pool
  * and the numbers): a pool TP the model's heads do not take, a KV re-sharding between TPs that do not divide, a
- * pool too small for the weights, data parallelism, an unknown mode; plan and capacity, which analyse aggregated
+ * pool too small for the weights, pipeline stages, an unknown mode; plan and capacity, which analyse aggregated
  * engines only, say what to run instead. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -103,8 +103,8 @@ Test(disagg_cli, bad_pools_exit_2_with_the_numbers) {
                           "--num-prompts 4", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "prefill pool (TP1)") && strstr(err, "exceed"), "%s", err);
 
-  cr_assert_eq(tu_run_cli("run --quiet --mode disagg --dp 2 --num-prompts 4", out, sizeof out, err, sizeof err), 2);
-  cr_assert(strstr(err, "data_parallel_size 2"), "%s", err);
+  cr_assert_eq(tu_run_cli("run --quiet --mode disagg --pp 2 --num-prompts 4", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "pipeline_parallel_size 2"), "%s", err);
 
   /* plan and capacity analyse aggregated engines: they say what to run instead */
   cr_assert_eq(tu_run_cli("plan --mode disagg --decode-tp 8", out, sizeof out, err, sizeof err), 2);

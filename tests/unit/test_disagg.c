@@ -1,5 +1,6 @@
 /* test_disagg.c: disaggregated serving (serve/cluster_disagg.c) on random runs: prefill and decode pools of
- * random sizes, TPs (each pool its own cost model), batch knobs, KV pools small enough for the decode side to
+ * random sizes, TPs (each pool its own cost model), attention-DP ranks per worker (lockstep groups per pool),
+ * batch knobs, KV pools small enough for the decode side to
  * queue (backpressure), client slots, prefix caching, both admission policies, async scheduling on and off:
  *   - every request closes exactly once, a finished one with its output tokens, none lost while decode workers
  *     hold them back (closed count == requests, outstanding counts back to 0);
@@ -59,8 +60,13 @@ Test(disagg, random_runs_send_each_kv_once_and_lose_no_request) {
 
     cluster_cfg cc;
     memset(&cc, 0, sizeof cc);
-    uint32_t np = 1 + (uint32_t)rng_below(&g, 3), nd = 1 + (uint32_t)rng_below(&g, 3);
+    /* workers of 1-3 attention-DP ranks (engine cores), in lockstep groups or not */
+    uint32_t gp = 1 + (uint32_t)rng_below(&g, 3), gd = 1 + (uint32_t)rng_below(&g, 3);
+    uint32_t np = gp * (1 + (uint32_t)rng_below(&g, 3)), nd = gd * (1 + (uint32_t)rng_below(&g, 3));
     cc.replicas = np + nd;
+    cc.dp_group = gp;
+    cc.disagg.decode_dp_group = gd;
+    cc.dp_lockstep = rng_below(&g, 2);
     cc.router = (route_policy)rng_below(&g, 3);
     cc.block_tokens = 16;
     cc.max_model_len = 64 + (uint32_t)rng_below(&g, 2000);

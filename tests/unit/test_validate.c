@@ -190,7 +190,7 @@ Test(validate_read, aic_newer_rows_and_their_quirks) {
            /* 16: disaggregated 2P (TP4, batch 1) + 1D (TP8, batch 8) */
            "o,silicon_concurrency=8,vllm,0.12.0,meta-llama/Llama-3.1-70B,h200_sxm,fp8,disagg,1000,100,fp8,,,,,,,,"
            "1,2,4,1,1,0,0,8,1,8,1,1,0,0,90,12\n"
-           /* 17: a decode pool with attention data parallelism */
+           /* 17: a decode pool with attention data parallelism (8 ranks of TP1) */
            "p,silicon_concurrency=8,trtllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,disagg,1000,100,fp8,,,,,,,,"
            "1,1,8,1,1,1,1,8,1,1,1,8,1,1,90,12\n",
            AIC_FULL_HEADER);
@@ -251,7 +251,12 @@ Test(validate_read, aic_newer_rows_and_their_quirks) {
   cr_assert_eq(p->d_seqs, 8);
   cr_assert_eq(p->concurrency, 8);
   cr_assert(strstr(p->id, "/tp8-2Ptp4-1Dtp8/"), "%s", p->id);
-  cr_assert(strstr(s.pts[15].skip, "attention DP 8"), "%s", s.pts[15].skip);
+  p = &s.pts[15]; /* a decode pool of TP1 x attention DP 8 */
+  cr_assert_eq(p->skip[0], 0, "%s", p->skip);
+  cr_assert_eq(p->d_tp, 1);
+  cr_assert_eq(p->d_dp, 8);
+  cr_assert_eq(p->p_dp, 1);
+  cr_assert(strstr(p->id, "-1Ptp8-1Dtp1dp8/"), "%s", p->id);
   vset_free(&s);
 }
 
