@@ -466,6 +466,12 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
 }
 
 void deploy_layout_text(const deploy_cfg *d, char *buf, size_t n) {
+  if (d->disagg) { /* the pools, AIConfigurator's xPyD */
+    snprintf(buf, n, "%uP%uD: prefill %u x TP%u%s%.0u, decode %u x TP%u%s%.0u", d->prefill_workers, d->decode_workers,
+             d->prefill_workers, d->prefill_tp, d->prefill_dp > 1 ? " x DP" : "", d->prefill_dp > 1 ? d->prefill_dp : 0,
+             d->decode_workers, d->decode_tp, d->decode_dp > 1 ? " x DP" : "", d->decode_dp > 1 ? d->decode_dp : 0);
+    return;
+  }
   uint32_t tp = d->tp ? d->tp : 1, pp = d->pp ? d->pp : 1, g = d->gpus_per_node ? d->gpus_per_node : 8;
   uint32_t gpus = tp * pp * deploy_dp(d);
   size_t k = deploy_dp(d) > 1 ? (size_t)snprintf(buf, n, "DP%u x TP%u", deploy_dp(d), tp)
