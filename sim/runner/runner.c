@@ -193,7 +193,8 @@ static sim_ns next_cb(void *ctx) { return cluster_next_time(ctx); }
 static void record_of(const request *r, run_record *out) {
   memset(out, 0, sizeof *out);
   out->id = r->id, out->replica = r->replica;
-  out->prompt_tokens = r->prompt_tokens, out->output_tokens = r->output_tokens;
+  out->prompt_tokens = r->prompt_tokens;
+  out->output_tokens = r->disagg_output ? r->disagg_output : r->output_tokens; /* disagg: stopped on a prefill worker */
   out->generated = r->generated, out->cached_tokens = r->cached_tokens, out->preemptions = r->preemptions;
   out->outcome = r->state == RQ_FINISHED                                        ? REQ_FINISHED
                  : r->state == RQ_REJECTED && r->reject != REJ_UNFINISHED ? REQ_REJECTED
@@ -201,6 +202,8 @@ static void record_of(const request *r, run_record *out) {
   out->reject = r->state == RQ_FINISHED ? REJ_NONE : r->state == RQ_REJECTED ? r->reject : REJ_UNFINISHED;
   out->arrival_ns = r->arrival_ns, out->send_ns = r->send_ns, out->queued_ns = r->queued_ns;
   out->first_sched_ns = r->first_sched_ns, out->first_token_ns = r->first_token_ns, out->finish_ns = r->finish_ns;
+  if (r->disagg_output) /* stopped before reaching a decode worker: the prefill's token is not the client's */
+    out->generated = 0, out->first_token_ns = 0;
   out->prefill_worker = r->prefill_worker, out->xfer_bytes = r->xfer_bytes;
   out->xfer_start_ns = r->xfer_start_ns, out->xfer_end_ns = r->xfer_end_ns;
 }
