@@ -94,6 +94,9 @@ int cmd_serve(int argc, char **argv) {
   run_ctx *r = sim_calloc(1, sizeof *r);
   runner_init(r, &sc);
   rc = scenario_load_configs(&r->sc, &r->model, &r->gpu, &r->engine, &r->deploy, &err);
+  if (!rc && r->deploy.disagg)
+    rc = sim_errf(&err, SIM_EINPUT, "--mode disagg: `servesim serve` runs aggregated deployments only (use `servesim "
+                  "run --mode disagg`)");
   if (!rc) rc = runner_build(r, true, &err);
   if (!rc) {
     lo.port = (int)port;

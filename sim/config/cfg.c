@@ -407,6 +407,57 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
   return SIM_OK;
 }
 
+/* --mode disagg: each pool's shape filled from the deployment's own where not given, then checked as a deployment
+ * of its own (its TP against the model's heads and the nodes), and the KV re-sharding between the pools: a decode
+ * rank's KV heads must come from whole prefill ranks' (or the reverse), so the larger TP must be a multiple of the
+ * smaller (vLLM's NixlConnector refuses other heterogeneous TP layouts: it needs tp_ratio to be an integer). */
+static int resolve_disagg(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, sim_err *err) {
+  if (!d->prefill_tp) d->prefill_tp = d->tp;
+  if (!d->decode_tp) d->decode_tp = d->tp;
+  if (!d->prefill_dp) d->prefill_dp = d->dp;
+  if (!d->decode_dp) d->decode_dp = d->dp;
+  if (!d->prefill_max_num_seqs) d->prefill_max_num_seqs = d->max_num_seqs;
+  if (!d->prefill_max_num_batched_tokens) d->prefill_max_num_batched_tokens = d->max_num_batched_tokens;
+  if (!d->decode_max_num_seqs) d->decode_max_num_seqs = d->max_num_seqs;
+  if (!d->decode_max_num_batched_tokens) d->decode_max_num_batched_tokens = d->max_num_batched_tokens;
+  if (!d->disagg) return SIM_OK;
+  if (d->pp > 1 || d->replicas > 1)
+    return sim_errf(err, SIM_EINPUT,
+                    "--mode disagg with pipeline_parallel_size %u, replicas %u: not modelled (the pools are "
+                    "--prefill-workers x --prefill-tp x --prefill-dp and the decode pool's alike; pipeline stages "
+                    "inside a pool and several xPyD groups are not)",
+                    d->pp, d->replicas);
+  for (int k = 0; k < 2; k++) {
+    deploy_cfg p;
+    deploy_pool(d, k == 1, &p);
+    if (resolve_parallel(&p, m, g, err)) {
+      char why[sizeof err->msg];
+      snprintf(why, sizeof why, "%s", err->msg);
+      return sim_errf(err, SIM_EINPUT, "--mode disagg, %s pool: %s", k ? "decode" : "prefill", why);
+    }
+  }
+  uint32_t lo = d->prefill_tp < d->decode_tp ? d->prefill_tp : d->decode_tp;
+  uint32_t hi = d->prefill_tp < d->decode_tp ? d->decode_tp : d->prefill_tp;
+  if (hi % lo)
+    return sim_errf(err, SIM_EINPUT,
+                    "--mode disagg: prefill_tp %u and decode_tp %u: the KV cache cannot be re-sharded between them "
+                    "(the larger TP must be a multiple of the smaller: %u %% %u = %u)",
+                    d->prefill_tp, d->decode_tp, hi, lo, hi % lo);
+  return SIM_OK;
+}
+
+void deploy_pool(const deploy_cfg *d, bool decode, deploy_cfg *out) {
+  *out = *d;
+  out->disagg = false;
+  out->tp = decode ? d->decode_tp : d->prefill_tp;
+  out->dp = decode ? d->decode_dp : d->prefill_dp;
+  out->replicas = decode ? d->decode_workers : d->prefill_workers;
+  out->max_num_seqs = decode ? d->decode_max_num_seqs : d->prefill_max_num_seqs;
+  out->max_num_batched_tokens = decode ? d->decode_max_num_batched_tokens : d->prefill_max_num_batched_tokens;
+  /* expert parallelism over all the deployment's ranks stays over all the pool's */
+  if (d->moe_ep > 1 && d->moe_ep == d->tp * d->dp) out->moe_ep = out->tp * out->dp;
+}
+
 int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, sim_err *err) {
   settings_fill(d, e, SD_ONE); /* parallel sizes and replicas: 1 */
   int rc = settings_check(d, err);
@@ -419,11 +470,18 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
   if (!rc) rc = resolve_parallel(d, m, g, err);
   if (!rc) rc = resolve_precision(d, m, g, e, err);
   if (!rc) rc = resolve_knobs(d, m, g, e, err);
+  if (!rc) rc = resolve_disagg(d, m, g, err);
   d->resolved = rc == SIM_OK;
   return rc;
 }
 
 void deploy_layout_text(const deploy_cfg *d, char *buf, size_t n) {
+  if (d->disagg) { /* the pools, AIConfigurator's xPyD */
+    snprintf(buf, n, "%uP%uD: prefill %u x TP%u%s%.0u, decode %u x TP%u%s%.0u", d->prefill_workers, d->decode_workers,
+             d->prefill_workers, d->prefill_tp, d->prefill_dp > 1 ? " x DP" : "", d->prefill_dp > 1 ? d->prefill_dp : 0,
+             d->decode_workers, d->decode_tp, d->decode_dp > 1 ? " x DP" : "", d->decode_dp > 1 ? d->decode_dp : 0);
+    return;
+  }
   uint32_t tp = d->tp ? d->tp : 1, pp = d->pp ? d->pp : 1, g = d->gpus_per_node ? d->gpus_per_node : 8;
   uint32_t gpus = tp * pp * deploy_dp(d);
   size_t k = deploy_dp(d) > 1 ? (size_t)snprintf(buf, n, "DP%u x TP%u", deploy_dp(d), tp)

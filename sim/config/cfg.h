@@ -287,6 +287,15 @@ typedef struct deploy_cfg {
                                        of whole experts, each expert sliced over dp x tp / moe_ep of them (TensorRT-LLM's
                                        and SGLang's hybrid MoE TP x EP); 0 = unset: deploy_ep */
   route_policy router;
+  /* disaggregated serving (docs/DISAGG.md): --mode disagg splits the replica into prefill workers and decode
+     workers (Dynamo / AIConfigurator's xPyD), each pool with its own TP and batch knobs; 0 = unset (cfg_resolve
+     fills the pool fields from the deployment's own tp, max_num_seqs, max_num_batched_tokens) */
+  bool disagg;                      /* --mode disagg (else agg: one engine does both) */
+  uint32_t prefill_workers, decode_workers;
+  uint32_t prefill_tp, decode_tp;
+  uint32_t prefill_dp, decode_dp;   /* attention data-parallel ranks of each worker (TensorRT-LLM's DP attention) */
+  uint32_t prefill_max_num_seqs, prefill_max_num_batched_tokens;
+  uint32_t decode_max_num_seqs, decode_max_num_batched_tokens;
   bool resolved;                    /* set by cfg_resolve: no field is unset; only such a value goes below config/ */
 } deploy_cfg;
 
@@ -312,6 +321,17 @@ static inline uint32_t deploy_ep(const deploy_cfg *d) {
 static inline uint32_t deploy_gpus(const deploy_cfg *d) {
   return (d->tp ? d->tp : 1) * (d->pp ? d->pp : 1) * deploy_dp(d);
 }
+
+/* GPUs of the whole deployment: replicas x tp x pp x dp, or (--mode disagg) both pools' workers x their TP. */
+static inline uint32_t deploy_gpus_total(const deploy_cfg *d) {
+  if (d->disagg) return d->prefill_workers * d->prefill_tp * d->prefill_dp + d->decode_workers * d->decode_tp * d->decode_dp;
+  return deploy_gpus(d) * d->replicas;
+}
+
+/* One pool of a resolved disaggregated deployment as a deployment of its own (decode: the decode pool, else the
+ * prefill pool): the pool's TP, batch knobs and worker count (as replicas), MoE expert parallelism over all its
+ * ranks when the deployment's spans all of them, agg mode. */
+void deploy_pool(const deploy_cfg *d, bool decode, deploy_cfg *out);
 
 /* The replica's layout in words: "TP4", "TP8 x PP2 over 2 nodes of 8". */
 void deploy_layout_text(const deploy_cfg *d, char *buf, size_t n);

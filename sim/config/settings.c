@@ -57,6 +57,14 @@ static bool moe_parse(deploy_cfg *d, const char *t) { return moe_routing_parse(t
 static const char *moe_show(const deploy_cfg *d) { return moe_routing_name(d->moe_routing); }
 static bool moe_given(const deploy_cfg *d) { return d->moe_routing != MOE_BALANCED; }
 
+static bool mode_parse(deploy_cfg *d, const char *t) {
+  if (strcmp(t, "agg") && strcmp(t, "disagg")) return false;
+  d->disagg = !strcmp(t, "disagg");
+  return true;
+}
+static const char *mode_show(const deploy_cfg *d) { return d->disagg ? "disagg" : "agg"; }
+static bool mode_given(const deploy_cfg *d) { return d->disagg; }
+
 static bool router_parse(deploy_cfg *d, const char *t) { return route_policy_parse(t, &d->router); }
 static const char *router_show(const deploy_cfg *d) { return route_policy_name(d->router); }
 static bool router_given(const deploy_cfg *d) { return d->router != ROUTE_ROUND_ROBIN; }
@@ -155,6 +163,47 @@ static const setting SETTINGS[] = {
      .help = "expert load of mixture-of-experts layers, as the kernel database measured it: balanced, "
              "power_law_1.01 (AIConfigurator's estimate), power_law_1.2",
      .deflt = "balanced", CHOICE(moe_parse, moe_show, NULL, moe_given, "balanced, power_law_1.01, power_law_1.2")},
+    {.key = "mode", .flag = "mode", .kind = SK_CHOICE, .off = OFF(disagg), .def = SD_FIXED, .use = SET_SWEEP | SET_DISAGG,
+     .label = "mode:", .meta = "agg|disagg",
+     .help = "agg: each replica's engine does prefill and decode; disagg: prefill workers and decode workers apart, "
+             "the prompt's KV sent from one to the other (Dynamo / AIConfigurator's disaggregated serving, "
+             "docs/DISAGG.md)",
+     .deflt = "agg", CHOICE(mode_parse, mode_show, NULL, mode_given, "agg, disagg")},
+    {.key = "prefill_workers", .flag = "prefill-workers", .kind = SK_U32, .off = OFF(prefill_workers), .lo = 1,
+     .hi = 4096, .def = SD_ONE, .use = SET_SWEEP | SET_DISAGG, .label = "P", .meta = "N",
+     .help = "--mode disagg: prefill workers (the x of AIConfigurator's xPyD)", .deflt = "1"},
+    {.key = "prefill_tp", .flag = "prefill-tp", .kind = SK_U32, .off = OFF(prefill_tp), .lo = 1, .hi = 64,
+     .def = SD_RULE, .use = SET_SWEEP | SET_DISAGG, .label = "ptp", .meta = "N",
+     .help = "--mode disagg: tensor parallelism of each prefill worker", .deflt = "tensor_parallel_size"},
+    {.key = "prefill_dp", .flag = "prefill-dp", .kind = SK_U32, .off = OFF(prefill_dp), .lo = 1, .hi = CFG_MAX_DP,
+     .def = SD_RULE, .use = SET_SWEEP | SET_DISAGG, .label = "pdp", .meta = "N",
+     .help = "--mode disagg: attention data-parallel ranks of each prefill worker (its MoE layers over all of them)",
+     .deflt = "data_parallel_size"},
+    {.key = "prefill_max_num_seqs", .flag = "prefill-max-num-seqs", .kind = SK_U32, .off = OFF(prefill_max_num_seqs),
+     .lo = 1, .hi = 1e6, .def = SD_RULE, .use = SET_SWEEP | SET_DISAGG, .label = "pseqs=", .meta = "N",
+     .help = "--mode disagg: max sequences per step of a prefill worker", .deflt = "max_num_seqs"},
+    {.key = "prefill_max_num_batched_tokens", .flag = "prefill-max-num-batched-tokens", .kind = SK_U32,
+     .off = OFF(prefill_max_num_batched_tokens), .lo = 1, .hi = 1e7, .def = SD_RULE, .use = SET_SWEEP | SET_DISAGG,
+     .label = "ptokens=", .meta = "N", .help = "--mode disagg: token budget per step of a prefill worker",
+     .deflt = "max_num_batched_tokens"},
+    {.key = "decode_workers", .flag = "decode-workers", .kind = SK_U32, .off = OFF(decode_workers), .lo = 1,
+     .hi = 4096, .def = SD_ONE, .use = SET_SWEEP | SET_DISAGG, .label = "D", .meta = "N",
+     .help = "--mode disagg: decode workers (the y of xPyD)", .deflt = "1"},
+    {.key = "decode_tp", .flag = "decode-tp", .kind = SK_U32, .off = OFF(decode_tp), .lo = 1, .hi = 64,
+     .def = SD_RULE, .use = SET_SWEEP | SET_DISAGG, .label = "dtp", .meta = "N",
+     .help = "--mode disagg: tensor parallelism of each decode worker", .deflt = "tensor_parallel_size"},
+    {.key = "decode_dp", .flag = "decode-dp", .kind = SK_U32, .off = OFF(decode_dp), .lo = 1, .hi = CFG_MAX_DP,
+     .def = SD_RULE, .use = SET_SWEEP | SET_DISAGG, .label = "ddp", .meta = "N",
+     .help = "--mode disagg: attention data-parallel ranks of each decode worker (its MoE layers over all of them)",
+     .deflt = "data_parallel_size"},
+    {.key = "decode_max_num_seqs", .flag = "decode-max-num-seqs", .kind = SK_U32, .off = OFF(decode_max_num_seqs),
+     .lo = 1, .hi = 1e6, .def = SD_RULE, .use = SET_SWEEP | SET_DISAGG, .label = "dseqs=", .meta = "N",
+     .help = "--mode disagg: max sequences per step of a decode worker (AIConfigurator's decode_batch_size)",
+     .deflt = "max_num_seqs"},
+    {.key = "decode_max_num_batched_tokens", .flag = "decode-max-num-batched-tokens", .kind = SK_U32,
+     .off = OFF(decode_max_num_batched_tokens), .lo = 1, .hi = 1e7, .def = SD_RULE, .use = SET_SWEEP | SET_DISAGG,
+     .label = "dtokens=", .meta = "N", .help = "--mode disagg: token budget per step of a decode worker",
+     .deflt = "max_num_batched_tokens"},
     {.key = "router", .flag = "router", .kind = SK_CHOICE, .off = OFF(router), .def = SD_FIXED, .use = SET_SWEEP,
      .label = "router:", .meta = "P", .help = "round_robin, least_outstanding, least_kv", .deflt = "round_robin",
      CHOICE(router_parse, router_show, NULL, router_given, "round_robin, least_outstanding, least_kv")},
@@ -356,7 +405,8 @@ void settings_fill(deploy_cfg *d, const engine_cfg *e, set_default rule) {
 
 void settings_json_echo(const deploy_cfg *d, unsigned use, jw *w) {
   for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++)
-    if (!use || (SETTINGS[i].use & use)) setting_json(&SETTINGS[i], d, w);
+    if ((!use || (SETTINGS[i].use & use)) && (d->disagg || !(SETTINGS[i].use & SET_DISAGG)))
+      setting_json(&SETTINGS[i], d, w);
 }
 
 void settings_csv_header(unsigned use, FILE *f) {

@@ -42,7 +42,9 @@ typedef enum set_default {
 /* Where a setting is used besides flags and scenario files. */
 enum {
   SET_SWEEP = 1u, /* a grid axis (sweep, capacity): --flag A,B,... and "grid": {key: [...]} */
-  SET_ROW = 2u    /* echoed in every sweep and capacity row (JSON and CSV) */
+  SET_ROW = 2u,   /* echoed in every sweep and capacity row (JSON and CSV) */
+  SET_DISAGG = 4u /* a disaggregated deployment's (--mode disagg): JSON echoes skip it in agg mode, whose outputs
+                     stay as they were before disaggregation existed */
 };
 
 typedef struct setting {

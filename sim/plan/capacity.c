@@ -529,6 +529,10 @@ int capacity_prepare(capacity_set *s, const scenario *base, const grid_spec *g, 
                       grid_axis_key(banned[k]), why[k]);
   if (base->max_concurrency)
     return sim_errf(err, SIM_EINPUT, "--max-concurrency: capacity needs an open-loop workload (a closed loop has no rate)");
+  if (base->deploy.disagg || g->n[grid_axis_of_key("mode")])
+    return sim_errf(err, SIM_EINPUT, "--mode disagg: capacity searches replicas of aggregated deployments only; compare "
+                    "disaggregated pool shapes with `servesim sweep --mode disagg --prefill-workers A,B "
+                    "--decode-workers C,D`");
   if (!base->trace_path[0] && isinf(base->gen.request_rate) && base->gen.num_prompts < 2)
     return sim_errf(err, SIM_EINPUT, "the generated workload needs at least 2 requests");
   sweep_set tmp; /* checks names, the workload and every point */

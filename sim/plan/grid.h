@@ -38,7 +38,7 @@ enum { GRID_MAX_VALUES = 64, GRID_MAX_POINTS = 100000, PRICE_MAX = 16 };
 
 /* Axes: the GPU, then one per deployment setting (config/settings.h; AX_SET0 + the table index; only those the
  * table marks SET_SWEEP can be set), then the load axes. */
-enum { GRID_MAX_SETTINGS = 24 };
+enum { GRID_MAX_SETTINGS = 40 };
 typedef enum grid_axis_id {
   AX_GPU = 0,
   AX_SET0,

@@ -237,6 +237,13 @@ static void largest_batch(plan_result *p, const deploy_cfg *d) {
   p->max_batch = (uint32_t)mb;
 }
 
+/* --mode disagg: the plan is one engine's; each pool is planned as one. */
+static int refuse_disagg(const deploy_cfg *d, sim_err *err) {
+  return sim_errf(err, SIM_EINPUT, "--mode disagg: plan analyses one engine's shape; plan each pool with its own --tp "
+                  "(prefill: --tp %u --max-num-seqs %u, decode: --tp %u --max-num-seqs %u)", d->prefill_tp,
+                  d->prefill_max_num_seqs, d->decode_tp, d->decode_max_num_seqs);
+}
+
 int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_err *err) {
   memset(p, 0, sizeof *p);
   p->opts = *opts;
@@ -244,7 +251,7 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
   if (!p->opts.prompt_tokens) p->opts.prompt_tokens = 1024;
   if (!(p->opts.target_tps > 0)) p->opts.target_tps = 50;
   int rc = scenario_load_configs(sc, &p->model, &p->gpu, &p->engine, &p->deploy, err);
-  if (rc) return rc;
+  if (rc || p->deploy.disagg) return rc ? rc : refuse_disagg(&p->deploy, err);
   const deploy_cfg *d = &p->deploy;
   if (p->opts.context_tokens > d->max_model_len)
     return sim_errf(err, SIM_EINPUT, "context %u tokens exceeds max_model_len %u (lower --context or raise --max-model-len)",

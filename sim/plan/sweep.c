@@ -23,7 +23,7 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   row->deploy = r->deploy.resolved ? r->deploy : sc->deploy;
   if (!row->deploy.resolved) settings_fill(&row->deploy, NULL, SD_ONE); /* config/'s rule for the sizes */
   row->replicas = row->deploy.replicas;
-  row->gpus = deploy_gpus(&row->deploy) * row->replicas;
+  row->gpus = row->deploy.resolved ? deploy_gpus_total(&row->deploy) : deploy_gpus(&row->deploy) * row->replicas;
   row->max_concurrency = sc->max_concurrency;
   row->rate_scale = sc->rate_scale;
   row->mem = r->plan;

@@ -85,7 +85,7 @@ void report_run_summary(const run_result *r, const slo_set *slo, char *buf, size
   const deploy_cfg *d = &r->deploy;
   size_t o = 0;
 #define ADD(...) o += (size_t)snprintf(buf + o, o < n ? n - o : 0, __VA_ARGS__)
-  uint32_t gpus = deploy_gpus(d) * d->replicas;
+  uint32_t gpus = deploy_gpus_total(d);
   char layout[96];
   deploy_layout_text(d, layout, sizeof layout);
   ADD("%s on %u x %s (%s x %u replica%s, %s weights, %s KV cache) served %zu of %zu requests of %s "

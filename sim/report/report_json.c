@@ -43,7 +43,7 @@ static void config_echo(jw *c, const run_result *r) {
     str(c, "routing", moe_routing_name(d->moe_routing));
     jw_end(c);
   }
-  u64(c, "gpus_total", (uint64_t)deploy_gpus(d) * d->replicas);
+  u64(c, "gpus_total", deploy_gpus_total(d));
   str(c, "cuda_graphs", r->cost_graphs);
   str(c, "admission", r->engine.admission == ADMIT_ON_DEMAND ? "on_demand" : "reserve_full");
   num(c, "frontend_latency_ms", r->engine.frontend_latency_ns / 1e6);
@@ -251,6 +251,17 @@ int report_json_cmp(const run_result *r, const run_result *baseline, const whati
   jw_end(q);
   config_echo(x, r);
   memplan_write_json(x, "memory_plan", &r->plan);
+  if (r->deploy.disagg) { /* --mode disagg: memory_plan is the prefill pool's */
+    memplan_write_json(x, "decode_memory_plan", &r->plan_dec);
+    jw *t = x;
+    jw_obj(t, "kv_transfer");
+    str(t, "link", r->xfer_nvlink ? "nvlink" : "network");
+    u64(t, "transfers", r->xfer_count);
+    u64(t, "bytes", r->xfer_bytes);
+    num(t, "mean_ms", r->xfer_ms_mean);
+    num(t, "max_ms", r->xfer_ms_max);
+    jw_end(t);
+  }
   steps_section(x, r);
   cost_sources(x, r);
   bottleneck_section(x, r);

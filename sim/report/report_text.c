@@ -35,7 +35,7 @@ void report_text(const run_result *r, double wall_s, FILE *f) {
   char layout[96];
   deploy_layout_text(d, layout, sizeof layout);
   fprintf(f, "servesim %s: %s on %u x %s (%s x %u replica%s), %s%s%s engine\n", SERVESIM_VERSION, r->model.name,
-          deploy_gpus(d) * d->replicas, r->gpu.name, layout, d->replicas, d->replicas == 1 ? "" : "s", r->engine.name,
+          deploy_gpus_total(d), r->gpu.name, layout, d->replicas, d->replicas == 1 ? "" : "s", r->engine.name,
           r->engine.version[0] ? " " : "", r->engine.version);
   fprintf(f, "  weights %s%s, KV cache %s, max_num_seqs %u, max_num_batched_tokens %u, prefix caching %s, async scheduling %s\n",
           dtype_name(d->weight_dtype),
@@ -46,6 +46,16 @@ void report_text(const run_result *r, double wall_s, FILE *f) {
              "= %llu tokens (%u blocks of %u)\n",
           p->weights_bytes / gib, p->activation_bytes / gib, (p->cuda_graph_bytes + p->runtime_bytes) / gib,
           p->kv_bytes / gib, (unsigned long long)p->kv_tokens, p->kv_blocks, p->block_tokens);
+  if (d->disagg) /* the header's layout is the deployment's default; the pools run their own */
+    fprintf(f, "  disaggregated %uP%uD: prefill %u x TP%u x DP%u (max_num_seqs %u, max_num_batched_tokens %u; memory "
+               "above), decode %u x TP%u x DP%u (max_num_seqs %u, KV cache %.1f GiB per GPU = %llu tokens) = %u GPUs; "
+               "KV over %s: %llu transfers, %.1f GiB, mean %.3f ms, max %.3f ms\n",
+            d->prefill_workers, d->decode_workers, d->prefill_workers, d->prefill_tp, d->prefill_dp,
+            d->prefill_max_num_seqs, d->prefill_max_num_batched_tokens, d->decode_workers, d->decode_tp, d->decode_dp,
+            d->decode_max_num_seqs,
+            r->plan_dec.kv_bytes / gib, (unsigned long long)r->plan_dec.kv_tokens,
+            deploy_gpus_total(d), r->xfer_nvlink ? "NVLink" : "the network",
+            (unsigned long long)r->xfer_count, (double)r->xfer_bytes / gib, r->xfer_ms_mean, r->xfer_ms_max);
   if (r->model.experts)
     fprintf(f, "  mixture of experts: %u routed experts, top-%u, in %u of %u layers%s; routing %s (--moe-routing)\n",
             r->model.experts, r->model.experts_per_tok, r->model.moe_layers, r->model.layers,

@@ -37,6 +37,10 @@ typedef struct run_record {
   sim_ns first_sched_ns;
   sim_ns first_token_ns;
   sim_ns finish_ns;       /* last token */
+  /* --mode disagg: the prefill worker (UINT32_MAX: none), the KV transfer to the decode worker (replica) */
+  uint32_t prefill_worker;
+  uint64_t xfer_bytes;
+  sim_ns xfer_start_ns, xfer_end_ns; /* both 0: no transfer */
 } run_record;
 
 /* The workload as it was run (its rows are gone by then). */
@@ -86,6 +90,12 @@ typedef struct run_result {
                                  step-by-step scheduling's) */
   uint64_t closed_form_held_steps; /* of those, steps whose runs held their step ends outside the event heap (a
                                       timeline of few events: serve/cluster_events.c decode_run); for tests */
+  /* --mode disagg: the decode pool's memory plan (plan: the prefill pool's), how its KV moved (runner.c
+     setup_disagg) and the transfers' totals over the requests */
+  mem_plan plan_dec;
+  bool xfer_nvlink;
+  uint64_t xfer_count, xfer_bytes;
+  double xfer_ms_mean, xfer_ms_max;
   uint64_t step_table_hits, step_table_misses; /* decode-only steps the cost model's step table answered / had
                                                   to compute (hw/cost_decstep.c); speed only, on the wall-time
                                                   line */

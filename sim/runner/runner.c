@@ -72,14 +72,69 @@ int runner_prepare(run_ctx *r, const scenario *sc, sim_err *err) {
   return runner_build(r, false, err);
 }
 
+/* A pool's memory plan, its refusal naming the pool. */
+static int pool_plan(run_ctx *r, bool decode, mem_plan *p, sim_err *err) {
+  deploy_cfg *pd = &r->pool[decode];
+  deploy_pool(&r->deploy, decode, pd);
+  if (!memplan_compute(p, &r->model, &r->gpu, &r->engine, pd, err)) return SIM_OK;
+  char why[sizeof err->msg];
+  snprintf(why, sizeof why, "%s", err->msg);
+  return sim_errf(err, SIM_EINPUT, "--mode disagg, %s pool (TP%u): %s", decode ? "decode" : "prefill", pd->tp, why);
+}
+
+/* --mode disagg (docs/DISAGG.md): the decode pool's plan and cost model, and the KV transfer's cost. Each prefill
+ * GPU sends its shard of the prompt's KV and each decode GPU receives its own (re-sharded when the TPs differ:
+ * every byte moves once), all GPUs at once, so a transfer lasts as long as the larger per-GPU share takes over one
+ * GPU's link: NVLink when both pools fit in one node (the GPU file's link_Bps), else the inter-node network (one
+ * NIC per GPU: net_Bps). Each transfer adds the link's latency twice: the decode side's read, then its completion
+ * notice to the prefill side, which frees the blocks then (vLLM's NixlConnector: a NIXL read, then send_notif).
+ * No layer-wise overlap with the prefill: NixlConnector and TensorRT-LLM's KV cache transceiver send a request's
+ * KV once its prefill is over. */
+static int setup_disagg(run_ctx *r, cluster_cfg *cc, sim_err *err) {
+  const deploy_cfg *d = &r->deploy;
+  int rc;
+  if ((rc = pool_plan(r, true, &r->plan_dec, err))) return rc;
+  if ((rc = cost_new(&r->cost_dec, &r->model, &r->gpu, &r->engine, &r->pool[1], err))) return rc;
+  profsel_attach(&r->prof, r->cost_dec);
+  /* each worker's attention DP ranks are engine cores of their own, stepping in lockstep with MoE layers (as an
+     aggregated replica's: runner_build), routed to the least loaded rank of the pool */
+  uint32_t pc = d->prefill_workers * d->prefill_dp, dc = d->decode_workers * d->decode_dp;
+  cc->replicas = pc + dc;
+  cc->dp_group = d->prefill_dp;
+  cc->disagg.decode_dp_group = d->decode_dp;
+  cc->dp_lockstep = (d->prefill_dp > 1 || d->decode_dp > 1) && r->model.moe_layers > 0;
+  cc->router = d->prefill_dp > 1 || d->decode_dp > 1 ? ROUTE_LEAST_OUTSTANDING : d->router;
+  cc->sched.max_num_seqs = d->prefill_max_num_seqs;
+  cc->sched.max_num_batched_tokens = d->prefill_max_num_batched_tokens;
+  cc->disagg.on = true;
+  cc->disagg.prefill = pc;
+  cc->disagg.decode_cost = r->cost_dec;
+  cc->disagg.decode_sched = cc->sched;
+  cc->disagg.decode_sched.max_num_seqs = d->decode_max_num_seqs;
+  cc->disagg.decode_sched.max_num_batched_tokens = d->decode_max_num_batched_tokens;
+  cc->disagg.decode_kv_blocks = r->plan_dec.kv_blocks;
+  bool nvlink = r->xfer_nvlink = deploy_gpus_total(d) <= d->gpus_per_node;
+  double bps = nvlink ? r->gpu.link_Bps : r->gpu.net_Bps, lat = nvlink ? r->gpu.link_latency_ns : r->gpu.net_latency_ns;
+  if (!(bps > 0))
+    return sim_errf(err, SIM_EINPUT, "--mode disagg: %s has no %s bandwidth for the KV transfer (%s)", r->gpu.name,
+                    nvlink ? "link" : "network", nvlink ? "interconnect_bandwidth_gb_s" : "network_bandwidth_gb_s");
+  double share = fmax(r->plan.kv_bytes_per_token, r->plan_dec.kv_bytes_per_token);
+  cc->disagg.xfer_ns_per_token = share / bps * 1e9;
+  cc->disagg.xfer_bytes_per_token = r->plan_dec.kv_bytes_per_token * d->decode_tp;
+  cc->disagg.xfer_fixed_ns = (sim_ns)llround(2.0 * lat);
+  return SIM_OK;
+}
+
 int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   const scenario *sc = &r->sc;
   int rc;
-  if ((rc = memplan_compute(&r->plan, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
+  if (r->deploy.disagg) rc = pool_plan(r, false, &r->plan, err);
+  else rc = memplan_compute(&r->plan, &r->model, &r->gpu, &r->engine, &r->deploy, err);
+  if (rc) return rc;
   if (!have_trace && (rc = runner_load_workload(sc, &r->tr, err))) return rc;
   trace_compute_stats(&r->tr, &r->tr_stats);
   if ((rc = profsel_choose(&r->prof, sc->profile, &r->gpu, &r->engine, err))) return rc;
-  if ((rc = cost_new(&r->cost, &r->model, &r->gpu, &r->engine, &r->deploy, err))) return rc;
+  if ((rc = cost_new(&r->cost, &r->model, &r->gpu, &r->engine, r->deploy.disagg ? &r->pool[0] : &r->deploy, err))) return rc;
   profsel_attach(&r->prof, r->cost);
 
   cluster_cfg cc;
@@ -130,6 +185,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
     cc.failures[i].replica = sc->failures[i].replica;
     cc.failures[i].at_ns = sim_s_to_ns(sc->failures[i].at_s);
   }
+  if (r->deploy.disagg && (rc = setup_disagg(r, &cc, err))) return rc;
   if (!(r->sim = cluster_new(&cc, &r->tr, r->cost, err))) return err->code;
   trace_drop_reqs(&r->tr); /* the requests hold what the rows said (ten million rows: 305 MiB) */
   r->prepared = true;
@@ -145,7 +201,8 @@ static sim_ns next_cb(void *ctx) { return cluster_next_time(ctx); }
 static void record_of(const request *r, run_record *out) {
   memset(out, 0, sizeof *out);
   out->id = r->id, out->replica = r->replica;
-  out->prompt_tokens = r->prompt_tokens, out->output_tokens = r->output_tokens;
+  out->prompt_tokens = r->prompt_tokens;
+  out->output_tokens = r->disagg_output ? r->disagg_output : r->output_tokens; /* disagg: stopped on a prefill worker */
   out->generated = r->generated, out->cached_tokens = r->cached_tokens, out->preemptions = r->preemptions;
   out->outcome = r->state == RQ_FINISHED                                        ? REQ_FINISHED
                  : r->state == RQ_REJECTED && r->reject != REJ_UNFINISHED ? REQ_REJECTED
@@ -153,6 +210,10 @@ static void record_of(const request *r, run_record *out) {
   out->reject = r->state == RQ_FINISHED ? REJ_NONE : r->state == RQ_REJECTED ? r->reject : REJ_UNFINISHED;
   out->arrival_ns = r->arrival_ns, out->send_ns = r->send_ns, out->queued_ns = r->queued_ns;
   out->first_sched_ns = r->first_sched_ns, out->first_token_ns = r->first_token_ns, out->finish_ns = r->finish_ns;
+  if (r->disagg_output) /* stopped before reaching a decode worker: the prefill's token is not the client's */
+    out->generated = 0, out->first_token_ns = 0;
+  out->prefill_worker = r->prefill_worker, out->xfer_bytes = r->xfer_bytes;
+  out->xfer_start_ns = r->xfer_start_ns, out->xfer_end_ns = r->xfer_end_ns;
 }
 
 /* Rewrites the n requests in place as n records (a record is smaller, so
@@ -204,6 +265,17 @@ static void collect(run_ctx *r) {
   }
   res->preempted_lookup_tokens = pq;
   res->preempted_hit_tokens = ph;
+  double sum = 0;
+  for (size_t i = 0; i < res->n_reqs; i++) { /* the KV transfers that ended (disaggregated) */
+    const run_record *q = &res->reqs[i];
+    if (!q->xfer_end_ns) continue;
+    double ms = (double)(q->xfer_end_ns - q->xfer_start_ns) / 1e6;
+    res->xfer_count++;
+    res->xfer_bytes += q->xfer_bytes;
+    sum += ms;
+    if (ms > res->xfer_ms_max) res->xfer_ms_max = ms;
+  }
+  res->xfer_ms_mean = res->xfer_count ? sum / (double)res->xfer_count : 0.0;
 }
 
 /* The summary, from the records alone (the simulation is freed by then: a
@@ -225,6 +297,8 @@ static void describe(run_ctx *r) {
   res->engine = r->engine;
   res->deploy = r->deploy;
   res->plan = r->plan;
+  res->plan_dec = r->plan_dec;
+  res->xfer_nvlink = r->xfer_nvlink;
   res->tr.format = r->tr.format;
   snprintf(res->tr.source, sizeof res->tr.source, "%s", r->tr.source);
   res->tr.n = r->tr.n;
@@ -266,6 +340,7 @@ void runner_free(run_ctx *r) {
   free_sim(r);
   run_result_free(&r->res);
   cost_free(r->cost);
+  cost_free(r->cost_dec);
   profsel_free(&r->prof);
   trace_free(&r->tr);
   memset(r, 0, sizeof *r);

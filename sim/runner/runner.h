@@ -30,7 +30,12 @@ typedef struct run_ctx {
   trace tr;
   trace_stats tr_stats;
   prof_sel prof;         /* measured profiles and the one-line cost source (prof.source) */
-  cost_model *cost;      /* cost_new in runner_build */
+  cost_model *cost;      /* cost_new in runner_build (--mode disagg: the prefill pool's) */
+  deploy_cfg pool[2];    /* --mode disagg: the prefill and the decode pool as deployments (deploy_pool); the cost
+                            models borrow them */
+  mem_plan plan_dec;     /* --mode disagg: the decode pool's memory plan (plan: the prefill pool's) */
+  cost_model *cost_dec;  /* --mode disagg: the decode pool's cost model */
+  bool xfer_nvlink;      /* --mode disagg: the KV moves over NVLink (both pools in one node), else the network */
   struct cluster *sim;   /* between runner_build and the end of runner_execute */
   bool prepared, executed, interrupted;
   run_result res;        /* filled by runner_execute (result.h) */

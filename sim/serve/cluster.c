@@ -29,6 +29,7 @@ static int init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model 
     r->first_sched_ns = SIM_NS_INF;
     r->queued_ns = SIM_NS_INF;
     r->replica = UINT32_MAX;
+    r->prefill_worker = UINT32_MAX;
     kv_seq_init(&r->kv);
     r->session = q->session;
     r->hash_off = q->hash_off;
@@ -36,17 +37,23 @@ static int init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model 
   }
   c->reps = sim_calloc(cfg->replicas, sizeof *c->reps);
   for (uint32_t i = 0; i < cfg->replicas; i++) {
-    sched_init(&c->reps[i].s, &cfg->sched, cfg->kv_blocks, cfg->block_tokens, cfg->prefix_caching);
+    bool dec = cfg->disagg.on && i >= cfg->disagg.prefill; /* a decode worker: its pool's scheduler and blocks */
+    sched_init(&c->reps[i].s, dec ? &cfg->disagg.decode_sched : &cfg->sched,
+               dec ? cfg->disagg.decode_kv_blocks : cfg->kv_blocks, cfg->block_tokens, cfg->prefix_caching);
     c->reps[i].s.hash_ids = tr->hash_ids;
     c->reps[i].s.hash_block_tokens = tr->hash_block_tokens;
   }
-  if (cfg->dp_lockstep && cfg->dp_group > 1) {
-    if (cfg->replicas % cfg->dp_group || cfg->dp_group > 64 || cfg->sched.pipeline_stages > 1 || cfg->n_failures)
-      return sim_errf(err, SIM_EINPUT, "DP lockstep: %u engine cores in groups of %u ranks must be whole groups of at "
-                      "most 64, without pipeline parallelism or lost replicas", cfg->replicas, cfg->dp_group);
-    c->grp = sim_calloc(cfg->replicas / cfg->dp_group, sizeof *c->grp);
+  uint32_t gp = cfg->dp_group > 1 ? cfg->dp_group : 1, gd = cfg->disagg.decode_dp_group > 1 ? cfg->disagg.decode_dp_group : 1;
+  if (cfg->dp_lockstep && (gp > 1 || (cfg->disagg.on && gd > 1))) {
+    uint32_t pc = cfg->disagg.on ? cfg->disagg.prefill : cfg->replicas, dc = cfg->replicas - pc;
+    if (pc % gp || dc % gd || gp > 64 || gd > 64 || cfg->sched.pipeline_stages > 1 || cfg->n_failures)
+      return sim_errf(err, SIM_EINPUT, "DP lockstep: %u engine cores in groups of %u ranks (and %u in groups of %u) "
+                      "must be whole groups of at most 64, without pipeline parallelism or lost replicas", pc, gp, dc,
+                      gd);
+    c->grp = sim_calloc((gp > 1 ? pc / gp : 0) + (gd > 1 ? dc / gd : 0) + 1, sizeof *c->grp);
   }
-  router_init(&c->rt, cfg->router, cfg->replicas);
+  int rc = cluster__disagg_init(c, err);
+  if (rc) return rc;
   des_init(&c->ev);
   metrics_init(&c->m, cfg->sample_interval_ns);
   c->done_cap = 1024;
@@ -61,7 +68,7 @@ static int init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model 
   }
   if (tr->n == 0) c->complete = true;
   if (cfg->apart && cfg->replicas > 1 && cfg->router == ROUTE_ROUND_ROBIN && !cfg->max_concurrency &&
-      !cfg->n_failures && cfg->dp_group <= 1 && !cfg->time_limit_ns && tr->n)
+      !cfg->n_failures && cfg->dp_group <= 1 && !cfg->time_limit_ns && tr->n && !cfg->disagg.on)
     c->ap = fleet_new(cfg->replicas, cfg->sample_interval_ns);
   c->tl = c->ap ? &cluster_apart_timeline : &cluster_shared_timeline;
   return SIM_OK;
@@ -82,6 +89,7 @@ static void deinit(cluster *c) {
   free(c->reps);
   free(c->grp);
   router_deinit(&c->rt);
+  router_deinit(&c->rt_dec);
   free(c->reqs);
   ring_free(&c->cq);
   free(c->done_buf);

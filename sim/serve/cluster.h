@@ -67,6 +67,20 @@ typedef struct cluster_cfg {
                                 shared timeline's. Off: the shared timeline always */
   bool step_by_step;         /* every engine step through the scheduler, also where a replica's next steps are
                                 steady decode steps (sched_run_*: the same results, for checking) */
+  /* disaggregated serving (cluster_disagg.c, docs/DISAGG.md): engine cores [0, prefill) are prefill workers,
+     [prefill, replicas) decode workers; the cluster's cost model and the fields above (sched, kv_blocks) are the
+     prefill pool's */
+  struct {
+    bool on;
+    uint32_t prefill;            /* prefill workers */
+    cost_model *decode_cost;     /* the decode workers' (borrowed, like the cluster's own) */
+    sched_cfg decode_sched;
+    uint32_t decode_dp_group;    /* lockstep DP group size of the decode pool (dp_group above: the prefill pool's) */
+    uint32_t decode_kv_blocks;   /* usable blocks per decode worker */
+    double xfer_ns_per_token;    /* KV transfer time per prompt token (the busiest GPU's share over its link) */
+    double xfer_bytes_per_token; /* KV bytes per prompt token received over all of a decode worker's GPUs */
+    sim_ns xfer_fixed_ns;        /* per transfer: the link's latency, read and completion notice */
+  } disagg;
   uint32_t n_failures;       /* what-if: replicas lost at given times */
   struct {
     uint32_t replica;

@@ -17,7 +17,9 @@ void cluster__touch(cluster *c, uint32_t ri) {
   c->n_waiting = c->n_waiting - rep->waiting_seen + w;
   rep->waiting_seen = w;
   router_view v = {rep->failed, rep->outstanding, c->cfg.router == ROUTE_LEAST_KV ? kv_usage(rep->s.kv) : 0.0};
-  router_update(&c->rt, ri, v);
+  uint32_t at;
+  router *rt = cluster__router_of(c, ri, &at);
+  router_update(rt, at, v);
 }
 
 void cluster__free_slot(cluster *c, uint32_t idx) {
@@ -51,7 +53,7 @@ void cluster__close(cluster *c, uint32_t idx, sim_ns now) {
  * the order they were scheduled). */
 static void place(cluster *c, uint32_t ri, sched_step *st) {
   replica *rep = &c->reps[ri];
-  uint32_t pp = cost_pp(c->cost);
+  uint32_t pp = cost_pp(cluster__cost(c, ri));
   sim_ns t = st->ready_ns, end = t;
   for (uint32_t k = 0; k < pp; k++) {
     sim_ns start = t > rep->stage_free[k] ? t : rep->stage_free[k];
@@ -107,7 +109,7 @@ static sched_step *schedule_one(cluster *c, uint32_t ri, sim_ns now) {
  * when the previous queued step's ends. */
 static void start_step(cluster *c, uint32_t ri, sched_step *st, sim_ns now) {
   replica *rep = &c->reps[ri];
-  cost_step(c->cost, &st->bd, &st->cost);
+  cost_step(cluster__cost(c, ri), &st->bd, &st->cost);
   sim_ns host_from = now;
   if (rep->s.q_len > 1) {
     sim_ns prev = sched_queued(&rep->s, rep->s.q_len - 2)->ready_ns;
@@ -140,7 +142,8 @@ static void fill_queue_steps(cluster *c, uint32_t ri, sim_ns now) {
  * and is not costed. */
 void cluster__fill_group(cluster *c, uint32_t g, sim_ns now) {
   dp_group *G = &c->grp[g];
-  uint32_t n = c->cfg.dp_group, r0 = g * n, depth = c->reps[r0].s.depth;
+  uint32_t n = cluster__group_size(c, g), r0 = cluster__group_first(c, g), depth = c->reps[r0].s.depth;
+  cost_model *cost = cluster__cost(c, r0);
   SIM_ASSERT(depth <= 2);
   while (G->q_len < depth) {
     sched_step *sts[64];
@@ -154,8 +157,8 @@ void cluster__fill_group(cluster *c, uint32_t g, sim_ns now) {
     uint32_t pad = 0;
     for (uint32_t k = 0; k < n; k++) {
       if (!sts[k]) continue;
-      int m = cost_graph_mode(c->cost, &sts[k]->bd);
-      uint32_t gs = cost_graph_size(c->cost, sts[k]->bd.num_tokens);
+      int m = cost_graph_mode(cost, &sts[k]->bd);
+      uint32_t gs = cost_graph_size(cost, sts[k]->bd.num_tokens);
       if (m < mode) mode = m;
       if (gs > pad) pad = gs;
     }
@@ -165,7 +168,7 @@ void cluster__fill_group(cluster *c, uint32_t g, sim_ns now) {
       sts[k]->bd.dp_mode = (uint8_t)(mode + 1);
       sts[k]->bd.dp_pad = mode ? pad : 0;
       sts[k]->bd.moe_peer_tokens = mode ? pad * (n - 1) : (uint32_t)(tokens - sts[k]->bd.num_tokens);
-      cost_step(c->cost, &sts[k]->bd, &sts[k]->cost);
+      cost_step(cost, &sts[k]->bd, &sts[k]->cost);
       gpu = fmax(gpu, sts[k]->cost.gpu_ns);
       cpu = fmax(cpu, ceil(sts[k]->cost.cpu_ns));
     }
@@ -176,7 +179,7 @@ void cluster__fill_group(cluster *c, uint32_t g, sim_ns now) {
     for (uint32_t k = 0; k < n; k++) {
       sched_step *st = sts[k];
       if (!st) continue;
-      cost_step_wait(c->cost, &st->cost, gpu - st->cost.gpu_ns);
+      cost_step_wait(cost, &st->cost, gpu - st->cost.gpu_ns);
       st->ready_ns = ready;
       st->start_ns = start;
       c->reps[r0 + k].steps++;
@@ -194,11 +197,12 @@ void cluster__fill_group(cluster *c, uint32_t g, sim_ns now) {
 /* The kick that starts an idle replica (or its lockstep group) once every
  * arrival of this instant is queued. */
 void cluster__kick(cluster *c, uint32_t ri, sim_ns now) {
-  if (c->grp) {
-    dp_group *G = &c->grp[ri / c->cfg.dp_group];
+  uint32_t g = cluster__group_of(c, ri);
+  if (g != UINT32_MAX) {
+    dp_group *G = &c->grp[g];
     if (!G->q_len && !G->kick_pending) {
       G->kick_pending = true;
-      des_push_late(&c->ev, now, EV_GKICK, ri / c->cfg.dp_group, 0);
+      des_push_late(&c->ev, now, EV_GKICK, g, 0);
     }
     return;
   }
@@ -228,6 +232,11 @@ void cluster__route(cluster *c, uint32_t idx, sim_ns now) {
   }
   r->replica = ri;
   if (r->queued_ns == SIM_NS_INF) r->queued_ns = now;
+  if (c->cfg.disagg.on) { /* a prefill worker: one token (max_tokens=1), then its KV goes to a decode worker */
+    r->prefill_worker = ri;
+    r->disagg_output = r->output_tokens;
+    r->output_tokens = 1;
+  }
   replica *rep = &c->reps[ri];
   rep->outstanding++;
   sched_add(&rep->s, c->reqs, idx);
@@ -244,7 +253,13 @@ void cluster__route(cluster *c, uint32_t idx, sim_ns now) {
 rq_reject cluster__refusal(const cluster *c, const request *r) {
   uint64_t total = (uint64_t)r->prompt_tokens + r->output_tokens;
   if (total > c->cfg.max_model_len) return REJ_TOO_LONG;
-  if ((total + c->cfg.block_tokens - 1) / c->cfg.block_tokens > c->cfg.kv_blocks) return REJ_KV_TOO_SMALL;
+  uint64_t blocks = (total + c->cfg.block_tokens - 1) / c->cfg.block_tokens;
+  if (c->cfg.disagg.on) /* the prefill worker holds the prompt, the decode worker the whole sequence */
+    return (r->prompt_tokens + c->cfg.block_tokens - 1) / c->cfg.block_tokens > c->cfg.kv_blocks ||
+                   blocks > c->cfg.disagg.decode_kv_blocks
+               ? REJ_KV_TOO_SMALL
+               : REJ_NONE;
+  if (blocks > c->cfg.kv_blocks) return REJ_KV_TOO_SMALL;
   return REJ_NONE;
 }
 
@@ -316,7 +331,7 @@ static bool step_is_next(const cluster *c, uint32_t ri) {
  * metrics_level covers the run. */
 static void decode_run(cluster *c, uint32_t ri) {
   replica *rep = &c->reps[ri];
-  if (c->cfg.step_by_step || rep->failed || c->grp || cost_pp(c->cost) > 1 || c->hooks.tokens || !step_is_next(c, ri))
+  if (c->cfg.step_by_step || rep->failed || cluster__group_of(c, ri) != UINT32_MAX || cost_pp(cluster__cost(c, ri)) > 1 || c->hooks.tokens || !step_is_next(c, ri))
     return;
   sched_run run;
   if (!sched_run_begin(&rep->s, c->reqs, &run)) return;
@@ -362,6 +377,10 @@ void cluster__on_step(cluster *c, uint32_t ri, sim_ns now) {
   if (rep->failed) return;
   const sched_step *st = sched_queued(&rep->s, 0);
   uint32_t n = sched_complete(&rep->s, c->reqs, now, &c->m, c->done_buf);
+  if (cluster__is_prefill(c, ri)) { /* not finished: on to a decode worker, before the next step takes blocks */
+    cluster__prefill_done(c, ri, c->done_buf, n, now);
+    n = 0;
+  }
   cluster__touch(c, ri);
   if (c->hooks.tokens) /* open mode: the step's storage stays intact until the next schedule (below) */
     for (uint32_t k = 0; k < st->n_items; k++)
@@ -389,7 +408,7 @@ void cluster__on_step(cluster *c, uint32_t ri, sim_ns now) {
  * clients (on_step's order). */
 void cluster__on_gstep(cluster *c, uint32_t g, uint64_t mask, sim_ns now) {
   dp_group *G = &c->grp[g];
-  uint32_t n = c->cfg.dp_group, r0 = g * n, cnt[64];
+  uint32_t n = cluster__group_size(c, g), r0 = cluster__group_first(c, g), cnt[64];
   SIM_ASSERT(G->q_len && G->mask[0] == mask);
   G->mask[0] = G->mask[1];
   G->q_len--;
@@ -406,6 +425,10 @@ void cluster__on_gstep(cluster *c, uint32_t g, uint64_t mask, sim_ns now) {
     replica *rep = &c->reps[r0 + k];
     const sched_step *st = sched_queued(&rep->s, 0);
     cnt[k] = sched_complete(&rep->s, c->reqs, now, &c->m, c->done_buf + nd);
+    if (cluster__is_prefill(c, r0 + k)) { /* on to a decode worker, before the group's next step takes blocks */
+      cluster__prefill_done(c, r0 + k, c->done_buf + nd, cnt[k], now);
+      cnt[k] = 0;
+    }
     nd += cnt[k];
     cluster__touch(c, r0 + k);
     if (c->hooks.tokens)

@@ -5,6 +5,7 @@
  *   cluster_events.c   what each event does (the lowest part: calls none of the files below)
  *   cluster_shared.c   the shared timeline: every replica's events on one heap
  *   cluster_apart.c    replicas apart: each replica alone, one after the other (fleet.h)
+ *   cluster_disagg.c   disaggregated serving: a prefill worker's request sent to a decode worker (events level)
  *   cluster_open.c     open mode (`servesim serve`): requests created, arrived and cancelled by the caller
  * The timelines and open mode use cluster_events.c and lower modules only, never cluster.c. */
 #ifndef SIM_CLUSTER_IMPL_H
@@ -15,7 +16,7 @@
 #include "serve/cluster.h"
 #include "serve/fleet.h"
 
-enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK, EV_DELIVER, EV_GSTEP, EV_GKICK };
+enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK, EV_DELIVER, EV_GSTEP, EV_GKICK, EV_XFER };
 
 typedef struct replica {
   sched s;
@@ -47,7 +48,9 @@ struct cluster {
   size_t n_reqs;
   replica *reps;
   dp_group *grp;        /* [replicas / dp_group] with dp_lockstep, else NULL */
-  router rt;            /* holds its own view of every replica, updated on every change (cluster__touch) */
+  router rt;            /* holds its own view of every replica, updated on every change (cluster__touch);
+                           disaggregated: of the prefill workers */
+  router rt_dec;        /* disaggregated: the decode workers' router (index ri - cfg.disagg.prefill) */
   uint32_t n_waiting;   /* waiting requests over all replicas, kept as they change */
   des ev;
   metrics_rec m;
@@ -99,6 +102,55 @@ typedef struct cluster_timeline {
 
 extern const cluster_timeline cluster_shared_timeline; /* cluster_shared.c */
 extern const cluster_timeline cluster_apart_timeline;  /* cluster_apart.c (c->ap set) */
+
+/* The cost model of engine core ri (disaggregated: its pool's). */
+static inline cost_model *cluster__cost(const cluster *c, uint32_t ri) {
+  return c->cfg.disagg.on && ri >= c->cfg.disagg.prefill ? c->cfg.disagg.decode_cost : c->cost;
+}
+/* Whether engine core ri is a prefill worker of a disaggregated deployment. */
+static inline bool cluster__is_prefill(const cluster *c, uint32_t ri) {
+  return c->cfg.disagg.on && ri < c->cfg.disagg.prefill;
+}
+
+/* Lockstep DP groups (cluster_cfg.dp_lockstep, c->grp): the cores in groups of cfg.dp_group, or, disaggregated,
+ * each pool's cores in groups of its own size (the prefill pool's first: cfg.dp_group, then the decode pool's:
+ * cfg.disagg.decode_dp_group); a pool of size-1 groups has none (its cores step alone). */
+static inline uint32_t cluster__pool_group(const cluster *c, bool decode) {
+  uint32_t n = decode ? c->cfg.disagg.decode_dp_group : c->cfg.dp_group;
+  return n > 1 ? n : 1;
+}
+static inline uint32_t cluster__prefill_groups(const cluster *c) { /* groups before the decode pool's */
+  uint32_t cores = c->cfg.disagg.on ? c->cfg.disagg.prefill : c->cfg.replicas, n = cluster__pool_group(c, false);
+  return n > 1 ? cores / n : 0;
+}
+/* Core ri's group, or UINT32_MAX when it steps alone. */
+static inline uint32_t cluster__group_of(const cluster *c, uint32_t ri) {
+  if (!c->grp) return UINT32_MAX;
+  bool dec = c->cfg.disagg.on && ri >= c->cfg.disagg.prefill;
+  uint32_t n = cluster__pool_group(c, dec);
+  if (n <= 1) return UINT32_MAX;
+  return dec ? cluster__prefill_groups(c) + (ri - c->cfg.disagg.prefill) / n : ri / n;
+}
+/* Group g's first core and its size. */
+static inline uint32_t cluster__group_first(const cluster *c, uint32_t g) {
+  uint32_t np = cluster__prefill_groups(c);
+  return g < np ? g * cluster__pool_group(c, false) : c->cfg.disagg.prefill + (g - np) * cluster__pool_group(c, true);
+}
+static inline uint32_t cluster__group_size(const cluster *c, uint32_t g) {
+  return cluster__pool_group(c, g >= cluster__prefill_groups(c));
+}
+
+/* --- cluster_disagg.c --------------------------------------------------------------------------------------- */
+
+/* Checks the disaggregated fields of cfg and sets up both pools' routers (else the one router). */
+int cluster__disagg_init(cluster *c, sim_err *err);
+/* The router that holds engine core ri, and ri's index in it. */
+router *cluster__router_of(cluster *c, uint32_t ri, uint32_t *at);
+/* Prefill worker ri's step ended with these n requests' one token: each keeps its blocks while its KV is sent to
+ * a decode worker (the transfer's end is an XFER event). */
+void cluster__prefill_done(cluster *c, uint32_t ri, const uint32_t *idx, uint32_t n, sim_ns now);
+/* Request idx's KV reached decode worker ri: the prefill worker frees its blocks, the decode worker queues it. */
+void cluster__on_xfer(cluster *c, uint32_t ri, uint32_t idx, sim_ns now);
 
 /* --- cluster_events.c: the events and request steps both timelines use --------------------------------- */
 

@@ -44,6 +44,7 @@ uint32_t cluster_new_request(cluster *c, uint32_t prompt_tokens, uint32_t output
   r->first_sched_ns = SIM_NS_INF;
   r->queued_ns = SIM_NS_INF;
   r->replica = UINT32_MAX;
+  r->prefill_worker = UINT32_MAX;
   r->state = RQ_PENDING;
   kv_seq_init(&r->kv);
   return idx;

@@ -17,6 +17,9 @@
  * the step ends (pending--, generated++, num_tokens++). So the step that
  * computes the last prompt chunk emits the first token, and every decode step
  * computes the previous token's KV and samples the next.
+ * Disaggregated (cluster_disagg.c): RUNNING on a prefill worker with output_tokens 1 -> its one token done,
+ * the blocks held, KV sent (XFER: still RUNNING, replica = the prefill worker) -> WAITING on a decode worker with
+ * ext_tokens = prompt - 1 (generated, first_token_ns reset: the client's first token comes from the decode worker).
  * Invariant: num_computed <= num_tokens + pending, num_tokens = prompt_tokens
  * + generated, generated + pending <= output_tokens. */
 #ifndef SIM_REQUEST_H
@@ -65,7 +68,14 @@ typedef struct request {
   sim_ns first_token_ns;  /* first output token */
   sim_ns last_token_ns;   /* latest output token */
   sim_ns finish_ns;       /* last output token (= E2EL end) */
-  kv_seq kv;              /* block table */
+  kv_seq kv;              /* block table (disaggregated: the prefill worker's blocks held while its KV is sent) */
+  /* disaggregated serving (cluster_disagg.c, docs/DISAGG.md) */
+  uint32_t prefill_worker;  /* engine core that ran its prefill; UINT32_MAX: none (agg) */
+  uint32_t disagg_output;   /* while on a prefill worker: its real output length (output_tokens is 1 there) */
+  uint32_t ext_tokens;      /* prompt tokens whose KV came from a prefill worker: a decode worker's scheduler
+                               allocates blocks for them at admission without computing them; 0 = none */
+  uint64_t xfer_bytes;      /* KV bytes sent to its decode worker (over all GPUs) */
+  sim_ns xfer_start_ns, xfer_end_ns; /* the KV transfer (both 0: none) */
 } request;
 
 #endif

@@ -53,6 +53,7 @@ static void preempt(sched *s, request *reqs, uint32_t idx) {
   kv_commit_own(s->kv, &r->kv, &c, r->num_computed); /* its blocks stay findable after the free */
   sched__release(s, r);
   r->num_computed = 0;
+  r->ext_tokens = 0; /* the KV it received went with its blocks: it recomputes */
   r->preemptions++;
   r->state = RQ_WAITING;
   s->preemptions++;
@@ -108,23 +109,23 @@ static void schedule_waiting(sched *s, sched_step *st, request *reqs, uint32_t *
     request *r = &reqs[idx];
     uint32_t known = r->num_tokens + (s->cfg.async_scheduling ? r->pending : 0); /* a preempted request recomputes
                                                                                     its placeholders too */
-    uint32_t hits = 0;
+    uint32_t hits = 0, ext = r->ext_tokens; /* KV received from a prefill worker: allocated, not computed */
     kv_content c = sched__content_of(s, r);
-    if (r->num_computed == 0) hits = kv_match_prefix(s->kv, &c, known);
-    uint32_t want = known - hits;
+    if (r->num_computed == 0 && !ext) hits = kv_match_prefix(s->kv, &c, known);
+    uint32_t want = known - hits - ext;
     if (!s->cfg.chunked_prefill && want > *budget) break;
     uint32_t n = cap_chunk(s, want, *budget);
-    uint32_t alloc = hits + n, fit = alloc;
+    uint32_t alloc = hits + ext + n, fit = alloc;
     if (s->cfg.admission == ADMIT_RESERVE_FULL) alloc = fit = r->prompt_tokens + r->output_tokens;
     else if (s->cfg.reserve_full_isl) fit = known;
     if (!kv_allocate_fit(s->kv, &r->kv, &c, hits, alloc, fit)) break;
     kv_seq_reserve(s->kv, &r->kv, (uint64_t)r->prompt_tokens + r->output_tokens); /* table memory, once */
     ring_pop_front(&s->waiting);
-    if (s->caching && r->num_computed == 0) {
+    if (s->caching && r->num_computed == 0 && !ext) {
       if (r->preemptions) s->preempted_queries += known, s->preempted_hits += hits;
       else s->prefix_queries += known, s->prefix_hits += hits;
     }
-    r->num_computed = hits;
+    r->num_computed = hits + ext;
     r->cached_tokens = hits;
     r->state = RQ_RUNNING;
     if (r->first_sched_ns == SIM_NS_INF) r->first_sched_ns = now;

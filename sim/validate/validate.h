@@ -180,6 +180,9 @@ typedef struct vpoint {
   bool ep;                 /* expert parallelism over the TP ranks (vLLM --enable-expert-parallel) */
   uint32_t moe_ep;         /* hybrid MoE TP x EP: EP groups of the MoE layers (--moe-expert-parallel-size); 0 = none */
   sim_dtype act_dtype, weight_dtype, kv_dtype;
+  /* disaggregated serving (--mode disagg): the pools; tp is the decode pool's then */
+  bool disagg;
+  uint32_t p_workers, p_tp, p_dp, p_seqs, d_workers, d_tp, d_dp, d_seqs;
   uint32_t isl, osl;       /* tokens (fixed lengths; user points: means) */
   uint32_t concurrency;    /* CLOSED: client slots; STATIC: batch size; OPEN: max_concurrency (0 = none) */
   uint64_t num_prompts;    /* requests in the run */

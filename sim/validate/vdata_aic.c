@@ -162,6 +162,49 @@ static void aic_parallel(vpoint *p, uint32_t adp, uint32_t mtp, uint32_t mep, bo
   else why[0] = 0;
 }
 
+/* A disagg row's pools (prefill_* and decode_* columns: each pool's worker count, TP, batch size, attention DP and
+ * MoE EP; SOURCES.md) onto the point: --mode disagg with --prefill-workers/--prefill-tp/--prefill-max-num-seqs and
+ * the decode pool's alike (AIConfigurator's prefill_batch_size and decode_batch_size are each worker's largest
+ * batch: its max_num_seqs); the experts over all of a pool's ranks (ep == tp in both pools) run as vLLM's
+ * --enable-expert-parallel, or the other engines' moe_expert_parallel_size = the pool's TP. A row it cannot map
+ * gets why (when it has no reason yet). */
+static int aic_disagg(const vcsv *c, const vcsv_row *r, const char *what, vpoint *p, bool vllm, char *why, size_t nw,
+                      sim_err *err) {
+  static const char *const name[2][6] = {
+      {"prefill_num_workers", "prefill_tp_size", "prefill_pp_size", "prefill_attention_dp_size",
+       "prefill_moe_ep_size", "prefill_batch_size"},
+      {"decode_num_workers", "decode_tp_size", "decode_pp_size", "decode_attention_dp_size", "decode_moe_ep_size",
+       "decode_batch_size"}};
+  uint32_t v[2][6];
+  bool blank = false;
+  for (int k = 0; k < 2; k++)
+    for (int j = 0; j < 6; j++) {
+      int col = vcsv_col(c, name[k][j]);
+      if ((j == 0 || j == 5) && (col < 0 || !r->f[col][0])) blank = true;
+      int rc = par_u32(c, r, col, what, &v[k][j], err);
+      if (rc) return rc;
+    }
+  p->disagg = true;
+  p->p_workers = v[0][0], p->p_tp = v[0][1], p->p_dp = v[0][3], p->p_seqs = v[0][5];
+  p->d_workers = v[1][0], p->d_tp = v[1][1], p->d_dp = v[1][3], p->d_seqs = v[1][5];
+  p->tp = p->d_tp;
+  p->dp = p->d_dp;
+  bool ep_all = v[0][4] == v[0][1] * v[0][3] && v[1][4] == v[1][1] * v[1][3] && v[0][4] > 1 && v[1][4] > 1;
+  bool ep_none = v[0][4] == 1 && v[1][4] == 1;
+  if (ep_all && vllm) p->ep = true;
+  else if (ep_all) p->moe_ep = p->d_tp * p->d_dp;
+  if (why[0]) return SIM_OK;
+  if (blank)
+    vfmt(why, nw, "disagg row with a blank prefill/decode num_workers or batch_size: the pools' sizes are unknown");
+  else if (v[0][2] > 1 || v[1][2] > 1)
+    vfmt(why, nw, "disaggregated pools with pipeline stages (prefill pp %u, decode pp %u): not modelled", v[0][2],
+         v[1][2]);
+  else if (!ep_all && !ep_none)
+    vfmt(why, nw, "disaggregated pools with expert parallelism over other than all their ranks (prefill TP%u DP%u "
+         "EP%u, decode TP%u DP%u EP%u)", v[0][1], v[0][3], v[0][4], v[1][1], v[1][3], v[1][4]);
+  return SIM_OK;
+}
+
 /* The point's clients: silicon_concurrency when recorded; batch_size is per attention-DP rank. A row whose
  * clients are unknown or disagree gets why (when it has no reason yet). */
 static int aic_clients(vpoint *p, const char *src, uint32_t batch, uint32_t adp, const char *what, int line, char *why,
@@ -218,12 +261,10 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
     if ((rc = vcsv_u32(&c, r, col[C_ISL], what, 1, 10000000, &p->isl, err))) break;
     if ((rc = vcsv_u32(&c, r, col[C_OSL], what, 1, 10000000, &p->osl, err))) break;
     char why[320] = "";
-    bool agg = !strcmp(mode, "agg");
-    if (!agg) {
-      vfmt(why, sizeof why, "mode %s: %s", mode[0] ? mode : "(empty)",
-           !strcmp(mode, "disagg") ? "disaggregated serving (separate prefill and decode workers) is not modelled"
-                                   : "servesim models aggregated serving only");
-    }
+    bool agg = !strcmp(mode, "agg"), disagg = !strcmp(mode, "disagg");
+    if (!agg && !disagg)
+      vfmt(why, sizeof why, "mode %s: servesim models aggregated (agg) and disaggregated (disagg) serving only",
+           mode[0] ? mode : "(empty)");
     /* the measurements: blank = not measured (a skipped row), anything else must be a positive number */
     bool measured = r->f[col[C_TTFT]][0] && r->f[col[C_TPOT]][0];
     if (r->f[col[C_TTFT]][0] && (rc = vcsv_pos(&c, r, col[C_TTFT], what, &p->meas[VM_TTFT], err))) break;
@@ -255,18 +296,26 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
     vdata__set_str(p->model, sizeof p->model, model);
     vdata__set_str(p->engine, sizeof p->engine, engine);
     aic_version(p, c_ver >= 0 ? r->f[c_ver] : "", engine, src);
+    char pps[48] = "", pwhy[256];
+    aic_parallel(p, adp, mtp, mep, c_mtp >= 0 && r->f[c_mtp][0], !engine || strcmp(engine, "vllm"), pwhy,
+                 sizeof pwhy);
+    if (disagg && !engine && !strcmp(backend, "sglang"))
+      vfmt(why, sizeof why, "disaggregated SGLang rows wait for the [sglang] engine model (no servesim engine "
+           "config for backend sglang)");
+    if (disagg && (rc = aic_disagg(&c, r, what, p, engine && !strcmp(engine, "vllm"), why, sizeof why, err))) break;
     p->num_prompts = (uint64_t)VAL_CLOSED_PROMPTS_PER_CLIENT * p->concurrency;
     p->tput_derived = true;
     /* derived throughput: C x osl / E2EL (see validate.h) */
     if (measured && p->concurrency)
       p->meas[VM_TPUT] = p->concurrency * (double)p->osl /
                          ((p->meas[VM_TTFT] + (p->osl - 1.0) * p->meas[VM_TPOT]) / 1000.0);
-    char pps[32] = "", pwhy[256];
-    aic_parallel(p, adp, mtp, mep, c_mtp >= 0 && r->f[c_mtp][0], !engine || strcmp(engine, "vllm"), pwhy,
-                 sizeof pwhy);
     if (p->pp > 1) vfmt(pps, sizeof pps, "pp%u", p->pp);
     if (p->dp > 1) vfmt(pps, sizeof pps, "dp%u", p->dp);
     if (p->moe_ep) vfmt(pps + strlen(pps), sizeof pps - strlen(pps), "ep%u", p->moe_ep);
+    if (disagg) /* xPyD with each pool's TP (and attention DP): tp8-1Ptp8-9Dtp8, tp1dp8-1Ptp1dp8-9Dtp8 */
+      vfmt(pps + strlen(pps), sizeof pps - strlen(pps), "-%uPtp%u%s%.0u-%uDtp%u%s%.0u", p->p_workers, p->p_tp,
+           p->p_dp > 1 ? "dp" : "", p->p_dp > 1 ? p->p_dp : 0, p->d_workers, p->d_tp, p->d_dp > 1 ? "dp" : "",
+           p->d_dp > 1 ? p->d_dp : 0);
     aic_id(p, model ? vdata__model_short(model) : mlabel, gpu ? gpu : system, backend, pps);
     const char *quant = c_quant >= 0 && r->f[c_quant][0] ? r->f[c_quant] : c_prec >= 0 ? r->f[c_prec] : "";
     char qwhy[160];

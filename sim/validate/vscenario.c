@@ -98,6 +98,14 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
     sc->deploy.act_dtype = p->act_dtype, sc->deploy.act_dtype_set = true;
     sc->deploy.weight_dtype = p->weight_dtype, sc->deploy.weight_dtype_set = true;
     sc->deploy.kv_dtype = p->kv_dtype, sc->deploy.kv_dtype_set = true;
+    if (p->disagg) { /* AIConfigurator's xPyD: workers, TP and batch size of each pool */
+      sc->deploy.disagg = true;
+      sc->deploy.prefill_workers = p->p_workers, sc->deploy.prefill_tp = p->p_tp;
+      sc->deploy.prefill_max_num_seqs = p->p_seqs;
+      sc->deploy.prefill_dp = p->p_dp, sc->deploy.decode_dp = p->d_dp;
+      sc->deploy.decode_workers = p->d_workers, sc->deploy.decode_tp = p->d_tp;
+      sc->deploy.decode_max_num_seqs = p->d_seqs;
+    }
     /* random prompts with cache reuse disabled: nothing to hit */
     sc->deploy.enable_prefix_caching = 0;
   }

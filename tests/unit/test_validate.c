@@ -147,7 +147,7 @@ static const char *AIC_FULL_HEADER =
 #define AIC_TAIL ",,,,,,,,,,,,,,"
 
 Test(validate_read, aic_newer_rows_and_their_quirks) {
-  char text[8192];
+  char text[10240];
   snprintf(text, sizeof text,
            "%s"
            /* 2: blank parallelism fields, a Llama-3.1-8B id, B200 */
@@ -191,13 +191,19 @@ Test(validate_read, aic_newer_rows_and_their_quirks) {
            AIC_TAIL ",90,12\n"
            /* 15: moe_tp over more GPUs than attention_dp_size x tp_size: not a layout vLLM runs */
            "n,silicon_concurrency=8,vllm,0.12.0,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1000,100,fp8,,4,1,1,2,8,1"
-           AIC_TAIL ",90,12\n",
+           AIC_TAIL ",90,12\n"
+           /* 16: disaggregated 2P (TP4, batch 1) + 1D (TP8, batch 8) */
+           "o,silicon_concurrency=8,vllm,0.12.0,meta-llama/Llama-3.1-70B,h200_sxm,fp8,disagg,1000,100,fp8,,,,,,,,"
+           "1,2,4,1,1,0,0,8,1,8,1,1,0,0,90,12\n"
+           /* 17: a decode pool with attention data parallelism (8 ranks of TP1) */
+           "p,silicon_concurrency=8,trtllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,disagg,1000,100,fp8,,,,,,,,"
+           "1,1,8,1,1,1,1,8,1,1,1,8,1,1,90,12\n",
            AIC_FULL_HEADER);
   vset s;
   vset_init(&s);
   sim_err err = {0, ""};
   cr_assert_eq(vdata_parse_aic(&s, text, "new.csv", &err), 0, "%s", err.msg);
-  cr_assert_eq(s.n, 14);
+  cr_assert_eq(s.n, 16);
   const vpoint *p = &s.pts[0];
   cr_assert_eq(p->skip[0], 0, "%s", p->skip);
   cr_assert_str_eq(p->model, "llama-3.1-8b", "resolved through the config's aliases");
@@ -218,7 +224,7 @@ Test(validate_read, aic_newer_rows_and_their_quirks) {
   cr_assert_eq(p->pp, 1, "0 means 1");
   cr_assert_eq(s.pts[4].skip[0], 0, "FP4 weights run weight-only: %s", s.pts[4].skip);
   cr_assert_eq(s.pts[4].weight_dtype, DT_INT4);
-  cr_assert(strstr(s.pts[5].skip, "disaggregated serving"), "%s", s.pts[5].skip);
+  cr_assert(strstr(s.pts[5].skip, "the pools' sizes are unknown"), "%s", s.pts[5].skip);
   cr_assert(strstr(s.pts[6].skip, "no servesim model config for Qwen/Qwen3-32B (add one with --models DIR)"), "%s",
             s.pts[6].skip);
   cr_assert_str_eq(s.pts[7].engine_version, "0.11.0", "measured 2025-10-29: vLLM 0.11.0");
@@ -239,6 +245,23 @@ Test(validate_read, aic_newer_rows_and_their_quirks) {
   cr_assert_eq(p->concurrency, 8, "the clients of both ranks");
   cr_assert(!p->ep);
   cr_assert(strstr(s.pts[13].skip, "attention data parallelism 2 with moe_tp_size 8"), "%s", s.pts[13].skip);
+  p = &s.pts[14];
+  cr_assert_eq(p->skip[0], 0, "%s", p->skip);
+  cr_assert(p->disagg);
+  cr_assert_eq(p->p_workers, 2);
+  cr_assert_eq(p->p_tp, 4);
+  cr_assert_eq(p->p_seqs, 1);
+  cr_assert_eq(p->d_workers, 1);
+  cr_assert_eq(p->d_tp, 8);
+  cr_assert_eq(p->d_seqs, 8);
+  cr_assert_eq(p->concurrency, 8);
+  cr_assert(strstr(p->id, "/tp8-2Ptp4-1Dtp8/"), "%s", p->id);
+  p = &s.pts[15]; /* a decode pool of TP1 x attention DP 8 */
+  cr_assert_eq(p->skip[0], 0, "%s", p->skip);
+  cr_assert_eq(p->d_tp, 1);
+  cr_assert_eq(p->d_dp, 8);
+  cr_assert_eq(p->p_dp, 1);
+  cr_assert(strstr(p->id, "-1Ptp8-1Dtp1dp8/"), "%s", p->id);
   vset_free(&s);
 }
 

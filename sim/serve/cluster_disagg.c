@@ -1,0 +1,99 @@
+/* cluster_disagg.c: disaggregated serving (docs/DISAGG.md): a request is routed to a prefill worker, runs there
+ * with one output token (vLLM's disaggregated proxies send the prefill request with max_tokens=1 and the KV
+ * connector's do_remote_decode; Dynamo does the same), keeps its blocks on the prefill worker while its prompt's
+ * KV is sent, and is queued on a decode worker (picked by the decode pool's router when the prefill ends) once
+ * the KV has arrived. The decode worker admits it when its pool has room for the whole prompt (its scheduler
+ * allocates blocks for the received tokens: request.ext_tokens) and recomputes the last prompt token, whose
+ * step samples the client's first token (vLLM's NixlConnector loads prompt - 1 tokens:
+ * get_num_new_matched_tokens). At the events level: calls cluster_events.c's functions, not cluster.c's. */
+#include "serve/cluster_impl.h"
+
+#include <math.h>
+
+int cluster__disagg_init(cluster *c, sim_err *err) {
+  const cluster_cfg *cfg = &c->cfg;
+  if (!cfg->disagg.on) {
+    router_init(&c->rt, cfg->router, cfg->replicas);
+    return SIM_OK;
+  }
+  uint32_t p = cfg->disagg.prefill;
+  if (p == 0 || p >= cfg->replicas || !cfg->disagg.decode_cost || !cfg->disagg.decode_kv_blocks)
+    return sim_errf(err, SIM_EINPUT, "disaggregated: %u prefill workers of %u engine cores, decode cost model %s, "
+                    "%u decode KV blocks: needs >= 1 worker in each pool, a cost model and blocks",
+                    p, cfg->replicas, cfg->disagg.decode_cost ? "set" : "missing", cfg->disagg.decode_kv_blocks);
+  if (cfg->n_failures || cfg->sched.pipeline_stages > 1 || cfg->disagg.decode_sched.pipeline_stages > 1)
+    return sim_errf(err, SIM_EINPUT, "disaggregated: pipeline stages and lost replicas are not modelled with separate "
+                    "prefill and decode pools");
+  if (!(cfg->disagg.xfer_ns_per_token >= 0) || !(cfg->disagg.xfer_bytes_per_token >= 0))
+    return sim_errf(err, SIM_EINPUT, "disaggregated: KV transfer cost %g ns, %g bytes per token is not valid",
+                    cfg->disagg.xfer_ns_per_token, cfg->disagg.xfer_bytes_per_token);
+  router_init(&c->rt, cfg->router, p);
+  router_init(&c->rt_dec, cfg->router, cfg->replicas - p);
+  return SIM_OK;
+}
+
+router *cluster__router_of(cluster *c, uint32_t ri, uint32_t *at) {
+  if (c->cfg.disagg.on && ri >= c->cfg.disagg.prefill) {
+    *at = ri - c->cfg.disagg.prefill;
+    return &c->rt_dec;
+  }
+  *at = ri;
+  return &c->rt;
+}
+
+void cluster__prefill_done(cluster *c, uint32_t ri, const uint32_t *idx, uint32_t n, sim_ns now) {
+  replica *rep = &c->reps[ri];
+  for (uint32_t k = 0; k < n; k++) {
+    request *r = &c->reqs[idx[k]];
+    SIM_ASSERT(rep->outstanding > 0);
+    rep->outstanding--;
+    /* sched_complete released its blocks; it takes as many back at once (nothing ran in between, so they are
+       free), held until the decode worker has read them (vLLM's NixlConnector frees a prefill request's blocks
+       when the decode side's completion notice arrives) */
+    kv_content none = {.uid = (uint64_t)r->id + 1};
+    kv_seq_init(&r->kv);
+    if (!kv_allocate(rep->s.kv, &r->kv, &none, 0, r->prompt_tokens)) {
+      /* some of its blocks are prefix-cache blocks other running requests share: they stay held by those, and
+         its own are taken back as far as the pool has them */
+      uint32_t fit = kv_num_free(rep->s.kv) * kv_block_tokens(rep->s.kv);
+      if (fit) kv_allocate(rep->s.kv, &r->kv, &none, 0, fit < r->prompt_tokens ? fit : r->prompt_tokens);
+    }
+    r->state = RQ_RUNNING;
+    r->finish_ns = 0;
+    uint32_t dj = router_pick(&c->rt_dec);
+    SIM_ASSERT(dj != UINT32_MAX); /* no decode worker fails (failures are refused) */
+    uint32_t di = c->cfg.disagg.prefill + dj;
+    c->reps[di].outstanding++;
+    cluster__touch(c, di);
+    double ns = ceil((double)r->prompt_tokens * c->cfg.disagg.xfer_ns_per_token);
+    r->xfer_start_ns = now;
+    r->xfer_end_ns = now + c->cfg.disagg.xfer_fixed_ns + (sim_ns)ns;
+    r->xfer_bytes = (uint64_t)llround((double)r->prompt_tokens * c->cfg.disagg.xfer_bytes_per_token);
+    des_push(&c->ev, r->xfer_end_ns, EV_XFER, di, idx[k]);
+  }
+  cluster__touch(c, ri);
+}
+
+void cluster__on_xfer(cluster *c, uint32_t ri, uint32_t idx, sim_ns now) {
+  request *r = &c->reqs[idx];
+  uint32_t pi = r->replica;
+  SIM_ASSERT(cluster__is_prefill(c, pi));
+  kv_seq_free(c->reps[pi].s.kv, &r->kv);
+  kv_seq_deinit(&r->kv);
+  cluster__touch(c, pi);
+  cluster__kick(c, pi, now); /* the freed blocks may admit a request it holds back */
+  r->replica = ri;
+  r->output_tokens = r->disagg_output;
+  r->disagg_output = 0;
+  r->num_tokens = r->prompt_tokens;
+  r->generated = 0;
+  r->pending = 0;
+  r->num_computed = 0;
+  r->ext_tokens = r->prompt_tokens ? r->prompt_tokens - 1 : 0;
+  r->first_token_ns = 0;
+  r->last_token_ns = 0;
+  r->state = RQ_WAITING;
+  sched_add(&c->reps[ri].s, c->reqs, idx);
+  cluster__touch(c, ri);
+  cluster__kick(c, ri, now);
+}

@@ -1,0 +1,118 @@
+/* test_disagg_cli.c: `servesim run --mode disagg` end to end: a run's figures and records (every request's KV
+ * sent once, the pools in the JSON echo, byte-identical on a rerun), and the refusals (exit 2, naming the pool
+ * and the numbers): a pool TP the model's heads do not take, a KV re-sharding between TPs that do not divide, a
+ * pool too small for the weights, pipeline stages, an unknown mode; plan and capacity, which analyse aggregated
+ * engines only, say what to run instead. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "testutil.h"
+
+static char out[1 << 20], err[1 << 16];
+
+static const cJSON *at(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  cr_assert(v, "missing %s", k);
+  return v;
+}
+
+Test(disagg_cli, run_sends_each_prompt_kv_once_and_echoes_the_pools) {
+  char js[256], csv[256], js2[256], cmd[1024];
+  snprintf(js, sizeof js, "/tmp/servesim_disagg_%d.json", getpid());
+  snprintf(js2, sizeof js2, "/tmp/servesim_disagg_%d_b.json", getpid());
+  snprintf(csv, sizeof csv, "/tmp/servesim_disagg_%d.csv", getpid());
+  tu_tmp_track(js);
+  tu_tmp_track(js2);
+  tu_tmp_track(csv);
+  const char *args = "run --quiet --model llama-3.1-8b --gpu h100 --tp 1 --mode disagg --prefill-workers 2 "
+                     "--prefill-tp 1 --decode-workers 1 --decode-tp 2 --decode-max-num-seqs 16 --num-prompts 120 "
+                     "--request-rate 20 --random-input-len 2000 --random-output-len 64 --force";
+  snprintf(cmd, sizeof cmd, "%s --json %s --csv %s", args, js, csv);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  snprintf(cmd, sizeof cmd, "%s --json %s", args, js2);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  size_t n, n2;
+  char *text = tu_slurp(js, &n), *text2 = tu_slurp(js2, &n2);
+  cr_assert(text && text2);
+  cr_assert(n == n2 && !memcmp(text, text2, n), "same inputs: byte-identical JSON");
+  cJSON *root = cJSON_Parse(text);
+  cr_assert(root);
+  cr_assert_eq(at(root, "completed")->valuedouble, 120);
+  const cJSON *x = at(root, "servesim"), *cfg = at(x, "configuration");
+  cr_assert_str_eq(at(cfg, "mode")->valuestring, "disagg");
+  cr_assert_eq(at(cfg, "prefill_workers")->valuedouble, 2);
+  cr_assert_eq(at(cfg, "decode_tp")->valuedouble, 2);
+  cr_assert_eq(at(cfg, "decode_max_num_seqs")->valuedouble, 16);
+  cr_assert_eq(at(cfg, "gpus_total")->valuedouble, 4, "2 x TP1 + 1 x TP2");
+  const cJSON *t = at(x, "kv_transfer");
+  cr_assert_eq(at(t, "transfers")->valuedouble, 120, "one transfer per request");
+  /* Llama-3.1-8B BF16: 32 layers x 8 KV heads x 128 x (K, V) x 2 bytes = 131072 bytes per token, 2000 each */
+  cr_assert_eq(at(t, "bytes")->valuedouble, 120.0 * 2000 * 131072);
+  cr_assert_str_eq(at(t, "link")->valuestring, "nvlink", "4 GPUs: one node");
+  cr_assert(at(t, "mean_ms")->valuedouble > 0);
+  at(x, "decode_memory_plan");
+  cJSON_Delete(root);
+  free(text);
+  free(text2);
+  /* the records: each request prefilled on worker 0 or 1 and decoded on worker 2, its KV in one transfer */
+  char *rows = tu_slurp(csv, &n);
+  cr_assert(rows);
+  cr_assert(strstr(rows, ",prefill_worker,kv_transfer_bytes,kv_transfer_ms\n"), "the disagg columns");
+  size_t lines = 0;
+  for (char *l = strchr(rows, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+    unsigned id, rep, pw;
+    unsigned long long bytes;
+    cr_assert_eq(sscanf(l + 1, "%u,%u,", &id, &rep), 2);
+    const char *tail = l + 1;
+    for (int k = 0; k < 15; k++) tail = strchr(tail, ',') + 1; /* past queue_ms */
+    cr_assert_eq(sscanf(tail, "%u,%llu,", &pw, &bytes), 2, "request %u", id);
+    cr_assert(pw <= 1 && rep == 2, "request %u: prefill worker %u, decode worker %u", id, pw, rep);
+    cr_assert_eq(bytes, 2000ull * 131072, "request %u", id);
+    lines++;
+  }
+  cr_assert_eq(lines, 120);
+  free(rows);
+}
+
+Test(disagg_cli, bad_pools_exit_2_with_the_numbers) {
+  const char *dir = tu_tmpdir();
+  char model[1024], cmd[2048];
+  /* 48 heads, 8 KV heads: TP 16 and 24 both fit, but 24 is no multiple of 16 */
+  snprintf(model, sizeof model, "%s/heads48.json", dir);
+  cr_assert(tu_write_table(model,
+                           "{\"model_type\": \"llama\", \"hidden_size\": 6144, \"intermediate_size\": 16384, "
+                           "\"num_hidden_layers\": 8, \"num_attention_heads\": 48, \"num_key_value_heads\": 8, "
+                           "\"vocab_size\": 32000, \"max_position_embeddings\": 8192, \"torch_dtype\": "
+                           "\"bfloat16\"}",
+                           false));
+  snprintf(cmd, sizeof cmd, "run --quiet --model %s --gpu h100 --mode disagg --prefill-tp 16 --decode-tp 24 "
+           "--num-prompts 4", model);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "prefill_tp 16 and decode_tp 24") && strstr(err, "24 % 16 = 8"), "%s", err);
+
+  cr_assert_eq(tu_run_cli("run --quiet --model llama-3.1-70b --mode disagg --decode-tp 6 --num-prompts 4", out,
+                          sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "decode pool") && strstr(err, "tensor_parallel_size 6"), "%s", err);
+
+  cr_assert_eq(tu_run_cli("run --quiet --model llama-3.1-70b --gpu l40s --mode disagg --prefill-tp 1 --decode-tp 8 "
+                          "--num-prompts 4", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "prefill pool (TP1)") && strstr(err, "exceed"), "%s", err);
+
+  cr_assert_eq(tu_run_cli("run --quiet --mode disagg --pp 2 --num-prompts 4", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "pipeline_parallel_size 2"), "%s", err);
+
+  /* plan and capacity analyse aggregated engines: they say what to run instead */
+  cr_assert_eq(tu_run_cli("plan --mode disagg --decode-tp 8", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "decode: --tp 8"), "%s", err);
+  cr_assert_eq(tu_run_cli("capacity --mode disagg --slo ttft_p99=2000 --target-rate 5 --num-prompts 20", out,
+                          sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "servesim sweep --mode disagg"), "%s", err);
+
+  cr_assert_eq(tu_run_cli("run --quiet --mode split --num-prompts 4", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "unknown value 'split' (agg, disagg)"), "%s", err);
+}
