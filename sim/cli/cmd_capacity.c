@@ -20,7 +20,9 @@ static const char *SUMMARY =
     "meeting every SLO (requests unfinished at the time limit count as misses), then the replicas and GPUs\n"
     "needed for --target-rate, recommends the cheapest, verifies it by simulating the target on that many\n"
     "replicas (least-outstanding router), and says why the others lose. The workload is the base scenario's\n"
-    "(trace rescaled to each probed rate, keeping its burstiness; or the generator at that rate).";
+    "(trace rescaled to each probed rate, keeping its burstiness; or the generator at that rate).\n"
+    "Exit status: 0 a recommendation, 3 no candidate meets the SLOs at the target (the outputs are still\n"
+    "written and say why), 2 bad input.";
 
 static int w_json(const void *s, FILE *f, sim_err *e) { return capacity_write_json(s, f, e); }
 
@@ -174,9 +176,13 @@ static int capacity_run(int argc, char **argv, const plan_flags *out_flags, cons
   }
   if (parts) {
     if (merge_parts(s, pf, parts, np, argc, argv, &err)) goto fail;
-    goto out;
+    goto answered;
   }
   if (search_all(s, pf, jobs, argc, argv, &err)) goto fail;
+  goto answered;
+answered:
+  /* no candidate meets the SLOs at the target: an answer, but not one to deploy on (scripts test for it) */
+  if (s->best < 0) rc = CAPACITY_EXIT_NONE;
   goto out;
 fail:
   rc = cli_fail(parts ? "merge" : "capacity", &err);
