@@ -19,8 +19,9 @@ static const char *SUMMARY =
     "TTFT, TPOT, ITL, end-to-end latency and throughput with vLLM's benchmark definitions.\n"
     "Without options it runs the built-in default: Llama-3.1-70B on 4 x H200 (TP4), vLLM, replaying\n"
     "the bundled chat trace (traces/chat_default.csv).\n"
-    "Exit status: 0 done, 2 bad input, 1 internal error, 130 interrupted by Ctrl-C (partial results are\n"
-    "still printed and written).";
+    "Exit status: 0 done, 3 every replica was lost (--fail-replica) and requests were rejected with no\n"
+    "replica left (the outputs are written), 2 bad input, 1 internal error, 130 interrupted by Ctrl-C\n"
+    "(partial results are still printed and written).";
 
 typedef struct json_arg {
   const run_result *r, *base;
@@ -98,6 +99,9 @@ static void print_summary(const run_ctx *r, const run_ctx *base, const whatif_co
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) == 0) fprintf(tf, "peak memory %.1f MiB\n", ru.ru_maxrss / 1024.0);
 }
+
+/* exit status of a run whose replicas were all lost while requests still came (documented in --help, USAGE.md) */
+enum { RUN_EXIT_NO_REPLICA = 3 };
 
 int cmd_run(int argc, char **argv) {
   run_flags rf;
@@ -179,10 +183,15 @@ int cmd_run(int argc, char **argv) {
     rc = SIM_EINPUT;
   }
   if (interrupted) fprintf(stderr, "servesim run: interrupted: the results written are partial\n");
+  /* every replica lost (--fail-replica): the deployment stopped serving; the outputs are written, the status says so */
+  size_t lost = r->res.sum.rejected_by_reason[REJ_NO_REPLICA];
+  if (!rc && !interrupted && lost)
+    fprintf(stderr, "servesim run: every replica was lost: %zu request%s rejected with no replica left (exit 3)\n", lost,
+            lost == 1 ? "" : "s");
   runner_free(r);
   free(r);
   if (base) runner_free(base);
   free(base);
   if (rc) return cli_fail("run", &err);
-  return interrupted ? 130 : 0; /* 128 + SIGINT, like a shell */
+  return interrupted ? 130 : lost ? RUN_EXIT_NO_REPLICA : 0; /* 130: 128 + SIGINT, like a shell */
 }
