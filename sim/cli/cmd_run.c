@@ -51,10 +51,13 @@ static run_ctx *run_baseline(const scenario *sc, const run_ctx *wi, const slo_se
     free(r);
     return NULL;
   }
-  double limit = -1;
-  for (int k = 0; slo && k < slo->n && k < SLO_MAX; k++) /* the ttft_p99 objective, if any */
-    if (slo->it[k].metric == SLO_TTFT && slo->it[k].pct == 99) limit = slo->it[k].limit_ms;
-  whatif_compare_runs(&r->res, &wi->res, limit, cmp);
+  whatif_objective obj[WHATIF_MAX_OBJ]; /* recovery is judged on every objective given */
+  int n_obj = 0;
+  for (int k = 0; slo && k < slo->n && n_obj < WHATIF_MAX_OBJ; k++, n_obj++) {
+    obj[n_obj] = (whatif_objective){(int)slo->it[k].metric, slo->it[k].pct, slo->it[k].limit_ms, ""};
+    snprintf(obj[n_obj].key, sizeof obj[n_obj].key, "%s", slo->it[k].key);
+  }
+  whatif_compare_runs(&r->res, &wi->res, obj, n_obj, cmp);
   return r;
 }
 static int w_csv(const void *r, FILE *f, sim_err *e) { return report_requests_csv(r, f, e); }
