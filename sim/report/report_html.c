@@ -355,8 +355,9 @@ void report_doc_answer(const report_doc *d, char *buf, size_t n) {
 /* `run --baseline`: both runs side by side and the recovery after a loss (whatif.h). */
 static void compare_section(FILE *f, const run_result *base, const run_result *wi, const whatif_compare *c) {
   rh_heading(f, 2, "What-if vs baseline");
-  rh_para(f, "note", "The baseline is the same run without the replica losses and traffic shapes; the timelines "
-                     "below draw it in grey.");
+  char note[400];
+  snprintf(note, sizeof note, "The baseline is %s; the timelines below draw it in grey.", c->baseline_is);
+  rh_para(f, "note", note);
   const char *cols[] = {"metric", "baseline", "what-if"};
   fputs("<table>", f);
   rh_th_row(f, cols, 3, 1);

@@ -151,6 +151,7 @@ int report_json(const run_result *r, FILE *f, sim_err *err) { return report_json
 /* Both runs' key numbers and the recovery (whatif.h). */
 static void comparison(jw *o, const run_result *base, const run_result *wi, const whatif_compare *c) {
   jw_obj(o, "baseline_comparison");
+  str(o, "baseline_is", c->baseline_is);
   const run_result *runs[2] = {base, wi};
   const char *names[2] = {"baseline", "what_if"};
   for (int k = 0; k < 2; k++) {

@@ -173,7 +173,7 @@ static void row(FILE *f, const char *label, double a, double b, const char *unit
 void whatif_compare_text(const run_result *base, const run_result *wi, const whatif_compare *c, FILE *f) {
   const metrics_summary *a = &base->sum, *b = &wi->sum;
   fprintf(f, "================ What-if vs baseline ================\n");
-  fprintf(f, "  baseline: the same run without the replica losses and traffic shapes\n");
+  fprintf(f, "  baseline: %s\n", c->baseline_is);
   fprintf(f, "  %-30s %12s %12s %10s\n", "", "baseline", "what-if", "change");
   row(f, "requests completed", (double)a->completed, (double)b->completed, "");
   row(f, "p50 TTFT", a->ttft_ms.median, b->ttft_ms.median, "ms");

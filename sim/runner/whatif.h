@@ -73,6 +73,7 @@ typedef struct whatif_compare {
   double worst_window_p99_ms;     /* the worst window's p99 TTFT from the loss on */
   double peak_waiting[2];         /* requests waiting (replica queues + client), baseline and what-if */
   double peak_kv[2];              /* busiest replica's KV usage, [0, 1] */
+  char baseline_is[256];          /* what the baseline leaves out, in words ("the same run without ...") */
 } whatif_compare;
 
 /* n_obj == 0: no SLO given (p99 TTFT against 1.1 x the baseline's). */

@@ -460,6 +460,51 @@ Test(cli, recovery_is_judged_on_every_slo) {
   free(js);
 }
 
+/* --baseline compares against the workload unscaled (issue #40: "2x traffic and longer prompts vs today" in one
+ * command; before, the baseline kept --rate-scale/--prompt-scale and scaling alone was refused), named in the
+ * output; --baseline-keep-scale keeps the scaling. */
+static const cJSON *cmp_of(cJSON *root) {
+  return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "servesim"), "baseline_comparison");
+}
+static double cmp_num(const cJSON *cmp, const char *side, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cmp, side), key)->valuedouble;
+}
+Test(cli, baseline_is_the_workload_unscaled) {
+  char j[256], cmd[1024];
+  snprintf(j, sizeof j, "/tmp/servesim_unscaled_%d.json", getpid());
+  tu_tmp_track(j);
+  snprintf(cmd, sizeof cmd,
+           "run --num-prompts 300 --request-rate 5 --rate-scale 2 --prompt-scale 1.5 --baseline --json %s --force", j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "scaling alone is a what-if: %s", err);
+  cr_assert(strstr(out, "baseline: the workload unscaled (not --rate-scale 2 --prompt-scale 1.5"), "%s", out);
+  char *js = tu_slurp(j, NULL);
+  cJSON *root = cJSON_Parse(js);
+  const cJSON *c = cmp_of(root);
+  cr_assert(strstr(cJSON_GetObjectItemCaseSensitive(c, "baseline_is")->valuestring, "unscaled"), "%s", js);
+  double tb = cmp_num(c, "baseline", "output_throughput"), tw = cmp_num(c, "what_if", "output_throughput");
+  cr_assert(tb < 0.75 * tw, "the baseline runs at half the rate: %g vs %g tok/s", tb, tw);
+  cr_assert_lt(cmp_num(c, "baseline", "p99_ttft_ms"), cmp_num(c, "what_if", "p99_ttft_ms"));
+  cJSON_Delete(root);
+  free(js);
+  snprintf(cmd, sizeof cmd,
+           "run --num-prompts 300 --request-rate 5 --rate-scale 2 --replicas 2 --fail-replica 0@5 --baseline "
+           "--baseline-keep-scale --json %s --force",
+           j);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "scaling kept (--rate-scale 2"), "%s", out);
+  js = tu_slurp(j, NULL);
+  root = cJSON_Parse(js);
+  c = cmp_of(root);
+  tb = cmp_num(c, "baseline", "output_throughput"), tw = cmp_num(c, "what_if", "output_throughput");
+  cr_assert(fabs(tb - tw) < 0.05 * tw, "kept scaling: the same traffic, %g vs %g tok/s", tb, tw);
+  cJSON_Delete(root);
+  free(js);
+  cr_assert_eq(tu_run_cli("run --rate-scale 2 --baseline --baseline-keep-scale --quiet", out, sizeof out, err,
+                          sizeof err),
+               2, "nothing left to compare");
+  cr_assert_eq(tu_run_cli("run --baseline-keep-scale --quiet", out, sizeof out, err, sizeof err), 2);
+}
+
 /* Every `servesim run` line of README.md and docs/planning.md with a what-if
  * (--fail-replica, --traffic-step, --traffic-ramp) runs with each event
  * exercised: run as written (outputs to a temporary directory) with
