@@ -43,8 +43,8 @@ static int write_shard(capacity_set *s, size_t sk, size_t sn, unsigned jobs, con
     if (fclose(f) && !rc) rc = sim_errf(err, SIM_EINPUT, "%s: write failed", part);
   }
   if (!rc && !quiet)
-    printf("shard %zu of %zu: %zu of %zu candidates searched in %.2f s, written to %s\n", sk, sn,
-           sweep_shard_rows(s->n, sk, sn), s->n, plan_wall_s() - t0, part);
+    printf("shard %zu of %zu: %zu of %zu candidate%s searched in %.2f s, written to %s\n", sk, sn,
+           sweep_shard_rows(s->n, sk, sn), s->n, s->n == 1 ? "" : "s", plan_wall_s() - t0, part);
   free(args);
   return rc;
 }
@@ -60,8 +60,8 @@ static int merge_parts(capacity_set *s, plan_flags *pf, const sweep_part *parts,
   if ((rc = plan_flags_write(pf, w_json, NULL, s, &doc, err))) return rc;
   if (!pf->quiet) {
     capacity_print(s, plan_flags_text_out(pf));
-    printf("merged %d part%s: %zu candidates (+%d verification runs here)\n", np, np == 1 ? "" : "s", s->n,
-           s->n_verify_runs);
+    printf("merged %d part%s: %zu candidate%s (+%d verification run%s here)\n", np, np == 1 ? "" : "s", s->n,
+           s->n == 1 ? "" : "s", s->n_verify_runs, s->n_verify_runs == 1 ? "" : "s");
   }
   return SIM_OK;
 }
@@ -114,8 +114,8 @@ static int search_all(capacity_set *s, const plan_flags *pf, unsigned jobs, int 
     capacity_print(s, tf);
     int probes = 0;
     for (size_t i = 0; i < s->n; i++) probes += s->c[i].bis.n_probes;
-    fprintf(tf, "searched %zu candidates with %d simulations (+%d verification) in %.2f s of wall time\n", s->n, probes,
-            s->n_verify_runs, wall);
+    fprintf(tf, "searched %zu candidate%s with %d simulation%s (+%d verification) in %.2f s of wall time\n", s->n,
+            s->n == 1 ? "" : "s", probes, probes == 1 ? "" : "s", s->n_verify_runs, wall);
   }
   return SIM_OK;
 }

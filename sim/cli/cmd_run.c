@@ -104,8 +104,8 @@ static int write_outputs(const run_ctx *r, const run_ctx *base, const whatif_com
 
 /* The text summary: the run, its SLOs, the baseline beside it, the peak memory. */
 static void print_summary(const run_ctx *r, const run_ctx *base, const whatif_compare *cmp, const slo_set *slo,
-                          double wall, FILE *tf) {
-  report_text(&r->res, wall, tf);
+                          double wall, bool verbose, FILE *tf) {
+  report_text(&r->res, wall, verbose, tf);
   if (slo->n) {
     slo_result res;
     slo_eval(&r->res, slo, &res);
@@ -137,7 +137,7 @@ int cmd_run(int argc, char **argv) {
   run_flags_init(&rf);
   const char *json = NULL, *csv = NULL, *ts = NULL, *html = NULL, *md = NULL;
   cli_list slo_flags = {{0}, 0};
-  bool force = false, quiet = false, help = false, strict_whatif = false, baseline = false, keep_scale = false;
+  bool force = false, quiet = false, help = false, strict_whatif = false, baseline = false, keep_scale = false, verbose = false;
   double speed = 0;
   cli_opt out_opts[] = {
       {"json", NULL, CLI_STR, &json, "FILE", "write the result JSON (vLLM --save-result keys + servesim section); - = stdout", NULL},
@@ -148,6 +148,8 @@ int cmd_run(int argc, char **argv) {
       {"slo", NULL, CLI_LIST, &slo_flags, "KEY=MS", "objective checked and drawn in reports, repeatable: ttft_p99=2000", NULL},
       {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
       {"quiet", "q", CLI_FLAG, &quiet, NULL, "do not print the summary", NULL},
+      {"verbose", "v", CLI_FLAG, &verbose, NULL, "add the simulator's own counters (events, closed-form steps, "
+       "step-table hits) to the wall-time line", NULL},
       {"strict-what-if", NULL, CLI_FLAG, &strict_whatif, NULL,
        "exit 2 when a what-if (--fail-replica, --traffic-step, --traffic-ramp) falls after the last arrival "
        "(not exercised) or a ramp is cut short (every output says so either way)",
@@ -212,7 +214,7 @@ int cmd_run(int argc, char **argv) {
   }
   const char *outs_cmd[] = {json, csv, ts, html, md};
   rc = write_outputs(r, base, base ? &cmp : NULL, &slo, outs_cmd, force, argc, argv, &err);
-  if (!quiet) print_summary(r, base, &cmp, &slo, wall, (json && !strcmp(json, "-")) ? stderr : stdout);
+  if (!quiet) print_summary(r, base, &cmp, &slo, wall, verbose, (json && !strcmp(json, "-")) ? stderr : stdout);
   bool interrupted = r->interrupted;
   whatif_report wr = r->res.whatif;
   if (!rc && strict_whatif && wr.missed) {

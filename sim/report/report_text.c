@@ -38,7 +38,7 @@ static void dist_block(FILE *f, const char *title, const char *abbr, const dist_
   line(f, l, "%.2f", d->p99);
 }
 
-void report_text(const run_result *r, double wall_s, FILE *f) {
+void report_text(const run_result *r, double wall_s, bool verbose, FILE *f) {
   const metrics_summary *s = &r->sum;
   const deploy_cfg *d = &r->deploy;
   const mem_plan *p = &r->plan;
@@ -119,7 +119,8 @@ void report_text(const run_result *r, double wall_s, FILE *f) {
           (unsigned long long)b.preemptions);
   whatif_report wr = r->whatif;
   for (uint32_t i = 0; i < wr.count; i++) fprintf(f, "What-if: %s\n", wr.n[i].text);
-  if (wall_s >= 0)
+  if (wall_s >= 0 && !verbose) fprintf(f, "simulated in %.3f s of wall time\n", wall_s);
+  else if (wall_s >= 0) /* the simulator's own counters (speed only): --verbose */
     fprintf(f,
             "simulated in %.3f s of wall time (%llu events, %.0f%% of the steps as closed-form decode runs, "
             "decode-step table %llu hits / %llu misses)\n",

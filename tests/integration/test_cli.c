@@ -262,7 +262,7 @@ Test(cli, step_by_step_and_shared_timeline_give_the_same_json) {
   snprintf(b, sizeof b, "/tmp/servesim_slow_%d.json", getpid());
   tu_tmp_track(b);
   unlink(a), unlink(b);
-  const char *args = "run --replicas 3 --num-prompts 400 --request-rate 12 --random-range-ratio 0.5 --seed 5";
+  const char *args = "run --replicas 3 --num-prompts 400 --request-rate 12 --random-range-ratio 0.5 --seed 5 --verbose";
   snprintf(cmd, sizeof cmd, "%s --json %s", args, a);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
   const char *line = strstr(out, "of the steps as closed-form decode runs");
@@ -277,6 +277,15 @@ Test(cli, step_by_step_and_shared_timeline_give_the_same_json) {
   cr_assert(ja && jb && la == lb && memcmp(ja, jb, la) == 0, "the same results either way");
   free(ja), free(jb);
   unlink(a), unlink(b);
+}
+
+/* The simulator's own counters only with --verbose (issue #40: "decode-step table 1267 hits / 4096 misses" in
+   the normal output). */
+Test(cli, internal_counters_only_with_verbose) {
+  cr_assert_eq(tu_run_cli("run --num-prompts 50 --request-rate 5", out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "simulated in ") && !strstr(out, "decode-step table") && !strstr(out, " events, "), "%s", out);
+  cr_assert_eq(tu_run_cli("run --num-prompts 50 --request-rate 5 -v", out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "decode-step table") && strstr(out, " events, "), "%s", out);
 }
 
 Test(cli, ctrl_c_writes_partial_results) {

@@ -399,6 +399,14 @@ Test(planning_cli, capacity_when_nothing_meets_the_slos) {
   unlink(j);
 }
 
+/* singular where there is one (issue #40: "1 candidates", "= 1 GPUs") */
+Test(planning_cli, capacity_counts_in_the_singular) {
+  int rc = tu_run_cli("capacity " SMALL " --tp 1 --slo ttft_p99=2000 --target-rate 5", out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "%s", err);
+  cr_assert(strstr(out, "searched 1 candidate with ") && strstr(out, "1 replica of TP1 on h200 = 1 GPU ("), "%s", out);
+  cr_assert(!strstr(out, "1 candidates") && !strstr(out, "= 1 GPUs"), "%s", out);
+}
+
 Test(planning_cli, reports_are_wellformed) {
   const char *h1 = tmp("run.html"), *m1 = tmp("run.md"), *h2 = tmp("sweep.html"), *m2 = tmp("sweep.md");
   const char *h3 = tmp("cap.html"), *m3 = tmp("cap.md");
