@@ -20,7 +20,9 @@ static const char *SUMMARY =
     "meeting every SLO (requests unfinished at the time limit count as misses), then the replicas and GPUs\n"
     "needed for --target-rate, recommends the cheapest, verifies it by simulating the target on that many\n"
     "replicas (least-outstanding router), and says why the others lose. The workload is the base scenario's\n"
-    "(trace rescaled to each probed rate, keeping its burstiness; or the generator at that rate).";
+    "(trace rescaled to each probed rate, keeping its burstiness; or the generator at that rate).\n"
+    "Exit status: 0 a recommendation, 3 no candidate meets the SLOs at the target (the outputs are still\n"
+    "written and say why), 2 bad input.";
 
 static int w_json(const void *s, FILE *f, sim_err *e) { return capacity_write_json(s, f, e); }
 
@@ -41,8 +43,8 @@ static int write_shard(capacity_set *s, size_t sk, size_t sn, unsigned jobs, con
     if (fclose(f) && !rc) rc = sim_errf(err, SIM_EINPUT, "%s: write failed", part);
   }
   if (!rc && !quiet)
-    printf("shard %zu of %zu: %zu of %zu candidates searched in %.2f s, written to %s\n", sk, sn,
-           sweep_shard_rows(s->n, sk, sn), s->n, plan_wall_s() - t0, part);
+    printf("shard %zu of %zu: %zu of %zu candidate%s searched in %.2f s, written to %s\n", sk, sn,
+           sweep_shard_rows(s->n, sk, sn), s->n, s->n == 1 ? "" : "s", plan_wall_s() - t0, part);
   free(args);
   return rc;
 }
@@ -58,8 +60,8 @@ static int merge_parts(capacity_set *s, plan_flags *pf, const sweep_part *parts,
   if ((rc = plan_flags_write(pf, w_json, NULL, s, &doc, err))) return rc;
   if (!pf->quiet) {
     capacity_print(s, plan_flags_text_out(pf));
-    printf("merged %d part%s: %zu candidates (+%d verification runs here)\n", np, np == 1 ? "" : "s", s->n,
-           s->n_verify_runs);
+    printf("merged %d part%s: %zu candidate%s (+%d verification run%s here)\n", np, np == 1 ? "" : "s", s->n,
+           s->n == 1 ? "" : "s", s->n_verify_runs, s->n_verify_runs == 1 ? "" : "s");
   }
   return SIM_OK;
 }
@@ -112,8 +114,8 @@ static int search_all(capacity_set *s, const plan_flags *pf, unsigned jobs, int 
     capacity_print(s, tf);
     int probes = 0;
     for (size_t i = 0; i < s->n; i++) probes += s->c[i].bis.n_probes;
-    fprintf(tf, "searched %zu candidates with %d simulations (+%d verification) in %.2f s of wall time\n", s->n, probes,
-            s->n_verify_runs, wall);
+    fprintf(tf, "searched %zu candidate%s with %d simulation%s (+%d verification) in %.2f s of wall time\n", s->n,
+            s->n == 1 ? "" : "s", probes, probes == 1 ? "" : "s", s->n_verify_runs, wall);
   }
   return SIM_OK;
 }
@@ -174,9 +176,13 @@ static int capacity_run(int argc, char **argv, const plan_flags *out_flags, cons
   }
   if (parts) {
     if (merge_parts(s, pf, parts, np, argc, argv, &err)) goto fail;
-    goto out;
+    goto answered;
   }
   if (search_all(s, pf, jobs, argc, argv, &err)) goto fail;
+  goto answered;
+answered:
+  /* no candidate meets the SLOs at the target: an answer, but not one to deploy on (scripts test for it) */
+  if (s->best < 0) rc = CAPACITY_EXIT_NONE;
   goto out;
 fail:
   rc = cli_fail(parts ? "merge" : "capacity", &err);

@@ -19,8 +19,9 @@ static const char *SUMMARY =
     "TTFT, TPOT, ITL, end-to-end latency and throughput with vLLM's benchmark definitions.\n"
     "Without options it runs the built-in default: Llama-3.1-70B on 4 x H200 (TP4), vLLM, replaying\n"
     "the bundled chat trace (traces/chat_default.csv).\n"
-    "Exit status: 0 done, 2 bad input, 1 internal error, 130 interrupted by Ctrl-C (partial results are\n"
-    "still printed and written).";
+    "Exit status: 0 done, 3 every replica was lost (--fail-replica) and requests were rejected with no\n"
+    "replica left (the outputs are written), 2 bad input, 1 internal error, 130 interrupted by Ctrl-C\n"
+    "(partial results are still printed and written).";
 
 typedef struct json_arg {
   const run_result *r, *base;
@@ -31,18 +32,25 @@ static int w_json(const void *p, FILE *f, sim_err *e) {
   return report_json_cmp(a->r, a->base, a->cmp, f, e);
 }
 
-/* --baseline: the scenario without its what-ifs, run to the end (no driver: it is not the run the user
- * watches), and the comparison. NULL (err set) on failure. */
-static run_ctx *run_baseline(const scenario *sc, const run_ctx *wi, const slo_set *slo, whatif_compare *cmp,
-                             sim_err *err) {
-  if (!sc->n_failures && sc->traffic.kind == WARP_NONE) {
-    sim_errf(err, SIM_EINPUT, "--baseline needs a what-if to compare (--fail-replica, --traffic-step or "
-                              "--traffic-ramp)");
+/* --baseline: the scenario without its what-ifs and, unless keep_scale, without its scaling (--rate-scale,
+ * --prompt-scale, --output-scale: "2x traffic and longer prompts vs today"), run to the end (no driver: it is
+ * not the run the user watches), and the comparison. NULL (err set) on failure. */
+static run_ctx *run_baseline(const scenario *sc, const run_ctx *wi, const slo_set *slo, bool keep_scale,
+                             whatif_compare *cmp, sim_err *err) {
+  bool scaled = sc->rate_scale != 1 || sc->prompt_scale != 1 || sc->output_scale != 1;
+  if (!sc->n_failures && sc->traffic.kind == WARP_NONE && (keep_scale || !scaled)) {
+    sim_errf(err, SIM_EINPUT, "--baseline needs a what-if to compare (--fail-replica, --traffic-step, "
+                              "--traffic-ramp, or --rate-scale/--prompt-scale/--output-scale)");
     return NULL;
   }
   scenario b = *sc;
   b.n_failures = 0;
   b.traffic.kind = WARP_NONE;
+  char scale[160] = "";
+  if (scaled)
+    snprintf(scale, sizeof scale, "--rate-scale %g --prompt-scale %g --output-scale %g", sc->rate_scale,
+             sc->prompt_scale, sc->output_scale);
+  if (!keep_scale) b.rate_scale = b.prompt_scale = b.output_scale = 1;
   run_ctx *r = sim_calloc(1, sizeof *r);
   if (runner_prepare(r, &b, err) || runner_execute(r, NULL, err)) {
     sim_err_prefix(err, "--baseline");
@@ -50,10 +58,22 @@ static run_ctx *run_baseline(const scenario *sc, const run_ctx *wi, const slo_se
     free(r);
     return NULL;
   }
-  double limit = -1;
-  for (int k = 0; slo && k < slo->n && k < SLO_MAX; k++) /* the ttft_p99 objective, if any */
-    if (slo->it[k].metric == SLO_TTFT && slo->it[k].pct == 99) limit = slo->it[k].limit_ms;
-  whatif_compare_runs(&r->res, &wi->res, limit, cmp);
+  whatif_objective obj[WHATIF_MAX_OBJ]; /* recovery is judged on every objective given */
+  int n_obj = 0;
+  for (int k = 0; slo && k < slo->n && n_obj < WHATIF_MAX_OBJ; k++, n_obj++) {
+    obj[n_obj] = (whatif_objective){(int)slo->it[k].metric, slo->it[k].pct, slo->it[k].limit_ms, ""};
+    snprintf(obj[n_obj].key, sizeof obj[n_obj].key, "%s", slo->it[k].key);
+  }
+  whatif_compare_runs(&r->res, &wi->res, obj, n_obj, cmp);
+  if (!scaled)
+    snprintf(cmp->baseline_is, sizeof cmp->baseline_is, "the same run without the replica losses and traffic shapes");
+  else if (keep_scale)
+    snprintf(cmp->baseline_is, sizeof cmp->baseline_is,
+             "the same run without the replica losses and traffic shapes, scaling kept (%s, --baseline-keep-scale)",
+             scale);
+  else
+    snprintf(cmp->baseline_is, sizeof cmp->baseline_is,
+             "the workload unscaled (not %s) without the replica losses and traffic shapes", scale);
   return r;
 }
 static int w_csv(const void *r, FILE *f, sim_err *e) { return report_requests_csv(r, f, e); }
@@ -84,8 +104,8 @@ static int write_outputs(const run_ctx *r, const run_ctx *base, const whatif_com
 
 /* The text summary: the run, its SLOs, the baseline beside it, the peak memory. */
 static void print_summary(const run_ctx *r, const run_ctx *base, const whatif_compare *cmp, const slo_set *slo,
-                          double wall, FILE *tf) {
-  report_text(&r->res, wall, tf);
+                          double wall, bool verbose, FILE *tf) {
+  report_text(&r->res, wall, verbose, tf);
   if (slo->n) {
     slo_result res;
     slo_eval(&r->res, slo, &res);
@@ -99,12 +119,25 @@ static void print_summary(const run_ctx *r, const run_ctx *base, const whatif_co
   if (getrusage(RUSAGE_SELF, &ru) == 0) fprintf(tf, "peak memory %.1f MiB\n", ru.ru_maxrss / 1024.0);
 }
 
+/* Every replica lost (--fail-replica): the deployment stopped serving; the outputs are written, stderr and the
+ * exit status say so. The requests rejected for it. */
+static size_t lost_all(const run_result *r) {
+  size_t lost = r->sum.rejected_by_reason[REJ_NO_REPLICA];
+  if (lost)
+    fprintf(stderr, "servesim run: every replica was lost: %zu request%s rejected with no replica left (exit 3)\n", lost,
+            lost == 1 ? "" : "s");
+  return lost;
+}
+
+/* exit status of a run whose replicas were all lost while requests still came (documented in --help, USAGE.md) */
+enum { RUN_EXIT_NO_REPLICA = 3 };
+
 int cmd_run(int argc, char **argv) {
   run_flags rf;
   run_flags_init(&rf);
   const char *json = NULL, *csv = NULL, *ts = NULL, *html = NULL, *md = NULL;
   cli_list slo_flags = {{0}, 0};
-  bool force = false, quiet = false, help = false, strict_whatif = false, baseline = false;
+  bool force = false, quiet = false, help = false, strict_whatif = false, baseline = false, keep_scale = false, verbose = false;
   double speed = 0;
   cli_opt out_opts[] = {
       {"json", NULL, CLI_STR, &json, "FILE", "write the result JSON (vLLM --save-result keys + servesim section); - = stdout", NULL},
@@ -115,13 +148,20 @@ int cmd_run(int argc, char **argv) {
       {"slo", NULL, CLI_LIST, &slo_flags, "KEY=MS", "objective checked and drawn in reports, repeatable: ttft_p99=2000", NULL},
       {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
       {"quiet", "q", CLI_FLAG, &quiet, NULL, "do not print the summary", NULL},
+      {"verbose", "v", CLI_FLAG, &verbose, NULL, "add the simulator's own counters (events, closed-form steps, "
+       "step-table hits) to the wall-time line", NULL},
       {"strict-what-if", NULL, CLI_FLAG, &strict_whatif, NULL,
        "exit 2 when a what-if (--fail-replica, --traffic-step, --traffic-ramp) falls after the last arrival "
        "(not exercised) or a ramp is cut short (every output says so either way)",
        NULL},
       {"baseline", NULL, CLI_FLAG, &baseline, NULL,
-       "also run the same workload without its what-ifs (replica losses, traffic step or ramp) and report both "
+       "also run the workload without its what-ifs (replica losses, traffic step or ramp) and without its scaling "
+       "(--rate-scale, --prompt-scale, --output-scale) and report both "
        "side by side, with the recovery time after a replica loss (text, JSON, HTML)",
+       NULL},
+      {"baseline-keep-scale", NULL, CLI_FLAG, &keep_scale, NULL,
+       "with --baseline: keep --rate-scale/--prompt-scale/--output-scale in the baseline (by default it is the "
+       "workload unscaled: scaling is compared as a what-if)",
        NULL},
       {"speed", NULL, CLI_F64, &speed, "X", "paced replay: X simulated seconds per wall second (0 = as fast as possible)", NULL},
       {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
@@ -132,6 +172,10 @@ int cmd_run(int argc, char **argv) {
   if (rc != CLI_GO) return rc;
 
   sim_err err = {0, ""};
+  if (keep_scale && !baseline) {
+    sim_errf(&err, SIM_EINPUT, "--baseline-keep-scale goes with --baseline");
+    return cli_fail("run", &err);
+  }
   if (speed < 0 || !isfinite(speed)) {
     sim_errf(&err, SIM_EINPUT, "--speed must be a finite number >= 0");
     return cli_fail("run", &err);
@@ -163,14 +207,14 @@ int cmd_run(int argc, char **argv) {
   }
   run_ctx *base = NULL;
   whatif_compare cmp;
-  if (baseline && !(base = run_baseline(&sc, r, &slo, &cmp, &err))) {
+  if (baseline && !(base = run_baseline(&sc, r, &slo, keep_scale, &cmp, &err))) {
     runner_free(r);
     free(r);
     return cli_fail("run", &err);
   }
   const char *outs_cmd[] = {json, csv, ts, html, md};
   rc = write_outputs(r, base, base ? &cmp : NULL, &slo, outs_cmd, force, argc, argv, &err);
-  if (!quiet) print_summary(r, base, &cmp, &slo, wall, (json && !strcmp(json, "-")) ? stderr : stdout);
+  if (!quiet) print_summary(r, base, &cmp, &slo, wall, verbose, (json && !strcmp(json, "-")) ? stderr : stdout);
   bool interrupted = r->interrupted;
   whatif_report wr = r->res.whatif;
   if (!rc && strict_whatif && wr.missed) {
@@ -179,10 +223,11 @@ int cmd_run(int argc, char **argv) {
     rc = SIM_EINPUT;
   }
   if (interrupted) fprintf(stderr, "servesim run: interrupted: the results written are partial\n");
+  size_t lost = !rc && !interrupted ? lost_all(&r->res) : 0;
   runner_free(r);
   free(r);
   if (base) runner_free(base);
   free(base);
   if (rc) return cli_fail("run", &err);
-  return interrupted ? 130 : 0; /* 128 + SIGINT, like a shell */
+  return interrupted ? 130 : lost ? RUN_EXIT_NO_REPLICA : 0; /* 130: 128 + SIGINT, like a shell */
 }

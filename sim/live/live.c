@@ -521,8 +521,9 @@ static void on_signal(uv_signal_t *h, int signum) {
     return;
   }
   if (!L->o.quiet)
-    fprintf(stderr, "servesim serve: %s: no new connections; finishing %zu requests in flight (up to %g s; again to "
-            "cut them)\n", signum == SIGTERM ? "SIGTERM" : "SIGINT", L->n_exch, L->o.drain_s);
+    fprintf(stderr, "servesim serve: %s: no new connections; finishing %zu request%s in flight (up to %g s; again to "
+            "cut %s)\n", signum == SIGTERM ? "SIGTERM" : "SIGINT", L->n_exch, L->n_exch == 1 ? "" : "s", L->o.drain_s,
+            L->n_exch == 1 ? "it" : "them");
   L->draining = true;
   http_server_drain(L->http);
   uv_timer_start(&L->drain_timer, on_drain_timeout, (uint64_t)(L->o.drain_s * 1000.0), 0);

@@ -117,6 +117,9 @@ typedef struct metrics_rec {
   double op_ns[OP_COUNT];
   double bound_ns[BOUND_COUNT];
   double busy_ns;              /* sum of step times over replicas */
+  sim_ns steps_end_ns;         /* when the last step placed ends: a step in flight when the run is cut (time
+                                  limit, the last replica lost) ends after the last finish, and its time is in
+                                  busy_ns, so busy shares are taken over this span (runner/bottleneck.c) */
   uint64_t tokens, prefill_tokens, decode_tokens;
   uint64_t batch_seqs_sum;     /* sum over steps of sequences in the batch */
   uint64_t steps_with_prefill;
@@ -182,6 +185,10 @@ typedef struct step_sums {
 
 /* A step was placed: its time goes to its replica's sums, its counts to the record. */
 void metrics_step(metrics_rec *m, step_sums *sums, const batch_desc *b, const step_cost *c);
+/* A step placed ends at end_ns (max over steps: the same whatever their order). */
+static inline void metrics_step_end(metrics_rec *m, sim_ns end_ns) {
+  if (end_ns > m->steps_end_ns) m->steps_end_ns = end_ns;
+}
 /* Adds a replica's sums into the record and zeroes them (callers go in replica order). */
 void metrics_add_sums(metrics_rec *m, step_sums *sums);
 

@@ -357,7 +357,7 @@ static void explain(capacity_set *s, cap_candidate *c) {
   else if (c->fail_slo >= 0)
     ADD("; at %.3g req/s %s reaches %.4g ms (objective %g ms), %s binds", c->fail_rate, s->slo.it[c->fail_slo].key,
         c->fail_value_ms, s->slo.it[c->fail_slo].limit_ms, limit_name(c->limit));
-  ADD(": %u replica%s = %u GPUs", c->replicas, c->replicas == 1 ? "" : "s", c->gpus);
+  ADD(": %u replica%s = %u GPU%s", c->replicas, c->replicas == 1 ? "" : "s", c->gpus, c->gpus == 1 ? "" : "s");
   if (c->verified == 1 && c->replicas != c->estimate)
     ADD(" (the fleet simulated behind the router; %u by one replica's rate)", c->estimate);
   if (c->no_instance[0]) {
@@ -379,7 +379,7 @@ static void explain(capacity_set *s, cap_candidate *c) {
     ADD("; costs the same as the recommendation, which %s", c->gpus != b->gpus ? "needs fewer GPUs"
                                                           : c->max_rate != b->max_rate ? "holds more per replica"
                                                                                        : "comes first");
-  else if (b) ADD("; %d more GPUs than the recommendation", (int)c->gpus - (int)b->gpus);
+  else if (b) ADD("; %d more GPU%s than the recommendation", (int)c->gpus - (int)b->gpus, c->gpus - b->gpus == 1 ? "" : "s");
 #undef ADD
 }
 
@@ -396,8 +396,8 @@ static void summarize(capacity_set *s) {
     char pp[24] = "";
     if (b->cfg.deploy.pp > 1) snprintf(pp, sizeof pp, " x PP%u", b->cfg.deploy.pp);
     if (b->cfg.deploy.dp > 1) snprintf(pp, sizeof pp, " x DP%u", b->cfg.deploy.dp);
-    ADD("Serve %g req/s at %s with %s: %u replica%s of TP%u%s on %s = %u GPUs", s->target_rate, d, b->label,
-        b->replicas, b->replicas == 1 ? "" : "s", b->cfg.deploy.tp, pp, b->cfg.gpu, b->gpus);
+    ADD("Serve %g req/s at %s with %s: %u replica%s of TP%u%s on %s = %u GPU%s", s->target_rate, d, b->label,
+        b->replicas, b->replicas == 1 ? "" : "s", b->cfg.deploy.tp, pp, b->cfg.gpu, b->gpus, b->gpus == 1 ? "" : "s");
     if (b->inst >= 0) {
       const instance_cfg *in = &s->inst[b->inst];
       ADD(", rented as %u x %s (%s, %u GPUs each) at $%.2f per hour; price %s%s%s%s", b->n_instances, in->name,

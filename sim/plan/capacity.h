@@ -85,6 +85,9 @@ typedef struct cap_candidate {
   char no_instance[512];    /* why no instance of the catalog holds it ("" when one does) */
 } cap_candidate;
 
+/* `servesim capacity` (and its merge) exits with this when no candidate meets the SLOs at the target rate. */
+#define CAPACITY_EXIT_NONE 3
+
 typedef struct capacity_set {
   scenario base;
   grid_spec grid;           /* shallow copy (configs borrowed) */

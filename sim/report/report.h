@@ -25,6 +25,7 @@ int report_json(const run_result *r, FILE *f, sim_err *err);
 int report_json_cmp(const run_result *r, const run_result *baseline, const whatif_compare *cmp, FILE *f, sim_err *err);
 int report_requests_csv(const run_result *r, FILE *f, sim_err *err);
 int report_timeseries_csv(const run_result *r, FILE *f, sim_err *err);
-void report_text(const run_result *r, double wall_s, FILE *f);
+/* verbose: the wall-time line adds the simulator's own counters (events, closed-form steps, step-table hits). */
+void report_text(const run_result *r, double wall_s, bool verbose, FILE *f);
 
 #endif

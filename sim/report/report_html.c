@@ -355,8 +355,9 @@ void report_doc_answer(const report_doc *d, char *buf, size_t n) {
 /* `run --baseline`: both runs side by side and the recovery after a loss (whatif.h). */
 static void compare_section(FILE *f, const run_result *base, const run_result *wi, const whatif_compare *c) {
   rh_heading(f, 2, "What-if vs baseline");
-  rh_para(f, "note", "The baseline is the same run without the replica losses and traffic shapes; the timelines "
-                     "below draw it in grey.");
+  char note[400];
+  snprintf(note, sizeof note, "The baseline is %s; the timelines below draw it in grey.", c->baseline_is);
+  rh_para(f, "note", note);
   const char *cols[] = {"metric", "baseline", "what-if"};
   fputs("<table>", f);
   rh_th_row(f, cols, 3, 1);
@@ -383,16 +384,21 @@ static void compare_section(FILE *f, const run_result *base, const run_result *w
   }
   fputs("</table>\n", f);
   if (c->has_loss) {
-    char p[512];
+    char p[512], objs[256] = "";
+    for (int k = 0; k < c->n_obj; k++) {
+      size_t n = strlen(objs);
+      snprintf(objs + n, sizeof objs - n, "%s%s %.0f ms", k ? ", " : "", c->obj[k].key, c->obj[k].limit_ms);
+    }
+    const char *from = c->limit_from_slo ? "the SLOs" : "1.1 x the baseline";
     if (!c->breached)
-      snprintf(p, sizeof p, "Replica loss at %g s: no %g-s window of requests went over %.0f ms p99 TTFT (%s).",
-               c->loss_at_s, WHATIF_WINDOW_S, c->limit_ms, c->limit_from_slo ? "the SLO" : "1.1 x the baseline");
+      snprintf(p, sizeof p, "Replica loss at %g s: no %g-s window of requests missed %s (%s).", c->loss_at_s,
+               WHATIF_WINDOW_S, objs, from);
     else if (c->recovered)
-      snprintf(p, sizeof p, "Replica loss at %g s: p99 TTFT over %.0f ms from the window at %g s; recovered %.0f s "
-               "after the loss.", c->loss_at_s, c->limit_ms, c->breach_at_s, c->recovery_s);
+      snprintf(p, sizeof p, "Replica loss at %g s: %s missed from the window at %g s; every objective (%s) met again "
+               "%.0f s after the loss.", c->loss_at_s, c->obj[c->breach_obj].key, c->breach_at_s, objs, c->recovery_s);
     else
-      snprintf(p, sizeof p, "Replica loss at %g s: p99 TTFT over %.0f ms from the window at %g s and NOT RECOVERED "
-               "before the last arrival.", c->loss_at_s, c->limit_ms, c->breach_at_s);
+      snprintf(p, sizeof p, "Replica loss at %g s: %s missed from the window at %g s and NOT RECOVERED (%s) before the "
+               "last arrival.", c->loss_at_s, c->obj[c->breach_obj].key, c->breach_at_s, objs);
     rh_para(f, NULL, p);
   }
 }

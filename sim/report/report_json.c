@@ -151,6 +151,7 @@ int report_json(const run_result *r, FILE *f, sim_err *err) { return report_json
 /* Both runs' key numbers and the recovery (whatif.h). */
 static void comparison(jw *o, const run_result *base, const run_result *wi, const whatif_compare *c) {
   jw_obj(o, "baseline_comparison");
+  str(o, "baseline_is", c->baseline_is);
   const run_result *runs[2] = {base, wi};
   const char *names[2] = {"baseline", "what_if"};
   for (int k = 0; k < 2; k++) {
@@ -173,8 +174,21 @@ static void comparison(jw *o, const run_result *base, const run_result *wi, cons
     jw *rl = o;
     jw_obj(rl, "replica_loss");
     num(rl, "at_s", c->loss_at_s);
-    num(rl, "ttft_p99_limit_ms", c->limit_ms);
+    if (isnan(c->limit_ms)) jw_null(rl, "ttft_p99_limit_ms");
+    else num(rl, "ttft_p99_limit_ms", c->limit_ms);
     str(rl, "limit_from", c->limit_from_slo ? "slo" : "1.1 x baseline p99");
+    jw_arr(rl, "objectives"); /* every objective the windows are judged on, its worst window */
+    for (int k = 0; k < c->n_obj; k++) {
+      jw_obj(rl, NULL);
+      str(rl, "key", c->obj[k].key);
+      num(rl, "limit_ms", c->obj[k].limit_ms);
+      if (isinf(c->worst_ms[k])) str(rl, "worst_window_ms", "unanswered");
+      else num(rl, "worst_window_ms", c->worst_ms[k]);
+      jw_end(rl);
+    }
+    jw_end(rl);
+    if (c->breach_obj >= 0) str(rl, "first_missed", c->obj[c->breach_obj].key);
+    else jw_null(rl, "first_missed");
     num(rl, "window_s", WHATIF_WINDOW_S);
     jw_bool(rl, "breached", c->breached);
     jw_bool(rl, "recovered", c->recovered);

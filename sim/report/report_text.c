@@ -11,6 +11,17 @@ static void line(FILE *f, const char *label, const char *fmt, double v) {
   fprintf(f, "%-40s %s\n", label, buf);
 }
 
+/* Why requests were rejected, one indented line a reason (the JSON's rejected_by_reason, in words). */
+static void rejected_why(FILE *f, const metrics_summary *s) {
+  static const char *why[] = {
+      [REJ_TOO_LONG] = "prompt + output over max_model_len:",
+      [REJ_KV_TOO_SMALL] = "larger than the whole KV cache:",
+      [REJ_NO_REPLICA] = "no replica left (every one lost):",
+  };
+  for (size_t k = 1; k < SIM_ARRAY_LEN(why); k++)
+    if (s->rejected_by_reason[k] && why[k]) fprintf(f, "  %-38s %zu\n", why[k], s->rejected_by_reason[k]);
+}
+
 static void dist_block(FILE *f, const char *title, const char *abbr, const dist_stats *d) {
   char head[64], l[64];
   snprintf(head, sizeof head, "%s", title);
@@ -27,7 +38,7 @@ static void dist_block(FILE *f, const char *title, const char *abbr, const dist_
   line(f, l, "%.2f", d->p99);
 }
 
-void report_text(const run_result *r, double wall_s, FILE *f) {
+void report_text(const run_result *r, double wall_s, bool verbose, FILE *f) {
   const metrics_summary *s = &r->sum;
   const deploy_cfg *d = &r->deploy;
   const mem_plan *p = &r->plan;
@@ -85,7 +96,10 @@ void report_text(const run_result *r, double wall_s, FILE *f) {
   if (r->interrupted) fprintf(f, "  INTERRUPTED: partial results up to the interrupt\n");
   fprintf(f, "============ Serving Benchmark Result ============\n");
   fprintf(f, "%-40s %zu\n", "Successful requests:", s->completed);
-  if (s->rejected) fprintf(f, "%-40s %zu\n", "Rejected requests:", s->rejected);
+  if (s->rejected) {
+    fprintf(f, "%-40s %zu\n", "Rejected requests:", s->rejected);
+    rejected_why(f, s);
+  }
   if (s->unfinished) fprintf(f, "%-40s %zu\n", "Unfinished requests:", s->unfinished);
   line(f, "Benchmark duration (s):", "%.2f", s->duration_s);
   fprintf(f, "%-40s %llu\n", "Total input tokens:", (unsigned long long)s->total_input_tokens);
@@ -115,7 +129,8 @@ void report_text(const run_result *r, double wall_s, FILE *f) {
           (unsigned long long)b.preemptions);
   whatif_report wr = r->whatif;
   for (uint32_t i = 0; i < wr.count; i++) fprintf(f, "What-if: %s\n", wr.n[i].text);
-  if (wall_s >= 0)
+  if (wall_s >= 0 && !verbose) fprintf(f, "simulated in %.3f s of wall time\n", wall_s);
+  else if (wall_s >= 0) /* the simulator's own counters (speed only): --verbose */
     fprintf(f,
             "simulated in %.3f s of wall time (%llu events, %.0f%% of the steps as closed-form decode runs, "
             "decode-step table %llu hits / %llu misses)\n",

@@ -4,6 +4,7 @@
 #include "runner/result.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 const char *limit_name(limit_kind k) {
@@ -31,7 +32,9 @@ void runner_bottleneck(const run_result *r, bottleneck *b) {
     if (b->share[i] > b->share[top]) top = i;
   }
   b->step_bound = busy > 0 ? of_bound[top] : LIMIT_NONE;
-  double span = s->duration_s * 1e9 * (double)r->engine_cores; /* engine cores: replicas x DP ranks */
+  /* engine cores (replicas x DP ranks) x the time steps ran: to the last finish, or to the end of a step still
+     in flight when the run was cut (time limit, the last replica lost), whose whole time busy_ns holds */
+  double span = fmax(s->duration_s * 1e9, (double)m->steps_end_ns) * (double)r->engine_cores;
   b->utilization = span > 0 ? busy / span : 0.0;
   b->queue_share = s->ttft_ms.mean > 0 ? s->queue_ms.mean / s->ttft_ms.mean : 0.0;
   size_t full = 0;

@@ -66,6 +66,7 @@ static void place(cluster *c, uint32_t ri, sched_step *st) {
   rep->steps++;
   rep->busy_ns += st->cost.gpu_ns;
   metrics_step(&c->m, &rep->sums, &st->bd, &st->cost);
+  metrics_step_end(&c->m, end);
   if (c->run_held) { /* decode_run: its step ends wait in order outside the heap */
     SIM_ASSERT(c->run_len < 4);
     des_stamp(&c->ev, &c->run_q[(c->run_head + c->run_len++) & 3], end, EV_STEP, ri, 0);
@@ -185,6 +186,7 @@ void cluster__fill_group(cluster *c, uint32_t g, sim_ns now) {
       c->reps[r0 + k].steps++;
       c->reps[r0 + k].busy_ns += st->cost.gpu_ns;
       metrics_step(&c->m, &c->reps[r0 + k].sums, &st->bd, &st->cost);
+      metrics_step_end(&c->m, end);
     }
     G->mask[G->q_len++] = mask;
     G->last_ready = ready;

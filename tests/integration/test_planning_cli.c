@@ -64,6 +64,7 @@ Test(planning_cli, help) {
   cr_assert(strstr(out, "--jobs") && strstr(out, "--grid") && strstr(out, "--traffic-step"), "%s", out);
   tu_run_cli("capacity --help", out, sizeof out, err, sizeof err);
   cr_assert(strstr(out, "--target-rate") && strstr(out, "--candidates") && strstr(out, "--rel-tol"), "%s", out);
+  cr_assert(strstr(out, "3 no candidate meets the SLOs"), "the exit status is documented: %s", out);
 }
 
 Test(planning_cli, plan_classic_check_and_refusal) {
@@ -385,7 +386,8 @@ Test(planning_cli, capacity_when_nothing_meets_the_slos) {
   const char *j = tmp("none.json");
   char cmd[1024];
   snprintf(cmd, sizeof cmd, "capacity " SMALL " --tp 1 --slo tpot_p99=1 --target-rate 5 --json %s", j);
-  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "no answer is still an answer: %s", err);
+  /* an answer (the outputs are written) but nothing to deploy: exit 3, documented in --help */
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 3, "no candidate meets the SLOs: exit 3: %s", err);
   cr_assert(strstr(out, "No candidate serves"), "%s", out);
   cJSON *root = load_json(j);
   cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(root, "max_request_rate")));
@@ -395,6 +397,14 @@ Test(planning_cli, capacity_when_nothing_meets_the_slos) {
   cr_assert(strstr(why, "decode step at batch 1") && strstr(why, "HBM bandwidth"), "%s", why);
   cJSON_Delete(root);
   unlink(j);
+}
+
+/* singular where there is one (issue #40: "1 candidates", "= 1 GPUs") */
+Test(planning_cli, capacity_counts_in_the_singular) {
+  int rc = tu_run_cli("capacity " SMALL " --tp 1 --slo ttft_p99=2000 --target-rate 5", out, sizeof out, err, sizeof err);
+  cr_assert_eq(rc, 0, "%s", err);
+  cr_assert(strstr(out, "searched 1 candidate with ") && strstr(out, "1 replica of TP1 on h200 = 1 GPU ("), "%s", out);
+  cr_assert(!strstr(out, "1 candidates") && !strstr(out, "= 1 GPUs"), "%s", out);
 }
 
 Test(planning_cli, reports_are_wellformed) {

@@ -5,7 +5,11 @@
  * 1 req/s with 3,000-token outputs the replica keeps up but its KV cache
  * preempts, and the answer is memory (FP8 KV cache, more GPUs per replica). */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -28,4 +32,38 @@ Test(verdicts, kv_bound_replica_asks_for_memory) {
                0, "%s", err);
   cr_assert(strstr(out, "Binding limit: memory capacity (KV cache)"), "%s", out);
   cr_assert(strstr(out, "FP8 KV cache"), "%s", out);
+}
+
+/* the number after "key": in a JSON text (the first occurrence), NAN when absent */
+static double json_num(const char *text, const char *key) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = strstr(text, pat);
+  return p ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+/* Losing the only replica (issue #40): exit 3, stdout says why requests were rejected, and the busy share
+ * stays within 100% although the step in flight at the loss ran past the last finish (busy_s > duration:
+ * busy over the benchmark duration read 100.9% before steps_end_ns). */
+Test(verdicts, losing_the_only_replica_says_why_and_busy_stays_within_100_percent) {
+  char json[256];
+  snprintf(json, sizeof json, "/tmp/servesim_verdicts_%d.json", getpid());
+  unlink(json);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd,
+           "run --model llama-3.1-8b --request-rate 40 --num-prompts 400 --random-input-len 2000 "
+           "--random-output-len 100 --fail-replica 0@5 --json %s",
+           json);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 3, "every replica lost: exit 3: %s", err);
+  cr_assert(strstr(err, "every replica was lost") && strstr(err, "rejected with no replica left"), "%s", err);
+  cr_assert(strstr(out, "Rejected requests:") && strstr(out, "no replica left (every one lost):"), "%s", out);
+  char *j = tu_slurp(json, NULL);
+  cr_assert(j, "%s missing", json);
+  cr_assert(strstr(j, "\"no_replica_left\":"), "the JSON names the reason");
+  double busy = json_num(j, "busy_s"), dur = json_num(j, "duration"), frac = json_num(j, "gpu_busy_fraction");
+  cr_assert(busy > dur && dur > 0, "the case cuts a step: busy %g s, duration %g s", busy, dur);
+  cr_assert(frac > 0.9 && frac <= 1.0, "busy share %g must stay within 100%%", frac);
+  cr_assert(!strstr(out, "a step was running 10") && !strstr(out, "a step was running 11"), "%s", out);
+  free(j);
+  unlink(json);
 }
