@@ -113,6 +113,8 @@ static int setup_disagg(run_ctx *r, cluster_cfg *cc, sim_err *err) {
   cc->disagg.decode_sched.max_num_seqs = d->decode_max_num_seqs;
   cc->disagg.decode_sched.max_num_batched_tokens = d->decode_max_num_batched_tokens;
   cc->disagg.decode_kv_blocks = r->plan_dec.kv_blocks;
+  /* SGLang's decode worker takes the prefill worker's first token with the KV (disaggregation/decode.py) */
+  cc->disagg.first_token_prefill = cc->disagg.decode_sched.prebuilt = engver_is_sglang(&r->engine);
   bool nvlink = r->xfer_nvlink = deploy_gpus_total(d) <= d->gpus_per_node;
   double bps = nvlink ? r->gpu.link_Bps : r->gpu.net_Bps, lat = nvlink ? r->gpu.link_latency_ns : r->gpu.net_latency_ns;
   if (!(bps > 0))

@@ -80,6 +80,9 @@ typedef struct cluster_cfg {
     double xfer_ns_per_token;    /* KV transfer time per prompt token (the busiest GPU's share over its link) */
     double xfer_bytes_per_token; /* KV bytes per prompt token received over all of a decode worker's GPUs */
     sim_ns xfer_fixed_ns;        /* per transfer: the link's latency, read and completion notice */
+    bool first_token_prefill;    /* the prefill worker's sampled token is the client's first, streamed by the decode
+                                    worker when it takes the request in (SGLang; decode_sched.prebuilt), not
+                                    recomputed there (vLLM) */
   } disagg;
   uint32_t n_failures;       /* what-if: replicas lost at given times */
   struct {

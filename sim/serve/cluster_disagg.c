@@ -74,6 +74,23 @@ void cluster__prefill_done(cluster *c, uint32_t ri, const uint32_t *idx, uint32_
   cluster__touch(c, ri);
 }
 
+/* A one-token request on an SGLang decode worker: its only token came with the KV; the worker streams it and
+ * frees the request in the prebuilt batch, with no forward step. */
+static void finish_prebuilt(cluster *c, uint32_t ri, uint32_t idx, sim_ns now) {
+  request *r = &c->reqs[idx];
+  replica *rep = &c->reps[ri];
+  r->first_token_ns = r->last_token_ns = r->finish_ns = now;
+  r->num_computed = r->prompt_tokens;
+  r->state = RQ_FINISHED;
+  if (c->hooks.tokens) c->hooks.tokens(c->hooks.ctx, idx, now);
+  SIM_ASSERT(rep->outstanding > 0);
+  rep->outstanding--;
+  cluster__touch(c, ri);
+  c->m.finished++;
+  cluster__close(c, idx, now);
+  cluster__release_slot(c, now);
+}
+
 void cluster__on_xfer(cluster *c, uint32_t ri, uint32_t idx, sim_ns now) {
   request *r = &c->reqs[idx];
   uint32_t pi = r->replica;
@@ -85,13 +102,23 @@ void cluster__on_xfer(cluster *c, uint32_t ri, uint32_t idx, sim_ns now) {
   r->replica = ri;
   r->output_tokens = r->disagg_output;
   r->disagg_output = 0;
-  r->num_tokens = r->prompt_tokens;
-  r->generated = 0;
   r->pending = 0;
   r->num_computed = 0;
-  r->ext_tokens = r->prompt_tokens ? r->prompt_tokens - 1 : 0;
   r->first_token_ns = 0;
   r->last_token_ns = 0;
+  if (c->cfg.disagg.first_token_prefill) { /* SGLang: the prompt's KV and the first token arrive together */
+    r->num_tokens = r->prompt_tokens + 1;
+    r->generated = 1;
+    r->ext_tokens = r->prompt_tokens;
+    if (r->output_tokens <= 1) { /* the prebuilt batch finishes it (process_batch_result_prebuilt) */
+      finish_prebuilt(c, ri, idx, now);
+      return;
+    }
+  } else {
+    r->num_tokens = r->prompt_tokens;
+    r->generated = 0;
+    r->ext_tokens = r->prompt_tokens ? r->prompt_tokens - 1 : 0;
+  }
   r->state = RQ_WAITING;
   sched_add(&c->reps[ri].s, c->reqs, idx);
   cluster__touch(c, ri);

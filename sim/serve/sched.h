@@ -89,6 +89,9 @@ typedef struct sched_cfg {
   double schedule_conservativeness;      /* scales the initial new_token_ratio (0: 1) */
   uint32_t retract_steps;                /* a retraction frees room for this many decode steps of the rest: 1
                                             (v0.5.6 on), 20 (v0.5.1.post1); 0: 1 */
+  bool prebuilt;                         /* a disaggregated SGLang decode worker (sched_sglang.c): every request it
+                                            takes arrives with its KV and its first token, and joins the running
+                                            batch with no forward step */
 } sched_cfg;
 
 /* One entry of a step: a request and what the step does for it. */

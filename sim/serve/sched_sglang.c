@@ -186,7 +186,8 @@ static void retract(sched *s, request *reqs, uint32_t k) {
   r->preemptions++;
   r->state = RQ_WAITING;
   s->preemptions++;
-  ring_push_back(&s->waiting, idx); /* _add_request_to_queue: waiting_queue.append */
+  if (s->cfg.prebuilt) ring_push_front(&s->waiting, idx); /* decode.py: the retracted queue resumes first */
+  else ring_push_back(&s->waiting, idx);                    /* _add_request_to_queue: waiting_queue.append */
   for (uint32_t j = k + 1; j < s->n_running; j++) s->running[j - 1] = s->running[j];
   s->n_running--;
 }
@@ -234,7 +235,42 @@ static void decode(sched *s, sched_step *st, request *reqs) {
   }
 }
 
+/* A disaggregated decode worker (cfg.prebuilt; disaggregation/decode.py at v0.5.9): a request it takes in has its
+ * KV (the prompt's, from the prefill worker, or its own, offloaded when it was retracted and loaded back:
+ * resume_retracted_reqs) and its sampled tokens. get_new_prebuilt_batch moves waiting requests into the running
+ * batch in queue order while seats are left (max_running_requests) with no forward step, and
+ * process_batch_result_prebuilt streams a new one's first token (the prefill worker sampled it); the next decode
+ * batch takes them. Every token but the last known one is present; the decode step computes that one. The pool
+ * must hold them (decode.py preallocates before the prefill runs; here they wait in the queue instead). */
+static void prebuilt(sched *s, request *reqs, sim_ns now) {
+  while (s->waiting.len && s->n_running < s->cfg.max_num_seqs) {
+    uint32_t idx = ring_front(&s->waiting);
+    request *r = &reqs[idx];
+    uint32_t known = r->num_tokens + (s->cfg.async_scheduling ? r->pending : 0);
+    SIM_ASSERT(known > 0 && r->num_computed == 0);
+    kv_content c = sched__content_of(s, r);
+    if (!kv_allocate(s->kv, &r->kv, &c, 0, known - 1)) {
+      s->full = true;
+      return;
+    }
+    kv_seq_reserve(s->kv, &r->kv, (uint64_t)r->prompt_tokens + r->output_tokens);
+    ring_pop_front(&s->waiting);
+    r->num_computed = r->prefilled = known - 1;
+    r->ext_tokens = 0;
+    r->state = RQ_RUNNING;
+    if (r->first_sched_ns == SIM_NS_INF) r->first_sched_ns = now;
+    if (r->generated == 1 && !r->first_token_ns) r->first_token_ns = r->last_token_ns = now;
+    SIM_GROW(s->running, s->cap_running, s->n_running + 1);
+    s->running[s->n_running++] = idx;
+  }
+}
+
 void sched__sglang(sched *s, sched_step *st, request *reqs, sim_ns now) {
+  if (s->cfg.prebuilt) {
+    prebuilt(s, reqs, now);
+    decode(s, st, reqs);
+    return;
+  }
   bool chunking = false;
   for (uint32_t k = 0; k < s->n_running && !chunking; k++) chunking = mid_prefill(&reqs[s->running[k]]);
   if ((s->waiting.len && !s->full) || chunking) prefill(s, st, reqs, now);

@@ -131,6 +131,20 @@ static bool aic_own_precision(vpoint *p, const char *model, bool renamed, char *
   return aic_precision(p, as, why, n);
 }
 
+/* A row whose tensor parallelism exceeds the model's attention heads (AIConfigurator's 2026-04-06 export of
+ * Qwen3.5-397B on SGLang records tp_size 64 = moe_tp_size 8 x moe_ep_size 8 for 32 heads; its measured values
+ * repeat the tp_size 8 rows of the 2026-03-25 export): no engine splits fewer heads over more GPUs, so the row
+ * is skipped with that reason, not run and failed. Only rows over one node's 8 GPUs are checked (reading the
+ * model for every row would cost the whole set's time). */
+static void aic_heads(const vpoint *p, const char *model, char *why, size_t n) {
+  if (!model || p->tp <= 8 || why[0]) return;
+  model_cfg m;
+  sim_err e = {0, ""};
+  if (cfg_model_load(&m, model, &e) || !m.q_heads || p->tp <= m.q_heads) return;
+  vfmt(why, n, "tp_size %u is more GPUs than the model's %u attention heads: not a layout an engine runs (a "
+       "mislabelled export: moe_tp_size x moe_ep_size over the attention ranks)", p->tp, m.q_heads);
+}
+
 /* What a row's parallelism means for vLLM, or why it cannot be run: attention
  * data parallelism when the experts span more GPUs than one attention rank
  * (vLLM --data-parallel-size (moe_tp x moe_ep) / tp, its MoE layers over all
@@ -302,6 +316,7 @@ int vdata_parse_aic(vset *s, const char *text, const char *what, sim_err *err) {
     if (disagg && !engine && !strcmp(backend, "sglang"))
       vfmt(why, sizeof why, "disaggregated SGLang rows wait for the [sglang] engine model (no servesim engine "
            "config for backend sglang)");
+    aic_heads(p, model, why, sizeof why);
     if (disagg && (rc = aic_disagg(&c, r, what, p, engine && !strcmp(engine, "vllm"), why, sizeof why, err))) break;
     p->num_prompts = (uint64_t)VAL_CLOSED_PROMPTS_PER_CLIENT * p->concurrency;
     p->tput_derived = true;

@@ -78,7 +78,14 @@ Test(disagg, random_runs_send_each_kv_once_and_lose_no_request) {
     cc.sched.max_num_batched_tokens = cc.sched.chunked_prefill ? 16 + (uint32_t)rng_below(&g, 4096)
                                                                : cc.max_model_len + (uint32_t)rng_below(&g, 512);
     cc.sched.async_scheduling = w->e.async_scheduling;
-    cc.sched.admission = rng_below(&g, 4) == 0 ? ADMIT_RESERVE_FULL : ADMIT_ON_DEMAND;
+    uint32_t adm = (uint32_t)rng_below(&g, 6); /* SGLang's pools in a third of the rounds */
+    bool sgl = adm >= 4;
+    cc.sched.admission = sgl ? ADMIT_TOKEN_RATIO : adm == 0 ? ADMIT_RESERVE_FULL : ADMIT_ON_DEMAND;
+    if (sgl) {
+      cc.sched.max_prefill_tokens = 16 + (uint32_t)rng_below(&g, 8192);
+      cc.sched.schedule_conservativeness = 0.3 + 0.1 * (double)rng_below(&g, 10);
+      cc.sched.retract_steps = rng_below(&g, 2) ? 1 : 20;
+    }
     cc.max_concurrency = rng_below(&g, 2) ? 0 : 1 + (uint32_t)rng_below(&g, 12);
     cc.sample_interval_ns = rng_below(&g, 2) ? 0 : (1 + rng_below(&g, 2000)) * SIM_NS_PER_MS;
     cc.disagg.on = true;
@@ -86,6 +93,7 @@ Test(disagg, random_runs_send_each_kv_once_and_lose_no_request) {
     cc.disagg.decode_cost = dec;
     cc.disagg.decode_sched = cc.sched;
     cc.disagg.decode_sched.max_num_seqs = 1 + (uint32_t)rng_below(&g, 64);
+    cc.disagg.decode_sched.prebuilt = cc.disagg.first_token_prefill = sgl;
     /* a decode pool barely larger than one request: requests queue on the decode side (backpressure) */
     cc.disagg.decode_kv_blocks = need + (uint32_t)rng_below(&g, 3 * need);
     cc.disagg.xfer_ns_per_token = (double)rng_below(&g, 2000);
@@ -127,7 +135,10 @@ Test(disagg, random_runs_send_each_kv_once_and_lose_no_request) {
       cr_assert(r->replica >= np && r->replica < cc.replicas, "round %d: decoded on a decode worker", round);
       cr_assert(r->xfer_end_ns >= r->xfer_start_ns && r->xfer_start_ns >= r->send_ns);
       cr_assert_eq(r->xfer_bytes, (uint64_t)(r->prompt_tokens * 327680.0), "round %d: the prompt's KV, once", round);
-      cr_assert(r->first_token_ns > r->xfer_end_ns, "round %d: the first token comes after the KV arrived", round);
+      if (sgl) /* SGLang: the prefill worker's token, streamed when the decode worker takes the request in */
+        cr_assert(r->first_token_ns >= r->xfer_end_ns, "round %d: the first token comes with the KV or later", round);
+      else
+        cr_assert(r->first_token_ns > r->xfer_end_ns, "round %d: the first token comes after the KV arrived", round);
       cr_assert(r->finish_ns >= r->first_token_ns);
     }
     cr_assert_eq(xfers, fin, "round %d: one transfer per finished request (%llu, %llu)", round,
@@ -142,4 +153,69 @@ Test(disagg, random_runs_send_each_kv_once_and_lose_no_request) {
     cost_free(dec);
     free(w);
   }
+}
+
+/* One request on idle 1P1D pools: where its first token comes from. vLLM's decode worker recomputes the last
+ * prompt token and samples the client's first token in its first step (after the transfer); SGLang's streams the
+ * prefill worker's token when it takes the request in (disaggregation/decode.py: prebuilt batch, no forward), so
+ * the first token is at the transfer's end, and a one-token request finishes there. */
+static void one_request(bool sgl, uint32_t out, request *res) {
+  tu_world *w = calloc(1, sizeof *w);
+  w->m = tu_model_llama70b();
+  w->g = tu_gpu_h200();
+  w->e = tu_engine_vllm();
+  w->d = tu_deploy(8, DT_BF16);
+  sim_err err = {0, ""};
+  cost_model *dec = NULL;
+  cr_assert_eq(cost_new(&w->cost, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(cost_new(&dec, &w->m, &w->g, &w->e, &w->d, &err), SIM_OK, "%s", err.msg);
+  cluster_cfg cc;
+  memset(&cc, 0, sizeof cc);
+  cc.replicas = 2;
+  cc.dp_group = 1;
+  cc.disagg.decode_dp_group = 1;
+  cc.block_tokens = 16;
+  cc.max_model_len = 8192;
+  cc.kv_blocks = 4096;
+  cc.sched = (sched_cfg){64, 8192, 0, true, false, sgl ? ADMIT_TOKEN_RATIO : ADMIT_ON_DEMAND, false, 1,
+                         sgl ? 16384 : 0, sgl ? 1.0 : 0, sgl ? 1 : 0, false};
+  cc.disagg.on = true;
+  cc.disagg.prefill = 1;
+  cc.disagg.decode_cost = dec;
+  cc.disagg.decode_sched = cc.sched;
+  cc.disagg.decode_sched.prebuilt = cc.disagg.first_token_prefill = sgl;
+  cc.disagg.decode_kv_blocks = 4096;
+  cc.disagg.xfer_ns_per_token = 100;
+  cc.disagg.xfer_bytes_per_token = 327680.0;
+  cc.disagg.xfer_fixed_ns = 10000;
+  trace_init(&w->tr);
+  trace_push(&w->tr, 0, 2000, out, 0, NULL, 0);
+  cr_assert((w->c = cluster_new(&cc, &w->tr, w->cost, &err)), "%s", err.msg);
+  while (!w->c->complete && des_peek(&w->c->ev)) cluster_run_slice(w->c, 1, SIM_NS_INF);
+  cr_assert(w->c->complete);
+  cluster_finish(w->c);
+  *res = w->c->reqs[0];
+  cr_assert_eq(kv_num_free(w->c->reps[1].s.kv), 4096, "the decode worker's blocks come back");
+  cluster_free(w->c);
+  trace_free(&w->tr);
+  cost_free(w->cost);
+  cost_free(dec);
+  free(w);
+}
+
+Test(disagg, first_token_source_by_engine) {
+  request v, s, s1;
+  one_request(false, 8, &v);
+  one_request(true, 8, &s);
+  one_request(true, 1, &s1);
+  cr_assert_eq(v.xfer_end_ns, s.xfer_end_ns, "the same prefill and transfer");
+  cr_assert_eq(v.xfer_end_ns, 0 + v.xfer_start_ns + 10000 + 200000, "2000 tokens x 100 ns + the fixed 10 us");
+  cr_assert_gt(v.first_token_ns, v.xfer_end_ns, "vLLM: the decode worker's first step samples it");
+  cr_assert_eq(s.first_token_ns, s.xfer_end_ns, "SGLang: streamed when the idle decode worker takes it in");
+  cr_assert_eq(s.generated, 8);
+  cr_assert_eq(s1.state, RQ_FINISHED);
+  cr_assert_eq(s1.first_token_ns, s1.xfer_end_ns, "one token: finished in the prebuilt batch");
+  cr_assert_eq(s1.finish_ns, s1.xfer_end_ns);
+  /* vLLM: 8 tokens in 8 decode steps; SGLang: 7 (the first came with the KV) */
+  cr_assert_lt(s.finish_ns, v.finish_ns);
 }

@@ -26,7 +26,7 @@ typedef struct harness {
 static void h_init_async(harness *h, uint32_t chunk, uint32_t pool, double conservativeness, uint32_t page,
                          bool async, uint32_t retract_steps) {
   memset(h, 0, sizeof *h);
-  sched_cfg c = {2048, chunk, 0, true, async, ADMIT_TOKEN_RATIO, false, 1, 16384, conservativeness, retract_steps};
+  sched_cfg c = {2048, chunk, 0, true, async, ADMIT_TOKEN_RATIO, false, 1, 16384, conservativeness, retract_steps, false};
   sched_init(&h->s, &c, pool, page, true);
   metrics_init(&h->m, 0);
 }

@@ -298,9 +298,12 @@ Test(validate_read, models_directory_resolves_hugging_face_ids) {
            "%sa,silicon_concurrency=4,vllm,0.12.0,qwen/qwen3-32b,h200_sxm,bf16,agg,1000,100,bfloat16,,4,2,1,1,2,1"
            AIC_TAIL ",90,12\n"
            "b,silicon_concurrency=4,vllm,0.12.0,deepseek-ai/DeepSeek-V3,h200_sxm,bf16,agg,1000,100,bfloat16,,4,"
-           "2,1,1,2,1" AIC_TAIL ",90,12\n",
+           "2,1,1,2,1" AIC_TAIL ",90,12\n"
+           "c,silicon_concurrency=4,sglang,0.5.9,qwen/qwen3-32b,h200_sxm,bf16,agg,1000,100,bfloat16,,4,128,1,1,1,1"
+           AIC_TAIL ",90,12\n",
            AIC_FULL_HEADER);
   cr_assert_eq(vdata_parse_aic(&s, text, "q.csv", &err), 0, "%s", err.msg);
+  cr_assert(strstr(s.pts[2].skip, "tp_size 128 is more GPUs than the model's 64 attention heads"), "%s", s.pts[2].skip);
   cr_assert_eq(s.pts[0].skip[0], 0, "%s", s.pts[0].skip);
   cr_assert(strstr(s.pts[0].model, "Qwen--Qwen3-32B.json"), "ids compare ignoring case: %s", s.pts[0].model);
   cr_assert(strstr(s.pts[1].skip, "qk_nope_head_dim: missing required key"), "%s", s.pts[1].skip);
