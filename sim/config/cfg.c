@@ -183,6 +183,19 @@ int cfg_model_load(model_cfg *m, const char *name_or_path, sim_err *err) {
   if (rc) return rc;
   rc = cfg_model_parse(m, text, what, err);
   free(text);
+  if (rc || m->ckpt_quant || !strncmp(what, EMBED_PREFIX, strlen(EMBED_PREFIX))) return rc;
+  /* a ModelOpt checkpoint's quantization beside its config */
+  char side[1200];
+  size_t n = strlen(what);
+  const char *slash = strrchr(what, '/');
+  const char *base = slash ? slash + 1 : what;
+  if (!strcmp(base, "config.json")) snprintf(side, sizeof side, "%.*shf_quant_config.json", (int)(base - what), what);
+  else if (n > 5 && !strcmp(what + n - 5, ".json")) snprintf(side, sizeof side, "%.*s.hf_quant_config.json", (int)(n - 5), what);
+  else return SIM_OK;
+  if (!sim_is_file(side)) return SIM_OK;
+  if ((rc = sim_read_file(side, &text, NULL, err))) return rc;
+  rc = cfg_model_quant_sidecar(m, text, side, err);
+  free(text);
   return rc;
 }
 

@@ -376,6 +376,10 @@ bool cfg_engine_has_alias(const engine_cfg *e, const char *name);
 
 /* Parses from an in-memory JSON text; `what` names it in error messages. */
 int cfg_model_parse(model_cfg *m, const char *json, const char *what, sim_err *err);
+/* A ModelOpt hf_quant_config.json (its text) for model m, whose config.json has no quantization_config: sets the
+ * checkpoint's weight format (cfg_parse.c); cfg_model_load reads the file beside the config (X.hf_quant_config.json
+ * beside X.json, or hf_quant_config.json beside config.json). */
+int cfg_model_quant_sidecar(model_cfg *m, const char *json, const char *what, sim_err *err);
 int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err);
 int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err *err);
 

@@ -173,6 +173,51 @@ static void modelopt_algo(const cJSON *qcfg, model_cfg *m) {
   else if (cJSON_IsString(qa) && !strcmp(qa->valuestring, "FP8")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
 }
 
+/* ModelOpt's hf_quant_config.json beside a checkpoint whose config.json has no quantization_config (NVIDIA's
+ * NVFP4 and FP8 exports, e.g. nvidia/DeepSeek-V3.1-NVFP4, nvidia/Llama-3.1-70B-Instruct-FP8): TensorRT-LLM takes
+ * the checkpoint's quantization from it (ModelConfig.from_pretrained reads hf_quant_config.json), as vLLM's
+ * ModelOpt loader does (its config file names). {"quantization": {"quant_algo": ...}} (or quant_algo at the top);
+ * MIXED_PRECISION names an algorithm per layer in quantized_layers: the weights are taken as the most common one
+ * (NVFP4 and W4A16_NVFP4: FP4; FP8), and the note says so. */
+int cfg_model_quant_sidecar(model_cfg *m, const char *json, const char *what, sim_err *err) {
+  jx j;
+  int rc = jx_parse(&j, json, what, err);
+  if (rc) return rc;
+  const cJSON *q = cJSON_GetObjectItemCaseSensitive(j.root, "quantization");
+  if (!cJSON_IsObject(q)) q = j.root;
+  const cJSON *qa = cJSON_GetObjectItemCaseSensitive(q, "quant_algo");
+  if (!cJSON_IsString(qa)) {
+    rc = sim_errf(err, SIM_EINPUT, "%s: quantization.quant_algo: missing (expected a ModelOpt algorithm such as "
+                  "NVFP4 or FP8)", what);
+  } else if (!strcmp(qa->valuestring, "MIXED_PRECISION")) {
+    const cJSON *layers = cJSON_GetObjectItemCaseSensitive(q, "quantized_layers");
+    unsigned fp4 = 0, fp8 = 0, other = 0;
+    for (const cJSON *l = cJSON_IsObject(layers) ? layers->child : NULL; l; l = l->next) {
+      const cJSON *a = cJSON_GetObjectItemCaseSensitive(l, "quant_algo");
+      const char *s = cJSON_IsString(a) ? a->valuestring : "";
+      if (strstr(s, "NVFP4")) fp4++;
+      else if (!strcmp(s, "FP8")) fp8++;
+      else other++;
+    }
+    if (fp4 + fp8 == 0) {
+      rc = sim_errf(err, SIM_EINPUT, "%s: quant_algo MIXED_PRECISION: quantized_layers names no NVFP4 or FP8 layer",
+                    what);
+    } else {
+      m->ckpt_quant = true, m->ckpt_wdtype = fp4 >= fp8 ? DT_FP4 : DT_FP8;
+      sim_append_note(m->unmodelled, sizeof m->unmodelled,
+                      "hf_quant_config MIXED_PRECISION: the weights are taken as %s, the most common algorithm of its "
+                      "quantized_layers (%u NVFP4, %u FP8, %u other)", fp4 >= fp8 ? "NVFP4" : "FP8", fp4, fp8, other);
+    }
+  } else {
+    modelopt_algo(q, m);
+    if (!m->ckpt_quant)
+      rc = sim_errf(err, SIM_EINPUT, "%s: quant_algo %s: not a ModelOpt format servesim reads (NVFP4, FP8, "
+                    "MIXED_PRECISION)", what, qa->valuestring);
+  }
+  jx_free(&j);
+  return rc;
+}
+
 /* The checkpoint's quantization (quantization_config), the default weights when --quantization is not given,
  * as vLLM reads it; a format not read here is named in m->unmodelled. */
 static void ckpt_quant_from(const cJSON *o, model_cfg *m) {

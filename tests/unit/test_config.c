@@ -1081,3 +1081,53 @@ Test(config, names_users_bring) {
   cr_assert_eq(cfg_resolve(&d, &m, &g, &e, &err), SIM_EINPUT);
   cr_assert(strstr(err.msg, "TP sizes that fit its heads: 1, 2, 4, 8, 16, 32, 64"), "%s", err.msg);
 }
+
+/* ModelOpt's hf_quant_config.json beside a config.json without quantization_config (NVIDIA's NVFP4 and FP8
+ * exports): read with the config, in both layouts; MIXED_PRECISION by its most common layer algorithm, noted; a
+ * format servesim cannot read, or a broken file, is an error naming the file. */
+Test(config, modelopt_hf_quant_config_beside_the_config) {
+  const char *dir = tu_tmpdir();
+  const char *js = "{\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": 128, "
+                   "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+                   "\"max_position_embeddings\": 128, \"torch_dtype\": \"bfloat16\"}";
+  char path[1024], side[1100];
+  model_cfg m;
+  sim_err e = {0, ""};
+  snprintf(path, sizeof path, "%s/config.json", dir);
+  snprintf(side, sizeof side, "%s/hf_quant_config.json", dir);
+  cr_assert(tu_write_table(path, js, false));
+  cr_assert_eq(cfg_model_load(&m, path, &e), SIM_OK, "%s", e.msg);
+  cr_assert(!m.ckpt_quant, "no sidecar: the torch_dtype");
+  cr_assert(tu_write_table(side, "{\"producer\": {\"name\": \"modelopt\"}, \"quantization\": {\"quant_algo\": "
+                                 "\"NVFP4\", \"kv_cache_quant_algo\": \"FP8\", \"group_size\": 16}}", false));
+  cr_assert_eq(cfg_model_load(&m, path, &e), SIM_OK, "%s", e.msg);
+  cr_assert(m.ckpt_quant && m.ckpt_wdtype == DT_FP4, "hf_quant_config.json beside config.json");
+
+  snprintf(path, sizeof path, "%s/org--X-FP8.json", dir);
+  snprintf(side, sizeof side, "%s/org--X-FP8.hf_quant_config.json", dir);
+  cr_assert(tu_write_table(path, js, false));
+  cr_assert(tu_write_table(side, "{\"quantization\": {\"quant_algo\": \"FP8\"}}", false));
+  cr_assert_eq(cfg_model_load(&m, path, &e), SIM_OK, "%s", e.msg);
+  cr_assert(m.ckpt_quant && m.ckpt_wdtype == DT_FP8, "X.hf_quant_config.json beside X.json");
+
+  cr_assert(tu_write_table(side, "{\"quantization\": {\"quant_algo\": \"MIXED_PRECISION\", \"quantized_layers\": {"
+                                 "\"a\": {\"quant_algo\": \"FP8\"}, \"b\": {\"quant_algo\": \"W4A16_NVFP4\"}, "
+                                 "\"c\": {\"quant_algo\": \"NVFP4\"}}}}", false));
+  cr_assert_eq(cfg_model_load(&m, path, &e), SIM_OK, "%s", e.msg);
+  cr_assert(m.ckpt_quant && m.ckpt_wdtype == DT_FP4, "two of three layers NVFP4");
+  cr_assert(strstr(m.unmodelled, "MIXED_PRECISION") && strstr(m.unmodelled, "2 NVFP4, 1 FP8"), "%s", m.unmodelled);
+
+  cr_assert(tu_write_table(side, "{\"quantization\": {\"quant_algo\": \"INT2\"}}", false));
+  cr_assert_eq(cfg_model_load(&m, path, &e), SIM_EINPUT);
+  cr_assert(strstr(e.msg, "org--X-FP8.hf_quant_config.json") && strstr(e.msg, "INT2"), "%s", e.msg);
+  cr_assert(tu_write_table(side, "{\"quantization\": ", false));
+  cr_assert_eq(cfg_model_load(&m, path, &e), SIM_EINPUT);
+  cr_assert(strstr(e.msg, "org--X-FP8.hf_quant_config.json"), "%s", e.msg);
+
+  /* the config's own quantization_config wins: the sidecar is not read */
+  char own[1024];
+  snprintf(own, sizeof own, "%.*s, \"quantization_config\": {\"quant_method\": \"fp8\"}}", (int)strlen(js) - 1, js);
+  cr_assert(tu_write_table(path, own, false));
+  cr_assert_eq(cfg_model_load(&m, path, &e), SIM_OK, "%s", e.msg);
+  cr_assert(m.ckpt_quant && m.ckpt_wdtype == DT_FP8);
+}
