@@ -166,6 +166,19 @@ static void compressed_tensors_weights(const cJSON *qcfg, model_cfg *m) {
   else if (in && b == 8) m->ckpt_quant = true, m->ckpt_wdtype = DT_INT8;
 }
 
+/* The modules a checkpoint leaves unquantized (vLLM's modules_to_not_convert, compressed-tensors' and ModelOpt's
+ * ignore, hf_quant_config's exclude_modules): naming the attention ("self_attn") keeps its projections at the
+ * activation dtype. */
+static void unquantized_attention(const cJSON *q, model_cfg *m) {
+  static const char *const keys[] = {"modules_to_not_convert", "ignore", "exclude_modules"};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    const cJSON *keep = cJSON_GetObjectItemCaseSensitive(q, keys[k]);
+    if (cJSON_IsArray(keep))
+      for (const cJSON *e = keep->child; e; e = e->next)
+        if (cJSON_IsString(e) && strstr(e->valuestring, "self_attn")) m->attn_unquantized = true;
+  }
+}
+
 /* ModelOpt: its quant_algo names the format. */
 static void modelopt_algo(const cJSON *qcfg, model_cfg *m) {
   const cJSON *qa = cJSON_GetObjectItemCaseSensitive(qcfg, "quant_algo");
@@ -210,6 +223,7 @@ int cfg_model_quant_sidecar(model_cfg *m, const char *json, const char *what, si
     }
   } else {
     modelopt_algo(q, m);
+    unquantized_attention(q, m);
     if (!m->ckpt_quant)
       rc = sim_errf(err, SIM_EINPUT, "%s: quant_algo %s: not a ModelOpt format servesim reads (NVFP4, FP8, "
                     "MIXED_PRECISION)", what, qa->valuestring);
@@ -220,8 +234,9 @@ int cfg_model_quant_sidecar(model_cfg *m, const char *json, const char *what, si
 
 /* The checkpoint's quantization (quantization_config), the default weights when --quantization is not given,
  * as vLLM reads it; a format not read here is named in m->unmodelled. */
-static void ckpt_quant_from(const cJSON *o, model_cfg *m) {
+static void ckpt_quant_from(const cJSON *root, const cJSON *o, model_cfg *m) {
   const cJSON *qcfg = hf_get(o, "quantization_config");
+  if (!qcfg) qcfg = hf_get(root, "quantization_config"); /* a multimodal wrapper's (Kimi-K2.5's NVFP4 export) */
   const cJSON *qm = cJSON_IsObject(qcfg) ? cJSON_GetObjectItemCaseSensitive(qcfg, "quant_method") : NULL;
   if (cJSON_IsString(qm)) {
     if (!strcmp(qm->valuestring, "fp8")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP8;
@@ -237,10 +252,7 @@ static void ckpt_quant_from(const cJSON *o, model_cfg *m) {
                     "quantization_config (quant_method %s): not a format servesim reads, the weights are taken as "
                     "torch_dtype unless --quantization says otherwise",
                     cJSON_IsString(qm) ? qm->valuestring : "absent");
-  const cJSON *keep = cJSON_IsObject(qcfg) ? cJSON_GetObjectItemCaseSensitive(qcfg, "modules_to_not_convert") : NULL;
-  if (cJSON_IsArray(keep))
-    for (const cJSON *e = keep->child; e; e = e->next)
-      if (cJSON_IsString(e) && strstr(e->valuestring, "self_attn")) m->attn_unquantized = true;
+  if (cJSON_IsObject(qcfg)) unquantized_attention(qcfg, m);
 }
 
 static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
@@ -311,7 +323,7 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
                    m->layers - m->moe_layers, m->layers);
   if (!have_inter) m->intermediate = m->expert_inter; /* no dense MLP is costed or held (every layer MoE) */
   if ((rc = cfg_hf_layer_types(j, o, m))) return rc; /* sliding-window and linear-attention layers */
-  ckpt_quant_from(o, m);
+  ckpt_quant_from(j->root, o, m);
 
   /* parameter counts (doubles: exact below 2^53) */
   double H = m->hidden, I = m->intermediate, hd = m->head_dim, qh = m->q_heads, kvh = m->kv_heads, V = m->vocab;

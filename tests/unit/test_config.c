@@ -1131,3 +1131,18 @@ Test(config, modelopt_hf_quant_config_beside_the_config) {
   cr_assert_eq(cfg_model_load(&m, path, &e), SIM_OK, "%s", e.msg);
   cr_assert(m.ckpt_quant && m.ckpt_wdtype == DT_FP8);
 }
+
+/* A multimodal wrapper keeps quantization_config at its root and the language model under text_config (Kimi-K2.5's
+ * NVFP4 export): read from the root; its "ignore" list naming the attention keeps the attention unquantized. */
+Test(config, quantization_config_of_a_multimodal_wrapper) {
+  const char *js = "{\"model_type\": \"kimi_k25\", \"quantization_config\": {\"quant_method\": \"modelopt\", "
+                   "\"quant_algo\": \"NVFP4\", \"ignore\": [\"language_model.lm_head\", "
+                   "\"language_model.model.layers.0.self_attn*\"]}, \"text_config\": {\"model_type\": \"llama\", "
+                   "\"hidden_size\": 64, \"intermediate_size\": 128, \"num_hidden_layers\": 2, "
+                   "\"num_attention_heads\": 4, \"vocab_size\": 100, \"max_position_embeddings\": 128}}";
+  model_cfg m;
+  sim_err e = {0, ""};
+  cr_assert_eq(cfg_model_parse(&m, js, "k.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert(m.ckpt_quant && m.ckpt_wdtype == DT_FP4, "the root's quantization_config");
+  cr_assert(m.attn_unquantized, "ignore names self_attn");
+}
