@@ -1,8 +1,8 @@
 /* test_disagg_cli.c: `servesim run --mode disagg` end to end: a run's figures and records (every request's KV
  * sent once, the pools in the JSON echo, byte-identical on a rerun), and the refusals (exit 2, naming the pool
  * and the numbers): a pool TP the model's heads do not take, a KV re-sharding between TPs that do not divide, a
- * pool too small for the weights, pipeline stages, an unknown mode; plan and capacity, which analyse aggregated
- * engines only, say what to run instead. */
+ * pool too small for the weights, pipeline stages, an unknown mode; capacity, which analyses aggregated engines
+ * only, says what to run instead. plan plans each pool as one of its workers. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,13 +106,41 @@ Test(disagg_cli, bad_pools_exit_2_with_the_numbers) {
   cr_assert_eq(tu_run_cli("run --quiet --mode disagg --pp 2 --num-prompts 4", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "pipeline_parallel_size 2"), "%s", err);
 
-  /* plan and capacity analyse aggregated engines: they say what to run instead */
-  cr_assert_eq(tu_run_cli("plan --mode disagg --decode-tp 8", out, sizeof out, err, sizeof err), 2);
-  cr_assert(strstr(err, "decode: --tp 8"), "%s", err);
+  /* plan: a decode pool whose weights do not fit is named (exit 2, after both plans are printed) */
+  cr_assert_eq(tu_run_cli("plan --model llama-3.1-70b --gpu l40s --mode disagg --prefill-tp 8 --decode-tp 1", out,
+                          sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(out, "== prefill pool") && strstr(out, "== decode pool"), "%s", out);
+  cr_assert(strstr(err, "cannot start: the decode pool"), "%s", err);
+  /* capacity analyses aggregated engines: it says what to run instead */
   cr_assert_eq(tu_run_cli("capacity --mode disagg --slo ttft_p99=2000 --target-rate 5 --num-prompts 20", out,
                           sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "servesim sweep --mode disagg"), "%s", err);
 
   cr_assert_eq(tu_run_cli("run --quiet --mode split --num-prompts 4", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "unknown value 'split' (agg, disagg)"), "%s", err);
+}
+
+/* plan --mode disagg: each pool as one of its workers, its own TP and batch knobs; the JSON holds both. */
+Test(disagg_cli, plan_shows_both_pools) {
+  char js[256], cmd[1024];
+  snprintf(js, sizeof js, "/tmp/servesim_disagg_plan_%d.json", getpid());
+  tu_tmp_track(js);
+  snprintf(cmd, sizeof cmd, "plan --model llama-3.1-70b --gpu h200 --mode disagg --prefill-workers 2 --prefill-tp 2 "
+           "--decode-workers 1 --decode-tp 4 --decode-max-num-seqs 256 --json %s --force", js);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "== prefill pool: 2 workers of TP2") && strstr(out, "== decode pool: 1 worker of TP4"), "%s",
+            out);
+  size_t n;
+  char *text = tu_slurp(js, &n);
+  cJSON *x = cJSON_Parse(text);
+  cr_assert(x, "plan JSON parses");
+  cr_assert_str_eq(at(x, "mode")->valuestring, "disagg");
+  cr_assert_eq(at(x, "prefill_workers")->valueint, 2);
+  const cJSON *p = at(x, "prefill"), *d = at(x, "decode");
+  cr_assert_eq(at(p, "tensor_parallel_size")->valueint, 2);
+  cr_assert_eq(at(d, "tensor_parallel_size")->valueint, 4);
+  cr_assert_eq(at(d, "max_num_seqs")->valueint, 256);
+  cr_assert_eq(at(p, "max_num_seqs")->valueint, 1024, "the prefill pool keeps the deployment's");
+  cJSON_Delete(x);
+  free(text);
 }
