@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/run_flags.h"
 #include "plan/plan.h"
+#include "plan/pools.h"
 
 static const char *USAGE = "servesim plan [--model M] [--gpu G] [--tp N] [--quantization Q] [options]";
 static const char *SUMMARY =

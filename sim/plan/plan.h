@@ -139,15 +139,6 @@ typedef struct plan_result {
  * is false and out->refusal holds the numbers. */
 int plan_analyze(plan_result *out, const scenario *sc, const plan_opts *opts, sim_err *err);
 
-/* --mode disagg: each pool planned as its own engine (out[0] the prefill pool's, out[1] the decode pool's: its
- * TP/DP, max_num_seqs and max_num_batched_tokens; plan_pools.c). Errors as plan_analyze's, prefixed with the pool;
- * a pool that cannot start has fits false. */
-int plan_analyze_pools(plan_result out[2], const scenario *sc, const plan_opts *opts, sim_err *err);
-/* Both pools' plans, each under a heading naming the pool and its worker count; the JSON as
- * {"mode": "disagg", "prefill_workers": N, "decode_workers": N, "prefill": plan, "decode": plan}. */
-void plan_print_pools(const plan_result p[2], const scenario *sc, FILE *f);
-int plan_write_pools_json(const plan_result p[2], FILE *f, sim_err *err);
-
 /* The human-readable plan. */
 void plan_print(const plan_result *p, FILE *f);
 /* The plan as JSON (fixed number format, deterministic). */

@@ -1,4 +1,4 @@
-/* plan_pools.c: `servesim plan --mode disagg`: the prefill and the decode pool planned one after the other, each
+/* pools.c: `servesim plan --mode disagg`: the prefill and the decode pool planned one after the other, each
  * as the engine one of its workers runs (config/cfg.c deploy_pool: its TP, DP, max_num_seqs and
  * max_num_batched_tokens; everything else the deployment's), so each pool shows its memory plan, largest batch,
  * step times and gates. The KV transfer between them is the run's (docs/DISAGG.md). */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/plan.h"
+#include "plan/pools.h"
 
 static const char *const POOL[2] = {"prefill", "decode"};
 
