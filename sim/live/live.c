@@ -537,7 +537,8 @@ int live_serve(cluster *c, const live_info *info, const live_opts *o, sim_err *e
   L->o = *o;
   snprintf(L->model, sizeof L->model, "%s", o->served_model_name ? o->served_model_name : info->model);
   rng_seed(&L->g, o->seed);
-  prom_init(&L->pm, cluster_config(L->c)->replicas);
+  prom_init(&L->pm, cluster_config(L->c)->replicas,
+            info->engine && !strcmp(info->engine, "sglang") ? PROM_SGLANG : PROM_VLLM);
   cluster_hooks hk = {L, on_tokens, on_closed};
   cluster_open(L->c, &hk);
   int rc = uv_loop_init(&L->loop);

@@ -1,8 +1,11 @@
-/* prom.h: the Prometheus text exposition of vLLM's server metrics, per engine
- * (replica), for `servesim serve`'s /metrics. Names, labels and histogram
- * buckets are vLLM's (vllm/v1/metrics/loggers.py, PrometheusStatLogger:
- * labels model_name and engine; counters end in _total as prometheus_client
- * writes them). Times are simulated seconds.
+/* prom.h: the Prometheus text exposition of the engine's server metrics, per
+ * engine (replica), for `servesim serve`'s /metrics. Names, labels and
+ * histogram buckets are vLLM's (vllm/v1/metrics/loggers.py,
+ * PrometheusStatLogger: labels model_name and engine) or, with --engine
+ * sglang, SGLang's (python/sglang/srt/observability/metrics_collector.py:
+ * the scheduler's gauges per engine, the tokenizer manager's counters and
+ * histograms over the server); counters end in _total and labels are sorted
+ * as prometheus_client writes them. Times are simulated seconds.
  * Ownership: prom_init/prom_free on caller storage. */
 #ifndef SIM_LIVE_PROM_H
 #define SIM_LIVE_PROM_H
@@ -13,14 +16,16 @@
 #include "live/openai.h" /* oai_buf */
 
 typedef enum prom_hist_kind {
-  PH_TTFT = 0,  /* vllm:time_to_first_token_seconds */
+  PH_TTFT = 0,  /* vllm:time_to_first_token_seconds (sglang: the same name) */
   PH_ITL,       /* vllm:inter_token_latency_seconds */
   PH_E2E,       /* vllm:e2e_request_latency_seconds */
-  PH_QUEUE,     /* vllm:request_queue_time_seconds */
+  PH_QUEUE,     /* vllm:request_queue_time_seconds (sglang:queue_time_seconds) */
   PH_COUNT
 } prom_hist_kind;
 
-enum { PROM_MAX_BUCKETS = 24 };
+enum { PROM_MAX_BUCKETS = 40 };
+
+typedef enum prom_flavor { PROM_VLLM = 0, PROM_SGLANG } prom_flavor;
 
 typedef struct prom_hist {
   uint64_t count[PROM_MAX_BUCKETS + 1]; /* per bucket (not cumulative); the last is +Inf */
@@ -45,11 +50,12 @@ typedef struct prom_gauges {
 } prom_gauges;
 
 typedef struct prom {
+  prom_flavor flavor;
   uint32_t n_engines;
   prom_engine *e;
 } prom;
 
-void prom_init(prom *p, uint32_t n_engines);
+void prom_init(prom *p, uint32_t n_engines, prom_flavor flavor);
 void prom_free(prom *p);
 void prom_observe(prom *p, uint32_t engine, prom_hist_kind k, double seconds);
 /* Appends the whole exposition; g[] has n_engines entries. */

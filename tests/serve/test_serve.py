@@ -224,6 +224,25 @@ async def disconnect_and_drain():
         stop(p)
 
 
+async def sglang_metrics():
+    # --engine sglang: /metrics under SGLang's names (sglang:*), none of vLLM's
+    p, url = start("--engine", "sglang")
+    try:
+        async with aiohttp.ClientSession() as s:
+            for _ in range(3):
+                async with s.post(url + "/v1/completions",
+                                  json={"prompt": [1] * 100, "max_tokens": 10, "ignore_eos": True}) as r:
+                    await r.read()
+        v = metrics(url)
+        check(total(v, "sglang:num_requests_total") == 3 and total(v, "sglang:prompt_tokens_total") == 300
+              and total(v, "sglang:generation_tokens_total") == 30
+              and total(v, "sglang:time_to_first_token_seconds_count") == 3,
+              "--engine sglang: /metrics counts the 3 requests under SGLang's names")
+        check(not any(k.startswith("vllm:") for k in v), "--engine sglang: no vllm:* metric")
+    finally:
+        stop(p)
+
+
 def raw_http():
     p, url = start("--max-connections", "2")
     port = int(url.rsplit(":", 1)[1])
@@ -301,6 +320,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(accuracy_and_errors(tmp))
     asyncio.run(disconnect_and_drain())
+    asyncio.run(sglang_metrics())
     raw_http()
     if FAILS:
         print("%d check(s) failed" % len(FAILS))

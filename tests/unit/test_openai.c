@@ -140,7 +140,7 @@ Test(openai, responses_and_chunks_are_vllms_json) {
 
 Test(prom, exposition_has_cumulative_buckets_counts_and_sums) {
   prom p;
-  prom_init(&p, 2);
+  prom_init(&p, 2, PROM_VLLM);
   prom_observe(&p, 0, PH_TTFT, 0.001); /* on a bound: le="0.001" counts it */
   prom_observe(&p, 0, PH_TTFT, 0.03);
   prom_observe(&p, 0, PH_TTFT, 5000.0); /* past the last bound: +Inf only */
@@ -171,6 +171,52 @@ Test(prom, exposition_has_cumulative_buckets_counts_and_sums) {
   };
   for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
     cr_assert_not_null(strstr(b.p, must[i]), "missing: %s", must[i]);
+  oai_buf_free(&b);
+  prom_free(&p);
+}
+
+/* --engine sglang: SGLang's names, buckets and label sets (observability/metrics_collector.py): the scheduler's
+ * gauges, retractions and queue time per engine (dp_rank with several), the tokenizer manager's counters and
+ * latency histograms summed over the server; labels sorted as prometheus_client writes them. */
+Test(prom, sglang_exposition) {
+  prom p;
+  prom_init(&p, 2, PROM_SGLANG);
+  prom_observe(&p, 0, PH_TTFT, 0.1); /* on SGLang's first bound */
+  prom_observe(&p, 1, PH_TTFT, 0.15);
+  prom_observe(&p, 1, PH_TTFT, 500.0); /* past the last bound (400) */
+  prom_observe(&p, 0, PH_QUEUE, 0.0);  /* SGLang's queue histogram starts at 0 */
+  p.e[0].prompt_tokens = 100, p.e[1].prompt_tokens = 23;
+  p.e[0].success[PR_STOP] = 2, p.e[1].success[PR_ABORT] = 1;
+  prom_gauges g[2] = {{3, 1, 0.5, 2, 100, 60}, {0, 4, 0.25, 0, 0, 0}};
+  oai_buf b = {0};
+  prom_write(&p, "m", g, &b);
+  const char *must[] = {
+      "# TYPE sglang:num_running_reqs gauge\n",
+      "sglang:num_running_reqs{dp_rank=\"0\",engine_type=\"unified\",model_name=\"m\",moe_ep_rank=\"0\","
+      "pp_rank=\"0\",tp_rank=\"0\"} 3.0\n",
+      "sglang:num_queue_reqs{dp_rank=\"1\",engine_type=\"unified\",model_name=\"m\",moe_ep_rank=\"0\",pp_rank=\"0\","
+      "tp_rank=\"0\"} 4.0\n",
+      "sglang:token_usage{dp_rank=\"1\",engine_type=\"unified\",model_name=\"m\",moe_ep_rank=\"0\",pp_rank=\"0\","
+      "tp_rank=\"0\"} 0.25\n",
+      "sglang:cache_hit_rate{dp_rank=\"0\",engine_type=\"unified\",model_name=\"m\",moe_ep_rank=\"0\","
+      "pp_rank=\"0\",tp_rank=\"0\"} 0.6\n",
+      "sglang:num_retracted_requests_total{dp_rank=\"0\",engine_type=\"unified\",model_name=\"m\","
+      "moe_ep_rank=\"0\",pp_rank=\"0\",tp_rank=\"0\"} 2.0\n",
+      "sglang:queue_time_seconds_bucket{dp_rank=\"0\",engine_type=\"unified\",le=\"0.0\",model_name=\"m\","
+      "moe_ep_rank=\"0\",pp_rank=\"0\",tp_rank=\"0\"} 1.0\n",
+      "sglang:prompt_tokens_total{engine_type=\"unified\",model_name=\"m\"} 123.0\n",
+      "sglang:num_requests_total{engine_type=\"unified\",model_name=\"m\"} 3.0\n",
+      "sglang:num_aborted_requests_total{engine_type=\"unified\",model_name=\"m\"} 1.0\n",
+      "sglang:time_to_first_token_seconds_bucket{engine_type=\"unified\",le=\"0.1\",model_name=\"m\"} 1.0\n",
+      "sglang:time_to_first_token_seconds_bucket{engine_type=\"unified\",le=\"0.2\",model_name=\"m\"} 2.0\n",
+      "sglang:time_to_first_token_seconds_bucket{engine_type=\"unified\",le=\"400.0\",model_name=\"m\"} 2.0\n",
+      "sglang:time_to_first_token_seconds_bucket{engine_type=\"unified\",le=\"+Inf\",model_name=\"m\"} 3.0\n",
+      "sglang:time_to_first_token_seconds_count{engine_type=\"unified\",model_name=\"m\"} 3.0\n",
+      "# HELP sglang:e2e_request_latency_seconds Histogram of End-to-end request latency in seconds\n",
+  };
+  for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+    cr_assert_not_null(strstr(b.p, must[i]), "missing: %s", must[i]);
+  cr_assert_null(strstr(b.p, "vllm:"), "no vLLM name");
   oai_buf_free(&b);
   prom_free(&p);
 }
