@@ -385,6 +385,9 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
   if (!d->max_num_seqs) d->max_num_seqs = def_seqs;
   bool util_given = d->gpu_memory_utilization >= 0;
   settings_fill(d, e, SD_ENGINE); /* block size, memory fraction, prefix caching, chunking, async: the engine file's */
+  if (d->schedule_lpm && !engver_is_sglang(e))
+    return sim_errf(err, SIM_EINPUT, "schedule_policy lpm is SGLang's (--engine sglang); %s schedules its waiting "
+                    "queue first come, first served", e->name);
   if (!d->max_model_len) d->max_model_len = m->max_pos;
   if (d->max_model_len > m->max_pos)
     return sim_errf(err, SIM_EINPUT, "max_model_len %u exceeds max_position_embeddings %u of %s", d->max_model_len,

@@ -69,6 +69,14 @@ static bool router_parse(deploy_cfg *d, const char *t) { return route_policy_par
 static const char *router_show(const deploy_cfg *d) { return route_policy_name(d->router); }
 static bool router_given(const deploy_cfg *d) { return d->router != ROUTE_ROUND_ROBIN; }
 
+static bool policy_parse(deploy_cfg *d, const char *t) {
+  if (strcmp(t, "fcfs") && strcmp(t, "lpm")) return false;
+  d->schedule_lpm = !strcmp(t, "lpm");
+  return true;
+}
+static const char *policy_show(const deploy_cfg *d) { return d->schedule_lpm ? "lpm" : "fcfs"; }
+static bool policy_given(const deploy_cfg *d) { return d->schedule_lpm; }
+
 /* ---- the table ----------------------------------------------------------------------------------------- */
 
 #define OFF(f) offsetof(deploy_cfg, f)
@@ -204,6 +212,11 @@ static const setting SETTINGS[] = {
      .off = OFF(decode_max_num_batched_tokens), .lo = 1, .hi = 1e7, .def = SD_RULE, .use = SET_SWEEP | SET_DISAGG,
      .label = "dtokens=", .meta = "N", .help = "--mode disagg: token budget per step of a decode worker",
      .deflt = "max_num_batched_tokens"},
+    {.key = "schedule_policy", .flag = "schedule-policy", .kind = SK_CHOICE, .off = OFF(schedule_lpm),
+     .def = SD_FIXED, .use = SET_SWEEP | SET_GIVEN, .label = "policy:", .meta = "fcfs|lpm",
+     .help = "SGLang's waiting-queue order: fcfs, or lpm (longest radix-cache prefix first, in-batch prefix sharing "
+             "deprioritized, fcfs above 128 waiting; schedule_policy.py); the other engines schedule fcfs",
+     .deflt = "fcfs", CHOICE(policy_parse, policy_show, NULL, policy_given, "fcfs, lpm")},
     {.key = "router", .flag = "router", .kind = SK_CHOICE, .off = OFF(router), .def = SD_FIXED, .use = SET_SWEEP,
      .label = "router:", .meta = "P", .help = "round_robin, least_outstanding, least_kv", .deflt = "round_robin",
      CHOICE(router_parse, router_show, NULL, router_given, "round_robin, least_outstanding, least_kv")},
@@ -405,7 +418,8 @@ void settings_fill(deploy_cfg *d, const engine_cfg *e, set_default rule) {
 
 void settings_json_echo(const deploy_cfg *d, unsigned use, jw *w) {
   for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++)
-    if ((!use || (SETTINGS[i].use & use)) && (d->disagg || !(SETTINGS[i].use & SET_DISAGG)))
+    if ((!use || (SETTINGS[i].use & use)) && (d->disagg || !(SETTINGS[i].use & SET_DISAGG)) &&
+        (!(SETTINGS[i].use & SET_GIVEN) || setting_given(&SETTINGS[i], d)))
       setting_json(&SETTINGS[i], d, w);
 }
 

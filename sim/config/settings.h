@@ -43,8 +43,10 @@ typedef enum set_default {
 enum {
   SET_SWEEP = 1u, /* a grid axis (sweep, capacity): --flag A,B,... and "grid": {key: [...]} */
   SET_ROW = 2u,   /* echoed in every sweep and capacity row (JSON and CSV) */
-  SET_DISAGG = 4u /* a disaggregated deployment's (--mode disagg): JSON echoes skip it in agg mode, whose outputs
-                     stay as they were before disaggregation existed */
+  SET_DISAGG = 4u, /* a disaggregated deployment's (--mode disagg): JSON echoes skip it in agg mode, whose outputs
+                      stay as they were before disaggregation existed */
+  SET_GIVEN = 8u   /* one engine's setting (SGLang's schedule_policy): JSON echoes skip it unless given, so the
+                      other engines' outputs stay as they were */
 };
 
 typedef struct setting {

@@ -164,6 +164,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   cc.sched.max_prefill_tokens = r->engine.max_prefill_tokens;
   cc.sched.schedule_conservativeness = engver_sglang_conservativeness(&r->engine, r->deploy.dp);
   cc.sched.retract_steps = engver_sglang_retract_steps(&r->engine);
+  cc.sched.lpm = r->deploy.schedule_lpm;
   cc.kv_blocks = r->plan.kv_blocks;
   cc.block_tokens = r->plan.block_tokens;
   cc.prefix_caching = r->deploy.enable_prefix_caching != 0;

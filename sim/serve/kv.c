@@ -399,18 +399,28 @@ void kv_seq_reserve(const kv_mgr *kv, kv_seq *s, uint64_t tokens) {
   if (n > s->cap) seq_set_cap(s, n); /* exact: the final length is known */
 }
 
-uint32_t kv_match_prefix(kv_mgr *kv, const kv_content *c, uint32_t num_tokens) {
-  if (!kv->caching) return 0;
-  kv->stats.lookups++;
-  kv->stats.lookup_tokens += num_tokens;
-  if (num_tokens == 0) return 0;
+uint32_t kv_peek_prefix(const kv_mgr *kv, const kv_content *c, uint32_t num_tokens) {
+  if (!kv->caching || num_tokens == 0) return 0;
   uint32_t max_blocks = (num_tokens - 1) / kv->block_tokens, n = 0;
   uint64_t h = 0;
   for (; n < max_blocks; n++) {
     h = chain_hash(h, block_content(kv, c, n));
     if (ht_find(kv, h) == UINT32_MAX) break;
   }
-  uint32_t hit = n * kv->block_tokens;
+  return n * kv->block_tokens;
+}
+
+uint32_t kv_shared_prefix(const kv_mgr *kv, const kv_content *a, const kv_content *b, uint32_t num_tokens) {
+  uint32_t n = 0, blocks = num_tokens / kv->block_tokens;
+  while (n < blocks && block_content(kv, a, n) == block_content(kv, b, n)) n++;
+  return n * kv->block_tokens;
+}
+
+uint32_t kv_match_prefix(kv_mgr *kv, const kv_content *c, uint32_t num_tokens) {
+  if (!kv->caching) return 0;
+  kv->stats.lookups++;
+  kv->stats.lookup_tokens += num_tokens;
+  uint32_t hit = kv_peek_prefix(kv, c, num_tokens);
   kv->stats.hit_tokens += hit;
   return hit;
 }

@@ -103,6 +103,11 @@ void kv_seq_reserve(const kv_mgr *kv, kv_seq *s, uint64_t tokens);
  * num_tokens - 1 so at least one token is left to compute). Does not pin.
  * Always 0 when prefix caching is off. */
 uint32_t kv_match_prefix(kv_mgr *kv, const kv_content *c, uint32_t num_tokens);
+/* kv_match_prefix without counting a lookup (a scheduler's look at its queue: SGLang's lpm order). */
+uint32_t kv_peek_prefix(const kv_mgr *kv, const kv_content *c, uint32_t num_tokens);
+/* Tokens two sequences share from their start, among their first num_tokens, whole blocks (their contents
+ * compared, cached or not). */
+uint32_t kv_shared_prefix(const kv_mgr *kv, const kv_content *a, const kv_content *b, uint32_t num_tokens);
 
 /* Makes `s` hold blocks for `total_tokens` tokens. If `s` is empty and
  * `cached_tokens` > 0, first takes the matching cached blocks (the value

@@ -92,6 +92,7 @@ typedef struct sched_cfg {
   bool prebuilt;                         /* a disaggregated SGLang decode worker (sched_sglang.c): every request it
                                             takes arrives with its KV and its first token, and joins the running
                                             batch with no forward step */
+  bool lpm;                              /* ADMIT_TOKEN_RATIO: SGLang's schedule_policy lpm (sched_sglang.c) */
 } sched_cfg;
 
 /* One entry of a step: a request and what the step does for it. */

@@ -139,11 +139,61 @@ static bool add_one(sched *s, sched_step *st, request *reqs, adder *a, sim_ns no
   return !chunked;
 }
 
+/* schedule_policy lpm (schedule_policy.py at v0.5.9: calc_priority, _determine_active_policy,
+ * _compute_prefix_matches, _sort_by_longest_prefix): with the radix cache on and at most 128 requests waiting
+ * (more: fcfs, "the expensive prefix matching" turned off), the waiting queue is sorted by the prefix each
+ * request finds cached, longest first, Python's stable sort keeping queue order among equals. In-batch prefix
+ * caching: a request that finds at most 32 tokens cached (IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD) and shares
+ * 32 or more (..._DEPRIORITIZE_THRESHOLD) with a request earlier in the queue that was not itself put back goes
+ * to the end, so that one of them fills the cache for the other; the others are entered in the queue's tree. */
+#define SGL_LPM_MAX_QUEUE 128u
+#define SGL_IN_BATCH_CHECK 32u
+#define SGL_IN_BATCH_DEPRIORITIZE 32u
+
+static void lpm_order(sched *s, request *reqs) {
+  uint32_t n = s->waiting.len;
+  if (!s->cfg.lpm || !s->caching || n < 2 || n > SGL_LPM_MAX_QUEUE) return;
+  uint32_t idx[SGL_LPM_MAX_QUEUE], known[SGL_LPM_MAX_QUEUE];
+  uint64_t key[SGL_LPM_MAX_QUEUE]; /* ascending: deprioritized last, then longest match first */
+  bool entered[SGL_LPM_MAX_QUEUE];
+  kv_content c[SGL_LPM_MAX_QUEUE];
+  for (uint32_t k = 0; k < n; k++) {
+    idx[k] = ring_at(&s->waiting, k);
+    const request *r = &reqs[idx[k]];
+    known[k] = r->num_tokens + (s->cfg.async_scheduling ? r->pending : 0);
+    c[k] = sched__content_of(s, r);
+    uint32_t match = kv_peek_prefix(s->kv, &c[k], known[k]);
+    bool deprioritized = false;
+    entered[k] = false;
+    if (match <= SGL_IN_BATCH_CHECK) {
+      uint32_t shared = 0;
+      for (uint32_t j = 0; j < k; j++)
+        if (entered[j]) {
+          uint32_t m = kv_shared_prefix(s->kv, &c[j], &c[k], known[j] < known[k] ? known[j] : known[k]);
+          if (m > shared) shared = m;
+        }
+      deprioritized = shared >= SGL_IN_BATCH_DEPRIORITIZE;
+      entered[k] = !deprioritized;
+    }
+    key[k] = deprioritized ? UINT64_MAX : (uint64_t)(UINT32_MAX - match);
+  }
+  for (uint32_t k = 1; k < n; k++) /* stable insertion sort: n <= 128 */
+    for (uint32_t j = k; j > 0 && key[j - 1] > key[j]; j--) {
+      uint64_t tk = key[j];
+      key[j] = key[j - 1], key[j - 1] = tk;
+      uint32_t ti = idx[j];
+      idx[j] = idx[j - 1], idx[j - 1] = ti;
+    }
+  for (uint32_t k = 0; k < n; k++) ring_pop_front(&s->waiting);
+  for (uint32_t k = 0; k < n; k++) ring_push_back(&s->waiting, idx[k]);
+}
+
 static void prefill(sched *s, sched_step *st, request *reqs, sim_ns now) {
   adder a = {0, s->cfg.max_prefill_tokens, s->cfg.chunked_prefill ? s->cfg.max_num_batched_tokens : UINT32_MAX};
   for (uint32_t k = 0; k < s->n_running; k++) /* _get_running_request_total_token_offset */
     if (!mid_prefill(&reqs[s->running[k]])) a.offset += out_left(&reqs[s->running[k]]) * s->ratio;
   add_chunked(s, st, reqs, &a);
+  lpm_order(s, reqs);
   while (s->waiting.len && a.rem_input > 0 && a.rem_chunk > 0) {
     if (s->n_running >= s->cfg.max_num_seqs) { /* get_num_allocatable_reqs */
       s->full = true;

@@ -628,3 +628,20 @@ Test(cli, nvfp4_on_b200_and_h200) {
                err);
   cr_assert(strstr(out, "weights fp4"), "%s", out);
 }
+
+/* --schedule-policy: SGLang's lpm runs and is echoed; refused with another engine and for an unknown value (exit
+ * 2, naming it); fcfs, the default, is not echoed, so runs without it keep their outputs. */
+Test(cli, schedule_policy_is_sglangs) {
+  cr_assert_eq(tu_run_cli("run --quiet --engine sglang --schedule-policy lpm --num-prompts 20 --json -", out,
+                          sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "\"schedule_policy\": \"lpm\""), "%s", out);
+  cr_assert_eq(tu_run_cli("run --quiet --engine sglang --num-prompts 20 --json -", out, sizeof out, err, sizeof err),
+               0, "%s", err);
+  cr_assert_null(strstr(out, "schedule_policy"));
+  cr_assert_eq(tu_run_cli("run --quiet --engine vllm --schedule-policy lpm --num-prompts 20", out, sizeof out, err,
+                          sizeof err), 2);
+  cr_assert(strstr(err, "schedule_policy lpm is SGLang's"), "%s", err);
+  cr_assert_eq(tu_run_cli("run --quiet --engine sglang --schedule-policy dfs --num-prompts 20", out, sizeof out, err,
+                          sizeof err), 2);
+  cr_assert(strstr(err, "--schedule-policy: unknown value 'dfs' (fcfs, lpm)"), "%s", err);
+}

@@ -7,8 +7,10 @@
  *   managers/schedule_policy.py  PrefillAdder.add_one_req / add_chunked_req / budget_state
  *   managers/schedule_batch.py   check_decode_mem, retract_decode (victim order, new ratio)
  *   mem_cache/radix_cache.py     _key_match_page_size1: token-granular prefix match
+ *   managers/schedule_policy.py  calc_priority, _compute_prefix_matches, _sort_by_longest_prefix (lpm)
  * Pages of one token (server_args page_size None -> 1), no overlap (async off: one step at a time). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "serve/sched.h"
@@ -26,7 +28,7 @@ typedef struct harness {
 static void h_init_async(harness *h, uint32_t chunk, uint32_t pool, double conservativeness, uint32_t page,
                          bool async, uint32_t retract_steps) {
   memset(h, 0, sizeof *h);
-  sched_cfg c = {2048, chunk, 0, true, async, ADMIT_TOKEN_RATIO, false, 1, 16384, conservativeness, retract_steps, false};
+  sched_cfg c = {2048, chunk, 0, true, async, ADMIT_TOKEN_RATIO, false, 1, 16384, conservativeness, retract_steps, false, false};
   sched_init(&h->s, &c, pool, page, true);
   metrics_init(&h->m, 0);
 }
@@ -206,6 +208,57 @@ Test(sched_sglang, radix_hits_are_token_granular) {
     cr_assert_eq(h.reqs[y].cached_tokens, want[i], "page %u: %u", page[i], h.reqs[y].cached_tokens);
     cr_assert_eq(h.bd.num_tokens, 50 - want[i]);
     cr_assert_eq(h.s.prefix_hits, want[i]);
+    h_free(&h);
+  }
+}
+
+static void h_init_lpm(harness *h, uint32_t chunk, bool lpm) {
+  memset(h, 0, sizeof *h);
+  sched_cfg c = {2048, chunk, 0, true, false, ADMIT_TOKEN_RATIO, false, 1, 16384, 1.0, 1, false, lpm};
+  sched_init(&h->s, &c, 100000, 1, true);
+  metrics_init(&h->m, 0);
+}
+
+static bool h_running(const harness *h, uint32_t i) { return h->reqs[i].state == RQ_RUNNING || h->reqs[i].generated; }
+
+/* schedule_policy lpm (schedule_policy.py: _sort_by_longest_prefix): the request whose prompt the radix cache
+ * holds most of goes first. A first request of session 1 (200 tokens) leaves its prompt cached; then B (a new
+ * session, 100 tokens) and C (session 1, 300 tokens: 200 cached, 100 to compute) wait, B first. With a chunk of
+ * 100 tokens one of them prefills: fcfs takes B, lpm takes C. */
+Test(sched_sglang, lpm_takes_the_longest_cached_prefix_first) {
+  for (int lpm = 0; lpm < 2; lpm++) {
+    harness h;
+    h_init_lpm(&h, 100, lpm);
+    uint32_t a = h_add(&h, 200, 1, 1);
+    while (!h.reqs[a].finish_ns) h_step(&h);
+    uint32_t b = h_add(&h, 100, 4, 2), c = h_add(&h, 300, 4, 1);
+    h_step(&h);
+    cr_assert_eq(h_running(&h, c), (bool)lpm, "lpm %d: C (200 of 300 cached) admitted first", lpm);
+    cr_assert_eq(h_running(&h, b), !lpm, "lpm %d: B", lpm);
+    if (lpm) cr_assert_eq(h.reqs[c].cached_tokens, 200);
+    h_free(&h);
+  }
+}
+
+/* In-batch prefix caching (_compute_prefix_matches, thresholds 32 and 32): E and F share their 100-token
+ * prompt (one session) and nothing is cached; G is another session's. lpm puts F behind G, so that E fills the
+ * cache that F then hits: with a chunk of 200 the first prefill takes E and G, and F's prefill in the next step
+ * finds E's prompt cached (99 tokens: one is always computed). Under fcfs the first prefill takes E and F; here
+ * F already finds E's tokens in that same batch (servesim registers a block when the step that computes it is
+ * scheduled, vLLM's rule; SGLang inserts a prompt into the radix tree after its prefill ran, so F would miss
+ * there: docs/SGLANG.md), which leaves 99 tokens of the chunk to G. */
+Test(sched_sglang, lpm_defers_a_request_sharing_a_prefix_in_the_queue) {
+  for (int lpm = 0; lpm < 2; lpm++) {
+    harness h;
+    h_init_lpm(&h, 200, lpm);
+    uint32_t e = h_add(&h, 100, 4, 5), f = h_add(&h, 100, 4, 5), g = h_add(&h, 100, 4, 6);
+    h_step(&h);
+    cr_assert_eq(h.reqs[e].num_computed, 100);
+    cr_assert_eq(h.reqs[g].num_computed, lpm ? 100 : 99, "lpm %d: G %u", lpm, h.reqs[g].num_computed);
+    cr_assert_eq(h_running(&h, f), !lpm, "lpm %d: F deferred under lpm only", lpm);
+    if (lpm) h_step(&h);
+    cr_assert(h_running(&h, f));
+    cr_assert_eq(h.reqs[f].cached_tokens, 99, "lpm %d: F hits E's prompt: %u", lpm, h.reqs[f].cached_tokens);
     h_free(&h);
   }
 }
