@@ -22,6 +22,7 @@ static const struct {
   double max; /* K_INT: largest value */
 } OTHER[] = {
     {AX_GPU, "gpu", "gpu", "", K_NAME, 0},
+    {AX_ENGINE, "engine", "engine", "", K_NAME, 0},
     {AX_RATE, "request_rate", "request-rate", "rate=", K_POS, 0},
     {AX_CONC, "max_concurrency", "max-concurrency", "conc=", K_INT, 1e7},
     {AX_RATE_SCALE, "rate_scale", "rate-scale", "scale=", K_POS, 0},
@@ -377,6 +378,10 @@ int grid_apply(const grid_point *p, scenario *sc, sim_err *err) {
   if (p->set[AX_GPU]) {
     if (strlen(p->v[AX_GPU].s) >= sizeof sc->gpu) return sim_errf(err, SIM_EINPUT, "gpu: name too long");
     snprintf(sc->gpu, sizeof sc->gpu, "%s", p->v[AX_GPU].s);
+  }
+  if (p->set[AX_ENGINE]) {
+    if (strlen(p->v[AX_ENGINE].s) >= sizeof sc->engine) return sim_errf(err, SIM_EINPUT, "engine: name too long");
+    snprintf(sc->engine, sizeof sc->engine, "%s", p->v[AX_ENGINE].s);
   }
   for (int a = AX_SET0; a < AX_SET0 + GRID_MAX_SETTINGS; a++) { /* in the table's order: dtype before quantization */
     const setting *st = axis_setting(a);

@@ -41,6 +41,7 @@ enum { GRID_MAX_VALUES = 64, GRID_MAX_POINTS = 100000, PRICE_MAX = 16 };
 enum { GRID_MAX_SETTINGS = 40 };
 typedef enum grid_axis_id {
   AX_GPU = 0,
+  AX_ENGINE, /* --engine vllm,sglang,trtllm: engines (NAME or NAME@VERSION) compared on one workload */
   AX_SET0,
   AX_RATE = AX_SET0 + GRID_MAX_SETTINGS,
   AX_CONC,

@@ -20,6 +20,11 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   if (!rc) rc = runner_execute(r, NULL, &err);
   snprintf(row->model, sizeof row->model, "%.63s", r->model.name[0] ? r->model.name : sc->model);
   snprintf(row->gpu, sizeof row->gpu, "%.63s", r->gpu.name[0] ? r->gpu.name : sc->gpu);
+  if (r->engine.name[0])
+    snprintf(row->engine, sizeof row->engine, "%.30s%s%.30s", r->engine.name, r->engine.version[0] ? "@" : "",
+             r->engine.version);
+  else
+    snprintf(row->engine, sizeof row->engine, "%.63s", sc->engine);
   row->deploy = r->deploy.resolved ? r->deploy : sc->deploy;
   if (!row->deploy.resolved) settings_fill(&row->deploy, NULL, SD_ONE); /* config/'s rule for the sizes */
   row->replicas = row->deploy.replicas;
@@ -81,7 +86,12 @@ int sweep_prepare(sweep_set *s, const scenario *base, const grid_spec *g, const 
   gpu_cfg gc;
   int rc;
   if ((rc = cfg_model_load(&m, base->model, err))) return rc;
-  if ((rc = cfg_engine_load(&e, base->engine, err))) return rc;
+  if (!g->n[AX_ENGINE] && (rc = cfg_engine_load(&e, base->engine, err))) return rc;
+  for (int i = 0; i < g->n[AX_ENGINE]; i++)
+    if ((rc = cfg_engine_load(&e, g->v[AX_ENGINE][i].s, err))) return sim_err_prefix(err, "%s", g->src[AX_ENGINE]);
+  for (size_t i = 0; i < g->n_configs; i++)
+    if (g->configs[i].set[AX_ENGINE] && (rc = cfg_engine_load(&e, g->configs[i].v[AX_ENGINE].s, err)))
+      return sim_err_prefix(err, "%s: configs[%zu].engine", g->file, i);
   if (!g->n[AX_GPU] && (rc = cfg_gpu_load(&gc, base->gpu, err))) return rc;
   for (int i = 0; i < g->n[AX_GPU]; i++)
     if ((rc = cfg_gpu_load(&gc, g->v[AX_GPU][i].s, err))) return sim_err_prefix(err, "%s", g->src[AX_GPU]);

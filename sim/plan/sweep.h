@@ -37,7 +37,7 @@ typedef struct sweep_row {
   char reason[1024];          /* why not ("" when feasible) */
   uint32_t whatif_missed;     /* what-ifs not (fully) exercised in this run (runner/whatif.h) */
   char whatif_note[400];      /* the first of them, "" when none */
-  char model[64], gpu[64];
+  char model[64], gpu[64], engine[64]; /* engine: NAME@VERSION as run */
   char cost_source[1400];     /* what served its step times (profsel.h); "" when it could not start */
   deploy_cfg deploy;          /* the deployment: resolved when the run got that far, else as asked with the
                                  parallel sizes' defaults (echoed over config/settings.h's table) */

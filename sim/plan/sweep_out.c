@@ -96,6 +96,7 @@ static void row_json(jw *j, const sweep_set *s, const sweep_row *r) {
   jw_obj(j, "config");
   jw_str(j, "model", r->model);
   jw_str(j, "gpu", r->gpu);
+  jw_str(j, "engine", r->engine);
   if (r->whatif_missed) jw_u64(j, "what_if_not_exercised", r->whatif_missed);
   settings_json_echo(&r->deploy, SET_ROW, j); /* config/settings.c's table */
   jw_u64(j, "replicas", r->replicas);

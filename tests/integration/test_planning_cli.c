@@ -711,3 +711,27 @@ Test(planning_cli, capacity_shards_merge_to_the_unsplit_bytes) {
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "missing shard 3 of 3"), "%s", err);
 }
+
+/* --engine A,B sweeps the engine (NAME or NAME@VERSION): each row runs and names its engine as run; an unknown
+ * engine is refused before anything runs (exit 2); capacity takes engines as candidates. */
+Test(planning_cli, sweep_and_capacity_compare_engines) {
+  cr_assert_eq(tu_run_cli("sweep --engine vllm,sglang@0.5.6.post2,trtllm --num-prompts 40 --request-rate 4 --json -",
+                          out, sizeof out, err, sizeof err), 0, "%s", err);
+  cJSON *j = cJSON_Parse(out);
+  cr_assert(j, "sweep JSON parses");
+  const cJSON *res = cJSON_GetObjectItem(j, "results");
+  cr_assert_eq(cJSON_GetArraySize(res), 3);
+  const char *want[] = {"vllm@", "sglang@0.5.6.post2", "trtllm@"};
+  for (int i = 0; i < 3; i++) {
+    const cJSON *r = cJSON_GetArrayItem(res, i);
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "feasible")));
+    const char *e = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "engine")->valuestring;
+    cr_assert(!strncmp(e, want[i], strlen(want[i])), "row %d engine %s", i, e);
+  }
+  cJSON_Delete(j);
+  cr_assert_eq(tu_run_cli("sweep --engine vllm,nope --num-prompts 10", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--engine: unknown engine 'nope'"), "%s", err);
+  cr_assert_eq(tu_run_cli("capacity --engine vllm,sglang --slo tpot_p99=60 --target-rate 2 --num-prompts 60", out,
+                          sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "0*  vllm ") && strstr(out, "1   sglang "), "%s", out);
+}
