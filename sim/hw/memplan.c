@@ -233,7 +233,9 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
     double blocks = kv > 0 ? floor(kv / per_block) - 1.0 : -1.0;
     p->stage_layers[s] = L;
     p->stage_weights_bytes[s] = w;
-    p->stage_kv_blocks[s] = blocks < 0 ? 0 : blocks > UINT32_MAX ? UINT32_MAX : (uint32_t)blocks;
+    double cap = floor(MEMPLAN_MAX_KV_TOKENS / block);
+    if (blocks > cap) blocks = cap, p->kv_capped = true;
+    p->stage_kv_blocks[s] = blocks < 0 ? 0 : (uint32_t)blocks;
     /* the stage the plan describes: the first whose weights do not fit, else the one with the fewest blocks */
     bool pick = s == 0 || (p->weights_bytes <= p->budget_bytes && (w > p->budget_bytes || blocks < best));
     if (pick) {
@@ -295,6 +297,7 @@ void memplan_write_json(jw *m, const char *key, const mem_plan *p) {
   jw_num(m, "kv_cache_gib", p->kv_bytes / gib);
   jw_num(m, "kv_bytes_per_token", p->kv_bytes_per_token);
   jw_u64(m, "kv_blocks", p->kv_blocks);
+  if (p->kv_capped) jw_bool(m, "kv_blocks_capped", true); /* at MEMPLAN_MAX_KV_TOKENS */
   jw_u64(m, "kv_tokens", p->kv_tokens);
   jw_u64(m, "block_size", p->block_tokens);
   if (p->state_bytes_per_seq > 0) { /* a hybrid model's linear-attention states */

@@ -23,6 +23,12 @@
 #ifndef SIM_MEMPLAN_H
 #define SIM_MEMPLAN_H
 
+/* The largest KV pool servesim models, in tokens (2^29; at page size 1 also its blocks, under the block
+ * manager's bound of 2^30): a degenerate but valid model (a few bytes of KV per token) or a GPU file with
+ * petabytes of memory would otherwise ask for more blocks than the block manager indexes. No real deployment
+ * comes near it (a 1B model on a 141 GB GPU holds a few million tokens). */
+#define MEMPLAN_MAX_KV_TOKENS 536870912.0
+
 #include "config/cfg.h"
 
 typedef struct mem_plan {
@@ -37,6 +43,7 @@ typedef struct mem_plan {
   double kv_bytes_per_block;  /* per GPU */
   uint32_t block_tokens;
   uint32_t kv_blocks;         /* usable blocks (null block excluded); 0 when it does not fit */
+  bool kv_capped;             /* the memory holds more than MEMPLAN_MAX_KV_TOKENS: the pool is cut there */
   uint64_t kv_tokens;         /* kv_blocks x block_tokens */
   uint32_t max_model_len;     /* tokens */
   double max_concurrency_at_max_len; /* kv_tokens / max_model_len, like vLLM's log line */

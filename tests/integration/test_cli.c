@@ -645,3 +645,37 @@ Test(cli, schedule_policy_is_sglangs) {
                           sizeof err), 2);
   cr_assert(strstr(err, "--schedule-policy: unknown value 'dfs' (fcfs, lpm)"), "%s", err);
 }
+
+/* A degenerate but valid model (4 bytes of KV per token: a pool of 35 billion tokens on an H200) and a GPU file
+ * with 3 PB of memory run under every engine, the pool cut at MEMPLAN_MAX_KV_TOKENS (2^29 tokens, the JSON says
+ * kv_blocks_capped), instead of the block manager's assertion (exit 134, [hardening] item 2). */
+Test(cli, degenerate_sizes_run_with_the_pool_capped) {
+  const char *dir = tu_tmpdir();
+  char model[1024], gpu[1024], cmd[3000];
+  snprintf(model, sizeof model, "%s/tiny.json", dir);
+  cr_assert(tu_write_table(model,
+                           "{\"model_type\": \"llama\", \"hidden_size\": 8, \"num_attention_heads\": 8, "
+                           "\"num_key_value_heads\": 1, \"head_dim\": 1, \"num_hidden_layers\": 1, "
+                           "\"intermediate_size\": 16, \"vocab_size\": 100, \"max_position_embeddings\": 4096}",
+                           false));
+  const char *eng[] = {"vllm", "sglang", "trtllm"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(cmd, sizeof cmd, "run --quiet --model %s --gpu h200 --tp 1 --engine %s --num-prompts 5 --json -", model,
+             eng[i]);
+    cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s: %s", eng[i], err);
+    cr_assert(strstr(out, "\"kv_blocks_capped\": true"), "%s", eng[i]);
+  }
+  size_t n;
+  char *h200 = tu_slurp(tu_src("configs/gpus/h200.json"), &n);
+  cr_assert(h200);
+  char *at = strstr(h200, "\"memory_mib\"");
+  cr_assert(at);
+  char *end = strchr(at, ',');
+  snprintf(gpu, sizeof gpu, "%s/big.json", dir);
+  char text[1 << 14];
+  snprintf(text, sizeof text, "%.*s\"memory_mib\": 3000000000%s", (int)(at - h200), h200, end);
+  cr_assert(tu_write_table(gpu, text, false));
+  free(h200);
+  snprintf(cmd, sizeof cmd, "run --quiet --gpu %s --model llama-3.1-8b --tp 1 --engine sglang --num-prompts 5", gpu);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+}
