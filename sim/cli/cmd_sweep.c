@@ -175,6 +175,7 @@ int cmd_merge(int argc, char **argv) {
     sim_errf(&err, SIM_EINPUT, "no part given (%s)", MERGE_USAGE);
     goto fail;
   }
+  for (int i = 0; i < np; i++) outfmt_protect(parts[i]); /* no output replaces a part */
   for (int i = 0; i < np; i++)
     if (sweep_part_read(&p[i], parts[i], &err)) goto fail;
   if (sweep_parts_check(p, np, &err)) goto fail;

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "core/outfmt.h"
 #include "cli/cli.h"
 #include "cli/run_flags.h"
 #include "validate/validate.h"
@@ -200,7 +201,10 @@ static int load_all(vset *s, const cli_list *models, const char *data, const cli
     rc = vdata_find_dir(data, dir, sizeof dir, err);
     if (!rc) rc = vdata_load_dir(s, dir, err);
   }
-  for (int i = 0; i < meas->n && !rc; i++) rc = vdata_load_path(s, meas->items[i], err);
+  for (int i = 0; i < meas->n && !rc; i++) {
+    outfmt_protect(meas->items[i]); /* no output replaces a measurement file */
+    rc = vdata_load_path(s, meas->items[i], err);
+  }
   return rc;
 }
 

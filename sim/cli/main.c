@@ -1,4 +1,5 @@
 /* main.c: the servesim command: dispatch to one file per subcommand. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,5 +64,10 @@ static int dispatch(int argc, char **argv) {
 int main(int argc, char **argv) {
   int rc = dispatch(argc, argv);
   profsel_cache_clear(); /* the profiles runs loaded: released for LeakSanitizer's sake */
+  /* what went to standard output must have arrived (a full disk, a closed pipe): else exit 1, never a silent 0 */
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "servesim: writing to standard output failed: %s\n", strerror(errno));
+    if (!rc) rc = 1;
+  }
   return rc;
 }

@@ -3,6 +3,8 @@
  * times the progress bar and the "configs per second" line, never a result. */
 #include "cli/plan_cli.h"
 
+#include "core/outfmt.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,7 @@ int plan_flags_apply(plan_flags *f, scenario *base, grid_spec *g, sim_err *err) 
   int rc;
   scenario_default(base);
   if (f->grid_file && (rc = grid_load(g, f->grid_file, err))) return rc;
+  outfmt_protect(f->grid_file);
   if ((g->scenario_ref[0] || g->scenario_json) && f->rf.scenario)
     return sim_errf(err, SIM_EINPUT, "--scenario and the \"scenario\" of %s: give the base scenario once", g->file);
   if (g->scenario_ref[0]) {

@@ -1,6 +1,8 @@
 /* run_flags.c: scenario flags shared by run, sweep and capacity. */
 #include "config/mig.h"
 #include "cli/run_flags.h"
+
+#include "core/outfmt.h"
 #include "config/settings.h"
 
 #include <float.h>
@@ -334,5 +336,11 @@ int run_flags_apply(const run_flags *f, scenario *sc, sim_err *err) {
   char whole[64], profile[64];
   if (f->gpu && !run_flags_given(f, "tensor_parallel_size") && mig_split(f->gpu, whole, sizeof whole, profile, sizeof profile)) sc->deploy.tp = 1;
   if ((rc = apply_workload(f, sc, err))) return rc;
+  /* no output replaces what the run reads: its scenario, trace and model/GPU/engine files given as paths */
+  outfmt_protect(sc->source);
+  outfmt_protect(sc->trace_path);
+  outfmt_protect(sc->model);
+  outfmt_protect(sc->gpu);
+  outfmt_protect(sc->engine);
   return apply_whatif(f, sc, err);
 }

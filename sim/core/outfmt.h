@@ -18,10 +18,16 @@ void outfmt_csv_num(FILE *f, double v);
 typedef int (*outfmt_write_fn)(const void *arg, FILE *f, sim_err *err);
 /* Writes fn(arg) to path through a temporary renamed into place, so a failed
  * run never leaves a half-written file; refuses to replace an existing file
- * without force; "-" = stdout. */
+ * without force (with force the file keeps its mode); refuses always a path
+ * that is not a regular file, an input (outfmt_protect) or an output this
+ * command already wrote; "-" = stdout. */
 int outfmt_write_file(const char *path, bool force, outfmt_write_fn fn, const void *arg, sim_err *err);
+/* Registers an input file of this command (a trace, a scenario, a part to merge): no output may replace it,
+ * --force or not. A path that does not exist is ignored. */
+void outfmt_protect(const char *path);
 /* Before a long run: fails if one of paths[0..n) (NULL = not asked for,
- * "-" = stdout) exists and force is not given. */
+ * "-" = stdout) exists and force is not given; fails whatever force says if
+ * one is not a regular file, is a protected input, or is named twice. */
 int outfmt_refuse_existing(const char *const *paths, int n, bool force, sim_err *err);
 
 #endif

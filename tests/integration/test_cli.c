@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -678,4 +679,57 @@ Test(cli, degenerate_sizes_run_with_the_pool_capped) {
   free(h200);
   snprintf(cmd, sizeof cmd, "run --quiet --gpu %s --model llama-3.1-8b --tp 1 --engine sglang --num-prompts 5", gpu);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+}
+
+/* Outputs never replace inputs or other outputs, nor anything but a regular file, --force or not ([hardening]
+ * item 4): --json onto the trace, through a symbolic link too; --json and --csv onto one file; a FIFO (standing in
+ * for /dev/null, which the old code replaced by a regular file when run as root); --force keeps the mode. */
+Test(cli, outputs_never_replace_inputs_or_devices) {
+  const char *dir = tu_tmpdir();
+  char trc[1024], link_[1100], fifo[1024], out1[1024], cmd[4000];
+  snprintf(trc, sizeof trc, "%s/t.csv", dir);
+  const char *text = "arrival_s,prompt_tokens,output_tokens\n0,100,10\n0.1,100,10\n";
+  cr_assert(tu_write_table(trc, text, false));
+  snprintf(cmd, sizeof cmd, "run --quiet --trace %s --json %s --force", trc, trc);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "is an input of this command"), "%s", err);
+  snprintf(link_, sizeof link_, "%s/l.csv", dir);
+  cr_assert_eq(symlink(trc, link_), 0);
+  snprintf(cmd, sizeof cmd, "run --quiet --trace %s --csv %s --force", trc, link_);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  size_t n;
+  char *back = tu_slurp(trc, &n);
+  cr_assert(back && !strcmp(back, text), "the trace is intact");
+  free(back);
+  snprintf(out1, sizeof out1, "%s/o.json", dir);
+  snprintf(cmd, sizeof cmd, "run --quiet --num-prompts 5 --json %s --csv %s --force", out1, out1);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "named for two outputs"), "%s", err);
+  snprintf(fifo, sizeof fifo, "%s/f", dir);
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  snprintf(cmd, sizeof cmd, "run --quiet --num-prompts 5 --json %s --force", fifo);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "is not a regular file"), "%s", err);
+  struct stat st;
+  cr_assert(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO is still one");
+  cr_assert(tu_write_table(out1, "{}", false));
+  cr_assert_eq(chmod(out1, 0640), 0);
+  snprintf(cmd, sizeof cmd, "run --quiet --num-prompts 5 --json %s --force", out1);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(stat(out1, &st) == 0 && (st.st_mode & 0777) == 0640, "--force keeps the mode: %o", st.st_mode & 0777);
+}
+
+/* A summary written to a full standard output is an error (exit 1 with the reason), not a silent 0. */
+Test(cli, a_full_stdout_exits_1) {
+  struct stat st;
+  if (stat("/dev/full", &st) != 0) cr_skip_test("no /dev/full here");
+  char cmd[2048], errf[1100];
+  snprintf(errf, sizeof errf, "%s/err.txt", tu_tmpdir());
+  snprintf(cmd, sizeof cmd, "'%s' run --num-prompts 5 >/dev/full 2>'%s'", SERVESIM_BIN, errf);
+  int rc = system(cmd);
+  cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 1, "exit %d", WEXITSTATUS(rc));
+  size_t n;
+  char *e = tu_slurp(errf, &n);
+  cr_assert(e && strstr(e, "writing to standard output failed"), "%s", e ? e : "");
+  free(e);
 }
