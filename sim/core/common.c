@@ -162,16 +162,51 @@ int sim_read_file(const char *path, char **out, size_t *len, sim_err *err) {
     }
     return sim_errf(err, SIM_EINPUT, "%s: cannot open: %s", path, strerror(e));
   }
-  size_t cap = 1 << 16, n = 0;
+  /* endless or binary inputs (/dev/zero, a disk image) are refused as soon as they show themselves: a line
+     longer than SIM_MAX_LINE_BYTES, or more than the size limit (SERVESIM_MAX_INPUT_GIB, default 4) */
+  double gib = 4.0;
+  const char *env = getenv("SERVESIM_MAX_INPUT_GIB");
+  if (env && *env) {
+    char *end;
+    double v = strtod(env, &end);
+    if (*end || !(v > 0) || v > 1e6) {
+      fclose(f);
+      return sim_errf(err, SIM_EINPUT, "SERVESIM_MAX_INPUT_GIB: expected a number of GiB in (0, 1e6], got '%s'", env);
+    }
+    gib = v;
+  }
+  double limit = gib * 1073741824.0;
+  size_t cap = 1 << 16, n = 0, line_start = 0;
   char *buf = sim_malloc(cap);
+  int rc = SIM_OK;
   for (;;) {
     if (cap - n < 2) {
       cap *= 2;
       buf = sim_realloc(buf, cap);
     }
     size_t r = fread(buf + n, 1, cap - n - 1, f);
+    for (size_t k = n + r; k > n; k--) /* the last line break of what came in */
+      if (buf[k - 1] == '\n') {
+        line_start = k;
+        break;
+      }
     n += r;
+    if (n - line_start > SIM_MAX_LINE_BYTES) {
+      rc = sim_errf(err, SIM_EINPUT, "%s: more than %d MiB without a line break: not a text file servesim reads",
+                    path, SIM_MAX_LINE_BYTES >> 20);
+      break;
+    }
+    if ((double)n > limit) {
+      rc = sim_errf(err, SIM_EINPUT, "%s: larger than %g GiB, the input size limit (set SERVESIM_MAX_INPUT_GIB to "
+                    "raise it)", path, gib);
+      break;
+    }
     if (r == 0) break;
+  }
+  if (rc) {
+    fclose(f);
+    free(buf);
+    return rc;
   }
   int bad = ferror(f);
   fclose(f);

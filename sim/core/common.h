@@ -76,7 +76,11 @@ void sim_grow(void **pp, size_t *cap, size_t need, size_t elem);
 
 /* Read a whole file into a NUL-terminated buffer (caller frees). A path that
  * names an embedded file ("configs/...", "traces/...") that does not exist on
- * disk is served from the binary (see core/embed.h). */
+ * disk is served from the binary (see core/embed.h). Refused (SIM_EINPUT,
+ * naming the file): more than SIM_MAX_LINE_BYTES without a line break (an
+ * endless or binary input such as /dev/zero), or more than the input size
+ * limit, 4 GiB unless the environment's SERVESIM_MAX_INPUT_GIB says more. */
+enum { SIM_MAX_LINE_BYTES = 64 << 20 };
 int sim_read_file(const char *path, char **out, size_t *len, sim_err *err);
 
 /* Strict number parsing for user input: whole string must be consumed. */

@@ -733,3 +733,25 @@ Test(cli, a_full_stdout_exits_1) {
   cr_assert(e && strstr(e, "writing to standard output failed"), "%s", e ? e : "");
   free(e);
 }
+
+/* Endless or oversized inputs ([hardening] item 3): /dev/zero as a trace is refused after 64 MiB without a line
+ * break (it grew memory without bound before); a trace above the input size limit is refused naming the limit
+ * and what raises it (SERVESIM_MAX_INPUT_GIB). */
+Test(cli, endless_and_oversized_inputs_are_refused) {
+  struct stat st;
+  if (stat("/dev/zero", &st) == 0) {
+    cr_assert_eq(tu_run_cli("run --quiet --trace /dev/zero", out, sizeof out, err, sizeof err), 2);
+    cr_assert(strstr(err, "/dev/zero: more than 64 MiB without a line break"), "%s", err);
+  }
+  const char *trc = tu_tmpfile(".csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n0.1,100,10\n");
+  char cmd[2048], errf[1100];
+  snprintf(errf, sizeof errf, "%s/err2.txt", tu_tmpdir());
+  snprintf(cmd, sizeof cmd, "SERVESIM_MAX_INPUT_GIB=0.00000001 '%s' run --quiet --scenario '%s' --trace '%s' 2>'%s'",
+           SERVESIM_BIN, tu_src("configs/examples/default.json"), trc, errf);
+  int rc = system(cmd);
+  cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "exit %d", WEXITSTATUS(rc));
+  size_t n;
+  char *e = tu_slurp(errf, &n);
+  cr_assert(e && strstr(e, "the input size limit (set SERVESIM_MAX_INPUT_GIB to raise it)"), "%s", e ? e : "");
+  free(e);
+}
