@@ -69,11 +69,11 @@ static run_ctx *run_baseline(const scenario *sc, const run_ctx *wi, const slo_se
     snprintf(cmp->baseline_is, sizeof cmp->baseline_is, "the same run without the replica losses and traffic shapes");
   else if (keep_scale)
     snprintf(cmp->baseline_is, sizeof cmp->baseline_is,
-             "the same run without the replica losses and traffic shapes, scaling kept (%s, --baseline-keep-scale)",
+             "the same run without the replica losses and traffic shapes, scaling kept (%.120s, --baseline-keep-scale)",
              scale);
   else
     snprintf(cmp->baseline_is, sizeof cmp->baseline_is,
-             "the workload unscaled (not %s) without the replica losses and traffic shapes", scale);
+             "the workload unscaled (not %.120s) without the replica losses and traffic shapes", scale);
   return r;
 }
 static int w_csv(const void *r, FILE *f, sim_err *e) { return report_requests_csv(r, f, e); }
