@@ -78,17 +78,11 @@ void cluster__prefill_done(cluster *c, uint32_t ri, const uint32_t *idx, uint32_
  * frees the request in the prebuilt batch, with no forward step. */
 static void finish_prebuilt(cluster *c, uint32_t ri, uint32_t idx, sim_ns now) {
   request *r = &c->reqs[idx];
-  replica *rep = &c->reps[ri];
   r->first_token_ns = r->last_token_ns = r->finish_ns = now;
   r->num_computed = r->prompt_tokens;
   r->state = RQ_FINISHED;
   if (c->hooks.tokens) c->hooks.tokens(c->hooks.ctx, idx, now);
-  SIM_ASSERT(rep->outstanding > 0);
-  rep->outstanding--;
-  cluster__touch(c, ri);
-  c->m.finished++;
-  cluster__close(c, idx, now);
-  cluster__release_slot(c, now);
+  cluster__finished(c, ri, idx, now);
 }
 
 void cluster__on_xfer(cluster *c, uint32_t ri, uint32_t idx, sim_ns now) {

@@ -295,6 +295,17 @@ void cluster__fill_slots(cluster *c, sim_ns now) {
   }
 }
 
+/* Request idx finished on engine core ri: the core holds one fewer, the client hears of it, its slot is free. */
+void cluster__finished(cluster *c, uint32_t ri, uint32_t idx, sim_ns now) {
+  replica *rep = &c->reps[ri];
+  SIM_ASSERT(rep->outstanding > 0);
+  rep->outstanding--;
+  cluster__touch(c, ri);
+  c->m.finished++;
+  cluster__close(c, idx, now);
+  cluster__release_slot(c, now);
+}
+
 void cluster__release_slot(cluster *c, sim_ns now) {
   SIM_ASSERT(c->in_flight > 0);
   c->in_flight--;
@@ -393,14 +404,7 @@ void cluster__on_step(cluster *c, uint32_t ri, sim_ns now) {
    * closed-loop client's next request cannot join the step scheduled now: it
    * waits for a later one (when the replica idles, it starts one at once). */
   cluster__fill_queue(c, ri, now);
-  for (uint32_t k = 0; k < n; k++) {
-    SIM_ASSERT(rep->outstanding > 0);
-    rep->outstanding--;
-    cluster__touch(c, ri);
-    c->m.finished++;
-    cluster__close(c, c->done_buf[k], now);
-    cluster__release_slot(c, now);
-  }
+  for (uint32_t k = 0; k < n; k++) cluster__finished(c, ri, c->done_buf[k], now);
   if (!rep->s.q_len) cluster__fill_queue(c, ri, now); /* it idles: the new requests need not wait for a step */
   decode_run(c, ri);
 }
@@ -440,15 +444,7 @@ void cluster__on_gstep(cluster *c, uint32_t g, uint64_t mask, sim_ns now) {
   cluster__fill_group(c, g, now);
   nd = 0;
   for (uint32_t k = 0; k < n; k++)
-    for (uint32_t j = 0; j < cnt[k]; j++) {
-      replica *rep = &c->reps[r0 + k];
-      SIM_ASSERT(rep->outstanding > 0);
-      rep->outstanding--;
-      cluster__touch(c, r0 + k);
-      c->m.finished++;
-      cluster__close(c, c->done_buf[nd++], now);
-      cluster__release_slot(c, now);
-    }
+    for (uint32_t j = 0; j < cnt[k]; j++) cluster__finished(c, r0 + k, c->done_buf[nd++], now);
   if (!G->q_len) cluster__fill_group(c, g, now);
 }
 

@@ -162,6 +162,7 @@ void cluster__close(cluster *c, uint32_t idx, sim_ns now);      /* request idx f
 void cluster__free_slot(cluster *c, uint32_t idx);              /* open mode: idx's slot is reused */
 void cluster__send(cluster *c, uint32_t idx, sim_ns now);
 void cluster__fill_slots(cluster *c, sim_ns now);    /* client-held requests sent while slots are free */
+void cluster__finished(cluster *c, uint32_t ri, uint32_t idx, sim_ns now);
 void cluster__release_slot(cluster *c, sim_ns now);  /* a client slot frees */
 void cluster__route(cluster *c, uint32_t idx, sim_ns now);
 void cluster__kick(cluster *c, uint32_t ri, sim_ns now); /* an idle replica starts a step at the end of now */

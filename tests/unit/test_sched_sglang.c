@@ -10,7 +10,6 @@
  *   managers/schedule_policy.py  calc_priority, _compute_prefix_matches, _sort_by_longest_prefix (lpm)
  * Pages of one token (server_args page_size None -> 1), no overlap (async off: one step at a time). */
 #include <criterion/criterion.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "serve/sched.h"
