@@ -10,6 +10,8 @@
 const cJSON *hf_get(const cJSON *o, const char *key);
 /* Reads a positive integer key; *present (may be NULL) says if it was there; missing and required: an error. */
 int hf_u32(const jx *j, const cJSON *o, const char *key, bool required, uint32_t *out, bool *present);
+/* The largest value accepted for an integer key of a config.json (cfg_layers.c's table; 1e9 for others). */
+double cfg_hf_ceiling(const char *key);
 int hf_bool(const jx *j, const cJSON *o, const char *key, bool *out, bool *present);
 /* The mixture-of-experts keys (Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3, Llama-4): experts, top-k, expert and
  * shared-expert sizes and which layers are MoE blocks. m->intermediate and m->arch must be set. */

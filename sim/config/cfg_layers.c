@@ -14,12 +14,40 @@ const cJSON *hf_get(const cJSON *o, const char *key) {
   return cJSON_IsNull(v) ? NULL : v;
 }
 
-/* Reads a positive integer key; *present says if it was there. */
+/* The largest value servesim accepts for an integer key of a config.json: far above every published model
+ * (the largest in ../shared/models has 126 layers, hidden size 16,384, 256 experts, a 10M-token context), low
+ * enough that a typo or a forged file (2^32-1 layers) is refused as it is read, naming the key and its line,
+ * instead of being costed layer by layer. Keys not listed: 1e9. */
+static const struct {
+  const char *key;
+  double hi;
+} hf_ceiling[] = {
+    {"num_hidden_layers", 4096},          {"hidden_size", 1048576},         {"intermediate_size", 4194304},
+    {"moe_intermediate_size", 4194304},   {"intermediate_size_mlp", 4194304},
+    {"shared_expert_intermediate_size", 4194304},
+    {"num_attention_heads", 65536},       {"num_key_value_heads", 65536},   {"head_dim", 65536},
+    {"vocab_size", 16777216},             {"num_local_experts", 65536},     {"num_experts", 65536},
+    {"n_routed_experts", 65536},          {"moe_num_experts", 65536},       {"num_experts_per_tok", 65536},
+    {"n_shared_experts", 65536},          {"first_k_dense_replace", 4096},  {"moe_layer_freq", 4096},
+    {"decoder_sparse_step", 4096},        {"interleave_moe_layer_step", 4096},
+    {"kv_lora_rank", 65536},              {"q_lora_rank", 65536},           {"qk_nope_head_dim", 65536},
+    {"qk_rope_head_dim", 65536},          {"v_head_dim", 65536},            {"index_head_dim", 65536},
+    {"index_n_heads", 65536},             {"linear_conv_kernel_dim", 1024}, {"linear_key_head_dim", 65536},
+    {"linear_num_key_heads", 65536},      {"linear_num_value_heads", 65536}, {"linear_value_head_dim", 65536},
+};
+
+double cfg_hf_ceiling(const char *key) {
+  for (size_t i = 0; i < SIM_ARRAY_LEN(hf_ceiling); i++)
+    if (!strcmp(hf_ceiling[i].key, key)) return hf_ceiling[i].hi;
+  return 1e9;
+}
+
+/* Reads a positive integer key (at most its ceiling); *present says if it was there. */
 int hf_u32(const jx *j, const cJSON *o, const char *key, bool required, uint32_t *out, bool *present) {
   bool have = hf_get(o, key) != NULL;
   if (present) *present = have;
   if (!have) return required ? jx_fail(j, NULL, NULL, key, "missing required key") : SIM_OK;
-  return jx_u32(j, o, NULL, key, out, 0, INFINITY, JX_GT);
+  return jx_u32(j, o, NULL, key, out, 0, cfg_hf_ceiling(key), JX_GT);
 }
 
 int hf_bool(const jx *j, const cJSON *o, const char *key, bool *out, bool *present) {
@@ -141,12 +169,13 @@ int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m) {
   /* 0 = no shared expert (Qwen3-Coder-480B writes shared_expert_intermediate_size 0) */
   v = 0;
   if ((have = hf_get(o, "n_shared_experts") != NULL) &&
-      (rc = jx_u32(j, o, NULL, "n_shared_experts", &v, 0, INFINITY, 0)))
+      (rc = jx_u32(j, o, NULL, "n_shared_experts", &v, 0, cfg_hf_ceiling("n_shared_experts"), 0)))
     return rc;
   if (have) m->shared_inter = v * m->expert_inter;
   v = 0;
   if ((have = hf_get(o, "shared_expert_intermediate_size") != NULL) &&
-      (rc = jx_u32(j, o, NULL, "shared_expert_intermediate_size", &v, 0, INFINITY, 0)))
+      (rc = jx_u32(j, o, NULL, "shared_expert_intermediate_size", &v, 0,
+                              cfg_hf_ceiling("shared_expert_intermediate_size"), 0)))
     return rc;
   if (have) m->shared_inter = v;
   if (!strncmp(m->arch, "llama4", 6)) m->shared_inter = m->expert_inter;

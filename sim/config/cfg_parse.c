@@ -47,6 +47,9 @@ typedef struct kspec {
   size_t off;      /* byte offset of the destination in the target struct */
   size_t size;     /* K_STR: destination buffer size */
   double scale;    /* K_NUM: stored value = JSON value x scale */
+  double hi;       /* K_NUM, K_U32: the largest value accepted, in the file's unit (every number has one:
+                      parse_strict asserts it; a ceiling far above any real part or engine, so that a typo such
+                      as 1e300 is refused with its key and line instead of running) */
 } kspec;
 
 enum { MAX_SPECS = 40 };
@@ -62,16 +65,17 @@ static int store(const jx *j, const cJSON *obj, const char *parent, const kspec 
            [R_FRAC] = {0, 1, JX_GT},
            [R_GE1] = {1, INFINITY, 0}};
   char *base = (char *)dst + s->off;
+  double hi = s->hi < R[s->range].hi ? s->hi : R[s->range].hi;
   switch (s->kind) {
     case K_STR:
       return jx_str(j, obj, parent, s->key, base, s->size);
     case K_BOOL:
       return jx_bool(j, obj, parent, s->key, (bool *)base);
     case K_U32:
-      return jx_u32(j, obj, parent, s->key, (uint32_t *)base, R[s->range].lo, R[s->range].hi, R[s->range].flags);
+      return jx_u32(j, obj, parent, s->key, (uint32_t *)base, R[s->range].lo, hi, R[s->range].flags);
     case K_NUM: {
       double x = 0;
-      int rc = jx_num(j, obj, parent, s->key, &x, R[s->range].lo, R[s->range].hi, R[s->range].flags);
+      int rc = jx_num(j, obj, parent, s->key, &x, R[s->range].lo, hi, R[s->range].flags);
       if (!rc) *(double *)base = x * s->scale;
       return rc;
     }
@@ -89,7 +93,10 @@ static int parse_strict(const jx *j, const cJSON *obj, const char *parent, const
                         const cJSON **found) {
   const char *known[MAX_SPECS + 1];
   SIM_ASSERT(n <= MAX_SPECS);
-  for (size_t i = 0; i < n; i++) known[i] = specs[i].key;
+  for (size_t i = 0; i < n; i++) {
+    known[i] = specs[i].key;
+    SIM_ASSERT((specs[i].kind != K_NUM && specs[i].kind != K_U32) || specs[i].hi > 0); /* every number has a ceiling */
+  }
   known[n] = NULL;
   int rc = jx_keys(j, obj, parent, known, found);
   if (rc) return rc;
@@ -443,23 +450,23 @@ int cfg_model_parse(model_cfg *m, const char *json, const char *what, sim_err *e
 
 #define GOFF(f) offsetof(gpu_cfg, f)
 static const kspec gpu_specs[] = {
-    {"name", K_STR, R_ANY, true, GOFF(name), sizeof(((gpu_cfg *)0)->name), 0},
-    {"full_name", K_STR, R_ANY, true, GOFF(full_name), sizeof(((gpu_cfg *)0)->full_name), 0},
-    {"memory_mib", K_NUM, R_POS, true, GOFF(mem_bytes), 0, MIB},
-    {"hbm_bandwidth_gb_s", K_NUM, R_POS, true, GOFF(hbm_Bps), 0, 1e9},
-    {"dense_tflops", K_SPECIAL, R_ANY, true, 0, 0, 0},
-    {"interconnect", K_SPECIAL, R_ANY, true, 0, 0, 0},
-    {"interconnect_bandwidth_gb_s", K_NUM, R_POS, true, GOFF(link_Bps), 0, 1e9},
-    {"allreduce_base_latency_us", K_NUM, R_POS, true, GOFF(link_latency_ns), 0, 1e3},
-    {"sm_count", K_U32, R_POS, true, GOFF(sm_count), 0, 0},
-    {"l2_mib", K_NUM, R_POS, true, GOFF(l2_bytes), 0, MIB},
-    {"price_usd_per_gpu_hour", K_NUM, R_POS, false, GOFF(price_per_hour), 0, 1},
-    {"source", K_STR, R_ANY, true, GOFF(source), sizeof(((gpu_cfg *)0)->source), 0},
-    {"aliases", K_SPECIAL, R_ANY, false, 0, 0, 0},
-    {"gpus_per_node", K_U32, R_POS, false, GOFF(gpus_per_node), 0, 0},
-    {"network_bandwidth_gb_s", K_NUM, R_POS, false, GOFF(net_Bps), 0, 1e9},
-    {"network_latency_us", K_NUM, R_POS, false, GOFF(net_latency_ns), 0, 1e3},
-    {"mig", K_SPECIAL, R_ANY, false, 0, 0, 0},
+    {"name", K_STR, R_ANY, true, GOFF(name), sizeof(((gpu_cfg *)0)->name), 0, 0},
+    {"full_name", K_STR, R_ANY, true, GOFF(full_name), sizeof(((gpu_cfg *)0)->full_name), 0, 0},
+    {"memory_mib", K_NUM, R_POS, true, GOFF(mem_bytes), 0, MIB, 16777216},
+    {"hbm_bandwidth_gb_s", K_NUM, R_POS, true, GOFF(hbm_Bps), 0, 1e9, 1e5},
+    {"dense_tflops", K_SPECIAL, R_ANY, true, 0, 0, 0, 0},
+    {"interconnect", K_SPECIAL, R_ANY, true, 0, 0, 0, 0},
+    {"interconnect_bandwidth_gb_s", K_NUM, R_POS, true, GOFF(link_Bps), 0, 1e9, 1e5},
+    {"allreduce_base_latency_us", K_NUM, R_POS, true, GOFF(link_latency_ns), 0, 1e3, 1e6},
+    {"sm_count", K_U32, R_POS, true, GOFF(sm_count), 0, 0, 1e5},
+    {"l2_mib", K_NUM, R_POS, true, GOFF(l2_bytes), 0, MIB, 1e5},
+    {"price_usd_per_gpu_hour", K_NUM, R_POS, false, GOFF(price_per_hour), 0, 1, 1e4},
+    {"source", K_STR, R_ANY, true, GOFF(source), sizeof(((gpu_cfg *)0)->source), 0, 0},
+    {"aliases", K_SPECIAL, R_ANY, false, 0, 0, 0, 0},
+    {"gpus_per_node", K_U32, R_POS, false, GOFF(gpus_per_node), 0, 0, 1e5},
+    {"network_bandwidth_gb_s", K_NUM, R_POS, false, GOFF(net_Bps), 0, 1e9, 1e5},
+    {"network_latency_us", K_NUM, R_POS, false, GOFF(net_latency_ns), 0, 1e3, 1e6},
+    {"mig", K_SPECIAL, R_ANY, false, 0, 0, 0, 0},
 };
 enum { G_TFLOPS = 4, G_LINK = 5, G_ALIASES = 12, G_MIG = 16 };
 
@@ -468,11 +475,11 @@ enum { G_TFLOPS = 4, G_LINK = 5, G_ALIASES = 12, G_MIG = 16 };
  * path: neither has a key. fp4: NVFP4 tensor cores (Blackwell). */
 #define FOFF(d) ((size_t)(d) * sizeof(double))
 static const kspec tflops_specs[] = {
-    {"bf16", K_NUM, R_POS, true, FOFF(DT_BF16), 0, 1e12},
-    {"fp16", K_NUM, R_POS, true, FOFF(DT_FP16), 0, 1e12},
-    {"fp8", K_NUM, R_POS, false, FOFF(DT_FP8), 0, 1e12},
-    {"int8", K_NUM, R_POS, false, FOFF(DT_INT8), 0, 1e12},
-    {"fp4", K_NUM, R_POS, false, FOFF(DT_FP4), 0, 1e12},
+    {"bf16", K_NUM, R_POS, true, FOFF(DT_BF16), 0, 1e12, 1e6},
+    {"fp16", K_NUM, R_POS, true, FOFF(DT_FP16), 0, 1e12, 1e6},
+    {"fp8", K_NUM, R_POS, false, FOFF(DT_FP8), 0, 1e12, 1e6},
+    {"int8", K_NUM, R_POS, false, FOFF(DT_INT8), 0, 1e12, 1e6},
+    {"fp4", K_NUM, R_POS, false, FOFF(DT_FP4), 0, 1e12, 1e6},
 };
 
 /* "interconnect": "nvlink" or "pcie" (GPU and instance files). */
@@ -518,15 +525,15 @@ int cfg_gpu_parse(gpu_cfg *g, const char *json, const char *what, sim_err *err) 
 
 #define IOFF(f) offsetof(instance_cfg, f)
 static const kspec instance_specs[] = {
-    {"name", K_STR, R_ANY, true, IOFF(name), sizeof(((instance_cfg *)0)->name), 0},
-    {"provider", K_STR, R_ANY, true, IOFF(provider), sizeof(((instance_cfg *)0)->provider), 0},
-    {"gpu", K_STR, R_ANY, true, IOFF(gpu), sizeof(((instance_cfg *)0)->gpu), 0},
-    {"gpu_count", K_U32, R_POS, true, IOFF(gpu_count), 0, 0},
-    {"interconnect", K_SPECIAL, R_ANY, true, 0, 0, 0},
-    {"price_usd_per_hour", K_NUM, R_POS, true, IOFF(price_per_hour), 0, 1},
-    {"price_date", K_STR, R_ANY, false, IOFF(price_date), sizeof(((instance_cfg *)0)->price_date), 0},
-    {"price_source", K_STR, R_ANY, true, IOFF(price_source), sizeof(((instance_cfg *)0)->price_source), 0},
-    {"price_is_assumption", K_BOOL, R_ANY, false, IOFF(price_assumed), 0, 0},
+    {"name", K_STR, R_ANY, true, IOFF(name), sizeof(((instance_cfg *)0)->name), 0, 0},
+    {"provider", K_STR, R_ANY, true, IOFF(provider), sizeof(((instance_cfg *)0)->provider), 0, 0},
+    {"gpu", K_STR, R_ANY, true, IOFF(gpu), sizeof(((instance_cfg *)0)->gpu), 0, 0},
+    {"gpu_count", K_U32, R_POS, true, IOFF(gpu_count), 0, 0, 1024},
+    {"interconnect", K_SPECIAL, R_ANY, true, 0, 0, 0, 0},
+    {"price_usd_per_hour", K_NUM, R_POS, true, IOFF(price_per_hour), 0, 1, 1e6},
+    {"price_date", K_STR, R_ANY, false, IOFF(price_date), sizeof(((instance_cfg *)0)->price_date), 0, 0},
+    {"price_source", K_STR, R_ANY, true, IOFF(price_source), sizeof(((instance_cfg *)0)->price_source), 0, 0},
+    {"price_is_assumption", K_BOOL, R_ANY, false, IOFF(price_assumed), 0, 0, 0},
 };
 enum { I_GPU = 2, I_LINK = 4 };
 
@@ -553,43 +560,43 @@ int cfg_instance_parse(instance_cfg *in, const char *json, const char *what, sim
 
 #define EOFF(f) offsetof(engine_cfg, f)
 static const kspec engine_specs[] = {
-    {"name", K_STR, R_ANY, true, EOFF(name), sizeof(((engine_cfg *)0)->name), 0},
-    {"version", K_STR, R_ANY, false, EOFF(version), sizeof(((engine_cfg *)0)->version), 0},
-    {"scheduler_reserve_full_isl", K_BOOL, R_ANY, false, EOFF(reserve_full_isl), 0, 0},
-    {"cudagraph_mode", K_SPECIAL, R_ANY, false, 0, 0, 0},
-    {"source", K_STR, R_ANY, true, EOFF(source), sizeof(((engine_cfg *)0)->source), 0},
-    {"max_num_seqs", K_U32, R_POS, true, EOFF(max_num_seqs), 0, 0},
-    {"max_num_batched_tokens", K_U32, R_POS, true, EOFF(max_num_batched_tokens), 0, 0},
-    {"block_size", K_U32, R_POS, true, EOFF(block_size), 0, 0},
-    {"gpu_memory_utilization", K_NUM, R_FRAC, true, EOFF(gpu_memory_utilization), 0, 1},
-    {"enable_prefix_caching", K_BOOL, R_ANY, true, EOFF(enable_prefix_caching), 0, 0},
-    {"enable_chunked_prefill", K_BOOL, R_ANY, true, EOFF(enable_chunked_prefill), 0, 0},
-    {"async_scheduling", K_BOOL, R_ANY, true, EOFF(async_scheduling), 0, 0},
-    {"long_prefill_token_threshold", K_U32, R_NONNEG, true, EOFF(long_prefill_token_threshold), 0, 0},
-    {"admission", K_SPECIAL, R_ANY, true, 0, 0, 0},
-    {"step_overhead_us", K_NUM, R_NONNEG, true, EOFF(step_overhead_ns), 0, 1e3},
-    {"per_seq_overhead_us", K_NUM, R_NONNEG, true, EOFF(per_seq_overhead_ns), 0, 1e3},
-    {"frontend_latency_us", K_NUM, R_NONNEG, false, EOFF(frontend_latency_ns), 0, 1e3},
-    {"cuda_graph_max_batch", K_U32, R_NONNEG, true, EOFF(cuda_graph_max_batch), 0, 0},
-    {"launch_overhead_us_per_layer", K_NUM, R_NONNEG, true, EOFF(launch_overhead_ns_per_layer), 0, 1e3},
-    {"elementwise_kernels_per_layer", K_NUM, R_NONNEG, true, EOFF(elementwise_kernels_per_layer), 0, 1},
-    {"kernel_floor_us", K_NUM, R_NONNEG, true, EOFF(kernel_floor_ns), 0, 1e3},
-    {"gemm_compute_eff", K_NUM, R_FRAC, true, EOFF(gemm_compute_eff), 0, 1},
-    {"gemm_memory_eff", K_NUM, R_FRAC, true, EOFF(gemm_memory_eff), 0, 1},
-    {"attn_prefill_eff", K_NUM, R_FRAC, true, EOFF(attn_prefill_eff), 0, 1},
-    {"attn_decode_eff", K_NUM, R_FRAC, true, EOFF(attn_decode_eff), 0, 1},
-    {"elementwise_eff", K_NUM, R_FRAC, true, EOFF(elementwise_eff), 0, 1},
-    {"allreduce_bw_eff", K_NUM, R_FRAC, true, EOFF(allreduce_bw_eff), 0, 1},
-    {"allreduce_latency_us", K_NUM, R_NONNEG, true, EOFF(allreduce_latency_ns), 0, 1e3},
-    {"runtime_overhead_mib", K_NUM, R_NONNEG, true, EOFF(runtime_overhead_bytes), 0, MIB},
-    {"cuda_graph_mib", K_NUM, R_NONNEG, true, EOFF(cuda_graph_bytes), 0, MIB},
-    {"activation_scale", K_NUM, R_POS, true, EOFF(activation_scale), 0, 1},
-    {"aliases", K_SPECIAL, R_ANY, false, 0, 0, 0},
-    {"fp8_static_activation_scale", K_BOOL, R_ANY, false, EOFF(fp8_static_act_scale), 0, 0},
-    {"state_memory_ratio", K_NUM, R_NONNEG, false, EOFF(state_memory_ratio), 0, 1},
-    {"max_prefill_tokens", K_U32, R_POS, false, EOFF(max_prefill_tokens), 0, 0},
-    {"schedule_conservativeness", K_NUM, R_POS, false, EOFF(schedule_conservativeness), 0, 1},
-    {"mem_fraction_static", K_BOOL, R_ANY, false, EOFF(static_mem_fraction), 0, 0},
+    {"name", K_STR, R_ANY, true, EOFF(name), sizeof(((engine_cfg *)0)->name), 0, 0},
+    {"version", K_STR, R_ANY, false, EOFF(version), sizeof(((engine_cfg *)0)->version), 0, 0},
+    {"scheduler_reserve_full_isl", K_BOOL, R_ANY, false, EOFF(reserve_full_isl), 0, 0, 0},
+    {"cudagraph_mode", K_SPECIAL, R_ANY, false, 0, 0, 0, 0},
+    {"source", K_STR, R_ANY, true, EOFF(source), sizeof(((engine_cfg *)0)->source), 0, 0},
+    {"max_num_seqs", K_U32, R_POS, true, EOFF(max_num_seqs), 0, 0, 1e6},
+    {"max_num_batched_tokens", K_U32, R_POS, true, EOFF(max_num_batched_tokens), 0, 0, 1e7},
+    {"block_size", K_U32, R_POS, true, EOFF(block_size), 0, 0, 1024},
+    {"gpu_memory_utilization", K_NUM, R_FRAC, true, EOFF(gpu_memory_utilization), 0, 1, 1},
+    {"enable_prefix_caching", K_BOOL, R_ANY, true, EOFF(enable_prefix_caching), 0, 0, 0},
+    {"enable_chunked_prefill", K_BOOL, R_ANY, true, EOFF(enable_chunked_prefill), 0, 0, 0},
+    {"async_scheduling", K_BOOL, R_ANY, true, EOFF(async_scheduling), 0, 0, 0},
+    {"long_prefill_token_threshold", K_U32, R_NONNEG, true, EOFF(long_prefill_token_threshold), 0, 0, 1e7},
+    {"admission", K_SPECIAL, R_ANY, true, 0, 0, 0, 0},
+    {"step_overhead_us", K_NUM, R_NONNEG, true, EOFF(step_overhead_ns), 0, 1e3, 1e6},
+    {"per_seq_overhead_us", K_NUM, R_NONNEG, true, EOFF(per_seq_overhead_ns), 0, 1e3, 1e6},
+    {"frontend_latency_us", K_NUM, R_NONNEG, false, EOFF(frontend_latency_ns), 0, 1e3, CFG_MAX_FRONTEND_LATENCY_NS / 1e3},
+    {"cuda_graph_max_batch", K_U32, R_NONNEG, true, EOFF(cuda_graph_max_batch), 0, 0, 1e6},
+    {"launch_overhead_us_per_layer", K_NUM, R_NONNEG, true, EOFF(launch_overhead_ns_per_layer), 0, 1e3, 1e6},
+    {"elementwise_kernels_per_layer", K_NUM, R_NONNEG, true, EOFF(elementwise_kernels_per_layer), 0, 1, 1e4},
+    {"kernel_floor_us", K_NUM, R_NONNEG, true, EOFF(kernel_floor_ns), 0, 1e3, 1e6},
+    {"gemm_compute_eff", K_NUM, R_FRAC, true, EOFF(gemm_compute_eff), 0, 1, 1},
+    {"gemm_memory_eff", K_NUM, R_FRAC, true, EOFF(gemm_memory_eff), 0, 1, 1},
+    {"attn_prefill_eff", K_NUM, R_FRAC, true, EOFF(attn_prefill_eff), 0, 1, 1},
+    {"attn_decode_eff", K_NUM, R_FRAC, true, EOFF(attn_decode_eff), 0, 1, 1},
+    {"elementwise_eff", K_NUM, R_FRAC, true, EOFF(elementwise_eff), 0, 1, 1},
+    {"allreduce_bw_eff", K_NUM, R_FRAC, true, EOFF(allreduce_bw_eff), 0, 1, 1},
+    {"allreduce_latency_us", K_NUM, R_NONNEG, true, EOFF(allreduce_latency_ns), 0, 1e3, 1e6},
+    {"runtime_overhead_mib", K_NUM, R_NONNEG, true, EOFF(runtime_overhead_bytes), 0, MIB, 16777216},
+    {"cuda_graph_mib", K_NUM, R_NONNEG, true, EOFF(cuda_graph_bytes), 0, MIB, 16777216},
+    {"activation_scale", K_NUM, R_POS, true, EOFF(activation_scale), 0, 1, 1e3},
+    {"aliases", K_SPECIAL, R_ANY, false, 0, 0, 0, 0},
+    {"fp8_static_activation_scale", K_BOOL, R_ANY, false, EOFF(fp8_static_act_scale), 0, 0, 0},
+    {"state_memory_ratio", K_NUM, R_NONNEG, false, EOFF(state_memory_ratio), 0, 1, 1e3},
+    {"max_prefill_tokens", K_U32, R_POS, false, EOFF(max_prefill_tokens), 0, 0, 1e7},
+    {"schedule_conservativeness", K_NUM, R_POS, false, EOFF(schedule_conservativeness), 0, 1, 1e3},
+    {"mem_fraction_static", K_BOOL, R_ANY, false, EOFF(static_mem_fraction), 0, 0, 0},
 };
 enum { E_GRAPH_MODE = 3, E_ADMISSION = 13, E_ALIASES = 31 };
 
@@ -635,10 +642,6 @@ int cfg_engine_parse(engine_cfg *e, const char *json, const char *what, sim_err 
   }
   if (!rc) rc = parse_graph_mode(&j, found[E_GRAPH_MODE], e);
   if (!rc) rc = parse_aliases(&j, found[E_ALIASES], e->aliases[0], sizeof e->aliases[0], &e->naliases);
-  if (!rc && e->frontend_latency_ns > CFG_MAX_FRONTEND_LATENCY_NS)
-    rc = jx_fail(&j, cJSON_GetObjectItemCaseSensitive(j.root, "frontend_latency_us"), NULL, "frontend_latency_us",
-                 "must be at most %.0f (one hour), got %g", CFG_MAX_FRONTEND_LATENCY_NS / 1e3,
-                 e->frontend_latency_ns / 1e3);
   if (!rc) {
     uint32_t b = e->block_size;
     if (!cfg_block_size_ok(e, b))

@@ -2,6 +2,7 @@
 #include "core/outfmt.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -71,6 +72,41 @@ static int refuse_always(const char *path, const struct stat *st, sim_err *err) 
   return SIM_OK;
 }
 
+/* The temporary file being written (PATH.tmp.PID, renamed onto PATH when complete) is removed if the process
+ * dies while writing it: a signal whose action is the default one (termination, a crash in a Release build,
+ * SIGXFSZ at a file size limit) first unlinks it, then takes its default action again. Signals somebody
+ * handles (libuv's in `serve`, the sanitizers' fault handlers) are left alone. unlink() is async-signal-safe. */
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGXFSZ};
+static char tmp_path[4200];
+static volatile sig_atomic_t tmp_armed;
+static struct sigaction saved[SIM_ARRAY_LEN(fatal_signals)];
+static bool installed[SIM_ARRAY_LEN(fatal_signals)];
+
+static void on_fatal(int sig) {
+  if (tmp_armed) unlink(tmp_path);
+  raise(sig); /* SA_RESETHAND put the default action back; SA_NODEFER lets it act now */
+}
+
+static void arm_cleanup(const char *tmp) {
+  snprintf(tmp_path, sizeof tmp_path, "%s", tmp);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_fatal;
+  sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < SIM_ARRAY_LEN(fatal_signals); i++) {
+    installed[i] = sigaction(fatal_signals[i], NULL, &saved[i]) == 0 && !(saved[i].sa_flags & SA_SIGINFO) &&
+                   saved[i].sa_handler == SIG_DFL && sigaction(fatal_signals[i], &sa, NULL) == 0;
+  }
+  tmp_armed = 1;
+}
+
+static void disarm_cleanup(void) {
+  tmp_armed = 0;
+  for (size_t i = 0; i < SIM_ARRAY_LEN(fatal_signals); i++)
+    if (installed[i]) (void)sigaction(fatal_signals[i], &saved[i], NULL), installed[i] = false;
+}
+
 int outfmt_write_file(const char *path, bool force, outfmt_write_fn fn, const void *arg, sim_err *err) {
   struct stat st;
   bool to_stdout = !strcmp(path, "-");
@@ -81,13 +117,18 @@ int outfmt_write_file(const char *path, bool force, outfmt_write_fn fn, const vo
   if (exists && !force) return refuse(path, err);
   char tmp[4200];
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  arm_cleanup(tmp);
   FILE *f = fopen(tmp, "w");
-  if (!f) return sim_errf(err, SIM_EINPUT, "%s: cannot create the file", path);
+  if (!f) {
+    disarm_cleanup();
+    return sim_errf(err, SIM_EINPUT, "%s: cannot create the file", path);
+  }
   if (exists) (void)fchmod(fileno(f), st.st_mode & 07777); /* --force keeps the replaced file's mode */
   rc = fn(arg, f, err);
   if (fclose(f) != 0 && !rc) rc = sim_errf(err, SIM_EINPUT, "%s: write failed", path);
   if (!rc && rename(tmp, path) != 0) rc = sim_errf(err, SIM_EINPUT, "%s: cannot rename the temporary file", path);
   if (rc) unlink(tmp);
+  disarm_cleanup();
   if (!rc && stat(path, &st) == 0) remember(outputs, &n_outputs, &st);
   return rc;
 }

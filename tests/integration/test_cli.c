@@ -648,7 +648,7 @@ Test(cli, schedule_policy_is_sglangs) {
 }
 
 /* A degenerate but valid model (4 bytes of KV per token: a pool of 35 billion tokens on an H200) and a GPU file
- * with 3 PB of memory run under every engine, the pool cut at MEMPLAN_MAX_KV_TOKENS (2^29 tokens, the JSON says
+ * with 16 TiB of memory run under every engine, the pool cut at MEMPLAN_MAX_KV_TOKENS (2^29 tokens, the JSON says
  * kv_blocks_capped), instead of the block manager's assertion (exit 134, [hardening] item 2). */
 Test(cli, degenerate_sizes_run_with_the_pool_capped) {
   const char *dir = tu_tmpdir();
@@ -674,10 +674,16 @@ Test(cli, degenerate_sizes_run_with_the_pool_capped) {
   char *end = strchr(at, ',');
   snprintf(gpu, sizeof gpu, "%s/big.json", dir);
   char text[1 << 14];
+  /* 3 PB is above the file's ceiling for memory_mib (16 TiB, [hardening] item 5): refused with the key; the
+     largest memory accepted runs */
   snprintf(text, sizeof text, "%.*s\"memory_mib\": 3000000000%s", (int)(at - h200), h200, end);
   cr_assert(tu_write_table(gpu, text, false));
-  free(h200);
   snprintf(cmd, sizeof cmd, "run --quiet --gpu %s --model llama-3.1-8b --tp 1 --engine sglang --num-prompts 5", gpu);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 2, "%s", err);
+  cr_assert(strstr(err, "memory_mib: must be in (0, 1.67772e+07], got 3e+09"), "%s", err);
+  snprintf(text, sizeof text, "%.*s\"memory_mib\": 16777216%s", (int)(at - h200), h200, end);
+  cr_assert(tu_write_table(gpu, text, false));
+  free(h200);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config/cfg.h"
+#include "config/cfg_hf.h"
 #include "core/embed.h"
 #include "testutil.h"
 
@@ -480,15 +481,15 @@ Test(config, gpu_strict_errors) {
 
   cr_assert_eq(gpu_parse_err(gpu_variant("\"hbm_bandwidth_gb_s\": 1000", "\"hbm_bandwidth_gb_s\": -1"), &e),
                SIM_EINPUT);
-  assert_msg_has(&e, "hbm_bandwidth_gb_s: must be > 0, got -1");
+  assert_msg_has(&e, "hbm_bandwidth_gb_s: must be in (0, 100000], got -1");
 
   cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 0"), &e), SIM_EINPUT);
-  assert_msg_has(&e, "l2_mib: must be > 0");
+  assert_msg_has(&e, "l2_mib: must be in (0, 100000], got 0");
   cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 8, \"gpus_per_node\": 0"), &e), SIM_EINPUT);
-  assert_msg_has(&e, "gpus_per_node: must be > 0");
+  assert_msg_has(&e, "gpus_per_node: must be in (0, 100000], got 0");
   cr_assert_eq(gpu_parse_err(gpu_variant("\"l2_mib\": 8", "\"l2_mib\": 8, \"network_bandwidth_gb_s\": -5"), &e),
                SIM_EINPUT);
-  assert_msg_has(&e, "network_bandwidth_gb_s: must be > 0");
+  assert_msg_has(&e, "network_bandwidth_gb_s: must be in (0, 100000], got -5");
 
   cr_assert_eq(gpu_parse_err(gpu_variant("\"fp8\": 200", "\"fp6\": 200"), &e), SIM_EINPUT);
   assert_msg_has(&e, "dense_tflops.fp6: unknown key");
@@ -608,19 +609,48 @@ Test(config, engine_strict_errors) {
   cr_assert_eq(engine_variant("\"activation_scale\": 1.0", "\"activation_scale\": 1.0, \"fp8_static_activation_scale\": true", &e),
                SIM_OK, "%s", e.msg);
   cr_assert_eq(engine_variant("\"kernel_floor_us\": 2.5", "\"kernel_floor_us\": -2", &e), SIM_EINPUT);
-  assert_msg_has(&e, "kernel_floor_us: must be >= 0");
+  assert_msg_has(&e, "kernel_floor_us: must be in [0, 1e+06], got -2");
   cr_assert_eq(engine_variant("\"step_overhead_us\": 530.3", "\"step_overhead_us\": -1", &e), SIM_EINPUT);
-  assert_msg_has(&e, "step_overhead_us: must be >= 0");
+  assert_msg_has(&e, "step_overhead_us: must be in [0, 1e+06], got -1");
   cr_assert_eq(engine_variant("\"max_num_seqs\"", "\"max_seqs\"", &e), SIM_EINPUT);
   assert_msg_has(&e, "max_seqs: unknown key");
   cr_assert_eq(engine_variant("  \"cuda_graph_mib\": 768,\n", "", &e), SIM_EINPUT);
   assert_msg_has(&e, "cuda_graph_mib: missing required key");
   cr_assert_eq(engine_variant("\"step_overhead_us\": 530.3", "\"step_overhead_us\": 0", &e), SIM_OK, "%s", e.msg);
   cr_assert_eq(engine_variant("\"frontend_latency_us\": 4192", "\"frontend_latency_us\": 1e30", &e), SIM_EINPUT);
-  assert_msg_has(&e, "frontend_latency_us: must be at most 3600000000 (one hour)");
+  assert_msg_has(&e, "frontend_latency_us: must be in [0, 3.6e+09], got 1e+30");
   cr_assert_eq(engine_variant("\"frontend_latency_us\": 4192", "\"frontend_latency_us\": -2", &e), SIM_EINPUT);
-  assert_msg_has(&e, "frontend_latency_us: must be >= 0");
+  assert_msg_has(&e, "frontend_latency_us: must be in [0, 3.6e+09], got -2");
   cr_assert_eq(engine_variant("  \"frontend_latency_us\": 4192,\n", "", &e), SIM_OK, "optional: %s", e.msg);
+}
+
+/* Every number of a GPU, engine or instance file has a ceiling (cfg_parse.c's kspec tables) and every integer of
+ * a config.json one (cfg_layers.c's hf_ceiling): a typo or a forged file is refused as it is read, with the key
+ * and its line, instead of running ([hardening] item 5: step_overhead_us 1e300 ran and printed a 300-digit
+ * percentage; item 3: a model of 2^32-1 layers was refused only after 44 s). */
+Test(config, every_number_has_a_ceiling) {
+  sim_err e = {0};
+  cr_assert_eq(engine_variant("\"step_overhead_us\": 530.3", "\"step_overhead_us\": 1e300", &e), SIM_EINPUT);
+  assert_msg_has(&e, "vllm-test.json:");
+  assert_msg_has(&e, "step_overhead_us: must be in [0, 1e+06], got 1e+300");
+  cr_assert_eq(engine_variant("\"step_overhead_us\": 530.3", "\"step_overhead_us\": 1e6", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(engine_variant("\"max_num_seqs\": 1024", "\"max_num_seqs\": 1000001", &e), SIM_EINPUT);
+  assert_msg_has(&e, "max_num_seqs: must be in (0, 1e+06]");
+  cr_assert_eq(gpu_parse_err(gpu_variant("\"memory_mib\": 1024", "\"memory_mib\": 3e9"), &e), SIM_EINPUT);
+  assert_msg_has(&e, "t.json:4: memory_mib: must be in (0, 1.67772e+07], got 3e+09");
+  model_cfg m;
+  char js[512];
+  const char *fmt = "{\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": 128,\n"
+                    " \"num_hidden_layers\": %s, \"num_attention_heads\": 8, \"vocab_size\": 100,"
+                    " \"max_position_embeddings\": 1024}";
+  snprintf(js, sizeof js, fmt, "4294967295");
+  cr_assert_eq(cfg_model_parse(&m, js, "m.json", &e), SIM_EINPUT);
+  assert_msg_has(&e, "m.json:2: num_hidden_layers: must be in (0, 4096], got 4.29497e+09");
+  snprintf(js, sizeof js, fmt, "4096");
+  cr_assert_eq(cfg_model_parse(&m, js, "m.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.layers, 4096);
+  cr_assert_float_eq(cfg_hf_ceiling("vocab_size"), 16777216, 0);
+  cr_assert_float_eq(cfg_hf_ceiling("rope_theta_not_listed"), 1e9, 0);
 }
 
 /* ---- finding ---------------------------------------------------------------- */
