@@ -141,8 +141,9 @@ int vcsv_u32(const vcsv *c, const vcsv_row *r, int col, const char *what, uint32
 int vcsv_pos(const vcsv *c, const vcsv_row *r, int col, const char *what, double *out, sim_err *err) {
   double v;
   const char *s = r->f[col];
-  if (!sim_parse_double(s, &v) || !(v > 0) || !isfinite(v))
-    return sim_errf(err, SIM_EINPUT, "%s:%d: %s: expected a positive number, got '%s'", what, r->line,
+  /* measured milliseconds or tokens per second: 1e12 (31 years, or a trillion tokens a second) is far above any */
+  if (!sim_parse_double(s, &v) || !(v > 0) || !(v <= 1e12))
+    return sim_errf(err, SIM_EINPUT, "%s:%d: %s: expected a positive number up to 1e12, got '%s'", what, r->line,
                     c->header.f[col], s);
   *out = v;
   return SIM_OK;

@@ -120,6 +120,9 @@ Test(validate_read, aic_malformed_rows_name_file_line_and_field) {
   expect_error(vdata_parse_aic, text, "x.csv:3:", "isl");
   snprintf(text, sizeof text, "%s%sb,x,vllm,,m,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,-3,11\n", AIC_HEADER, good);
   expect_error(vdata_parse_aic, text, "x.csv:3:", "silicon_ttft_ms");
+  /* a measured value has a ceiling too ([hardening] item 5): 1e308 ms is no measurement */
+  snprintf(text, sizeof text, "%s%sb,x,vllm,,m,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,4,1,1,1e308,11\n", AIC_HEADER, good);
+  expect_error(vdata_parse_aic, text, "x.csv:3:", "silicon_ttft_ms: expected a positive number up to 1e12");
   snprintf(text, sizeof text, "%s%sb,x,vllm,,m,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,x,1,1,80,11\n", AIC_HEADER, good);
   expect_error(vdata_parse_aic, text, "x.csv:3:", "tp_size");
   snprintf(text, sizeof text, "%s%sb,x,vllm,,m,h100_sxm\n", AIC_HEADER, good);
