@@ -29,6 +29,9 @@ struct http_conn {
   size_t hdr_len;
   bool expect_continue;
   int fail_status;    /* a callback refused the request: 413, 414 */
+  bool refused;       /* a refusal was answered: nothing more is parsed; closes once it is written */
+  bool shutting;      /* the last answer is written: FIN sent (uv_shutdown), then the close */
+  uv_shutdown_t shut;
   bool ready;         /* a request is complete, not yet handed over */
   bool busy;          /* its answer is owed or streaming */
   bool streaming, chunked;
@@ -120,17 +123,32 @@ typedef struct wreq {
   char data[];
 } wreq;
 
+static void shutdown_cb(uv_shutdown_t *req, int status) {
+  (void)status;
+  conn_close(req->data); /* after uv_close libuv cancels a pending shutdown (status UV_ECANCELED): no-op */
+}
+
+/* The last answer is written: FIN after it, then close (a bare close would drop what the kernel still
+ * holds to send when the client's unread bytes make it send a reset). */
+static void conn_end(http_conn *c) {
+  if (c->closing || c->shutting) return;
+  c->shutting = true;
+  c->shut.data = c;
+  if (uv_shutdown(&c->shut, (uv_stream_t *)&c->tcp, shutdown_cb) < 0) conn_close(c);
+}
+
 static void write_cb(uv_write_t *req, int status) {
   wreq *w = (wreq *)req;
   http_conn *c = w->c;
   bool close_after = w->close_after;
   free(w);
-  if (status < 0 || close_after) conn_close(c);
+  if (status < 0) conn_close(c);
+  else if (close_after) conn_end(c);
 }
 
 /* Queues the n pieces (any may be empty) as one write: one copy into the request's own buffer. */
 static void conn_writev(http_conn *c, const uv_buf_t *parts, int n, bool close_after) {
-  if (c->closing) return;
+  if (c->closing || c->shutting) return;
   if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > MAX_QUEUED_WRITE) { /* it does not read */
     conn_close(c);
     return;
@@ -177,7 +195,7 @@ static void answer_done(http_conn *c, bool close_now) {
   c->user = NULL;
   c->idle_since_ms = uv_now(s->loop);
   if (close_now) return; /* the last write closes it */
-  if (!c->reading && !c->closing) { /* reading was paused on a full read-ahead buffer */
+  if (!c->reading && !c->closing && !c->refused) { /* reading was paused on a full read-ahead buffer */
     c->reading = true;
     start_reading(c);
   }
@@ -278,6 +296,10 @@ static int on_header_value(http_parser *p, const char *at, size_t n) {
 
 static int on_headers_complete(http_parser *p) {
   http_conn *c = p->data;
+  if ((p->flags & F_CONTENTLENGTH) && p->content_length > c->srv->o.max_body) { /* refused before its body */
+    c->fail_status = 413;
+    return -1; /* an error (1 would mean "no body follows") */
+  }
   if (c->expect_continue && !c->busy) { /* curl asks before sending a body over 1 KiB */
     static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
     conn_write2(c, cont, sizeof cont - 1, NULL, 0, false);
@@ -302,10 +324,18 @@ static int on_message_complete(http_parser *p) {
   return 0;
 }
 
+/* The one answer to a request that is not read further: reading stops for good, what was read ahead is
+ * dropped, and the connection closes once the answer is written (connection: close). */
 static void fail(http_conn *c, int status, const char *why) {
   char body[256];
   int n = snprintf(body, sizeof body, "{\"error\":{\"message\":\"%s\",\"type\":\"BadRequestError\",\"param\":null,"
                    "\"code\":%d}}", why, status);
+  c->refused = true;
+  c->in_len = 0;
+  if (c->reading) {
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    c->reading = false;
+  }
   c->keep_alive = false;
   if (!c->busy) c->busy = true, c->srv->n_busy++;
   c->streaming = false;
@@ -328,13 +358,12 @@ static void dispatch(http_conn *c) {
 /* Parses what was read, one request at a time. */
 static void pump(http_conn *c) {
   c->in_pump = true;
-  while (!c->busy && !c->closing && c->in_len) {
+  while (!c->busy && !c->closing && !c->refused && c->in_len) {
     size_t n = http_parser_execute(&c->parser, &c->srv->settings, c->in, c->in_len);
     enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
     if (e == HPE_PAUSED) {
       http_parser_pause(&c->parser, 0);
     } else if (e != HPE_OK) {
-      c->in_len = 0;
       if (c->fail_status == 413) fail(c, 413, "request body too large");
       else if (c->fail_status == 414) fail(c, 414, "URL too long");
       else {
@@ -361,7 +390,7 @@ static void pump_cb(uv_idle_t *h) {
     if (c->pump_pending) {
       c->pump_pending = false;
       s->n_pump_pending--;
-      if (!c->closing) pump(c);
+      if (!c->closing && !c->refused) pump(c);
     }
   if (!s->n_pump_pending) uv_idle_stop(&s->pumper);
 }
@@ -379,7 +408,7 @@ static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
     conn_close(c);
     return;
   }
-  if (nread == 0) return;
+  if (nread == 0 || c->refused) return; /* after a refusal: ignored (reading is stopped) */
   if (!append(&c->in, &c->in_len, &c->in_cap, buf->base, (size_t)nread, SIZE_MAX)) return;
   if (c->busy) {
     if (c->in_len > MAX_PENDING_IN) { /* read-ahead full: wait for the answer */

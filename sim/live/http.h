@@ -14,7 +14,11 @@
  * busy_body and is closed), a client that does not read its stream (more than
  * 16 MiB queued) is disconnected, keep-alive connections idle longer than
  * idle_timeout_s are closed (uvicorn's timeout_keep_alive, 5 s by default in
- * vLLM's server). Malformed requests get a 400 and the connection is closed.
+ * vLLM's server). A request refused before it is read whole (malformed: 400,
+ * headers over http-parser's 80 KiB included; URL: 414; body: 413, at the
+ * headers when Content-Length announces it) gets one answer with
+ * connection: close; reading stops, what else arrives is ignored, and the
+ * connection is closed once the answer is written (FIN, then close).
  *
  * Callbacks never run inside an http_* call made by the caller except
  * `request`, which runs from the loop (reads) or from the call that finishes
