@@ -1,9 +1,9 @@
 #!/bin/sh
-# deps.sh [fuzz|slurm|serve]: install the Debian 12 packages servesim needs, if any are missing
+# deps.sh [fuzz|slurm|serve|report]: install the Debian 12 packages servesim needs, if any are missing
 # ("fuzz": also clang and its libFuzzer runtime, for scripts/fuzz.sh; "slurm": munge and slurm-wlm, for
 # the Slurm integration test, tests/slurm/, and scripts/slurm/ on a machine that submits jobs; "serve":
 # python3-aiohttp, curl and wrk, the clients of `servesim serve`'s test, tests/serve/, and benchmark,
-# tests/bench/bench_serve.sh).
+# tests/bench/bench_serve.sh); "report": chromium, which renders the HTML reports in tests/report/).
 # Sourced by quickstart.sh and test.sh; safe to run again (installs nothing
 # when everything is present). Needs root (or sudo) only when installing.
 set -eu
@@ -11,6 +11,7 @@ need="build-essential cmake pkg-config libuv1-dev libcjson-dev libcriterion-dev 
 if [ "${1:-}" = fuzz ]; then need="$need clang libclang-rt-dev"; fi
 if [ "${1:-}" = slurm ]; then need="munge slurm-wlm"; fi
 if [ "${1:-}" = serve ]; then need="python3 python3-aiohttp curl wrk"; fi
+if [ "${1:-}" = report ]; then need="python3 chromium"; fi
 missing=""
 for p in $need; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -4,12 +4,12 @@
 # its seed corpus; new inputs go to a scratch directory, never into the
 # corpus. Prints executions, coverage and speed per target; exits non-zero on
 # any crash, leak or contract violation (its input is kept and named).
-# Targets: trace scenario config profile validate yaml kdb part openai (default: all).
+# Targets: trace scenario config profile validate yaml kdb part merge openai (default: all).
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-20}
 [ $# -gt 0 ] && shift
-targets=${*:-"trace scenario config profile validate yaml kdb part openai"}
+targets=${*:-"trace scenario config profile validate yaml kdb part merge openai"}
 command -v clang >/dev/null 2>&1 || { echo "fuzz.sh: clang is needed (apt-get install clang)" >&2; exit 1; }
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSERVESIM_FUZZ=ON \
   -DSERVESIM_CUDA=OFF -DSERVESIM_TESTS=OFF >/dev/null

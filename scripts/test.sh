@@ -1,7 +1,8 @@
 #!/bin/sh
 # test.sh: build servesim and run the whole test suite twice (with munge and slurm-wlm installed, so the
 # Slurm job-array test runs a real one-node cluster, tests/slurm/, and with python3-aiohttp, curl and wrk,
-# so `servesim serve` is driven by a real streaming client, tests/serve/): a normal build
+# so `servesim serve` is driven by a real streaming client, tests/serve/, and with chromium, which renders
+# the HTML reports at 1400 px, tests/report/): a normal build
 # (with the CUDA kernels compiled where nvcc exists) and an AddressSanitizer +
 # UndefinedBehaviorSanitizer build; build the quick start's Release binary
 # (-O3 warns where -O2 does not) and run the default scenario with it; then
@@ -12,6 +13,7 @@ cd "$(dirname "$0")/.."
 ./scripts/deps.sh
 ./scripts/deps.sh slurm
 ./scripts/deps.sh serve
+./scripts/deps.sh report
 jobs=$(nproc)
 export LC_ALL=C
 echo "== normal build (build/) =="

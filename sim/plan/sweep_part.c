@@ -8,6 +8,7 @@
 #include "core/version.h"
 
 #include "plan/capacity.h"
+#include "plan/part_rows.h"
 
 static const char MAGIC[] = "servesim-part 1 ";
 
@@ -102,6 +103,8 @@ int sweep_part_read(sweep_part *p, const char *path, sim_err *err) {
         rc = sim_errf(err, SIM_EINPUT, "%s: cut short at row %zu of %zu", path, j, p->m);
       else if (p->index[j] != j * p->n + (p->k - 1))
         rc = bad(path, err, "row index out of its shard");
+      else /* every field of the record, before anything reads it as a struct */
+        rc = part_row_check(p->kind, p->row + j * p->row_bytes, path, p->index[j], err);
     }
     if (!rc && fgetc(f) != EOF) rc = bad(path, err, "bytes after the last row");
   }
@@ -151,12 +154,12 @@ int sweep_parts_fill(sweep_set *s, const sweep_part *p, int np, sim_err *err) {
                     s->n);
   for (int i = 0; i < np; i++)
     for (size_t j = 0; j < p[i].m; j++) {
-      sweep_row *r = &s->rows[p[i].index[j]], x;
-      memcpy(&x, p[i].row + j * p[i].row_bytes, sizeof x);
-      if (strcmp(r->label, x.label))
-        return sim_errf(err, SIM_EINPUT, "%s: row %" PRIu64 " is '%s', the grid's is '%s'", p[i].path, p[i].index[j],
-                        x.label, r->label);
-      *r = x;
+      sweep_row *r = &s->rows[p[i].index[j]], *x = sim_malloc(sizeof *x);
+      memcpy(x, p[i].row + j * p[i].row_bytes, sizeof *x); /* checked by sweep_part_read (part_row_check) */
+      int rc = part_sweep_row_fit(x, r, s, p[i].path, err);
+      if (!rc) *r = *x;
+      free(x);
+      if (rc) return rc;
     }
   return SIM_OK;
 }
@@ -170,14 +173,11 @@ int capacity_parts_fill(capacity_set *s, const sweep_part *p, int np, sim_err *e
   for (int i = 0; i < np; i++)
     for (size_t j = 0; j < p[i].m; j++) {
       cap_candidate *c = &s->c[p[i].index[j]], *x = sim_malloc(sizeof *x);
-      memcpy(x, p[i].row + j * p[i].row_bytes, sizeof *x);
-      bool same = !strcmp(c->label, x->label);
-      if (same) *c = *x;
-      else
-        sim_errf(err, SIM_EINPUT, "%s: candidate %" PRIu64 " is '%s', the search's is '%s'", p[i].path, p[i].index[j],
-                 x->label, c->label);
+      memcpy(x, p[i].row + j * p[i].row_bytes, sizeof *x); /* checked by sweep_part_read (part_row_check) */
+      int rc = part_cap_fit(x, c, s, p[i].path, err);
+      if (!rc) *c = *x;
       free(x);
-      if (!same) return SIM_EINPUT;
+      if (rc) return rc;
     }
   capacity_finish(s);
   return SIM_OK;

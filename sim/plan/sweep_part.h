@@ -13,7 +13,11 @@
  *   args L            (then L bytes: the arguments, NUL-separated)
  *   data M            (then M x (uint64 index, row bytes))
  * F fingerprints kind, version, row size and arguments: parts of another
- * sweep (or build) do not merge. */
+ * sweep (or build) do not merge. The rows are untrusted input (parts travel
+ * between nodes): sweep_part_read checks every field of every record on its
+ * raw bytes before anything reads it as a struct, and the fill functions
+ * check it against the rebuilt set (plan/part_rows.h); a refusal names the
+ * part, the row and the field. */
 #ifndef SIM_SWEEP_PART_H
 #define SIM_SWEEP_PART_H
 

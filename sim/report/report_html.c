@@ -276,12 +276,12 @@ static void timelines(FILE *f, const run_result *r, const run_result *base) {
     if (ch[c].y2) svg_line(&sc, a->t, ch[c].y2, a->n, svg_color(1), 1.2, NULL);
     svg_line(&sc, a->t, ch[c].y, a->n, svg_color(0), 1.6, NULL);
     if (ch[c].y2) {
-      svg_legend(&sc, svg_color(0), ch[c].l1, false);
-      svg_legend(&sc, svg_color(1), ch[c].l2, false);
+      svg_legend(&sc, svg_color(0), ch[c].l1, NULL);
+      svg_legend(&sc, svg_color(1), ch[c].l2, NULL);
     } else if (with_b) {
-      svg_legend(&sc, svg_color(0), "with the what-if", false);
+      svg_legend(&sc, svg_color(0), "with the what-if", NULL);
     }
-    if (with_b) svg_legend(&sc, "#aaaaaa", ch[c].y2 ? "baseline (mean)" : "baseline (no what-if)", false);
+    if (with_b) svg_legend(&sc, "#aaaaaa", ch[c].y2 ? "baseline (mean)" : "baseline (no what-if)", NULL);
     whatif_lines(&sc, r);
     svg_chart_end(&sc);
   }

@@ -9,7 +9,7 @@
 #include "report/report_html.h"
 #include "report/svg.h"
 
-enum { MAX_CURVES = 8, MAX_BARS = 24, MAX_ROWS = 400 };
+enum { MAX_CURVES = 12, MAX_BARS = 24, MAX_ROWS = 400 };
 
 static const char *short_limit(limit_kind k) {
   static const char *const n[] = {"light load", "KV capacity", "HBM bandwidth", "compute", "interconnect",
@@ -32,15 +32,17 @@ static void pareto_chart(FILE *f, const sweep_set *s, bool ttft) {
   size_t n = s->n;
   double *x = sim_malloc((n + 1) * sizeof *x), *y = sim_malloc((n + 1) * sizeof *y);
   double *fx = sim_malloc((n + 1) * sizeof *fx), *fy = sim_malloc((n + 1) * sizeof *fy);
-  size_t m = 0, k = 0;
+  size_t k = 0, n_miss = 0;
   size_t *fi = sim_malloc((n + 1) * sizeof *fi);
+  double *mx = sim_malloc((n + 1) * sizeof *mx), *my = sim_malloc((n + 1) * sizeof *my); /* missed an SLO */
   for (size_t i = 0; i < n; i++) {
     const sweep_row *r = &s->rows[i];
-    x[i] = y[i] = NAN;
+    x[i] = y[i] = mx[i] = my[i] = NAN;
     if (!r->feasible || !r->sum.completed) continue;
-    x[i] = ttft ? r->sum.ttft_ms.p99 : r->tok_s_per_user;
-    y[i] = r->tput_per_gpu;
-    m++;
+    bool miss = s->slo.n && !r->slo.all_ok; /* drawn apart: the frontier is over the rows meeting every SLO */
+    (miss ? mx : x)[i] = ttft ? r->sum.ttft_ms.p99 : r->tok_s_per_user;
+    (miss ? my : y)[i] = r->tput_per_gpu;
+    n_miss += miss;
     if (ttft ? r->pareto_ttft : r->pareto_user) fi[k++] = i;
   }
   /* frontier drawn in x order */
@@ -51,15 +53,19 @@ static void pareto_chart(FILE *f, const sweep_set *s, bool ttft) {
       fi[b - 1] = t;
     }
   for (size_t a = 0; a < k; a++) fx[a] = x[fi[a]], fy[a] = y[fi[a]];
-  double xlo, xhi, ylo, yhi;
-  range_of(x, n, ttft, &xlo, &xhi);
-  range_of(y, n, false, &ylo, &yhi);
+  double xlo, xhi, ylo, yhi, *ax = sim_malloc((2 * n + 1) * sizeof *ax), *ay = sim_malloc((2 * n + 1) * sizeof *ay);
+  memcpy(ax, x, n * sizeof *ax), memcpy(ax + n, mx, n * sizeof *ax);
+  memcpy(ay, y, n * sizeof *ay), memcpy(ay + n, my, n * sizeof *ay);
+  range_of(ax, 2 * n, ttft, &xlo, &xhi);
+  range_of(ay, 2 * n, false, &ylo, &yhi);
+  free(ax), free(ay);
   svg_chart c;
   svg_chart_begin_legend(&c, f, 562, 380,
                   ttft ? "Throughput per GPU vs p99 TTFT" : "Throughput per GPU vs tokens/s per user",
                   (svg_axis){xlo, xhi, ttft, ttft ? "p99 time to first token (ms, log scale)" : "tokens/s per user (1000 / mean TPOT)"},
-                  (svg_axis){ylo, yhi, false, "output tokens/s per GPU"}, 2);
+                  (svg_axis){ylo, yhi, false, "output tokens/s per GPU"}, n_miss ? 3 : 2);
   svg_dots(&c, x, y, n, "#999999", 3, true);
+  if (n_miss) svg_dots(&c, mx, my, n, "#f4a6a6", 2.5, false);
   svg_line(&c, fx, fy, k, svg_color(1), 2, NULL);
   svg_dots(&c, fx, fy, k, svg_color(1), 4, false);
   for (size_t a = 0; a < k && k <= 12; a++) {
@@ -67,11 +73,11 @@ static void pareto_chart(FILE *f, const sweep_set *s, bool ttft) {
     snprintf(lab, sizeof lab, "#%zu", fi[a]);
     svg_marker(&c, fx[a], fy[a], svg_color(1), 0.1, lab);
   }
-  svg_legend(&c, "#999999", "every configuration that ran", false);
-  svg_legend(&c, svg_color(1), "Pareto frontier (#: grid index)", false);
+  svg_legend(&c, "#999999", s->slo.n ? "configurations meeting every SLO" : "every configuration that ran", NULL);
+  if (n_miss) svg_legend(&c, "#f4a6a6", "configurations missing an SLO (never on the frontier)", NULL);
+  svg_legend(&c, svg_color(1), "Pareto frontier (#: grid index)", NULL);
   svg_chart_end(&c);
-  (void)m;
-  free(x), free(y), free(fx), free(fy), free(fi);
+  free(x), free(y), free(fx), free(fy), free(fi), free(mx), free(my);
 }
 
 static void curve_charts(FILE *f, const sweep_set *s) {
@@ -84,7 +90,7 @@ static void curve_charts(FILE *f, const sweep_set *s) {
   /* with more deployments than colors, draw an even spread of them (first and last included) */
   sweep_curve cv[MAX_CURVES];
   for (size_t c = 0; c < shown; c++) cv[c] = all[shown == 1 ? 0 : c * (nc - 1) / (shown - 1)];
-  rh_heading(f, 2, "Latency and throughput vs request rate");
+  rh_heading(f, 2, "Latency vs request rate");
   rh_para(f, "note", s->slo.n ? "One line per deployment; the diamond marks the knee: the last load before the SLOs "
                                  "are first missed. Points drawn at the top edge exploded past the axis."
                                : "One line per deployment; the diamond marks the knee: the last load before p99 TTFT "
@@ -97,15 +103,15 @@ static void curve_charts(FILE *f, const sweep_set *s) {
       for (size_t k = 0; k < cv[c].n; k++) {
         const sweep_row *r = &s->rows[cv[c].row[k]];
         x[m] = r->offered_rate;
-        y[m++] = which ? r->sum.output_throughput : r->sum.ttft_ms.p99;
+        y[m++] = which ? r->sum.tpot_ms.p99 : r->sum.ttft_ms.p99;
       }
     double xlo, xhi, ylo, yhi;
     range_of(x, m, false, &xlo, &xhi);
-    range_of(y, m, which == 0, &ylo, &yhi);
-    svg_chart ch;
-    svg_chart_begin_legend(&ch, f, 562, 380, which ? "Output throughput vs offered rate" : "p99 TTFT vs offered rate",
+    range_of(y, m, true, &ylo, &yhi);
+    svg_chart ch; /* one question per chart: where each deployment's TTFT, then TPOT, leaves its objective */
+    svg_chart_begin_legend(&ch, f, 562, 380, which ? "p99 TPOT vs offered rate" : "p99 TTFT vs offered rate",
                            (svg_axis){xlo, xhi, false, "offered request rate (req/s)"},
-                           (svg_axis){ylo, yhi, which == 0, which ? "output tokens/s (all GPUs)" : "p99 TTFT (ms, log scale)"},
+                           (svg_axis){ylo, yhi, true, which ? "p99 TPOT (ms, log scale)" : "p99 TTFT (ms, log scale)"},
                            (int)shown);
     for (size_t c = 0; c < shown; c++) {
       double cx[GRID_MAX_VALUES * 4], cy[GRID_MAX_VALUES * 4];
@@ -113,9 +119,9 @@ static void curve_charts(FILE *f, const sweep_set *s) {
       for (size_t k = 0; k < cv[c].n && q < SIM_ARRAY_LEN(cx); k++) {
         const sweep_row *r = &s->rows[cv[c].row[k]];
         cx[q] = r->offered_rate;
-        cy[q++] = which ? r->sum.output_throughput : r->sum.ttft_ms.p99;
+        cy[q++] = which ? r->sum.tpot_ms.p99 : r->sum.ttft_ms.p99;
       }
-      svg_line(&ch, cx, cy, q, svg_color((int)c), 2, NULL);
+      svg_line(&ch, cx, cy, q, svg_color((int)c), 2, svg_dash((int)c));
       svg_dots(&ch, cx, cy, q, svg_color((int)c), 3, false);
       char lab[320];
       if (cv[c].knee >= 0) {
@@ -124,10 +130,10 @@ static void curve_charts(FILE *f, const sweep_set *s) {
       } else {
         snprintf(lab, sizeof lab, "%s (no load passes)", cv[c].label);
       }
-      svg_legend(&ch, svg_color((int)c), lab, false);
+      svg_legend(&ch, svg_color((int)c), lab, svg_dash((int)c));
     }
-    double slo_ttft = slo_limit(&s->slo, SLO_TTFT);
-    if (!which && slo_ttft > 0) svg_hline(&ch, slo_ttft, "#d62728", "6,3", "TTFT objective");
+    double slo_ms = slo_limit(&s->slo, which ? SLO_TPOT : SLO_TTFT);
+    if (slo_ms > 0) svg_hline(&ch, slo_ms, "#d62728", "6,3", which ? "TPOT objective" : "TTFT objective");
     svg_chart_end(&ch);
     free(x), free(y);
   }
@@ -272,8 +278,9 @@ static void probe_chart(FILE *f, const capacity_set *s, int item) {
       px[k] = cd->probe[ord[k]].rate;
       py[k] = item >= 0 ? cd->probe[ord[k]].value_ms[item] : cd->probe[ord[k]].output_tput;
     }
-    const char *color = svg_color(col++);
-    svg_line(&c, px, py, (size_t)np, color, 1.8, NULL);
+    const char *color = svg_color(col), *dash = svg_dash(col);
+    col++;
+    svg_line(&c, px, py, (size_t)np, color, 1.8, dash);
     svg_dots(&c, px, py, (size_t)np, color, 2.5, false);
     if (cd->max_rate > 0)
       for (int k = 0; k < np; k++)
@@ -282,11 +289,50 @@ static void probe_chart(FILE *f, const capacity_set *s, int item) {
           snprintf(lab, sizeof lab, "%.3g", cd->max_rate);
           svg_marker(&c, px[k], py[k], color, 6, (int)i == s->best ? lab : NULL);
         }
-    svg_legend(&c, color, cd->label, false);
+    svg_legend(&c, color, cd->label, dash);
   }
   if (item >= 0) svg_hline(&c, s->slo.it[item].limit_ms, "#d62728", "6,3", "objective");
   svg_chart_end(&c);
   free(x), free(y);
+}
+
+/* What each candidate meeting the SLOs costs at the target rate, cheapest first, the recommendation in its own
+ * colour: dollars per hour when every one has a price, else GPUs. */
+static void cost_chart(FILE *f, const capacity_set *s) {
+  int ord[MAX_BARS], n = 0;
+  bool priced = true;
+  for (size_t i = 0; i < s->n && n < MAX_BARS; i++) {
+    const cap_candidate *c = &s->c[i];
+    if (!c->feasible || !(c->max_rate > 0) || !c->replicas || c->verified < 0) continue;
+    ord[n++] = (int)i;
+    priced &= c->usd_per_hour > 0;
+  }
+  if (!n) return;
+  for (int a = 1; a < n; a++) /* cheapest first; ties in candidate order */
+    for (int b = a; b > 0; b--) {
+      const cap_candidate *p = &s->c[ord[b - 1]], *q = &s->c[ord[b]];
+      double vp = priced ? p->usd_per_hour : p->gpus, vq = priced ? q->usd_per_hour : q->gpus;
+      if (vp <= vq) break;
+      int t = ord[b];
+      ord[b] = ord[b - 1], ord[b - 1] = t;
+    }
+  const char *labels[MAX_BARS];
+  char buf[MAX_BARS][200];
+  double vals[2 * MAX_BARS];
+  for (int k = 0; k < n; k++) {
+    const cap_candidate *c = &s->c[ord[k]];
+    snprintf(buf[k], sizeof buf[k], "%.120s: %u x = %u GPU%s", c->label, c->replicas, c->gpus, c->gpus == 1 ? "" : "s");
+    labels[k] = buf[k];
+    double v = priced ? c->usd_per_hour : c->gpus;
+    vals[2 * k] = ord[k] == s->best ? v : 0;
+    vals[2 * k + 1] = ord[k] == s->best ? 0 : v;
+  }
+  static const char *const seg[] = {"recommended", "other candidates meeting the SLOs"};
+  const char *col[] = {svg_color(2), "#9ecae1"};
+  rh_heading(f, 2, "What each candidate meeting the SLOs costs at the target rate");
+  svg_stacked_bars(f, 1140, priced ? "USD per hour of the fleet each candidate needs, cheapest first"
+                                   : "GPUs each candidate needs, fewest first (no price for every GPU)",
+                   priced ? "USD per hour" : "GPUs", seg, col, 2, labels, vals, n, 0);
 }
 
 static void cap_table(FILE *f, const capacity_set *s) {
@@ -323,14 +369,15 @@ void rh_capacity_sections(FILE *f, const capacity_set *s) {
   rh_para(f, "note", note);
   cap_table(f, s);
   if (s->mig_layouts[0]) rh_para(f, NULL, s->mig_layouts);
-  rh_heading(f, 2, "Latency and throughput vs request rate (one replica)");
+  cost_chart(f, s);
+  rh_heading(f, 2, "Latency vs request rate (one replica)");
   rh_para(f, "note", "Every simulation the search ran; the diamond marks each candidate's knee, the highest rate "
                      "meeting every objective (labelled for the recommendation). Points on the top edge are off the "
                      "scale: infinite when more requests than the percentile allows were unfinished at the time "
                      "limit.");
   fputs("<div class=\"row\">\n", f);
   for (int k = 0; k < s->slo.n; k++) probe_chart(f, s, k);
-  probe_chart(f, s, -1);
+  if (!s->slo.n) probe_chart(f, s, -1); /* no objective: throughput is the only curve to show */
   fputs("</div>\n", f);
   const char *labels[MAX_BARS];
   const mem_plan *mp[MAX_BARS];

@@ -5,10 +5,24 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const PALETTE[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                      "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+/* Twelve colours told apart on screen and in print (the first eight as before; grey, olive, black and light blue
+ * after them); series beyond twelve repeat them with a dash pattern (svg_dash), so no two of 36 series look the
+ * same. */
+static const char *const PALETTE[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+                                      "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#000000", "#aec7e8"};
+enum { NCOLORS = (int)(sizeof PALETTE / sizeof PALETTE[0]) };
 
-const char *svg_color(int i) { return PALETTE[((i % 8) + 8) % 8]; }
+const char *svg_color(int i) { return PALETTE[((i % NCOLORS) + NCOLORS) % NCOLORS]; }
+
+const char *svg_dash(int i) {
+  static const char *const DASH[] = {NULL, "7,3", "2,2"};
+  int k = i < 0 ? 0 : i / NCOLORS;
+  return DASH[k % 3];
+}
+
+/* Width of s at font size px: Helvetica's average advance is about 0.55 em for mixed text; 0.6 em is taken so
+ * that an estimate never falls short of what a browser draws (tests/report checks it in Chromium). */
+static double text_width(const char *s, double px) { return 0.6 * px * (double)strlen(s); }
 
 void svg_escape(FILE *f, const char *s) {
   for (; s && *s; s++) {
@@ -104,6 +118,30 @@ static int ticks(const svg_axis *a, double *t, int max) {
   return n;
 }
 
+/* The chart's title, whole: over the plot at 13 px when it fits, else from the left edge, smaller (down to
+ * 10 px), else on two lines (the plot moves down by one line; c->h was sized before, so the plot box shrinks). */
+static void title_text(svg_chart *c, const char *title) {
+  double avail = c->w - c->ml - c->mr, x = c->ml, px = 13;
+  if (text_width(title, px) > avail) x = 6, avail = c->w - 12;
+  if (text_width(title, px) > avail) px = fmax(10, floor(avail / (0.6 * (double)strlen(title))));
+  if (text_width(title, px) <= avail) {
+    text(c->f, x, 18, "start", px, "#222222", title);
+    return;
+  }
+  size_t n = strlen(title), cut = n / 2; /* the space nearest the middle */
+  for (size_t d = 0; d < n / 2; d++) {
+    if (title[n / 2 + d] == ' ') { cut = n / 2 + d; break; }
+    if (title[n / 2 - d] == ' ') { cut = n / 2 - d; break; }
+  }
+  char first[512];
+  snprintf(first, sizeof first, "%.*s", (int)(cut < sizeof first ? cut : sizeof first - 1), title);
+  const char *second = title + cut + (title[cut] == ' ');
+  px = fmax(8, fmin(px, floor(avail / (0.6 * (double)fmax((double)strlen(first), (double)strlen(second))))));
+  text(c->f, x, 15, "start", px, "#222222", first);
+  text(c->f, x, 15 + px + 2, "start", px, "#222222", second);
+  c->mt += px + 2;
+}
+
 void svg_chart_begin(svg_chart *c, FILE *f, double w, double h, const char *title, svg_axis x, svg_axis y) {
   svg_chart_begin_legend(c, f, w, h, title, x, y, 0);
 }
@@ -119,7 +157,7 @@ void svg_chart_begin_legend(svg_chart *c, FILE *f, double w, double h, const cha
   fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
              "font-family=\"Helvetica, Arial, sans-serif\" role=\"img\">\n", w, h, w, h);
   fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
-  text(f, c->ml, 18, "start", 13, "#222222", title);
+  title_text(c, title);
   double x0 = c->ml, x1 = w - c->mr, y0 = c->mt, y1 = h - c->mb;
   double t[64];
   int n = ticks(&c->x, t, 64);
@@ -182,9 +220,10 @@ void svg_marker(svg_chart *c, double x, double y, const char *color, double r, c
   fprintf(c->f, "<path d=\"M %.1f %.1f L %.1f %.1f L %.1f %.1f L %.1f %.1f Z\" fill=\"%s\" stroke=\"#222222\" "
                 "stroke-width=\"0.8\"/>\n",
           px, py - r, px + r, py, px, py + r, px - r, py, color);
-  if (label && *label) {
-    bool right = px < c->w - c->mr - 150;
-    text(c->f, right ? px + r + 3 : px - r - 3, py - r - 2, right ? "start" : "end", 10, "#222222", label);
+  if (label && *label) { /* above the marker, or below it where the title would be in the way */
+    bool right = px < c->w - c->mr - text_width(label, 10) - r - 6;
+    double ly = py - r - 2 - 10 < c->mt ? py + r + 11 : py - r - 2;
+    text(c->f, right ? px + r + 3 : px - r - 3, ly, right ? "start" : "end", 10, "#222222", label);
   }
 }
 
@@ -203,33 +242,34 @@ void svg_hline(svg_chart *c, double y, const char *color, const char *dash, cons
   double py = svg_py(c, y);
   fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\"%s%s%s/>\n",
           c->ml, py, c->w - c->mr, py, color, dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
-  if (label && *label) text(c->f, c->w - c->mr - 4, py - 4, "end", 10, color, label);
+  if (label && *label) text(c->f, c->w - c->mr - 4, py - 4 - 10 < c->mt ? py + 13 : py - 4, "end", 10, color, label);
 }
 
-void svg_legend(svg_chart *c, const char *color, const char *s, bool dashed) {
+void svg_legend(svg_chart *c, const char *color, const char *s, const char *dash) {
   int k = c->legend_n++;
   double x = c->ml + 10, y = c->mt + 14 + 15 * k;
   if (k < c->legend_cap) { /* below the plot, one entry per row */
     x = c->ml + 4;
     y = c->h - c->mb + 56 + 15 * k;
-    fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s/>\n", x,
-            y - 4, x + 18, y - 4, color, dashed ? " stroke-dasharray=\"5,3\"" : "");
+    fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>\n", x,
+            y - 4, x + 18, y - 4, color, dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
     text(c->f, x + 23, y, "start", 10.5, "#222222", s);
     return;
   }
   double tw = 6.2 * (double)strlen(s) + 30;
   fprintf(c->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"15\" fill=\"#ffffff\" fill-opacity=\"0.85\"/>\n",
           x - 4, y - 11, tw);
-  fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s/>\n", x,
-          y - 4, x + 18, y - 4, color, dashed ? " stroke-dasharray=\"5,3\"" : "");
+  fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>\n", x,
+          y - 4, x + 18, y - 4, color, dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
   text(c->f, x + 23, y, "start", 10.5, "#222222", s);
 }
 
 void svg_stacked_bars(FILE *f, double w, const char *title, const char *unit, const char *const *seg_names,
                       const char *const *seg_colors, int nseg, const char *const *bar_labels, const double *vals,
                       int nbar, double max) {
-  const double lw = 230, row = 24, top = 30, bot = 58;
-  double h = top + row * nbar + bot;
+  const double row = 24, top = 30, bot = 58;
+  double lw = 230, h = top + row * nbar + bot; /* the labels' column widens to the longest, up to half the chart */
+  for (int b = 0; b < nbar; b++) lw = fmax(lw, fmin(w / 2, text_width(bar_labels[b], 10.5) + 16));
   if (max <= 0)
     for (int b = 0; b < nbar; b++) {
       double t = 0;

@@ -32,8 +32,10 @@ typedef struct svg_chart {
 
 /* Escapes & < > " for XML text and attributes. */
 void svg_escape(FILE *f, const char *s);
-/* Palette color i (cycles through 8). */
+/* Series i's colour (twelve, then again) and dash pattern (NULL: solid for the first twelve, then dashed, then
+ * dotted): a chart of up to 36 series tells every one apart, its legend too. */
 const char *svg_color(int i);
+const char *svg_dash(int i);
 /* Widens [lo, hi] to nice bounds (log: powers of ten; linear: nice steps, lo
  * kept at 0 when it is >= 0 and small). Handles lo == hi. */
 void svg_nice_range(double *lo, double *hi, bool log);
@@ -57,9 +59,9 @@ void svg_marker(svg_chart *c, double x, double y, const char *color, double r, c
 /* Vertical / horizontal reference line across the plot with a label. */
 void svg_vline(svg_chart *c, double x, const char *color, const char *dash, const char *label);
 void svg_hline(svg_chart *c, double y, const char *color, const char *dash, const char *label);
-/* Adds a legend entry: below the plot when room was reserved, else top-left
+/* Adds a legend entry (dash: NULL = a solid line): below the plot when room was reserved, else top-left
  * inside the plot box, one per row. */
-void svg_legend(svg_chart *c, const char *color, const char *text, bool dashed);
+void svg_legend(svg_chart *c, const char *color, const char *text, const char *dash);
 
 /* Horizontal stacked bars: nbar bars of nseg segments, vals[b * nseg + s]
  * in `unit`; the scale runs 0..max (max <= 0: the largest total). */
