@@ -4,18 +4,102 @@
  * Invariant: a jx with a root holds a tree cJSON built from j->text, so a
  * pre-order walk of the tree meets values in text order; the line walker
  * below relies on it and gives up (line 0) if the text does not match. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MADV_HUGEPAGE (Linux; the build defines only _POSIX_C_SOURCE) */
 #include "config/jsonx.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+/* ---- the arena of jx_parse_big ------------------------------------------------------------ */
+
+/* cJSON allocates through hooks installed once: from the calling thread's arena while jx_parse_big parses,
+ * else malloc; free is a no-op for a pointer inside an arena block (the blocks go at once in jx_free). */
+typedef struct jx_block {
+  struct jx_block *next;
+  size_t size, used; /* bytes, this header included */
+} jx_block;
+struct jx_arena {
+  jx_block *head;
+};
+static _Thread_local struct jx_arena *cur_arena;
+
+/* A block of whole 2 MiB pages, 2 MiB-aligned and marked for transparent huge pages: one page fault per 2 MiB
+ * where the kernel grants them (THP "madvise" or "always"), else ordinary pages. */
+static jx_block *block_new(size_t size) {
+  const size_t huge = (size_t)2 << 20;
+  size = (size + huge - 1) & ~(huge - 1);
+  char *m = mmap(NULL, size + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  size_t lead = (huge - (uintptr_t)m % huge) % huge; /* trim to a 2 MiB boundary */
+  if (lead) munmap(m, lead);
+  if (huge - lead) munmap(m + lead + size, huge - lead);
+  m += lead;
+  (void)madvise(m, size, MADV_HUGEPAGE);
+  jx_block *b = (jx_block *)(void *)m;
+  b->next = NULL, b->size = size, b->used = (sizeof *b + 15) & ~(size_t)15;
+  return b;
+}
+
+static void *hook_malloc(size_t n) {
+  struct jx_arena *a = cur_arena;
+  if (!a) return malloc(n);
+  n = (n + 15) & ~(size_t)15;
+  jx_block *b = a->head;
+  if (!b || b->size - b->used < n) {
+    jx_block *nb = block_new(n + 64 > (size_t)8 << 20 ? n + 64 : (size_t)8 << 20);
+    if (!nb) return NULL; /* cJSON reports a failed parse */
+    nb->next = b, a->head = nb, b = nb;
+  }
+  void *p = (char *)b + b->used;
+  b->used += n;
+  return p;
+}
+
+static bool in_arena(const struct jx_arena *a, const void *p) {
+  for (const jx_block *b = a ? a->head : NULL; b; b = b->next)
+    if ((const char *)p >= (const char *)b && (const char *)p < (const char *)b + b->size) return true;
+  return false;
+}
+
+static void hook_free(void *p) {
+  if (p && !in_arena(cur_arena, p)) free(p);
+}
+
+static void hooks_install(void) {
+  cJSON_Hooks h = {hook_malloc, hook_free};
+  cJSON_InitHooks(&h);
+}
+
+static void jx_init(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, hooks_install);
+}
+
+int jx_parse_big(jx *j, const char *text, const char *what, sim_err *err) {
+  jx_init();
+  struct jx_arena *a = sim_calloc(1, sizeof *a);
+  cur_arena = a;
+  int rc = jx_parse(j, text, what, err); /* a failed parse frees its nodes into the arena: no-ops */
+  cur_arena = NULL;
+  j->arena = a;
+  if (rc) jx_free(j);
+  return rc;
+}
+
 int jx_parse(jx *j, const char *text, const char *what, sim_err *err) {
+  jx_init();
   j->text = text;
   j->what = what;
   j->err = err;
   j->root = NULL;
+  j->arena = NULL;
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(text, strlen(text) + 1, &end, 1);
   if (!root) {
@@ -37,7 +121,13 @@ int jx_parse(jx *j, const char *text, const char *what, sim_err *err) {
 }
 
 void jx_free(jx *j) {
-  cJSON_Delete(j->root);
+  if (j->arena) {
+    for (jx_block *b = j->arena->head, *nx; b; b = nx) nx = b->next, munmap(b, b->size);
+    free(j->arena);
+    j->arena = NULL;
+  } else {
+    cJSON_Delete(j->root);
+  }
   j->root = NULL;
 }
 

@@ -148,7 +148,7 @@ static int parse_doc(pctx *c, prof *p, const cJSON *root) {
 int prof_parse(prof **out, const char *json, const char *what, sim_err *err) {
   *out = NULL;
   jx j;
-  int rc = jx_parse(&j, json, what, err);
+  int rc = jx_parse_big(&j, json, what, err);
   if (rc) return rc;
   pctx c = {&j};
   prof *p = sim_calloc(1, sizeof *p);
