@@ -67,6 +67,7 @@ typedef struct exch { /* one request being answered */
   oai_kind kind;
   bool stream, include_usage, by_eos;
   uint64_t prompt_tokens, output_tokens, sent;
+  uint64_t max_tokens; /* as asked, or vLLM's default (the rest of the context) */
   sim_ns last_token_ns;
   char id[48];
   long long created;
@@ -194,13 +195,17 @@ static void on_tokens(void *ctx, uint32_t idx, sim_ns now) {
   exch *e = exch_of(L, idx);
   const request *rq = cluster_request(L->c, idx);
   prom_engine *pe = &L->pm.e[rq->replica];
+  uint64_t step_tokens = 1; /* vLLM's IterationStats: the prompt of a request in its first token's step, plus the
+                               tokens sampled (so vllm:iteration_tokens_total sums the two counters) */
   if (rq->generated == 1) {
     prom_observe(&L->pm, rq->replica, PH_TTFT, (double)(now - rq->arrival_ns) / 1e9);
     pe->prompt_tokens += rq->prompt_tokens;
+    step_tokens += rq->prompt_tokens;
   } else if (e) {
     prom_observe(&L->pm, rq->replica, PH_ITL, (double)(now - e->last_token_ns) / 1e9);
   }
   pe->generation_tokens++;
+  prom_step_tokens(&L->pm, rq->replica, now, step_tokens); /* the tokens of one step come at its end time */
   if (!e) return;
   e->last_token_ns = now;
   uint64_t fresh = rq->generated - e->sent;
@@ -244,6 +249,20 @@ static const char *reject_message(const live *L, const request *rq, int *status,
   return buf;
 }
 
+/* vLLM's per-request histograms of a finished request (intervals: prom.c, after vllm/v1/metrics/stats.py). */
+static void observe_finished(live *L, const request *rq, const exch *e) {
+  uint32_t ri = rq->replica;
+  if (rq->first_sched_ns != SIM_NS_INF && rq->first_sched_ns <= rq->first_token_ns) {
+    prom_observe(&L->pm, ri, PH_PREFILL, (double)(rq->first_token_ns - rq->first_sched_ns) / 1e9);
+    prom_observe(&L->pm, ri, PH_INFERENCE, (double)(rq->last_token_ns - rq->first_sched_ns) / 1e9);
+  }
+  prom_observe(&L->pm, ri, PH_DECODE, (double)(rq->last_token_ns - rq->first_token_ns) / 1e9);
+  prom_observe(&L->pm, ri, PH_PROMPT, (double)rq->prompt_tokens);
+  prom_observe(&L->pm, ri, PH_GEN, (double)rq->generated);
+  prom_observe(&L->pm, ri, PH_MAX_GEN, (double)rq->generated);
+  if (e) prom_observe(&L->pm, ri, PH_MAX_TOKENS, (double)e->max_tokens);
+}
+
 static void on_closed(void *ctx, uint32_t idx, sim_ns now) {
   live *L = ctx;
   exch *e = exch_of(L, idx);
@@ -254,6 +273,7 @@ static void on_closed(void *ctx, uint32_t idx, sim_ns now) {
     prom_observe(&L->pm, ri, PH_E2E, (double)(now - rq->arrival_ns) / 1e9);
     if (rq->first_sched_ns != SIM_NS_INF && rq->queued_ns != SIM_NS_INF)
       prom_observe(&L->pm, ri, PH_QUEUE, (double)(rq->first_sched_ns - rq->queued_ns) / 1e9);
+    observe_finished(L, rq, e);
     L->pm.e[ri].success[e && e->by_eos ? PR_STOP : PR_LENGTH]++;
   } else {
     L->rejected++;
@@ -355,6 +375,7 @@ static void answer(live *L, http_conn *conn, oai_kind kind, const oai_request *q
   e->by_eos = by_eos;
   e->prompt_tokens = q->prompt_tokens;
   e->output_tokens = out;
+  e->max_tokens = max_tokens;
   e->created = (long long)time(NULL);
   snprintf(e->id, sizeof e->id, "%s-%016llx%08llx", kind == OAI_CHAT ? "chatcmpl" : "cmpl",
            (unsigned long long)L->o.seed, (unsigned long long)++L->serial);
@@ -377,6 +398,7 @@ static void answer(live *L, http_conn *conn, oai_kind kind, const oai_request *q
 static void metrics(live *L, http_conn *conn) {
   advance(L);
   arm(L);
+  prom_steps_flush(&L->pm); /* every step up to now has ended */
   uint32_t n = L->pm.n_engines;
   prom_gauges *g = sim_calloc(n, sizeof *g);
   for (uint32_t i = 0; i < n; i++) {
@@ -538,7 +560,8 @@ int live_serve(cluster *c, const live_info *info, const live_opts *o, sim_err *e
   snprintf(L->model, sizeof L->model, "%s", o->served_model_name ? o->served_model_name : info->model);
   rng_seed(&L->g, o->seed);
   prom_init(&L->pm, cluster_config(L->c)->replicas,
-            info->engine && !strcmp(info->engine, "sglang") ? PROM_SGLANG : PROM_VLLM);
+            info->engine && !strcmp(info->engine, "sglang") ? PROM_SGLANG : PROM_VLLM,
+            cluster_config(L->c)->max_model_len);
   cluster_hooks hk = {L, on_tokens, on_closed};
   cluster_open(L->c, &hk);
   int rc = uv_loop_init(&L->loop);

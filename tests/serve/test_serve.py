@@ -6,7 +6,9 @@ Checks, each against a server this script starts on 127.0.0.1 (port 0) and stops
      10% of what `servesim run` predicts for the same requests (same arrival offsets, token-id prompts);
   2. bad requests get their status (400 malformed JSON, 400 too long with vLLM's message, 404 unknown model,
      404 unknown path, 405 wrong method) while the good ones, in flight at the same time, all complete;
-  3. /metrics counts every request (success by reason, prompt and generation tokens, TTFT count);
+  3. /metrics counts every request (success by reason, prompt and generation tokens, TTFT count) and has vLLM's
+     per-request token and phase-time histograms and its per-step token histogram, well formed and summing to
+     the counters;
   4. a client that disconnects mid-stream aborts its request: the abort is counted, nothing keeps running
      and the KV cache is empty again; a repeated prompt hits the prefix cache;
   5. past --max-connections the next connection gets a 503, and the others keep being served; pipelined
@@ -107,7 +109,8 @@ async def bad_requests(session, url):
     return out
 
 
-def metrics(url):
+def scrape(url):
+    """/metrics: its text and {series: value}."""
     import urllib.request
     text = urllib.request.urlopen(url + "/metrics").read().decode()
     vals = {}
@@ -116,7 +119,45 @@ def metrics(url):
             continue
         k, v = line.rsplit(" ", 1)
         vals[k] = float(v)
-    return vals
+    return text, vals
+
+
+def metrics(url):
+    return scrape(url)[1]
+
+
+# vLLM's histograms of a finished request (v0.12 vllm/v1/metrics/loggers.py) and their HELP strings
+REQUEST_HISTS = {
+    "vllm:request_prompt_tokens": "Number of prefill tokens processed.",
+    "vllm:request_generation_tokens": "Number of generation tokens processed.",
+    "vllm:request_max_num_generation_tokens": "Histogram of maximum number of requested generation tokens.",
+    "vllm:request_params_max_tokens": "Histogram of the max_tokens request parameter.",
+    "vllm:request_prefill_time_seconds": "Histogram of time spent in PREFILL phase for request.",
+    "vllm:request_decode_time_seconds": "Histogram of time spent in DECODE phase for request.",
+    "vllm:request_inference_time_seconds": "Histogram of time spent in RUNNING phase for request.",
+}
+ITER_HELP = "Histogram of number of tokens per engine_step."
+
+
+def histogram(vals, name, engine="0"):
+    """Engine `engine`'s histogram `name`: ([(le, cumulative count)] in the exposition's order, count, sum)."""
+    bk = []
+    for k, v in vals.items():
+        m = re.match(re.escape(name) + r'_bucket\{engine="%s",le="([^"]+)",' % engine, k)
+        if m:
+            bk.append((float(m.group(1)), v))
+    lab = '{engine="%s",' % engine
+    cnt = [v for k, v in vals.items() if k.startswith(name + "_count" + lab)]
+    sm = [v for k, v in vals.items() if k.startswith(name + "_sum" + lab)]
+    return bk, (cnt[0] if cnt else None), (sm[0] if sm else None)
+
+
+def well_formed(text, vals, name, help_):
+    """HELP and TYPE lines; bounds increasing up to +Inf, counts cumulative (monotone), +Inf's = _count."""
+    bk, cnt, _ = histogram(vals, name)
+    return ("# HELP %s %s\n# TYPE %s histogram\n" % (name, help_, name) in text and len(bk) > 1
+            and all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(bk, bk[1:])) and bk[-1][0] == float("inf")
+            and bk[-1][1] == cnt)
 
 
 def total(vals, prefix):
@@ -139,7 +180,7 @@ async def accuracy_and_errors(tmp):
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as s:
                 jobs = [stream_one(s, url, plen, olen, i / rate, first=i + 1) for i in range(n)]
                 res = await asyncio.gather(*jobs, bad_requests(s, url))
-            vals = metrics(url)
+            text, vals = scrape(url)
         finally:
             rc = stop(p)
         good, bad = res[:n], res[n]
@@ -172,6 +213,28 @@ async def accuracy_and_errors(tmp):
     check(total(vals, "vllm:time_to_first_token_seconds_count") == n, "/metrics: one TTFT per request")
     check(total(vals, "vllm:num_requests_running") == 0 and total(vals, "vllm:kv_cache_usage_perc") == 0,
           "/metrics: nothing running afterwards, KV cache empty")
+    for name, help_ in list(REQUEST_HISTS.items()) + [("vllm:iteration_tokens_total", ITER_HELP)]:
+        check(well_formed(text, vals, name, help_), "/metrics: %s has HELP/TYPE, cumulative monotone buckets" % name)
+    for name in REQUEST_HISTS:
+        check(histogram(vals, name)[1] == n, "/metrics: %s_count = %d finished requests" % (name, n))
+    check(histogram(vals, "vllm:request_prompt_tokens")[2] == n * plen, "/metrics: request_prompt_tokens_sum = prompt "
+          "tokens sent")
+    check(histogram(vals, "vllm:request_generation_tokens")[2] == n * olen
+          and histogram(vals, "vllm:request_max_num_generation_tokens")[2] == n * olen
+          and histogram(vals, "vllm:request_params_max_tokens")[2] == n * olen,
+          "/metrics: request_generation_tokens_sum = tokens generated (max_num_generation_tokens, params_max_tokens "
+          "too: max_tokens = %d, ignore_eos)" % olen)
+    _, it_n, it_sum = histogram(vals, "vllm:iteration_tokens_total")
+    check(it_sum == total(vals, "vllm:prompt_tokens_total") + total(vals, "vllm:generation_tokens_total")
+          == n * (plen + olen) and olen <= it_n <= n * olen,
+          "/metrics: iteration_tokens_total_sum = prompt_tokens_total + generation_tokens_total (%s over %s steps)"
+          % (it_sum, it_n))
+    _, _, pre = histogram(vals, "vllm:request_prefill_time_seconds")
+    _, _, dec = histogram(vals, "vllm:request_decode_time_seconds")
+    _, _, inf = histogram(vals, "vllm:request_inference_time_seconds")
+    _, _, ttft_sum = histogram(vals, "vllm:time_to_first_token_seconds")
+    check(0 < pre <= ttft_sum and dec > 0 and abs(inf - (pre + dec)) <= 1e-6 * inf,
+          "/metrics: inference time = prefill (scheduled -> first token, within TTFT) + decode (first -> last token)")
     check(rc == 0, "SIGTERM on an idle server: exit 0")
 
 
@@ -206,6 +269,13 @@ async def disconnect_and_drain():
                 lat.append(time.perf_counter() - t)
         v = metrics(url)
         hits = total(v, "vllm:prefix_cache_hits_total")
+        # vLLM counts a prompt's cached tokens as prompt tokens too (IterationStats: the whole prompt), so the
+        # per-step histogram sums the two counters with a prefix-cache hit and an aborted request among them
+        check(histogram(v, "vllm:iteration_tokens_total")[2] == total(v, "vllm:prompt_tokens_total")
+              + total(v, "vllm:generation_tokens_total")
+              and histogram(v, "vllm:request_prompt_tokens")[1:] == (2, 8000),
+              "with prefix-cache hits and an abort: iteration_tokens_total_sum = prompt + generation tokens; "
+              "request_prompt_tokens counts the 2 finished requests' whole prompts")
         check(hits >= 4000 - 16 and lat[1] * 2 < lat[0],
               "a repeated prompt hits the prefix cache (%d tokens; %.0f ms then %.0f ms)" % (hits, lat[0] * 1e3,
                                                                                                lat[1] * 1e3))

@@ -140,7 +140,7 @@ Test(openai, responses_and_chunks_are_vllms_json) {
 
 Test(prom, exposition_has_cumulative_buckets_counts_and_sums) {
   prom p;
-  prom_init(&p, 2, PROM_VLLM);
+  prom_init(&p, 2, PROM_VLLM, 2048);
   prom_observe(&p, 0, PH_TTFT, 0.001); /* on a bound: le="0.001" counts it */
   prom_observe(&p, 0, PH_TTFT, 0.03);
   prom_observe(&p, 0, PH_TTFT, 5000.0); /* past the last bound: +Inf only */
@@ -175,12 +175,78 @@ Test(prom, exposition_has_cumulative_buckets_counts_and_sums) {
   prom_free(&p);
 }
 
+/* vLLM's token-count and phase-time histograms (v0.12 vllm/v1/metrics/loggers.py): the token counts' buckets are
+ * build_1_2_5_buckets(max_model_len); vllm:iteration_tokens_total gets one observation per engine step, the sum
+ * of the tokens it put out; numbers past six integer digits as prometheus_client writes them (1e+06). */
+Test(prom, vllm_token_and_phase_histograms) {
+  prom p;
+  prom_init(&p, 1, PROM_VLLM, 2048);
+  cr_assert_eq(p.n_tok_b, 11); /* 1 2 5 10 20 50 100 200 500 1000 2000 */
+  cr_assert_eq(p.tok_b[10], 2000.0);
+  prom_observe(&p, 0, PH_PROMPT, 512);
+  prom_observe(&p, 0, PH_GEN, 2000); /* on the last bound */
+  prom_observe(&p, 0, PH_PREFILL, 0.25);
+  prom_step_tokens(&p, 0, 100, 512 + 1); /* a step: one request's prompt and first token, another's token */
+  prom_step_tokens(&p, 0, 100, 1);
+  prom_step_tokens(&p, 0, 200, 1);       /* the next step closes it */
+  prom_steps_flush(&p);                  /* and a scrape closes the open one */
+  prom_steps_flush(&p);                  /* nothing left open */
+  cr_assert_eq(p.e[0].h[PH_ITER].n, 2);
+  prom_gauges g[1] = {{0, 0, 0.0, 0, 0, 0}};
+  oai_buf b = {0};
+  prom_write(&p, "m", g, &b);
+  const char *must[] = {
+      "# HELP vllm:request_prompt_tokens Number of prefill tokens processed.\n"
+      "# TYPE vllm:request_prompt_tokens histogram\n",
+      "vllm:request_prompt_tokens_bucket{engine=\"0\",le=\"500.0\",model_name=\"m\"} 0.0\n",
+      "vllm:request_prompt_tokens_bucket{engine=\"0\",le=\"1000.0\",model_name=\"m\"} 1.0\n",
+      "vllm:request_prompt_tokens_bucket{engine=\"0\",le=\"2000.0\",model_name=\"m\"} 1.0\n",
+      "vllm:request_prompt_tokens_bucket{engine=\"0\",le=\"+Inf\",model_name=\"m\"} 1.0\n",
+      "vllm:request_prompt_tokens_sum{engine=\"0\",model_name=\"m\"} 512.0\n",
+      "# HELP vllm:request_generation_tokens Number of generation tokens processed.\n",
+      "vllm:request_generation_tokens_bucket{engine=\"0\",le=\"1000.0\",model_name=\"m\"} 0.0\n",
+      "vllm:request_generation_tokens_bucket{engine=\"0\",le=\"2000.0\",model_name=\"m\"} 1.0\n",
+      "# HELP vllm:iteration_tokens_total Histogram of number of tokens per engine_step.\n"
+      "# TYPE vllm:iteration_tokens_total histogram\n",
+      "vllm:iteration_tokens_total_bucket{engine=\"0\",le=\"1.0\",model_name=\"m\"} 1.0\n",
+      "vllm:iteration_tokens_total_bucket{engine=\"0\",le=\"512.0\",model_name=\"m\"} 1.0\n",
+      "vllm:iteration_tokens_total_bucket{engine=\"0\",le=\"1024.0\",model_name=\"m\"} 2.0\n",
+      "vllm:iteration_tokens_total_bucket{engine=\"0\",le=\"16384.0\",model_name=\"m\"} 2.0\n",
+      "vllm:iteration_tokens_total_count{engine=\"0\",model_name=\"m\"} 2.0\n",
+      "vllm:iteration_tokens_total_sum{engine=\"0\",model_name=\"m\"} 515.0\n",
+      "# HELP vllm:request_max_num_generation_tokens Histogram of maximum number of requested generation tokens.\n",
+      "# HELP vllm:request_params_max_tokens Histogram of the max_tokens request parameter.\n",
+      "# HELP vllm:request_inference_time_seconds Histogram of time spent in RUNNING phase for request.\n",
+      "# HELP vllm:request_prefill_time_seconds Histogram of time spent in PREFILL phase for request.\n"
+      "# TYPE vllm:request_prefill_time_seconds histogram\n",
+      "vllm:request_prefill_time_seconds_bucket{engine=\"0\",le=\"0.3\",model_name=\"m\"} 1.0\n",
+      "vllm:request_prefill_time_seconds_bucket{engine=\"0\",le=\"7680.0\",model_name=\"m\"} 1.0\n",
+      "# HELP vllm:request_decode_time_seconds Histogram of time spent in DECODE phase for request.\n",
+  };
+  for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+    cr_assert_not_null(strstr(b.p, must[i]), "missing: %s", must[i]);
+  oai_buf_free(&b);
+  prom_free(&p);
+
+  /* a long context: buckets up to 1e+06, and a sum of 1234567 tokens written as prometheus_client writes it */
+  prom_init(&p, 1, PROM_VLLM, 1048576);
+  cr_assert_eq(p.n_tok_b, 19);
+  prom_observe(&p, 0, PH_PROMPT, 1234567);
+  b = (oai_buf){0};
+  prom_write(&p, "m", g, &b);
+  cr_assert_not_null(strstr(b.p, "vllm:request_prompt_tokens_bucket{engine=\"0\",le=\"500000.0\",model_name=\"m\"} 0.0\n"));
+  cr_assert_not_null(strstr(b.p, "vllm:request_prompt_tokens_bucket{engine=\"0\",le=\"1e+06\",model_name=\"m\"} 0.0\n"));
+  cr_assert_not_null(strstr(b.p, "vllm:request_prompt_tokens_sum{engine=\"0\",model_name=\"m\"} 1.234567e+06\n"));
+  oai_buf_free(&b);
+  prom_free(&p);
+}
+
 /* --engine sglang: SGLang's names, buckets and label sets (observability/metrics_collector.py): the scheduler's
  * gauges, retractions and queue time per engine (dp_rank with several), the tokenizer manager's counters and
  * latency histograms summed over the server; labels sorted as prometheus_client writes them. */
 Test(prom, sglang_exposition) {
   prom p;
-  prom_init(&p, 2, PROM_SGLANG);
+  prom_init(&p, 2, PROM_SGLANG, 2048);
   prom_observe(&p, 0, PH_TTFT, 0.1); /* on SGLang's first bound */
   prom_observe(&p, 1, PH_TTFT, 0.15);
   prom_observe(&p, 1, PH_TTFT, 500.0); /* past the last bound (400) */
