@@ -361,11 +361,13 @@ static void cap_table(FILE *f, const capacity_set *s) {
 
 void rh_capacity_sections(FILE *f, const capacity_set *s) {
   rh_heading(f, 2, "Candidates");
-  char note[512];
+  char note[640];
   snprintf(note, sizeof note,
            "Per-replica capacity by bisection on the offered rate (relative tolerance %g, at most %d simulations "
-           "per candidate; requests unfinished at the time limit count as misses). Replicas = ceil(%g / capacity).",
-           s->bo.rel_tol, s->bo.max_probes, s->target_rate);
+           "per candidate; requests unfinished at the time limit count as misses). Replicas: the smallest fleet "
+           "that met the SLOs when simulated at %g req/s behind the router, where verified; else ceil(%g / "
+           "capacity), one replica's arithmetic, where that search starts.",
+           s->bo.rel_tol, s->bo.max_probes, s->target_rate, s->target_rate);
   rh_para(f, "note", note);
   cap_table(f, s);
   if (s->mig_layouts[0]) rh_para(f, NULL, s->mig_layouts);

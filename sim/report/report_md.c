@@ -125,8 +125,10 @@ static void sweep_md(FILE *f, const sweep_set *s) {
 
 static void capacity_md(FILE *f, const capacity_set *s) {
   fprintf(f, "\n## Candidates\n\nPer-replica capacity by bisection on the offered rate (relative tolerance %g, at most "
-             "%d simulations per candidate); replicas = ceil(%g / capacity).\n\n",
-          s->bo.rel_tol, s->bo.max_probes, s->target_rate);
+             "%d simulations per candidate); replicas: the smallest fleet that met the SLOs when simulated at %g req/s "
+             "behind the router, where verified; else ceil(%g / capacity), one replica's arithmetic, where that "
+             "search starts.\n\n",
+          s->bo.rel_tol, s->bo.max_probes, s->target_rate, s->target_rate);
   static const char *const cols[] = {"#", "candidate", "req/s per replica", "replicas", "GPUs", "$/hour", "verdict"};
   header(f, cols, 7);
   for (size_t i = 0; i < s->n; i++) {
