@@ -177,6 +177,9 @@ int sim_read_file(const char *path, char **out, size_t *len, sim_err *err) {
   }
   double limit = gib * 1073741824.0;
   size_t cap = 1 << 16, n = 0, line_start = 0;
+  struct stat st; /* a regular file's size known: one buffer of it (+1 for the read that meets its end) */
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (double)st.st_size <= limit)
+    cap = (size_t)st.st_size + 2;
   char *buf = sim_malloc(cap);
   int rc = SIM_OK;
   for (;;) {

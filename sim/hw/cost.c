@@ -165,7 +165,10 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
 static const cost_memo *tpart(cost_model *c, uint32_t T, bool graphed, cost_memo *scratch) {
   if (T < c->memo_len) {
     cost_memo *mm = &c->memo[graphed][T];
-    if (!mm->valid) tpart_compute(c, T, graphed, mm);
+    if (!mm->valid) {
+      tpart_compute(c, T, graphed, mm);
+      if (T >= c->memo_top[graphed]) c->memo_top[graphed] = (size_t)T + 1;
+    }
     return mm;
   }
   tpart_compute(c, T, graphed, scratch);
@@ -268,7 +271,8 @@ void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const 
   c->fp8_requant_ns[0] = cost__fp8_requant_ns(c, own);
   c->fp8_requant_ns[1] = cost__fp8_requant_ns(c, c->scaled_profile);
   cost__memo_clear(c);
-  for (size_t i = 0; i < c->memo_len; i++) c->lm_memo[i].valid = false;
+  for (size_t i = 0; i < c->lm_top; i++) c->lm_memo[i].valid = false;
+  c->lm_top = 0;
 }
 
 int cost_new(cost_model **out, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, const deploy_cfg *d,
@@ -490,6 +494,7 @@ static void step_compute(cost_model *c, const batch_desc *b, step_cost *out) {
       double logits = (double)b->num_sample * c->model->vocab * 4.0 * SAMPLER_PASSES;
       lm->sampler_ns = kernels_ns(c, SAMPLER_PASSES, logits);
       lm->src = (uint8_t)s, lm->bound = (uint8_t)bd, lm->valid = true;
+      if (lm != &fresh && b->num_sample >= c->lm_top) c->lm_top = (size_t)b->num_sample + 1;
     }
     add(out, OP_LM_HEAD, (cost_bound)lm->bound, lm->gemm_ns);
     add(out, OP_LM_HEAD, BOUND_MEMORY, lm->sampler_ns);

@@ -117,8 +117,10 @@ void cost_set_attention_alternate(cost_model *c, const prof *p) {
 }
 
 void cost__memo_clear(cost_model *c) {
-  for (int g = 0; g < 2; g++)
-    for (size_t i = 0; i < c->memo_len; i++) c->memo[g][i].valid = false;
+  for (int g = 0; g < 2; g++) {
+    for (size_t i = 0; i < c->memo_top[g]; i++) c->memo[g][i].valid = false;
+    c->memo_top[g] = 0;
+  }
   free(c->dec_memo);
   c->dec_memo = NULL;
   free(c->dec_step);

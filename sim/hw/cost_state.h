@@ -68,6 +68,9 @@ typedef struct cost_model {
   double attn_floor_ns;       /* the smallest attention call's time (profile, else the kernel floor) */
   cost_memo *memo[2];         /* [graphed][T], 0 <= T < memo_len */
   cost_lm_memo *lm_memo;      /* [num_sample], 0 <= num_sample < memo_len */
+  size_t memo_top[2], lm_top; /* entries at or above these were not filled since the memos were last cleared: a
+                                 clear stops there (the tables hold memo_len entries of ~200 bytes, megabytes a
+                                 clear would otherwise touch, page by page, at every start) */
   double *dec_memo;           /* the own profile's decode attention call by (batch, mean kv_len) for batch <
                                  COST_DEC_MEMO_B and kv_len < COST_DEC_MEMO_L, NAN = not asked yet; allocated at
                                  the first decode (a fleet's replicas ask the same few thousand shapes again and
