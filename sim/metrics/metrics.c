@@ -391,6 +391,7 @@ void metrics_summarize(metrics_rec *m, req_times_fn get, const void *ctx, size_t
   out->total = n;
   double *ttft = sim_malloc((n + 1) * sizeof *ttft), *tpot = sim_malloc((n + 1) * sizeof *tpot);
   double *e2el = sim_malloc((n + 1) * sizeof *e2el), *queue = sim_malloc((n + 1) * sizeof *queue);
+  double *front = sim_malloc((n + 1) * sizeof *front), *pre = sim_malloc((n + 1) * sizeof *pre);
   size_t nt = 0, np = 0;
   sim_ns last_finish = 0;
   for (size_t i = 0; i < n; i++) {
@@ -412,6 +413,8 @@ void metrics_summarize(metrics_rec *m, req_times_fn get, const void *ctx, size_t
     ttft[nt] = t_first;
     e2el[nt] = t_e2e;
     queue[nt] = (double)(r->first_sched_ns - r->queued_ns) / 1e6;
+    front[nt] = (double)(r->queued_ns - r->send_ns) / 1e6;
+    pre[nt] = (double)(r->first_token_ns - r->first_sched_ns) / 1e6;
     nt++;
     if (r->generated > 1) tpot[np++] = t_pot;
     if (r->finish_ns > last_finish) last_finish = r->finish_ns;
@@ -438,11 +441,15 @@ void metrics_summarize(metrics_rec *m, req_times_fn get, const void *ctx, size_t
   metrics_dist(tpot, np, &out->tpot_ms);
   metrics_dist(e2el, nt, &out->e2el_ms);
   metrics_dist(queue, nt, &out->queue_ms);
+  metrics_dist(front, nt, &out->frontend_ms);
+  metrics_dist(pre, nt, &out->prefill_ms);
   itl_dist(m, &out->itl_ms);
   free(ttft);
   free(tpot);
   free(e2el);
   free(queue);
+  free(front);
+  free(pre);
   double span = (double)m->level_t_ns;
   if (span > 0) {
     out->mean_in_system = (double)m->area_in_system / span;

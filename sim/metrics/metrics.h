@@ -226,7 +226,14 @@ typedef struct metrics_summary {
   size_t good_requests;
   double request_goodput;
   dist_stats ttft_ms, tpot_ms, itl_ms, e2el_ms;
-  dist_stats queue_ms;      /* send -> first scheduled */
+  /* TTFT = frontend + queue + prefill, per request (docs/USAGE.md, "TTFT, term by term"):
+   *   frontend_ms: sent -> reached an engine's scheduler queue (the engine's frontend latency, the router,
+   *                a replica not up yet)
+   *   queue_ms:    in the scheduler's queue -> first scheduled (admission: token budget, seats, KV blocks)
+   *   prefill_ms:  first scheduled -> first token (the prefill's chunks and the steps they share with decodes,
+   *                preemptions and re-admissions on the way, the async-scheduling lag; disaggregated: also the
+   *                KV transfer and the decode worker's admission where that worker emits the first token) */
+  dist_stats queue_ms, frontend_ms, prefill_ms;
   double mean_in_system, mean_waiting; /* time averages over [0, duration] */
   uint32_t peak_in_system;
   double mean_batch_seqs, mean_batch_tokens, mean_step_ms, median_step_ms, p99_step_ms;

@@ -12,7 +12,7 @@ static double ms_between(sim_ns later, sim_ns earlier) { return (double)(later -
 
 int report_requests_csv(const run_result *r, FILE *f, sim_err *err) {
   fprintf(f, "id,replica,arrival_s,send_s,prompt_tokens,output_tokens,generated_tokens,cached_tokens,preemptions,"
-             "status,reason,ttft_ms,tpot_ms,e2el_ms,queue_ms%s\n",
+             "status,reason,ttft_ms,tpot_ms,e2el_ms,queue_ms,frontend_ms,prefill_ms%s\n",
           r->deploy.disagg ? ",prefill_worker,kv_transfer_bytes,kv_transfer_ms" : "");
   for (size_t i = 0; i < r->n_reqs; i++) {
     const run_record *q = &r->reqs[i];
@@ -25,7 +25,12 @@ int report_requests_csv(const run_result *r, FILE *f, sim_err *err) {
             done ? "" : rq_reject_name((rq_reject)q->reject));
     if (done) fprintf(f, "%.6f,%.6f,%.6f,", run_record_ttft_ms(q), isnan(tpot) ? 0.0 : tpot, run_record_e2el_ms(q));
     else fprintf(f, ",,,");
+    /* TTFT = frontend_ms + queue_ms + prefill_ms (metrics.h); a term is empty where its end was not reached */
     if (was_sched) fprintf(f, "%.6f", ms_between(q->first_sched_ns, q->queued_ns));
+    fputc(',', f);
+    if (q->queued_ns != SIM_NS_INF && q->queued_ns >= q->send_ns) fprintf(f, "%.6f", ms_between(q->queued_ns, q->send_ns));
+    fputc(',', f);
+    if (done && was_sched) fprintf(f, "%.6f", ms_between(q->first_token_ns, q->first_sched_ns));
     if (r->deploy.disagg && q->xfer_end_ns) /* disaggregated: where it prefilled, its KV transfer */
       fprintf(f, ",%u,%" PRIu64 ",%.6f", q->prefill_worker, q->xfer_bytes, ms_between(q->xfer_end_ns, q->xfer_start_ns));
     else if (r->deploy.disagg)

@@ -137,9 +137,11 @@ void rh_memory_bars(FILE *f, const char *title, const char *const *labels, const
 static void key_numbers(FILE *f, const run_result *r) {
   const metrics_summary *s = &r->sum;
   fputs("<table><tr><th class=\"l\">metric</th><th>mean</th><th>median</th><th>p90</th><th>p99</th></tr>\n", f);
-  const char *names[] = {"TTFT (ms)", "TPOT (ms)", "ITL (ms)", "E2E latency (ms)", "queueing (ms)"};
-  const dist_stats *d[] = {&s->ttft_ms, &s->tpot_ms, &s->itl_ms, &s->e2el_ms, &s->queue_ms};
-  for (int i = 0; i < 5; i++) {
+  const char *names[] = {"TTFT (ms)", "TPOT (ms)", "ITL (ms)", "E2E latency (ms)", "TTFT: frontend (ms)",
+                         "TTFT: queueing (ms)", "TTFT: prefill to first token (ms)"};
+  const dist_stats *d[] = {&s->ttft_ms, &s->tpot_ms, &s->itl_ms, &s->e2el_ms, &s->frontend_ms, &s->queue_ms,
+                           &s->prefill_ms};
+  for (int i = 0; i < 7; i++) {
     fputs("<tr>", f);
     rh_td(f, true, "%s", names[i]);
     rh_td(f, false, "%.1f", d[i]->mean);

@@ -259,6 +259,8 @@ int report_json_cmp(const run_result *r, const run_result *baseline, const whati
   jw *q = x;
   jw_obj(q, "queueing");
   dist(q, "queue", &s->queue_ms);
+  dist(q, "frontend", &s->frontend_ms);            /* TTFT = frontend + queue + prefill_to_first_token */
+  dist(q, "prefill_to_first_token", &s->prefill_ms);
   num(q, "mean_requests_in_system", s->mean_in_system);
   num(q, "mean_requests_waiting", s->mean_waiting);
   u64(q, "peak_requests_in_system", s->peak_in_system);

@@ -41,9 +41,11 @@ static void run_md(FILE *f, const run_result *r, const slo_set *slo, const char 
   fprintf(f, "\n## %s: key numbers\n\n", what);
   static const char *const cols[] = {"metric", "what", "mean", "median", "p90", "p99"};
   header(f, cols, 6);
-  const char *names[] = {"TTFT", "TPOT", "ITL", "E2E latency", "queueing"};
-  const dist_stats *d[] = {&s->ttft_ms, &s->tpot_ms, &s->itl_ms, &s->e2el_ms, &s->queue_ms};
-  for (int i = 0; i < 5; i++) {
+  const char *names[] = {"TTFT", "TPOT", "ITL", "E2E latency", "TTFT: frontend", "TTFT: queueing",
+                         "TTFT: prefill to first token"};
+  const dist_stats *d[] = {&s->ttft_ms, &s->tpot_ms, &s->itl_ms, &s->e2el_ms, &s->frontend_ms, &s->queue_ms,
+                           &s->prefill_ms};
+  for (int i = 0; i < 7; i++) {
     fputs("|", f);
     cell(f, names[i]);
     cell(f, "ms");

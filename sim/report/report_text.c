@@ -120,6 +120,11 @@ void report_text(const run_result *r, double wall_s, bool verbose, FILE *f) {
             : s->itl_from_histogram                          ? "ITL"
                                                              : "step times",
             100 * HDR_REL_ERR);
+  if (s->completed) /* the three terms add up to each request's TTFT (metrics.h) */
+    fprintf(f, "TTFT term by term (mean / p99, ms): frontend %.2f / %.2f, queue %.2f / %.2f, prefill to first "
+               "token %.2f / %.2f\n",
+            s->frontend_ms.mean, s->frontend_ms.p99, s->queue_ms.mean, s->queue_ms.p99, s->prefill_ms.mean,
+            s->prefill_ms.p99);
   bottleneck b = r->bn;
   fprintf(f, "Binding limit: %s\n  %s\n", limit_name(b.primary), b.explain);
   fprintf(f, "  step time by bound: compute %.0f%%, HBM %.0f%%, interconnect %.0f%%, CPU %.0f%%; "

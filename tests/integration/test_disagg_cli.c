@@ -69,7 +69,7 @@ Test(disagg_cli, run_sends_each_prompt_kv_once_and_echoes_the_pools) {
     unsigned long long bytes;
     cr_assert_eq(sscanf(l + 1, "%u,%u,", &id, &rep), 2);
     const char *tail = l + 1;
-    for (int k = 0; k < 15; k++) tail = strchr(tail, ',') + 1; /* past queue_ms */
+    for (int k = 0; k < 17; k++) tail = strchr(tail, ',') + 1; /* past queue_ms, frontend_ms, prefill_ms */
     cr_assert_eq(sscanf(tail, "%u,%llu,", &pw, &bytes), 2, "request %u", id);
     cr_assert(pw <= 1 && rep == 2, "request %u: prefill worker %u, decode worker %u", id, pw, rep);
     cr_assert_eq(bytes, 2000ull * 131072, "request %u", id);

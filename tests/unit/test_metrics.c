@@ -115,6 +115,10 @@ Test(metrics, request_metrics_follow_vllm_definitions) {
   cr_assert_float_eq(s.tpot_ms.mean, 100, 1e-9);
   cr_assert_float_eq(s.e2el_ms.mean, (1200 + 300) / 2.0, 1e-9);
   cr_assert_float_eq(s.queue_ms.mean, 20, 1e-9, "the queue starts after the frontend: (40 + 0) / 2");
+  /* TTFT term by term: frontend (send -> queued) + queue + prefill (first scheduled -> first token) */
+  cr_assert_float_eq(s.frontend_ms.mean, (10 + 0) / 2.0, 1e-9);
+  cr_assert_float_eq(s.prefill_ms.mean, (150 + 300) / 2.0, 1e-9);
+  cr_assert_float_eq(s.frontend_ms.mean + s.queue_ms.mean + s.prefill_ms.mean, s.ttft_ms.mean, 1e-9);
   /* goodput: r0 has TTFT 200 <= 250 but TPOT 100 > 50; r1 TTFT 300 > 250 -> none good */
   cr_assert(s.has_goodput);
   cr_assert_eq(s.good_requests, 0);
