@@ -38,6 +38,23 @@ static void dist_block(FILE *f, const char *title, const char *abbr, const dist_
   line(f, l, "%.2f", d->p99);
 }
 
+/* Below the benchmark table: how exact its percentiles are, then the three terms that add up to each
+ * request's TTFT (metrics.h; docs/USAGE.md, "TTFT, term by term"). */
+static void after_table(FILE *f, const metrics_summary *s) {
+  if (s->itl_from_histogram || s->steps_from_histogram)
+    fprintf(f, "Percentiles of %s from a histogram (the run outgrew exact records): within %.3f%% of the exact "
+               "values; counts, means, std, min and max exact\n",
+            s->itl_from_histogram && s->steps_from_histogram ? "ITL and step times"
+            : s->itl_from_histogram                          ? "ITL"
+                                                             : "step times",
+            100 * HDR_REL_ERR);
+  if (!s->completed) return;
+  fprintf(f, "TTFT term by term (mean / p99, ms): frontend %.2f / %.2f, queue %.2f / %.2f, prefill to first token "
+             "%.2f / %.2f\n",
+          s->frontend_ms.mean, s->frontend_ms.p99, s->queue_ms.mean, s->queue_ms.p99, s->prefill_ms.mean,
+          s->prefill_ms.p99);
+}
+
 void report_text(const run_result *r, double wall_s, bool verbose, FILE *f) {
   const metrics_summary *s = &r->sum;
   const deploy_cfg *d = &r->deploy;
@@ -113,18 +130,7 @@ void report_text(const run_result *r, double wall_s, bool verbose, FILE *f) {
   dist_block(f, "Inter-token Latency", "ITL", &s->itl_ms);
   dist_block(f, "End-to-end Latency", "E2EL", &s->e2el_ms);
   fprintf(f, "==================================================\n");
-  if (s->itl_from_histogram || s->steps_from_histogram)
-    fprintf(f, "Percentiles of %s from a histogram (the run outgrew exact records): within %.3f%% of the exact "
-               "values; counts, means, std, min and max exact\n",
-            s->itl_from_histogram && s->steps_from_histogram ? "ITL and step times"
-            : s->itl_from_histogram                          ? "ITL"
-                                                             : "step times",
-            100 * HDR_REL_ERR);
-  if (s->completed) /* the three terms add up to each request's TTFT (metrics.h) */
-    fprintf(f, "TTFT term by term (mean / p99, ms): frontend %.2f / %.2f, queue %.2f / %.2f, prefill to first "
-               "token %.2f / %.2f\n",
-            s->frontend_ms.mean, s->frontend_ms.p99, s->queue_ms.mean, s->queue_ms.p99, s->prefill_ms.mean,
-            s->prefill_ms.p99);
+  after_table(f, s);
   bottleneck b = r->bn;
   fprintf(f, "Binding limit: %s\n  %s\n", limit_name(b.primary), b.explain);
   fprintf(f, "  step time by bound: compute %.0f%%, HBM %.0f%%, interconnect %.0f%%, CPU %.0f%%; "

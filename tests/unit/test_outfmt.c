@@ -59,7 +59,15 @@ Test(outfmt, a_process_killed_while_writing_leaves_no_temporary_file) {
     }
     int status = 0;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
-    if (!handled_by_us) continue;
+    if (!handled_by_us) { /* a sanitizer took the signal: its temporary file stays; clear it for the next case */
+      DIR *d = opendir(dir);
+      cr_assert(d);
+      char p[512];
+      for (struct dirent *e; (e = readdir(d));)
+        if (!strncmp(e->d_name, "out", 3)) snprintf(p, sizeof p, "%s/%s", dir, e->d_name), unlink(p);
+      closedir(d);
+      continue;
+    }
     cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == sigs[i], "signal %d: the child must die of it (status %#x)",
               sigs[i], status);
     cr_assert_eq(files_named_out(dir), 0, "signal %d: a temporary or partial output was left in %s", sigs[i], dir);
