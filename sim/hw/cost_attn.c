@@ -73,15 +73,14 @@ double cost__attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_
     cost_model *mc = (cost_model *)c; /* the memo is the model's scratch (cost.h: not thread-safe) */
     if (!mc->dec_memo) {
       size_t n = (size_t)COST_DEC_MEMO_B * COST_DEC_MEMO_L;
-      mc->dec_memo = sim_malloc(sizeof *mc->dec_memo * n);
-      for (size_t i = 0; i < n; i++) mc->dec_memo[i] = NAN;
+      mc->dec_memo = sim_calloc(n, sizeof *mc->dec_memo); /* +0.0 = empty (cost__dec_filled): pages untouched */
       double rm = 1e9 / (c->gpu->hbm_Bps * e->attn_decode_eff);
       mc->dec_rate[0] = shard_kv_elems(s) * kv_b(c) * rm;
       mc->dec_rate[1] = 4.0 * s->q_heads * hd * 1e9 / (c->gpu->flops[c->deploy->act_dtype] * e->attn_prefill_eff);
       mc->dec_rate[2] = 2.0 * s->q_heads * hd * act_b(c) * rm;
     }
     slot = &mc->dec_memo[(size_t)batch * COST_DEC_MEMO_L + kv_len];
-    if (!isnan(*slot)) {
+    if (cost__dec_filled(*slot)) {
       /* the bound as below names it, from rates multiplied instead of work divided (a few ulps apart); where
          the two are that close (rare), from the formulas below themselves, and the memo still answers the time */
       double tm_r = C * c->dec_rate[0] + (double)batch * c->dec_rate[2], tc_r = C * c->dec_rate[1];
@@ -97,7 +96,7 @@ double cost__attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_
   double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff);
   double tc = ns_of(4.0 * s->q_heads * hd * C, c->gpu->flops[c->deploy->act_dtype] * e->attn_prefill_eff);
   *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
-  if (slot && !isnan(*slot)) {
+  if (slot && cost__dec_filled(*slot)) {
     *src = SRC_PROFILE;
     return *slot;
   }
@@ -105,7 +104,7 @@ double cost__attn_decode_eval(const cost_model *c, uint32_t batch, uint64_t ctx_
                      (c->attn_alt && prof_attn_decode_ns(c->attn_alt, kvd, batch, kv_len, s->q_heads, s->kv_heads,
                                                          s->head_dim, &ns)))) {
     *src = SRC_PROFILE;
-    if (slot) *slot = ns;
+    if (slot) *slot = ns == 0 ? -0.0 : ns; /* a measured 0 stays apart from "empty" (+0.0) */
     return ns;
   }
   if (c->scaled_profile &&

@@ -99,7 +99,8 @@ bool cost__dec_step_get(cost_model *c, const batch_desc *b, step_cost *out, cost
 
 void cost__dec_step_put(cost_model *c, const cost_dec_key *k, const step_cost *out) {
   /* only a step whose attention call the memo now answers (not a roofline one, which depends on the exact total) */
-  if (!k->tag || isnan(c->dec_memo[(size_t)(uint32_t)k->tag * COST_DEC_MEMO_L + (uint32_t)(k->tag >> 32)])) return;
+  if (!k->tag || !cost__dec_filled(c->dec_memo[(size_t)(uint32_t)k->tag * COST_DEC_MEMO_L + (uint32_t)(k->tag >> 32)]))
+    return;
   cost_dec_step *ds = slot_of(c, k->tag);
   ds->tag = k->tag, ds->bound = k->bound;
   ds->total_ns = out->total_ns, ds->gpu_ns = out->gpu_ns, ds->cpu_ns = out->cpu_ns, ds->stage_ns = out->stage_ns[0];

@@ -72,9 +72,10 @@ typedef struct cost_model {
                                  clear stops there (the tables hold memo_len entries of ~200 bytes, megabytes a
                                  clear would otherwise touch, page by page, at every start) */
   double *dec_memo;           /* the own profile's decode attention call by (batch, mean kv_len) for batch <
-                                 COST_DEC_MEMO_B and kv_len < COST_DEC_MEMO_L, NAN = not asked yet; allocated at
-                                 the first decode (a fleet's replicas ask the same few thousand shapes again and
-                                 again); the same value prof_attn_decode_ns returns */
+                                 COST_DEC_MEMO_B and kv_len < COST_DEC_MEMO_L, +0.0 (or NaN) = not asked yet, a
+                                 measured 0 kept as -0.0 (cost__dec_filled); allocated zeroed at the first decode,
+                                 so only the pages of shapes asked are touched (a fleet's replicas ask the same few
+                                 thousand shapes again and again); the value prof_attn_decode_ns returns */
   double dec_rate[3];         /* set with dec_memo: the decode roofline's ns per cached token of memory and of
                                  compute, and per sequence of memory (cost_attn.c: which bound a memoized call
                                  names, without the two divisions) */
@@ -113,5 +114,8 @@ static inline bool cost__scale_other(const cost_model *c, cost_bound b, double p
   *ns *= ratio;
   return true;
 }
+
+/* A dec_memo slot holds a value: not +0.0 (the zeroed "empty") and not NaN. */
+static inline bool cost__dec_filled(double v) { return !isnan(v) && !(v == 0 && !signbit(v)); }
 
 #endif
