@@ -53,7 +53,7 @@ static void *hook_malloc(size_t n) {
   n = (n + 15) & ~(size_t)15;
   jx_block *b = a->head;
   if (!b || b->size - b->used < n) {
-    jx_block *nb = block_new(n + 64 > (size_t)8 << 20 ? n + 64 : (size_t)8 << 20);
+    jx_block *nb = block_new(n + 64 > (size_t)2 << 20 ? n + 64 : (size_t)2 << 20);
     if (!nb) return NULL; /* cJSON reports a failed parse */
     nb->next = b, a->head = nb, b = nb;
   }
@@ -83,8 +83,14 @@ static void jx_init(void) {
 }
 
 int jx_parse_big(jx *j, const char *text, const char *what, sim_err *err) {
+  /* below a few hundred kilobytes the heap is cheaper than a fresh 2 MiB block (a user's small profile, the
+     fuzzer's inputs); above, the first block is sized for the whole tree (about ten bytes of nodes per byte of
+     text), so one or two huge pages hold it */
+  size_t len = strlen(text);
+  if (len < ((size_t)256 << 10)) return jx_parse(j, text, what, err);
   jx_init();
   struct jx_arena *a = sim_calloc(1, sizeof *a);
+  a->head = block_new(12 * len);
   cur_arena = a;
   int rc = jx_parse(j, text, what, err); /* a failed parse frees its nodes into the arena: no-ops */
   cur_arena = NULL;
