@@ -251,14 +251,10 @@ void svg_legend(svg_chart *c, const char *color, const char *s, const char *dash
   if (k < c->legend_cap) { /* below the plot, one entry per row */
     x = c->ml + 4;
     y = c->h - c->mb + 56 + 15 * k;
-    fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>\n", x,
-            y - 4, x + 18, y - 4, color, dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
-    text(c->f, x + 23, y, "start", 10.5, "#222222", s);
-    return;
+  } else { /* inside the plot, on a white ground */
+    fprintf(c->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"15\" fill=\"#ffffff\" fill-opacity=\"0.85\"/>\n",
+            x - 4, y - 11, 6.2 * (double)strlen(s) + 30);
   }
-  double tw = 6.2 * (double)strlen(s) + 30;
-  fprintf(c->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"15\" fill=\"#ffffff\" fill-opacity=\"0.85\"/>\n",
-          x - 4, y - 11, tw);
   fprintf(c->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>\n", x,
           y - 4, x + 18, y - 4, color, dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
   text(c->f, x + 23, y, "start", 10.5, "#222222", s);
