@@ -437,12 +437,19 @@ static int resolve_disagg(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, s
   if (!d->decode_max_num_seqs) d->decode_max_num_seqs = d->max_num_seqs;
   if (!d->decode_max_num_batched_tokens) d->decode_max_num_batched_tokens = d->max_num_batched_tokens;
   if (!d->disagg) return SIM_OK;
-  if (d->pp > 1 || d->replicas > 1)
+  if (d->pp > 1)
     return sim_errf(err, SIM_EINPUT,
-                    "--mode disagg with pipeline_parallel_size %u, replicas %u: not modelled (the pools are "
-                    "--prefill-workers x --prefill-tp x --prefill-dp and the decode pool's alike; pipeline stages "
-                    "inside a pool and several xPyD groups are not)",
-                    d->pp, d->replicas);
+                    "--mode disagg with pipeline_parallel_size %u: not modelled (the pools are --prefill-workers x "
+                    "--prefill-tp x --prefill-dp and the decode pool's alike; pipeline stages inside a pool are not)",
+                    d->pp);
+  if (d->replicas > 1) { /* R xPyD groups: pools R times over behind one router each, as Dynamo scales its pools
+                            (one frontend routes over every prefill worker and every decode worker) */
+    if ((uint64_t)d->prefill_workers * d->replicas > 4096 || (uint64_t)d->decode_workers * d->replicas > 4096)
+      return sim_errf(err, SIM_EINPUT, "--mode disagg: replicas %u x %uP%uD: more than 4096 workers in a pool",
+                      d->replicas, d->prefill_workers, d->decode_workers);
+    d->prefill_workers *= d->replicas, d->decode_workers *= d->replicas;
+    d->replicas = 1;
+  }
   for (int k = 0; k < 2; k++) {
     deploy_cfg p;
     deploy_pool(d, k == 1, &p);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan/capacity_modes.h"
 #include "plan/plan.h"
 
 static void set_rate(scenario *sc, double rate) {
@@ -74,37 +75,34 @@ static int probe(void *ctx, double rate, bool *ok, sim_err *err) {
 }
 
 /* A start rate from the plan: half the decode throughput at the largest
- * batch, in requests of the mean output length. */
-static double start_rate(const capacity_set *s, const scenario *sc, cap_candidate *c, plan_result *pl) {
+ * batch (of the decode pool's workers for --mode disagg), in requests of the
+ * mean output length. *dec: the plan of the decode figures. */
+static double start_rate(const capacity_set *s, const scenario *sc, cap_candidate *c, plan_result pl[2],
+                         const plan_result **dec) {
   const trace_stats *t = &s->base_stats;
   plan_opts po = {(uint32_t)fmin(fmax(16, t->prompt_mean + t->output_mean / 2), 1024), 0, 0};
-  sim_err err;
   sweep_row *e = &c->cfg; /* configuration echo, refined by the first probe */
   snprintf(e->gpu, sizeof e->gpu, "%.63s", sc->gpu);
   snprintf(e->model, sizeof e->model, "%.63s", sc->model);
   e->deploy = sc->deploy;
   settings_fill(&e->deploy, NULL, SD_ONE); /* config/'s rule for the sizes, until the plan resolves them */
   e->replicas = 1;
-  e->gpus = deploy_gpus(&e->deploy);
-  if (plan_analyze(pl, sc, &po, &err)) {
+  e->gpus = capmode_unit_gpus(&e->deploy);
+  bool fits;
+  *dec = capmode_plan(pl, sc, &po, c, &fits);
+  if (!*dec) {
     c->feasible = false;
-    snprintf(c->reason, sizeof c->reason, "%s", err.msg);
     return 0;
   }
-  snprintf(e->gpu, sizeof e->gpu, "%s", pl->gpu.name);
-  snprintf(e->model, sizeof e->model, "%s", pl->model.name);
-  e->deploy = pl->deploy;
-  e->gpus = deploy_gpus(&pl->deploy);
-  e->mem = pl->mem;
-  e->price_per_gpu_hour = price_lookup(&s->price, &pl->gpu);
-  if (!pl->fits) {
+  e->price_per_gpu_hour = price_lookup(&s->price, &(*dec)->gpu);
+  if (!fits) {
     c->feasible = false;
-    snprintf(c->reason, sizeof c->reason, "%s", pl->refusal);
     return 0;
   }
   c->feasible = true;
   double out = t->output_mean > 1 ? t->output_mean : 1;
-  double r = pl->max_batch ? 0.5 * pl->decode_max.tokens_per_s / out : 1;
+  uint32_t workers = sc->deploy.disagg && sc->deploy.decode_workers ? sc->deploy.decode_workers : 1;
+  double r = (*dec)->max_batch ? 0.5 * workers * (*dec)->decode_max.tokens_per_s / out : 1;
   return r > 0 ? r : 1;
 }
 
@@ -112,7 +110,8 @@ static void work(void *ctx, size_t i) {
   capacity_set *s = ctx;
   cap_candidate *c = &s->c[i];
   scenario *sc = sim_malloc(sizeof *sc);
-  plan_result *pl = sim_calloc(1, sizeof *pl);
+  plan_result *pl = sim_calloc(2, sizeof *pl); /* --mode disagg: the prefill and the decode pool's */
+  const plan_result *dec = NULL;
   *sc = s->base;
   sim_err err;
   c->fail_slo = -1;
@@ -121,11 +120,11 @@ static void work(void *ctx, size_t i) {
     goto done;
   }
   sc->deploy.replicas = 1;
-  double start = start_rate(s, sc, c, pl);
+  double start = start_rate(s, sc, c, pl, &dec);
   if (!c->feasible) goto done;
   /* early out: TPOT can never beat the decode step of a batch of one */
   double tpot = slo_limit(&s->slo, SLO_TPOT);
-  if (tpot > 0 && pl->decode1.ns / 1e6 > tpot) {
+  if (tpot > 0 && dec->decode1.ns / 1e6 > tpot) {
     /* one probe at the start rate, for the configuration echo and the chart */
     probe_ctx px = {s, c, sc};
     bool ok;
@@ -137,13 +136,13 @@ static void work(void *ctx, size_t i) {
     c->bis.n_probes = 1;
     /* the verdict is the step time, whatever that probe measured */
     c->fail_slo = -1;
-    c->limit = pl->decode1.bound == BOUND_COMPUTE ? LIMIT_COMPUTE
-               : pl->decode1.bound == BOUND_COMM  ? LIMIT_INTERCONNECT
-               : pl->decode1.bound == BOUND_CPU   ? LIMIT_CPU
-                                                  : LIMIT_HBM;
+    c->limit = dec->decode1.bound == BOUND_COMPUTE ? LIMIT_COMPUTE
+               : dec->decode1.bound == BOUND_COMM  ? LIMIT_INTERCONNECT
+               : dec->decode1.bound == BOUND_CPU   ? LIMIT_CPU
+                                                   : LIMIT_HBM;
     snprintf(c->fail_explain, sizeof c->fail_explain,
              "a decode step at batch 1 already takes %.1f ms, more than the %g ms TPOT objective (%.0f%% %s)",
-             pl->decode1.ns / 1e6, tpot, 100 * pl->decode1.bound_share, limit_name(c->limit));
+             dec->decode1.ns / 1e6, tpot, 100 * dec->decode1.bound_share, limit_name(c->limit));
     goto done;
   }
   bisect_opts bo = s->bo;
@@ -165,7 +164,7 @@ done:
 /* GPUs and dollars of c's replicas: per GPU-hour, or with a catalog per rented instance (the cheapest type
  * that holds them, replicas packed several per instance when they fit). */
 static void cost_of(const capacity_set *s, cap_candidate *c) {
-  uint32_t per_replica = deploy_gpus(&c->cfg.deploy);
+  uint32_t per_replica = capmode_unit_gpus(&c->cfg.deploy);
   c->gpus = c->replicas * per_replica;
   c->usd_per_hour = c->gpus * c->cfg.price_per_gpu_hour; /* a MIG slice: its share of the GPU's price (mig.h) */
   c->inst = -1;
@@ -184,9 +183,12 @@ static void cost_of(const capacity_set *s, cap_candidate *c) {
   double best = INFINITY;
   char why[256] = "";
   for (uint32_t k = 0; k < s->n_inst; k++) {
-    uint32_t n = 0, per = instance_pack(&s->inst[k], &g, per_replica, c->replicas, &n, why, sizeof why);
+    uint32_t n = 0, per; /* per: replicas one instance holds; a disaggregated group's pools are packed apart (0) */
+    bool dis = c->cfg.deploy.disagg;
+    if (dis) per = 0, n = capmode_instances(&s->inst[k], &g, &c->cfg.deploy, c->replicas, why, sizeof why);
+    else per = instance_pack(&s->inst[k], &g, per_replica, c->replicas, &n, why, sizeof why);
     double usd = n * s->inst[k].price_per_hour;
-    if (per && usd < best) best = usd, c->inst = (int)k, c->n_instances = n, c->per_instance = per;
+    if ((per || (dis && n)) && usd < best) best = usd, c->inst = (int)k, c->n_instances = n, c->per_instance = per;
   }
   if (c->inst < 0) {
     snprintf(c->no_instance, sizeof c->no_instance, "no instance of the catalog holds it (%s%s)", why,
@@ -222,7 +224,7 @@ static bool fleet_run(capacity_set *s, cap_candidate *c, uint32_t R, run_ctx **k
   sim_err err;
   *sc = s->base;
   grid_apply(&c->pt, sc, &err);
-  sc->deploy.replicas = R;
+  capmode_scale(&sc->deploy, R); /* R replicas, or a disaggregated group's pools R times over */
   sc->deploy.router = ROUTE_LEAST_OUTSTANDING;
   set_rate(sc, s->target_rate);
   set_time_limit(s, sc);
@@ -295,19 +297,10 @@ static run_ctx *verify(capacity_set *s, cap_candidate *c) {
   return NULL;
 }
 
-/* Cost order: known cost ascending (unknown last), then GPUs, then higher max rate, then index. */
-static bool cheaper(const cap_candidate *a, const cap_candidate *b) {
-  double ca = a->usd_per_hour > 0 ? a->usd_per_hour : INFINITY, cb = b->usd_per_hour > 0 ? b->usd_per_hour : INFINITY;
-  if (ca != cb) return ca < cb;
-  if (a->gpus != b->gpus) return a->gpus < b->gpus;
-  if (a->max_rate != b->max_rate) return a->max_rate > b->max_rate;
-  return a->index < b->index;
-}
-
 /* Every candidate that can start and has a rate is sized by simulation (verify), cheapest estimate first: a
  * fleet can need fewer replicas than its estimate, so a candidate whose estimate costs more than the best so
- * far may still win. The recommendation is the cheapest verified candidate (cheaper: cost, then GPUs, then
- * headroom per replica). */
+ * far may still win. The recommendation is the cheapest verified candidate (capmode_cheaper: cost, then GPUs,
+ * then the fleet's headroom). */
 static void recommend(capacity_set *s) {
   s->best = -1;
   for (;;) {
@@ -315,11 +308,11 @@ static void recommend(capacity_set *s) {
     for (size_t i = 0; i < s->n; i++) {
       cap_candidate *c = &s->c[i];
       if (!c->feasible || c->max_rate <= 0 || c->verified || c->no_instance[0]) continue;
-      if (next < 0 || cheaper(c, &s->c[next])) next = (int)i;
+      if (next < 0 || capmode_cheaper(c, &s->c[next])) next = (int)i;
     }
     if (next < 0) break;
     run_ctx *run = verify(s, &s->c[next]);
-    if (s->c[next].verified == 1 && (s->best < 0 || cheaper(&s->c[next], &s->c[s->best]))) {
+    if (s->c[next].verified == 1 && (s->best < 0 || capmode_cheaper(&s->c[next], &s->c[s->best]))) {
       s->best = next;
       if (s->verify_run) {
         runner_free(s->verify_run);
@@ -364,9 +357,12 @@ static void explain(capacity_set *s, cap_candidate *c) {
     ADD("; %s", c->no_instance);
     return;
   }
-  if (c->inst >= 0)
+  if (c->inst >= 0 && c->per_instance)
     ADD(" on %u x %s (%u replica%s each, $%.2f/h each)", c->n_instances, s->inst[c->inst].name, c->per_instance,
         c->per_instance == 1 ? "" : "s", s->inst[c->inst].price_per_hour);
+  else if (c->inst >= 0)
+    ADD(" on %u x %s (each pool's workers packed apart, $%.2f/h each)", c->n_instances, s->inst[c->inst].name,
+        s->inst[c->inst].price_per_hour);
   if (c->usd_per_hour > 0) ADD(" ($%.2f/h)", c->usd_per_hour);
   if (c->verified == 1) ADD(", verified at %g req/s", s->target_rate);
   else if (c->verified == -1)
@@ -377,8 +373,9 @@ static void explain(capacity_set *s, cap_candidate *c) {
     ADD("; $%.2f/h more than the recommendation", c->usd_per_hour - b->usd_per_hour);
   else if (b && c->usd_per_hour > 0 && c->usd_per_hour == b->usd_per_hour)
     ADD("; costs the same as the recommendation, which %s", c->gpus != b->gpus ? "needs fewer GPUs"
-                                                          : c->max_rate != b->max_rate ? "holds more per replica"
-                                                                                       : "comes first");
+                                                          : capmode_headroom(c) != capmode_headroom(b)
+                                                              ? "has more headroom (req/s per replica x replicas)"
+                                                              : "comes first");
   else if (b) ADD("; %d more GPU%s than the recommendation", (int)c->gpus - (int)b->gpus, c->gpus - b->gpus == 1 ? "" : "s");
 #undef ADD
 }
@@ -393,11 +390,19 @@ static void summarize(capacity_set *s) {
     ADD("No candidate serves %g req/s at %s. ", s->target_rate, d);
   } else {
     const cap_candidate *b = &s->c[s->best];
-    char pp[24] = "";
+    char pp[24] = "", lay[160];
     if (b->cfg.deploy.pp > 1) snprintf(pp, sizeof pp, " x PP%u", b->cfg.deploy.pp);
     if (b->cfg.deploy.dp > 1) snprintf(pp, sizeof pp, " x DP%u", b->cfg.deploy.dp);
-    ADD("Serve %g req/s at %s with %s: %u replica%s of TP%u%s on %s = %u GPU%s", s->target_rate, d, b->label,
-        b->replicas, b->replicas == 1 ? "" : "s", b->cfg.deploy.tp, pp, b->cfg.gpu, b->gpus, b->gpus == 1 ? "" : "s");
+    if (b->cfg.deploy.disagg) { /* a replica is one xPyD group: R of them are pools R times over */
+      deploy_layout_text(&b->cfg.deploy, lay, sizeof lay);
+      ADD("Serve %g req/s at %s with %s: %u x (%s) on %s, i.e. %u prefill and %u decode workers = %u GPU%s",
+          s->target_rate, d, b->label, b->replicas, lay, b->cfg.gpu, b->replicas * b->cfg.deploy.prefill_workers,
+          b->replicas * b->cfg.deploy.decode_workers, b->gpus, b->gpus == 1 ? "" : "s");
+    } else {
+      ADD("Serve %g req/s at %s with %s: %u replica%s of TP%u%s on %s = %u GPU%s", s->target_rate, d, b->label,
+          b->replicas, b->replicas == 1 ? "" : "s", b->cfg.deploy.tp, pp, b->cfg.gpu, b->gpus,
+          b->gpus == 1 ? "" : "s");
+    }
     if (b->inst >= 0) {
       const instance_cfg *in = &s->inst[b->inst];
       ADD(", rented as %u x %s (%s, %u GPUs each) at $%.2f per hour; price %s%s%s%s", b->n_instances, in->name,
@@ -425,6 +430,7 @@ static void summarize(capacity_set *s) {
     if (!b->bis.unbounded && b->fail_slo >= 0) ADD("; beyond that %s binds", limit_name(b->limit));
     ADD(". ");
   }
+  capmode_compare(s, w, n, &o);
   size_t nf = 0, nm = 0;
   for (size_t i = 0; i < s->n; i++) nf += !s->c[i].feasible, nm += s->c[i].feasible && s->c[i].max_rate <= 0;
   ADD("%zu candidate%s: %zu cannot start, %zu miss%s the SLOs at any rate, %zu meet%s them.", s->n, s->n == 1 ? "" : "s",
@@ -529,10 +535,6 @@ int capacity_prepare(capacity_set *s, const scenario *base, const grid_spec *g, 
                       grid_axis_key(banned[k]), why[k]);
   if (base->max_concurrency)
     return sim_errf(err, SIM_EINPUT, "--max-concurrency: capacity needs an open-loop workload (a closed loop has no rate)");
-  if (base->deploy.disagg || g->n[grid_axis_of_key("mode")])
-    return sim_errf(err, SIM_EINPUT, "--mode disagg: capacity searches replicas of aggregated deployments only; compare "
-                    "disaggregated pool shapes with `servesim sweep --mode disagg --prefill-workers A,B "
-                    "--decode-workers C,D`");
   if (!base->trace_path[0] && isinf(base->gen.request_rate) && base->gen.num_prompts < 2)
     return sim_errf(err, SIM_EINPUT, "the generated workload needs at least 2 requests");
   sweep_set tmp; /* checks names, the workload and every point */
@@ -552,12 +554,22 @@ int capacity_prepare(capacity_set *s, const scenario *base, const grid_spec *g, 
   }
   trace_compute_stats(&t, &s->base_stats);
   trace_free(&t);
-  s->n = grid_size(g);
-  s->c = sim_calloc(s->n, sizeof *s->c);
-  for (size_t i = 0; i < s->n; i++) {
-    s->c[i].index = i;
-    grid_point_at(g, i, &s->c[i].pt);
-    grid_label(&s->c[i].pt, s->c[i].label, sizeof s->c[i].label);
+  size_t n = grid_size(g);
+  s->c = sim_calloc(n, sizeof *s->c);
+  bool any_disagg = false;
+  for (size_t i = 0; i < n; i++) { /* aggregated points that differ only by pool settings: one candidate */
+    cap_candidate *c = &s->c[s->n];
+    grid_point_at(g, i, &c->pt);
+    if (!capmode_keep_point(g, base, &c->pt)) continue;
+    any_disagg |= capmode_point_disagg(base, &c->pt);
+    c->index = i;
+    grid_label(&c->pt, c->label, sizeof c->label);
+    s->n++;
+  }
+  if (capmode_pool_axes(g) && !any_disagg) {
+    capacity_free(s);
+    return sim_errf(err, SIM_EINPUT, "the prefill/decode pool settings shape disaggregated candidates only: add "
+                    "--mode disagg (or --mode agg,disagg to compare both)");
   }
   return SIM_OK;
 }

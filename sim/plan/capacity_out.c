@@ -10,7 +10,7 @@ static void config_json(jw *j, const cap_candidate *c) {
   jw_obj(j, "config");
   jw_str(j, "model", c->cfg.model);
   jw_str(j, "gpu", c->cfg.gpu);
-  settings_json_echo(&c->cfg.deploy, SET_ROW, j); /* config/settings.c's table */
+  settings_json_echo(&c->cfg.deploy, SET_ROW | SET_DISAGG, j); /* config/settings.c's table; the pools in --mode disagg */
   if (c->cfg.price_per_gpu_hour > 0) jw_num(j, "usd_per_gpu_hour", c->cfg.price_per_gpu_hour);
   else jw_null(j, "usd_per_gpu_hour");
   jw_u64(j, "kv_tokens_per_replica", c->cfg.mem.kv_tokens);
@@ -101,7 +101,7 @@ int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err) {
     jw_u64(&j, "index", b->index);
     jw_str(&j, "label", b->label);
     jw_str(&j, "gpu", b->cfg.gpu);
-    settings_json_echo(&b->cfg.deploy, SET_ROW, &j);
+    settings_json_echo(&b->cfg.deploy, SET_ROW | SET_DISAGG, &j);
     jw_u64(&j, "replicas", b->replicas);
     jw_u64(&j, "gpus", b->gpus);
     if (b->usd_per_hour > 0) jw_num(&j, "usd_per_hour", b->usd_per_hour);

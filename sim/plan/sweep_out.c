@@ -98,7 +98,7 @@ static void row_json(jw *j, const sweep_set *s, const sweep_row *r) {
   jw_str(j, "gpu", r->gpu);
   jw_str(j, "engine", r->engine);
   if (r->whatif_missed) jw_u64(j, "what_if_not_exercised", r->whatif_missed);
-  settings_json_echo(&r->deploy, SET_ROW, j); /* config/settings.c's table */
+  settings_json_echo(&r->deploy, SET_ROW | SET_DISAGG, j); /* config/settings.c's table; the pools in --mode disagg */
   jw_u64(j, "replicas", r->replicas);
   jw_u64(j, "gpus", r->gpus);
   if (r->max_concurrency) jw_u64(j, "max_concurrency", r->max_concurrency);

@@ -1,8 +1,8 @@
 /* test_disagg_cli.c: `servesim run --mode disagg` end to end: a run's figures and records (every request's KV
  * sent once, the pools in the JSON echo, byte-identical on a rerun), and the refusals (exit 2, naming the pool
  * and the numbers): a pool TP the model's heads do not take, a KV re-sharding between TPs that do not divide, a
- * pool too small for the weights, pipeline stages, an unknown mode; capacity, which analyses aggregated engines
- * only, says what to run instead. plan plans each pool as one of its workers. */
+ * pool too small for the weights, pipeline stages, an unknown mode. plan plans each pool as one of its workers
+ * (capacity over disaggregated candidates: test_capacity_modes.c). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,10 +111,6 @@ Test(disagg_cli, bad_pools_exit_2_with_the_numbers) {
                           sizeof out, err, sizeof err), 2);
   cr_assert(strstr(out, "== prefill pool") && strstr(out, "== decode pool"), "%s", out);
   cr_assert(strstr(err, "cannot start: the decode pool"), "%s", err);
-  /* capacity analyses aggregated engines: it says what to run instead */
-  cr_assert_eq(tu_run_cli("capacity --mode disagg --slo ttft_p99=2000 --target-rate 5 --num-prompts 20", out,
-                          sizeof out, err, sizeof err), 2);
-  cr_assert(strstr(err, "servesim sweep --mode disagg"), "%s", err);
 
   cr_assert_eq(tu_run_cli("run --quiet --mode split --num-prompts 4", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "unknown value 'split' (agg, disagg)"), "%s", err);
