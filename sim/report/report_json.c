@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/engver.h"
 #include "config/settings.h"
 #include "core/jsonw.h"
 #include "report/report.h"
@@ -201,6 +202,48 @@ static void comparison(jw *o, const run_result *base, const run_result *wi, cons
   jw_end(o);
 }
 
+/* --engine sglang: the keys sglang.bench_serving's result JSON has that vLLM's benchmark does not (its `result`
+ * dict in v0.5.9, docs/SGLANG.md section 6; `calculate_metrics` read at sgl-project/sglang 0033168f), beside
+ * vLLM's, so a reader of either finds its own:
+ *   tag, dataset_name, random_input_len, random_output_len, random_range_ratio, sharegpt_output_len: the
+ *     arguments (generated: "random" and the generator's lengths; a trace: its path, the lengths null);
+ *   total_input_text_tokens (all of the input), total_input_vision_tokens (0: text prompts only);
+ *   total_output_tokens_retokenized: the generated text re-encoded; a simulation's tokens are exact, so it
+ *     equals total_output_tokens;
+ *   input_throughput: total input tokens / duration; total_throughput: vLLM's total_token_throughput;
+ *   mean/median/std/p90/p99_e2e_latency_ms: vLLM's e2el under SGLang's name;
+ *   concurrency: the sum of the completed requests' E2E latencies / duration (SGLang's mean requests in flight);
+ *   accept_length: speculative decoding's mean accepted length, null without it. */
+static void sglang_keys(jw *root, const run_result *r) {
+  const metrics_summary *s = &r->sum;
+  bool gen = !r->sc.trace_path[0];
+  str(root, "dataset_name", gen ? "random" : r->sc.trace_path);
+  const len_dist *in = &r->sc.gen.input, *out = &r->sc.gen.output;
+  if (gen && in->kind == LEN_UNIFORM_RATIO && out->kind == LEN_UNIFORM_RATIO) {
+    num(root, "random_input_len", in->len);
+    num(root, "random_output_len", out->len);
+    num(root, "random_range_ratio", in->range_ratio);
+  } else {
+    jw_null(root, "random_input_len");
+    jw_null(root, "random_output_len");
+    jw_null(root, "random_range_ratio");
+  }
+  jw_null(root, "sharegpt_output_len");
+  jw_null(root, "tag");
+  u64(root, "total_input_text_tokens", s->total_input_tokens);
+  u64(root, "total_input_vision_tokens", 0);
+  u64(root, "total_output_tokens_retokenized", s->total_output_tokens);
+  num(root, "input_throughput", s->duration_s > 0 ? s->total_input_tokens / s->duration_s : 0);
+  num(root, "total_throughput", s->total_token_throughput);
+  num(root, "mean_e2e_latency_ms", s->e2el_ms.mean);
+  num(root, "median_e2e_latency_ms", s->e2el_ms.median);
+  num(root, "std_e2e_latency_ms", s->e2el_ms.std);
+  num(root, "p90_e2e_latency_ms", s->e2el_ms.p90);
+  num(root, "p99_e2e_latency_ms", s->e2el_ms.p99);
+  num(root, "concurrency", s->duration_s > 0 ? s->e2el_ms.mean * s->e2el_ms.n / 1000.0 / s->duration_s : 0);
+  jw_null(root, "accept_length");
+}
+
 int report_json_cmp(const run_result *r, const run_result *baseline, const whatif_compare *cmp, FILE *f, sim_err *err) {
   const metrics_summary *s = &r->sum;
   jw jj, *root = &jj;
@@ -231,6 +274,7 @@ int report_json_cmp(const run_result *r, const run_result *baseline, const whati
   dist(root, "tpot", &s->tpot_ms);
   dist(root, "itl", &s->itl_ms);
   dist(root, "e2el", &s->e2el_ms);
+  if (engver_is_sglang(&r->engine)) sglang_keys(root, r);
 
   jw *x = root, *cnt = root;
   jw_obj(x, "servesim");
