@@ -494,6 +494,12 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
   if (!rc) rc = resolve_precision(d, m, g, e, err);
   if (!rc) rc = resolve_knobs(d, m, g, e, err);
   if (!rc) rc = resolve_disagg(d, m, g, err);
+  /* SGLang's PD mode has no conditional path: every request is bootstrapped on a prefill worker
+     (disaggregation/prefill.py, decode.py) */
+  if (!rc && d->disagg && d->max_local_prefill_length && engver_is_sglang(e))
+    rc = sim_errf(err, SIM_EINPUT, "max_local_prefill_length %u: SGLang's PD disaggregation prefills every request on "
+                  "a prefill worker (conditional disaggregation is Dynamo's and TensorRT-LLM's)",
+                  d->max_local_prefill_length);
   d->resolved = rc == SIM_OK;
   return rc;
 }

@@ -297,6 +297,8 @@ typedef struct deploy_cfg {
   uint32_t prefill_dp, decode_dp;   /* attention data-parallel ranks of each worker (TensorRT-LLM's DP attention) */
   uint32_t prefill_max_num_seqs, prefill_max_num_batched_tokens;
   uint32_t decode_max_num_seqs, decode_max_num_batched_tokens;
+  uint32_t max_local_prefill_length; /* conditional disaggregation: prompts with at most this many tokens not in the
+                                        decode worker's prefix cache prefill there; 0 = off (cluster_disagg.c) */
   bool resolved;                    /* set by cfg_resolve: no field is unset; only such a value goes below config/ */
 } deploy_cfg;
 

@@ -212,6 +212,14 @@ static const setting SETTINGS[] = {
      .off = OFF(decode_max_num_batched_tokens), .lo = 1, .hi = 1e7, .def = SD_RULE, .use = SET_SWEEP | SET_DISAGG,
      .label = "dtokens=", .meta = "N", .help = "--mode disagg: token budget per step of a decode worker",
      .deflt = "max_num_batched_tokens"},
+    {.key = "max_local_prefill_length", .flag = "max-local-prefill-length", .kind = SK_U32,
+     .off = OFF(max_local_prefill_length), .lo = 0, .hi = 1e7, .def = SD_FIXED,
+     .use = SET_SWEEP | SET_DISAGG | SET_GIVEN, .label = "local<=", .meta = "N",
+     .help = "--mode disagg: conditional disaggregation: a prompt with at most N tokens outside the chosen decode "
+             "worker's prefix cache is prefilled on that decode worker, no KV transfer (Dynamo's disaggregated "
+             "router; TensorRT-LLM's conditional_disagg_config also needs a prefix hit); 0: every prompt goes to a "
+             "prefill worker",
+     .deflt = "0 (off)"},
     {.key = "schedule_policy", .flag = "schedule-policy", .kind = SK_CHOICE, .off = OFF(schedule_lpm),
      .def = SD_FIXED, .use = SET_SWEEP | SET_GIVEN, .label = "policy:", .meta = "fcfs|lpm",
      .help = "SGLang's waiting-queue order: fcfs, or lpm (longest radix-cache prefix first, in-batch prefix sharing "

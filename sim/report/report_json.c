@@ -318,6 +318,7 @@ int report_json_cmp(const run_result *r, const run_result *baseline, const whati
     str(t, "link", r->xfer_nvlink ? "nvlink" : "network");
     u64(t, "transfers", r->xfer_count);
     u64(t, "bytes", r->xfer_bytes);
+    if (r->deploy.max_local_prefill_length) u64(t, "local_prefills", r->local_prefills);
     num(t, "mean_ms", r->xfer_ms_mean);
     num(t, "max_ms", r->xfer_ms_max);
     jw_end(t);

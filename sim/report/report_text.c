@@ -84,6 +84,11 @@ void report_text(const run_result *r, double wall_s, bool verbose, FILE *f) {
             r->plan_dec.kv_bytes / gib, (unsigned long long)r->plan_dec.kv_tokens,
             deploy_gpus_total(d), r->xfer_nvlink ? "NVLink" : "the network",
             (unsigned long long)r->xfer_count, (double)r->xfer_bytes / gib, r->xfer_ms_mean, r->xfer_ms_max);
+  if (d->disagg && d->max_local_prefill_length)
+    fprintf(f, "  conditional disaggregation: %llu of %zu requests prefilled on their decode worker (at most %u "
+               "uncached prompt tokens%s), no KV transfer\n",
+            (unsigned long long)r->local_prefills, r->n_reqs, d->max_local_prefill_length,
+            strcmp(r->engine.name, "trtllm") ? "" : " and a prefix hit");
   if (r->model.experts)
     fprintf(f, "  mixture of experts: %u routed experts, top-%u, in %u of %u layers%s; routing %s (--moe-routing)\n",
             r->model.experts, r->model.experts_per_tok, r->model.moe_layers, r->model.layers,

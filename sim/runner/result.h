@@ -95,6 +95,7 @@ typedef struct run_result {
   mem_plan plan_dec;
   bool xfer_nvlink;
   uint64_t xfer_count, xfer_bytes;
+  uint64_t local_prefills;     /* conditional disaggregation: requests prefilled on their decode worker */
   double xfer_ms_mean, xfer_ms_max;
   uint64_t step_table_hits, step_table_misses; /* decode-only steps the cost model's step table answered / had
                                                   to compute (hw/cost_decstep.c); speed only, on the wall-time

@@ -115,6 +115,8 @@ static int setup_disagg(run_ctx *r, cluster_cfg *cc, sim_err *err) {
   cc->disagg.decode_kv_blocks = r->plan_dec.kv_blocks;
   /* SGLang's decode worker takes the prefill worker's first token with the KV (disaggregation/decode.py) */
   cc->disagg.first_token_prefill = cc->disagg.decode_sched.prebuilt = engver_is_sglang(&r->engine);
+  cc->disagg.max_local_prefill = d->max_local_prefill_length;
+  cc->disagg.local_needs_hit = !strcmp(r->engine.name, "trtllm");
   bool nvlink = r->xfer_nvlink = deploy_gpus_total(d) <= d->gpus_per_node;
   double bps = nvlink ? r->gpu.link_Bps : r->gpu.net_Bps, lat = nvlink ? r->gpu.link_latency_ns : r->gpu.net_latency_ns;
   if (!(bps > 0))
@@ -271,6 +273,8 @@ static void collect(run_ctx *r) {
   double sum = 0;
   for (size_t i = 0; i < res->n_reqs; i++) { /* the KV transfers that ended (disaggregated) */
     const run_record *q = &res->reqs[i];
+    if (cfg->disagg.on && q->prefill_worker != UINT32_MAX && q->prefill_worker >= cfg->disagg.prefill)
+      res->local_prefills++; /* prefilled where it decoded (cluster_disagg.c: conditional disaggregation) */
     if (!q->xfer_end_ns) continue;
     double ms = (double)(q->xfer_end_ns - q->xfer_start_ns) / 1e6;
     res->xfer_count++;

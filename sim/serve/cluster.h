@@ -83,6 +83,9 @@ typedef struct cluster_cfg {
     bool first_token_prefill;    /* the prefill worker's sampled token is the client's first, streamed by the decode
                                     worker when it takes the request in (SGLang; decode_sched.prebuilt), not
                                     recomputed there (vLLM) */
+    uint32_t max_local_prefill;  /* conditional disaggregation: prompts with at most this many tokens outside the
+                                    decode worker's prefix cache prefill there (0 = off; cluster_disagg.c) */
+    bool local_needs_hit;        /* ... and only with a prefix hit there (TensorRT-LLM's rule) */
   } disagg;
   uint32_t n_failures;       /* what-if: replicas lost at given times */
   struct {

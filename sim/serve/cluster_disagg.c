@@ -85,6 +85,32 @@ static void finish_prebuilt(cluster *c, uint32_t ri, uint32_t idx, sim_ns now) {
   cluster__finished(c, ri, idx, now);
 }
 
+/* Conditional disaggregation. Dynamo's disaggregated router prefills remotely when prefill_length -
+ * prefix_hit_length > max_local_prefill_length (lib/llm/src/disagg_router.rs, DisaggRouterConf: 1000 by default
+ * there; here 0 = off); TensorRT-LLM's disaggregated server picks the generation server first with its KV-aware
+ * router and sends the request to a context server when match_length == 0 or total - match >
+ * max_local_prefill_length (serve/openai_disagg_server.py, conditional_disagg_config). So: the decode pool's router
+ * picks the worker, its prefix cache says what the prompt would hit there, and a short enough remainder (with a
+ * hit, for TensorRT-LLM) is prefilled on that decode worker, which then decodes it: no prefill worker, no KV
+ * transfer; its record's prefill_worker is the decode core. */
+bool cluster__prefill_local(cluster *c, uint32_t idx, sim_ns now) {
+  request *r = &c->reqs[idx];
+  uint32_t dj = router_pick(&c->rt_dec);
+  if (dj == UINT32_MAX) return false;
+  uint32_t di = c->cfg.disagg.prefill + dj;
+  replica *rep = &c->reps[di];
+  uint32_t hit = sched_cached_prefix(&rep->s, c->reqs, idx);
+  if ((c->cfg.disagg.local_needs_hit && hit == 0) || r->prompt_tokens - hit > c->cfg.disagg.max_local_prefill)
+    return false;
+  r->replica = r->prefill_worker = di;
+  if (r->queued_ns == SIM_NS_INF) r->queued_ns = now;
+  rep->outstanding++;
+  sched_add(&rep->s, c->reqs, idx);
+  cluster__touch(c, di);
+  cluster__kick(c, di, now);
+  return true;
+}
+
 void cluster__on_xfer(cluster *c, uint32_t ri, uint32_t idx, sim_ns now) {
   request *r = &c->reqs[idx];
   uint32_t pi = r->replica;

@@ -222,6 +222,9 @@ void cluster__fill_queue(cluster *c, uint32_t ri, sim_ns now) {
 }
 
 void cluster__route(cluster *c, uint32_t idx, sim_ns now) {
+  if (c->cfg.disagg.on && c->cfg.disagg.max_local_prefill && !(c->ap && c->ap->running) &&
+      cluster__prefill_local(c, idx, now))
+    return;
   uint32_t ri = c->ap && c->ap->running ? c->ap->ri : router_pick(&c->rt);
   request *r = &c->reqs[idx];
   if (ri == UINT32_MAX) {

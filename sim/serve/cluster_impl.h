@@ -151,6 +151,9 @@ router *cluster__router_of(cluster *c, uint32_t ri, uint32_t *at);
 void cluster__prefill_done(cluster *c, uint32_t ri, const uint32_t *idx, uint32_t n, sim_ns now);
 /* Request idx's KV reached decode worker ri: the prefill worker frees its blocks, the decode worker queues it. */
 void cluster__on_xfer(cluster *c, uint32_t ri, uint32_t idx, sim_ns now);
+/* Conditional disaggregation: whether request idx, about to be routed, prefills on a decode worker instead (then
+ * it is queued there as an aggregated request); false leaves it to the prefill pool's router. */
+bool cluster__prefill_local(cluster *c, uint32_t idx, sim_ns now);
 
 /* --- cluster_events.c: the events and request steps both timelines use --------------------------------- */
 

@@ -196,6 +196,9 @@ void sched_deinit(sched *s);
 
 /* Puts a request at the tail of the waiting queue. */
 void sched_add(sched *s, request *reqs, uint32_t idx);
+/* Prompt tokens of request idx its KV cache holds now (the prefix cache's hit if it were scheduled now; 0 with
+ * prefix caching off); nothing is taken or touched. */
+uint32_t sched_cached_prefix(const sched *s, const request *reqs, uint32_t idx);
 static inline bool sched_has_work(const sched *s) { return s->waiting.len || s->n_running || s->q_len; }
 static inline uint32_t sched_num_waiting(const sched *s) { return s->waiting.len; }
 static inline uint32_t sched_num_running(const sched *s) { return s->n_running; }

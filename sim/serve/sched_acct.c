@@ -14,6 +14,11 @@ void sched__release(sched *s, request *r) {
   kv_seq_deinit(&r->kv);
 }
 
+uint32_t sched_cached_prefix(const sched *s, const request *reqs, uint32_t idx) {
+  kv_content c = sched__content_of(s, &reqs[idx]);
+  return kv_peek_prefix(s->kv, &c, reqs[idx].prompt_tokens);
+}
+
 /* What request r's tokens are, for prefix hashing (kv.h). */
 kv_content sched__content_of(const sched *s, const request *r) {
   kv_content c = {.uid = (uint64_t)r->id + 1, .prompt_tokens = r->prompt_tokens};

@@ -1,7 +1,8 @@
 /* test_disagg_cli.c: `servesim run --mode disagg` end to end: a run's figures and records (every request's KV
  * sent once, the pools in the JSON echo, byte-identical on a rerun), and the refusals (exit 2, naming the pool
  * and the numbers): a pool TP the model's heads do not take, a KV re-sharding between TPs that do not divide, a
- * pool too small for the weights, pipeline stages, an unknown mode. plan plans each pool as one of its workers
+ * pool too small for the weights, pipeline stages, an unknown mode; conditional disaggregation (short prompts
+ * prefilled on the decode worker). plan plans each pool as one of its workers
  * (capacity over disaggregated candidates: test_capacity_modes.c). */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -139,4 +140,70 @@ Test(disagg_cli, plan_shows_both_pools) {
   cr_assert_eq(at(p, "max_num_seqs")->valueint, 1024, "the prefill pool keeps the deployment's");
   cJSON_Delete(x);
   free(text);
+}
+
+/* Conditional disaggregation (--max-local-prefill-length N): a prompt with at most N tokens outside the chosen
+ * decode worker's prefix cache prefills there, with no prefill worker and no KV transfer; TensorRT-LLM's rule also
+ * wants a prefix hit there; SGLang's PD mode has no such path (exit 2). */
+Test(disagg_cli, conditional_disagg_prefills_short_prompts_on_the_decode_worker) {
+  char js[256], csv[256], cmd[1024];
+  snprintf(js, sizeof js, "/tmp/servesim_cdisagg_%d.json", getpid());
+  snprintf(csv, sizeof csv, "/tmp/servesim_cdisagg_%d.csv", getpid());
+  tu_tmp_track(js);
+  tu_tmp_track(csv);
+  const char *args = "run --quiet --model llama-3.1-8b --gpu h100 --tp 1 --mode disagg --prefill-workers 1 "
+                     "--decode-workers 1 --num-prompts 60 --request-rate 10 --random-input-len 600 "
+                     "--random-output-len 32 --force";
+  for (int k = 0; k < 2; k++) { /* 1000 >= 600 uncached tokens: all local; 500: none */
+    snprintf(cmd, sizeof cmd, "%s --max-local-prefill-length %d --json %s --csv %s", args, k ? 500 : 1000, js, csv);
+    cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+    size_t n;
+    char *text = tu_slurp(js, &n);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root);
+    cr_assert_eq(at(root, "completed")->valuedouble, 60);
+    const cJSON *x = at(root, "servesim"), *t = at(x, "kv_transfer");
+    cr_assert_eq(at(at(x, "configuration"), "max_local_prefill_length")->valuedouble, k ? 500 : 1000);
+    cr_assert_eq(at(t, "local_prefills")->valuedouble, k ? 0 : 60);
+    cr_assert_eq(at(t, "transfers")->valuedouble, k ? 60 : 0);
+    cJSON_Delete(root);
+    free(text);
+    /* the records: prefilled on the decode worker (engine core 1) itself, no transfer bytes */
+    char *rows = tu_slurp(csv, &n);
+    cr_assert(rows);
+    size_t lines = 0;
+    for (char *l = strchr(rows, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+      unsigned id, rep, pw;
+      cr_assert_eq(sscanf(l + 1, "%u,%u,", &id, &rep), 2);
+      const char *tail = l + 1;
+      for (int c = 0; c < 17; c++) tail = strchr(tail, ',') + 1;
+      cr_assert_eq(sscanf(tail, "%u,", &pw), 1, "request %u", id);
+      cr_assert_eq(rep, 1, "request %u decoded on worker %u", id, rep);
+      cr_assert_eq(pw, k ? 0u : 1u, "request %u prefilled on core %u", id, pw);
+      if (!k) cr_assert(!strncmp(tail, "1,,", 3), "request %u: no transfer: %.20s", id, tail);
+      lines++;
+    }
+    cr_assert_eq(lines, 60);
+    free(rows);
+  }
+
+  /* TensorRT-LLM: only with a prefix hit on the decode worker. The trace's requests share blocks: the first has
+     none cached anywhere (sent to the prefill worker), the two after it hit what its KV left on the decode worker */
+  snprintf(cmd, sizeof cmd, "run --quiet --model llama-3.1-8b --gpu h100 --tp 1 --engine trtllm "
+           "--enable-prefix-caching --mode disagg --prefill-workers 1 --decode-workers 1 --trace '%s' "
+           "--max-local-prefill-length 2000 --json %s --force", tu_src("tests/data/traces/mooncake_small.jsonl"), js);
+  cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+  size_t n;
+  char *text = tu_slurp(js, &n);
+  cJSON *root = cJSON_Parse(text);
+  cr_assert(root);
+  const cJSON *t = at(at(root, "servesim"), "kv_transfer");
+  cr_assert_eq(at(t, "local_prefills")->valuedouble, 2);
+  cr_assert_eq(at(t, "transfers")->valuedouble, 1);
+  cJSON_Delete(root);
+  free(text);
+
+  cr_assert_eq(tu_run_cli("run --quiet --engine sglang --mode disagg --num-prompts 4 --max-local-prefill-length 100",
+                          out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "max_local_prefill_length 100") && strstr(err, "SGLang"), "%s", err);
 }
