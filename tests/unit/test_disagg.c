@@ -8,7 +8,9 @@
  *     token and before its decode worker schedules it) and received once (its decode worker is a decode worker);
  *   - the prefill worker frees the KV only after the transfer: at every XFER event the request still holds
  *     blocks of its prefill worker's pool, and every pool's blocks all come back at the end;
- *   - the client's first token is the decode worker's (TTFT covers the transfer). */
+ *   - the client's first token is the decode worker's (TTFT covers the transfer);
+ *   - with conditional disaggregation (half the vLLM-like rounds, with or without TensorRT-LLM's prefix-hit
+ *     rule) a request prefilled on its decode worker sends nothing and is counted apart. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,7 @@ static uint64_t run_checking_holds(cluster *c, int round) {
 Test(disagg, random_runs_send_each_kv_once_and_lose_no_request) {
   rng g;
   rng_seed(&g, 20261205);
+  uint64_t locals = 0;
   for (int round = 0; round < 150; round++) {
     tu_world *w = calloc(1, sizeof *w);
     w->m = tu_model_llama70b();
@@ -99,6 +102,11 @@ Test(disagg, random_runs_send_each_kv_once_and_lose_no_request) {
     cc.disagg.xfer_ns_per_token = (double)rng_below(&g, 2000);
     cc.disagg.xfer_bytes_per_token = 327680.0; /* Llama-3.1-70B BF16: 80 layers x 8 KV heads x 128 x 2 x 2 bytes */
     cc.disagg.xfer_fixed_ns = rng_below(&g, 20000);
+    /* conditional disaggregation in half the non-SGLang rounds (SGLang has none: cfg_resolve refuses it) */
+    if (!sgl && rng_below(&g, 2)) {
+      cc.disagg.max_local_prefill = 1 + (uint32_t)rng_below(&g, cc.max_model_len);
+      cc.disagg.local_needs_hit = rng_below(&g, 2);
+    }
 
     trace_init(&w->tr);
     uint32_t n = 1 + (uint32_t)rng_below(&g, 100);
@@ -117,7 +125,7 @@ Test(disagg, random_runs_send_each_kv_once_and_lose_no_request) {
     for (uint32_t ri = 0; ri < cc.replicas; ri++)
       cr_assert_eq(c->reps[ri].outstanding, 0, "round %d: worker %u", round, ri);
     cluster_finish(c);
-    uint64_t fin = 0;
+    uint64_t fin = 0, local = 0;
     for (size_t i = 0; i < c->n_reqs; i++) {
       const request *r = &c->reqs[i];
       cr_assert(r->state == RQ_FINISHED || r->state == RQ_REJECTED, "round %d: request %zu state %d", round, i,
@@ -131,8 +139,16 @@ Test(disagg, random_runs_send_each_kv_once_and_lose_no_request) {
       fin++;
       cr_assert_eq(r->generated, r->output_tokens, "round %d: request %zu", round, i);
       cr_assert_eq(r->disagg_output, 0);
-      cr_assert(r->prefill_worker < np, "round %d: request %zu prefilled on a prefill worker", round, i);
       cr_assert(r->replica >= np && r->replica < cc.replicas, "round %d: decoded on a decode worker", round);
+      if (r->prefill_worker >= np) { /* prefilled where it decoded: conditional disaggregation */
+        cr_assert(cc.disagg.max_local_prefill, "round %d: request %zu local without the setting", round, i);
+        cr_assert_eq(r->prefill_worker, r->replica, "round %d: request %zu", round, i);
+        cr_assert(r->xfer_end_ns == 0 && r->xfer_bytes == 0, "round %d: request %zu: no transfer", round, i);
+        cr_assert(r->first_token_ns > r->send_ns && r->finish_ns >= r->first_token_ns);
+        local++;
+        continue;
+      }
+      cr_assert(r->prefill_worker < np, "round %d: request %zu prefilled on a prefill worker", round, i);
       cr_assert(r->xfer_end_ns >= r->xfer_start_ns && r->xfer_start_ns >= r->send_ns);
       cr_assert_eq(r->xfer_bytes, (uint64_t)(r->prompt_tokens * 327680.0), "round %d: the prompt's KV, once", round);
       if (sgl) /* SGLang: the prefill worker's token, streamed when the decode worker takes the request in */
@@ -141,8 +157,9 @@ Test(disagg, random_runs_send_each_kv_once_and_lose_no_request) {
         cr_assert(r->first_token_ns > r->xfer_end_ns, "round %d: the first token comes after the KV arrived", round);
       cr_assert(r->finish_ns >= r->first_token_ns);
     }
-    cr_assert_eq(xfers, fin, "round %d: one transfer per finished request (%llu, %llu)", round,
-                 (unsigned long long)xfers, (unsigned long long)fin);
+    cr_assert_eq(xfers + local, fin, "round %d: one transfer per finished request not prefilled locally (%llu + %llu, "
+                 "%llu)", round, (unsigned long long)xfers, (unsigned long long)local, (unsigned long long)fin);
+    locals += local;
     cr_assert_eq(c->m.finished, fin);
     for (uint32_t ri = 0; ri < cc.replicas; ri++)
       cr_assert_eq(kv_num_free(c->reps[ri].s.kv), ri < np ? cc.kv_blocks : cc.disagg.decode_kv_blocks,
@@ -153,6 +170,7 @@ Test(disagg, random_runs_send_each_kv_once_and_lose_no_request) {
     cost_free(dec);
     free(w);
   }
+  cr_assert(locals > 0, "some requests prefilled on their decode worker");
 }
 
 /* One request on idle 1P1D pools: where its first token comes from. vLLM's decode worker recomputes the last
