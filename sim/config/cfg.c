@@ -428,6 +428,7 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
  * rank's KV heads must come from whole prefill ranks' (or the reverse), so the larger TP must be a multiple of the
  * smaller (vLLM's NixlConnector refuses other heterogeneous TP layouts: it needs tp_ratio to be an integer). */
 static int resolve_disagg(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, sim_err *err) {
+  if (!d->disagg) return SIM_OK; /* an aggregated deployment keeps its pool fields unset (check_agg_pools) */
   if (!d->prefill_tp) d->prefill_tp = d->tp;
   if (!d->decode_tp) d->decode_tp = d->tp;
   if (!d->prefill_dp) d->prefill_dp = d->dp;
@@ -436,7 +437,6 @@ static int resolve_disagg(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, s
   if (!d->prefill_max_num_batched_tokens) d->prefill_max_num_batched_tokens = d->max_num_batched_tokens;
   if (!d->decode_max_num_seqs) d->decode_max_num_seqs = d->max_num_seqs;
   if (!d->decode_max_num_batched_tokens) d->decode_max_num_batched_tokens = d->max_num_batched_tokens;
-  if (!d->disagg) return SIM_OK;
   if (d->pp > 1)
     return sim_errf(err, SIM_EINPUT,
                     "--mode disagg with pipeline_parallel_size %u: not modelled (the pools are --prefill-workers x "
@@ -481,9 +481,27 @@ void deploy_pool(const deploy_cfg *d, bool decode, deploy_cfg *out) {
   if (d->moe_ep > 1 && d->moe_ep == d->tp * d->dp) out->moe_ep = out->tp * out->dp;
 }
 
+/* A pool setting given to an aggregated deployment would be ignored without a word: refused instead (a value of 1
+ * where 1 is the default is what the user gets anyway). Checked before anything is filled in. */
+static int check_agg_pools(const deploy_cfg *d, sim_err *err) {
+  if (d->disagg || d->resolved) return SIM_OK;
+  for (size_t i = 0; i < settings_count(); i++) {
+    const setting *st = settings_at(i);
+    if (!(st->use & SET_DISAGG) || !strcmp(st->key, "mode") || !setting_given(st, d)) continue;
+    char v[64];
+    setting_text(st, d, v, sizeof v);
+    if (st->def == SD_ONE && !strcmp(v, "1")) continue;
+    return sim_errf(err, SIM_EINPUT, "%s %s (--%s) is a setting of a disaggregated deployment, and this one is "
+                    "aggregated: add --mode disagg (scenario \"mode\": \"disagg\") or drop it", st->key, v, st->flag);
+  }
+  return SIM_OK;
+}
+
 int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e, sim_err *err) {
+  int rc = check_agg_pools(d, err);
+  if (rc) return rc;
   settings_fill(d, e, SD_ONE); /* parallel sizes and replicas: 1 */
-  int rc = settings_check(d, err);
+  rc = settings_check(d, err);
   /* vLLM's experts go whole over all ranks or are sliced over all of them (FusedMoEParallelConfig) */
   if (!rc && d->moe_ep > 1 && d->moe_ep != d->tp * d->dp && !strcmp(e->name, "vllm"))
     rc = sim_errf(err, SIM_EINPUT,

@@ -1,7 +1,7 @@
 /* test_disagg_cli.c: `servesim run --mode disagg` end to end: a run's figures and records (every request's KV
  * sent once, the pools in the JSON echo, byte-identical on a rerun), and the refusals (exit 2, naming the pool
  * and the numbers): a pool TP the model's heads do not take, a KV re-sharding between TPs that do not divide, a
- * pool too small for the weights, pipeline stages, an unknown mode; conditional disaggregation (short prompts
+ * pool too small for the weights, pipeline stages, an unknown mode, a pool setting on an aggregated run; conditional disaggregation (short prompts
  * prefilled on the decode worker). plan plans each pool as one of its workers
  * (capacity over disaggregated candidates: test_capacity_modes.c). */
 #include <criterion/criterion.h>
@@ -112,6 +112,11 @@ Test(disagg_cli, bad_pools_exit_2_with_the_numbers) {
                           sizeof out, err, sizeof err), 2);
   cr_assert(strstr(out, "== prefill pool") && strstr(out, "== decode pool"), "%s", out);
   cr_assert(strstr(err, "cannot start: the decode pool"), "%s", err);
+
+  /* a pool setting on an aggregated run would be ignored: refused, naming it */
+  cr_assert_eq(tu_run_cli("run --quiet --decode-max-num-seqs 16 --num-prompts 4", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "decode_max_num_seqs 16 (--decode-max-num-seqs)") && strstr(err, "add --mode disagg"), "%s",
+            err);
 
   cr_assert_eq(tu_run_cli("run --quiet --mode split --num-prompts 4", out, sizeof out, err, sizeof err), 2);
   cr_assert(strstr(err, "unknown value 'split' (agg, disagg)"), "%s", err);
