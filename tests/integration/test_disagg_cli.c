@@ -151,11 +151,10 @@ Test(disagg_cli, plan_shows_both_pools) {
  * decode worker's prefix cache prefills there, with no prefill worker and no KV transfer; TensorRT-LLM's rule also
  * wants a prefix hit there; SGLang's PD mode has no such path (exit 2). */
 Test(disagg_cli, conditional_disagg_prefills_short_prompts_on_the_decode_worker) {
-  char js[256], csv[256], cmd[1024];
-  snprintf(js, sizeof js, "/tmp/servesim_cdisagg_%d.json", getpid());
-  snprintf(csv, sizeof csv, "/tmp/servesim_cdisagg_%d.csv", getpid());
-  tu_tmp_track(js);
-  tu_tmp_track(csv);
+  char js[512], csv[512], cmd[2048];
+  const char *dir = tu_tmpdir(); /* removed at exit */
+  snprintf(js, sizeof js, "%s/run.json", dir);
+  snprintf(csv, sizeof csv, "%s/run.csv", dir);
   const char *args = "run --quiet --model llama-3.1-8b --gpu h100 --tp 1 --mode disagg --prefill-workers 1 "
                      "--decode-workers 1 --num-prompts 60 --request-rate 10 --random-input-len 600 "
                      "--random-output-len 32 --force";
