@@ -277,6 +277,11 @@ static int resolve_parallel(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g,
     return sim_errf(err, SIM_EINPUT,
                     "tensor_parallel_size %u neither divides num_key_value_heads %u of %s nor is a multiple of it (TP "
                     "sizes that fit its heads: %s)", d->tp, m->kv_heads, m->name, fit);
+  /* vLLM's MambaMixer2 splits the heads and the B/C groups over TP (a single group is replicated) */
+  if (m->mamba && (m->mamba_heads % d->tp || (m->mamba_groups % d->tp && m->mamba_groups != 1)))
+    return sim_errf(err, SIM_EINPUT,
+                    "tensor_parallel_size %u does not divide mamba_num_heads %u and n_groups %u of %s (the Mamba-2 "
+                    "layers split both over TP)", d->tp, m->mamba_heads, m->mamba_groups, m->name);
   if (!d->gpus_per_node) d->gpus_per_node = g->gpus_per_node ? g->gpus_per_node : 8;
   if (d->tp > d->gpus_per_node && d->tp % d->gpus_per_node)
     return sim_errf(err, SIM_EINPUT,

@@ -67,6 +67,21 @@ typedef struct model_cfg {
   uint32_t lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv; /* linear_num_key_heads, ..., kernel size */
   sim_dtype lin_state_dtype; /* the recurrent state's dtype: mamba_ssm_dtype, else the model's own */
   bool attn_out_gate;       /* attn_output_gate: q_proj also emits a sigmoid gate per query element (Qwen3.5) */
+  /* Mamba-2 layers (Nemotron-H hybrid_override_pattern 'M', layers_block_type "mamba"; mamba = true): lin_mask
+     and lin_layers mark them as for Gated DeltaNet (no KV cache, a fixed state per sequence), lin_conv is
+     conv_kernel and lin_state_dtype the SSM state's (mamba_ssm_cache_dtype, else the model's). Per layer and
+     sequence: the SSM state mamba_heads x mamba_head_dim x ssm_state, the convolution state (lin_conv - 1) x
+     (mamba_heads mamba_head_dim + 2 mamba_groups ssm_state) channels. Projections (vLLM's MambaMixer2):
+     in_proj N = 2 heads head_dim (z, x) + 2 groups state (B, C) + heads (dt), K = H; out_proj N = H,
+     K = heads head_dim. Heads and groups split over TP (n_groups 1: replicated) */
+  bool mamba;
+  uint32_t mamba_heads, mamba_head_dim, ssm_state, mamba_groups, mamba_chunk; /* mamba_num_heads, ..., chunk_size */
+  /* Nemotron-H's blocks: each layer of its pattern is one block, a mixer (Mamba-2 'M', attention '*') or an FFN
+     (MLP '-'), not both as in the other models' layers. nomix: layers without a mixer (no attention, no
+     state); noffn: layers without an FFN. 0 for every other model */
+  uint32_t nomix_layers, noffn_layers;
+  uint8_t nomix_mask[32], noffn_mask[32]; /* bit i: layer i (layers < 256) */
+  bool mlp_ungated;         /* the MLP is up and down only, no gate (Nemotron-H's relu2 MLP): GATE_UP N = I */
   /* DeepSeek sparse attention (DeepSeek-V3.2, GLM-5: index_topk > 0): a lightning indexer (index_n_heads heads
      of index_head_dim over its own FP8 key cache, one key per token and layer) scores every cached token and
      the MLA attention reads only the dsa_topk best of each query's context */
@@ -364,6 +379,15 @@ bool cfg_model_is_moe_layer(const model_cfg *m, uint32_t i);
 uint32_t cfg_model_moe_layers_in(const model_cfg *m, uint32_t first, uint32_t n);
 /* Linear-attention layers among layers [first, first + n). */
 uint32_t cfg_model_lin_layers_in(const model_cfg *m, uint32_t first, uint32_t n);
+/* Layers without a mixer, without an FFN (Nemotron-H's blocks) among [first, first + n); blocks: the mixers
+ * and FFNs there, 2 n for every model but Nemotron-H. */
+uint32_t cfg_model_nomix_layers_in(const model_cfg *m, uint32_t first, uint32_t n);
+uint32_t cfg_model_noffn_layers_in(const model_cfg *m, uint32_t first, uint32_t n);
+static inline uint32_t cfg_model_blocks_in(const model_cfg *m, uint32_t first, uint32_t n) {
+  return 2 * n - cfg_model_nomix_layers_in(m, first, n) - cfg_model_noffn_layers_in(m, first, n);
+}
+/* Weight matrices of one MLP of intermediate I, in units of H x I: 3 (gate, up, down), 2 ungated. */
+static inline double cfg_model_mlp_mats(const model_cfg *m) { return m->mlp_ungated ? 2.0 : 3.0; }
 /* DeepSeek sparse attention's indexer per layer: its weights (wq_b from the q latent, wk and the head weights
  * from the hidden state, k_norm), elements; its key cache per token, bytes: index_head_dim FP8 values and an
  * FP32 scale per 128 (vLLM's DeepseekV32IndexerCache). 0 without sparse attention. */

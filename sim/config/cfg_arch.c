@@ -47,15 +47,24 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
     return jx_fail(j, v, NULL, "linear_attn_config",
                    "linear-attention (Kimi Delta Attention) layers mixed with full attention: hybrid layers are not "
                    "modelled yet");
-  v = get(root, o, "hybrid_override_pattern");
-  if (cJSON_IsString(v) && (n = count_chr(v->valuestring, 'M')) > 0)
-    return jx_fail(j, v, NULL, "hybrid_override_pattern",
-                   "%d Mamba-2 layers (a fixed-size state per sequence instead of a KV cache) mixed with attention: "
-                   "hybrid layers are not modelled yet", n);
-  if ((n = count_str(v = get(root, o, "layers_block_type"), "mamba", true)) > 0)
-    return jx_fail(j, v, NULL, "layers_block_type",
-                   "%d Mamba layers (a fixed-size state per sequence instead of a KV cache) mixed with attention: "
-                   "hybrid layers are not modelled yet", n);
+  /* Nemotron-H / Nemotron-3 blocks (cfg_layers.c reads them): their mixture-of-experts blocks are refused */
+  const char *bkey = "hybrid_override_pattern";
+  int moe = -1, mamba = -1;
+  if (cJSON_IsString(v = get(root, o, bkey))) {
+    moe = count_chr(v->valuestring, 'E'), mamba = count_chr(v->valuestring, 'M');
+  } else if (cJSON_IsArray(v = get(root, o, bkey = "layers_block_type"))) {
+    moe = count_str(v, "moe", false), mamba = count_str(v, "mamba", false);
+  }
+  if (moe > 0)
+    return jx_fail(j, v, NULL, bkey,
+                   "%d mixture-of-experts blocks: Nemotron-3's experts are ungated relu2 MLPs (up and down only%s), "
+                   "the measured fused-MoE tables and the roofline price gated experts (gate, up, down): not "
+                   "modelled yet",
+                   moe, get(root, o, "moe_latent_size") ? ", through a moe_latent_size projection" : "");
+  if (mamba > 0)
+    note(m, "%d Mamba-2 layers: the SSD scan and the state update are costed from first principles (the kernel "
+            "database's mamba2_perf table is not read), and a prefix-cache hit is taken to restore their state "
+            "with the KV", mamba);
   if (cJSON_IsArray(v = get(root, o, "block_configs")))
     return jx_fail(j, v, NULL, "block_configs",
                    "per-layer blocks (attention or none, FFN width by layer: DeciLM / Nemotron-NAS) are not modelled "

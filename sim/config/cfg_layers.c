@@ -34,6 +34,8 @@ static const struct {
     {"qk_rope_head_dim", 65536},          {"v_head_dim", 65536},            {"index_head_dim", 65536},
     {"index_n_heads", 65536},             {"linear_conv_kernel_dim", 1024}, {"linear_key_head_dim", 65536},
     {"linear_num_key_heads", 65536},      {"linear_num_value_heads", 65536}, {"linear_value_head_dim", 65536},
+    {"mamba_num_heads", 65536},           {"mamba_head_dim", 4096},         {"ssm_state_size", 4096},
+    {"n_groups", 65536},                  {"conv_kernel", 1024},            {"chunk_size", 65536},
 };
 
 double cfg_hf_ceiling(const char *key) {
@@ -63,7 +65,29 @@ uint32_t cfg_model_lin_layers_in(const model_cfg *m, uint32_t first, uint32_t n)
   return c;
 }
 
+static uint32_t mask_in(const model_cfg *m, const uint8_t *mask, uint32_t first, uint32_t n) {
+  uint32_t c = 0;
+  for (uint32_t i = first; i < first + n && i < m->layers && i < 256; i++) c += (mask[i / 8] >> (i % 8)) & 1u;
+  return c;
+}
+
+uint32_t cfg_model_nomix_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
+  return m->nomix_layers ? mask_in(m, m->nomix_mask, first, n) : 0;
+}
+
+uint32_t cfg_model_noffn_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
+  return m->noffn_layers ? mask_in(m, m->noffn_mask, first, n) : 0;
+}
+
 double cfg_model_lin_layer_params(const model_cfg *m) {
+  if (m->mamba) { /* vLLM's MambaMixer2 */
+    double H = m->hidden, d = (double)m->mamba_heads * m->mamba_head_dim, bc = 2.0 * m->mamba_groups * m->ssm_state;
+    double conv_ch = d + bc;
+    return H * (2 * d + bc + m->mamba_heads) /* in_proj: z, x, B, C, dt */
+           + d * H                            /* out_proj */
+           + conv_ch * (m->lin_conv + 1.0)    /* depthwise convolution and its bias (use_conv_bias) */
+           + 3.0 * m->mamba_heads + d;        /* A_log, D, dt_bias, the gated RMSNorm */
+  }
   double H = m->hidden, kd = (double)m->lin_k_heads * m->lin_k_dim, vd = (double)m->lin_v_heads * m->lin_v_dim;
   double conv_ch = 2 * kd + vd;
   return H * (2 * kd + 2 * vd + 2.0 * m->lin_v_heads) /* in_proj: q, k, v, z and b, a */
@@ -115,6 +139,103 @@ static int linear_attention_from(const jx *j, const cJSON *o, model_cfg *m) {
     m->lin_state_dtype = d;
   }
   return SIM_OK;
+}
+
+static int mark(const jx *j, const cJSON *v, const char *key, uint8_t *mask, uint32_t *count, uint32_t i) {
+  if (i >= 256) return jx_fail(j, v, NULL, key, "layer %u beyond the first 256", i);
+  mask[i / 8] |= (uint8_t)(1u << (i % 8));
+  (*count)++;
+  return SIM_OK;
+}
+
+/* The state's dtype of Mamba-2 layers: mamba_ssm_cache_dtype (Nemotron-3's configs; vLLM's
+ * --mamba-ssm-cache-dtype, which NVIDIA's model cards set to float32), else mamba_ssm_dtype, else the model's
+ * own (vLLM's "auto"). */
+static int ssm_dtype_from(const jx *j, const cJSON *o, model_cfg *m) {
+  const char *key = "mamba_ssm_cache_dtype";
+  const cJSON *sd = hf_get(o, key);
+  if (!sd) sd = hf_get(o, key = "mamba_ssm_dtype");
+  m->lin_state_dtype = m->native_dtype;
+  if (!sd) return SIM_OK;
+  sim_dtype d;
+  if (!cJSON_IsString(sd) || !dtype_parse(sd->valuestring, &d) || (d != DT_BF16 && d != DT_FP16 && d != DT_FP32))
+    return jx_fail(j, sd, NULL, key, "expected \"float32\", \"bfloat16\" or \"float16\"");
+  m->lin_state_dtype = d;
+  return SIM_OK;
+}
+
+/* Nemotron-H's blocks (model_type nemotron_h): hybrid_override_pattern, one character per layer ('M' Mamba-2,
+ * '*' attention, '-' MLP), or Nemotron-3's layers_block_type list ("mamba", "attention", "mlp"). Every layer
+ * is one block: a mixer or an MLP. Mixture-of-experts blocks ('E', "moe") are refused by cfg_arch_check. The
+ * MLP is NemotronHMLP: up_proj and down_proj, no gate, whatever mlp_hidden_act says (relu2). */
+static int nemotron_h_from(const jx *j, const cJSON *o, model_cfg *m) {
+  const char *key = "hybrid_override_pattern";
+  const cJSON *v = hf_get(o, key);
+  if (!v) v = hf_get(o, key = "layers_block_type");
+  if (!v) return SIM_OK;
+  if (m->lin_layers || m->sliding_layers || m->experts || m->mla)
+    return jx_fail(j, v, NULL, key, "Nemotron-H blocks together with linear attention, sliding windows, experts or "
+                   "MLA are not modelled");
+  char kinds[257];
+  uint32_t n = 0;
+  if (cJSON_IsString(v)) {
+    for (const char *c = v->valuestring; *c; c++) {
+      if (n >= 256) return jx_fail(j, v, NULL, key, "more than 256 layers");
+      kinds[n++] = *c;
+    }
+  } else if (cJSON_IsArray(v)) {
+    static const struct { const char *name; char kind; } names[] = {
+        {"mamba", 'M'}, {"attention", '*'}, {"mlp", '-'}, {"moe", 'E'}};
+    for (const cJSON *e = v->child; e; e = e->next) {
+      char k = 0;
+      for (size_t i = 0; cJSON_IsString(e) && i < SIM_ARRAY_LEN(names) && !k; i++)
+        if (!strcmp(e->valuestring, names[i].name)) k = names[i].kind;
+      if (!k) return jx_fail(j, v, NULL, key, "entry %u: expected \"mamba\", \"attention\", \"mlp\" or \"moe\"", n);
+      if (n >= 256) return jx_fail(j, v, NULL, key, "more than 256 layers");
+      kinds[n++] = k;
+    }
+  } else {
+    return jx_fail(j, v, NULL, key, "expected a string or a list of block types, got %s", jx_type_name(v));
+  }
+  if (n != m->layers)
+    return jx_fail(j, v, NULL, key, "%u layers, num_hidden_layers says %u", n, m->layers);
+  int rc;
+  uint32_t attn = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    switch (kinds[i]) {
+    case 'M':
+      if ((rc = mark(j, v, key, m->lin_mask, &m->lin_layers, i)) ||
+          (rc = mark(j, v, key, m->noffn_mask, &m->noffn_layers, i)))
+        return rc;
+      break;
+    case '*':
+      attn++;
+      if ((rc = mark(j, v, key, m->noffn_mask, &m->noffn_layers, i))) return rc;
+      break;
+    case '-':
+      if ((rc = mark(j, v, key, m->nomix_mask, &m->nomix_layers, i))) return rc;
+      break;
+    default:
+      return jx_fail(j, v, NULL, key, "layer %u: block '%c' is not modelled (expected 'M' Mamba-2, '*' attention or "
+                     "'-' MLP)", i, kinds[i]);
+    }
+  }
+  if (!attn)
+    return jx_fail(j, v, NULL, key, "no attention layer: a model without any full-attention layer is not modelled");
+  m->mlp_ungated = true;
+  if (!m->lin_layers) return SIM_OK;
+  m->mamba = true;
+  if ((rc = hf_u32(j, o, "mamba_num_heads", true, &m->mamba_heads, NULL)) ||
+      (rc = hf_u32(j, o, "mamba_head_dim", true, &m->mamba_head_dim, NULL)) ||
+      (rc = hf_u32(j, o, "ssm_state_size", true, &m->ssm_state, NULL)) ||
+      (rc = hf_u32(j, o, "n_groups", true, &m->mamba_groups, NULL)) ||
+      (rc = hf_u32(j, o, "conv_kernel", true, &m->lin_conv, NULL)) ||
+      (rc = hf_u32(j, o, "chunk_size", true, &m->mamba_chunk, NULL)))
+    return rc;
+  if (m->mamba_heads % m->mamba_groups)
+    return jx_fail(j, hf_get(o, "n_groups"), NULL, "n_groups", "%u does not divide mamba_num_heads %u",
+                   m->mamba_groups, m->mamba_heads);
+  return ssm_dtype_from(j, o, m);
 }
 
 static const char *const moe_keys[] = {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"};
@@ -243,5 +364,6 @@ int cfg_hf_layer_types(const jx *j, const cJSON *o, model_cfg *m) {
     if (m->sliding_layers && (rc = hf_u32(j, o, "sliding_window", true, &m->sliding_window, NULL))) return rc;
   }
   if ((rc = linear_attention_from(j, o, m))) return rc;
+  if ((rc = nemotron_h_from(j, o, m))) return rc;
   return sparse_attention_from(j, o, m);
 }

@@ -340,16 +340,21 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
     double q = ql > 0 ? H * ql + ql * qh * (nope + rope) : H * qh * (nope + rope);
     attn = q + H * (kl + rope) + kl * qh * (nope + v) + qh * v * H;
   }
-  m->params_per_layer_linear = attn + 3 * H * I;
+  double mm = cfg_model_mlp_mats(m); /* 3 (gate, up, down); 2 for an ungated MLP */
+  m->params_per_layer_linear = attn + mm * H * I;
   m->params_embedding = V * H;
   m->params_lm_head = m->tied_embeddings ? 0 : V * H;
   double per_layer_other = 2 * H + (m->qkv_bias ? (qh + 2 * kvh) * hd : 0); /* 2 RMSNorms, QKV biases */
   if (m->mla) per_layer_other += (double)m->q_lora_rank + m->kv_lora_rank; /* q_a and kv_a norms */
   double moe_block = (double)m->experts * 3 * H * m->expert_inter + 3 * H * m->shared_inter + H * m->experts; /* + router */
-  m->params_total = (m->layers - m->lin_layers) * attn + m->lin_layers * cfg_model_lin_layer_params(m) +
+  /* Nemotron-H's blocks: a layer without a mixer holds no attention, one without an FFN no MLP, each block one
+     RMSNorm (the others' layers two) */
+  m->params_total = (m->layers - m->lin_layers - m->nomix_layers) * attn +
+                    m->lin_layers * cfg_model_lin_layer_params(m) +
                     m->layers * (per_layer_other + cfg_model_dsa_params(m)) +
-                    (double)(m->layers - m->moe_layers) * 3 * H * I +
+                    (double)(m->layers - m->moe_layers - m->noffn_layers) * mm * H * I +
                     (double)m->moe_layers * moe_block + m->params_embedding + m->params_lm_head + H; /* + final norm */
+  if (m->nomix_layers || m->noffn_layers) m->params_total -= H * (m->nomix_layers + m->noffn_layers);
   return SIM_OK;
 }
 

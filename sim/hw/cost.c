@@ -30,12 +30,17 @@
  * Elementwise, per layer: n = elementwise_kernels_per_layer kernels moving
  *   act_b x T x (8 H        two residual-add + RMSNorm: read x, read
  *                           residual, write residual, write normed
- *              + 3 I_g      SiLU(gate) x up: read 2 I_g, write I_g
+ *              + 3 I_g      SiLU(gate) x up: read 2 I_g, write I_g (an ungated
+ *                           MLP's activation: read I_g, write I_g)
  *              + 2 (qh_g + kvh_g) hd)  RoPE on q and k, read + write
  *   bytes; time = max(n x kernel_floor, bytes / (HBM x elementwise_eff)).
  *   (The KV-cache write belongs to the measured attention call, the FP8
  *   quantization of a GEMM input to the measured W8A8 GEMM.) Once per step:
  *   embedding gather and final norm, 2 kernels over 4 H act_b bytes a token.
+ * Nemotron-H's blocks (a layer is a mixer or an MLP, not both): QKV and O
+ *   over the attention layers, the MLP over the MLP layers, one all-reduce per
+ *   block, and the elementwise terms and host launches of half a layer per
+ *   block (one norm and residual add each: first principles, no table).
  * Sampler: SAMPLER_PASSES passes over num_sample x V fp32 logits (vLLM
  *   gathers the full vocabulary), at least one kernel floor each.
  *
@@ -85,7 +90,7 @@ void cost_graph_sizes_text(const cost_model *c, char *buf, size_t n) {
 static double elem_layer_bytes_per_token(const cost_model *c) {
   const model_shard *s = &c->shard;
   double H = s->hidden, hd = s->head_dim;
-  return act_b(c) * (8.0 * H + 3.0 * s->inter + 2.0 * (s->q_heads + s->kv_heads) * hd);
+  return act_b(c) * (8.0 * H + (c->model->mlp_ungated ? 2.0 : 3.0) * s->inter + 2.0 * (s->q_heads + s->kv_heads) * hd);
 }
 
 /* `kernels` kernels moving `bytes` together. */
@@ -99,6 +104,9 @@ static double kernels_ns(const cost_model *c, double kernels, double bytes) {
 static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_memo *r) {
   memset(r, 0, sizeof *r);
   double L = c->model->layers, Lm = c->model->moe_layers, Ll = c->model->lin_layers;
+  /* Nemotron-H's blocks: layers without a mixer have no QKV/O, layers without an FFN no MLP; one all-reduce and
+     half a layer's norms and residual adds per block */
+  double Lnm = c->model->nomix_layers, Lnf = c->model->noffn_layers, Lblk = 2.0 * L - Lnm - Lnf;
   for (int op = OP_GEMM_QKV; op <= OP_GEMM_DOWN; op++) {
     cost_src s;
     cost_bound b;
@@ -107,7 +115,8 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
       continue;
     }
     bool ffn = op == OP_GEMM_GATEUP || op == OP_GEMM_DOWN; /* dense layers only */
-    double ns = cost__gemm_eval(c, (cost_op)op, T, &s, &b) * (ffn ? L - Lm : L - Ll); /* QKV, O: attention layers */
+    /* QKV, O: the attention layers */
+    double ns = cost__gemm_eval(c, (cost_op)op, T, &s, &b) * (ffn ? L - Lm - Lnf : L - Ll - Lnm);
     r->op_ns[op] += ns;
     r->bound_ns[b] += ns;
     r->src[op] = (uint8_t)s;
@@ -141,7 +150,8 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
     r->src[OP_MOE] = (uint8_t)s;
   }
   cost_src ars;
-  double ar = 2.0 * cost__allreduce_eval(c, T, graphed, &ars) * L;
+  double ar = Lnm + Lnf > 0 ? cost__allreduce_eval(c, T, graphed, &ars) * Lblk /* one after each block */
+                            : 2.0 * cost__allreduce_eval(c, T, graphed, &ars) * L;
   if (c->shard.dp > 1 && Lm > 0) /* the MoE layers' TP all-reduce becomes the DP group's dispatch and combine */
     ar -= cost__allreduce_eval(c, T, graphed, &ars) * Lm;
   r->op_ns[OP_ALLREDUCE] = ar;
@@ -151,7 +161,7 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
   if (T) {
     /* a measured MLA module holds its own RoPE: one kernel fewer outside it */
     double kpl = c->engine->elementwise_kernels_per_layer - (c->mla_module && c->engine->elementwise_kernels_per_layer >= 1);
-    el = L * kernels_ns(c, kpl, (double)T * elem_layer_bytes_per_token(c));
+    el = (Lnm + Lnf > 0 ? Lblk / 2.0 : L) * kernels_ns(c, kpl, (double)T * elem_layer_bytes_per_token(c));
     r->once_ns = kernels_ns(c, 2.0, (double)T * 4.0 * c->model->hidden * act_b(c));
     el += r->once_ns;
   }
@@ -399,7 +409,7 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
     merged = sum - (parts - 1) * (c->mla_module ? c->mla_floor_ns : c->attn_floor_ns);
     f = (merged < largest ? largest : merged) / sum;
   }
-  double Lf = L - Ls - Ll;
+  double Lf = L - Ls - Ll - c->model->nomix_layers; /* full-attention layers (Nemotron-H: its '*' blocks) */
   if (part_ns[0] > 0) add(out, OP_ATTN_DECODE, part_b[0], (part_ns[0] * Lf + slide_dec * Ls) * f);
   if (part_ns[1] > 0) add(out, OP_ATTN_PREFILL, part_b[1], (part_ns[1] * Lf + slide_pre * Ls) * f);
 }
@@ -413,7 +423,8 @@ static bool stages(cost_model *c, const batch_desc *b, exec_mode mode, uint32_t 
   bool added = false;
   double layered = all - lm - once; /* the part proportional to layers */
   bool host_launches = mode != EXEC_FULL && b->num_tokens > 0 && e->launch_overhead_ns_per_layer > 0;
-  for (uint32_t k = 0; k < c->pp; k++) {
+  bool blocks = c->model->nomix_layers || c->model->noffn_layers;
+  for (uint32_t k = 0, first = 0; k < c->pp; first += c->stage_layers[k++]) {
     double ns;
     if (c->pp == 1) {
       ns = all;
@@ -424,7 +435,9 @@ static bool stages(cost_model *c, const batch_desc *b, exec_mode mode, uint32_t 
     }
     if (host_launches) {
       /* the host launches the stage's layers: its GPU cannot run ahead of it */
-      double issue = e->launch_overhead_ns_per_layer * c->stage_layers[k];
+      /* Nemotron-H: a layer is one block, half a layer's kernels */
+      double lay = blocks ? cfg_model_blocks_in(c->model, first, c->stage_layers[k]) / 2.0 : c->stage_layers[k];
+      double issue = e->launch_overhead_ns_per_layer * lay;
       if (issue > ns) {
         add(out, OP_LAUNCH, BOUND_CPU, issue - ns);
         ns = issue, added = true;

@@ -1,6 +1,7 @@
-/* cost_linattn.c: Gated DeltaNet recurrence kernels (see cost_linattn.h). No measured table is read yet (the
- * kernel database's linear_attention/gdn_perf is not imported): the roofline of what the kernels must move and
- * compute, with the engine's attention efficiencies, as the outputs' `cost model:` warning says.
+/* cost_linattn.c: Gated DeltaNet and Mamba-2 (below) recurrence kernels (see cost_linattn.h). No measured table
+ * is read yet (the kernel database's linear_attention/gdn_perf and mamba2_perf are not imported): the roofline
+ * of what the kernels must move and compute, with the engine's attention efficiencies, as the outputs'
+ * `cost model:` warning says.
  *
  * Decode (fused_recurrent_gated_delta_rule and causal_conv1d_update, as vLLM's and SGLang's qwen3_next.py
  * call them for one token): per sequence and layer the state S (v_heads x k_dim x v_dim, lin_state_dtype) is
@@ -40,9 +41,52 @@ double cost__lin_decode(const cost_model *c, uint32_t batch) {
   return tm > floor ? tm : floor;
 }
 
+/* ---- Mamba-2 (model_cfg mamba: Nemotron-H) --------------------------------------------------------------------
+ * Decode (causal_conv1d_update and selective_state_update, vLLM's MambaMixer2 for one token): per sequence and
+ * layer the SSM state (heads x head_dim x state, lin_state_dtype) and the convolution state are read and written
+ * once, about 6 FLOP per state element on CUDA cores: memory-bound on every GPU, cost__lin_decode's formula
+ * above, 2 kernels.
+ * Prefill (causal_conv1d_fn and the SSD chunked scan of mamba_chunk_scan_combined: _chunk_cumsum, _bmm_chunk
+ * (C B^T), _chunk_state, _state_passing, _chunk_scan; 6 kernels), from the SSD algorithm (Dao & Gu 2024,
+ * "Transformers are SSMs", section 6), chunks of Q = chunk_size tokens, P = head_dim, N = state, per token:
+ *   tensor-core FLOP   heads (2 Q P            the intra-chunk (C B^T masked) x
+ *                              + 4 N P)         the chunk's state B^T x and the output's C state
+ *                      + groups 2 Q N           C B^T, one per group
+ *   HBM bytes          act_b (2 conv_ch         the convolution's input and output
+ *                             + conv_ch + heads  the scan's x, B, C and dt
+ *                             + heads P)         its output
+ *   and per chunk the chunk states heads P N: written in FP32 by _chunk_state, read and written (the passed
+ *   states, activation dtype) by _state_passing, read by _chunk_scan: (2 x 4 + 2 act_b) bytes an element; per
+ *   sequence the final state written and the initial one read. Chunks: at most tokens / Q + one partial chunk
+ *   per sequence. The chunks of one sequence meet only in _state_passing, an elementwise recurrence over the
+ *   chunk states whose serial latency is not modelled (no table measures it: kernel-db's mamba2_perf holds the
+ *   convolution kernels only). Not bound by a datasheet figure other than peak FLOP/s and HBM bandwidth, with
+ *   the engine's attention efficiencies. */
+enum { MAMBA_PREFILL_KERNELS = 6 };
+
+static double mamba_prefill(const cost_model *c, uint64_t tokens, uint32_t seqs, cost_bound *bound) {
+  const model_shard *s = &c->shard;
+  const model_cfg *m = c->model;
+  const engine_cfg *e = c->engine;
+  double Q = m->mamba_chunk, P = m->mamba_head_dim, N = m->ssm_state, h = s->lin_v_heads, g = s->lin_k_heads;
+  double T = (double)tokens;
+  double flops = T * (h * (2.0 * Q * P + 4.0 * N * P) + g * 2.0 * Q * N);
+  double peak = c->gpu->flops[c->deploy->act_dtype];
+  double tc = peak > 0 ? ns_of(flops, peak * e->attn_prefill_eff) : 0;
+  double chunks = ceil(T / Q) + seqs - 1.0;
+  if (chunks > T) chunks = T;
+  double io = T * (3.0 * s->lin_conv_ch + h + h * P) * act_b(c);
+  double cs = chunks * h * P * N * (2.0 * 4.0 + 2.0 * act_b(c));
+  double tm = ns_of(io + cs + (double)seqs * 2.0 * state_bytes(c), c->gpu->hbm_Bps * e->attn_decode_eff);
+  double t = tc > tm ? tc : tm, floor = MAMBA_PREFILL_KERNELS * c->kernel_floor_ns;
+  *bound = tm > tc ? BOUND_MEMORY : BOUND_COMPUTE;
+  return t > floor ? t : floor;
+}
+
 double cost__lin_prefill(const cost_model *c, uint64_t tokens, uint32_t seqs, uint32_t longest, cost_bound *bound) {
   *bound = BOUND_COMPUTE;
   if (!tokens || !c->model->lin_layers) return 0;
+  if (c->model->mamba) return mamba_prefill(c, tokens, seqs, bound);
   const model_shard *s = &c->shard;
   const engine_cfg *e = c->engine;
   double kd = c->model->lin_k_dim, vd = c->model->lin_v_dim;

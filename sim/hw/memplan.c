@@ -22,7 +22,8 @@
  *     attention phase: T x act_b x (2 H + (qh_g + 2 kvh_g) hd + qh_g hd)
  *                      (residual, normed input, qkv output, attention output)
  *     MLP phase:       T x act_b x (2 H + 3 I_g)
- *                      (residual, normed input, gate+up output, SiLU x up output)
+ *                      (residual, normed input, gate+up output, SiLU x up output; an ungated MLP 2 I_g)
+ *     Mamba-2 phase:   T x act_b x (2 H + in_proj N + conv channels + heads hd)
  *   + sampler logits: max_num_seqs x V x 4 bytes (fp32, full vocabulary: vLLM
  *     gathers the logits on every rank)
  *   all x engine activation_scale (0 = unset = 1), which absorbs allocator
@@ -33,8 +34,10 @@
  *   budget - weights - runtime: its fraction is (weights + KV pool) / memory, the
  *   activations and CUDA graphs use the memory outside it (docs/SGLANG.md 1.3).
  *
- * Linear-attention layers (hybrid models, model_cfg lin_*): no KV cache; each sequence holds a recurrent and
- * a convolution state per layer (memplan_state_bytes_per_seq), set aside before the KV pool is cut: for
+ * Nemotron-H's blocks: a layer is a mixer or an MLP, not both; its MLP-only layers hold no KV cache and no
+ * attention weights, its mixer-only layers no MLP; one RMSNorm per block.
+ * Linear-attention layers (hybrid models, model_cfg lin_*, Mamba-2 too): no KV cache; each sequence holds a
+ * recurrent and a convolution state per layer (memplan_state_bytes_per_seq), set aside before the KV pool is cut: for
  * max_num_seqs sequences (TensorRT-LLM's MambaCacheManager, sized by max_batch_size; for vLLM, whose hybrid
  * allocator shares one pool between states and KV blocks, the state of a full batch: an upper bound), or with
  * an engine state_memory_ratio r > 0 the fraction r / (1 + r) of what is left, as many states as fit, which
@@ -82,14 +85,20 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
   uint32_t lin = cfg_model_lin_layers_in(m, first_layer, layers); /* Gated DeltaNet mixers instead of attention */
   double lin_w = (double)s.lin_in_n * s.lin_in_k + (double)s.lin_out_n * s.lin_out_k;
   double lin_small = (double)s.lin_conv_ch * m->lin_conv + 2.0 * s.lin_v_heads + m->lin_v_dim; /* conv, A, dt, norm */
-  double w = (layers - lin) * attn * attn_b + lin * (lin_w * wb + lin_small * ab) +
-             ((layers - moe) * mlp + moe * experts) * wb + moe * H * s.experts * ab;
-  if (m->qkv_bias) w += (layers - lin) * (double)s.n[SG_QKV] * ab;
+  if (m->mamba) /* conv and its bias, A_log, D, dt_bias, the gated norm (split over TP with the heads) */
+    lin_small = (double)s.lin_conv_ch * (m->lin_conv + 1.0) + 3.0 * s.lin_v_heads + s.lin_out_k;
+  /* Nemotron-H's blocks: layers without a mixer hold no attention, layers without an FFN no MLP */
+  uint32_t nomix = cfg_model_nomix_layers_in(m, first_layer, layers);
+  uint32_t noffn = cfg_model_noffn_layers_in(m, first_layer, layers);
+  double w = (layers - lin - nomix) * attn * attn_b + lin * (lin_w * wb + lin_small * ab) +
+             ((layers - moe - noffn) * mlp + moe * experts) * wb + moe * H * s.experts * ab;
+  if (m->qkv_bias) w += (layers - lin - nomix) * (double)s.n[SG_QKV] * ab;
   w += layers * cfg_model_dsa_params(m) * attn_b; /* a sparse-attention indexer, replicated on every rank */
   double vocab_mats = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);
   if (first && last && m->tied_embeddings) vocab_mats = 1.0;
   w += V * H * ab * vocab_mats;
-  w += (2.0 * layers + (last ? 1.0 : 0.0)) * H * ab;
+  w += ((nomix || noffn ? (double)cfg_model_blocks_in(m, first_layer, layers) : 2.0 * layers) + (last ? 1.0 : 0.0)) *
+       H * ab; /* an RMSNorm per block */
   if (s.mla) w += layers * ((double)m->q_lora_rank + m->kv_lora_rank) * ab; /* the latent norms */
   return w;
 }
@@ -109,7 +118,7 @@ double memplan_active_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
 double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d) {
   model_shard s;
   shard_init(&s, m, d->tp);
-  return (double)(m->layers - m->lin_layers) * (shard_kv_elems(&s) * dtype_bytes(d->kv_dtype) +
+  return (double)(m->layers - m->lin_layers - m->nomix_layers) * (shard_kv_elems(&s) * dtype_bytes(d->kv_dtype) +
                                                 cfg_model_dsa_cache_bytes(m));
 }
 
@@ -145,7 +154,11 @@ static double activation_peak(const model_cfg *m, const engine_cfg *e, const dep
   double attn = T * ab * (2.0 * H + (double)s.n[SG_QKV] + (double)s.k[SG_O]);
   double inter = s.inter;
   if (s.experts) inter = fmax(inter, (double)s.topk * s.expert_inter + s.shared_inter); /* each token's experts */
-  double mlp = T * ab * (2.0 * H + 3.0 * inter);
+  double mlp = T * ab * (2.0 * H + (m->mlp_ungated ? 2.0 : 3.0) * inter); /* ungated: up output, activation */
+  if (m->mamba) { /* a Mamba-2 layer: residual, normed input, in_proj output, convolution output, scan output */
+    double mix = T * ab * (2.0 * H + (double)s.lin_in_n + s.lin_conv_ch + s.lin_out_k);
+    if (mix > attn) attn = mix;
+  }
   double logits = last ? S * (double)m->vocab * 4.0 : 0.0;
   double scale = e->activation_scale > 0 ? e->activation_scale : 1.0;
   return ((attn > mlp ? attn : mlp) + logits) * scale;
@@ -229,7 +242,8 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
     double per_seq = memplan_state_bytes_per_seq(m, d, first_layer, L);
     double states = state_reserve(e, d, per_seq, kv, &slots);
     kv -= states;
-    double per_block = kv_layer_token * (L - Lsl - Llin) * block;
+    uint32_t Lnm = cfg_model_nomix_layers_in(m, first_layer, L); /* Nemotron-H's MLP-only layers: no KV either */
+    double per_block = kv_layer_token * (L - Lsl - Llin - Lnm) * block;
     double blocks = kv > 0 ? floor(kv / per_block) - 1.0 : -1.0;
     p->stage_layers[s] = L;
     p->stage_weights_bytes[s] = w;
@@ -244,7 +258,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
       p->weights_bytes = w;
       p->activation_bytes = act;
       p->kv_bytes = kv;
-      p->kv_bytes_per_token = kv_layer_token * (L - Lsl - Llin);
+      p->kv_bytes_per_token = kv_layer_token * (L - Lsl - Llin - Lnm);
       p->state_bytes_per_seq = per_seq;
       p->state_bytes = states;
       p->state_slots = slots;

@@ -41,7 +41,16 @@ void shard_init_dp(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t dp,
   s->expert_inter = (m->expert_inter + s->moe_tp - 1) / s->moe_tp;
   s->shared_inter = (m->shared_inter + t - 1) / t;
   if (m->attn_out_gate) s->n[SG_QKV] += s->q_heads * m->head_dim;
-  if (m->lin_layers) {
+  if (m->mlp_ungated) s->n[SG_GATE_UP] = s->inter; /* up only (Nemotron-H's relu2 MLP) */
+  if (m->mamba) { /* vLLM's MambaMixer2: heads and groups split over TP, n_groups 1 replicated on every rank */
+    uint32_t h = (m->mamba_heads + t - 1) / t, g = (m->mamba_groups + t - 1) / t, d = h * m->mamba_head_dim;
+    s->lin_v_heads = h, s->lin_k_heads = g;
+    s->lin_conv_ch = d + 2 * g * m->ssm_state; /* x, B, C */
+    s->lin_in_n = d + s->lin_conv_ch + h, s->lin_in_k = m->hidden; /* z, x B C, dt */
+    s->lin_out_n = m->hidden, s->lin_out_k = d;
+    s->lin_state_elems = (double)d * m->ssm_state;
+    s->lin_conv_elems = (double)(m->lin_conv - 1) * s->lin_conv_ch;
+  } else if (m->lin_layers) {
     uint32_t kh = (m->lin_k_heads + t - 1) / t, vh = (m->lin_v_heads + t - 1) / t;
     s->lin_k_heads = kh, s->lin_v_heads = vh;
     s->lin_conv_ch = 2 * kh * m->lin_k_dim + vh * m->lin_v_dim;

@@ -14,7 +14,7 @@
  *   GEMMs C[M, N] = A[M, K] W[N, K]^T, M = tokens:
  *     QKV      N = (q_heads + 2 kv_heads) head_dim, K = H
  *     O        N = H,                             K = q_heads head_dim
- *     GATE_UP  N = 2 inter,                       K = H
+ *     GATE_UP  N = 2 inter (inter: an ungated MLP), K = H
  *     DOWN     N = H,                             K = inter
  *     LM_HEAD  N = vocab,                         K = H
  * KV cache per token per layer: 2 kv_heads head_dim elements.
@@ -57,7 +57,10 @@ typedef struct model_shard {
   uint32_t kv_lora, v_dim; /* latent rank, value head dim */
   uint32_t qb_n, qb_k;     /* q_b_proj (or the direct q_proj when there is no q_lora): N = heads_g (nope + rope) */
   uint32_t kvb_n, kvb_k;   /* kv_b_proj: N = heads_g (nope + v), K = kv_lora */
-  /* Gated DeltaNet layers (model_cfg lin_*; 0 without): heads split over TP like attention heads */
+  /* Gated DeltaNet layers (model_cfg lin_*; 0 without): heads split over TP like attention heads. Mamba-2
+     layers (model_cfg mamba) use the same fields: lin_v_heads its heads, lin_k_heads its groups per GPU,
+     in_proj N = 2 heads hd + 2 groups state + heads, conv channels heads hd + 2 groups state, the state
+     heads hd state */
   uint32_t lin_k_heads, lin_v_heads; /* per GPU: ceil(heads / tp) */
   uint32_t lin_in_n, lin_in_k;       /* in_proj: N = 2 kh k_dim + 2 vh v_dim + 2 vh, K = H */
   uint32_t lin_out_n, lin_out_k;     /* out_proj: N = H, K = vh v_dim */

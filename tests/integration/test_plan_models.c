@@ -85,3 +85,34 @@ Test(plan_models, qwen35_hybrid_plans_with_states) {
   cr_assert(strstr(out, "linear-attention states (1024 x"), "%s", out);
   cr_assert(strstr(err, "48 Gated DeltaNet layers"), "%s", err);
 }
+
+/* Nemotron-H-56B (Mamba-2, MLP and attention blocks): plans on 4 H100s with 64 sequences' states (per GPU 54
+ * Mamba-2 layers x (64 heads x 64 x 256 x 2 B + 3 x 5120 x 2 B) = 109.6 MiB each) and a KV cache of its 10
+ * attention layers only (10 x 2 x 2 KV heads x 128 x 2 B = 10,240 B a token), and `servesim run` serves it;
+ * Nemotron-3 (MoE blocks) is refused, naming the key. */
+Test(plan_models, nemotron_h_plans_and_runs) {
+  const char *f = tu_shared("models/nvidia--Nemotron-H-56B-Base-8K.json");
+  if (!f) cr_skip_test("../shared/models/nvidia--Nemotron-H-56B-Base-8K.json absent");
+  char path[1024], args[1400];
+  snprintf(path, sizeof path, "%s", f);
+  static char out[1 << 16], err[1 << 14];
+  snprintf(args, sizeof args, "plan --model '%s' --gpu h100-sxm --tp 4 --max-num-seqs 64 --profile none", path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "56.32 B parameters"), "%s", out);
+  cr_assert(strstr(out, "linear-attention states (64 x 109.6 MiB)"), "%s", out);
+  cr_assert(strstr(out, "KV cache per token                              10240 bytes"), "%s", out);
+  cr_assert(strstr(err, "54 Mamba-2 layers"), "%s", err);
+  snprintf(args, sizeof args,
+           "run --model '%s' --gpu h100-sxm --tp 4 --max-num-seqs 64 --profile none --num-prompts 40 "
+           "--request-rate 4 --random-input-len 2048 --random-output-len 64",
+           path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "Successful requests:                     40"), "%s", out);
+  const char *n3 = tu_shared("models/nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json");
+  if (!n3) return;
+  snprintf(path, sizeof path, "%s", n3);
+  snprintf(args, sizeof args, "plan --model '%s' --gpu h100-sxm --profile none", path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 2, "%s", err);
+  cr_assert(strstr(err, "hybrid_override_pattern: 23 mixture-of-experts blocks") && strstr(err, "not modelled yet"),
+            "%s", err);
+}

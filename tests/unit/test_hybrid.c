@@ -195,3 +195,169 @@ Test(hybrid, dsa_indexer_and_topk) {
   cr_assert_float_eq(cost__dsa_index_decode(&c, 64, 64 * 32768ull), fmax(tm, tc), 1e-6);
   cost_deinit(&c);
 }
+
+/* ---- Mamba-2 (Nemotron-H) ------------------------------------------------------------------------------------
+ * A small Nemotron-H written here: H 1024, 6 layers "M-M-*-" (Mamba-2 at 0 and 2, MLP at 1, 3 and 5, attention
+ * at 4), each layer one block; 16 Mamba heads of 64, state 128, 2 groups, conv kernel 4, chunks of 128, an FP32
+ * SSM state; 8 query heads / 2 KV heads of 128; relu2 MLP (up and down) of 4096; vocab 1000, untied. */
+static const char *const NEMOTRON_H_SMALL =
+    "{\"model_type\": \"nemotron_h\", \"hidden_size\": 1024, \"intermediate_size\": 4096, "
+    "\"num_hidden_layers\": 6, \"hybrid_override_pattern\": \"M-M-*-\", \"num_attention_heads\": 8, "
+    "\"num_key_value_heads\": 2, \"head_dim\": 128, \"mamba_num_heads\": 16, \"mamba_head_dim\": 64, "
+    "\"ssm_state_size\": 128, \"n_groups\": 2, \"conv_kernel\": 4, \"chunk_size\": 128, \"expand\": 2, "
+    "\"mamba_ssm_cache_dtype\": \"float32\", \"mlp_hidden_act\": \"relu2\", \"torch_dtype\": \"bfloat16\", "
+    "\"vocab_size\": 1000, \"max_position_embeddings\": 4096, \"tie_word_embeddings\": false}";
+
+static model_cfg small_nemotron_h(void) {
+  model_cfg m;
+  sim_err e = {0};
+  cr_assert_eq(cfg_model_parse(&m, NEMOTRON_H_SMALL, "nemotron_h.json", &e), SIM_OK, "%s", e.msg);
+  return m;
+}
+
+/* Parameters by hand (heads x head_dim d = 1024, B and C 2 x 2 x 128 = 512, conv channels 1536):
+ *   Mamba-2 mixer: in_proj H (2 d + 512 + 16) = 1024 x 2576 = 2,637,824; out_proj d H = 1,048,576; conv and its
+ *     bias 1536 x 5 = 7,680; A_log, D, dt_bias 48 and the gated norm 1024 = 1,072: 3,695,152
+ *   attention: H (8 + 4) 128 + 8 x 128 x H = 2,621,440; MLP (up, down) 2 x H x 4096 = 8,388,608
+ *   2 x 3,695,152 + 2,621,440 + 3 x 8,388,608 + 6 blocks' norms 6,144 + embedding and LM head 2,048,000 + final
+ *   norm 1,024 = 37,232,736 */
+Test(hybrid, nemotron_h_config_and_parameters) {
+  model_cfg m = small_nemotron_h();
+  cr_assert(m.mamba && m.mlp_ungated);
+  cr_assert_eq(m.layers, 6);
+  cr_assert_eq(m.lin_layers, 2, "Mamba-2 layers");
+  cr_assert_eq(m.nomix_layers, 3, "MLP-only layers");
+  cr_assert_eq(m.noffn_layers, 3, "mixer-only layers: 2 Mamba-2, 1 attention");
+  cr_assert_eq(cfg_model_lin_layers_in(&m, 1, 2), 1, "layer 2");
+  cr_assert_eq(cfg_model_nomix_layers_in(&m, 3, 3), 2, "layers 3 and 5");
+  cr_assert_eq(cfg_model_blocks_in(&m, 0, 6), 6u, "one block a layer");
+  cr_assert_eq(m.lin_state_dtype, DT_FP32);
+  cr_assert_eq(m.lin_conv, 4);
+  cr_assert_float_eq(cfg_model_lin_layer_params(&m), 3695152.0, 0);
+  cr_assert_float_eq(m.params_total, 37232736.0, 0, "%.0f", m.params_total);
+  cr_assert(strstr(m.unmodelled, "2 Mamba-2 layers"), "%s", m.unmodelled);
+  deploy_cfg d1 = tu_deploy(1, DT_BF16);
+  cr_assert_float_eq(memplan_weight_bytes(&m, &d1), 2 * 37232736.0, 0, "the memory plan counts the same weights");
+  /* the shapes at TP 2: 8 heads, 1 group; in_proj 2 x 512 + 2 x 128 + 8; the MLP's up only */
+  model_shard s;
+  shard_init(&s, &m, 2);
+  cr_assert_eq(s.lin_in_n, 1288u);
+  cr_assert_eq(s.lin_out_k, 512u);
+  cr_assert_eq(s.lin_conv_ch, 768u);
+  cr_assert_eq(s.n[SG_GATE_UP], 2048u, "relu2: up only, 4096 / 2");
+  cr_assert_float_eq(s.lin_state_elems, 8.0 * 64 * 128, 0);
+  cr_assert_float_eq(s.lin_conv_elems, 3.0 * 768, 0);
+}
+
+/* State per sequence at TP 2, by hand: SSM 8 heads x 64 x 128 x 4 B (FP32) = 262,144 B, conv 3 x 768 x 2 B =
+ * 4,608 B: 266,752 B a Mamba-2 layer, 533,504 B for both. KV per token: the one attention layer only,
+ * 2 x 1 KV head x 128 x 2 B = 512 B; MLP-only layers hold none. */
+Test(hybrid, nemotron_h_state_and_kv_bytes) {
+  model_cfg m = small_nemotron_h();
+  deploy_cfg d = tu_deploy(2, DT_BF16);
+  cr_assert_float_eq(memplan_state_bytes_per_seq(&m, &d, 0, 6), 533504.0, 0);
+  cr_assert_float_eq(memplan_state_bytes_per_seq(&m, &d, 3, 3), 0.0, 0, "MLP and attention layers hold no state");
+  cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d), 512.0, 0);
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  d.max_model_len = 4096;
+  mem_plan p;
+  sim_err err = {0};
+  e.state_memory_ratio = 0;
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_float_eq(p.kv_bytes_per_token, 512.0, 0);
+  cr_assert_float_eq(p.state_bytes, d.max_num_seqs * 533504.0, 0);
+  /* a pattern without the SSM cache dtype keeps the model's: bf16 */
+  char js[2048];
+  snprintf(js, sizeof js, "%s", NEMOTRON_H_SMALL);
+  const char *key = "\"mamba_ssm_cache_dtype\": \"float32\", ";
+  char *k = strstr(js, key);
+  memmove(k, k + strlen(key), strlen(k + strlen(key)) + 1);
+  model_cfg b;
+  cr_assert_eq(cfg_model_parse(&b, js, "nh.json", &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(b.lin_state_dtype, DT_BF16);
+  cr_assert_float_eq(memplan_state_bytes_per_seq(&b, &d, 0, 6), 2 * (65536.0 * 2 + 4608), 0);
+}
+
+/* The cost model: the Mamba-2 decode call reads and writes each state once; the prefill's SSD scan from its
+ * FLOP and bytes by hand; a step's MLP GEMMs over the 3 MLP layers, its QKV over the one attention layer and
+ * the 2 in_proj, one all-reduce per block. */
+Test(hybrid, nemotron_h_cost_terms_by_hand) {
+  model_cfg m = small_nemotron_h();
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg d = tu_deploy(2, DT_BF16);
+  cost_model c;
+  sim_err err = {0};
+  cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  double bw = g.hbm_Bps * e.attn_decode_eff;
+  cr_assert_float_eq(cost__lin_decode(&c, 64), 64 * 2.0 * 266752.0 / bw * 1e9, 1e-6);
+  /* 16384 tokens of one sequence: per token 8 heads (2 x 128 x 64 + 4 x 128 x 64) + 1 group x 2 x 128 x 128 =
+     425,984 FLOP (7.0 GFLOP: 14 us on the tensor cores at attn_prefill_eff); bytes: the tokens 16384 x (3 x 768
+     + 8 + 512) x 2 B = 92,536,832, the 128 chunk states 128 x 8 x 64 x 128 x (2 x 4 + 2 x 2) B = 100,663,296,
+     the final and initial state 2 x 266,752: 193.7 MB, 58 us at 4.8 TB/s x 0.7: memory-bound */
+  cost_bound b;
+  double pre = cost__lin_prefill(&c, 16384, 1, 16384, &b);
+  double bytes = 92536832.0 + 100663296.0 + 2 * 266752.0;
+  cr_assert_eq(b, BOUND_MEMORY);
+  cr_assert_float_eq(pre, bytes / bw * 1e9, 1e-6, "%.1f ns", pre);
+  cr_assert(16384.0 * 425984 / (g.flops[DT_BF16] * e.attn_prefill_eff) * 1e9 < pre);
+  /* 64 sequences of 256 tokens: up to 63 more (partial) chunks' states, and 64 states in and out */
+  double spread = cost__lin_prefill(&c, 16384, 64, 256, &b);
+  double bytes64 = 92536832.0 + (128 + 63) * 8 * 64 * 128 * 12.0 + 64 * 2 * 266752.0;
+  cr_assert_float_eq(spread, bytes64 / bw * 1e9, 1e-6, "%.1f ns", spread);
+  step_cost sc;
+  cost_decode_step_ns(&c, 64, 2048, &sc);
+  double up = cost_gemm_ns(&c, OP_GEMM_GATEUP, 64, NULL, NULL), down = cost_gemm_ns(&c, OP_GEMM_DOWN, 64, NULL, NULL);
+  cr_assert_float_eq(sc.op_ns[OP_GEMM_GATEUP], 3 * up, 1e-6, "the 3 MLP layers");
+  cr_assert_float_eq(sc.op_ns[OP_GEMM_DOWN], 3 * down, 1e-6);
+  cr_assert(sc.op_ns[OP_ATTN_DECODE] >= 2 * cost__lin_decode(&c, 64) * (1 - 1e-9));
+  cr_assert(sc.op_ns[OP_GEMM_QKV] > cost_gemm_ns(&c, OP_GEMM_QKV, 64, NULL, NULL), "the attention's and in_proj");
+  cost_deinit(&c);
+}
+
+/* What is not modelled is refused, naming the key: Nemotron-3's MoE blocks, a block kind servesim does not
+ * know, a pattern whose length is not num_hidden_layers, a TP size that splits the Mamba groups unevenly. */
+Test(hybrid, nemotron_refusals) {
+  model_cfg m;
+  sim_err e = {0};
+  char js[2048];
+  snprintf(js, sizeof js, "%s", NEMOTRON_H_SMALL);
+  char *p = strstr(js, "M-M-*-");
+  memcpy(p, "MEM-*E", 6);
+  cr_assert_eq(cfg_model_parse(&m, js, "n3.json", &e), SIM_EINPUT);
+  cr_assert(strstr(e.msg, "hybrid_override_pattern") && strstr(e.msg, "2 mixture-of-experts blocks") &&
+                strstr(e.msg, "not modelled yet"), "%s", e.msg);
+  memcpy(p, "M-M-*X", 6);
+  cr_assert_eq(cfg_model_parse(&m, js, "n3.json", &e), SIM_EINPUT);
+  cr_assert(strstr(e.msg, "hybrid_override_pattern") && strstr(e.msg, "block 'X'"), "%s", e.msg);
+  memcpy(p, "M-M-*-", 6);
+  char *n = strstr(js, "\"num_hidden_layers\": 6");
+  n[strlen("\"num_hidden_layers\": ")] = '7';
+  cr_assert_eq(cfg_model_parse(&m, js, "n3.json", &e), SIM_EINPUT);
+  cr_assert(strstr(e.msg, "6 layers, num_hidden_layers says 7"), "%s", e.msg);
+  const char *lbt = "{\"model_type\": \"nemotron_h\", \"hidden_size\": 1024, \"intermediate_size\": 4096, "
+                    "\"num_hidden_layers\": 3, \"layers_block_type\": [\"mamba\", \"moe\", \"attention\"], "
+                    "\"num_attention_heads\": 8, \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
+                    "\"moe_intermediate_size\": 512, \"moe_latent_size\": 256, \"vocab_size\": 1000, "
+                    "\"max_position_embeddings\": 4096}";
+  cr_assert_eq(cfg_model_parse(&m, lbt, "n3.json", &e), SIM_EINPUT);
+  cr_assert(strstr(e.msg, "layers_block_type") && strstr(e.msg, "moe_latent_size"), "%s", e.msg);
+  /* the list form of a dense pattern reads like the string */
+  const char *dense = "{\"model_type\": \"nemotron_h\", \"hidden_size\": 1024, \"intermediate_size\": 4096, "
+                      "\"num_hidden_layers\": 3, \"layers_block_type\": [\"mamba\", \"mlp\", \"attention\"], "
+                      "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"mamba_num_heads\": 16, "
+                      "\"mamba_head_dim\": 64, "
+                      "\"ssm_state_size\": 128, \"n_groups\": 8, \"conv_kernel\": 4, \"chunk_size\": 128, "
+                      "\"vocab_size\": 1000, \"max_position_embeddings\": 4096}";
+  cr_assert_eq(cfg_model_parse(&m, dense, "n3.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert(m.lin_layers == 1 && m.nomix_layers == 1 && m.noffn_layers == 2);
+  /* TP 16 splits 8 groups unevenly (vLLM's MambaMixer2 asserts); TP 4 takes 2 of them on each rank */
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg en = tu_engine_vllm();
+  deploy_cfg d;
+  deploy_init(&d);
+  d.tp = 16;
+  cr_assert_eq(cfg_resolve(&d, &m, &g, &en, &e), SIM_EINPUT);
+  cr_assert(strstr(e.msg, "mamba_num_heads 16 and n_groups 8"), "%s", e.msg);
+}
