@@ -429,7 +429,29 @@ bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached
   }
   /* New blocks are private (index >= n_hashed): their records are not written (a block on the anonymous stack or
      never used has hash 0; its ref count of 1 is implied by its place in the table, see the file comment). */
-  for (uint32_t i = 0; i < n_new; i++) s->blocks[s->n_blocks++] = fq_pop(kv);
+  for (uint32_t left = n_new; left;) {
+    uint32_t head = kv->sent.next;
+    if (!is_run(kv, head)) { /* a cached block: evicted */
+      s->blocks[s->n_blocks++] = fq_pop(kv);
+      left--;
+      continue;
+    }
+    /* a run of anonymous blocks: as many at once as it holds, in fq_pop's order (the stack's top first, then
+       never-used ids) */
+    kv_run *r = run_of(kv, head);
+    uint32_t m = SIM_MIN(left, r->count), from_stack = SIM_MIN(m, kv->n_anon);
+    if ((r->count -= m) == 0) {
+      fq_unlink(kv, head);
+      run_release(kv, head);
+    }
+    uint32_t *out = s->blocks + s->n_blocks;
+    for (uint32_t i = 0; i < from_stack; i++) out[i] = kv->anon[kv->n_anon - 1 - i];
+    kv->n_anon -= from_stack;
+    for (uint32_t i = from_stack; i < m; i++) out[i] = block_new(kv);
+    s->n_blocks += m;
+    kv->num_free -= m;
+    left -= m;
+  }
   return true;
 }
 
