@@ -48,14 +48,21 @@
  *
  * Invariants beyond those of kv.h (checked by kv_check):
  *   - a free block is either in the queue as a node (ref 0, a hash) or on
- *     the anonymous stack (no hash; its record's ref_cnt may be a stale 1,
- *     see kv_seq_free); never both; a block in use is in neither;
+ *     the anonymous stack (no hash; its record's ref_cnt is stale, see
+ *     below); never both; a block in use is in neither;
  *   - the runs' counts add up to the stack's size plus the never-used
  *     blocks; no run is empty and no two runs are neighbours;
  *   - the hash table holds exactly the blocks with hash != 0, each under its
  *     own hash, reachable from its home slot without crossing an empty slot;
  *   - for every sequence, blocks at table index >= n_hashed have no hash and
- *     ref_cnt 1 (freshly allocated, private). Only hashed blocks are shared.
+ *     are in that table alone (freshly allocated, private). Only hashed
+ *     blocks are shared. A private block's record is neither written when
+ *     it is handed out nor when it is freed: its ref count of 1 is implied by
+ *     its place in the table, and its record's ref_cnt is stale (0 or 1)
+ *     until kv_commit hashes it and writes the count. Handing out and
+ *     freeing the blocks of a request with nothing to share (most of them,
+ *     and with SGLang's page size 1 a block per token) so touch no record:
+ *     their ids are scattered over the pool, a cache miss each.
  *
  * Concurrent duplicates: if two sequences compute the same block content at
  * the same time, the second kv_commit finds the hash already registered (to
@@ -65,50 +72,10 @@
  *
  * Stats: kv_match_prefix counts every lookup it answers with caching on
  * (lookups, lookup_tokens = num_tokens asked for, hit_tokens = returned). */
-#include "serve/kv.h"
+#include "serve/kv_impl.h"
 
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct fq_link {
-  uint32_t prev, next; /* free-queue node ids (see the file comment) */
-} fq_link;
-
-typedef struct kv_block {
-  uint64_t hash;    /* chained hash of the full block's content, 0 = none */
-  uint32_t ref_cnt; /* block-table entries referencing this block */
-  fq_link l;        /* while a cached free block (ref 0, hash != 0): its place in the free queue */
-} kv_block;
-
-typedef struct kv_run {
-  fq_link l;      /* place in the free queue; when unused: l.next = next unused run */
-  uint32_t count; /* anonymous free blocks in this run, >= 1 */
-} kv_run;
-
-struct kv_mgr {
-  uint32_t num_blocks;   /* usable blocks */
-  uint32_t block_tokens; /* tokens per block */
-  bool caching;          /* prefix caching on */
-  uint32_t num_free;     /* free blocks: cached in the queue + anonymous */
-  kv_block *blk;         /* [blk_cap] records of blocks 0 .. n_touched-1 */
-  uint32_t n_touched, blk_cap;
-  uint32_t *anon;        /* [anon_cap] ids of free blocks without a hash, n_anon of them */
-  uint32_t n_anon;
-  size_t anon_cap;
-  fq_link sent;          /* the queue's sentinel (node id num_blocks) */
-  kv_run *run;           /* [run_cap] run nodes */
-  size_t run_cap;
-  uint32_t run_used, run_unused; /* slots ever used; head of the unused list (UINT32_MAX: none) */
-  uint64_t *ht_key;      /* [ht_cap] hash, 0 = empty slot; NULL until the first hash */
-  uint32_t *ht_val;      /* [ht_cap] block id */
-  uint32_t ht_cap;       /* slots, power of two >= 2 x ht_n (0 before the first hash) */
-  uint32_t ht_shift;     /* 64 - log2(ht_cap): home slot = (key * K) >> shift */
-  uint32_t ht_n;         /* occupied slots */
-  kv_stats stats;
-};
 
 /* ---- hashing ---------------------------------------------------------------- */
 
@@ -158,10 +125,6 @@ static bool hashable(const kv_mgr *kv, const kv_content *c) {
 }
 
 /* ---- hash table --------------------------------------------------------------- */
-
-static inline uint32_t ht_home(const kv_mgr *kv, uint64_t key) {
-  return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> kv->ht_shift);
-}
 
 /* Slot holding key, or UINT32_MAX. */
 static uint32_t ht_find(const kv_mgr *kv, uint64_t key) {
@@ -224,14 +187,6 @@ static void ht_remove_slot(kv_mgr *kv, uint32_t hole) {
 }
 
 /* ---- free queue ------------------------------------------------------------------ */
-
-static inline bool is_run(const kv_mgr *kv, uint32_t node) { return node > kv->num_blocks; }
-
-static fq_link *lnk(kv_mgr *kv, uint32_t node) {
-  if (node < kv->num_blocks) return &kv->blk[node].l;
-  if (node == kv->num_blocks) return &kv->sent;
-  return &kv->run[node - kv->num_blocks - 1].l;
-}
 
 static kv_run *run_of(kv_mgr *kv, uint32_t node) { return &kv->run[node - kv->num_blocks - 1]; }
 
@@ -472,10 +427,30 @@ bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached
     s->n_hashed = n_cached;
     s->last_hash = h;
   }
-  for (uint32_t i = 0; i < n_new; i++) {
-    uint32_t b = fq_pop(kv);
-    kv->blk[b].ref_cnt = 1;
-    s->blocks[s->n_blocks++] = b;
+  /* New blocks are private (index >= n_hashed): their records are not written (a block on the anonymous stack or
+     never used has hash 0; its ref count of 1 is implied by its place in the table, see the file comment). */
+  for (uint32_t left = n_new; left;) {
+    uint32_t head = kv->sent.next;
+    if (!is_run(kv, head)) { /* a cached block: evicted */
+      s->blocks[s->n_blocks++] = fq_pop(kv);
+      left--;
+      continue;
+    }
+    /* a run of anonymous blocks: as many at once as it holds, in fq_pop's order (the stack's top first, then
+       never-used ids) */
+    kv_run *r = run_of(kv, head);
+    uint32_t m = SIM_MIN(left, r->count), from_stack = SIM_MIN(m, kv->n_anon);
+    if ((r->count -= m) == 0) {
+      fq_unlink(kv, head);
+      run_release(kv, head);
+    }
+    uint32_t *out = s->blocks + s->n_blocks;
+    for (uint32_t i = 0; i < from_stack; i++) out[i] = kv->anon[kv->n_anon - 1 - i];
+    kv->n_anon -= from_stack;
+    for (uint32_t i = from_stack; i < m; i++) out[i] = block_new(kv);
+    s->n_blocks += m;
+    kv->num_free -= m;
+    left -= m;
   }
   return true;
 }
@@ -497,7 +472,8 @@ static void commit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t computed
   for (uint32_t i = s->n_hashed; i < full; i++) {
     h = chain_hash(h, block_content(kv, c, i));
     uint32_t b = s->blocks[i];
-    SIM_ASSERT(kv->blk[b].hash == 0 && kv->blk[b].ref_cnt == 1);
+    SIM_ASSERT(kv->blk[b].hash == 0);
+    kv->blk[b].ref_cnt = 1; /* leaves the private tail: its record now counts (see kv_seq_free) */
     if (ht_find(kv, h) == UINT32_MAX) { /* else: a duplicate, see the file comment */
       kv->blk[b].hash = h;
       ht_insert(kv, h, b);
@@ -510,9 +486,9 @@ static void commit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t computed
 }
 
 void kv_seq_free(kv_mgr *kv, kv_seq *s) {
-  /* The private tail (entries >= n_hashed: ref 1, no hash, see kv_check) goes first, as anonymous blocks, without
-     touching their records: a record on the anonymous stack is not read again until the block is handed out,
-     which rewrites it (its ref_cnt is left at a stale 1). This is most of every free: a million requests'
+  /* The private tail (entries >= n_hashed: ref 1 implied, no hash, see the file comment) goes first, as anonymous
+     blocks, without touching their records: a record on the anonymous stack or in a private tail is not read until
+     kv_commit hashes the block, which writes its ref_cnt. This is most of every free: a million requests'
      blocks, scattered over the pool, would otherwise cost a cache miss each. */
   SIM_ASSERT(s->n_hashed <= s->n_blocks);
   uint32_t k = s->n_blocks - s->n_hashed;
@@ -531,143 +507,4 @@ void kv_seq_free(kv_mgr *kv, kv_seq *s) {
   s->n_blocks = 0;
   s->n_hashed = 0;
   s->last_hash = 0;
-}
-
-/* ---- invariant check ---------------------------------------------------------------- */
-
-static int check_fail(sim_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int check_fail(sim_err *err, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return sim_errf(err, SIM_EINTERNAL, "kv_check: %s", msg);
-}
-
-static int check_tables(const kv_mgr *kv, const kv_seq *const *seqs, size_t n_seqs, uint32_t *refs, size_t *stamp,
-                        const uint8_t *anon, sim_err *err) {
-  uint32_t nt = kv->n_touched;
-  for (size_t q = 0; q < n_seqs; q++) {
-    const kv_seq *s = seqs[q];
-    if (s->n_blocks > s->cap || s->n_hashed > s->n_blocks)
-      return check_fail(err, "seq %zu: n_blocks %u, n_hashed %u, cap %u inconsistent", q, s->n_blocks, s->n_hashed,
-                        s->cap);
-    for (uint32_t i = 0; i < s->n_blocks; i++) {
-      uint32_t b = s->blocks[i];
-      if (b >= nt) return check_fail(err, "seq %zu entry %u: block %u was never handed out (%u were)", q, i, b, nt);
-      if (anon[b]) return check_fail(err, "seq %zu entry %u: block %u is free (on the anonymous stack)", q, i, b);
-      if (stamp[b] == q + 1) return check_fail(err, "seq %zu entry %u: block %u appears twice in one table", q, i, b);
-      stamp[b] = q + 1;
-      refs[b]++;
-    }
-  }
-  for (uint32_t b = 0; b < nt; b++)
-    if (!anon[b] && kv->blk[b].ref_cnt != refs[b])
-      return check_fail(err, "block %u: ref_cnt %u but %u table entries", b, kv->blk[b].ref_cnt, refs[b]);
-  /* tails of tables (index >= n_hashed) are private and unhashed; chain state matches */
-  for (size_t q = 0; q < n_seqs; q++) {
-    const kv_seq *s = seqs[q];
-    for (uint32_t i = s->n_hashed; i < s->n_blocks; i++) {
-      const kv_block *x = &kv->blk[s->blocks[i]];
-      if (x->hash != 0 || x->ref_cnt != 1)
-        return check_fail(err, "seq %zu entry %u (beyond n_hashed): block %u is hashed or shared", q, i, s->blocks[i]);
-    }
-    if (s->n_hashed > 0) {
-      const kv_block *x = &kv->blk[s->blocks[s->n_hashed - 1]];
-      if (x->hash != 0 && x->hash != s->last_hash)
-        return check_fail(err, "seq %zu: last_hash differs from the hash of block %u (entry %u)", q,
-                          s->blocks[s->n_hashed - 1], s->n_hashed - 1);
-    }
-  }
-  return SIM_OK;
-}
-
-/* The queue: well linked; nodes are cached free blocks or non-empty runs, no
- * two runs side by side; every free block is in it exactly once (cached
- * blocks as nodes, anonymous ones counted in runs and listed on the stack). */
-static int check_queue(const kv_mgr *kv, uint8_t *seen, const uint8_t *anon, sim_err *err) {
-  uint32_t nb = kv->num_blocks, nt = kv->n_touched, sentinel = nb, prev = sentinel;
-  uint64_t len = 0, cached = 0, n_run = 0;
-  kv_mgr *m = (kv_mgr *)kv; /* lnk() reads only */
-  for (uint32_t x = kv->sent.next; x != sentinel; prev = x, x = lnk(m, x)->next) {
-    if (x < nb) {
-      if (x >= nt) return check_fail(err, "free queue: block %u was never handed out", x);
-      if (kv->blk[x].ref_cnt || !kv->blk[x].hash)
-        return check_fail(err, "free queue: block %u (position %" PRIu64 ") has ref_cnt %u, hash %s", x, len,
-                          kv->blk[x].ref_cnt, kv->blk[x].hash ? "set" : "none");
-      if (seen[x]) return check_fail(err, "free queue: block %u twice", x);
-      seen[x] = 1;
-      cached++;
-    } else {
-      if (x - nb - 1 >= kv->run_used) return check_fail(err, "free queue: node %u is no run", x);
-      uint32_t c = kv->run[x - nb - 1].count;
-      if (c == 0) return check_fail(err, "free queue: empty run at position %" PRIu64, len);
-      if (is_run(kv, prev)) return check_fail(err, "free queue: two runs side by side at position %" PRIu64, len);
-      n_run += c;
-    }
-    if (lnk(m, x)->prev != prev) return check_fail(err, "free queue: node %u has prev %u, expected %u", x, lnk(m, x)->prev, prev);
-    if (++len > (uint64_t)nb + kv->run_used) return check_fail(err, "free queue: cycle");
-  }
-  if (kv->sent.prev != prev) return check_fail(err, "free queue: tail is %u but the last node reached is %u", kv->sent.prev, prev);
-  if (n_run != (uint64_t)kv->n_anon + (nb - nt))
-    return check_fail(err, "free queue: runs count %" PRIu64 " blocks, but %u are on the stack and %u never used", n_run,
-                      kv->n_anon, nb - nt);
-  if (cached + n_run != kv->num_free)
-    return check_fail(err, "free queue: %" PRIu64 " cached + %" PRIu64 " anonymous, num_free %u", cached, n_run,
-                      kv->num_free);
-  for (uint32_t i = 0; i < kv->n_anon; i++) {
-    uint32_t b = kv->anon[i];
-    if (seen[b] || kv->blk[b].hash)
-      return check_fail(err, "anonymous stack entry %u: block %u is also a queue node or carries a hash", i, b);
-  }
-  for (uint32_t b = 0; b < nt; b++)
-    if (!anon[b] && (kv->blk[b].ref_cnt == 0) != (seen[b] != 0))
-      return check_fail(err, "block %u: ref_cnt %u but %s the free queue", b, kv->blk[b].ref_cnt, seen[b] ? "in" : "not in");
-  return SIM_OK;
-}
-
-/* The hash table and the block hashes are a bijection; every entry reachable. */
-static int check_hashes(const kv_mgr *kv, sim_err *err) {
-  uint32_t mask = kv->ht_cap - 1, n_entries = 0, n_hashed_blocks = 0;
-  for (uint32_t i = 0; i < kv->ht_cap; i++) {
-    uint64_t key = kv->ht_key[i];
-    if (!key) continue;
-    n_entries++;
-    uint32_t b = kv->ht_val[i];
-    if (b >= kv->n_touched || kv->blk[b].hash != key)
-      return check_fail(err, "hash table slot %u: maps to block %u which does not carry hash %016" PRIx64, i, b, key);
-    for (uint32_t j = ht_home(kv, key); j != i; j = (j + 1) & mask)
-      if (!kv->ht_key[j])
-        return check_fail(err, "hash table slot %u: unreachable from home %u (empty slot %u)", i, ht_home(kv, key), j);
-  }
-  for (uint32_t b = 0; b < kv->n_touched; b++) n_hashed_blocks += kv->blk[b].hash != 0;
-  if (n_entries != n_hashed_blocks || n_entries != kv->ht_n)
-    return check_fail(err, "hash table: %u entries (count %u) but %u blocks carry a hash", n_entries, kv->ht_n,
-                      n_hashed_blocks);
-  if (2ull * kv->ht_n > kv->ht_cap && kv->ht_n) return check_fail(err, "hash table: %u entries in %u slots", kv->ht_n, kv->ht_cap);
-  if (!kv->caching && n_entries) return check_fail(err, "hash table: %u entries with prefix caching off", n_entries);
-  return SIM_OK;
-}
-
-int kv_check(const kv_mgr *kv, const kv_seq *const *seqs, size_t n_seqs, sim_err *err) {
-  size_t nt = kv->n_touched ? kv->n_touched : 1;
-  uint32_t *refs = sim_calloc(nt, sizeof *refs);
-  size_t *stamp = sim_calloc(nt, sizeof *stamp); /* last sequence (1-based) seen holding a block */
-  uint8_t *seen = sim_calloc(nt, 1), *anon = sim_calloc(nt, 1);
-  int rc = SIM_OK;
-  for (uint32_t i = 0; i < kv->n_anon && rc == SIM_OK; i++) {
-    uint32_t b = kv->anon[i];
-    if (b >= kv->n_touched || anon[b])
-      rc = check_fail(err, "anonymous stack entry %u: block %u is out of range or listed twice", i, b);
-    else anon[b] = 1;
-  }
-  if (rc == SIM_OK) rc = check_tables(kv, seqs, n_seqs, refs, stamp, anon, err);
-  if (rc == SIM_OK) rc = check_queue(kv, seen, anon, err);
-  if (rc == SIM_OK) rc = check_hashes(kv, err);
-  free(refs);
-  free(stamp);
-  free(seen);
-  free(anon);
-  return rc;
 }
