@@ -26,12 +26,15 @@ static const char *const QWEN35_SMALL =
     "\"mamba_ssm_dtype\": \"float32\", \"dtype\": \"bfloat16\", \"vocab_size\": 1000, "
     "\"max_position_embeddings\": 4096, \"tie_word_embeddings\": false}}";
 
-static model_cfg small_hybrid(void) {
+/* A model written here, parsed (the test fails if it does not parse). */
+static model_cfg parse_model(const char *text, const char *name) {
   model_cfg m;
   sim_err e = {0};
-  cr_assert_eq(cfg_model_parse(&m, QWEN35_SMALL, "qwen35.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(cfg_model_parse(&m, text, name, &e), SIM_OK, "%s", e.msg);
   return m;
 }
+
+static model_cfg small_hybrid(void) { return parse_model(QWEN35_SMALL, "qwen35.json"); }
 
 /* Parameters by hand:
  *   linear mixer: in_proj H (2 kd + 2 vd + 2 vh) = 2048 x (4096 + 8192 + 64) = 25,296,896; out_proj vd H =
@@ -208,12 +211,7 @@ static const char *const NEMOTRON_H_SMALL =
     "\"mamba_ssm_cache_dtype\": \"float32\", \"mlp_hidden_act\": \"relu2\", \"torch_dtype\": \"bfloat16\", "
     "\"vocab_size\": 1000, \"max_position_embeddings\": 4096, \"tie_word_embeddings\": false}";
 
-static model_cfg small_nemotron_h(void) {
-  model_cfg m;
-  sim_err e = {0};
-  cr_assert_eq(cfg_model_parse(&m, NEMOTRON_H_SMALL, "nemotron_h.json", &e), SIM_OK, "%s", e.msg);
-  return m;
-}
+static model_cfg small_nemotron_h(void) { return parse_model(NEMOTRON_H_SMALL, "nemotron_h.json"); }
 
 /* Parameters by hand (heads x head_dim d = 1024, B and C 2 x 2 x 128 = 512, conv channels 1536):
  *   Mamba-2 mixer: in_proj H (2 d + 512 + 16) = 1024 x 2576 = 2,637,824; out_proj d H = 1,048,576; conv and its
