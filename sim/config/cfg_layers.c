@@ -59,16 +59,15 @@ int hf_bool(const jx *j, const cJSON *o, const char *key, bool *out, bool *prese
 }
 
 /* Keys that give the routed experts of a mixture-of-experts model. */
-uint32_t cfg_model_lin_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
-  uint32_t c = 0;
-  for (uint32_t i = first; i < first + n && i < m->layers && i < 256; i++) c += (m->lin_mask[i / 8] >> (i % 8)) & 1u;
-  return c;
-}
-
+/* Layers marked in a 256-bit layer mask among [first, first + n). */
 static uint32_t mask_in(const model_cfg *m, const uint8_t *mask, uint32_t first, uint32_t n) {
   uint32_t c = 0;
   for (uint32_t i = first; i < first + n && i < m->layers && i < 256; i++) c += (mask[i / 8] >> (i % 8)) & 1u;
   return c;
+}
+
+uint32_t cfg_model_lin_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
+  return mask_in(m, m->lin_mask, first, n);
 }
 
 uint32_t cfg_model_nomix_layers_in(const model_cfg *m, uint32_t first, uint32_t n) {
@@ -94,6 +93,22 @@ double cfg_model_lin_layer_params(const model_cfg *m) {
          + vd * H                                     /* out_proj */
          + conv_ch * m->lin_conv                      /* depthwise short convolution */
          + 2.0 * m->lin_v_heads + m->lin_v_dim;       /* A_log, dt_bias, the gated RMSNorm */
+}
+
+/* The recurrent state's dtype (Gated DeltaNet and Mamba-2 layers): mamba_ssm_cache_dtype (Nemotron-3's configs;
+ * vLLM's --mamba-ssm-cache-dtype, which NVIDIA's model cards set to float32), else mamba_ssm_dtype (Qwen3.5),
+ * else the model's own (vLLM's "auto"); a null key is an absent one. */
+static int ssm_dtype_from(const jx *j, const cJSON *o, model_cfg *m) {
+  const char *key = "mamba_ssm_cache_dtype";
+  const cJSON *sd = hf_get(o, key);
+  if (!sd || cJSON_IsNull(sd)) sd = hf_get(o, key = "mamba_ssm_dtype");
+  m->lin_state_dtype = m->native_dtype;
+  if (!sd || cJSON_IsNull(sd)) return SIM_OK;
+  sim_dtype d;
+  if (!cJSON_IsString(sd) || !dtype_parse(sd->valuestring, &d) || (d != DT_BF16 && d != DT_FP16 && d != DT_FP32))
+    return jx_fail(j, sd, NULL, key, "expected \"float32\", \"bfloat16\" or \"float16\"");
+  m->lin_state_dtype = d;
+  return SIM_OK;
 }
 
 /* Gated DeltaNet layers (layer_types "linear_attention", Qwen3-Next / Qwen3.5): which layers, the heads and
@@ -130,38 +145,13 @@ static int linear_attention_from(const jx *j, const cJSON *o, model_cfg *m) {
   if (m->lin_v_heads % m->lin_k_heads)
     return jx_fail(j, hf_get(o, "linear_num_value_heads"), NULL, "linear_num_value_heads",
                    "%u is not a multiple of linear_num_key_heads %u", m->lin_v_heads, m->lin_k_heads);
-  m->lin_state_dtype = m->native_dtype;
-  const cJSON *sd = hf_get(o, "mamba_ssm_dtype");
-  if (sd && !cJSON_IsNull(sd)) {
-    sim_dtype d;
-    if (!cJSON_IsString(sd) || !dtype_parse(sd->valuestring, &d) || (d != DT_BF16 && d != DT_FP16 && d != DT_FP32))
-      return jx_fail(j, sd, NULL, "mamba_ssm_dtype", "expected \"float32\", \"bfloat16\" or \"float16\"");
-    m->lin_state_dtype = d;
-  }
-  return SIM_OK;
+  return ssm_dtype_from(j, o, m);
 }
 
-static int mark(const jx *j, const cJSON *v, const char *key, uint8_t *mask, uint32_t *count, uint32_t i) {
-  if (i >= 256) return jx_fail(j, v, NULL, key, "layer %u beyond the first 256", i);
+/* Marks layer i (< 256: the pattern's length is checked first) in a layer mask. */
+static void mark(uint8_t *mask, uint32_t *count, uint32_t i) {
   mask[i / 8] |= (uint8_t)(1u << (i % 8));
   (*count)++;
-  return SIM_OK;
-}
-
-/* The state's dtype of Mamba-2 layers: mamba_ssm_cache_dtype (Nemotron-3's configs; vLLM's
- * --mamba-ssm-cache-dtype, which NVIDIA's model cards set to float32), else mamba_ssm_dtype, else the model's
- * own (vLLM's "auto"). */
-static int ssm_dtype_from(const jx *j, const cJSON *o, model_cfg *m) {
-  const char *key = "mamba_ssm_cache_dtype";
-  const cJSON *sd = hf_get(o, key);
-  if (!sd) sd = hf_get(o, key = "mamba_ssm_dtype");
-  m->lin_state_dtype = m->native_dtype;
-  if (!sd) return SIM_OK;
-  sim_dtype d;
-  if (!cJSON_IsString(sd) || !dtype_parse(sd->valuestring, &d) || (d != DT_BF16 && d != DT_FP16 && d != DT_FP32))
-    return jx_fail(j, sd, NULL, key, "expected \"float32\", \"bfloat16\" or \"float16\"");
-  m->lin_state_dtype = d;
-  return SIM_OK;
 }
 
 /* Nemotron-H's blocks (model_type nemotron_h): hybrid_override_pattern, one character per layer ('M' Mamba-2,
@@ -204,16 +194,15 @@ static int nemotron_h_from(const jx *j, const cJSON *o, model_cfg *m) {
   for (uint32_t i = 0; i < n; i++) {
     switch (kinds[i]) {
     case 'M':
-      if ((rc = mark(j, v, key, m->lin_mask, &m->lin_layers, i)) ||
-          (rc = mark(j, v, key, m->noffn_mask, &m->noffn_layers, i)))
-        return rc;
+      mark(m->lin_mask, &m->lin_layers, i);
+      mark(m->noffn_mask, &m->noffn_layers, i);
       break;
     case '*':
       attn++;
-      if ((rc = mark(j, v, key, m->noffn_mask, &m->noffn_layers, i))) return rc;
+      mark(m->noffn_mask, &m->noffn_layers, i);
       break;
     case '-':
-      if ((rc = mark(j, v, key, m->nomix_mask, &m->nomix_layers, i))) return rc;
+      mark(m->nomix_mask, &m->nomix_layers, i);
       break;
     default:
       return jx_fail(j, v, NULL, key, "layer %u: block '%c' is not modelled (expected 'M' Mamba-2, '*' attention or "

@@ -150,8 +150,7 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
     r->src[OP_MOE] = (uint8_t)s;
   }
   cost_src ars;
-  double ar = Lnm + Lnf > 0 ? cost__allreduce_eval(c, T, graphed, &ars) * Lblk /* one after each block */
-                            : 2.0 * cost__allreduce_eval(c, T, graphed, &ars) * L;
+  double ar = cost__allreduce_eval(c, T, graphed, &ars) * Lblk; /* one after each block: 2 a layer but Nemotron-H's */
   if (c->shard.dp > 1 && Lm > 0) /* the MoE layers' TP all-reduce becomes the DP group's dispatch and combine */
     ar -= cost__allreduce_eval(c, T, graphed, &ars) * Lm;
   r->op_ns[OP_ALLREDUCE] = ar;
@@ -161,7 +160,7 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
   if (T) {
     /* a measured MLA module holds its own RoPE: one kernel fewer outside it */
     double kpl = c->engine->elementwise_kernels_per_layer - (c->mla_module && c->engine->elementwise_kernels_per_layer >= 1);
-    el = (Lnm + Lnf > 0 ? Lblk / 2.0 : L) * kernels_ns(c, kpl, (double)T * elem_layer_bytes_per_token(c));
+    el = Lblk / 2.0 * kernels_ns(c, kpl, (double)T * elem_layer_bytes_per_token(c)); /* L but Nemotron-H's */
     r->once_ns = kernels_ns(c, 2.0, (double)T * 4.0 * c->model->hidden * act_b(c));
     el += r->once_ns;
   }

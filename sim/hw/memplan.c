@@ -97,8 +97,7 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
   double vocab_mats = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);
   if (first && last && m->tied_embeddings) vocab_mats = 1.0;
   w += V * H * ab * vocab_mats;
-  w += ((nomix || noffn ? (double)cfg_model_blocks_in(m, first_layer, layers) : 2.0 * layers) + (last ? 1.0 : 0.0)) *
-       H * ab; /* an RMSNorm per block */
+  w += (2.0 * layers - nomix - noffn + (last ? 1.0 : 0.0)) * H * ab; /* an RMSNorm per block (the final one) */
   if (s.mla) w += layers * ((double)m->q_lora_rank + m->kv_lora_rank) * ab; /* the latent norms */
   return w;
 }

@@ -44,7 +44,7 @@ void sched__account(sched *s, sched_step *st, request *reqs, uint32_t idx, uint3
   /* a block fills: register its hash (num_computed / block_tokens > n_hashed, without the division). Not for
      content nobody shares (neither prefix ids nor a session: kv_commit does nothing for it), which with SGLang's
      page size 1 would otherwise build a kv_content for every request at every step. */
-  if ((r->n_hash || r->session) && (uint64_t)r->num_computed >= ((uint64_t)r->kv.n_hashed + 1) * s->block_tokens) {
+  if (sched__shares(r) && (uint64_t)r->num_computed >= ((uint64_t)r->kv.n_hashed + 1) * s->block_tokens) {
     kv_content c = sched__content_of(s, r);
     kv_commit(s->kv, &r->kv, &c, r->num_computed);
   }

@@ -10,6 +10,9 @@ void sched__item_push(sched_step *st, uint32_t idx, uint32_t tokens, bool sample
 void sched__release(sched *s, request *r);
 /* What request r's tokens are, for prefix hashing (kv.h). */
 kv_content sched__content_of(const sched *s, const request *r);
+/* Whether request r's tokens can be shared (prefix ids or a session; else sched__content_of says KV_CONTENT_NONE
+ * and kv_commit registers nothing). */
+static inline bool sched__shares(const request *r) { return r->n_hash || r->session; }
 /* A step computes n tokens of request idx (counted at scheduling time, sched.h). */
 void sched__account(sched *s, sched_step *st, request *reqs, uint32_t idx, uint32_t n);
 
