@@ -110,6 +110,11 @@ static int parse_param(const char *s, voverrides *ov, sim_err *err) {
 
 static void describe_overrides(const voverrides *ov, char *buf, size_t n) {
   buf[0] = 0;
+  for (int i = 0; i < ov->n_set; i++) {
+    char one[128];
+    snprintf(one, sizeof one, "%s%s=%s", buf[0] ? ", " : "", ov->set[i].key, ov->set[i].value);
+    strncat(buf, one, n - strlen(buf) - 1);
+  }
   for (int i = 0; i < ov->n; i++)
     for (int k = 0; k < VP_COUNT; k++) {
       if (isnan(ov->e[i].v[k])) continue;
@@ -224,7 +229,7 @@ static void run_title(const voverrides *ov, char *title, size_t n) {
 
 /* The overrides the flags give every point: --output-spread, --allreduce, --moe-routing, --param. */
 static int overrides_of(voverrides *ov, double spread, const char *allreduce, const char *routing,
-                        const cli_list *params, sim_err *err) {
+                        const cli_list *params, const cli_list *sets, sim_err *err) {
   memset(ov, 0, sizeof *ov);
   ov->closed_output_spread = spread;
   if (allreduce && !(ov->allreduce_set = cfg_parse_allreduce(allreduce, &ov->allreduce)))
@@ -234,6 +239,10 @@ static int overrides_of(voverrides *ov, double spread, const char *allreduce, co
                     routing);
   for (int i = 0; i < params->n; i++) {
     int rc = parse_param(params->items[i], ov, err);
+    if (rc) return rc;
+  }
+  for (int i = 0; i < sets->n; i++) {
+    int rc = voverride_set_add(ov, sets->items[i], err);
     if (rc) return rc;
   }
   if (!isnan(spread) && !(spread >= 0 && spread < 0.5))
@@ -275,7 +284,7 @@ static int write_reports(const vset *s, const vreport_opts *ro, const char *json
 int cmd_validate(int argc, char **argv) {
   const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL, *traces = NULL;
   uint32_t min_points = 5;
-  cli_list meas = {{0}, 0}, groups = {{0}, 0}, params = {{0}, 0}, models = {{0}, 0};
+  cli_list meas = {{0}, 0}, groups = {{0}, 0}, params = {{0}, 0}, sets = {{0}, 0}, models = {{0}, 0};
   bool force = false, help = false, no_table = false, show_skipped = false, fit = false;
   uint32_t rounds = 4;
   double spread = NAN;
@@ -297,6 +306,7 @@ int cmd_validate(int argc, char **argv) {
       {"allreduce", NULL, CLI_STR, &allreduce, "auto|table|link", "all-reduce costs of every point: auto (default: the measured table unless it is below a third of the link), the profiles' measured tables, or each GPU file's link bandwidth and latency", NULL},
       {"moe-routing", NULL, CLI_STR, &routing, "R", "expert load of every mixture-of-experts point: balanced (default), power_law_1.01 or power_law_1.2 (the kernel database's routings; docs/ACCURACY.md)", NULL},
       {"param", NULL, CLI_LIST, &params, "E.NAME=V", "override an engine parameter, e.g. vllm.step_overhead_us=250 (repeatable)", NULL},
+      {"set", NULL, CLI_LIST, &sets, "KEY=VALUE", "apply a deployment setting (a scenario key, e.g. enable_mixed_chunk=on) to every point after its source's own facts (repeatable); a point the setting does not fit is listed as failed with the reason", NULL},
       {"fit", NULL, CLI_FLAG, &fit, NULL, "refit the engines' global parameters on the training subset, then validate with them", NULL},
       {"fit-rounds", NULL, CLI_U32, &rounds, "N", "coordinate-search rounds of --fit (default 4)", NULL},
       {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
@@ -315,7 +325,7 @@ int cmd_validate(int argc, char **argv) {
   if (parse_groups(&groups, &ro, &err)) return cli_fail("validate", &err);
   voverrides ov;
   ro.ov = &ov;
-  if (overrides_of(&ov, spread, allreduce, routing, &params, &err)) return cli_fail("validate", &err);
+  if (overrides_of(&ov, spread, allreduce, routing, &params, &sets, &err)) return cli_fail("validate", &err);
   if (fit && (rounds < 1 || rounds > 12)) {
     sim_errf(&err, SIM_EINPUT, "--fit-rounds must be in 1..12");
     return cli_fail("validate", &err);

@@ -393,6 +393,12 @@ static int resolve_knobs(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, co
   if (d->schedule_lpm && !engver_is_sglang(e))
     return sim_errf(err, SIM_EINPUT, "schedule_policy lpm is SGLang's (--engine sglang); %s schedules its waiting "
                     "queue first come, first served", e->name);
+  if (d->mixed_chunk && !engver_is_sglang(e))
+    return sim_errf(err, SIM_EINPUT, "enable_mixed_chunk is SGLang's (--engine sglang); %s mixes prefill chunks and "
+                    "decodes in one step always", e->name);
+  if (d->mixed_chunk && !d->enable_chunked_prefill)
+    return sim_errf(err, SIM_EINPUT, "enable_mixed_chunk needs chunked prefill (SGLang: is_mixed_chunk = "
+                    "chunked_prefill_size is not None and enable_mixed_chunk); drop --no-enable-chunked-prefill");
   if (!d->max_model_len) d->max_model_len = m->max_pos;
   if (d->max_model_len > m->max_pos)
     return sim_errf(err, SIM_EINPUT, "max_model_len %u exceeds max_position_embeddings %u of %s", d->max_model_len,

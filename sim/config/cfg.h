@@ -303,6 +303,7 @@ typedef struct deploy_cfg {
                                        and SGLang's hybrid MoE TP x EP); 0 = unset: deploy_ep */
   route_policy router;
   bool schedule_lpm;                /* SGLang's --schedule-policy lpm (longest prefix match first); false: fcfs */
+  bool mixed_chunk;                 /* SGLang's --enable-mixed-chunk: a prefill batch also decodes the running ones */
   /* disaggregated serving (docs/DISAGG.md): --mode disagg splits the replica into prefill workers and decode
      workers (Dynamo / AIConfigurator's xPyD), each pool with its own TP and batch knobs; 0 = unset (cfg_resolve
      fills the pool fields from the deployment's own tp, max_num_seqs, max_num_batched_tokens) */

@@ -225,6 +225,12 @@ static const setting SETTINGS[] = {
      .help = "SGLang's waiting-queue order: fcfs, or lpm (longest radix-cache prefix first, in-batch prefix sharing "
              "deprioritized, fcfs above 128 waiting; schedule_policy.py); the other engines schedule fcfs",
      .deflt = "fcfs", CHOICE(policy_parse, policy_show, NULL, policy_given, "fcfs, lpm")},
+    {.key = "enable_mixed_chunk", .flag = "enable-mixed-chunk", .kind = SK_BOOL, .off = OFF(mixed_chunk),
+     .def = SD_FIXED, .use = SET_SWEEP | SET_GIVEN, .label = "mix:",
+     .help = "SGLang's mixed chunked prefill: a step that prefills also decodes every running request, whose tokens "
+             "come off the step's prefill budget (scheduler.py, schedule_policy.py PrefillAdder); needs chunked "
+             "prefill; vLLM and TensorRT-LLM always mix",
+     .deflt = "off"},
     {.key = "router", .flag = "router", .kind = SK_CHOICE, .off = OFF(router), .def = SD_FIXED, .use = SET_SWEEP,
      .label = "router:", .meta = "P", .help = "round_robin, least_outstanding, least_kv", .deflt = "round_robin",
      CHOICE(router_parse, router_show, NULL, router_given, "round_robin, least_outstanding, least_kv")},

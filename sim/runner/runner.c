@@ -167,6 +167,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   cc.sched.schedule_conservativeness = engver_sglang_conservativeness(&r->engine, r->deploy.dp);
   cc.sched.retract_steps = engver_sglang_retract_steps(&r->engine);
   cc.sched.lpm = r->deploy.schedule_lpm;
+  cc.sched.mixed_chunk = r->deploy.mixed_chunk;
   cc.kv_blocks = r->plan.kv_blocks;
   cc.block_tokens = r->plan.block_tokens;
   cc.prefix_caching = r->deploy.enable_prefix_caching != 0;

@@ -93,6 +93,7 @@ typedef struct sched_cfg {
                                             takes arrives with its KV and its first token, and joins the running
                                             batch with no forward step */
   bool lpm;                              /* ADMIT_TOKEN_RATIO: SGLang's schedule_policy lpm (sched_sglang.c) */
+  bool mixed_chunk;                      /* ADMIT_TOKEN_RATIO: SGLang's --enable-mixed-chunk (sched_sglang.c) */
 } sched_cfg;
 
 /* One entry of a step: a request and what the step does for it. */

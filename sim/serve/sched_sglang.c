@@ -6,8 +6,8 @@
  * (PrefillAdder) and schedule_batch.py (check_decode_mem, retract_decode).
  *
  * A step is a prefill batch when one can be formed (prefill first), else a
- * decode step of every running request; the two never mix (SGLang mixes them
- * only with --enable-mixed-chunk, off by default).
+ * decode step of every running request; the two mix only with
+ * --enable-mixed-chunk (off by default: mix_decodes).
  *
  * Prefill batch (PrefillAdder): the request being chunked continues first,
  * then waiting requests in queue order (schedule_policy fcfs) while
@@ -188,10 +188,42 @@ static void lpm_order(sched *s, request *reqs) {
   for (uint32_t k = 0; k < n; k++) ring_push_back(&s->waiting, idx[k]);
 }
 
+/* Whether running request r decodes in the next decode step. */
+static bool decodes(const sched *s, const request *r) {
+  uint32_t placeholders = s->cfg.async_scheduling ? r->pending : 0;
+  return !mid_prefill(r) && r->generated + r->pending < r->output_tokens &&
+         r->num_tokens + placeholders > r->num_computed;
+}
+
+/* --enable-mixed-chunk (scheduler.py _get_new_batch_prefill_raw at v0.5.9, "Mixed-style chunked prefill"): a
+ * prefill batch that formed takes the running batch along (mix_with_running after prepare_for_decode), every
+ * request in it decoding one token in the same forward pass. The decode path's check_decode_mem and retraction
+ * do not run there (update_running_batch is the decode branch's), so neither does the ratio's decay; the
+ * PrefillAdder kept a token per running request aside. The first n_old running requests are the ones that were
+ * running before this step's prefill; a request the prefill took or the chunked one does not decode. */
+static void mix_decodes(sched *s, sched_step *st, request *reqs, uint32_t n_old) {
+  for (uint32_t k = 0; k < n_old; k++) {
+    uint32_t idx = s->running[k];
+    request *r = &reqs[idx];
+    if (!decodes(s, r)) continue;
+    kv_content c = sched__content_of(s, r);
+    if (!kv_allocate(s->kv, &r->kv, &c, 0, r->num_computed + 1)) continue; /* the adder's offset kept it; a pool
+                                                                               this short decodes it next step */
+    sched__account(s, st, reqs, idx, 1);
+  }
+}
+
 static void prefill(sched *s, sched_step *st, request *reqs, sim_ns now) {
   adder a = {0, s->cfg.max_prefill_tokens, s->cfg.chunked_prefill ? s->cfg.max_num_batched_tokens : UINT32_MAX};
-  for (uint32_t k = 0; k < s->n_running; k++) /* _get_running_request_total_token_offset */
-    if (!mid_prefill(&reqs[s->running[k]])) a.offset += out_left(&reqs[s->running[k]]) * s->ratio;
+  uint32_t n_old = s->n_running, running_bs = 0;
+  for (uint32_t k = 0; k < n_old; k++) /* _get_running_request_total_token_offset */
+    if (!mid_prefill(&reqs[s->running[k]])) a.offset += out_left(&reqs[s->running[k]]) * s->ratio, running_bs++;
+  if (s->cfg.mixed_chunk && running_bs) {
+    /* PrefillAdder(mixed_with_decode_tokens = running_bs): off the input and chunk budgets and the KV left */
+    a.offset += running_bs;
+    a.rem_input = a.rem_input > running_bs ? a.rem_input - running_bs : 0;
+    if (a.rem_chunk != UINT32_MAX) a.rem_chunk = a.rem_chunk > running_bs ? a.rem_chunk - running_bs : 0;
+  }
   add_chunked(s, st, reqs, &a);
   lpm_order(s, reqs);
   while (s->waiting.len && a.rem_input > 0 && a.rem_chunk > 0) {
@@ -201,13 +233,7 @@ static void prefill(sched *s, sched_step *st, request *reqs, sim_ns now) {
     }
     if (!add_one(s, st, reqs, &a, now)) break;
   }
-}
-
-/* Whether running request r decodes in the next decode step. */
-static bool decodes(const sched *s, const request *r) {
-  uint32_t placeholders = s->cfg.async_scheduling ? r->pending : 0;
-  return !mid_prefill(r) && r->generated + r->pending < r->output_tokens &&
-         r->num_tokens + placeholders > r->num_computed;
+  if (s->cfg.mixed_chunk && running_bs && st->n_items) mix_decodes(s, st, reqs, n_old);
 }
 
 /* retract_decode's victim: fewest output tokens, then longest prompt (sorted descending by

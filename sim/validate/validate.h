@@ -347,7 +347,20 @@ typedef struct voverrides {
    * fused-MoE tables are read at), when moe_routing_set; else the default (balanced). */
   moe_routing moe_routing;
   bool moe_routing_set;
+  /* --set KEY=VALUE: deployment settings (config/settings.h, by scenario key) applied to every point after the
+   * source's own facts, in order; checked when parsed (voverride_set_add). */
+  struct {
+    char key[48];
+    char value[64];
+  } set[16];
+  int n_set;
 } voverrides;
+
+/* Adds one --set KEY=VALUE (the settings table's scenario key or flag name): an unknown key, a value the
+ * setting refuses or a seventeenth one is an input error. */
+int voverride_set_add(voverrides *ov, const char *item, sim_err *err);
+/* Applies the --set settings to *d (checked by voverride_set_add, so they apply). */
+void voverride_set_apply(const voverrides *ov, deploy_cfg *d);
 
 /* The closed-loop output spread s of the points of `engine`: the global
  * override if set, else the engine's --param/fit value, else the fitted

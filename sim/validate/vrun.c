@@ -186,6 +186,7 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
   if (p->shape == VSHAPE_STATIC && x->model.max_pos < p->isl + p->osl) x->model.max_pos = p->isl + p->osl;
   x->deploy = sc.deploy;
   source_engine_facts(p, &x->engine, &x->deploy);
+  voverride_set_apply(ov, &x->deploy); /* --set wins over the source's facts */
   /* the context each request needs, not the model's whole window: engines size
    * max_model_len from the benchmark (trtllm-bench builds for max ISL + OSL)
    * and the plan refuses a pool smaller than max_model_len */

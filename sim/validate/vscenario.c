@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "validate/validate.h"
+
+#include "config/settings.h"
 #include "workload/gen.h"
 
 /* ---- engine parameters the fit may change --------------------------------------- */
@@ -79,6 +81,41 @@ void vparam_apply(const voverrides *ov, engine_cfg *e) {
 
 /* ---- the scenario of a point --------------------------------------------------------- */
 
+int voverride_set_add(voverrides *ov, const char *item, sim_err *err) {
+  const char *eq = strchr(item, '=');
+  if (!eq || eq == item || !eq[1])
+    return sim_errf(err, SIM_EINPUT, "--set %s: expected KEY=VALUE (a scenario key such as enable_mixed_chunk=on)",
+                    item);
+  if (ov->n_set >= (int)SIM_ARRAY_LEN(ov->set)) return sim_errf(err, SIM_EINPUT, "--set: at most 16 settings");
+  size_t k = (size_t)(eq - item);
+  if (k >= sizeof ov->set[0].key || strlen(eq + 1) >= sizeof ov->set[0].value)
+    return sim_errf(err, SIM_EINPUT, "--set %s: key or value too long", item);
+  char key[48];
+  memcpy(key, item, k);
+  key[k] = 0;
+  const setting *s = settings_by_key(key);
+  if (!s) s = settings_by_flag(key);
+  if (!s) return sim_errf(err, SIM_EINPUT, "--set %s: no setting '%s' (see `servesim run --help` for the flags)", item, key);
+  deploy_cfg scratch;
+  deploy_init(&scratch);
+  char who[96];
+  snprintf(who, sizeof who, "--set %s", key);
+  int rc = setting_set_text(s, &scratch, eq + 1, who, err);
+  if (rc) return rc;
+  snprintf(ov->set[ov->n_set].key, sizeof ov->set[0].key, "%s", s->key);
+  snprintf(ov->set[ov->n_set].value, sizeof ov->set[0].value, "%s", eq + 1);
+  ov->n_set++;
+  return SIM_OK;
+}
+
+void voverride_set_apply(const voverrides *ov, deploy_cfg *d) {
+  for (int i = 0; ov && i < ov->n_set; i++) {
+    sim_err e;
+    int rc = setting_set_text(settings_by_key(ov->set[i].key), d, ov->set[i].value, "--set", &e);
+    SIM_ASSERT(rc == SIM_OK); /* vset_add parsed it */
+  }
+}
+
 void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
   if (p->user_sc) {
     *sc = *p->user_sc;
@@ -111,6 +148,7 @@ void vpoint_scenario(const vpoint *p, const voverrides *ov, scenario *sc) {
   }
   if (ov && ov->allreduce_set) sc->deploy.allreduce = ov->allreduce;
   if (ov && ov->moe_routing_set) sc->deploy.moe_routing = ov->moe_routing;
+  voverride_set_apply(ov, &sc->deploy);
   vfmt(sc->name, sizeof sc->name, "%s", p->id);
   gen_params *g = &sc->gen;
   g->num_prompts = p->num_prompts;

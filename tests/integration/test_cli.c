@@ -647,6 +647,33 @@ Test(cli, schedule_policy_is_sglangs) {
   cr_assert(strstr(err, "--schedule-policy: unknown value 'dfs' (fcfs, lpm)"), "%s", err);
 }
 
+/* --enable-mixed-chunk: SGLang's, echoed when on; refused with another engine and without chunked prefill (exit 2,
+ * naming why); a sweep takes it as an axis. validate --set applies it to every point and refuses an unknown
+ * setting or value (exit 2). */
+Test(cli, enable_mixed_chunk_is_sglangs) {
+  cr_assert_eq(tu_run_cli("run --quiet --engine sglang --enable-mixed-chunk --num-prompts 20 --json -", out,
+                          sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "\"enable_mixed_chunk\": true"), "%s", out);
+  cr_assert_eq(tu_run_cli("run --quiet --engine sglang --num-prompts 20 --json -", out, sizeof out, err, sizeof err),
+               0, "%s", err);
+  cr_assert_null(strstr(out, "enable_mixed_chunk"));
+  cr_assert_eq(tu_run_cli("run --quiet --engine vllm --enable-mixed-chunk --num-prompts 20", out, sizeof out, err,
+                          sizeof err), 2);
+  cr_assert(strstr(err, "enable_mixed_chunk is SGLang's"), "%s", err);
+  cr_assert_eq(tu_run_cli("run --quiet --engine sglang --enable-mixed-chunk --no-enable-chunked-prefill "
+                          "--num-prompts 20", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "enable_mixed_chunk needs chunked prefill"), "%s", err);
+  cr_assert_eq(tu_run_cli("sweep --engine sglang --enable-mixed-chunk off,on --request-rate 4 --num-prompts 30", out,
+                          sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "mix:off") && strstr(out, "mix:on"), "%s", out);
+  cr_assert_eq(tu_run_cli("validate --set enable_mixed_chunks=on", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "--set enable_mixed_chunks=on: no setting 'enable_mixed_chunks'"), "%s", err);
+  cr_assert_eq(tu_run_cli("validate --set enable_mixed_chunk=maybe", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "'maybe' is not on or off"), "%s", err);
+  cr_assert_eq(tu_run_cli("validate --set enable_mixed_chunk", out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "expected KEY=VALUE"), "%s", err);
+}
+
 /* A degenerate but valid model (4 bytes of KV per token: a pool of 35 billion tokens on an H200) and a GPU file
  * with 16 TiB of memory run under every engine, the pool cut at MEMPLAN_MAX_KV_TOKENS (2^29 tokens, the JSON says
  * kv_blocks_capped), instead of the block manager's assertion (exit 134, [hardening] item 2). */

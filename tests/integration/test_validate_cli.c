@@ -460,6 +460,51 @@ Test(validate_cli, moe_routing_applies_to_the_moe_points_only) {
   cr_assert_float_eq(ttft[1][1], ttft[0][1], 0, "the dense point does not change");
 }
 
+/* --set applies a deployment setting to every point after its source's facts: SGLang's mixed chunked prefill
+ * changes the SGLang point's decode (its decodes run in the long prompts' prefill steps instead of waiting for
+ * them), the title says so and the point's Redo line carries the flag and gives the same figures; a vLLM point
+ * the setting does not fit fails with the reason instead of running without it. */
+Test(validate_cli, set_applies_a_setting_to_every_point) {
+  const char *dir = tu_tmpdir(), *mdir = tu_tmpdir();
+  char args[4096];
+  write_measured(mdir, "unused.json", "{}", dir, "aic.csv",
+      "s1,silicon_concurrency=16,sglang,0.5.6.post2,meta-llama/Llama-3.1-8B,h200_sxm,fp8,agg,4000,64,fp8,,16,1,,,,,"
+      "500,30\n"
+      "v1,silicon_concurrency=16,vllm,0.15.1,meta-llama/Llama-3.1-8B,h200_sxm,bf16,agg,4000,64,bfloat16,,16,1,,,,,"
+      "500,30\n");
+  double tpot[2];
+  const char *redo_m = NULL;
+  char redo[3000] = "";
+  for (int r = 0; r < 2; r++) {
+    snprintf(args, sizeof args, "validate --measurements '%s' --no-table --json -%s", dir,
+             r ? " --set enable_mixed_chunk=on" : "");
+    cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+    cr_assert(strstr(err, r ? "2 points: 1 predicted, 1 failed" : "2 points: 2 predicted"), "%s", err);
+    cr_assert(!r == !strstr(err, "enable_mixed_chunk=on"), "the title names the setting: %s", err);
+    cJSON *root = cJSON_Parse(out);
+    cr_assert(root != NULL);
+    const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points");
+    const cJSON *s1 = cJSON_GetArrayItem(pts, 0), *v1 = cJSON_GetArrayItem(pts, 1);
+    tpot[r] = jget_num(s1, "predicted", "tpot_ms", NULL);
+    if (r) {
+      cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(v1, "status")->valuestring, "failed");
+      cr_assert(strstr(cJSON_GetObjectItemCaseSensitive(v1, "reason")->valuestring, "enable_mixed_chunk is SGLang's"));
+      redo_m = strstr(cJSON_GetObjectItemCaseSensitive(s1, "method")->valuestring, "Redo: servesim ");
+      cr_assert(redo_m && strstr(redo_m, " --enable-mixed-chunk"), "%s", redo_m ? redo_m : "no redo");
+      snprintf(redo, sizeof redo, "%s", redo_m + strlen("Redo: servesim "));
+    }
+    cJSON_Delete(root);
+  }
+  cr_assert(tpot[1] > tpot[0] * 1.05, "decodes in the prefill steps: TPOT %g with mixing vs %g without", tpot[1],
+            tpot[0]);
+  cr_assert_eq(tu_run_cli(redo, out, sizeof out, err, sizeof err), 0, "%s: %s", redo, err);
+  double run_tpot = NAN;
+  const char *q = strstr(out, "Mean TPOT (ms):");
+  cr_assert(q, "%s", out);
+  sscanf(q + strlen("Mean TPOT (ms):"), "%lf", &run_tpot);
+  cr_assert(fabs(run_tpot - tpot[1]) <= 0.01 + 1e-4 * tpot[1], "redo TPOT %g vs validate %g", run_tpot, tpot[1]);
+}
+
 /* The text report's per-group summaries give the open-loop stages every stage metric (mean, median and p99
  * TTFT, mean E2E), as the overall stage summary does. */
 Test(validate_cli, group_summaries_list_every_stage_metric) {

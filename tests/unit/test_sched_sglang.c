@@ -25,15 +25,16 @@ typedef struct harness {
 } harness;
 
 static void h_init_async(harness *h, uint32_t chunk, uint32_t pool, double conservativeness, uint32_t page,
-                         bool async, uint32_t retract_steps) {
+                         bool async, uint32_t retract_steps, bool mixed) {
   memset(h, 0, sizeof *h);
-  sched_cfg c = {2048, chunk, 0, true, async, ADMIT_TOKEN_RATIO, false, 1, 16384, conservativeness, retract_steps, false, false};
+  sched_cfg c = {2048,  chunk, 0, true,  async, ADMIT_TOKEN_RATIO, false, 1, 16384, conservativeness, retract_steps,
+                 false, false, mixed};
   sched_init(&h->s, &c, pool, page, true);
   metrics_init(&h->m, 0);
 }
 
 static void h_init(harness *h, uint32_t chunk, uint32_t pool, double conservativeness, uint32_t page) {
-  h_init_async(h, chunk, pool, conservativeness, page, false, 1);
+  h_init_async(h, chunk, pool, conservativeness, page, false, 1, false);
 }
 
 static uint32_t h_add(harness *h, uint32_t prompt, uint32_t output, uint32_t session) {
@@ -213,7 +214,7 @@ Test(sched_sglang, radix_hits_are_token_granular) {
 
 static void h_init_lpm(harness *h, uint32_t chunk, bool lpm) {
   memset(h, 0, sizeof *h);
-  sched_cfg c = {2048, chunk, 0, true, false, ADMIT_TOKEN_RATIO, false, 1, 16384, 1.0, 1, false, lpm};
+  sched_cfg c = {2048, chunk, 0, true, false, ADMIT_TOKEN_RATIO, false, 1, 16384, 1.0, 1, false, lpm, false};
   sched_init(&h->s, &c, 100000, 1, true);
   metrics_init(&h->m, 0);
 }
@@ -263,16 +264,16 @@ Test(sched_sglang, lpm_defers_a_request_sharing_a_prefix_in_the_queue) {
 }
 
 /* Random workloads under memory pressure (pools of 60-400 tokens, overlap on or off, both retraction rules,
- * conservativeness 0.05-1): every request finishes with exactly its output, pages are never double-owned,
+ * conservativeness 0.05-1, mixed chunked prefill in every third round): every request finishes with exactly its output, pages are never double-owned,
  * and the pool is whole again at the end. No number from SGLang here: the invariants its scheduler keeps. */
 Test(sched_sglang, random_workloads_conserve_tokens_and_pages) {
-  uint64_t x = 88172645463325252ull, retractions = 0, chunked = 0;
+  uint64_t x = 88172645463325252ull, retractions = 0, chunked = 0, mixed = 0;
   for (int round = 0; round < 40; round++) {
     harness h;
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     uint32_t pool = 60 + (uint32_t)(x % 341), chunk = 8 + (uint32_t)((x >> 12) % 120);
     double cons = 0.05 + (double)((x >> 24) % 96) / 100.0;
-    h_init_async(&h, chunk, pool, cons, 1, round % 2 == 1, round % 4 < 2 ? 1 : 20);
+    h_init_async(&h, chunk, pool, cons, 1, round % 2 == 1, round % 4 < 2 ? 1 : 20, round % 3 == 0);
     uint32_t n = 20 + (uint32_t)((x >> 32) % 100), added = 0, fin = 0;
     uint64_t want = 0;
     for (int step = 0; step < 200000 && (added < n || sched_has_work(&h.s)); step++) {
@@ -288,7 +289,9 @@ Test(sched_sglang, random_workloads_conserve_tokens_and_pages) {
       }
       cr_assert(h.s.q_len > 0, "round %d step %d: work but nothing scheduled", round, step);
       h.now += SIM_NS_PER_MS;
-      chunked += h.s.q[h.s.q_head].bd.num_prefill && h.s.q[h.s.q_head].bd.num_sample < h.s.q[h.s.q_head].bd.num_seqs;
+      const batch_desc *bd = &h.s.q[h.s.q_head].bd;
+      chunked += bd->num_prefill && bd->num_sample < bd->num_seqs;
+      mixed += round % 3 == 0 && bd->num_prefill && bd->num_decode;
       fin += sched_complete(&h.s, h.reqs, h.now, &h.m, h.done);
       h_check_kv(&h);
       for (uint32_t i = 0; i < h.n; i++) {
@@ -306,4 +309,54 @@ Test(sched_sglang, random_workloads_conserve_tokens_and_pages) {
   }
   cr_assert_gt(retractions, 0, "the pools are small enough to retract");
   cr_assert_gt(chunked, 0, "and the chunks small enough to cut prompts");
+  cr_assert_gt(mixed, 0, "and mixed steps happen where mixing is on");
+}
+
+/* --enable-mixed-chunk (scheduler.py _get_new_batch_prefill_raw, "Mixed-style chunked prefill"; PrefillAdder
+ * with mixed_with_decode_tokens = running_bs: rem_chunk_tokens and rem_input_tokens lose a token per running
+ * request, rem_total_token_offset gains one). Chunk 64. A (20 + 5) is prefilled alone. B (150 + 5) arrives:
+ * with one request running the chunk is 63 tokens and A decodes in the same step; again 63 (126 of 150), then
+ * the last 24 with A's decode; then a plain decode step of both. The ratio does not decay in a mixed step
+ * (update_running_batch runs only in the decode branch). Without mixing B's chunks are 64, 64, 22 and A waits. */
+Test(sched_sglang, mixed_chunk_decodes_the_running_batch_in_prefill_steps) {
+  harness h;
+  h_init_async(&h, 64, 10000, 1.0, 1, false, 1, true);
+  uint32_t a = h_add(&h, 20, 5, 0);
+  h_step(&h);
+  cr_assert_eq(h.reqs[a].generated, 1);
+  uint32_t b = h_add(&h, 150, 5, 0);
+  uint32_t chunk[] = {63, 63, 24};
+  for (int i = 0; i < 3; i++) {
+    double ratio = h.s.ratio;
+    h_step(&h);
+    cr_assert_eq(h.bd.num_prefill, 1, "step %d", i);
+    cr_assert_eq(h.bd.prefills[0].chunk_tokens, chunk[i], "step %d", i);
+    cr_assert_eq(h.bd.num_decode, 1, "step %d: A decodes with the chunk", i);
+    cr_assert_eq(h.bd.num_tokens, chunk[i] + 1);
+    cr_assert_eq(h.reqs[a].generated, 2u + (uint32_t)i);
+    cr_assert_float_eq(h.s.ratio, ratio, 1e-15, "no decay in a mixed step");
+  }
+  cr_assert_eq(h.reqs[b].generated, 1);
+  double ratio = h.s.ratio;
+  h_step(&h);
+  cr_assert_eq(h.bd.num_prefill, 0);
+  cr_assert_eq(h.bd.num_decode, 2);
+  cr_assert_lt(h.s.ratio, ratio, "a decode step decays the ratio");
+  h_check_kv(&h);
+  h_free(&h);
+  /* the same arrivals without mixing */
+  h_init(&h, 64, 10000, 1.0, 1);
+  a = h_add(&h, 20, 5, 0);
+  h_step(&h);
+  b = h_add(&h, 150, 5, 0);
+  uint32_t plain[] = {64, 64, 22};
+  for (int i = 0; i < 3; i++) {
+    h_step(&h);
+    cr_assert_eq(h.bd.prefills[0].chunk_tokens, plain[i], "step %d", i);
+    cr_assert_eq(h.bd.num_decode, 0);
+  }
+  cr_assert_eq(h.reqs[a].generated, 1, "A waited for B's prompt");
+  cr_assert_eq(h.reqs[b].generated, 1);
+  h_check_kv(&h);
+  h_free(&h);
 }
