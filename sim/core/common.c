@@ -149,6 +149,12 @@ const sim_embedded_file *sim_embed_find(const char *path) {
   return NULL;
 }
 
+const sim_embedded_file *sim_image_find(const char *path) {
+  for (const sim_embedded_file *f = sim_profile_images; f->path; f++)
+    if (strcmp(f->path, path) == 0) return f;
+  return NULL;
+}
+
 int sim_read_file(const char *path, char **out, size_t *len, sim_err *err) {
   FILE *f = fopen(path, "rb");
   if (!f) {

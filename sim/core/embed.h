@@ -17,4 +17,10 @@ extern const sim_embedded_file sim_embedded_files[]; /* ends with path == NULL *
 /* Returns the embedded file with exactly this relative path, or NULL. */
 const sim_embedded_file *sim_embed_find(const char *path);
 
+/* The bundled profiles' binary images (configs/profiles/NAME.json.bin, made by scripts/profbin.c), linked into
+ * the servesim executables only: other programs of the build (tests, fuzz targets) get core/embed_images.c's
+ * empty table (a weak definition) and parse the JSON, with the same results. */
+extern const sim_embedded_file sim_profile_images[]; /* ends with path == NULL */
+const sim_embedded_file *sim_image_find(const char *path);
+
 #endif

@@ -40,9 +40,22 @@
 
 typedef struct prof prof;
 
+/* prof_load takes the build's binary image of a bundled profile (prof_bin.c) when the file at `path` holds the
+ * exact bytes the image was made from, and parses the JSON otherwise; either way the tables are the same bits. */
 int prof_load(prof **out, const char *path, sim_err *err);
 int prof_parse(prof **out, const char *json, const char *what, sim_err *err);
 void prof_free(prof *p);
+
+/* Binary images of loaded profiles (prof_bin.c; the build makes one per bundled profile, scripts/profbin.c).
+ * prof_bin_write: the image of p, made from the JSON text src[0..src_len) (its length and hash are kept so that
+ * prof_bin_matches can tell whether a file is that text); *out is malloc'd. prof_bin_read: the profile of an
+ * image, named `what`, whose tables are read-only views into the image (it must outlive the profile and be
+ * 8-byte aligned); a foreign image (another layout or byte order) or one of the wrong length is an input error,
+ * and with `verify` one whose payload hash differs. prof_bin_matches with src NULL checks the length only. */
+uint64_t prof_bin_hash(const void *data, size_t n);
+int prof_bin_write(const prof *p, const char *src, size_t src_len, unsigned char **out, size_t *n, sim_err *err);
+bool prof_bin_matches(const void *img, size_t n, const char *src, size_t src_len);
+int prof_bin_read(prof **out, const void *img, size_t n, const char *what, bool verify, sim_err *err);
 
 const char *prof_gpu_name(const prof *p);   /* e.g. "h200" (the gpu config it was measured on) */
 const char *prof_source(const prof *p);     /* path / description for reports */

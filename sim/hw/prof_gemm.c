@@ -265,17 +265,17 @@ int prof__parse_grid(pctx *c, prof *p, const cJSON *arr) {
 }
 
 void prof__free_tables(prof *p) {
-  for (int i = 0; i < p->ngemm; i++) {
+  for (int i = 0; i < p->ngemm && !p->image; i++) {
     free(p->gemm[i].m);
     free(p->gemm[i].ns);
     free(p->gemm[i].lx);
     free(p->gemm[i].le);
   }
   free(p->gemm);
-  for (int i = 0; i < p->ngrid; i++) free_grid(&p->grid[i]);
+  for (int i = 0; i < p->ngrid && !p->image; i++) free_grid(&p->grid[i]);
   free(p->grid);
   for (int k = 0; k < AK_COUNT; k++) {
-    for (int i = 0; i < p->nattn[k]; i++) {
+    for (int i = 0; i < p->nattn[k] && !p->image; i++) {
       attn_tab *t = &p->attn[k][i];
       free(t->x);
       free(t->y);
@@ -286,7 +286,7 @@ void prof__free_tables(prof *p) {
     }
     free(p->attn[k]);
   }
-  for (int i = 0; i < p->nar; i++) {
+  for (int i = 0; i < p->nar && !p->image; i++) {
     free(p->ar[i].bytes);
     free(p->ar[i].ns);
     free(p->ar[i].lb);

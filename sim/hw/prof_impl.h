@@ -101,6 +101,8 @@ typedef struct mla_tab {
 
 struct prof {
   int version;               /* file format version, 1 or 2 */
+  bool image;                /* read from a binary image (prof_bin.c): the tables' arrays point into it (read-only,
+                                never freed); only the arrays of tables (gemm, grid, attn, ...) are allocated */
   char gpu[64];              /* gpu config name */
   char source[512];          /* path or description, for reports */
   char engine[32];           /* "" when not recorded */

@@ -145,14 +145,14 @@ int prof__parse_mla(pctx *c, prof *p, const cJSON *arr) {
 void prof__free_mla(prof *p) {
   for (int i = 0; i < p->nmla; i++) {
     mla_tab *m = &p->mla[i];
-    for (int r = 0; r < m->nrows; r++) {
+    for (int r = 0; r < m->nrows && !p->image; r++) {
       free(m->rows[r].len);
       free(m->rows[r].ns);
       free(m->rows[r].ll);
       free(m->rows[r].lt);
     }
     free(m->rows);
-    free(m->lb);
+    if (!p->image) free(m->lb);
   }
   free(p->mla);
   p->mla = NULL;

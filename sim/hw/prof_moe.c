@@ -92,7 +92,7 @@ int prof__parse_moe(pctx *c, prof *p, const cJSON *arr) {
 }
 
 void prof__free_moe(prof *p) {
-  for (int i = 0; i < p->nmoe; i++) {
+  for (int i = 0; i < p->nmoe && !p->image; i++) {
     free(p->moe[i].tokens);
     free(p->moe[i].ns);
     free(p->moe[i].lx);

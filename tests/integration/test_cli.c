@@ -674,6 +674,40 @@ Test(cli, enable_mixed_chunk_is_sglangs) {
   cr_assert(strstr(err, "expected KEY=VALUE"), "%s", err);
 }
 
+/* The bundled profile comes from its binary image (made by the build, hw/prof_bin.c); a copy of the same JSON with
+ * one more byte is parsed instead. Both give the same run, digit for digit. */
+static void json_field(const char *json, const char *key, char *val, size_t n) {
+  char k[128];
+  snprintf(k, sizeof k, "\"%s\": ", key);
+  const char *at = strstr(json, k);
+  cr_assert(at, "%s missing", key);
+  at += strlen(k);
+  size_t i = 0;
+  while (at[i] && at[i] != ',' && at[i] != '\n' && i + 1 < n) i++;
+  memcpy(val, at, i);
+  val[i] = 0;
+}
+
+Test(cli, profile_image_and_parsed_json_give_the_same_run) {
+  size_t n;
+  char *text = tu_slurp(tu_src("configs/profiles/h100-sxm_vllm-0.24.0.json"), &n);
+  cr_assert(text);
+  char copy[1024], cmd[2048];
+  snprintf(copy, sizeof copy, "%s/h100-sxm_vllm-0.24.0.json", tu_tmpdir());
+  FILE *f = fopen(copy, "w");
+  cr_assert(f && fwrite(text, 1, n, f) == n && fputc('\n', f) == '\n' && fclose(f) == 0);
+  free(text);
+  const char *keys[] = {"mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_itl_ms", "output_throughput"};
+  char got[2][5][64];
+  for (int r = 0; r < 2; r++) {
+    snprintf(cmd, sizeof cmd, "run --quiet --model llama-2-70b --gpu h100-sxm --tp 4 --num-prompts 60 "
+             "--request-rate 6 --profile %s --json -", r ? copy : "h100-sxm_vllm-0.24.0");
+    cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+    for (int k = 0; k < 5; k++) json_field(out, keys[k], got[r][k], sizeof got[r][k]);
+  }
+  for (int k = 0; k < 5; k++) cr_assert_str_eq(got[0][k], got[1][k], "%s", keys[k]);
+}
+
 /* A degenerate but valid model (4 bytes of KV per token: a pool of 35 billion tokens on an H200) and a GPU file
  * with 16 TiB of memory run under every engine, the pool cut at MEMPLAN_MAX_KV_TOKENS (2^29 tokens, the JSON says
  * kv_blocks_capped), instead of the block manager's assertion (exit 134, [hardening] item 2). */
