@@ -104,7 +104,8 @@ static void steps_section(jw *o, const run_result *r) {
   num(o, "preempted_prefix_cache_hit_rate", s->preempted_prefix_hit_rate);
   num(o, "busy_s", m->busy_ns / 1e9);
   jw_obj(o, "time_by_op_s");
-  for (int i = 0; i < OP_COUNT; i++) num(o, cost_op_name((cost_op)i), m->op_ns[i] / 1e9);
+  for (int i = 0; i < OP_COUNT; i++)
+    if (i != OP_SPEC_DRAFT || m->op_ns[i] > 0) num(o, cost_op_name((cost_op)i), m->op_ns[i] / 1e9);
   jw_end(o);
   jw_obj(o, "time_by_bound_s");
   for (int i = 0; i < BOUND_COUNT; i++) num(o, cost_bound_name((cost_bound)i), m->bound_ns[i] / 1e9);
@@ -118,6 +119,7 @@ static void cost_sources(jw *o, const run_result *r) {
   jw_obj(o, "per_op");
   for (int i = 0; i < OP_COUNT; i++) {
     if (i == OP_CPU_OVERHEAD || i == OP_LAUNCH || i == OP_ALLREDUCE || i == OP_ELEMENTWISE) continue;
+    if (i == OP_SPEC_DRAFT && !r->src_count[i][0] && !r->src_count[i][1] && !r->src_count[i][2]) continue;
     uint64_t best = 0;
     int bs = -1;
     for (int k = 0; k < SRC_COUNT; k++)

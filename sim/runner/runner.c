@@ -167,6 +167,16 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   cc.sched.schedule_conservativeness = engver_sglang_conservativeness(&r->engine, r->deploy.dp);
   cc.sched.retract_steps = engver_sglang_retract_steps(&r->engine);
   cc.sched.lpm = r->deploy.schedule_lpm;
+  if (r->deploy.spec_method != SPEC_NONE && r->deploy.num_speculative_tokens) { /* config/specdec.h */
+    spec_method sm = r->deploy.spec_method;
+    cc.sched.spec_k = r->deploy.num_speculative_tokens;
+    /* vLLM v1/core/sched/scheduler.py: num_lookahead_tokens = num_spec_tokens when use_eagle() (eagle, eagle3, the
+       MTP methods) or a draft model; 0 for ngram */
+    cc.sched.spec_lookahead = sm == SPEC_NGRAM ? 0 : cc.sched.spec_k;
+    cc.sched.spec_disable_bs = r->deploy.spec_disable_bs;
+    cc.sched.spec_seed = sc->seed;
+    memcpy(cc.sched.spec_rates, r->deploy.spec_rates, sizeof cc.sched.spec_rates);
+  }
   cc.kv_blocks = r->plan.kv_blocks;
   cc.block_tokens = r->plan.block_tokens;
   cc.prefix_caching = r->deploy.enable_prefix_caching != 0;
