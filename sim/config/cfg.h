@@ -337,7 +337,7 @@ typedef struct deploy_cfg {
   double spec_rates[SPEC_MAX_K];    /* the given rates, then (cfg_resolve) the k rates the run draws from */
   char spec_model[96];              /* speculative_config.model: the draft's name (EAGLE head, draft model) */
   char spec_dataset[32];            /* which published measurement (acceptance table's dataset); "" = its default */
-  char spec_source[200];            /* resolved: where the rates come from */
+  char spec_source[400];            /* resolved: where the rates come from */
   bool resolved;                    /* set by cfg_resolve: no field is unset; only such a value goes below config/ */
 } deploy_cfg;
 

@@ -277,6 +277,10 @@ static void collect(run_ctx *r) {
     res->kv_hit_tokens += s->prefix_hits;
     pq += s->preempted_queries;
     ph += s->preempted_hits;
+    res->spec_drafts += s->spec_drafts;
+    res->spec_draft_tokens += s->spec_draft_tokens;
+    res->spec_accepted += s->spec_accepted;
+    for (int p = 0; p < SPEC_MAX_K; p++) res->spec_accepted_pos[p] += s->spec_accepted_pos[p];
   }
   res->preempted_lookup_tokens = pq;
   res->preempted_hit_tokens = ph;
