@@ -592,6 +592,21 @@ double cost_decode_step_ns(cost_model *c, uint32_t batch, uint32_t ctx, step_cos
   return o->total_ns;
 }
 
+double cost_verify_step_ns(cost_model *c, uint32_t batch, uint32_t ctx, uint32_t drafts, step_cost *out) {
+  batch_desc b = {.num_tokens = batch * (1 + drafts),
+                  .num_seqs = batch,
+                  .num_decode = batch,
+                  .decode_ctx_tokens = (uint64_t)batch * (ctx + 1 + drafts), /* as serve/sched.c describes a verify */
+                  .num_sample = batch,
+                  .moe_peer_tokens = (c->shard.dp - 1) * batch * (1 + drafts),
+                  .spec_seqs = drafts ? batch : 0,
+                  .spec_tokens = batch * drafts};
+  step_cost tmp;
+  step_cost *o = out ? out : &tmp;
+  cost_step(c, &b, o);
+  return o->total_ns;
+}
+
 double cost_prefill_step_ns(cost_model *c, uint32_t tokens, step_cost *out) {
   if (tokens < 2) return cost_decode_step_ns(c, 1, 1, out); /* one token is a decode */
   prefill_chunk ch = {.chunk_tokens = tokens, .ctx_tokens = 0};
