@@ -48,7 +48,7 @@ static bool get_uint(const cJSON *v, const char *key, uint32_t lo, uint32_t hi, 
 }
 
 bool specdec_parse(deploy_cfg *d, const char *text, char *why, size_t n) {
-  cJSON *root = cJSON_Parse(text);
+  cJSON *root = cJSON_ParseWithOpts(text, NULL, 1); /* nothing after the object */
   if (!root || !cJSON_IsObject(root)) {
     cJSON_Delete(root);
     snprintf(why, n, "expected a JSON object such as '{\"method\": \"eagle3\", \"num_speculative_tokens\": 3}'");

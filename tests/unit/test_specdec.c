@@ -54,6 +54,7 @@ Test(specdec, bad_input_names_the_field) {
       {"{\"speculative_model\": \"x\"}", "speculative_model"},
       {"[1, 2]", "JSON object"},
       {"{\"method\": ", "JSON object"},
+      {"{\"method\": \"eagle\"} x", "JSON object"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     deploy_cfg d = fresh();
