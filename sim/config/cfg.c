@@ -33,6 +33,7 @@
 #include "config/settings.h"
 #include "config/mig.h"
 #include "config/engver.h"
+#include "config/specdec.h"
 #include "core/embed.h"
 
 #define EMBED_PREFIX "<embedded> "
@@ -245,6 +246,7 @@ void deploy_init(deploy_cfg *d) {
   d->enable_chunked_prefill = -1;
   d->async_scheduling = -1;
   d->router = ROUTE_ROUND_ROBIN;
+  d->spec_accept_length = -1;
 }
 
 
@@ -523,6 +525,7 @@ int cfg_resolve(deploy_cfg *d, const model_cfg *m, const gpu_cfg *g, const engin
   if (!rc) rc = resolve_precision(d, m, g, e, err);
   if (!rc) rc = resolve_knobs(d, m, g, e, err);
   if (!rc) rc = resolve_disagg(d, m, g, err);
+  if (!rc) rc = specdec_resolve(d, m, e, err);
   /* SGLang's PD mode has no conditional path: every request is bootstrapped on a prefill worker
      (disaggregation/prefill.py, decode.py) */
   if (!rc && d->disagg && d->max_local_prefill_length && engver_is_sglang(e))

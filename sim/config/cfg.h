@@ -45,6 +45,7 @@ typedef struct model_cfg {
   uint32_t head_dim;      /* head_dim, or hidden / q_heads if absent */
   uint32_t vocab;         /* vocab_size */
   uint32_t max_pos;       /* max_position_embeddings, tokens */
+  uint32_t mtp_layers;    /* num_nextn_predict_layers (DeepSeek-V3 multi-token prediction), 0 = none */
   bool tied_embeddings;   /* tie_word_embeddings */
   bool qkv_bias;          /* attention_bias or (qwen2) implied true */
   sim_dtype native_dtype; /* torch_dtype */
@@ -272,6 +273,17 @@ typedef enum route_policy {
   ROUTE_LEAST_KV           /* lowest KV-cache usage */
 } route_policy;
 
+/* Speculative decoding's method (vLLM's speculative_config.method; config/specdec.h). */
+typedef enum spec_method {
+  SPEC_NONE = 0,
+  SPEC_EAGLE,       /* EAGLE / EAGLE-2 head: one decoder layer of the target's width + LM head */
+  SPEC_EAGLE3,      /* EAGLE-3 head: the same shape, fed by three of the target's layers */
+  SPEC_MTP,         /* the model's own multi-token-prediction layer (DeepSeek-V3 num_nextn_predict_layers) */
+  SPEC_NGRAM,       /* prompt lookup on the host: no draft forward */
+  SPEC_DRAFT_MODEL  /* a separate draft model (not costed yet: refused by specdec_resolve) */
+} spec_method;
+enum { SPEC_MAX_K = 16 }; /* most draft tokens per step servesim takes */
+
 typedef struct deploy_cfg {
   uint32_t tp;                      /* tensor-parallel size; 0 = unset (1) */
   uint32_t dp;                      /* --data-parallel-size: engine ranks of one replica, each with its own
@@ -315,6 +327,18 @@ typedef struct deploy_cfg {
   uint32_t decode_max_num_seqs, decode_max_num_batched_tokens;
   uint32_t max_local_prefill_length; /* conditional disaggregation: prompts with at most this many tokens not in the
                                         decode worker's prefix cache prefill there; 0 = off (cluster_disagg.c) */
+  /* speculative decoding (--speculative-config, config/specdec.h; off: method none or k 0) */
+  spec_method spec_method;          /* speculative_config.method */
+  uint32_t num_speculative_tokens;  /* k: draft tokens per step; 0 = off */
+  uint32_t spec_draft_tp;           /* draft_tensor_parallel_size; 0 = the target's */
+  uint32_t spec_disable_bs;         /* disable_by_batch_size (TensorRT-LLM's max_concurrency): no drafts in a step
+                                       whose running batch is larger; 0 = none */
+  uint32_t spec_n_rates;            /* acceptance_rates given (unconditional per position), 0 = none */
+  double spec_accept_length;        /* acceptance_length given (mean tokens per step, bonus included); < 0 = none */
+  double spec_rates[SPEC_MAX_K];    /* the given rates, then (cfg_resolve) the k rates the run draws from */
+  char spec_model[96];              /* speculative_config.model: the draft's name (EAGLE head, draft model) */
+  char spec_dataset[32];            /* which published measurement (acceptance table's dataset); "" = its default */
+  char spec_source[400];            /* resolved: where the rates come from */
   bool resolved;                    /* set by cfg_resolve: no field is unset; only such a value goes below config/ */
 } deploy_cfg;
 

@@ -280,6 +280,10 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   if ((rc = hf_u32(j, o, "head_dim", false, &m->head_dim, &have_hd))) return rc;
   if ((rc = hf_u32(j, o, "vocab_size", true, &m->vocab, NULL))) return rc;
   if ((rc = hf_u32(j, o, "max_position_embeddings", true, &m->max_pos, NULL))) return rc;
+  m->mtp_layers = 0;
+  if (hf_get(o, "num_nextn_predict_layers") && /* 0 allowed: no MTP layers */
+      (rc = jx_u32(j, o, NULL, "num_nextn_predict_layers", &m->mtp_layers, 0, 64, 0)))
+    return rc;
 
   m->tied_embeddings = false;
   if ((rc = hf_bool(j, o, "tie_word_embeddings", &m->tied_embeddings, NULL))) return rc;

@@ -3,6 +3,8 @@
  * grids (the grid index varies the later axes fastest). */
 #include "config/settings.h"
 
+#include "config/specdec.h"
+
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +78,30 @@ static bool policy_parse(deploy_cfg *d, const char *t) {
 }
 static const char *policy_show(const deploy_cfg *d) { return d->schedule_lpm ? "lpm" : "fcfs"; }
 static bool policy_given(const deploy_cfg *d) { return d->schedule_lpm; }
+
+/* speculative decoding (config/specdec.h): the whole --speculative-config JSON, and its method and k apart (sweep
+   axes); the JSON row counts as given when it holds more than those two */
+static bool specjson_given(const deploy_cfg *d) {
+  return d->spec_model[0] || d->spec_draft_tp || d->spec_disable_bs || d->spec_n_rates || d->spec_accept_length >= 0 ||
+         d->spec_dataset[0];
+}
+static const char *specjson_echo(const deploy_cfg *d) {
+  static _Thread_local char buf[1024];
+  specdec_json_text(d, buf, sizeof buf);
+  return buf;
+}
+static const char *specjson_show(const deploy_cfg *d) { /* as a shell word */
+  static _Thread_local char buf[1040];
+  snprintf(buf, sizeof buf, "'%s'", specjson_echo(d));
+  return buf;
+}
+static bool specjson_parse(deploy_cfg *d, const char *t) {
+  char why[8];
+  return specdec_parse(d, t, why, sizeof why);
+}
+static bool specm_parse(deploy_cfg *d, const char *t) { return spec_method_parse(t, &d->spec_method); }
+static const char *specm_show(const deploy_cfg *d) { return spec_method_name(d->spec_method); }
+static bool specm_given(const deploy_cfg *d) { return d->spec_method != SPEC_NONE; }
 
 /* ---- the table ----------------------------------------------------------------------------------------- */
 
@@ -231,6 +257,24 @@ static const setting SETTINGS[] = {
              "come off the step's prefill budget (scheduler.py, schedule_policy.py PrefillAdder); needs chunked "
              "prefill; vLLM and TensorRT-LLM always mix",
      .deflt = "off"},
+    {.key = "speculative_config", .flag = "speculative-config", .kind = SK_CHOICE, .off = OFF(spec_method),
+     .def = SD_FIXED, .use = SET_GIVEN, .meta = "JSON",
+     .help = "speculative decoding as vLLM's flag: {\"method\": eagle|eagle3|mtp|ngram, \"num_speculative_tokens\": k, "
+             "\"model\", \"draft_tensor_parallel_size\", \"disable_by_batch_size\" (TensorRT-LLM's max_concurrency), "
+             "\"acceptance_rates\": [per position] or \"acceptance_length\", \"dataset\"}; acceptance from the "
+             "bundled published measurements unless given (docs/SPECDEC.md)",
+     .deflt = "off", CHOICE(specjson_parse, specjson_show, specjson_echo, specjson_given, "a JSON object"),
+     .parse_why = specdec_parse},
+    {.key = "speculative_method", .flag = "speculative-method", .kind = SK_CHOICE, .off = OFF(spec_method),
+     .def = SD_FIXED, .use = SET_SWEEP | SET_ROW | SET_GIVEN, .label = "spec:", .meta = "M",
+     .help = "speculative_config.method as a setting of its own (a sweep axis): none, eagle, eagle3, mtp, ngram",
+     .deflt = "none", CHOICE(specm_parse, specm_show, NULL, specm_given,
+                             "none, eagle, eagle3, mtp, deepseek_mtp, ngram, draft_model")},
+    {.key = "num_speculative_tokens", .flag = "num-speculative-tokens", .kind = SK_U32,
+     .off = OFF(num_speculative_tokens), .lo = 0, .hi = SPEC_MAX_K, .def = SD_FIXED,
+     .use = SET_SWEEP | SET_ROW | SET_GIVEN, .label = "k=", .meta = "K",
+     .help = "speculative_config.num_speculative_tokens as a setting of its own (a sweep axis; 0: no speculation)",
+     .deflt = "0 (off)"},
     {.key = "router", .flag = "router", .kind = SK_CHOICE, .off = OFF(router), .def = SD_FIXED, .use = SET_SWEEP,
      .label = "router:", .meta = "P", .help = "round_robin, least_outstanding, least_kv", .deflt = "round_robin",
      CHOICE(router_parse, router_show, NULL, router_given, "round_robin, least_outstanding, least_kv")},
@@ -322,6 +366,11 @@ int setting_set_text(const setting *s, deploy_cfg *d, const char *text, const ch
       return SIM_OK;
     }
     case SK_CHOICE:
+      if (s->parse_why) {
+        char why[512];
+        if (!s->parse_why(d, text, why, sizeof why)) return sim_errf(err, SIM_EINPUT, "%s: %s", who, why);
+        return SIM_OK;
+      }
       if (!s->parse(d, text)) return sim_errf(err, SIM_EINPUT, "%s: unknown value '%s' (%s)", who, text, s->choices);
       return SIM_OK;
   }
@@ -373,6 +422,12 @@ static int read_one(const jx *j, const cJSON *obj, const char *where, const sett
       return SIM_OK;
     }
     case SK_CHOICE: {
+      if (s->parse_why) { /* a JSON object, or its text */
+        char *text = cJSON_IsString(v) ? NULL : cJSON_PrintUnformatted(v), why[512];
+        bool ok = s->parse_why(d, text ? text : v->valuestring ? v->valuestring : "", why, sizeof why);
+        cJSON_free(text);
+        return ok ? SIM_OK : jx_fail(j, v, where, s->key, "%s", why);
+      }
       char buf[64] = "";
       int rc = jx_str(j, obj, where, s->key, buf, sizeof buf);
       if (rc) return rc;
@@ -437,15 +492,16 @@ void settings_json_echo(const deploy_cfg *d, unsigned use, jw *w) {
       setting_json(&SETTINGS[i], d, w);
 }
 
+/* CSV columns are the same in every row: a setting echoed only when given (SET_GIVEN) has none */
 void settings_csv_header(unsigned use, FILE *f) {
   for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++)
-    if (!use || (SETTINGS[i].use & use)) fprintf(f, ",%s", SETTINGS[i].out_key ? SETTINGS[i].out_key : SETTINGS[i].key);
+    if ((!use || (SETTINGS[i].use & use)) && !(use && (SETTINGS[i].use & SET_GIVEN))) fprintf(f, ",%s", SETTINGS[i].out_key ? SETTINGS[i].out_key : SETTINGS[i].key);
 }
 
 void settings_csv_row(const deploy_cfg *d, unsigned use, FILE *f) {
-  char buf[64];
+  char buf[1040];
   for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++)
-    if (!use || (SETTINGS[i].use & use)) {
+    if ((!use || (SETTINGS[i].use & use)) && !(use && (SETTINGS[i].use & SET_GIVEN))) {
       setting_text(&SETTINGS[i], d, buf, sizeof buf);
       fprintf(f, ",%s", buf);
     }
@@ -455,7 +511,7 @@ void settings_flags_text(const deploy_cfg *d, char *buf, size_t n, size_t *k) {
   for (size_t i = 0; i < SIM_ARRAY_LEN(SETTINGS); i++) {
     const setting *s = &SETTINGS[i];
     if (!setting_given(s, d) || *k >= n) continue;
-    char v[64];
+    char v[1040];
     if (s->kind == SK_TRI || s->kind == SK_BOOL) {
       bool on = s->kind == SK_TRI ? get_tri(s, d) > 0 : get_bool(s, d);
       *k += (size_t)snprintf(buf + *k, n - *k, " --%s%s", on ? "" : "no-", s->flag);

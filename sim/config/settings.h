@@ -70,6 +70,9 @@ typedef struct setting {
   const char *(*echo)(const deploy_cfg *d);
   bool (*given)(const deploy_cfg *d);
   const char *choices;
+  /* SK_CHOICE whose value is a JSON object (speculative_config): parses text, false with the field at fault in why;
+     a scenario file may give the object itself */
+  bool (*parse_why)(deploy_cfg *d, const char *text, char *why, size_t n);
 } setting;
 
 size_t settings_count(void);

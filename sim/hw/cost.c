@@ -469,6 +469,39 @@ static void dp_moe(cost_model *c, uint32_t T, uint32_t peers, step_cost *out) {
   c->src_count[OP_ALLREDUCE][cs]++;
 }
 
+/* Speculative decoding's draft (docs/SPECDEC.md). EAGLE, EAGLE-3 and MTP draft with one decoder layer of the
+ * target's shape and the LM head (vLLM v1/spec_decode/eagle.py, propose: the first pass runs the head over every
+ * token the step computed, with the target's hidden states; the num_speculative_tokens - 1 later passes over one
+ * token per speculating sequence; each pass attends to the sequences' caches in the head's own layer, and ends in
+ * the LM head and a greedy argmax). The layer costs what one of the target's layers costs at that M (the memoized
+ * GEMMs, MoE, all-reduces and elementwise kernels of all layers, over the layers; a MoE target's MTP layer is a MoE
+ * layer), its attention one decode call over the speculating sequences' contexts. ngram drafts on the host (vLLM
+ * ngram_proposer.py, numba): no GPU term, and its host time is not modelled. */
+static void spec_draft(cost_model *c, const batch_desc *b, bool graphed, step_cost *out) {
+  spec_method m = c->deploy->spec_method;
+  uint32_t k = c->deploy->num_speculative_tokens, B = b->spec_seqs;
+  if ((m != SPEC_EAGLE && m != SPEC_EAGLE3 && m != SPEC_MTP) || !B || !k) return;
+  double L = c->model->layers, bound[BOUND_COUNT] = {0}, total = 0;
+  cost_src s;
+  cost_bound bd;
+  uint64_t ctx = b->decode_ctx_tokens * B / (b->num_decode ? b->num_decode : 1); /* the speculating ones' share */
+  double attn = cost__attn_decode_eval(c, B, ctx, &s, &bd);
+  double lm = cost__gemm_eval(c, OP_LM_HEAD, B, &s, &bd) + kernels_ns(c, 1, (double)B * c->model->vocab * 4.0);
+  for (uint32_t p = 0; p < k; p++) {
+    uint32_t M = p == 0 ? b->num_tokens : B, Mg = graphed ? cost_graph_size(c, M) : M;
+    cost_memo scratch;
+    const cost_memo *tp = tpart(c, Mg, graphed, &scratch);
+    for (int q = 0; q < BOUND_COUNT; q++)
+      bound[q] += (tp->bound_ns[q] - (q == BOUND_MEMORY ? tp->once_ns : 0)) / L;
+    total += (tp->ns - tp->once_ns) / L;
+    bound[bd] += attn + lm;
+    total += attn + lm;
+  }
+  out->op_ns[OP_SPEC_DRAFT] += total;
+  for (int q = 0; q < BOUND_COUNT; q++) out->bound_ns[q] += bound[q];
+  c->src_count[OP_SPEC_DRAFT][s]++;
+}
+
 static void step_compute(cost_model *c, const batch_desc *b, step_cost *out) {
   /* every field a reader may read, not the stages beyond pp (a whole-struct memset was a fifth of this function) */
   out->total_ns = out->gpu_ns = out->cpu_ns = out->stage_ns[0] = out->send_ns[0] = 0;
@@ -497,21 +530,25 @@ static void step_compute(cost_model *c, const batch_desc *b, step_cost *out) {
     for (int bd = 0; bd < BOUND_COUNT; bd++) out->bound_ns[bd] = 0;
   }
   attention(c, b, out);
-  if (b->num_sample > 0) {
-    cost_lm_memo fresh, *lm = b->num_sample < c->memo_len ? &c->lm_memo[b->num_sample] : &fresh;
+  /* logits of every sampling sequence, and of each draft position verified (vLLM's rejection sampler reads the
+     target's probabilities at every draft position and the bonus one: v1/sample/rejection_sampler.py) */
+  uint32_t n_logits = b->num_sample + b->spec_tokens;
+  if (n_logits > 0) {
+    cost_lm_memo fresh, *lm = n_logits < c->memo_len ? &c->lm_memo[n_logits] : &fresh;
     if (lm == &fresh || !lm->valid) {
       cost_src s;
       cost_bound bd;
-      lm->gemm_ns = cost__gemm_eval(c, OP_LM_HEAD, b->num_sample, &s, &bd);
-      double logits = (double)b->num_sample * c->model->vocab * 4.0 * SAMPLER_PASSES;
+      lm->gemm_ns = cost__gemm_eval(c, OP_LM_HEAD, n_logits, &s, &bd);
+      double logits = (double)n_logits * c->model->vocab * 4.0 * SAMPLER_PASSES;
       lm->sampler_ns = kernels_ns(c, SAMPLER_PASSES, logits);
       lm->src = (uint8_t)s, lm->bound = (uint8_t)bd, lm->valid = true;
-      if (lm != &fresh && b->num_sample >= c->lm_top) c->lm_top = (size_t)b->num_sample + 1;
+      if (lm != &fresh && n_logits >= c->lm_top) c->lm_top = (size_t)n_logits + 1;
     }
     add(out, OP_LM_HEAD, (cost_bound)lm->bound, lm->gemm_ns);
     add(out, OP_LM_HEAD, BOUND_MEMORY, lm->sampler_ns);
     c->src_count[OP_LM_HEAD][lm->src]++;
   }
+  if (b->spec_seqs) spec_draft(c, b, mode != EXEC_EAGER, out);
   double gpu;
   if (stages(c, b, mode, Tg, once, out, &gpu)) gpu = cost__sum_ops(out->op_ns); /* else the sum stages took */
   double cpu = e->step_overhead_ns + e->per_seq_overhead_ns * b->num_seqs;
@@ -555,6 +592,21 @@ double cost_decode_step_ns(cost_model *c, uint32_t batch, uint32_t ctx, step_cos
   return o->total_ns;
 }
 
+double cost_verify_step_ns(cost_model *c, uint32_t batch, uint32_t ctx, uint32_t drafts, step_cost *out) {
+  batch_desc b = {.num_tokens = batch * (1 + drafts),
+                  .num_seqs = batch,
+                  .num_decode = batch,
+                  .decode_ctx_tokens = (uint64_t)batch * (ctx + 1 + drafts), /* as serve/sched.c describes a verify */
+                  .num_sample = batch,
+                  .moe_peer_tokens = (c->shard.dp - 1) * batch * (1 + drafts),
+                  .spec_seqs = drafts ? batch : 0,
+                  .spec_tokens = batch * drafts};
+  step_cost tmp;
+  step_cost *o = out ? out : &tmp;
+  cost_step(c, &b, o);
+  return o->total_ns;
+}
+
 double cost_prefill_step_ns(cost_model *c, uint32_t tokens, step_cost *out) {
   if (tokens < 2) return cost_decode_step_ns(c, 1, 1, out); /* one token is a decode */
   prefill_chunk ch = {.chunk_tokens = tokens, .ctx_tokens = 0};
@@ -569,7 +621,7 @@ const char *cost_op_name(cost_op op) {
   static const char *const n[OP_COUNT] = {"gemm_qkv",     "gemm_o",      "gemm_gate_up", "gemm_down",
                                           "lm_head",      "attn_prefill", "attn_decode", "allreduce",
                                           "elementwise",  "cpu_overhead", "launch",      "pp_send",
-                                          "moe"};
+                                          "moe",          "spec_draft"};
   return (unsigned)op < OP_COUNT ? n[op] : "?";
 }
 

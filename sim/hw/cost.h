@@ -125,6 +125,9 @@ void cost_graph_sizes_text(const cost_model *c, char *buf, size_t n);
 double cost_decode_step_ns(cost_model *c, uint32_t batch, uint32_t ctx, step_cost *out);
 /* Convenience: a step that prefills one prompt of `tokens` (one chunk, ctx 0). */
 double cost_prefill_step_ns(cost_model *c, uint32_t tokens, step_cost *out);
+/* A speculative decoding step (docs/SPECDEC.md): `batch` sequences at context `ctx` each verifying `drafts` draft
+ * tokens (1 + drafts tokens each, logits for every one) plus the deployment's draft forward. */
+double cost_verify_step_ns(cost_model *c, uint32_t batch, uint32_t ctx, uint32_t drafts, step_cost *out);
 
 const char *cost_op_name(cost_op op);
 const char *cost_src_name(cost_src s);

@@ -22,6 +22,8 @@ typedef enum cost_op {
   OP_LAUNCH,       /* GPU time added because the host launches kernels (piecewise or eager) */
   OP_PP_SEND,      /* pipeline parallelism: activations sent from one stage to the next */
   OP_MOE,          /* mixture-of-experts blocks: routed experts (fused), router, shared experts */
+  OP_SPEC_DRAFT,   /* speculative decoding: the draft's forward passes (EAGLE head, MTP layer); JSON shows it only
+                      when a run drafted */
   OP_COUNT
 } cost_op;
 
@@ -59,6 +61,9 @@ typedef struct batch_desc {
                                  takes the minimum), never above the batch's own */
   uint32_t dp_pad;            /* with a graph mode agreed: the token count every rank pads to (the largest
                                  rank's graph size); 0 = its own */
+  uint32_t spec_seqs;         /* speculative decoding: decode sequences verifying drafts (counted in num_decode; each
+                                 computes 1 + its drafts tokens, counted in num_tokens) */
+  uint32_t spec_tokens;       /* their draft tokens: logits computed for each (LM head, rejection sampler) */
 } batch_desc;
 
 typedef struct step_cost {

@@ -156,8 +156,8 @@ void metrics_step(metrics_rec *m, step_sums *sums, const batch_desc *b, const st
   for (int i = 0; i < BOUND_COUNT; i++) sums->bound_ns[i] += c->bound_ns[i];
   sums->busy_ns += c->total_ns;
   m->tokens += b->num_tokens;
-  m->decode_tokens += b->num_decode;
-  m->prefill_tokens += b->num_tokens - b->num_decode;
+  m->decode_tokens += b->num_decode + b->spec_tokens; /* a verify's draft tokens are decode tokens */
+  m->prefill_tokens += b->num_tokens - b->num_decode - b->spec_tokens;
   m->batch_seqs_sum += b->num_seqs;
   if (b->num_prefill) m->steps_with_prefill++;
   if (b->num_seqs > m->max_batch_seqs) m->max_batch_seqs = b->num_seqs;

@@ -4,6 +4,7 @@
  * where they are device memory and in GB (1e9) for the classic check, as the
  * datasheets and the usual back-of-envelope write them. */
 #include "config/mig.h"
+#include "config/specdec.h"
 #include "plan/plan.h"
 
 #include <math.h>
@@ -50,6 +51,19 @@ static void decode_step(cost_model *c, uint32_t batch, uint32_t ctx, plan_step *
 
 /* One prompt of `tokens`, chunked by the token budget like the scheduler does
  * on an idle replica; the last chunk samples the first token. */
+/* The same decode with speculation: `batch` sequences verifying k drafts each, emitting `per_step` tokens each on
+ * average (no pipeline parallelism: one micro-batch). */
+static void verify_step(cost_model *c, uint32_t batch, uint32_t ctx, uint32_t k, double per_step, plan_step *s) {
+  memset(s, 0, sizeof *s);
+  s->batch = s->micro = batch;
+  s->ctx_tokens = ctx;
+  s->chunks = 1;
+  s->ns = cost_verify_step_ns(c, batch, ctx, k, &s->cost);
+  s->tokens_per_s = s->ns > 0 ? batch * per_step * 1e9 / s->ns : 0;
+  s->seq_tokens_per_s = s->ns > 0 ? per_step * 1e9 / s->ns : 0;
+  finish_step(s);
+}
+
 static void prefill_steps(cost_model *c, uint32_t tokens, uint32_t budget, plan_step *s) {
   memset(s, 0, sizeof *s);
   s->batch = 1;
@@ -315,6 +329,12 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
 
   decode_step(c, 1, p->opts.context_tokens, &p->decode1);
   if (p->max_batch) decode_step(c, p->max_batch, p->opts.context_tokens, &p->decode_max);
+  if (d->num_speculative_tokens && d->spec_method != SPEC_NONE) {
+    uint32_t k = d->num_speculative_tokens;
+    p->spec_tokens_per_step = specdec_expected_tokens(d->spec_rates, k);
+    verify_step(c, 1, p->opts.context_tokens, k, p->spec_tokens_per_step, &p->spec1);
+    if (p->max_batch) verify_step(c, p->max_batch, p->opts.context_tokens, k, p->spec_tokens_per_step, &p->spec_max);
+  }
   prefill_steps(c, p->opts.prompt_tokens, d->max_num_batched_tokens, &p->prefill);
 
   p->params = p->model.params_total;
@@ -470,6 +490,16 @@ void plan_print(const plan_result *p, FILE *f) {
   }
   snprintf(w, sizeof w, "prefill of a %u-token prompt", p->opts.prompt_tokens);
   step_line(f, w, &p->prefill, false);
+  if (p->spec_tokens_per_step > 0) {
+    fprintf(f, "  speculative decoding: %s, %u draft tokens, %.2f expected tokens per step (%s)\n",
+            spec_method_name(d->spec_method), d->num_speculative_tokens, p->spec_tokens_per_step, d->spec_source);
+    snprintf(w, sizeof w, "verify, batch 1, context %u", p->opts.context_tokens);
+    step_line(f, w, &p->spec1, true);
+    if (p->max_batch) {
+      snprintf(w, sizeof w, "verify, batch %u, context %u", p->max_batch, p->opts.context_tokens);
+      step_line(f, w, &p->spec_max, true);
+    }
+  }
 
   if (p->n_layouts) layouts_print(p, f);
   fprintf(f, "\nThe classic check\n");
@@ -605,6 +635,16 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   if (p->max_batch) step_json(&j, "decode_max_batch", &p->decode_max);
   else jw_null(&j, "decode_max_batch");
   step_json(&j, "prefill", &p->prefill);
+  if (p->spec_tokens_per_step > 0) {
+    jw_obj(&j, "speculative_decoding");
+    jw_str(&j, "method", spec_method_name(p->deploy.spec_method));
+    jw_u64(&j, "num_speculative_tokens", p->deploy.num_speculative_tokens);
+    jw_num(&j, "expected_tokens_per_step", p->spec_tokens_per_step);
+    jw_str(&j, "acceptance_source", p->deploy.spec_source);
+    step_json(&j, "verify_batch1", &p->spec1);
+    if (p->max_batch) step_json(&j, "verify_max_batch", &p->spec_max);
+    jw_end(&j);
+  }
   jw_obj(&j, "classic_check");
   jw_num(&j, "parameters", p->params);
   jw_num(&j, "weights_total_gb", p->weights_total_bytes / 1e9);

@@ -95,6 +95,10 @@ typedef struct plan_result {
   plan_step decode1;        /* decode, batch 1 */
   plan_step decode_max;     /* decode, batch max_batch (zeroed when max_batch is 0) */
   plan_step prefill;        /* one prompt of prompt_tokens, chunked */
+  /* speculative decoding (deploy num_speculative_tokens > 0): the verify steps of decode1 and decode_max, their
+     tokens/s at the expected tokens per step (1 + the sum of the acceptance rates) */
+  double spec_tokens_per_step;
+  plan_step spec1, spec_max;
   /* the classic check */
   double params;            /* model parameters */
   double weights_total_bytes;  /* whole model in the deployment's dtypes */

@@ -7,6 +7,7 @@
 
 #include "config/engver.h"
 #include "config/settings.h"
+#include "config/specdec.h"
 #include "core/jsonw.h"
 #include "report/report.h"
 #include "runner/whatif.h"
@@ -104,10 +105,34 @@ static void steps_section(jw *o, const run_result *r) {
   num(o, "preempted_prefix_cache_hit_rate", s->preempted_prefix_hit_rate);
   num(o, "busy_s", m->busy_ns / 1e9);
   jw_obj(o, "time_by_op_s");
-  for (int i = 0; i < OP_COUNT; i++) num(o, cost_op_name((cost_op)i), m->op_ns[i] / 1e9);
+  for (int i = 0; i < OP_COUNT; i++)
+    if (i != OP_SPEC_DRAFT || m->op_ns[i] > 0) num(o, cost_op_name((cost_op)i), m->op_ns[i] / 1e9);
   jw_end(o);
   jw_obj(o, "time_by_bound_s");
   for (int i = 0; i < BOUND_COUNT; i++) num(o, cost_bound_name((cost_bound)i), m->bound_ns[i] / 1e9);
+  jw_end(o);
+  jw_end(o);
+}
+
+/* Speculative decoding as vLLM's metrics count it (v1/spec_decode/metrics.py: drafts, draft tokens, accepted
+ * tokens, per position; the mean acceptance length is 1 + accepted / drafts), beside what the run drew from. */
+static void spec_section(jw *o, const run_result *r) {
+  const deploy_cfg *d = &r->deploy;
+  uint32_t k = d->num_speculative_tokens;
+  jw_obj(o, "speculative_decoding");
+  str(o, "method", spec_method_name(d->spec_method));
+  u64(o, "num_speculative_tokens", k);
+  str(o, "acceptance_source", d->spec_source);
+  jw_arr(o, "acceptance_rates");
+  for (uint32_t i = 0; i < k && i < SPEC_MAX_K; i++) jw_num(o, NULL, d->spec_rates[i]);
+  jw_end(o);
+  num(o, "expected_tokens_per_step", specdec_expected_tokens(d->spec_rates, k));
+  u64(o, "drafts", r->spec_drafts);
+  u64(o, "draft_tokens", r->spec_draft_tokens);
+  u64(o, "accepted_tokens", r->spec_accepted);
+  num(o, "mean_acceptance_length", r->spec_drafts ? 1.0 + (double)r->spec_accepted / (double)r->spec_drafts : 0);
+  jw_arr(o, "accepted_per_position");
+  for (uint32_t i = 0; i < k && i < SPEC_MAX_K; i++) jw_u64(o, NULL, r->spec_accepted_pos[i]);
   jw_end(o);
   jw_end(o);
 }
@@ -118,6 +143,7 @@ static void cost_sources(jw *o, const run_result *r) {
   jw_obj(o, "per_op");
   for (int i = 0; i < OP_COUNT; i++) {
     if (i == OP_CPU_OVERHEAD || i == OP_LAUNCH || i == OP_ALLREDUCE || i == OP_ELEMENTWISE) continue;
+    if (i == OP_SPEC_DRAFT && !r->src_count[i][0] && !r->src_count[i][1] && !r->src_count[i][2]) continue;
     uint64_t best = 0;
     int bs = -1;
     for (int k = 0; k < SRC_COUNT; k++)
@@ -241,7 +267,8 @@ static void sglang_keys(jw *root, const run_result *r) {
   num(root, "p90_e2e_latency_ms", s->e2el_ms.p90);
   num(root, "p99_e2e_latency_ms", s->e2el_ms.p99);
   num(root, "concurrency", s->duration_s > 0 ? s->e2el_ms.mean * s->e2el_ms.n / 1000.0 / s->duration_s : 0);
-  jw_null(root, "accept_length");
+  if (r->spec_drafts) num(root, "accept_length", 1.0 + (double)r->spec_accepted / (double)r->spec_drafts);
+  else jw_null(root, "accept_length");
 }
 
 int report_json_cmp(const run_result *r, const run_result *baseline, const whatif_compare *cmp, FILE *f, sim_err *err) {
@@ -323,6 +350,7 @@ int report_json_cmp(const run_result *r, const run_result *baseline, const whati
     num(t, "max_ms", r->xfer_ms_max);
     jw_end(t);
   }
+  if (r->spec_drafts || r->deploy.num_speculative_tokens) spec_section(x, r);
   steps_section(x, r);
   cost_sources(x, r);
   bottleneck_section(x, r);

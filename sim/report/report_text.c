@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "config/specdec.h"
 #include "report/report.h"
 #include "runner/whatif.h"
 
@@ -53,6 +54,18 @@ static void after_table(FILE *f, const metrics_summary *s) {
              "%.2f / %.2f\n",
           s->frontend_ms.mean, s->frontend_ms.p99, s->queue_ms.mean, s->queue_ms.p99, s->prefill_ms.mean,
           s->prefill_ms.p99);
+}
+
+/* Speculative decoding: the method, k, the mean acceptance length drawn beside the expected one, the source. */
+static void spec_line(FILE *f, const run_result *r) {
+  const deploy_cfg *dc = &r->deploy;
+  if (!dc->num_speculative_tokens || dc->spec_method == SPEC_NONE) return;
+  fprintf(f, "Speculative decoding: %s, %u draft tokens; mean acceptance length %.2f (expected %.2f), %llu drafts; "
+             "acceptance: %s\n",
+          spec_method_name(dc->spec_method), dc->num_speculative_tokens,
+          r->spec_drafts ? 1.0 + (double)r->spec_accepted / (double)r->spec_drafts : 0.0,
+          specdec_expected_tokens(dc->spec_rates, dc->num_speculative_tokens), (unsigned long long)r->spec_drafts,
+          dc->spec_source);
 }
 
 void report_text(const run_result *r, double wall_s, bool verbose, FILE *f) {
@@ -143,6 +156,7 @@ void report_text(const run_result *r, double wall_s, bool verbose, FILE *f) {
           100 * b.share[BOUND_COMPUTE], 100 * b.share[BOUND_MEMORY], 100 * b.share[BOUND_COMM],
           100 * b.share[BOUND_CPU], s->mean_batch_seqs, s->mean_batch_tokens, (unsigned long long)s->steps,
           (unsigned long long)b.preemptions);
+  spec_line(f, r);
   whatif_report wr = r->whatif;
   for (uint32_t i = 0; i < wr.count; i++) fprintf(f, "What-if: %s\n", wr.n[i].text);
   if (wall_s >= 0 && !verbose) fprintf(f, "simulated in %.3f s of wall time\n", wall_s);

@@ -79,6 +79,9 @@ typedef struct run_result {
   uint64_t kv_lookup_tokens, kv_hit_tokens; /* prefix-cache queries and hits of new requests at admission, over
                                                engine cores (vLLM's exported counters) */
   uint64_t preempted_lookup_tokens, preempted_hit_tokens; /* the same for re-admissions of preempted requests */
+  /* speculative decoding, over engine cores (vLLM's SpecDecodingStats, v1/spec_decode/metrics.py): steps of a
+     request that verified drafts, draft tokens, accepted drafts, accepted drafts per position */
+  uint64_t spec_drafts, spec_draft_tokens, spec_accepted, spec_accepted_pos[SPEC_MAX_K];
   /* the what-if events as the engine applied them (times saturate at SIM_NS_INF) */
   uint32_t n_failures;
   sim_ns failure_at_ns[SCENARIO_MAX_FAILURES];

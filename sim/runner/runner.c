@@ -168,6 +168,16 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   cc.sched.retract_steps = engver_sglang_retract_steps(&r->engine);
   cc.sched.lpm = r->deploy.schedule_lpm;
   cc.sched.mixed_chunk = r->deploy.mixed_chunk;
+  if (r->deploy.spec_method != SPEC_NONE && r->deploy.num_speculative_tokens) { /* config/specdec.h */
+    spec_method sm = r->deploy.spec_method;
+    cc.sched.spec_k = r->deploy.num_speculative_tokens;
+    /* vLLM v1/core/sched/scheduler.py: num_lookahead_tokens = num_spec_tokens when use_eagle() (eagle, eagle3, the
+       MTP methods) or a draft model; 0 for ngram */
+    cc.sched.spec_lookahead = sm == SPEC_NGRAM ? 0 : cc.sched.spec_k;
+    cc.sched.spec_disable_bs = r->deploy.spec_disable_bs;
+    cc.sched.spec_seed = sc->seed;
+    memcpy(cc.sched.spec_rates, r->deploy.spec_rates, sizeof cc.sched.spec_rates);
+  }
   cc.kv_blocks = r->plan.kv_blocks;
   cc.block_tokens = r->plan.block_tokens;
   cc.prefix_caching = r->deploy.enable_prefix_caching != 0;
@@ -268,6 +278,10 @@ static void collect(run_ctx *r) {
     res->kv_hit_tokens += s->prefix_hits;
     pq += s->preempted_queries;
     ph += s->preempted_hits;
+    res->spec_drafts += s->spec_drafts;
+    res->spec_draft_tokens += s->spec_draft_tokens;
+    res->spec_accepted += s->spec_accepted;
+    for (int p = 0; p < SPEC_MAX_K; p++) res->spec_accepted_pos[p] += s->spec_accepted_pos[p];
   }
   res->preempted_lookup_tokens = pq;
   res->preempted_hit_tokens = ph;

@@ -4,6 +4,8 @@
 
 #include "serve/sched_impl.h"
 
+#include "config/specdec.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,10 +70,41 @@ static uint32_t cap_chunk(const sched *s, uint32_t n, uint32_t budget) {
 }
 
 
+/* A speculating decode (vLLM V1, v1/core/sched/scheduler.py): the step computes the last sampled token and
+ * `drafts` draft tokens; the accepted count is drawn now from the acceptance rates (a hash of the run's seed, the
+ * request and its position: the same whatever the order of events), so the step's tokens are known when it is
+ * scheduled. The accepted drafts' KV stays (num_computed += accepted + 1); the rejected positions are not computed
+ * (vLLM: num_computed_tokens -= rejected in update_from_output), their slots, in blocks the request keeps
+ * (allocate_slots never shrinks a request), are written again by its next step. It emits accepted + 1 tokens, never
+ * past its output length (vLLM stops at max_tokens). */
+static void account_spec(sched *s, sched_step *st, request *reqs, uint32_t idx, uint32_t drafts) {
+  request *r = &reqs[idx];
+  uint32_t left = r->output_tokens - r->generated - r->pending;
+  double x = specdec_uniform(s->cfg.spec_seed, r->id, (uint64_t)r->num_tokens + r->pending);
+  uint32_t a = specdec_accepted(s->cfg.spec_rates, drafts, x), e = a + 1 < left ? a + 1 : left;
+  s->spec_drafts++;
+  s->spec_draft_tokens += drafts;
+  s->spec_accepted += a;
+  for (uint32_t p = 0; p < a; p++) s->spec_accepted_pos[p]++;
+  r->num_computed += e;
+  if (sched__shares(r) && (uint64_t)r->num_computed >= ((uint64_t)r->kv.n_hashed + 1) * s->block_tokens) {
+    kv_content c = sched__content_of(s, r);
+    kv_commit(s->kv, &r->kv, &c, r->num_computed);
+  }
+  r->pending += e;
+  sched__item_push(st, idx, 1 + drafts, true);
+  st->items[st->n_items - 1].drafts = (uint8_t)drafts;
+  st->items[st->n_items - 1].emit = (uint8_t)e;
+}
+
 /* 1. running requests, in admission order. Returns whether it preempted. */
 static bool schedule_running(sched *s, sched_step *st, request *reqs, uint32_t *budget) {
   bool preempted = false;
   uint32_t i = 0;
+  /* speculation: every running request's KV allocation covers num_lookahead_tokens more (scheduler.py passes them
+     to allocate_slots for running requests); drafts only where the batch is within the engine's cut-off */
+  uint32_t look = s->cfg.spec_k ? s->cfg.spec_lookahead : 0;
+  bool spec = s->cfg.spec_k && !(s->cfg.spec_disable_bs && s->n_running > s->cfg.spec_disable_bs);
   while (i < s->n_running && *budget > 0) {
     uint32_t idx = s->running[i];
     request *r = &reqs[idx];
@@ -83,11 +116,15 @@ static bool schedule_running(sched *s, sched_step *st, request *reqs, uint32_t *
     }
     uint32_t n = cap_chunk(s, r->num_tokens + placeholders - r->num_computed, *budget);
     SIM_ASSERT(n > 0);
+    /* a decode (its one token the last sampled one) of a request with output so far verifies drafts too: as many
+       as the token budget leaves (scheduler.py trims spec_token_ids to the scheduled tokens) */
+    uint32_t drafts = spec && n == 1 && r->generated + r->pending > 0 ? SIM_MIN(s->cfg.spec_k, *budget - 1) : 0;
+    uint32_t upto = r->num_computed + n + drafts + look;
     /* fast path: the tokens fit in the blocks it already holds (most decode steps) */
-    bool fits = (uint64_t)r->num_computed + n <= (uint64_t)r->kv.n_blocks * s->block_tokens;
+    bool fits = (uint64_t)upto <= (uint64_t)r->kv.n_blocks * s->block_tokens;
     if (s->cfg.admission == ADMIT_ON_DEMAND && !fits) {
       kv_content c = sched__content_of(s, r);
-      while (!kv_allocate(s->kv, &r->kv, &c, 0, r->num_computed + n)) {
+      while (!kv_allocate(s->kv, &r->kv, &c, 0, upto)) {
         uint32_t victim = s->running[--s->n_running];
         preempt(s, reqs, victim);
         preempted = true;
@@ -95,8 +132,9 @@ static bool schedule_running(sched *s, sched_step *st, request *reqs, uint32_t *
       }
       if (s->n_running == i) break; /* it preempted itself */
     }
-    sched__account(s, st, reqs, idx, n);
-    *budget -= n;
+    if (drafts) account_spec(s, st, reqs, idx, drafts);
+    else sched__account(s, st, reqs, idx, n);
+    *budget -= n + drafts;
     i++;
   }
   return preempted;
@@ -145,10 +183,15 @@ static void describe(sched_step *st, const request *reqs) {
   for (uint32_t k = 0; k < st->n_items; k++) {
     const sched_item *it = &st->items[k];
     const request *r = &reqs[it->req];
-    uint32_t n = it->tokens, before = r->num_computed - n; /* tokens cached before this step */
+    uint32_t n = it->tokens, before = r->num_computed - (it->drafts ? it->emit : n); /* cached before this step */
     out->num_tokens += n;
     out->num_seqs++;
-    if (n == 1) {
+    if (it->drafts) { /* a verify: 1 + drafts queries over the sequence's cache, its last query reading all of it */
+      out->num_decode++;
+      out->decode_ctx_tokens += (uint64_t)before + n;
+      out->spec_seqs++;
+      out->spec_tokens += it->drafts;
+    } else if (n == 1) {
       out->num_decode++;
       out->decode_ctx_tokens += (uint64_t)before + 1;
     } else {
@@ -195,11 +238,13 @@ uint32_t sched_complete(sched *s, request *reqs, sim_ns now, metrics_rec *m, uin
     if (!it->samples) continue; /* a mid-prompt chunk (its progress was counted when scheduled), or an aborted
                                    request's entry (sched_abort) */
     request *r = &reqs[it->req];
-    SIM_ASSERT(r->pending > 0);
-    r->pending--;
-    r->generated++;
-    r->num_tokens++;
-    if (r->generated == 1) r->first_token_ns = now;
+    uint32_t e = it->emit; /* a speculating step's tokens arrive together: one chunk, one inter-token gap (vLLM's
+                              benchmark client appends one ITL per streamed chunk) */
+    SIM_ASSERT(r->pending >= e && e > 0);
+    r->pending -= e;
+    r->generated += e;
+    r->num_tokens += e;
+    if (r->generated == e) r->first_token_ns = now;
     else metrics_itl(m, &s->itl_pend, now - r->last_token_ns);
     r->last_token_ns = now;
     if (r->generated < r->output_tokens) continue;
@@ -225,7 +270,7 @@ void sched_abort(sched *s, request *reqs, uint32_t idx) {
   for (uint32_t k = 0; k < s->q_len; k++) { /* the steps already scheduled run anyway; they just carry nothing back */
     sched_step *st = sched_queued(s, k);
     for (uint32_t j = 0; j < st->n_items; j++)
-      if (st->items[j].req == idx) st->items[j] = (sched_item){SCHED_NO_REQ, st->items[j].tokens, false};
+      if (st->items[j].req == idx) st->items[j] = (sched_item){SCHED_NO_REQ, st->items[j].tokens, false, st->items[j].drafts, 0};
   }
   request *r = &reqs[idx];
   if (r->state == RQ_WAITING) {
@@ -268,6 +313,7 @@ bool sched_run_begin(sched *s, const request *reqs, sched_run *run) {
   uint32_t B = s->n_running, D = s->depth, bt = s->block_tokens;
   if (!B || s->waiting.len || s->q_len != D || D > 2 || B > s->cfg.max_num_batched_tokens || bt < 2) return false;
   if (s->cfg.admission == ADMIT_TOKEN_RATIO) return false; /* each decode step moves new_token_ratio: stepwise */
+  if (s->cfg.spec_k) return false; /* speculation: each step draws its own tokens per request */
   for (uint32_t k = 0; k < D; k++) {
     const sched_step *st = sched_queued(s, k);
     const batch_desc *bd = &st->bd;

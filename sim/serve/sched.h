@@ -94,14 +94,25 @@ typedef struct sched_cfg {
                                             batch with no forward step */
   bool lpm;                              /* ADMIT_TOKEN_RATIO: SGLang's schedule_policy lpm (sched_sglang.c) */
   bool mixed_chunk;                      /* ADMIT_TOKEN_RATIO: SGLang's --enable-mixed-chunk (sched_sglang.c) */
+  /* speculative decoding (docs/SPECDEC.md; the vLLM path only): spec_k drafts per decoding request and step,
+     accepted per position with spec_rates (unconditional, config/specdec.h), drawn from spec_seed per request and
+     step; KV for spec_lookahead more tokens (vLLM's num_lookahead_tokens); no drafts in a step whose running
+     batch exceeds spec_disable_bs (TensorRT-LLM's max_concurrency; 0: never off) */
+  uint32_t spec_k;
+  uint32_t spec_lookahead;
+  uint32_t spec_disable_bs;
+  uint64_t spec_seed;
+  double spec_rates[SPEC_MAX_K];
 } sched_cfg;
 
 /* One entry of a step: a request and what the step does for it. */
 enum { SCHED_NO_REQ = UINT32_MAX }; /* sched_item.req of a request aborted after the step was scheduled */
 typedef struct sched_item {
   uint32_t req;    /* request index, or SCHED_NO_REQ (then samples is false) */
-  uint32_t tokens; /* tokens computed for it */
+  uint32_t tokens; /* tokens computed for it (a speculating decode: 1 + drafts, the rejected ones included) */
   bool samples;    /* the step samples a token for it */
+  uint8_t drafts;  /* speculative decoding: draft tokens verified for it (0: none) */
+  uint8_t emit;    /* tokens it gets when the step ends: 1 when it samples, 1 + accepted drafts when it speculates */
 } sched_item;
 
 /* One scheduled step (queued or running). */
@@ -149,6 +160,9 @@ typedef struct sched {
   uint32_t *run_ord;          /* sched_run_*: running positions by block phase, then position */
   size_t cap_run_ord;
   uint32_t *run_start;        /* [block_tokens + 1]: where each phase's positions begin in run_ord */
+  /* speculative decoding, as vLLM's SpecDecodingStats counts it (v1/spec_decode/metrics.py): steps of a request
+     with drafts, drafts, accepted drafts, and accepted drafts per position */
+  uint64_t spec_drafts, spec_draft_tokens, spec_accepted, spec_accepted_pos[SPEC_MAX_K];
 } sched;
 
 /* A run of steady decode steps in closed form (cluster_events.c drives it).

@@ -4,7 +4,7 @@
 
 void sched__item_push(sched_step *st, uint32_t idx, uint32_t tokens, bool samples) {
   SIM_GROW(st->items, st->cap_items, st->n_items + 1);
-  st->items[st->n_items++] = (sched_item){idx, tokens, samples};
+  st->items[st->n_items++] = (sched_item){idx, tokens, samples, 0, samples ? 1 : 0};
 }
 
 /* Returns its blocks to the pool and frees its block table's memory (a

@@ -182,7 +182,7 @@ Test(cluster, pipeline_overlaps_consecutive_batches) {
     cc.block_tokens = 16;
     cc.max_model_len = 4096;
     cc.kv_blocks = 1000;
-    cc.sched = (sched_cfg){8, 512, 0, true, false, ADMIT_ON_DEMAND, false, pp, 0, 0, 0, false, false, false};
+    cc.sched = (sched_cfg){8, 512, 0, true, false, ADMIT_ON_DEMAND, false, pp, 0, 0, 0, false, false, false, 0, 0, 0, 0, {0}};
     trace_init(&w->tr);
     trace_push(&w->tr, 0, 512, 1, 0, NULL, 0);
     trace_push(&w->tr, 0, 512, 1, 0, NULL, 0);
@@ -241,7 +241,7 @@ Test(cluster, dp_lockstep_ranks_step_together) {
     cc.block_tokens = 16;
     cc.max_model_len = 8192;
     cc.kv_blocks = 1000;
-    cc.sched = (sched_cfg){8, 8192, 0, true, false, ADMIT_ON_DEMAND, false, 1, 0, 0, 0, false, false, false};
+    cc.sched = (sched_cfg){8, 8192, 0, true, false, ADMIT_ON_DEMAND, false, 1, 0, 0, 0, false, false, false, 0, 0, 0, 0, {0}};
     trace_init(&w->tr);
     trace_push(&w->tr, 0, 4000, 2, 0, NULL, 0);
     trace_push(&w->tr, 0, 16, 2, 0, NULL, 0);

@@ -955,7 +955,7 @@ Test(cost, data_parallel_ranks_share_the_moe_layers) {
   cr_assert_eq(w.c.shard.expert_inter, 7168);
   cr_assert_eq(w.c.shard.q_heads, 32, "attention whole on the rank");
   prefill_chunk ch = {4096, 0}; /* compute-bound experts: twice the tokens, about twice the time */
-  batch_desc alone = {4096, 1, 0, 0, 1, 1, &ch, 0, 0, 0}, busy = alone;
+  batch_desc alone = {4096, 1, 0, 0, 1, 1, &ch, 0, 0, 0, 0, 0}, busy = alone;
   busy.moe_peer_tokens = 4096;
   step_cost a, b;
   cost_step(&w.c, &alone, &a);
@@ -970,7 +970,7 @@ Test(cost, data_parallel_ranks_share_the_moe_layers) {
   /* plan's decode step: both ranks at the batch */
   step_cost d1;
   cost_decode_step_ns(&w.c, 8, 512, &d1);
-  batch_desc dec = {8, 8, 8, 8 * 512, 8, 0, NULL, 8, 0, 0};
+  batch_desc dec = {8, 8, 8, 8 * 512, 8, 0, NULL, 8, 0, 0, 0, 0};
   step_cost d2;
   cost_step(&w.c, &dec, &d2);
   cr_assert_float_eq(d1.total_ns, d2.total_ns, 1e-6 * d1.total_ns);

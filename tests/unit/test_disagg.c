@@ -196,7 +196,7 @@ static void one_request(bool sgl, uint32_t out, request *res) {
   cc.max_model_len = 8192;
   cc.kv_blocks = 4096;
   cc.sched = (sched_cfg){64, 8192, 0, true, false, sgl ? ADMIT_TOKEN_RATIO : ADMIT_ON_DEMAND, false, 1,
-                         sgl ? 16384 : 0, sgl ? 1.0 : 0, sgl ? 1 : 0, false, false, false};
+                         sgl ? 16384 : 0, sgl ? 1.0 : 0, sgl ? 1 : 0, false, false, false, 0, 0, 0, 0, {0}};
   cc.disagg.on = true;
   cc.disagg.prefill = 1;
   cc.disagg.decode_cost = dec;

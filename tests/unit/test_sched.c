@@ -23,7 +23,7 @@ static void h_init_cfg(harness *h, const sched_cfg *c, uint32_t blocks) {
 }
 
 static void h_init(harness *h, uint32_t seqs, uint32_t budget, uint32_t blocks, bool async, admit_policy adm) {
-  sched_cfg c = {seqs, budget, 0, true, async, adm, false, 1, 0, 0, 0, false, false, false};
+  sched_cfg c = {seqs, budget, 0, true, async, adm, false, 1, 0, 0, 0, false, false, false, 0, 0, 0, 0, {0}};
   h_init_cfg(h, &c, blocks);
 }
 
@@ -288,7 +288,7 @@ Test(sched, random_workloads_conserve_tokens_and_blocks) {
 Test(sched, full_isl_admission_needs_the_whole_prompt) {
   for (int full = 0; full < 2; full++) {
     harness h;
-    sched_cfg c = {8, 64, 0, true, false, ADMIT_ON_DEMAND, full, 1, 0, 0, 0, false, false, false};
+    sched_cfg c = {8, 64, 0, true, false, ADMIT_ON_DEMAND, full, 1, 0, 0, 0, false, false, false, 0, 0, 0, 0, {0}};
     h_init_cfg(&h, &c, 10); /* 10 blocks of 16 */
     uint32_t a = h_add(&h, 40, 5), b = h_add(&h, 120, 5);
     h_step(&h); /* a: 40 tokens, 3 blocks; b: 24 tokens fit the budget, 2 blocks; its whole prompt needs 8 */
@@ -340,7 +340,7 @@ Test(sched, same_step_admissions_share_a_prefix) {
  * scheduled while the previous one is in flight. */
 Test(sched, pipeline_queue_skips_requests_whose_token_is_in_flight) {
   harness h;
-  sched_cfg c = {8, 64, 0, true, false, ADMIT_ON_DEMAND, false, 2, 0, 0, 0, false, false, false};
+  sched_cfg c = {8, 64, 0, true, false, ADMIT_ON_DEMAND, false, 2, 0, 0, 0, false, false, false, 0, 0, 0, 0, {0}};
   h_init_cfg(&h, &c, 100);
   cr_assert_eq(h.s.depth, 2);
   uint32_t a = h_add(&h, 100, 3), b = h_add(&h, 10, 3);
@@ -366,7 +366,7 @@ Test(sched, pipeline_queue_skips_requests_whose_token_is_in_flight) {
   cr_assert_null(sched_schedule(&h.s, h.reqs, 2 * SIM_NS_PER_MS));
   h_free(&h);
   /* the batch queue is pp deep */
-  sched_cfg c4 = {8, 64, 0, true, false, ADMIT_ON_DEMAND, false, 4, 0, 0, 0, false, false, false};
+  sched_cfg c4 = {8, 64, 0, true, false, ADMIT_ON_DEMAND, false, 4, 0, 0, 0, false, false, false, 0, 0, 0, 0, {0}};
   h_init_cfg(&h, &c4, 100);
   cr_assert_eq(h.s.depth, 4);
   h_free(&h);
@@ -380,7 +380,7 @@ Test(sched, pipeline_random_workloads_conserve_tokens_and_blocks) {
     harness h;
     uint32_t blocks = 20 + (uint32_t)rng_below(&r, 60);
     sched_cfg c = {1 + (uint32_t)rng_below(&r, 16), 16 + (uint32_t)rng_below(&r, 200), 0, true, false,
-                   ADMIT_ON_DEMAND, round % 2 == 1, 2 + (uint32_t)rng_below(&r, 3), 0, 0, 0, false, false, false};
+                   ADMIT_ON_DEMAND, round % 2 == 1, 2 + (uint32_t)rng_below(&r, 3), 0, 0, 0, false, false, false, 0, 0, 0, 0, {0}};
     h_init_cfg(&h, &c, blocks);
     uint32_t want = 0, n = 30 + (uint32_t)rng_below(&r, 60), added = 0, fin = 0;
     for (int step = 0; step < 100000 && /* one step ends per turn; preemption cycles in tiny pools */ (added < n || sched_has_work(&h.s)); step++) {

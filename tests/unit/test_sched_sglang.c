@@ -28,7 +28,7 @@ static void h_init_async(harness *h, uint32_t chunk, uint32_t pool, double conse
                          bool async, uint32_t retract_steps, bool mixed) {
   memset(h, 0, sizeof *h);
   sched_cfg c = {2048,  chunk, 0, true,  async, ADMIT_TOKEN_RATIO, false, 1, 16384, conservativeness, retract_steps,
-                 false, false, mixed};
+                 false, false, mixed, 0, 0, 0, 0, {0}};
   sched_init(&h->s, &c, pool, page, true);
   metrics_init(&h->m, 0);
 }
@@ -214,7 +214,7 @@ Test(sched_sglang, radix_hits_are_token_granular) {
 
 static void h_init_lpm(harness *h, uint32_t chunk, bool lpm) {
   memset(h, 0, sizeof *h);
-  sched_cfg c = {2048, chunk, 0, true, false, ADMIT_TOKEN_RATIO, false, 1, 16384, 1.0, 1, false, lpm, false};
+  sched_cfg c = {2048, chunk, 0, true, false, ADMIT_TOKEN_RATIO, false, 1, 16384, 1.0, 1, false, lpm, false, 0, 0, 0, 0, {0}};
   sched_init(&h->s, &c, 100000, 1, true);
   metrics_init(&h->m, 0);
 }

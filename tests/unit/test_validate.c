@@ -660,10 +660,10 @@ Test(validate_shape, static_batch_matches_the_cost_model_by_hand) {
   cost_model c;
   static_cost(&c, &m, &g, &e, &d, B, ISL, OSL);
   prefill_chunk ch[4] = {{ISL, 0}, {ISL, 0}, {ISL, 0}, {ISL, 0}};
-  batch_desc pre = {B * ISL, B, 0, 0, B, B, ch, 0, 0, 0};
+  batch_desc pre = {B * ISL, B, 0, 0, B, B, ch, 0, 0, 0, 0, 0};
   double ttft = step_ms(&c, &pre), dec = 0;
   for (uint32_t j = 1; j < OSL; j++) {
-    batch_desc bd = {B, B, B, (uint64_t)B * (ISL + j), B, 0, NULL, 0, 0, 0};
+    batch_desc bd = {B, B, B, (uint64_t)B * (ISL + j), B, 0, NULL, 0, 0, 0, 0, 0};
     dec += step_ms(&c, &bd);
   }
   cr_assert_float_eq(p->pred[VM_TTFT], ttft, 1e-6, "ttft %.6f vs %.6f", p->pred[VM_TTFT], ttft);
@@ -711,10 +711,10 @@ Test(validate_shape, closed_loop_of_one_prefills_each_request_alone) {
   cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), 0);
   attach_auto(&c, &g, &e);
   prefill_chunk ch = {ISL, 0};
-  batch_desc pre = {ISL, 1, 0, 0, 1, 1, &ch, 0, 0, 0};
+  batch_desc pre = {ISL, 1, 0, 0, 1, 1, &ch, 0, 0, 0, 0, 0};
   double ttft = step_ms(&c, &pre) + llround(e.frontend_latency_ns) / 1e6, dec = 0; /* the HTTP frontend, then the prefill */
   for (uint32_t j = 1; j < OSL; j++) {
-    batch_desc bd = {1, 1, 1, ISL + j, 1, 0, NULL, 0, 0, 0};
+    batch_desc bd = {1, 1, 1, ISL + j, 1, 0, NULL, 0, 0, 0, 0, 0};
     dec += step_ms(&c, &bd);
   }
   /* the engine idles when the lone request finishes, so each next one starts at once */
