@@ -17,8 +17,8 @@
  *     Blocks n_touched and up were never handed out: they are free and
  *     carry nothing (a high-water mark).
  *   - the free queue (vLLM's eviction order) as a doubly-linked list of
- *     nodes that are either a cached free block (ref 0, a hash: its own
- *     record is the node) or a run of k anonymous free blocks (ref 0, no
+ *     nodes that are either a cached free block (ref 0, a hash: its
+ *     record's slot is the node) or a run of k anonymous free blocks (ref 0, no
  *     hash). A free block without a hash holds nothing anybody can hit, so
  *     anonymous blocks are interchangeable: only how many of them lie
  *     between the cached ones decides which cached block is evicted when,
@@ -30,8 +30,10 @@
  *     hits keeps as many ids as it ever held at once. Hits, evictions and
  *     free counts are those of vLLM's queue of every block; only which id
  *     an anonymous block gets differs, and no output depends on it.
- *     Node ids: blocks 0 .. num_blocks-1, the sentinel num_blocks (its next
- *     is the head, next to evict; its prev the tail), runs num_blocks+1+r.
+ *     Node ids: record slots 0 .. num_blocks-1, the sentinel num_blocks (its
+ *     next is the head, next to evict; its prev the tail), runs
+ *     num_blocks+1+r. Walking the queue (evicting a preempted request's
+ *     cached blocks one after the other) so reads the dense slots only.
  *   - an open-addressing hash table hash -> block id, linear probing, power
  *     of two capacity kept >= 2 x the hashes it holds (allocated at the
  *     first hash, doubled and rebuilt as it fills), so the load factor never
@@ -242,12 +244,13 @@ static kv_block *rec_keep(kv_mgr *kv, uint32_t b) {
   kv->rec_of[b] = slot;
   kv->kept[b >> 6] |= 1ull << (b & 63);
   kv->n_rec++;
+  kv->blk[slot].id = b;
   return &kv->blk[slot];
 }
 
-/* Block b is anonymous again (free without a hash, or handed out as a private block): its record's slot is unused. */
-static void rec_drop(kv_mgr *kv, uint32_t b) {
-  uint32_t slot = kv->rec_of[b];
+/* Block b, whose record is in `slot`, is anonymous again (free without a hash, or handed out as a private block):
+   the slot is unused. (Not asserted here: rec_of[b] would be a cache miss a block; kv_check checks the map.) */
+static void rec_drop(kv_mgr *kv, uint32_t b, uint32_t slot) {
   kv->kept[b >> 6] &= ~(1ull << (b & 63));
   kv->blk[slot].l.next = kv->rec_free;
   kv->rec_free = slot;
@@ -295,12 +298,13 @@ static void run_release(kv_mgr *kv, uint32_t node) {
 /* A block whose ref count reached 0 joins the tail: as its own node when it
  * carries a hash, else counted into the tail run. */
 static void fq_append(kv_mgr *kv, uint32_t b) {
-  kv_block *x = rec(kv, b);
+  uint32_t slot = kv->rec_of[b];
+  kv_block *x = &kv->blk[slot];
   SIM_ASSERT(x->ref_cnt == 0);
   if (x->hash) {
-    fq_link_tail(kv, b);
+    fq_link_tail(kv, slot);
   } else {
-    rec_drop(kv, b);
+    rec_drop(kv, b, slot);
     if (is_run(kv, kv->sent.prev)) run_of(kv, kv->sent.prev)->count++;
     else fq_link_tail(kv, run_new(kv, 1));
     SIM_GROW(kv->anon, kv->anon_cap, kv->n_anon + 1);
@@ -315,7 +319,7 @@ static void fq_take_cached(kv_mgr *kv, uint32_t b) {
   kv_block *x = rec(kv, b);
   SIM_ASSERT(x->ref_cnt == 0 && x->hash);
   uint32_t p = x->l.prev, n = x->l.next;
-  fq_unlink(kv, b);
+  fq_unlink(kv, kv->rec_of[b]);
   if (is_run(kv, p) && is_run(kv, n)) {
     run_of(kv, p)->count += run_of(kv, n)->count;
     fq_unlink(kv, n);
@@ -336,14 +340,14 @@ static uint32_t fq_pop(kv_mgr *kv) {
     }
     if (kv->n_anon) b = kv->anon[--kv->n_anon];
     else blocks_new(kv, &b, 1);
-  } else {
-    b = head;
-    fq_unlink(kv, b);
-    kv_block *x = rec(kv, b);
+  } else { /* the node is the record's slot */
+    kv_block *x = &kv->blk[head];
+    b = x->id;
+    fq_unlink(kv, head);
     uint32_t slot = ht_find(kv, x->hash);
     SIM_ASSERT(slot != UINT32_MAX && kv->ht_val[slot] == b);
     ht_remove_slot(kv, slot);
-    rec_drop(kv, b); /* handed out as a private block */
+    rec_drop(kv, b, head); /* handed out as a private block */
     kv->stats.evictions++;
   }
   kv->num_free--;

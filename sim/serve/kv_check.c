@@ -77,14 +77,17 @@ static int check_queue(const kv_mgr *kv, uint8_t *seen, const uint8_t *anon, con
   uint64_t len = 0, cached = 0, n_run = 0;
   kv_mgr *m = (kv_mgr *)kv; /* lnk() reads only */
   for (uint32_t x = kv->sent.next; x != sentinel; prev = x, x = lnk(m, x)->next) {
-    if (x < nb) {
-      if (x >= nt) return check_fail(err, "free queue: block %u was never handed out", x);
-      if (!rec_kept(kv, x)) return check_fail(err, "free queue: block %u has no record", x);
-      if (priv[x] || rec(kv, x)->ref_cnt || !rec(kv, x)->hash)
-        return check_fail(err, "free queue: block %u (position %" PRIu64 ") has ref_cnt %u, hash %s", x, len,
-                          rec(kv, x)->ref_cnt, rec(kv, x)->hash ? "set" : "none");
-      if (seen[x]) return check_fail(err, "free queue: block %u twice", x);
-      seen[x] = 1;
+    if (x < nb) { /* a record slot */
+      if (x >= kv->blk_used) return check_fail(err, "free queue: node %u is no record slot in use", x);
+      uint32_t b = kv->blk[x].id;
+      if (b >= nt) return check_fail(err, "free queue: block %u was never handed out", b);
+      if (!rec_kept(kv, b) || kv->rec_of[b] != x)
+        return check_fail(err, "free queue: slot %u names block %u, whose record it is not", x, b);
+      if (priv[b] || rec(kv, b)->ref_cnt || !rec(kv, b)->hash)
+        return check_fail(err, "free queue: block %u (position %" PRIu64 ") has ref_cnt %u, hash %s", b, len,
+                          rec(kv, b)->ref_cnt, rec(kv, b)->hash ? "set" : "none");
+      if (seen[b]) return check_fail(err, "free queue: block %u twice", b);
+      seen[b] = 1;
       cached++;
     } else {
       if (x - nb - 1 >= kv->run_used) return check_fail(err, "free queue: node %u is no run", x);
@@ -146,8 +149,9 @@ static int check_records(const kv_mgr *kv, sim_err *err) {
   for (uint32_t b = 0; b < kv->n_touched && rc == SIM_OK; b++) {
     if (!rec_kept(kv, b)) continue;
     uint32_t slot = kv->rec_of[b];
-    if (slot >= kv->blk_used || used[slot])
-      rc = check_fail(err, "block %u: record slot %u out of range (%u) or shared", b, slot, kv->blk_used);
+    if (slot >= kv->blk_used || used[slot] || kv->blk[slot].id != b)
+      rc = check_fail(err, "block %u: record slot %u out of range (%u), shared or naming another block", b, slot,
+                      kv->blk_used);
     else used[slot] = 1, n++;
   }
   for (uint32_t slot = kv->rec_free; slot != UINT32_MAX && rc == SIM_OK; slot = kv->blk[slot].l.next) {

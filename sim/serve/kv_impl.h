@@ -12,8 +12,9 @@ typedef struct fq_link {
 typedef struct kv_block { /* a record: a block's from kv_commit until it is anonymous again (see kv.c) */
   uint64_t hash;    /* chained hash of the full block's content, 0 = none */
   uint32_t ref_cnt; /* block-table entries referencing this block */
-  fq_link l;        /* while a cached free block (ref 0, hash != 0): its place in the free queue; while the slot is
-                       unused: l.next = next unused slot */
+  fq_link l;        /* while a cached free block (ref 0, hash != 0): its place in the free queue (the node is the
+                       slot); while the slot is unused: l.next = next unused slot */
+  uint32_t id;      /* the block whose record this is */
 } kv_block;
 
 typedef struct kv_run {
@@ -64,11 +65,11 @@ static inline kv_block *rec(const kv_mgr *kv, uint32_t b) { return &kv->blk[kv->
 /* Block b's hash: 0 without a record. */
 static inline uint64_t rec_hash(const kv_mgr *kv, uint32_t b) { return rec_kept(kv, b) ? rec(kv, b)->hash : 0; }
 
-/* Free-queue node ids: blocks 0 .. num_blocks-1, the sentinel num_blocks, runs above. */
+/* Free-queue node ids: record slots 0 .. num_blocks-1 (cached free blocks), the sentinel num_blocks, runs above. */
 static inline bool is_run(const kv_mgr *kv, uint32_t node) { return node > kv->num_blocks; }
 
 static inline fq_link *lnk(kv_mgr *kv, uint32_t node) {
-  if (node < kv->num_blocks) return &rec(kv, node)->l;
+  if (node < kv->num_blocks) return &kv->blk[node].l;
   if (node == kv->num_blocks) return &kv->sent;
   return &kv->run[node - kv->num_blocks - 1].l;
 }
