@@ -462,6 +462,19 @@ bool kv_allocate(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached_tok
 
 bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached_tokens, uint32_t total_tokens,
                      uint32_t fit_tokens) {
+  /* A decode step's one new block at page size 1, from the anonymous stack, room in the table: what the general path
+     below does for it, without its arithmetic (a block per token and request in an SGLang run). */
+  if (cached_tokens == 0 && fit_tokens <= total_tokens && kv->bt_shift == 0 && total_tokens == s->n_blocks + 1 &&
+      s->n_blocks < s->cap && kv->n_anon && is_run(kv, kv->sent.next)) {
+    uint32_t head = kv->sent.next;
+    if (--run_of(kv, head)->count == 0) {
+      fq_unlink(kv, head);
+      run_release(kv, head);
+    }
+    s->blocks[s->n_blocks++] = kv->anon[--kv->n_anon];
+    kv->num_free--;
+    return true;
+  }
   uint32_t bt = kv->block_tokens, n_cached = 0, cached_in_free = 0;
   uint64_t h = 0;
   if (s->n_blocks == 0 && cached_tokens > 0) {
