@@ -330,8 +330,10 @@ void sched__sglang(sched *s, sched_step *st, request *reqs, sim_ns now) {
     decode(s, st, reqs);
     return;
   }
-  bool chunking = false;
-  for (uint32_t k = 0; k < s->n_running && !chunking; k++) chunking = mid_prefill(&reqs[s->running[k]]);
-  if ((s->waiting.len && !s->full) || chunking) prefill(s, st, reqs, now);
+  /* a prefill step when requests wait for admission or a chunked one continues (looked for only when needed: the
+     look is a pass over the running requests) */
+  bool try_prefill = s->waiting.len && !s->full;
+  for (uint32_t k = 0; k < s->n_running && !try_prefill; k++) try_prefill = mid_prefill(&reqs[s->running[k]]);
+  if (try_prefill) prefill(s, st, reqs, now);
   if (!st->n_items) decode(s, st, reqs);
 }
