@@ -2,24 +2,38 @@
  *
  * Memory follows what is in use, not the pool's size (a fleet of idle
  * replicas costs nothing per block; issue fleet-scale):
- *   - blk[0 .. n_touched): a record per block ever handed out (ref count,
- *     hash, free-queue links), grown by doubling. Blocks n_touched and up
- *     were never used: they are free and carry nothing.
+ *   - records (ref count, hash, free-queue links) only for blocks that
+ *     need one: from kv_commit, which hashes a block, until the block is
+ *     anonymous again (freed without a hash, or evicted). Only a hashed
+ *     block is ever shared, cached or queued on its own; any other block
+ *     has no hash and a ref count implied by where it is (a private tail:
+ *     1; the anonymous stack: 0). The records lie densely in slots (blk,
+ *     grown by doubling, unused slots listed), reached through a map from
+ *     block id (rec_of, valid where bit b of `kept` is set, grown by
+ *     doubling without being written). Handing out and freeing blocks that
+ *     are never hashed (a request with nothing to share: most, and with
+ *     SGLang's page size 1 a block per token) writes no record and no map
+ *     entry; hashing one writes its map entry and a slot that is in cache.
+ *     Blocks n_touched and up were never handed out: they are free and
+ *     carry nothing (a high-water mark).
  *   - the free queue (vLLM's eviction order) as a doubly-linked list of
- *     nodes that are either a cached free block (ref 0, a hash: its own
- *     record is the node) or a run of k anonymous free blocks (ref 0, no
+ *     nodes that are either a cached free block (ref 0, a hash: its
+ *     record's slot is the node) or a run of k anonymous free blocks (ref 0, no
  *     hash). A free block without a hash holds nothing anybody can hit, so
  *     anonymous blocks are interchangeable: only how many of them lie
  *     between the cached ones decides which cached block is evicted when,
  *     and the runs keep exactly that. Their ids wait on a stack (`anon`,
  *     last freed first); when it is empty, a never-used id is taken. So the
- *     records grow to the peak of blocks in use plus cached free blocks, and
- *     no further: a replica serving millions of tokens without prefix hits
- *     keeps as many records as it ever held at once. Hits, evictions and
+ *     ids handed out (n_touched) grow to the peak of blocks in use plus
+ *     cached free blocks, and no further, and the records to the peak of
+ *     hashed blocks: a replica serving millions of tokens without prefix
+ *     hits keeps as many ids as it ever held at once. Hits, evictions and
  *     free counts are those of vLLM's queue of every block; only which id
  *     an anonymous block gets differs, and no output depends on it.
- *     Node ids: blocks 0 .. num_blocks-1, the sentinel num_blocks (its next
- *     is the head, next to evict; its prev the tail), runs num_blocks+1+r.
+ *     Node ids: record slots 0 .. num_blocks-1, the sentinel num_blocks (its
+ *     next is the head, next to evict; its prev the tail), runs
+ *     num_blocks+1+r. Walking the queue (evicting a preempted request's
+ *     cached blocks one after the other) so reads the dense slots only.
  *   - an open-addressing hash table hash -> block id, linear probing, power
  *     of two capacity kept >= 2 x the hashes it holds (allocated at the
  *     first hash, doubled and rebuilt as it fills), so the load factor never
@@ -48,21 +62,27 @@
  *
  * Invariants beyond those of kv.h (checked by kv_check):
  *   - a free block is either in the queue as a node (ref 0, a hash) or on
- *     the anonymous stack (no hash; its record's ref_cnt is stale, see
- *     below); never both; a block in use is in neither;
+ *     the anonymous stack (no hash, no record); never both; a block in use
+ *     is in neither;
  *   - the runs' counts add up to the stack's size plus the never-used
  *     blocks; no run is empty and no two runs are neighbours;
  *   - the hash table holds exactly the blocks with hash != 0, each under its
  *     own hash, reachable from its home slot without crossing an empty slot;
  *   - for every sequence, blocks at table index >= n_hashed have no hash and
  *     are in that table alone (freshly allocated, private). Only hashed
- *     blocks are shared. A private block's record is neither written when
- *     it is handed out nor when it is freed: its ref count of 1 is implied by
- *     its place in the table, and its record's ref_cnt is stale (0 or 1)
- *     until kv_commit hashes it and writes the count. Handing out and
+ *     blocks are shared. A private block has no record, neither when it is
+ *     handed out nor when it is freed: its ref count of 1 is implied by its
+ *     place in the table, until kv_commit hashes it and writes a record;
+ *   - a block has a record iff it has a hash or sits at index < n_hashed
+ *     of a table (a duplicate, see below, has a record without a hash
+ *     while it is held). Handing out and
  *     freeing the blocks of a request with nothing to share (most of them,
  *     and with SGLang's page size 1 a block per token) so touch no record:
  *     their ids are scattered over the pool, a cache miss each.
+ *   - the anonymous stack holds no order anybody reads: a sequence's
+ *     private tail is pushed as one copied slice, and an allocation takes
+ *     the top slice at once (the ids a request gets differ from a queue of
+ *     single blocks, nothing else).
  *
  * Concurrent duplicates: if two sequences compute the same block content at
  * the same time, the second kv_commit finds the hash already registered (to
@@ -186,6 +206,57 @@ static void ht_remove_slot(kv_mgr *kv, uint32_t hole) {
   kv->ht_n--;
 }
 
+/* ---- ids and records ---------------------------------------------------------------- */
+
+/* Hands out m never-used blocks (the high-water mark rises; nothing is written for them). */
+static void blocks_new(kv_mgr *kv, uint32_t *out, uint32_t m) {
+  SIM_ASSERT(m <= kv->num_blocks - kv->n_touched);
+  for (uint32_t i = 0; i < m; i++) out[i] = kv->n_touched + i;
+  kv->n_touched += m;
+}
+
+/* Gives block b a record: a slot (an unused one, or a new one, the slots growing by doubling), the map's entry (the
+   map growing by doubling, its new entries unwritten and unkept). The caller writes the record. */
+static kv_block *rec_keep(kv_mgr *kv, uint32_t b) {
+  SIM_ASSERT(b < kv->n_touched && !rec_kept(kv, b));
+  if (b >= kv->map_cap) {
+    uint64_t c = kv->map_cap ? 2ull * kv->map_cap : 64;
+    while (c <= b) c *= 2;
+    uint32_t cap = (uint32_t)SIM_MIN(c, (uint64_t)kv->num_blocks);
+    size_t words = ((size_t)kv->map_cap + 63) / 64, new_words = ((size_t)cap + 63) / 64;
+    kv->rec_of = sim_realloc(kv->rec_of, (size_t)cap * sizeof *kv->rec_of);
+    kv->kept = sim_realloc(kv->kept, new_words * sizeof *kv->kept);
+    memset(kv->kept + words, 0, (new_words - words) * sizeof *kv->kept);
+    kv->map_cap = cap;
+  }
+  uint32_t slot;
+  if (kv->rec_free != UINT32_MAX) {
+    slot = kv->rec_free;
+    kv->rec_free = kv->blk[slot].l.next;
+  } else {
+    if (kv->blk_used == kv->blk_cap) {
+      uint64_t c = kv->blk_cap ? 2ull * kv->blk_cap : 64;
+      kv->blk_cap = (uint32_t)SIM_MIN(c, (uint64_t)kv->num_blocks);
+      kv->blk = sim_realloc(kv->blk, (size_t)kv->blk_cap * sizeof *kv->blk);
+    }
+    slot = kv->blk_used++;
+  }
+  kv->rec_of[b] = slot;
+  kv->kept[b >> 6] |= 1ull << (b & 63);
+  kv->n_rec++;
+  kv->blk[slot].id = b;
+  return &kv->blk[slot];
+}
+
+/* Block b, whose record is in `slot`, is anonymous again (free without a hash, or handed out as a private block):
+   the slot is unused. (Not asserted here: rec_of[b] would be a cache miss a block; kv_check checks the map.) */
+static void rec_drop(kv_mgr *kv, uint32_t b, uint32_t slot) {
+  kv->kept[b >> 6] &= ~(1ull << (b & 63));
+  kv->blk[slot].l.next = kv->rec_free;
+  kv->rec_free = slot;
+  kv->n_rec--;
+}
+
 /* ---- free queue ------------------------------------------------------------------ */
 
 static kv_run *run_of(kv_mgr *kv, uint32_t node) { return &kv->run[node - kv->num_blocks - 1]; }
@@ -227,11 +298,13 @@ static void run_release(kv_mgr *kv, uint32_t node) {
 /* A block whose ref count reached 0 joins the tail: as its own node when it
  * carries a hash, else counted into the tail run. */
 static void fq_append(kv_mgr *kv, uint32_t b) {
-  kv_block *x = &kv->blk[b];
+  uint32_t slot = kv->rec_of[b];
+  kv_block *x = &kv->blk[slot];
   SIM_ASSERT(x->ref_cnt == 0);
   if (x->hash) {
-    fq_link_tail(kv, b);
+    fq_link_tail(kv, slot);
   } else {
+    rec_drop(kv, b, slot);
     if (is_run(kv, kv->sent.prev)) run_of(kv, kv->sent.prev)->count++;
     else fq_link_tail(kv, run_new(kv, 1));
     SIM_GROW(kv->anon, kv->anon_cap, kv->n_anon + 1);
@@ -243,26 +316,16 @@ static void fq_append(kv_mgr *kv, uint32_t b) {
 /* A cached free block leaves the queue (its content is reused); the runs on
  * either side of it merge. */
 static void fq_take_cached(kv_mgr *kv, uint32_t b) {
-  SIM_ASSERT(kv->blk[b].ref_cnt == 0 && kv->blk[b].hash);
-  uint32_t p = kv->blk[b].l.prev, n = kv->blk[b].l.next;
-  fq_unlink(kv, b);
+  kv_block *x = rec(kv, b);
+  SIM_ASSERT(x->ref_cnt == 0 && x->hash);
+  uint32_t p = x->l.prev, n = x->l.next;
+  fq_unlink(kv, kv->rec_of[b]);
   if (is_run(kv, p) && is_run(kv, n)) {
     run_of(kv, p)->count += run_of(kv, n)->count;
     fq_unlink(kv, n);
     run_release(kv, n);
   }
   kv->num_free--;
-}
-
-static uint32_t block_new(kv_mgr *kv) {
-  SIM_ASSERT(kv->n_touched < kv->num_blocks);
-  if (kv->n_touched == kv->blk_cap) {
-    uint64_t c = kv->blk_cap ? 2ull * kv->blk_cap : 64;
-    kv->blk_cap = (uint32_t)SIM_MIN(c, (uint64_t)kv->num_blocks);
-    kv->blk = sim_realloc(kv->blk, (size_t)kv->blk_cap * sizeof *kv->blk);
-  }
-  kv->blk[kv->n_touched] = (kv_block){0};
-  return kv->n_touched++;
 }
 
 /* Takes the head of the queue (vLLM's popleft): the next anonymous block or
@@ -275,15 +338,16 @@ static uint32_t fq_pop(kv_mgr *kv) {
       fq_unlink(kv, head);
       run_release(kv, head);
     }
-    b = kv->n_anon ? kv->anon[--kv->n_anon] : block_new(kv);
-  } else {
-    b = head;
-    fq_unlink(kv, b);
-    kv_block *x = &kv->blk[b];
+    if (kv->n_anon) b = kv->anon[--kv->n_anon];
+    else blocks_new(kv, &b, 1);
+  } else { /* the node is the record's slot */
+    kv_block *x = &kv->blk[head];
+    b = x->id;
+    fq_unlink(kv, head);
     uint32_t slot = ht_find(kv, x->hash);
     SIM_ASSERT(slot != UINT32_MAX && kv->ht_val[slot] == b);
     ht_remove_slot(kv, slot);
-    x->hash = 0;
+    rec_drop(kv, b, head); /* handed out as a private block */
     kv->stats.evictions++;
   }
   kv->num_free--;
@@ -298,8 +362,12 @@ kv_mgr *kv_new(uint32_t num_blocks, uint32_t block_tokens, bool prefix_caching) 
   kv_mgr *kv = sim_calloc(1, sizeof *kv);
   kv->num_blocks = num_blocks;
   kv->block_tokens = block_tokens;
+  kv->bt_shift = 32;
+  for (uint32_t k = 0; k < 32; k++)
+    if (block_tokens == 1u << k) kv->bt_shift = k;
   kv->caching = prefix_caching;
   kv->run_unused = UINT32_MAX;
+  kv->rec_free = UINT32_MAX;
   kv->sent.prev = kv->sent.next = num_blocks;
   fq_link_tail(kv, run_new(kv, num_blocks)); /* every block free, never used: one run */
   kv->num_free = num_blocks;
@@ -309,6 +377,8 @@ kv_mgr *kv_new(uint32_t num_blocks, uint32_t block_tokens, bool prefix_caching) 
 void kv_free(kv_mgr *kv) {
   if (!kv) return;
   free(kv->blk);
+  free(kv->rec_of);
+  free(kv->kept);
   free(kv->anon);
   free(kv->run);
   free(kv->ht_key);
@@ -346,7 +416,8 @@ static void seq_reserve(kv_seq *s, uint32_t need) {
 }
 
 static uint32_t blocks_for(const kv_mgr *kv, uint32_t tokens) {
-  return (uint32_t)(((uint64_t)tokens + kv->block_tokens - 1) / kv->block_tokens);
+  uint64_t t = (uint64_t)tokens + kv->block_tokens - 1;
+  return (uint32_t)(kv->bt_shift < 32 ? t >> kv->bt_shift : t / kv->block_tokens);
 }
 
 void kv_seq_reserve(const kv_mgr *kv, kv_seq *s, uint64_t tokens) {
@@ -391,6 +462,19 @@ bool kv_allocate(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached_tok
 
 bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached_tokens, uint32_t total_tokens,
                      uint32_t fit_tokens) {
+  /* A decode step's one new block at page size 1, from the anonymous stack, room in the table: what the general path
+     below does for it, without its arithmetic (a block per token and request in an SGLang run). */
+  if (cached_tokens == 0 && fit_tokens <= total_tokens && kv->bt_shift == 0 && total_tokens == s->n_blocks + 1 &&
+      s->n_blocks < s->cap && kv->n_anon && is_run(kv, kv->sent.next)) {
+    uint32_t head = kv->sent.next;
+    if (--run_of(kv, head)->count == 0) {
+      fq_unlink(kv, head);
+      run_release(kv, head);
+    }
+    s->blocks[s->n_blocks++] = kv->anon[--kv->n_anon];
+    kv->num_free--;
+    return true;
+  }
   uint32_t bt = kv->block_tokens, n_cached = 0, cached_in_free = 0;
   uint64_t h = 0;
   if (s->n_blocks == 0 && cached_tokens > 0) {
@@ -405,7 +489,7 @@ bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached
       SIM_ASSERT(slot != UINT32_MAX); /* matched in this same step: must still be cached */
       uint32_t b = kv->ht_val[slot];
       s->blocks[i] = b;
-      cached_in_free += kv->blk[b].ref_cnt == 0;
+      cached_in_free += rec(kv, b)->ref_cnt == 0;
     }
   }
   uint32_t want = blocks_for(kv, total_tokens), have = s->n_blocks + n_cached;
@@ -419,8 +503,8 @@ bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached
   seq_reserve(s, have + n_new);
   for (uint32_t i = 0; i < n_cached; i++) {
     uint32_t b = s->blocks[i];
-    if (kv->blk[b].ref_cnt == 0) fq_take_cached(kv, b);
-    kv->blk[b].ref_cnt++;
+    if (rec(kv, b)->ref_cnt == 0) fq_take_cached(kv, b);
+    rec(kv, b)->ref_cnt++;
   }
   if (n_cached) {
     s->n_blocks = n_cached;
@@ -436,8 +520,7 @@ bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached
       left--;
       continue;
     }
-    /* a run of anonymous blocks: as many at once as it holds, in fq_pop's order (the stack's top first, then
-       never-used ids) */
+    /* a run of anonymous blocks: as many at once as it holds, the stack's top slice first, then never-used ids */
     kv_run *r = run_of(kv, head);
     uint32_t m = SIM_MIN(left, r->count), from_stack = SIM_MIN(m, kv->n_anon);
     if ((r->count -= m) == 0) {
@@ -445,9 +528,13 @@ bool kv_allocate_fit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t cached
       run_release(kv, head);
     }
     uint32_t *out = s->blocks + s->n_blocks;
-    for (uint32_t i = 0; i < from_stack; i++) out[i] = kv->anon[kv->n_anon - 1 - i];
-    kv->n_anon -= from_stack;
-    for (uint32_t i = from_stack; i < m; i++) out[i] = block_new(kv);
+    if (from_stack == 1) { /* a decode step's block: no call */
+      out[0] = kv->anon[--kv->n_anon];
+    } else if (from_stack) {
+      kv->n_anon -= from_stack;
+      memcpy(out, kv->anon + kv->n_anon, (size_t)from_stack * sizeof *out);
+    }
+    blocks_new(kv, out + from_stack, m - from_stack);
     s->n_blocks += m;
     kv->num_free -= m;
     left -= m;
@@ -472,10 +559,11 @@ static void commit(kv_mgr *kv, kv_seq *s, const kv_content *c, uint32_t computed
   for (uint32_t i = s->n_hashed; i < full; i++) {
     h = chain_hash(h, block_content(kv, c, i));
     uint32_t b = s->blocks[i];
-    SIM_ASSERT(kv->blk[b].hash == 0);
-    kv->blk[b].ref_cnt = 1; /* leaves the private tail: its record now counts (see kv_seq_free) */
+    kv_block *x = rec_keep(kv, b); /* a private block has none */
+    x->ref_cnt = 1; /* leaves the private tail: its record now counts (see kv_seq_free) */
+    x->hash = 0;
     if (ht_find(kv, h) == UINT32_MAX) { /* else: a duplicate, see the file comment */
-      kv->blk[b].hash = h;
+      x->hash = h;
       ht_insert(kv, h, b);
     }
   }
@@ -496,13 +584,15 @@ void kv_seq_free(kv_mgr *kv, kv_seq *s) {
     if (is_run(kv, kv->sent.prev)) run_of(kv, kv->sent.prev)->count += k;
     else fq_link_tail(kv, run_new(kv, k));
     SIM_GROW(kv->anon, kv->anon_cap, (size_t)kv->n_anon + k);
-    for (uint32_t i = s->n_blocks; i-- > s->n_hashed;) kv->anon[kv->n_anon++] = s->blocks[i];
+    memcpy(kv->anon + kv->n_anon, s->blocks + s->n_hashed, (size_t)k * sizeof *kv->anon);
+    kv->n_anon += k;
     kv->num_free += k;
   }
   for (uint32_t i = s->n_hashed; i-- > 0;) {
     uint32_t b = s->blocks[i];
-    SIM_ASSERT(kv->blk[b].ref_cnt > 0);
-    if (--kv->blk[b].ref_cnt == 0) fq_append(kv, b);
+    kv_block *x = rec(kv, b);
+    SIM_ASSERT(x->ref_cnt > 0);
+    if (--x->ref_cnt == 0) fq_append(kv, b);
   }
   s->n_blocks = 0;
   s->n_hashed = 0;

@@ -29,9 +29,10 @@
  *
  * Complexity: allocate/free O(blocks touched); lookup O(blocks matched)
  * expected (open-addressing hash table). Memory: a record per block only
- * for the peak of blocks in use plus cached free blocks (kv_num_records), so
- * an idle pool of any size costs a few hundred bytes; the records, the
- * hash table and a sequence's own table grow by amortized doubling.
+ * for blocks ever hashed, among ids up to the peak of blocks in use plus
+ * cached free blocks (kv_num_records), so an idle pool of any size costs a
+ * few hundred bytes; the records, the hash table and a sequence's own table
+ * grow by amortized doubling.
  *
  * Ownership: kv_new returns the manager, kv_free releases it. kv_seq is caller storage
  * (embedded in the request); kv_seq_free releases its blocks to the pool,
@@ -84,8 +85,9 @@ void kv_free(kv_mgr *kv);
 uint32_t kv_num_blocks(const kv_mgr *kv);
 uint32_t kv_num_free(const kv_mgr *kv); /* free queue length, cached-but-free included */
 uint32_t kv_block_tokens(const kv_mgr *kv);
-/* Blocks that have a record: ever handed out at once, or cached while free
- * (<= kv_num_blocks; see kv.c). */
+/* Blocks ever handed out (the high-water mark of ids: at most the peak of
+ * blocks in use plus cached free ones, <= kv_num_blocks; see kv.c). Only the
+ * hashed ones among them ever get a record. */
 uint32_t kv_num_records(const kv_mgr *kv);
 /* vLLM's kv_cache_usage: 1 - free / num_blocks, in [0, 1]. */
 double kv_usage(const kv_mgr *kv);

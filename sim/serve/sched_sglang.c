@@ -115,11 +115,14 @@ static bool add_one(sched *s, sched_step *st, request *reqs, adder *a, sim_ns no
   uint32_t n = extend;
   bool chunked = extend > a->rem_chunk;
   if (chunked && !(n = a->rem_chunk / s->block_tokens * s->block_tokens)) return false;
+  /* the table's memory for the whole request first (the final length is known), sparing kv_allocate's growth and a
+     copy; given back if the allocation fails (a waiting request holds no table) */
+  kv_seq_reserve(s->kv, &r->kv, (uint64_t)r->prompt_tokens + r->output_tokens);
   if (!kv_allocate(s->kv, &r->kv, &c, hits, hits + n)) {
+    kv_seq_deinit(&r->kv);
     s->full = true;
     return false;
   }
-  kv_seq_reserve(s->kv, &r->kv, (uint64_t)r->prompt_tokens + r->output_tokens);
   ring_pop_front(&s->waiting);
   if (s->caching && r->num_computed == 0) {
     if (r->preemptions) s->preempted_queries += known, s->preempted_hits += hits;
@@ -284,10 +287,16 @@ static bool short_of_kv(const sched *s, const request *reqs, bool after_first, u
 }
 
 static void decode(sched *s, sched_step *st, request *reqs) {
-  uint32_t n_dec, retracted = 0;
-  while (short_of_kv(s, reqs, retracted > 0, &n_dec) && n_dec > 1) {
+  uint32_t n_dec = 0, retracted = 0;
+  /* A decoding request needs at most one new block (its computed tokens have theirs): with a free block for every
+     running request the pool cannot be short, and the sum is not taken (most steps of a long run). */
+  bool roomy = kv_num_free(s->kv) >= s->n_running;
+  while (!roomy && short_of_kv(s, reqs, retracted > 0, &n_dec) && n_dec > 1) {
     retract(s, reqs, victim(s, reqs));
     retracted++;
+  }
+  if (roomy) {
+    for (uint32_t k = 0; k < s->n_running && !n_dec; k++) n_dec += decodes(s, &reqs[s->running[k]]);
   }
   if (!n_dec) return;
   if (retracted) { /* retract_decode's new ratio over the remaining requests */
@@ -305,8 +314,8 @@ static void decode(sched *s, sched_step *st, request *reqs) {
     uint32_t idx = s->running[k];
     request *r = &reqs[idx];
     if (!decodes(s, r)) continue;
-    kv_content c = sched__content_of(s, r);
-    if (!kv_allocate(s->kv, &r->kv, &c, 0, r->num_computed + 1)) continue; /* the last request alone does not fit */
+    static const kv_content no_hit = {0}; /* read only with cached tokens to take (kv.h): none here */
+    if (!kv_allocate(s->kv, &r->kv, &no_hit, 0, r->num_computed + 1)) continue; /* the last request alone does not fit */
     sched__account(s, st, reqs, idx, 1);
   }
 }
@@ -347,8 +356,10 @@ void sched__sglang(sched *s, sched_step *st, request *reqs, sim_ns now) {
     decode(s, st, reqs);
     return;
   }
-  bool chunking = false;
-  for (uint32_t k = 0; k < s->n_running && !chunking; k++) chunking = mid_prefill(&reqs[s->running[k]]);
-  if ((s->waiting.len && !s->full) || chunking) prefill(s, st, reqs, now);
+  /* a prefill step when requests wait for admission or a chunked one continues (looked for only when needed: the
+     look is a pass over the running requests) */
+  bool try_prefill = s->waiting.len && !s->full;
+  for (uint32_t k = 0; k < s->n_running && !try_prefill; k++) try_prefill = mid_prefill(&reqs[s->running[k]]);
+  if (try_prefill) prefill(s, st, reqs, now);
   if (!st->n_items) decode(s, st, reqs);
 }

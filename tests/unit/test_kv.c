@@ -7,6 +7,7 @@
 
 #include "core/rng.h"
 #include "serve/kv.h"
+#include "serve/kv_impl.h" /* the records, for records_only_while_hashed */
 
 #define MAXSEQ 64
 
@@ -842,4 +843,63 @@ Test(kv, million_ops_stress) {
   cr_assert_gt(st->alloc_failures, 0);
   cr_assert_leq(st->hit_tokens, st->lookup_tokens);
   world_deinit(&w);
+}
+
+static void check_ok(const kv_mgr *kv, const kv_seq *const *list, size_t n) {
+  sim_err err = {0};
+  cr_assert_eq(kv_check(kv, list, n, &err), SIM_OK, "%s", err.msg);
+}
+
+/* Records follow the hashed blocks: none for blocks handed out and freed unhashed, one from kv_commit_own until the
+ * block is evicted, slots reused; kv_check refuses a record left on an anonymous block. */
+Test(kv, records_only_while_hashed) {
+  kv_mgr *kv = kv_new(64, 1, true);
+  kv_seq a, b;
+  kv_seq_init(&a);
+  kv_seq_init(&b);
+  kv_content ca = {.kind = KV_CONTENT_NONE, .uid = 1}, cb = {.kind = KV_CONTENT_NONE, .uid = 2};
+  const kv_seq *la[] = {&a}, *lb[] = {&b};
+  cr_assert(kv_allocate(kv, &a, &ca, 0, 40));
+  kv_commit(kv, &a, &ca, 40); /* nothing to share: no hash, no record */
+  cr_assert_eq(kv->n_rec, 0);
+  check_ok(kv, la, 1);
+  kv_commit_own(kv, &a, &ca, 30); /* preempted: its first 30 blocks hashed for itself */
+  cr_assert_eq(kv->n_rec, 30);
+  check_ok(kv, la, 1);
+  kv_seq_free(kv, &a); /* 10 anonymous, 30 cached */
+  cr_assert_eq(kv->n_rec, 30, "cached free blocks keep their records");
+  check_ok(kv, NULL, 0);
+  cr_assert(kv_allocate(kv, &b, &cb, 0, 60)); /* 34 anonymous, then 26 cached ones evicted */
+  cr_assert_eq(kv_get_stats(kv)->evictions, 26);
+  cr_assert_eq(kv->n_rec, 4, "an evicted block is anonymous again: no record");
+  check_ok(kv, lb, 1);
+  cr_assert_eq(kv_match_prefix(kv, &ca, 100), 4, "a's 4 first blocks are still cached");
+  kv_seq_free(kv, &b);
+  check_ok(kv, NULL, 0);
+  uint32_t hit = kv_match_prefix(kv, &ca, 20);
+  cr_assert_eq(hit, 4);
+  cr_assert(kv_allocate(kv, &a, &ca, hit, 20)); /* resumes on its 4 cached blocks, 16 new ones */
+  cr_assert_eq(kv->n_rec, 4);
+  check_ok(kv, la, 1);
+  kv_commit_own(kv, &a, &ca, 20);
+  cr_assert_eq(kv->n_rec, 20);
+  cr_assert_leq(kv->blk_used, 30, "slots are reused");
+  check_ok(kv, la, 1);
+  kv_seq_free(kv, &a);
+  check_ok(kv, NULL, 0);
+  cr_assert_eq(kv->n_rec, 20, "all 20 cached once free");
+
+  /* a record left on an anonymous block */
+  SIM_ASSERT(kv->n_anon > 0);
+  uint32_t x = kv->anon[0];
+  kv->rec_of[x] = 0;
+  kv->kept[x >> 6] |= 1ull << (x & 63);
+  sim_err err = {0};
+  cr_assert_eq(kv_check(kv, NULL, 0, &err), SIM_EINTERNAL);
+  cr_assert(strstr(err.msg, "has a record") != NULL || strstr(err.msg, "record slot") != NULL, "%s", err.msg);
+  kv->kept[x >> 6] &= ~(1ull << (x & 63));
+  check_ok(kv, NULL, 0);
+  kv_seq_deinit(&a);
+  kv_seq_deinit(&b);
+  kv_free(kv);
 }

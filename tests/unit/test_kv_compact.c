@@ -131,6 +131,13 @@ Test(kv_compact, same_hits_evictions_and_counts_as_the_full_queue_caching_on) {
   cr_assert_gt(ev, 1000, "only %llu evictions: the runs exercise too little", (unsigned long long)ev);
 }
 
+/* SGLang's page size 1: a block per token, the private tails long, the anonymous stack's slices many. */
+Test(kv_compact, same_as_the_full_queue_page_size_1) {
+  uint64_t ev = 0;
+  for (uint64_t seed = 1; seed <= 6; seed++) ev += run_twins(seed, 30 + 70 * (uint32_t)seed, 1, true, 20000);
+  cr_assert_gt(ev, 1000, "only %llu evictions: the runs exercise too little", (unsigned long long)ev);
+}
+
 Test(kv_compact, same_as_the_full_queue_caching_off) {
   for (uint64_t seed = 1; seed <= 4; seed++) run_twins(seed, 40 + 90 * (uint32_t)seed, 8, false, 20000);
 }
