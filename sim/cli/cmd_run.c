@@ -11,6 +11,7 @@
 #include "runner/whatif.h"
 #include "report/report.h"
 #include "report/report_html.h"
+#include "runner/intervals.h"
 #include "runner/runner.h"
 
 static const char *USAGE = "servesim run [--scenario FILE] [options]";
@@ -138,8 +139,23 @@ int cmd_run(int argc, char **argv) {
   const char *json = NULL, *csv = NULL, *ts = NULL, *html = NULL, *md = NULL;
   cli_list slo_flags = {{0}, 0};
   bool force = false, quiet = false, help = false, strict_whatif = false, baseline = false, keep_scale = false, verbose = false;
-  double speed = 0;
+  double speed = 0, level = 0.8;
+  uint32_t iv_seeds = RUNNER_IV_DEFAULT_SEEDS;
+  const char *resid = NULL;
   cli_opt out_opts[] = {
+      {"interval", NULL, CLI_F64, &level, "P",
+       "prediction intervals at level P next to the headline figures (mean and p99 TTFT, TPOT, E2E; output "
+       "throughput), text and JSON: the cost model's validation error for this run's stratum combined with the "
+       "spread over other seeds (docs/UNCERTAINTY.md); default 0.8, at most 0.98; 0 = none (no extra runs)",
+       NULL},
+      {"interval-seeds", NULL, CLI_U32, &iv_seeds, "N",
+       "extra runs with seeds seed+1..seed+N for the workload part of the intervals (default 3; a trace replay has "
+       "no seeds and runs none)",
+       NULL},
+      {"residuals", NULL, CLI_STR, &resid, "FILE",
+       "the residual file the intervals read (default: the bundled configs/uncertainty/residuals.json, built by "
+       "`servesim validate --residuals-out`)",
+       NULL},
       {"json", NULL, CLI_STR, &json, "FILE", "write the result JSON (vLLM --save-result keys + servesim section); - = stdout", NULL},
       {"csv", NULL, CLI_STR, &csv, "FILE", "write one CSV row per request", NULL},
       {"timeseries", NULL, CLI_STR, &ts, "FILE", "write the server-side time series CSV", NULL},
@@ -180,6 +196,14 @@ int cmd_run(int argc, char **argv) {
     sim_errf(&err, SIM_EINPUT, "--speed must be a finite number >= 0");
     return cli_fail("run", &err);
   }
+  if (!(level == 0 || (level > 0 && level <= UNC_MAX_LEVEL))) {
+    sim_errf(&err, SIM_EINPUT, "--interval must be 0 (none) or in (0, %g], got %g", UNC_MAX_LEVEL, level);
+    return cli_fail("run", &err);
+  }
+  if (iv_seeds > RUNNER_IV_MAX_SEEDS) {
+    sim_errf(&err, SIM_EINPUT, "--interval-seeds must be at most %u", RUNNER_IV_MAX_SEEDS);
+    return cli_fail("run", &err);
+  }
   scenario sc;
   scenario_default(&sc);
   if (run_flags_apply(&rf, &sc, &err)) return cli_fail("run", &err);
@@ -190,6 +214,8 @@ int cmd_run(int argc, char **argv) {
   /* check output paths before spending time on the run */
   const char *outs[] = {json, csv, ts, html, md};
   if (outfmt_refuse_existing(outs, 5, force, &err)) return cli_fail("run", &err);
+  unc_table resid_t = {0};
+  if (level > 0 && unc_table_load(&resid_t, resid, &err)) return cli_fail("run", &err);
 
   double t0 = plan_wall_s();
   run_ctx *r = sim_calloc(1, sizeof *r);
@@ -199,7 +225,9 @@ int cmd_run(int argc, char **argv) {
     drv_opts d = {speed, 0, 0};
     rc = runner_execute(r, &d, &err);
   }
-  double wall = plan_wall_s() - t0;
+  double wall = plan_wall_s() - t0; /* the run's own; the intervals' extra runs come after */
+  if (!rc && level > 0 && !r->interrupted) rc = runner_intervals(r, &resid_t, level, iv_seeds, &err);
+  unc_table_free(&resid_t);
   if (rc) {
     runner_free(r);
     free(r);
