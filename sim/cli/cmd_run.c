@@ -11,6 +11,7 @@
 #include "runner/whatif.h"
 #include "report/report.h"
 #include "report/report_html.h"
+#include "runner/intervals.h"
 #include "runner/runner.h"
 
 static const char *USAGE = "servesim run [--scenario FILE] [options]";
@@ -129,6 +130,55 @@ static size_t lost_all(const run_result *r) {
   return lost;
 }
 
+/* --interval P, --interval-seeds N, --residuals FILE (docs/UNCERTAINTY.md). */
+typedef struct iv_flags {
+  double level;
+  uint32_t seeds;
+  const char *resid;
+} iv_flags;
+
+/* Their table (3 options and the end marker) into o[4]. */
+static void iv_opts(iv_flags *f, cli_opt o[4]) {
+  const cli_opt t[4] = {
+      {"interval", NULL, CLI_F64, &f->level, "P",
+       "prediction intervals at level P next to the headline figures (mean and p99 TTFT, TPOT, E2E; output "
+       "throughput), text and JSON: the cost model's validation error for this run's stratum combined with the "
+       "spread over other seeds (docs/UNCERTAINTY.md); default 0.8, at most 0.98; 0 = none (no extra runs)",
+       NULL},
+      {"interval-seeds", NULL, CLI_U32, &f->seeds, "N",
+       "extra runs with seeds seed+1..seed+N for the workload part of the intervals (default 3; a trace replay has "
+       "no seeds and runs none)",
+       NULL},
+      {"residuals", NULL, CLI_STR, &f->resid, "FILE",
+       "the residual file the intervals read (default: the bundled configs/uncertainty/residuals.json, built by "
+       "`servesim validate --residuals-out`)",
+       NULL},
+      {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
+  memcpy(o, t, sizeof t);
+}
+
+/* --speed, --interval and --interval-seeds, before anything runs. */
+static int check_values(double speed, const iv_flags *f, sim_err *err) {
+  if (speed < 0 || !isfinite(speed)) return sim_errf(err, SIM_EINPUT, "--speed must be a finite number >= 0");
+  double level = f->level;
+  uint32_t seeds = f->seeds;
+  if (!(level == 0 || (level > 0 && level <= UNC_MAX_LEVEL)))
+    return sim_errf(err, SIM_EINPUT, "--interval must be 0 (none) or in (0, %g], got %g", UNC_MAX_LEVEL, level);
+  if (seeds > RUNNER_IV_MAX_SEEDS)
+    return sim_errf(err, SIM_EINPUT, "--interval-seeds must be at most %u", RUNNER_IV_MAX_SEEDS);
+  return SIM_OK;
+}
+
+/* The intervals of a finished run (runner/intervals.h) from the residual file (NULL = the bundled one). */
+static int intervals(run_ctx *r, const char *resid, double level, uint32_t seeds, sim_err *err) {
+  unc_table t;
+  int rc = unc_table_load(&t, resid, err);
+  if (rc) return rc;
+  rc = runner_intervals(r, &t, level, seeds, err);
+  unc_table_free(&t);
+  return rc;
+}
+
 /* exit status of a run whose replicas were all lost while requests still came (documented in --help, USAGE.md) */
 enum { RUN_EXIT_NO_REPLICA = 3 };
 
@@ -139,6 +189,7 @@ int cmd_run(int argc, char **argv) {
   cli_list slo_flags = {{0}, 0};
   bool force = false, quiet = false, help = false, strict_whatif = false, baseline = false, keep_scale = false, verbose = false;
   double speed = 0;
+  iv_flags ivf = {0.8, RUNNER_IV_DEFAULT_SEEDS, NULL};
   cli_opt out_opts[] = {
       {"json", NULL, CLI_STR, &json, "FILE", "write the result JSON (vLLM --save-result keys + servesim section); - = stdout", NULL},
       {"csv", NULL, CLI_STR, &csv, "FILE", "write one CSV row per request", NULL},
@@ -166,8 +217,9 @@ int cmd_run(int argc, char **argv) {
       {"speed", NULL, CLI_F64, &speed, "X", "paced replay: X simulated seconds per wall second (0 = as fast as possible)", NULL},
       {"help", "h", CLI_FLAG, &help, NULL, "show this help", NULL},
       {NULL, NULL, 0, NULL, NULL, NULL, NULL}};
-  cli_opt opts[160];
-  cli_opts_append(opts, run_flags_table(&rf, opts, 140), 160, out_opts);
+  cli_opt opts[160], ivo[4];
+  iv_opts(&ivf, ivo);
+  cli_opts_append(opts, cli_opts_append(opts, run_flags_table(&rf, opts, 140), 160, ivo), 160, out_opts);
   int rc = cli_start("run", USAGE, SUMMARY, opts, &help, argc, argv);
   if (rc != CLI_GO) return rc;
 
@@ -176,10 +228,7 @@ int cmd_run(int argc, char **argv) {
     sim_errf(&err, SIM_EINPUT, "--baseline-keep-scale goes with --baseline");
     return cli_fail("run", &err);
   }
-  if (speed < 0 || !isfinite(speed)) {
-    sim_errf(&err, SIM_EINPUT, "--speed must be a finite number >= 0");
-    return cli_fail("run", &err);
-  }
+  if (check_values(speed, &ivf, &err)) return cli_fail("run", &err);
   scenario sc;
   scenario_default(&sc);
   if (run_flags_apply(&rf, &sc, &err)) return cli_fail("run", &err);
@@ -199,7 +248,8 @@ int cmd_run(int argc, char **argv) {
     drv_opts d = {speed, 0, 0};
     rc = runner_execute(r, &d, &err);
   }
-  double wall = plan_wall_s() - t0;
+  double wall = plan_wall_s() - t0; /* the run's own; the intervals' extra runs come after */
+  if (!rc && ivf.level > 0 && !r->interrupted) rc = intervals(r, ivf.resid, ivf.level, ivf.seeds, &err);
   if (rc) {
     runner_free(r);
     free(r);

@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "cli/run_flags.h"
 #include "validate/validate.h"
+#include "validate/vresid.h"
 
 static const char *USAGE = "servesim validate [--data DIR] [--measurements FILE|DIR]... [--models DIR]... [options]";
 static const char *SUMMARY =
@@ -138,7 +139,7 @@ static int parse_groups(const cli_list *groups, vreport_opts *ro, sim_err *err) 
       vgroup_by g;
       if (!vgroup_parse(tok, &g))
         return sim_errf(err, SIM_EINPUT,
-                        "--group-by: unknown group '%s' (source, gpu, engine, tp, shape, model, version, loop, split)", tok);
+                        "--group-by: unknown group '%s' (source, gpu, engine, tp, shape, model, version, loop, split, stratum)", tok);
       ro->groups[g] = true;
     }
   }
@@ -281,8 +282,46 @@ static int write_reports(const vset *s, const vreport_opts *ro, const char *json
   return rc;
 }
 
+typedef struct resid_arg {
+  const vset *s;
+  const unc_table *t;
+  const char *command;
+} resid_arg;
+static int w_resid(const void *a, FILE *f, sim_err *e) {
+  const resid_arg *x = a;
+  return vresid_write(x->s, x->t, x->command, f, e);
+}
+
+/* --residuals-out: the table of the held-out points; the command is the arguments that shape it (the output
+ * path, --force and the report options left out, so that a regeneration elsewhere writes the same bytes). */
+static int write_residuals(const vset *s, const char *path, int argc, char **argv, bool force, sim_err *err) {
+  static const char *const drop_v[] = {"--residuals-out", "--json", "--csv", "--save-traces", "--min-points", "--group-by", NULL};
+  static const char *const drop[] = {"--force", "--no-table", "--show-skipped", "--calibration", NULL};
+  char cmd[2048] = "servesim validate";
+  size_t k = strlen(cmd);
+  for (int i = 1; i < argc; i++) {
+    bool skip = false;
+    for (int d = 0; drop_v[d] && !skip; d++) {
+      size_t n = strlen(drop_v[d]);
+      if (!strncmp(argv[i], drop_v[d], n) && (argv[i][n] == 0 || argv[i][n] == '=')) {
+        skip = true;
+        if (argv[i][n] == 0) i++; /* its value */
+      }
+    }
+    for (int d = 0; drop[d] && !skip; d++) skip = !strcmp(argv[i], drop[d]);
+    if (!skip && k < sizeof cmd) k += (size_t)snprintf(cmd + k, sizeof cmd - k, " %s", argv[i]);
+  }
+  unc_table t;
+  vresid_build(s, VRESID_MIN_POINTS, VRESID_MIN_MODELS, NULL, &t);
+  resid_arg a = {s, &t, cmd};
+  int rc = outfmt_write_file(path, force, w_resid, &a, err);
+  unc_table_free(&t);
+  return rc;
+}
+
 int cmd_validate(int argc, char **argv) {
-  const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL, *traces = NULL;
+  const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL, *traces = NULL, *resid_out = NULL;
+  bool calibration = false;
   uint32_t min_points = 5;
   cli_list meas = {{0}, 0}, groups = {{0}, 0}, params = {{0}, 0}, sets = {{0}, 0}, models = {{0}, 0};
   bool force = false, help = false, no_table = false, show_skipped = false, fit = false;
@@ -296,7 +335,9 @@ int cmd_validate(int argc, char **argv) {
       {"csv", NULL, CLI_STR, &csv, "FILE", "write one CSV row per point", NULL},
       {"save-traces", NULL, CLI_STR, &traces, "DIR", "write the rebuilt workload of each open-loop stage point as a trace (for servesim run --trace)", NULL},
       {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
-      {"group-by", NULL, CLI_LIST, &groups, "G[,G]", "per-group summaries: source, gpu, engine, tp, shape, model, version (engine@version), loop (closed, open, offline, static), split (training or held_out, dense or moe); default source,gpu,engine,tp", NULL},
+      {"residuals-out", NULL, CLI_STR, &resid_out, "FILE", "write the residual file: per stratum and metric, the quantiles of ln(measured / predicted) over the held-out points (what `run --interval` reads; docs/UNCERTAINTY.md)", NULL},
+      {"calibration", NULL, CLI_FLAG, &calibration, NULL, "report the leave-one-model-out coverage of the 50/80/95% intervals per stratum (text, and --json's \"calibration\")", NULL},
+      {"group-by", NULL, CLI_LIST, &groups, "G[,G]", "per-group summaries: source, gpu, engine, tp, shape, model, version (engine@version), loop (closed, open, offline, static), split (training or held_out, dense or moe), stratum (what the prediction rests on: cost source/loop/arch, docs/UNCERTAINTY.md); default source,gpu,engine,tp", NULL},
       {"min-points", NULL, CLI_U32, &min_points, "N", "flag summaries of fewer than N points as too few to judge (default 5; 0 = off)", NULL},
       {"models", NULL, CLI_LIST, &models, "DIR", "Hugging Face config.json files named after their ids (org--name.json) for the models the measurements name (repeatable); added to the bundled models and to $SERVESIM_SHARED_DIR/models or ../shared/models when present, a file here taking precedence over one of the same id there", NULL},
       {"only", NULL, CLI_STR, &only, "TEXT", "validate only the points whose id contains TEXT", NULL},
@@ -330,7 +371,8 @@ int cmd_validate(int argc, char **argv) {
     sim_errf(&err, SIM_EINPUT, "--fit-rounds must be in 1..12");
     return cli_fail("validate", &err);
   }
-  if (check_outputs(traces, json, csv, force, &err)) return cli_fail("validate", &err);
+  if (check_outputs(traces, json, csv, force, &err) || check_outputs(NULL, resid_out, NULL, force, &err))
+    return cli_fail("validate", &err);
 
   vset s;
   vset_init(&s);
@@ -348,7 +390,14 @@ int cmd_validate(int argc, char **argv) {
   char title[2200];
   run_title(&ov, title, sizeof title);
   ro.title = title;
+  vcal cal = {0};
+  if (!rc && calibration) {
+    vcal_compute(&s, VRESID_MIN_POINTS, VRESID_MIN_MODELS, &cal);
+    ro.cal = &cal;
+  }
   if (!rc) rc = write_reports(&s, &ro, json, csv, traces, force, &err);
+  if (!rc && resid_out) rc = write_residuals(&s, resid_out, argc, argv, force, &err);
+  vcal_free(&cal);
   vset_free(&s);
   if (rc) return cli_fail("validate", &err);
   return 0;

@@ -271,6 +271,47 @@ static void sglang_keys(jw *root, const run_result *r) {
   else jw_null(root, "accept_length");
 }
 
+/* "intervals": one object per headline figure, {level, lo, hi, stratum, parts} (docs/UNCERTAINTY.md). */
+static void intervals_section(jw *x, const run_result *r) {
+  const unc_figs *iv = &r->iv;
+  jw_obj(x, "intervals");
+  str(x, "stratum", iv->stratum);
+  str(x, "residuals", iv->table);
+  for (int k = 0; k < UF_COUNT; k++) {
+    const unc_interval *it = &iv->it[k];
+    jw_obj(x, unc_fig_key((unc_fig)k));
+    num(x, "level", iv->level);
+    num(x, "point", it->point);
+    if (it->have) {
+      num(x, "lo", it->lo);
+      num(x, "hi", it->hi);
+      str(x, "stratum", it->key);
+    } else {
+      jw_null(x, "lo");
+      jw_null(x, "hi");
+      jw_null(x, "stratum");
+    }
+    jw_obj(x, "parts");
+    jw_obj(x, "model");
+    if (it->have) {
+      u64(x, "residuals", it->n_model);
+      num(x, "lo_factor", it->model_lo);
+      num(x, "hi_factor", it->model_hi);
+    } else {
+      str(x, "none", "no validation residuals for this figure in the stratum or the strata it merges into");
+    }
+    jw_end(x);
+    jw_obj(x, "workload");
+    u64(x, "runs", iv->n_values);
+    if (iv->fixed_trace) str(x, "none", "a fixed trace: no seeds to vary");
+    num(x, "sd_ln", it->workload_sd);
+    jw_end(x);
+    jw_end(x);
+    jw_end(x);
+  }
+  jw_end(x);
+}
+
 int report_json_cmp(const run_result *r, const run_result *baseline, const whatif_compare *cmp, FILE *f, sim_err *err) {
   const metrics_summary *s = &r->sum;
   jw jj, *root = &jj;
@@ -353,6 +394,7 @@ int report_json_cmp(const run_result *r, const run_result *baseline, const whati
   if (r->spec_drafts || r->deploy.num_speculative_tokens) spec_section(x, r);
   steps_section(x, r);
   cost_sources(x, r);
+  if (r->iv.on) intervals_section(x, r);
   bottleneck_section(x, r);
   if (baseline && cmp) comparison(x, baseline, r, cmp);
   whatif_report wr = r->whatif;

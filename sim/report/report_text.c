@@ -23,20 +23,70 @@ static void rejected_why(FILE *f, const metrics_summary *s) {
     if (s->rejected_by_reason[k] && why[k]) fprintf(f, "  %-38s %zu\n", why[k], s->rejected_by_reason[k]);
 }
 
-static void dist_block(FILE *f, const char *title, const char *abbr, const dist_stats *d) {
+/* "  [80%: lo - hi]" after a headline figure when the run has intervals ("  [80%: no validation data]" where the
+ * residual file has none for it), else "". */
+static const char *iv_suffix(const run_result *r, int fig, char *buf, size_t n) {
+  buf[0] = 0;
+  if (!r || !r->iv.on || fig < 0) return buf;
+  const unc_interval *it = &r->iv.it[fig];
+  if (it->have)
+    snprintf(buf, n, "  [%g%%: %.2f - %.2f]", 100 * r->iv.level, it->lo, it->hi);
+  else
+    snprintf(buf, n, "  [%g%%: no validation data]", 100 * r->iv.level);
+  return buf;
+}
+
+/* The figure line with its interval. */
+static void line_iv(FILE *f, const char *label, double v, const run_result *r, int fig) {
+  char buf[64], s[96];
+  snprintf(buf, sizeof buf, "%.2f", v);
+  fprintf(f, "%-40s %s%s\n", label, buf, iv_suffix(r, fig, s, sizeof s));
+}
+
+/* Below the table: what the intervals rest on (docs/UNCERTAINTY.md). */
+static void iv_legend(FILE *f, const run_result *r) {
+  const unc_figs *iv = &r->iv;
+  if (!iv->on) return;
+  fprintf(f, "Intervals (%g%%): where a measured value would fall; stratum %s; model part: residuals of ", 100 * iv->level,
+          iv->stratum);
+  bool first = true;
+  for (int k = 0; k < UF_COUNT; k++) {
+    const unc_interval *it = &iv->it[k];
+    if (!it->have) continue;
+    bool seen = false;
+    for (int j = 0; j < k && !seen; j++) seen = iv->it[j].have && !strcmp(iv->it[j].key, it->key);
+    if (seen) continue;
+    fprintf(f, "%s%s", first ? "" : ", ", it->key);
+    first = false;
+  }
+  if (first) fprintf(f, "none (no validation data for this stratum)");
+  fprintf(f, " (%s); workload part: ", iv->table);
+  if (iv->fixed_trace) fprintf(f, "none (a fixed trace: no seeds to vary)\n");
+  else if (iv->n_values > 1)
+    fprintf(f, "the run and %u more seeds (ln spread of mean TTFT %.2f%%, mean TPOT %.2f%%)\n", iv->n_values - 1,
+            100 * iv->it[UF_TTFT_MEAN].workload_sd, 100 * iv->it[UF_TPOT_MEAN].workload_sd);
+  else fprintf(f, "none (--interval-seeds 0)\n");
+}
+
+static void dist_block_iv(FILE *f, const char *title, const char *abbr, const dist_stats *d, const run_result *r,
+                          int fig_mean, int fig_p99) {
   char head[64], l[64];
   snprintf(head, sizeof head, "%s", title);
   int pad = (50 - (int)strlen(head)) / 2;
   fprintf(f, "%.*s%s%.*s\n", pad, "--------------------------------------------------", head,
           50 - pad - (int)strlen(head), "--------------------------------------------------");
   snprintf(l, sizeof l, "Mean %s (ms):", abbr);
-  line(f, l, "%.2f", d->mean);
+  line_iv(f, l, d->mean, r, fig_mean);
   snprintf(l, sizeof l, "Median %s (ms):", abbr);
   line(f, l, "%.2f", d->median);
   snprintf(l, sizeof l, "P90 %s (ms):", abbr);
   line(f, l, "%.2f", d->p90);
   snprintf(l, sizeof l, "P99 %s (ms):", abbr);
-  line(f, l, "%.2f", d->p99);
+  line_iv(f, l, d->p99, r, fig_p99);
+}
+
+static void dist_block(FILE *f, const char *title, const char *abbr, const dist_stats *d) {
+  dist_block_iv(f, title, abbr, d, NULL, -1, -1);
 }
 
 /* Below the benchmark table: how exact its percentiles are, then the three terms that add up to each
@@ -141,13 +191,14 @@ void report_text(const run_result *r, double wall_s, bool verbose, FILE *f) {
   fprintf(f, "%-40s %llu\n", "Total generated tokens:", (unsigned long long)s->total_output_tokens);
   line(f, "Request throughput (req/s):", "%.2f", s->request_throughput);
   if (s->has_goodput) line(f, "Request goodput (req/s):", "%.2f", s->request_goodput);
-  line(f, "Output token throughput (tok/s):", "%.2f", s->output_throughput);
+  line_iv(f, "Output token throughput (tok/s):", s->output_throughput, r, UF_TPUT);
   line(f, "Total Token throughput (tok/s):", "%.2f", s->total_token_throughput);
-  dist_block(f, "Time to First Token", "TTFT", &s->ttft_ms);
-  dist_block(f, "Time per Output Token (excl. 1st token)", "TPOT", &s->tpot_ms);
+  dist_block_iv(f, "Time to First Token", "TTFT", &s->ttft_ms, r, UF_TTFT_MEAN, UF_TTFT_P99);
+  dist_block_iv(f, "Time per Output Token (excl. 1st token)", "TPOT", &s->tpot_ms, r, UF_TPOT_MEAN, UF_TPOT_P99);
   dist_block(f, "Inter-token Latency", "ITL", &s->itl_ms);
-  dist_block(f, "End-to-end Latency", "E2EL", &s->e2el_ms);
+  dist_block_iv(f, "End-to-end Latency", "E2EL", &s->e2el_ms, r, UF_E2E_MEAN, UF_E2E_P99);
   fprintf(f, "==================================================\n");
+  iv_legend(f, r);
   after_table(f, s);
   bottleneck b = r->bn;
   fprintf(f, "Binding limit: %s\n  %s\n", limit_name(b.primary), b.explain);

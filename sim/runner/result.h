@@ -18,6 +18,8 @@
 #include "metrics/metrics.h"
 #include "runner/bottleneck.h"
 #include "runner/scenario.h"
+#include "runner/stratum.h"
+#include "runner/uncert.h"
 #include "runner/whatif.h"
 
 /* One request as it ended. Times in virtual ns; SIM_NS_INF where it never got
@@ -62,6 +64,7 @@ typedef struct run_result {
   run_trace_desc tr;
   trace_stats tr_stats;
   char cost_source[1400]; /* one line: what served the step costs (runner/profsel.h) */
+  stratum strat;          /* what the prediction rests on (runner/stratum.h) */
   char cost_graphs[256];  /* the CUDA-graph mode and capture sizes (cost_graph_sizes_text) */
   uint64_t src_count[OP_COUNT][SRC_COUNT]; /* how often each source served each op (cost_src_counts) */
   bool interrupted;       /* stopped by a signal before its end */
@@ -74,6 +77,7 @@ typedef struct run_result {
   metrics_rec m;          /* step statistics, inter-token gaps, time series */
   metrics_summary sum;    /* vLLM benchmark figures */
   uint32_t engine_cores;  /* replicas x data-parallel ranks */
+  unc_figs iv;            /* prediction intervals of the headline figures (runner/intervals.h; iv.on false = none) */
   bool complete;          /* every request closed (finished or refused) */
   uint32_t in_flight;     /* requests still sent and open at the end */
   uint64_t kv_lookup_tokens, kv_hit_tokens; /* prefix-cache queries and hits of new requests at admission, over

@@ -140,6 +140,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   if ((rc = profsel_choose(&r->prof, sc->profile, &r->gpu, &r->engine, err))) return rc;
   if ((rc = cost_new(&r->cost, &r->model, &r->gpu, &r->engine, r->deploy.disagg ? &r->pool[0] : &r->deploy, err))) return rc;
   profsel_attach(&r->prof, r->cost);
+  r->strat = stratum_of(&r->prof, &r->engine, &r->model, sc->max_concurrency, &r->tr_stats);
 
   cluster_cfg cc;
   memset(&cc, 0, sizeof cc);
@@ -327,6 +328,7 @@ static void describe(run_ctx *r) {
   res->tr.n_failed_rows = r->tr.n_failed_rows;
   res->tr_stats = r->tr_stats;
   snprintf(res->cost_source, sizeof res->cost_source, "%s", r->prof.source);
+  res->strat = r->strat;
   cost_graph_sizes_text(r->cost, res->cost_graphs, sizeof res->cost_graphs);
   cost_src_counts(r->cost, res->src_count);
   res->interrupted = r->interrupted;

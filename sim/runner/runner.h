@@ -17,6 +17,7 @@
 #include "runner/profsel.h"
 #include "runner/result.h"
 #include "runner/scenario.h"
+#include "runner/stratum.h"
 
 struct cluster; /* the simulation (serve/cluster.h): the runner's alone, freed when the run ends */
 
@@ -30,6 +31,7 @@ typedef struct run_ctx {
   trace tr;
   trace_stats tr_stats;
   prof_sel prof;         /* measured profiles and the one-line cost source (prof.source) */
+  stratum strat;         /* what the prediction rests on (runner/stratum.h; runner_build) */
   cost_model *cost;      /* cost_new in runner_build (--mode disagg: the prefill pool's) */
   deploy_cfg pool[2];    /* --mode disagg: the prefill and the decode pool as deployments (deploy_pool); the cost
                             models borrow them */

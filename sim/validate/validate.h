@@ -209,6 +209,7 @@ typedef struct vpoint {
   uint64_t pred_completed;      /* requests that finished */
   uint32_t pred_peak_in_system; /* most requests sent and not finished at once */
   double pred_ttft_min_ms, pred_ttft_max_ms;
+  char stratum[32];        /* what the prediction rests on, "<cost>/<loop>/<arch>" (runner/stratum.h; "" = not run) */
   double wall_s;           /* wall time of the run */
 } vpoint;
 
@@ -444,9 +445,9 @@ const char *vsource_name(vsource s);
 const char *vshape_name(vshape s);
 const char *vmetric_name(vmetric m);
 
-typedef enum vgroup_by { VG_SOURCE = 0, VG_GPU, VG_ENGINE, VG_TP, VG_SHAPE, VG_MODEL, VG_VERSION, VG_LOOP, VG_SPLIT, VG_COUNT } vgroup_by;
+typedef enum vgroup_by { VG_SOURCE = 0, VG_GPU, VG_ENGINE, VG_TP, VG_SHAPE, VG_MODEL, VG_VERSION, VG_LOOP, VG_SPLIT, VG_STRATUM, VG_COUNT } vgroup_by;
 /* VG_SPLIT: "training dense", "held_out dense", "held_out moe", ...: whether the fit saw the point, and
- * whether its model is a mixture of experts. */
+ * whether its model is a mixture of experts. VG_STRATUM: vpoint.stratum. */
 /* "closed", "open" (user runs and inference-perf stages), "offline", "static". */
 const char *vloop_name(vshape s);
 const char *vgroup_name(vgroup_by g);
@@ -462,6 +463,7 @@ typedef struct vreport_opts {
   const voverrides *ov;    /* how the points were run (the methods name it), or NULL */
   double wall_s;           /* total wall time of the runs */
   const char *title;       /* e.g. the parameter set used */
+  const struct vcal *cal;  /* --calibration: the leave-one-model-out coverage (validate/vresid.h), or NULL */
 } vreport_opts;
 
 void vreport_text(const vset *s, const vreport_opts *o, FILE *f);

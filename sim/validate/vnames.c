@@ -31,7 +31,8 @@ const char *vmetric_name(vmetric m) {
 }
 
 const char *vgroup_name(vgroup_by g) {
-  static const char *const n[VG_COUNT] = {"source", "gpu", "engine", "tp", "shape", "model", "version", "loop", "split"};
+  static const char *const n[VG_COUNT] = {"source", "gpu", "engine", "tp", "shape", "model", "version", "loop", "split",
+                                            "stratum"};
   return (unsigned)g < VG_COUNT ? n[g] : "?";
 }
 

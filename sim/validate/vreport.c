@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "validate/validate.h"
+#include "validate/vresid.h"
 
 #define VREPORT_METHODS_MAX 12 /* the text names each point's method up to this many points */
 
@@ -234,6 +235,7 @@ void vreport_text(const vset *s, const vreport_opts *o, FILE *f) {
           "the same series, or already on it there):\n  measured yes / predicted yes %zu, measured no / predicted no %zu, measured no / predicted yes "
           "%zu, measured yes / predicted no %zu (%zu baselines unclassified)\n",
           VAL_CLIFF_FACTOR, cl.tp, cl.tn, cl.fp, cl.fn, cl.unclassified);
+  if (o && o->cal) vcal_text(o->cal, VRESID_MIN_POINTS, f);
   if (n_staged) text_stages_tail(s, f);
   if (n_fail) {
     fprintf(f, "\nFailed (servesim could not reproduce a run that happened; counted against the model):\n");

@@ -8,6 +8,7 @@
 #include "core/jsonw.h"
 #include "core/outfmt.h"
 #include "validate/validate.h"
+#include "validate/vresid.h"
 
 /* ---- JSON -------------------------------------------------------------------------- */
 
@@ -48,9 +49,10 @@ static bool group_has(const vset *s, const vgroup_sel *ga) {
 
 /* by_group (every point but the open-loop stages, as before them) or
  * by_group_open_loop_stages (staged). */
-static void groups_json(jw *o, const char *key, const vset *s, bool staged, size_t minp) {
+static void groups_json(jw *o, const char *key, const vset *s, bool staged, size_t minp, bool with_stratum) {
   jw_obj(o, key);
   for (int g = 0; g < VG_COUNT; g++) {
+    if (g == VG_STRATUM && !with_stratum) continue; /* only when asked (--group-by stratum): older files stay as they were */
     jw_obj(o, vgroup_name((vgroup_by)g));
     char keys[64][96];
     int nk = vgroup_keys(s, (vgroup_by)g, keys, 64);
@@ -66,7 +68,7 @@ static void groups_json(jw *o, const char *key, const vset *s, bool staged, size
 }
 
 /* The summary's blocks before its cliffs and counts. */
-static void summary_json(jw *o, const vset *s, size_t minp) {
+static void summary_json(jw *o, const vset *s, size_t minp, bool with_stratum) {
   const size_t nb = SIM_ARRAY_LEN(vmetrics_base), ns = SIM_ARRAY_LEN(vmetrics_stage);
   block_json(o, "closed_loop", s, vfilter_closed, NULL, vmetrics_base, nb, minp);
   bool t = true;
@@ -80,9 +82,9 @@ static void summary_json(jw *o, const vset *s, size_t minp) {
     block_json(o, vshape_name(v), s, vfilter_shape, &v, st ? vmetrics_stage : vmetrics_base, st ? ns : nb, minp);
   }
   jw_end(o);
-  groups_json(o, "by_group", s, false, minp);
+  groups_json(o, "by_group", s, false, minp, with_stratum);
   block_json(o, "open_loop_stages", s, vfilter_staged, NULL, vmetrics_stage, ns, minp);
-  groups_json(o, "by_group_open_loop_stages", s, true, minp);
+  groups_json(o, "by_group_open_loop_stages", s, true, minp, with_stratum);
   vkept k;
   vkept_count(s, &k);
   jw_obj(o, "kept_up");
@@ -202,7 +204,7 @@ int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
   size_t counts[3] = {0, 0, 0};
   for (size_t i = 0; i < s->n; i++) counts[s->pts[i].skip[0] ? 2 : s->pts[i].fail[0] ? 1 : 0]++;
   jw_obj(root, "summary");
-  summary_json(root, s, o ? o->min_points : 0);
+  summary_json(root, s, o ? o->min_points : 0, o && o->groups[VG_STRATUM]);
   jw_obj(root, "cliffs");
   jnum(root, "factor", VAL_CLIFF_FACTOR);
   jw_u64(root, "measured_yes_predicted_yes", cl.tp);
@@ -219,6 +221,7 @@ int vreport_json(const vset *s, const vreport_opts *o, FILE *f, sim_err *err) {
   jw_end(root);
   jw_end(root); /* summary */
   vcover_json(s, root);
+  if (o && o->cal) vcal_json(o->cal, VRESID_MIN_POINTS, root);
   jw_arr(root, "points");
   for (size_t i = 0; i < s->n; i++) point_json(root, &s->pts[i], side[i], o ? o->ov : NULL);
   jw_end(root);

@@ -165,6 +165,7 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
   double t0 = wall_now();
   p->ran = false;
   p->fail[0] = 0;
+  p->stratum[0] = 0;
   for (int m = 0; m < VM_COUNT; m++) p->pred[m] = NAN;
   if (p->skip[0]) return SIM_OK;
   if (p->shape == VSHAPE_STAGED) { /* a stage of an open-loop run: its own workload and deployment (vstage.c) */
@@ -219,6 +220,7 @@ int vrun_point(vpoint *p, const voverrides *ov, sim_err *err) {
     }
   }
   if (runner_build(x, true, &e)) FAIL("%s", e.msg);
+  stratum_key(&x->strat, p->stratum, sizeof p->stratum);
   p->pred_kv_tokens = (double)x->plan.kv_tokens;
   if (runner_execute(x, NULL, &e)) FAIL("%s", e.msg);
   const metrics_summary *sum = &x->res.sum;

@@ -107,6 +107,7 @@ static bool simulate(vpoint *p, const voverrides *ov, trace *tr, vreq **out, cha
   }
   p->pred_kv_tokens = (double)x->plan.kv_tokens;
   p->pred_preemptions = x->res.m.preemptions;
+  stratum_key(&x->strat, p->stratum, sizeof p->stratum);
   vreq *v = sim_malloc((x->res.n_reqs ? x->res.n_reqs : 1) * sizeof *v);
   for (size_t i = 0; i < x->res.n_reqs; i++) {
     const run_record *q = &x->res.reqs[i];

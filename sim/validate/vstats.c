@@ -156,6 +156,7 @@ void vgroup_key(const vpoint *p, vgroup_by g, char *buf, size_t n) {
     break;
   case VG_LOOP: vfmt(buf, n, "%s", vloop_name(p->shape)); break;
   case VG_SPLIT: vfmt(buf, n, "%s %s", p->train ? "training" : "held_out", p->moe ? "moe" : "dense"); break;
+  case VG_STRATUM: vfmt(buf, n, "%s", p->stratum[0] ? p->stratum : "?"); break;
   default: vfmt(buf, n, "?");
   }
 }
