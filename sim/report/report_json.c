@@ -304,12 +304,27 @@ static void intervals_section(jw *x, const run_result *r) {
     jw_obj(x, "workload");
     u64(x, "runs", iv->n_values);
     if (iv->fixed_trace) str(x, "none", "a fixed trace: no seeds to vary");
+    else if (iv->large) str(x, "none", "more requests than the extra seeds are run for (runner/intervals.h)");
     num(x, "sd_ln", it->workload_sd);
     jw_end(x);
     jw_end(x);
     jw_end(x);
   }
   jw_end(x);
+}
+
+/* --mode disagg: memory_plan is the prefill pool's; the decode pool's and the KV transfers */
+static void disagg_section(jw *x, const run_result *r) {
+  memplan_write_json(x, "decode_memory_plan", &r->plan_dec);
+  jw *t = x;
+  jw_obj(t, "kv_transfer");
+  str(t, "link", r->xfer_nvlink ? "nvlink" : "network");
+  u64(t, "transfers", r->xfer_count);
+  u64(t, "bytes", r->xfer_bytes);
+  if (r->deploy.max_local_prefill_length) u64(t, "local_prefills", r->local_prefills);
+  num(t, "mean_ms", r->xfer_ms_mean);
+  num(t, "max_ms", r->xfer_ms_max);
+  jw_end(t);
 }
 
 int report_json_cmp(const run_result *r, const run_result *baseline, const whatif_compare *cmp, FILE *f, sim_err *err) {
@@ -379,18 +394,7 @@ int report_json_cmp(const run_result *r, const run_result *baseline, const whati
   jw_end(q);
   config_echo(x, r);
   memplan_write_json(x, "memory_plan", &r->plan);
-  if (r->deploy.disagg) { /* --mode disagg: memory_plan is the prefill pool's */
-    memplan_write_json(x, "decode_memory_plan", &r->plan_dec);
-    jw *t = x;
-    jw_obj(t, "kv_transfer");
-    str(t, "link", r->xfer_nvlink ? "nvlink" : "network");
-    u64(t, "transfers", r->xfer_count);
-    u64(t, "bytes", r->xfer_bytes);
-    if (r->deploy.max_local_prefill_length) u64(t, "local_prefills", r->local_prefills);
-    num(t, "mean_ms", r->xfer_ms_mean);
-    num(t, "max_ms", r->xfer_ms_max);
-    jw_end(t);
-  }
+  if (r->deploy.disagg) disagg_section(x, r);
   if (r->spec_drafts || r->deploy.num_speculative_tokens) spec_section(x, r);
   steps_section(x, r);
   cost_sources(x, r);

@@ -62,6 +62,8 @@ static void iv_legend(FILE *f, const run_result *r) {
   if (first) fprintf(f, "none (no validation data for this stratum)");
   fprintf(f, " (%s); workload part: ", iv->table);
   if (iv->fixed_trace) fprintf(f, "none (a fixed trace: no seeds to vary)\n");
+  else if (iv->large)
+    fprintf(f, "none (%zu requests: the seeds' spread of a mean is a fraction of a percent there)\n", r->sum.total);
   else if (iv->n_values > 1)
     fprintf(f, "the run and %u more seeds (ln spread of mean TTFT %.2f%%, mean TPOT %.2f%%)\n", iv->n_values - 1,
             100 * iv->it[UF_TTFT_MEAN].workload_sd, 100 * iv->it[UF_TPOT_MEAN].workload_sd);
@@ -208,8 +210,7 @@ void report_text(const run_result *r, double wall_s, bool verbose, FILE *f) {
           100 * b.share[BOUND_CPU], s->mean_batch_seqs, s->mean_batch_tokens, (unsigned long long)s->steps,
           (unsigned long long)b.preemptions);
   spec_line(f, r);
-  whatif_report wr = r->whatif;
-  for (uint32_t i = 0; i < wr.count; i++) fprintf(f, "What-if: %s\n", wr.n[i].text);
+  for (uint32_t i = 0; i < r->whatif.count; i++) fprintf(f, "What-if: %s\n", r->whatif.n[i].text);
   if (wall_s >= 0 && !verbose) fprintf(f, "simulated in %.3f s of wall time\n", wall_s);
   else if (wall_s >= 0) /* the simulator's own counters (speed only): --verbose */
     fprintf(f,

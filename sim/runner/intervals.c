@@ -44,7 +44,8 @@ int runner_intervals(run_ctx *r, const unc_table *t, double level, uint32_t extr
   iv->fixed_trace = r->sc.trace_path[0] != 0;
   stratum_key(&r->res.strat, iv->stratum, sizeof iv->stratum);
   snprintf(iv->table, sizeof iv->table, "%s", t->source);
-  uint32_t n = iv->fixed_trace ? 0 : extra_seeds;
+  iv->large = !iv->fixed_trace && extra_seeds && r->res.sum.total > RUNNER_IV_SEED_MAX_REQUESTS;
+  uint32_t n = iv->fixed_trace || iv->large ? 0 : extra_seeds;
   seed_job *jobs = sim_calloc(n ? n : 1, sizeof *jobs);
   for (uint32_t k = 0; k < n; k++) {
     jobs[k].sc = r->sc;

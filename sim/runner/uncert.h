@@ -106,6 +106,7 @@ typedef struct unc_figs {
   double level;
   uint32_t n_values;     /* runs behind the workload part: the run and its extra seeds (1: none) */
   bool fixed_trace;      /* the workload is a trace: no seeds to vary */
+  bool large;            /* more than RUNNER_IV_SEED_MAX_REQUESTS requests: no extra seeds (runner/intervals.h) */
   char stratum[32];      /* the run's stratum key */
   char table[512];       /* the residual file read */
   unc_interval it[UF_COUNT];

@@ -89,6 +89,21 @@ Test(intervals_cli, off_with_zero_and_default_on_the_bundled_file) {
   cr_assert(strstr(out, "Intervals (80%)") && strstr(out, "stratum ") && strstr(out, "1 more seeds"), "%s", out);
 }
 
+/* Above RUNNER_IV_SEED_MAX_REQUESTS (20,000) requests a run gets no extra seeds (their spread of a mean is a
+ * fraction of a percent there; each would cost a whole run), and says so; at 20,000 it still gets them. */
+Test(intervals_cli, large_runs_get_no_extra_seeds) {
+  const char *n[2] = {"20000", "20001"};
+  for (int i = 0; i < 2; i++) {
+    char args[512];
+    snprintf(args, sizeof args, "run --model llama-3.1-8b --gpu h100-sxm --num-prompts %s --request-rate 50 "
+             "--random-input-len 64 --random-output-len 8 --interval-seeds 1", n[i]);
+    cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+    cr_assert(strstr(out, "Intervals (80%)"), "%s", out);
+    if (i) cr_assert(strstr(out, "workload part: none (20001 requests"), "%s", out);
+    else cr_assert(strstr(out, "the run and 1 more seeds"), "%s", out);
+  }
+}
+
 Test(intervals_cli, bad_values_exit_2) {
   const char *bad[] = {"-0.1", "1", "0.99", "nan", "abc"};
   char args[1024];
