@@ -401,15 +401,15 @@ Test(prof_v2, moe_tables_interpolate_by_tokens) {
   prof *p = parse_ok(&b);
   cr_assert_eq(prof_moe_tables(p), 1);
   double ns;
-  cr_assert(prof_moe_ns(p, "fp8_block", 16, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
+  cr_assert(prof_moe_ns(p, "fp8_block", false, 16, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
   cr_assert_float_eq(ns, 200000, 1e-6, "a measured count");
-  cr_assert(prof_moe_ns(p, "fp8_block", 4, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
+  cr_assert(prof_moe_ns(p, "fp8_block", false, 4, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
   cr_assert_float_eq(ns, 50000 * pow(4.0, 0.5), 1e-3, "halfway in log tokens: the geometric mean");
-  cr_assert(prof_moe_ns(p, "fp8_block", 1024, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
+  cr_assert(prof_moe_ns(p, "fp8_block", false, 1024, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
   cr_assert_float_eq(ns, 800000 * 4.0, 1e-6, "beyond the last count: proportional to tokens");
-  cr_assert_not(prof_moe_ns(p, "fp8_block", 16, 4096, 1536, 8, 128, 4, 1, "balanced", &ns), "another TP");
-  cr_assert_not(prof_moe_ns(p, "fp8", 16, 4096, 1536, 8, 128, 2, 1, "balanced", &ns), "another dtype");
-  cr_assert_not(prof_moe_ns(p, "fp8_block", 16, 4096, 1536, 8, 128, 2, 1, "power_law_1.01", &ns), "another routing");
+  cr_assert_not(prof_moe_ns(p, "fp8_block", false, 16, 4096, 1536, 8, 128, 4, 1, "balanced", &ns), "another TP");
+  cr_assert_not(prof_moe_ns(p, "fp8", false, 16, 4096, 1536, 8, 128, 2, 1, "balanced", &ns), "another dtype");
+  cr_assert_not(prof_moe_ns(p, "fp8_block", false, 16, 4096, 1536, 8, 128, 2, 1, "power_law_1.01", &ns), "another routing");
   prof_free(p);
   parse_bad("{\"format\": \"servesim-profile\", \"version\": 2, \"gpu\": \"t\", \"probes\": {\"copy_Bps\": 1e12, "
             "\"peak_flops\": {\"bf16\": 1e15}}, \"moe\": [{\"dtype\": \"bfloat16\", \"hidden\": 8, \"inter\": 8, \"topk\": "
