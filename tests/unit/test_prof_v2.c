@@ -389,6 +389,35 @@ Test(prof_v2, strict_reader_names_file_and_field) {
   prof_free(p);
 }
 
+/* A non-gated kernel's table (its "kernel" names "nongated": TensorRT-LLM's moe_torch_flow_nongated, Nemotron-3's
+ * relu2 experts) is kept apart from a gated one of the same shape: each answers only for its own kind of expert,
+ * and the two together are not a duplicate. */
+Test(prof_v2, moe_nongated_tables_apart_from_gated) {
+  buf b;
+  head(&b);
+  put(&b, ", \"moe\": [{\"dtype\": \"bfloat16\", \"hidden\": 2688, \"inter\": 1856, \"topk\": 6, \"experts\": 128, "
+          "\"tp\": 1, \"ep\": 1, \"distribution\": \"balanced\", \"kernel\": \"moe_torch_flow_nongated\", "
+          "\"tokens\": [1, 16], \"ns\": [30000, 60000]}, {\"dtype\": \"bfloat16\", \"hidden\": 2688, \"inter\": 1856, "
+          "\"topk\": 6, \"experts\": 128, \"tp\": 1, \"ep\": 1, \"distribution\": \"balanced\", \"kernel\": "
+          "\"moe_torch_flow_cutlass\", \"tokens\": [1, 16], \"ns\": [40000, 80000]}]}");
+  prof *p = parse_ok(&b);
+  cr_assert_eq(prof_moe_tables(p), 2);
+  double ns;
+  cr_assert(prof_moe_ns(p, "bfloat16", true, 16, 2688, 1856, 6, 128, 1, 1, "balanced", &ns));
+  cr_assert_float_eq(ns, 60000, 1e-6, "the non-gated table");
+  cr_assert(prof_moe_ns(p, "bfloat16", false, 16, 2688, 1856, 6, 128, 1, 1, "balanced", &ns));
+  cr_assert_float_eq(ns, 80000, 1e-6, "the gated table");
+  prof_free(p);
+  /* a non-gated table alone answers no gated lookup */
+  head(&b);
+  put(&b, ", \"moe\": [{\"dtype\": \"bfloat16\", \"hidden\": 2688, \"inter\": 1856, \"topk\": 6, \"experts\": 128, "
+          "\"tp\": 1, \"ep\": 1, \"distribution\": \"balanced\", \"kernel\": \"moe_torch_flow_nongated\", "
+          "\"tokens\": [1, 16], \"ns\": [30000, 60000]}]}");
+  p = parse_ok(&b);
+  cr_assert_not(prof_moe_ns(p, "bfloat16", false, 16, 2688, 1856, 6, 128, 1, 1, "balanced", &ns));
+  prof_free(p);
+}
+
 /* Fused-MoE tables: one shape (dtype, sizes, top-k, experts, TP, EP, routing)
  * by tokens; log(time) linear in log(tokens) between measured counts, the
  * smallest held below, proportional above; any other shape has no data. */
