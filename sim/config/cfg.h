@@ -113,6 +113,15 @@ typedef struct model_cfg {
   uint32_t mlp_only[32];    /* layers listed dense (Qwen mlp_only_layers) */
   uint32_t n_mlp_only;
   uint32_t moe_layers;      /* layers with an MoE block */
+  /* Nemotron-3's MoE blocks (hybrid_override_pattern 'E', layers_block_type "moe"; vLLM nemotron_h.py
+     NemotronHMoE): moe_masked: moe_mask says which layers are MoE blocks (not the keys above); moe_ungated:
+     every expert, routed and shared, is up and down only (relu2, no gate: 2 matrices, not 3); moe_latent
+     (moe_latent_size, 0 = none): the routed experts run at this width instead of hidden_size, between a
+     fc1_latent_proj (hidden -> latent) and a fc2_latent_proj (latent -> hidden), both replicated on every
+     TP rank; the shared expert and the router read the full hidden state */
+  bool moe_masked, moe_ungated;
+  uint8_t moe_mask[32];     /* bit i: layer i is an MoE block (layers < 256) */
+  uint32_t moe_latent;
   bool fp8_block;           /* the checkpoint is block-scaled FP8 (quantization_config.weight_block_size): vLLM runs
                                its linear and MoE layers with the block-FP8 kernels */
   /* derived by cfg_model_load: parameter counts */
@@ -413,6 +422,13 @@ static inline uint32_t cfg_model_blocks_in(const model_cfg *m, uint32_t first, u
 }
 /* Weight matrices of one MLP of intermediate I, in units of H x I: 3 (gate, up, down), 2 ungated. */
 static inline double cfg_model_mlp_mats(const model_cfg *m) { return m->mlp_ungated ? 2.0 : 3.0; }
+/* The same for one expert (routed or shared): 2 for Nemotron-3's relu2 experts, 3 for every other model's. */
+static inline double cfg_model_expert_mats(const model_cfg *m) { return m->moe_ungated ? 2.0 : 3.0; }
+/* The width the routed experts run at: moe_latent_size when given, else hidden_size. */
+static inline uint32_t cfg_model_expert_hidden(const model_cfg *m) { return m->moe_latent ? m->moe_latent : m->hidden; }
+/* Weights of one MoE block, elements: the routed experts, the shared expert(s), the router (hidden x experts)
+ * and the latent projections (2 hidden x latent); 0 for a dense model. */
+double cfg_model_moe_block_params(const model_cfg *m);
 /* DeepSeek sparse attention's indexer per layer: its weights (wq_b from the q latent, wk and the head weights
  * from the hidden state, k_norm), elements; its key cache per token, bytes: index_head_dim FP8 values and an
  * FP32 scale per 128 (vLLM's DeepseekV32IndexerCache). 0 without sparse attention. */

@@ -47,20 +47,13 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
     return jx_fail(j, v, NULL, "linear_attn_config",
                    "linear-attention (Kimi Delta Attention) layers mixed with full attention: hybrid layers are not "
                    "modelled yet");
-  /* Nemotron-H / Nemotron-3 blocks (cfg_layers.c reads them): their mixture-of-experts blocks are refused */
-  const char *bkey = "hybrid_override_pattern";
-  int moe = -1, mamba = -1;
-  if (cJSON_IsString(v = get(root, o, bkey))) {
-    moe = count_chr(v->valuestring, 'E'), mamba = count_chr(v->valuestring, 'M');
-  } else if (cJSON_IsArray(v = get(root, o, bkey = "layers_block_type"))) {
-    moe = count_str(v, "moe", false), mamba = count_str(v, "mamba", false);
-  }
-  if (moe > 0)
-    return jx_fail(j, v, NULL, bkey,
-                   "%d mixture-of-experts blocks: Nemotron-3's experts are ungated relu2 MLPs (up and down only%s), "
-                   "the measured fused-MoE tables and the roofline price gated experts (gate, up, down): not "
-                   "modelled yet",
-                   moe, get(root, o, "moe_latent_size") ? ", through a moe_latent_size projection" : "");
+  /* Nemotron-H / Nemotron-3 blocks (cfg_layers.c reads them, the mixture-of-experts blocks included) */
+  int mamba = -1;
+  if (cJSON_IsString(v = get(root, o, "hybrid_override_pattern")) ||
+      cJSON_IsString(v = get(root, o, "layers_block_type")))
+    mamba = count_chr(v->valuestring, 'M');
+  else if (cJSON_IsArray(v = get(root, o, "layers_block_type")))
+    mamba = count_str(v, "mamba", false);
   if (mamba > 0)
     note(m, "%d Mamba-2 layers: the SSD scan and the state update are costed from first principles (the kernel "
             "database's mamba2_perf table is not read), and a prefix-cache hit is taken to restore their state "
@@ -86,9 +79,9 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
             "attention reads the top %ld keys, the indexer's scoring of the whole context and its key cache are "
             "costed from first principles (no measured table is read)",
          (long)v->valuedouble, (long)v->valuedouble);
-  if ((v = get(root, o, "moe_latent_size")) != NULL && cJSON_IsNumber(v))
-    note(m, "moe_latent_size %ld: the experts' latent projection is not modelled (experts costed at the full hidden "
-            "size)",
+  if (mamba < 0 && (v = get(root, o, "moe_latent_size")) != NULL && cJSON_IsNumber(v)) /* Nemotron-3's is read */
+    note(m, "moe_latent_size %ld: the experts' latent projection is not modelled outside Nemotron-3's blocks "
+            "(experts costed at the full hidden size)",
          (long)v->valuedouble);
   if ((v = get(root, o, "swa_num_key_value_heads")) != NULL && cJSON_IsNumber(v))
     note(m, "swa_num_key_value_heads %ld: sliding-window layers with their own head counts are costed with the full "

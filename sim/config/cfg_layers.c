@@ -36,6 +36,8 @@ static const struct {
     {"linear_num_key_heads", 65536},      {"linear_num_value_heads", 65536}, {"linear_value_head_dim", 65536},
     {"mamba_num_heads", 65536},           {"mamba_head_dim", 4096},         {"ssm_state_size", 4096},
     {"n_groups", 65536},                  {"conv_kernel", 1024},            {"chunk_size", 65536},
+    {"moe_shared_expert_intermediate_size", 4194304}, {"moe_latent_size", 1048576},
+    {"n_group", 65536},                   {"topk_group", 65536},
 };
 
 double cfg_hf_ceiling(const char *key) {
@@ -154,18 +156,75 @@ static void mark(uint8_t *mask, uint32_t *count, uint32_t i) {
   (*count)++;
 }
 
+/* Nemotron-3's mixture-of-experts blocks (vLLM nemotron_h.py NemotronHMoE, at commit 00b08dc44519): cfg_hf_moe
+ * has read n_routed_experts, num_experts_per_tok and moe_intermediate_size; this reads what NemotronHMoE adds:
+ * the shared expert (moe_shared_expert_intermediate_size x n_shared_experts, a NemotronHMLP at hidden_size;
+ * n_shared_experts absent or 0: none), moe_latent_size (null: none) and the grouped sigmoid router's groups
+ * (n_group, topk_group: checked, not costed apart from the router GEMM). `moe` blocks were marked in m->moe_mask. */
+static int nemotron_moe_from(const jx *j, const cJSON *o, const cJSON *v, const char *key, uint32_t moe,
+                             model_cfg *m) {
+  if (!moe) {
+    if (m->experts)
+      return jx_fail(j, hf_get(o, "n_routed_experts"), NULL, "n_routed_experts",
+                     "%u routed experts but %s has no mixture-of-experts block ('E' / \"moe\")", m->experts, key);
+    return SIM_OK;
+  }
+  if (!m->experts)
+    return jx_fail(j, v, NULL, key, "%u mixture-of-experts blocks but no n_routed_experts (more than 1) is given",
+                   moe);
+  if (m->moe_first_dense || m->moe_freq > 1 || m->moe_step > 1 || m->n_mlp_only)
+    return jx_fail(j, v, NULL, key, "the MoE blocks are given by %s: first_k_dense_replace, moe_layer_freq, "
+                   "decoder_sparse_step, interleave_moe_layer_step or mlp_only_layers would contradict it", key);
+  m->moe_masked = m->moe_ungated = true;
+  m->moe_layers = moe;
+  int rc;
+  uint32_t nshared = 0, inter = 0, latent = 0, groups = 1, topk_groups = 1;
+  bool have_n = false, have_i = false, have_l = false, have;
+  if ((have_n = hf_get(o, "n_shared_experts") != NULL) &&
+      (rc = jx_u32(j, o, NULL, "n_shared_experts", &nshared, 0, cfg_hf_ceiling("n_shared_experts"), 0)))
+    return rc;
+  if ((rc = hf_u32(j, o, "moe_shared_expert_intermediate_size", false, &inter, &have_i))) return rc;
+  if (have_n && nshared && !have_i)
+    return jx_fail(j, hf_get(o, "n_shared_experts"), NULL, "n_shared_experts",
+                   "%u shared experts without moe_shared_expert_intermediate_size", nshared);
+  double si = (double)nshared * inter;
+  if (si > cfg_hf_ceiling("moe_shared_expert_intermediate_size"))
+    return jx_fail(j, hf_get(o, "n_shared_experts"), NULL, "n_shared_experts",
+                   "%u shared experts of %u: %.0f wide, above %.0f", nshared, inter, si,
+                   cfg_hf_ceiling("moe_shared_expert_intermediate_size"));
+  m->shared_inter = (uint32_t)si;
+  if ((rc = hf_u32(j, o, "moe_latent_size", false, &latent, &have_l))) return rc;
+  if (have_l && latent >= m->hidden)
+    return jx_fail(j, hf_get(o, "moe_latent_size"), NULL, "moe_latent_size",
+                   "%u is not below hidden_size %u (a latent projects the hidden state down)", latent, m->hidden);
+  m->moe_latent = have_l ? latent : 0;
+  if ((rc = hf_u32(j, o, "n_group", false, &groups, &have))) return rc;
+  if ((rc = hf_u32(j, o, "topk_group", false, &topk_groups, &have))) return rc;
+  if (m->experts % groups)
+    return jx_fail(j, hf_get(o, "n_group"), NULL, "n_group", "%u does not divide n_routed_experts %u", groups,
+                   m->experts);
+  if (topk_groups > groups)
+    return jx_fail(j, hf_get(o, "topk_group"), NULL, "topk_group", "%u exceeds n_group %u", topk_groups, groups);
+  if (m->experts_per_tok > (uint64_t)topk_groups * (m->experts / groups))
+    return jx_fail(j, hf_get(o, "num_experts_per_tok"), NULL, "num_experts_per_tok",
+                   "%u exceeds the %u experts of the topk_group %u groups a token may choose from",
+                   m->experts_per_tok, topk_groups * (m->experts / groups), topk_groups);
+  return SIM_OK;
+}
+
 /* Nemotron-H's blocks (model_type nemotron_h): hybrid_override_pattern, one character per layer ('M' Mamba-2,
- * '*' attention, '-' MLP), or Nemotron-3's layers_block_type list ("mamba", "attention", "mlp"). Every layer
- * is one block: a mixer or an MLP. Mixture-of-experts blocks ('E', "moe") are refused by cfg_arch_check. The
- * MLP is NemotronHMLP: up_proj and down_proj, no gate, whatever mlp_hidden_act says (relu2). */
+ * '*' attention, '-' MLP, 'E' mixture of experts), or Nemotron-3's layers_block_type, a list ("mamba",
+ * "attention", "mlp", "moe") or a string like the pattern (Nemotron-3.5). Every layer is one block: a mixer, an
+ * MLP or an MoE block (nemotron_moe_from). The MLP is NemotronHMLP: up_proj and down_proj, no gate, whatever
+ * mlp_hidden_act says (relu2). */
 static int nemotron_h_from(const jx *j, const cJSON *o, model_cfg *m) {
   const char *key = "hybrid_override_pattern";
   const cJSON *v = hf_get(o, key);
   if (!v) v = hf_get(o, key = "layers_block_type");
   if (!v) return SIM_OK;
-  if (m->lin_layers || m->sliding_layers || m->experts || m->mla)
-    return jx_fail(j, v, NULL, key, "Nemotron-H blocks together with linear attention, sliding windows, experts or "
-                   "MLA are not modelled");
+  if (m->lin_layers || m->sliding_layers || m->mla)
+    return jx_fail(j, v, NULL, key, "Nemotron-H blocks together with linear attention, sliding windows or MLA are "
+                   "not modelled");
   char kinds[257];
   uint32_t n = 0;
   if (cJSON_IsString(v)) {
@@ -190,7 +249,7 @@ static int nemotron_h_from(const jx *j, const cJSON *o, model_cfg *m) {
   if (n != m->layers)
     return jx_fail(j, v, NULL, key, "%u layers, num_hidden_layers says %u", n, m->layers);
   int rc;
-  uint32_t attn = 0;
+  uint32_t attn = 0, moe = 0;
   for (uint32_t i = 0; i < n; i++) {
     switch (kinds[i]) {
     case 'M':
@@ -204,13 +263,18 @@ static int nemotron_h_from(const jx *j, const cJSON *o, model_cfg *m) {
     case '-':
       mark(m->nomix_mask, &m->nomix_layers, i);
       break;
+    case 'E':
+      mark(m->nomix_mask, &m->nomix_layers, i);
+      mark(m->moe_mask, &moe, i);
+      break;
     default:
-      return jx_fail(j, v, NULL, key, "layer %u: block '%c' is not modelled (expected 'M' Mamba-2, '*' attention or "
-                     "'-' MLP)", i, kinds[i]);
+      return jx_fail(j, v, NULL, key, "layer %u: block '%c' is not modelled (expected 'M' Mamba-2, '*' attention, "
+                     "'-' MLP or 'E' mixture of experts)", i, kinds[i]);
     }
   }
   if (!attn)
     return jx_fail(j, v, NULL, key, "no attention layer: a model without any full-attention layer is not modelled");
+  if ((rc = nemotron_moe_from(j, o, v, key, moe, m))) return rc;
   m->mlp_ungated = true;
   if (!m->lin_layers) return SIM_OK;
   m->mamba = true;
@@ -230,6 +294,7 @@ static int nemotron_h_from(const jx *j, const cJSON *o, model_cfg *m) {
 static const char *const moe_keys[] = {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"};
 
 bool cfg_model_is_moe_layer(const model_cfg *m, uint32_t i) {
+  if (m->moe_masked) return i < m->layers && i < 256 && ((m->moe_mask[i / 8] >> (i % 8)) & 1u);
   if (!m->experts || i >= m->layers || i < m->moe_first_dense) return false;
   if (m->moe_freq > 1 && i % m->moe_freq) return false;
   if (m->moe_step > 1 && (i + 1) % m->moe_step) return false;
@@ -309,6 +374,15 @@ int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m) {
   const cJSON *qc = hf_get(o, "quantization_config");
   m->fp8_block = cJSON_IsObject(qc) && cJSON_GetObjectItemCaseSensitive(qc, "weight_block_size") != NULL;
   return SIM_OK;
+}
+
+double cfg_model_moe_block_params(const model_cfg *m) {
+  if (!m->experts) return 0;
+  double H = m->hidden, em = cfg_model_expert_mats(m);
+  double w = (double)m->experts * em * cfg_model_expert_hidden(m) * m->expert_inter + em * H * m->shared_inter +
+             H * m->experts; /* + router */
+  if (m->moe_latent) w += 2.0 * H * m->moe_latent; /* fc1_latent_proj, fc2_latent_proj */
+  return w;
 }
 
 double cfg_model_dsa_params(const model_cfg *m) {

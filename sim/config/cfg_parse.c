@@ -262,6 +262,24 @@ static void ckpt_quant_from(const cJSON *root, const cJSON *o, model_cfg *m) {
   if (cJSON_IsObject(qcfg)) unquantized_attention(qcfg, m);
 }
 
+/* num_hidden_layers; Nemotron-3-Ultra's config has none: its layers_block_type list gives the layers
+ * (transformers' NemotronHConfig derives num_hidden_layers from it); nemotron_h_from checks the two agree when
+ * both are given. */
+static int layers_from(const jx *j, const cJSON *o, model_cfg *m) {
+  const cJSON *blocks = hf_get(o, "layers_block_type");
+  bool have_layers = false;
+  int rc;
+  if ((rc = hf_u32(j, o, "num_hidden_layers", !blocks, &m->layers, &have_layers)) || have_layers) return rc;
+  int nb = cJSON_IsArray(blocks)    ? cJSON_GetArraySize(blocks)
+           : cJSON_IsString(blocks) ? (int)strlen(blocks->valuestring)
+                                    : 0;
+  if (nb <= 0 || nb > cfg_hf_ceiling("num_hidden_layers"))
+    return jx_fail(j, blocks, NULL, "layers_block_type", "expected a non-empty list of block types (or a string), "
+                   "at most %.0f, when num_hidden_layers is not given", cfg_hf_ceiling("num_hidden_layers"));
+  m->layers = (uint32_t)nb;
+  return SIM_OK;
+}
+
 static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   const cJSON *mt = cJSON_GetObjectItemCaseSensitive(o, "model_type");
   if (!mt) return jx_fail(j, NULL, NULL, "model_type", "missing required key");
@@ -274,7 +292,7 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   bool have_inter = false; /* optional when every layer is a mixture of experts (Qwen3.5-MoE): checked below */
   if ((rc = hf_u32(j, o, "intermediate_size", !hf_get(o, "moe_intermediate_size"), &m->intermediate, &have_inter)))
     return rc;
-  if ((rc = hf_u32(j, o, "num_hidden_layers", true, &m->layers, NULL))) return rc;
+  if ((rc = layers_from(j, o, m))) return rc;
   if ((rc = hf_u32(j, o, "num_attention_heads", true, &m->q_heads, NULL))) return rc;
   if ((rc = hf_u32(j, o, "num_key_value_heads", false, &m->kv_heads, &have_kv))) return rc;
   if ((rc = hf_u32(j, o, "head_dim", false, &m->head_dim, &have_hd))) return rc;
@@ -350,7 +368,7 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   m->params_lm_head = m->tied_embeddings ? 0 : V * H;
   double per_layer_other = 2 * H + (m->qkv_bias ? (qh + 2 * kvh) * hd : 0); /* 2 RMSNorms, QKV biases */
   if (m->mla) per_layer_other += (double)m->q_lora_rank + m->kv_lora_rank; /* q_a and kv_a norms */
-  double moe_block = (double)m->experts * 3 * H * m->expert_inter + 3 * H * m->shared_inter + H * m->experts; /* + router */
+  double moe_block = cfg_model_moe_block_params(m); /* experts, shared experts, router, latent projections */
   /* Nemotron-H's blocks: a layer without a mixer holds no attention, one without an FFN no MLP, each block one
      RMSNorm (the others' layers two) */
   m->params_total = (m->layers - m->lin_layers - m->nomix_layers) * attn +

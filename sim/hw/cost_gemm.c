@@ -161,13 +161,14 @@ double cost__gemm_eval(const cost_model *c, cost_op op, uint32_t M, cost_src *sr
 static bool moe_lookup(const prof *p, const char *dt, uint32_t Tg, uint32_t Hm, uint32_t Ie, const model_shard *s,
                        const char *dist, bool extrap, double *ns) {
   uint32_t mtp = s->moe_tp;
-  if (!extrap) return prof_moe_ns(p, dt, Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, ns);
+  bool ug = s->expert_mats == 2.0; /* ungated experts: only the tables of a non-gated kernel */
+  if (!extrap) return prof_moe_ns(p, dt, ug, Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, ns);
   if (s->ep > 1) return false;
   for (uint32_t m = mtp / 2, k = 1; m >= 1 && m * 2 == mtp >> (k - 1); m /= 2, k++) {
     double tm, th;
-    if (!prof_moe_ns(p, dt, Tg, Hm, Ie, s->topk, s->experts, m, 1, dist, &tm)) continue;
+    if (!prof_moe_ns(p, dt, ug, Tg, Hm, Ie, s->topk, s->experts, m, 1, dist, &tm)) continue;
     double r = 0.5;
-    if (m % 2 == 0 && prof_moe_ns(p, dt, Tg, Hm, Ie, s->topk, s->experts, m / 2, 1, dist, &th) && th > 0)
+    if (m % 2 == 0 && prof_moe_ns(p, dt, ug, Tg, Hm, Ie, s->topk, s->experts, m / 2, 1, dist, &th) && th > 0)
       r = fmin(1.0, fmax(0.5, tm / th));
     *ns = tm * pow(r, k);
     return true;
@@ -216,11 +217,13 @@ double cost__moe_eval(const cost_model *c, uint32_t T, uint32_t Tg, cost_src *sr
   const engine_cfg *e = c->engine;
   gemm_path p = path_for(c, c->gpu, OP_GEMM_GATEUP);
   /* Tg: tokens entering the routed experts (T, plus the other DP ranks' with attention data parallelism) */
-  double E = s->experts, k = s->topk, I = s->expert_inter, H = s->hidden, t = Tg;
+  /* H: the width the routed experts run at (Nemotron-3's moe_latent_size, else hidden); em: an expert's
+     matrices (3, gate, up and down; 2 for Nemotron-3's relu2 experts, up and down) */
+  double E = s->experts, k = s->topk, I = s->expert_inter, H = s->expert_hidden, t = Tg, em = s->expert_mats;
   /* with expert parallelism a rank computes its experts/ep whole experts for the pairs routed to them */
   double pairs = t * k / s->ep, hit = s->local_experts * (1.0 - pow(1.0 - k / E, t));
-  double bytes = hit * 3.0 * H * I * p.w_bytes + pairs * H * (p.in_bytes + act_b(c)) + pairs * 2.0 * I * act_b(c);
-  double tc = ns_of(2.0 * pairs * 3.0 * H * I, p.peak * e->gemm_compute_eff);
+  double bytes = hit * em * H * I * p.w_bytes + pairs * H * (p.in_bytes + act_b(c)) + pairs * (em - 1.0) * I * act_b(c);
+  double tc = ns_of(2.0 * pairs * em * H * I, p.peak * e->gemm_compute_eff);
   double tm = ns_of(bytes, c->gpu->hbm_Bps * e->gemm_memory_eff);
   *bound = tc >= tm ? BOUND_COMPUTE : BOUND_MEMORY;
   double routed = tc > tm ? tc : tm, ns;
@@ -244,7 +247,7 @@ double cost__moe_eval(const cost_model *c, uint32_t T, uint32_t Tg, cost_src *sr
     default: break;
   }
   const char *dist = moe_routing_name(c->deploy->moe_routing);
-  uint32_t Hm = c->model->hidden, Ie = c->model->expert_inter, mtp = s->moe_tp; /* the MoE layer's TP */
+  uint32_t Hm = s->expert_hidden, Ie = c->model->expert_inter, mtp = s->moe_tp; /* the MoE layer's TP */
   bool found = false;
   /* the checkpoint's kernel first, measured at this TP/EP or extrapolated over TP from its own trend, in this
      version's tables, then the other versions'; only then the other FP8 kernel */
@@ -261,7 +264,8 @@ double cost__moe_eval(const cost_model *c, uint32_t T, uint32_t Tg, cost_src *sr
       }
     }
   for (int i = 0; i < 2 && dts[i] && !found && c->scaled_profile; i++) {
-    if (prof_moe_ns(c->scaled_profile, dts[i], Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep, dist, &ns)) {
+    if (prof_moe_ns(c->scaled_profile, dts[i], s->expert_mats == 2.0, Tg, Hm, Ie, s->topk, s->experts, mtp, s->ep,
+                    dist, &ns)) {
       if (c->deploy->moe_routing == MOE_BALANCED)
         ns = moe_independent_routing(c->scaled_profile, dts[i], Tg, Hm, Ie, s, false, ns);
       gemm_path o = path_for(c, c->scaled_gpu, OP_GEMM_GATEUP);
@@ -274,10 +278,14 @@ double cost__moe_eval(const cost_model *c, uint32_t T, uint32_t Tg, cost_src *sr
   cost_src gs;
   cost_bound gb;
   double router = cost__gemm_shape_eval(c, OP_LM_HEAD, T, s->experts, s->hidden, false, &gs, &gb);
-  double shared = 0;
-  if (s->shared_inter) {
-    shared = cost__gemm_shape_eval(c, OP_GEMM_GATEUP, T, 2 * s->shared_inter, s->hidden, false, &gs, &gb) +
+  double shared = 0, latent = 0;
+  if (s->shared_inter) { /* gate and up (up only when the experts are ungated), down */
+    uint32_t n_up = s->expert_mats == 2.0 ? s->shared_inter : 2 * s->shared_inter;
+    shared = cost__gemm_shape_eval(c, OP_GEMM_GATEUP, T, n_up, s->hidden, false, &gs, &gb) +
              cost__gemm_shape_eval(c, OP_GEMM_DOWN, T, s->hidden, s->shared_inter, false, &gs, &gb);
   }
-  return routed + router + shared;
+  if (s->moe_latent) /* Nemotron-3's fc1_latent_proj before the routed experts, fc2_latent_proj after (whole) */
+    latent = cost__gemm_shape_eval(c, OP_GEMM_GATEUP, T, s->moe_latent, s->hidden, false, &gs, &gb) +
+             cost__gemm_shape_eval(c, OP_GEMM_DOWN, T, s->hidden, s->moe_latent, false, &gs, &gb);
+  return routed + router + shared + latent;
 }

@@ -2,7 +2,9 @@
  * shape (moe_dtype, hidden_size, inter_size, topk, num_experts, moe_tp_size,
  * moe_ep_size, distribution), its latencies by num_tokens. A shape measured
  * by several kernels (kernel_source: backends the engine chooses between)
- * keeps the fastest at each token count, as the GEMM grids do. Every
+ * keeps the fastest at each token count, as the GEMM grids do, but a
+ * non-gated kernel's rows (TensorRT-LLM's moe_torch_flow_nongated: up and
+ * down only, Nemotron-3's experts) make tables of their own. Every
  * moe_dtype is kept under its kernel-db name (bfloat16, fp8, fp8_block,
  * int4_wo, w4a16_mxfp4): the cost model asks for the one the checkpoint runs.
  * Memory: one record per row (about 5 MB for 50k rows). */
@@ -71,7 +73,9 @@ int kdb__moe(kdb_ctx *k, const char *path, sim_err *err) {
       break;
     }
     if ((rc = kdb_csv_ms(&c, col[C_LAT], &m.ns, err))) break;
-    m.kernels = kdb__name_bit(&kn, kdb_csv_str(&c, col[C_KS]));
+    const char *ks = kdb_csv_str(&c, col[C_KS]);
+    k_->ungated = strstr(ks, "nongated") != NULL; /* a non-gated kernel: its own tables (prof_moe_key) */
+    m.kernels = kdb__name_bit(&kn, ks);
     SIM_GROW(v, cap, n + 1);
     v[n++] = m;
   }

@@ -1,7 +1,9 @@
 /* memplan.c: per-GPU memory plan of one replica and the KV pool it leaves.
  *
- * Mixture of experts: an MoE layer holds every routed expert (3 H I_e each)
- * and the shared experts (3 H I_s) in the weight dtype, the router (H x
+ * Mixture of experts: an MoE layer holds every routed expert (3 H I_e each;
+ * Nemotron-3's 2 L I_e, L its moe_latent_size or H) and the shared experts
+ * (3 H I_s; 2 H I_s) in the weight dtype, Nemotron-3's latent projections
+ * (2 H L, replicated on every rank), the router (H x
  * experts) in the activation dtype, split over TP like a dense MLP (vLLM's
  * FusedMoE without expert parallelism); its activation peak counts top-k
  * expert intermediates per token.
@@ -78,9 +80,12 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
   if (s.mla) attn += (double)s.qb_n * s.qb_k + (double)s.kvb_n * s.kvb_k;
   double mlp = (double)s.n[SG_GATE_UP] * s.k[SG_GATE_UP] + (double)s.n[SG_DOWN] * s.k[SG_DOWN];
   uint32_t moe = cfg_model_moe_layers_in(m, first_layer, layers);
-  /* an MoE block: every routed expert (gate, up, down) and the shared experts in the weight dtype, the
-     router (gate) unquantized (checkpoints keep it out of quantization) */
-  double experts = (double)s.local_experts * 3.0 * H * s.expert_inter + 3.0 * H * s.shared_inter;
+  /* an MoE block: every routed expert (gate, up, down; up, down for Nemotron-3's, at its latent width) and the
+     shared experts in the weight dtype, Nemotron-3's latent projections (replicated) too, the router (gate)
+     unquantized (checkpoints keep it out of quantization) */
+  double experts = (double)s.local_experts * s.expert_mats * s.expert_hidden * s.expert_inter +
+                   s.expert_mats * H * s.shared_inter;
+  if (s.moe_latent) experts += 2.0 * H * s.moe_latent;
   double attn_b = m->attn_unquantized ? ab : wb; /* a checkpoint that keeps its attention unquantized */
   uint32_t lin = cfg_model_lin_layers_in(m, first_layer, layers); /* Gated DeltaNet mixers instead of attention */
   double lin_w = (double)s.lin_in_n * s.lin_in_k + (double)s.lin_out_n * s.lin_out_k;
@@ -110,7 +115,8 @@ double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
 }
 
 double memplan_active_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
-  double idle = (double)m->moe_layers * (m->experts - m->experts_per_tok) * 3.0 * m->hidden * m->expert_inter;
+  double idle = (double)m->moe_layers * (m->experts - m->experts_per_tok) * cfg_model_expert_mats(m) *
+                cfg_model_expert_hidden(m) * m->expert_inter;
   return memplan_weight_bytes(m, d) - idle * weight_elem_bytes(d->weight_dtype);
 }
 

@@ -131,18 +131,22 @@ bool prof_allreduce_ns(const prof *p, prof_ar_impl impl, uint32_t num_gpus, doub
  * split over `tp` ranks by tensor parallelism and `ep` by expert parallelism,
  * weights in `dtype` (the kernel-db moe_dtype: "bfloat16", "fp8",
  * "fp8_block", "int4_wo", "w4a16_mxfp4"), routing `dist` ("balanced",
- * "power_law_1.01", "power_law_1.2"). log(time) is linear in log(tokens)
+ * "power_law_1.01", "power_law_1.2"), ungated: the experts' kind (a non-gated
+ * kernel's table, prof_moe_key). log(time) is linear in log(tokens)
  * between measured counts; below the smallest the time of the smallest is
  * held, above the largest it grows in proportion to tokens. False when the
  * profile has no table of that exact shape. */
-bool prof_moe_ns(const prof *p, const char *dtype, uint32_t tokens, uint32_t hidden, uint32_t inter, uint32_t topk,
-                 uint32_t experts, uint32_t tp, uint32_t ep, const char *dist, double *ns);
+bool prof_moe_ns(const prof *p, const char *dtype, bool ungated, uint32_t tokens, uint32_t hidden, uint32_t inter,
+                 uint32_t topk, uint32_t experts, uint32_t tp, uint32_t ep, const char *dist, double *ns);
 /* A fused-MoE table's shape, the lookup key of the tables in memory, in a
  * written profile and in the kernel-db import alike (one order for all). */
 typedef struct prof_moe_key {
   char dtype[32];
   uint32_t hidden, inter, topk, experts, tp, ep;
   char dist[24];
+  bool ungated; /* a non-gated kernel's table (kernel_source / "kernel" names "nongated": TensorRT-LLM's
+                   moe_torch_flow_nongated, up and down only, Nemotron-3's relu2 experts), never merged with nor
+                   taken for a gated (gate, up, down) one of the same shape */
 } prof_moe_key;
 int prof_moe_key_cmp(const prof_moe_key *a, const prof_moe_key *b);
 /* Tables in the profile (for reports). */

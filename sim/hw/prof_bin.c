@@ -20,7 +20,7 @@
 #include "hw/prof_impl.h"
 
 #define BIN_MAGIC "SVSMPRB1"
-#define BIN_LAYOUT (0x50420000u | (uint32_t)(DT_COUNT << 8) | (uint32_t)(AK_COUNT << 4) | 1u)
+#define BIN_LAYOUT (0x50420000u | (uint32_t)(DT_COUNT << 8) | (uint32_t)(AK_COUNT << 4) | 2u) /* 2: MoE key's ungated */
 #define BIN_HEADER 48 /* magic 8, layout 4, byte order 4, source length 8, source hash 8, payload length 8, hash 8 */
 #define BIN_ORDER 0x01020304u /* written in host order: an image of another byte order is refused */
 
@@ -153,6 +153,7 @@ static void put_payload(wbuf *w, const prof *p) {
     put_u32(w, t->key.hidden), put_u32(w, t->key.inter), put_u32(w, t->key.topk), put_u32(w, t->key.experts);
     put_u32(w, t->key.tp), put_u32(w, t->key.ep);
     put_str(w, t->key.dist);
+    put_u32(w, t->key.ungated);
     put_i32(w, t->n), put_i32(w, t->idx);
     put_u32s(w, t->tokens, (size_t)t->n);
     put_f64s(w, t->ns, (size_t)t->n), put_f64s(w, t->lx, (size_t)t->n), put_f64s(w, t->lt, (size_t)t->n);
@@ -335,6 +336,7 @@ static void get_payload(rbuf *r, prof *p) {
     t->key.hidden = get_u32(r), t->key.inter = get_u32(r), t->key.topk = get_u32(r), t->key.experts = get_u32(r);
     t->key.tp = get_u32(r), t->key.ep = get_u32(r);
     get_str(r, t->key.dist, sizeof t->key.dist);
+    t->key.ungated = get_u32(r) != 0;
     t->n = get_count(r, 28), t->idx = get_i32(r);
     t->tokens = get_u32s(r, t->n);
     t->ns = get_f64s(r, (size_t)t->n), t->lx = get_f64s(r, (size_t)t->n), t->lt = get_f64s(r, (size_t)t->n);

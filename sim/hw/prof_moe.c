@@ -18,7 +18,8 @@ int prof_moe_key_cmp(const prof_moe_key *x, const prof_moe_key *y) {
   const uint32_t ky[] = {y->hidden, y->inter, y->topk, y->experts, y->tp, y->ep};
   for (int i = 0; i < 6; i++)
     if (kx[i] != ky[i]) return kx[i] < ky[i] ? -1 : 1;
-  return strcmp(x->dist, y->dist);
+  int d = strcmp(x->dist, y->dist);
+  return d ? d : (int)x->ungated - (int)y->ungated;
 }
 
 static int cmp_moe(const void *a, const void *b) {
@@ -38,6 +39,8 @@ static int parse_one(pctx *c, const cJSON *t, const char *f, moe_tab *t_) {
       (rc = prof__str(c, t, "distribution", f, true, m->dist, sizeof m->dist)) ||
       (rc = prof__grid(c, t, "tokens", f, false, &t_->tokens, &t_->n)))
     return rc;
+  const cJSON *kn = prof__get(t, "kernel"); /* the kernels measured: a non-gated one's table is kept apart */
+  m->ungated = cJSON_IsString(kn) && strstr(kn->valuestring, "nongated") != NULL;
   if (m->topk > m->experts) {
     char fk[96];
     snprintf(fk, sizeof fk, "%s.topk", f);
@@ -105,15 +108,15 @@ void prof__free_moe(prof *p) {
 
 int prof_moe_tables(const prof *p) { return p ? p->nmoe : 0; }
 
-bool prof_moe_ns(const prof *p, const char *dtype, uint32_t tokens, uint32_t hidden, uint32_t inter, uint32_t topk,
-                 uint32_t experts, uint32_t tp, uint32_t ep, const char *dist, double *ns) {
+bool prof_moe_ns(const prof *p, const char *dtype, bool ungated, uint32_t tokens, uint32_t hidden, uint32_t inter,
+                 uint32_t topk, uint32_t experts, uint32_t tp, uint32_t ep, const char *dist, double *ns) {
   if (!p || !p->nmoe || !tokens || !dtype || !dist) return false;
   moe_tab key;
   memset(&key, 0, sizeof key);
   snprintf(key.key.dtype, sizeof key.key.dtype, "%s", dtype);
   snprintf(key.key.dist, sizeof key.key.dist, "%s", dist);
   key.key.hidden = hidden, key.key.inter = inter, key.key.topk = topk, key.key.experts = experts;
-  key.key.tp = tp, key.key.ep = ep;
+  key.key.tp = tp, key.key.ep = ep, key.key.ungated = ungated;
   const moe_tab *m = bsearch(&key, p->moe, (size_t)p->nmoe, sizeof *p->moe, cmp_moe);
   if (!m) return false;
   double t = tokens;

@@ -40,6 +40,8 @@ void shard_init_dp(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t dp,
   s->local_experts = m->experts / s->ep;
   s->expert_inter = (m->expert_inter + s->moe_tp - 1) / s->moe_tp;
   s->shared_inter = (m->shared_inter + t - 1) / t;
+  s->expert_hidden = cfg_model_expert_hidden(m), s->moe_latent = m->moe_latent;
+  s->expert_mats = cfg_model_expert_mats(m);
   if (m->attn_out_gate) s->n[SG_QKV] += s->q_heads * m->head_dim;
   if (m->mlp_ungated) s->n[SG_GATE_UP] = s->inter; /* up only (Nemotron-H's relu2 MLP) */
   if (m->mamba) { /* vLLM's MambaMixer2: heads and groups split over TP, n_groups 1 replicated on every rank */

@@ -49,6 +49,10 @@ typedef struct model_shard {
   uint32_t local_experts;  /* experts whose weights one GPU holds: experts / ep */
   uint32_t expert_inter;   /* one expert's intermediate size on one GPU: ceil(I_e / moe_tp) */
   uint32_t shared_inter;   /* the shared experts' intermediate size on one GPU: ceil(I_s / tp) */
+  uint32_t expert_hidden;  /* the width the routed experts run at: moe_latent_size (Nemotron-3), else H */
+  uint32_t moe_latent;     /* moe_latent_size (0 = none): fc1_latent_proj (N = latent, K = H) and fc2_latent_proj
+                              (N = H, K = latent), replicated on every rank (vLLM ReplicatedLinear) */
+  double expert_mats;      /* matrices of one expert: 3 (gate, up, down), 2 ungated (Nemotron-3's relu2 experts) */
   /* multi-head latent attention (vLLM's MLA): the latent KV cache (kv_lora_rank + qk_rope_dim per token and
      layer) is the same on every TP rank, replicated; q_a/kv_a projections are replicated (SG_QKV holds
      them: N = q_lora + kv_lora + rope, K = H), q_b and kv_b split the heads; SG_O is o_proj (K = heads_g v) */

@@ -258,6 +258,22 @@ static int refuse_disagg(const deploy_cfg *d, sim_err *err) {
                   d->prefill_max_num_seqs, d->decode_tp, d->decode_max_num_seqs);
 }
 
+/* Nemotron-3's ungated experts: what priced the routed experts of the steps computed so far ("" otherwise). */
+static void ungated_moe_text(plan_result *p, const cost_model *c) {
+  p->ungated_moe[0] = 0;
+  if (!p->model.experts || !p->model.moe_ungated) return;
+  uint64_t n[OP_COUNT][SRC_COUNT];
+  cost_src_counts(c, n);
+  uint64_t tab = n[OP_MOE][SRC_PROFILE] + n[OP_MOE][SRC_PROFILE_SCALED], all = tab + n[OP_MOE][SRC_ROOFLINE];
+  snprintf(p->ungated_moe, sizeof p->ungated_moe,
+           "up and down, 2 matrices each%s; routed experts from %s (%llu of %llu MoE costings from a table)",
+           p->model.moe_latent ? ", at the latent width" : "",
+           tab == all && all ? "a measured non-gated fused-MoE table"
+           : tab            ? "a measured non-gated fused-MoE table where it has the shape, else first principles"
+                            : "first principles (no measured non-gated fused-MoE table has this shape)",
+           (unsigned long long)tab, (unsigned long long)all);
+}
+
 int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_err *err) {
   memset(p, 0, sizeof *p);
   p->opts = *opts;
@@ -336,6 +352,7 @@ int plan_analyze(plan_result *p, const scenario *sc, const plan_opts *opts, sim_
     if (p->max_batch) verify_step(c, p->max_batch, p->opts.context_tokens, k, p->spec_tokens_per_step, &p->spec_max);
   }
   prefill_steps(c, p->opts.prompt_tokens, d->max_num_batched_tokens, &p->prefill);
+  ungated_moe_text(p, c);
 
   p->params = p->model.params_total;
   p->weights_total_bytes = p->mem.weights_total_bytes;
@@ -481,6 +498,7 @@ void plan_print(const plan_result *p, FILE *f) {
   fprintf(f, "\nStep times (%s)\n", p->cost_source);
   fprintf(f, "  CUDA graphs: %s\n", p->graphs);
   if (p->block_fp8[0]) fprintf(f, "  block-scaled FP8 checkpoint: its linears run on %s\n", p->block_fp8);
+  if (p->ungated_moe[0]) fprintf(f, "  ungated relu2 experts: %s\n", p->ungated_moe);
   char w[96];
   snprintf(w, sizeof w, "decode, batch 1, context %u", p->opts.context_tokens);
   step_line(f, w, &p->decode1, true);
@@ -629,6 +647,7 @@ int plan_write_json(const plan_result *p, FILE *f, sim_err *err) {
   jw_str(&j, "cost_source", p->cost_source);
   jw_str(&j, "cuda_graphs", p->graphs);
   if (p->block_fp8[0]) jw_str(&j, "block_fp8_linears", p->block_fp8);
+  if (p->ungated_moe[0]) jw_str(&j, "ungated_experts", p->ungated_moe);
   else jw_null(&j, "block_fp8_linears");
   allreduce_json(&j, p);
   step_json(&j, "decode_batch1", &p->decode1);

@@ -84,6 +84,7 @@ typedef struct plan_result {
   plan_opts opts;           /* with defaults filled in */
   char cost_source[1400];   /* what served the step times (profsel.h) */
   char block_fp8[256];      /* block-FP8 checkpoints: which GEMM grid serves the linears and why ("" otherwise) */
+  char ungated_moe[256];    /* Nemotron-3's ungated experts: what priced the routed experts ("" otherwise) */
   char graphs[256];         /* CUDA-graph mode and capture sizes (cost_graph_sizes_text) */
   mem_plan mem;
   bool fits;                /* the engine can start */

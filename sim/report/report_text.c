@@ -108,6 +108,23 @@ static void after_table(FILE *f, const metrics_summary *s) {
           s->prefill_ms.p99);
 }
 
+/* The mixture-of-experts line of the header and, for Nemotron-3's ungated experts, where their time came from. */
+static void moe_lines(FILE *f, const run_result *r, const deploy_cfg *d) {
+  if (r->model.experts)
+    fprintf(f, "  mixture of experts: %u routed experts, top-%u, in %u of %u layers%s; routing %s (--moe-routing)\n",
+            r->model.experts, r->model.experts_per_tok, r->model.moe_layers, r->model.layers,
+            r->model.shared_inter ? ", with shared experts" : "", moe_routing_name(d->moe_routing));
+  if (r->model.experts && r->model.moe_ungated) { /* Nemotron-3: where the routed experts' time came from */
+    uint64_t tab = r->src_count[OP_MOE][SRC_PROFILE] + r->src_count[OP_MOE][SRC_PROFILE_SCALED];
+    uint64_t all = tab + r->src_count[OP_MOE][SRC_ROOFLINE];
+    fprintf(f, "  ungated relu2 experts (up, down: 2 matrices each)");
+    if (r->model.moe_latent) fprintf(f, " at moe_latent_size %u between two latent projections", r->model.moe_latent);
+    fprintf(f, ": routed experts from measured non-gated fused-MoE tables in %.0f%% of the MoE costings, else first "
+               "principles (the roofline of 2 matrices per expert reached)\n",
+            all ? 100.0 * (double)tab / (double)all : 0.0);
+  }
+}
+
 /* Speculative decoding: the method, k, the mean acceptance length drawn beside the expected one, the source. */
 static void spec_line(FILE *f, const run_result *r) {
   const deploy_cfg *dc = &r->deploy;
@@ -154,10 +171,7 @@ void report_text(const run_result *r, double wall_s, bool verbose, FILE *f) {
                "uncached prompt tokens%s), no KV transfer\n",
             (unsigned long long)r->local_prefills, r->n_reqs, d->max_local_prefill_length,
             strcmp(r->engine.name, "trtllm") ? "" : " and a prefix hit");
-  if (r->model.experts)
-    fprintf(f, "  mixture of experts: %u routed experts, top-%u, in %u of %u layers%s; routing %s (--moe-routing)\n",
-            r->model.experts, r->model.experts_per_tok, r->model.moe_layers, r->model.layers,
-            r->model.shared_inter ? ", with shared experts" : "", moe_routing_name(d->moe_routing));
+  moe_lines(f, r, d);
   if (p->pp > 1) {
     fprintf(f, "  pipeline: %u stages of", p->pp);
     for (uint32_t k = 0; k < p->pp; k++) fprintf(f, "%s %u", k ? "," : "", p->stage_layers[k]);

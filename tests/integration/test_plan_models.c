@@ -7,6 +7,7 @@
  * an H200 with its linear-attention states in the memory plan. Skips without ../shared. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,8 +89,7 @@ Test(plan_models, qwen35_hybrid_plans_with_states) {
 
 /* Nemotron-H-56B (Mamba-2, MLP and attention blocks): plans on 4 H100s with 64 sequences' states (per GPU 54
  * Mamba-2 layers x (64 heads x 64 x 256 x 2 B + 3 x 5120 x 2 B) = 109.6 MiB each) and a KV cache of its 10
- * attention layers only (10 x 2 x 2 KV heads x 128 x 2 B = 10,240 B a token), and `servesim run` serves it;
- * Nemotron-3 (MoE blocks) is refused, naming the key. */
+ * attention layers only (10 x 2 x 2 KV heads x 128 x 2 B = 10,240 B a token), and `servesim run` serves it. */
 Test(plan_models, nemotron_h_plans_and_runs) {
   const char *f = tu_shared("models/nvidia--Nemotron-H-56B-Base-8K.json");
   if (!f) cr_skip_test("../shared/models/nvidia--Nemotron-H-56B-Base-8K.json absent");
@@ -108,11 +108,52 @@ Test(plan_models, nemotron_h_plans_and_runs) {
            path);
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
   cr_assert(strstr(out, "Successful requests:                     40"), "%s", out);
-  const char *n3 = tu_shared("models/nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json");
-  if (!n3) return;
-  snprintf(path, sizeof path, "%s", n3);
-  snprintf(args, sizeof args, "plan --model '%s' --gpu h100-sxm --profile none", path);
-  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 2, "%s", err);
-  cr_assert(strstr(err, "hybrid_override_pattern: 23 mixture-of-experts blocks") && strstr(err, "not modelled yet"),
-            "%s", err);
+}
+
+/* Every Nemotron-3 config (Mamba-2, attention and MoE blocks; Super and Ultra with a latent MoE; Ultra without
+ * num_hidden_layers) plans on 8 B200s with 16 sequences of 16k tokens, with its mixture-of-experts line; the
+ * parameter counts are within 1% of the published ones: Nano 31.6 B total (NVIDIA's model card, 3.2 B active,
+ * 3.6 B with embeddings), Super 120 B (Nemotron 3 Super technical report: "120 billion (active 12 billion)"),
+ * Ultra 550 B (its name, A55B). MTP layers are not counted (servesim does not model them). A Nano run serves. */
+Test(plan_models, nemotron3_moe_plans_and_runs, .timeout = 300) {
+  const char *models = tu_shared("models");
+  if (!models) cr_skip_test("../shared/models absent");
+  static const struct {
+    const char *name;
+    double published_b;
+  } n3[] = {
+      {"nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", 31.6},     {"nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4", 31.6},
+      {"nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8", 120},    {"nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4", 120},
+      {"nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", 550},   {"nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8", 550},
+      {"nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4", 550},  {"nvidia--NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", 31.6},
+  };
+  static char out[1 << 16], err[1 << 14];
+  char path[1024], args[1400];
+  size_t ran = 0;
+  for (size_t i = 0; i < sizeof n3 / sizeof n3[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s.json", models, n3[i].name);
+    FILE *fp = fopen(path, "r");
+    if (!fp) continue;
+    fclose(fp);
+    ran++;
+    snprintf(args, sizeof args,
+             "plan --model '%s' --gpu b200 --tp 8 --max-num-seqs 16 --max-model-len 16384 --profile none", path);
+    cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s: %s", args, err);
+    cr_assert(strstr(out, "Memory per GPU") && strstr(out, "a mixture of experts: a token uses"), "%s", out);
+    const char *pp = strstr(out, " B parameters)");
+    cr_assert(pp, "%s", out);
+    while (pp > out && pp[-1] != '(') pp--;
+    double b = strtod(pp, NULL);
+    cr_assert(fabs(b - n3[i].published_b) < 0.01 * n3[i].published_b, "%s: %.2f B, published %.1f B", n3[i].name, b,
+              n3[i].published_b);
+  }
+  if (!ran) cr_skip_test("no Nemotron-3 config in ../shared/models");
+  snprintf(path, sizeof path, "%s/nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json", models);
+  snprintf(args, sizeof args,
+           "run --model '%s' --gpu h100-sxm --tp 2 --max-num-seqs 64 --profile none --num-prompts 40 "
+           "--request-rate 4 --random-input-len 2048 --random-output-len 64",
+           path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "Successful requests:                     40"), "%s", out);
+  cr_assert(strstr(out, "ungated relu2 experts (up, down: 2 matrices each)"), "%s", out);
 }

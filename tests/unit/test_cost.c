@@ -1093,7 +1093,7 @@ Test(cost, balanced_moe_tables_are_corrected_to_independent_routing) {
   cr_assert_eq(wb.c.src_count[OP_MOE][SRC_PROFILE], 2, "both from the table");
   double cov = 128.0 * (1.0 - pow(1.0 - 4.0 / 128.0, 32.0)), per = (660000.0 - 60000.0) / 124.0;
   double lowered = 660000.0 - (128.0 - cov) * per, floor21 = 0;
-  cr_assert(prof_moe_ns(p, "bfloat16", 21, 2880, 2880, 4, 128, 1, 1, "balanced", &floor21));
+  cr_assert(prof_moe_ns(p, "bfloat16", false, 21, 2880, 2880, 4, 128, 1, 1, "balanced", &floor21));
   double want = 660000.0 - fmax(lowered, floor21);
   double got = (p32.op_ns[OP_MOE] - b32.op_ns[OP_MOE]) / 4; /* per layer: the router GEMM is the same in both */
   cr_assert_float_eq(got, want, 1.0, "lowered by %.0f ns a layer, want %.0f (cover %.1f experts)", got, want, cov);

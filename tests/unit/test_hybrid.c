@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hw/cost.h"
+#include "hw/cost_gemm.h"
 #include "hw/cost_inplace.h"
 #include "hw/cost_linattn.h"
 #include "hw/memplan.h"
@@ -314,8 +315,9 @@ Test(hybrid, nemotron_h_cost_terms_by_hand) {
   cost_deinit(&c);
 }
 
-/* What is not modelled is refused, naming the key: Nemotron-3's MoE blocks, a block kind servesim does not
- * know, a pattern whose length is not num_hidden_layers, a TP size that splits the Mamba groups unevenly. */
+/* What is not modelled or does not add up is refused, naming the key: MoE blocks without routed experts, a
+ * block kind servesim does not know, a pattern whose length is not num_hidden_layers, a TP size that splits the
+ * Mamba groups unevenly. */
 Test(hybrid, nemotron_refusals) {
   model_cfg m;
   sim_err e = {0};
@@ -324,8 +326,8 @@ Test(hybrid, nemotron_refusals) {
   char *p = strstr(js, "M-M-*-");
   memcpy(p, "MEM-*E", 6);
   cr_assert_eq(cfg_model_parse(&m, js, "n3.json", &e), SIM_EINPUT);
-  cr_assert(strstr(e.msg, "hybrid_override_pattern") && strstr(e.msg, "2 mixture-of-experts blocks") &&
-                strstr(e.msg, "not modelled yet"), "%s", e.msg);
+  cr_assert(strstr(e.msg, "n3.json") && strstr(e.msg, "hybrid_override_pattern") &&
+                strstr(e.msg, "2 mixture-of-experts blocks but no n_routed_experts"), "%s", e.msg);
   memcpy(p, "M-M-*X", 6);
   cr_assert_eq(cfg_model_parse(&m, js, "n3.json", &e), SIM_EINPUT);
   cr_assert(strstr(e.msg, "hybrid_override_pattern") && strstr(e.msg, "block 'X'"), "%s", e.msg);
@@ -340,7 +342,7 @@ Test(hybrid, nemotron_refusals) {
                     "\"moe_intermediate_size\": 512, \"moe_latent_size\": 256, \"vocab_size\": 1000, "
                     "\"max_position_embeddings\": 4096}";
   cr_assert_eq(cfg_model_parse(&m, lbt, "n3.json", &e), SIM_EINPUT);
-  cr_assert(strstr(e.msg, "layers_block_type") && strstr(e.msg, "moe_latent_size"), "%s", e.msg);
+  cr_assert(strstr(e.msg, "mamba_num_heads") && strstr(e.msg, "missing required key"), "%s", e.msg);
   /* the list form of a dense pattern reads like the string */
   const char *dense = "{\"model_type\": \"nemotron_h\", \"hidden_size\": 1024, \"intermediate_size\": 4096, "
                       "\"num_hidden_layers\": 3, \"layers_block_type\": [\"mamba\", \"mlp\", \"attention\"], "
@@ -358,4 +360,153 @@ Test(hybrid, nemotron_refusals) {
   d.tp = 16;
   cr_assert_eq(cfg_resolve(&d, &m, &g, &en, &e), SIM_EINPUT);
   cr_assert(strstr(e.msg, "mamba_num_heads 16 and n_groups 8"), "%s", e.msg);
+}
+
+/* ---- Nemotron-3 mixture-of-experts blocks ----------------------------------------------------------------------
+ * A small Nemotron-3 written here: NEMOTRON_H_SMALL's Mamba-2, attention and MLP blocks, pattern "MEM*E-" (MoE
+ * blocks at 1 and 4); 8 routed experts, top-2, of 512 (ungated relu2: up, down) at a latent width of 256, one
+ * shared expert of 1024 at the hidden width, one router group (vLLM nemotron_h.py NemotronHMoE). */
+static const char *const NEMOTRON3_SMALL =
+    "{\"model_type\": \"nemotron_h\", \"hidden_size\": 1024, \"intermediate_size\": 4096, "
+    "\"num_hidden_layers\": 6, \"hybrid_override_pattern\": \"MEM*E-\", \"num_attention_heads\": 8, "
+    "\"num_key_value_heads\": 2, \"head_dim\": 128, \"mamba_num_heads\": 16, \"mamba_head_dim\": 64, "
+    "\"ssm_state_size\": 128, \"n_groups\": 2, \"conv_kernel\": 4, \"chunk_size\": 128, \"expand\": 2, "
+    "\"mamba_ssm_cache_dtype\": \"float32\", \"mlp_hidden_act\": \"relu2\", \"torch_dtype\": \"bfloat16\", "
+    "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 512, \"n_shared_experts\": 1, "
+    "\"moe_shared_expert_intermediate_size\": 1024, \"moe_latent_size\": 256, \"n_group\": 1, \"topk_group\": 1, "
+    "\"routed_scaling_factor\": 2.5, \"norm_topk_prob\": true, "
+    "\"vocab_size\": 1000, \"max_position_embeddings\": 4096, \"tie_word_embeddings\": false}";
+
+/* Parameters by hand: the Mamba-2 mixers 2 x 3,695,152, the attention 2,621,440, the MLP 8,388,608 (as for
+ * NEMOTRON_H_SMALL); an MoE block: routed 8 x 2 x 256 x 512 = 2,097,152, shared 2 x 1024 x 1024 = 2,097,152,
+ * router 1024 x 8 = 8,192, latent projections 2 x 1024 x 256 = 524,288: 4,726,784, two of them 9,453,568;
+ * 6 blocks' norms 6,144, embedding and LM head 2,048,000, final norm 1,024: 29,909,088. Active: 2 blocks x 6
+ * idle experts x 262,144 = 3,145,728 fewer. */
+Test(hybrid, nemotron3_moe_config_and_parameters) {
+  model_cfg m = parse_model(NEMOTRON3_SMALL, "nemotron3.json");
+  cr_assert(m.moe_masked && m.moe_ungated && m.mlp_ungated);
+  cr_assert_eq(m.experts, 8);
+  cr_assert_eq(m.experts_per_tok, 2);
+  cr_assert_eq(m.expert_inter, 512);
+  cr_assert_eq(m.shared_inter, 1024, "moe_shared_expert_intermediate_size x n_shared_experts");
+  cr_assert_eq(m.moe_latent, 256);
+  cr_assert_eq(m.moe_layers, 2);
+  cr_assert(cfg_model_is_moe_layer(&m, 1) && cfg_model_is_moe_layer(&m, 4));
+  cr_assert(!cfg_model_is_moe_layer(&m, 0) && !cfg_model_is_moe_layer(&m, 5), "a Mamba-2 block, the MLP block");
+  cr_assert_eq(cfg_model_moe_layers_in(&m, 2, 4), 1, "layer 4");
+  cr_assert_eq(m.lin_layers, 2);
+  cr_assert_eq(m.nomix_layers, 3, "2 MoE blocks and the MLP");
+  cr_assert_eq(m.noffn_layers, 3);
+  cr_assert_float_eq(cfg_model_moe_block_params(&m), 4726784.0, 0);
+  cr_assert_float_eq(m.params_total, 29909088.0, 0, "%.0f", m.params_total);
+  deploy_cfg d1 = tu_deploy(1, DT_BF16);
+  cr_assert_float_eq(memplan_weight_bytes(&m, &d1), 2 * 29909088.0, 0, "the memory plan counts the same weights");
+  cr_assert_float_eq(memplan_active_weight_bytes(&m, &d1), 2 * (29909088.0 - 3145728.0), 0);
+  /* KV: the one attention block only (512 B at TP 2, as NEMOTRON_H_SMALL) */
+  deploy_cfg d2 = tu_deploy(2, DT_BF16);
+  cr_assert_float_eq(memplan_kv_bytes_per_token(&m, &d2), 512.0, 0);
+  /* the shapes at TP 2: each expert's intermediate halved, the shared expert's too, the latent whole */
+  model_shard s;
+  shard_init(&s, &m, 2);
+  cr_assert_eq(s.expert_inter, 256u);
+  cr_assert_eq(s.shared_inter, 512u);
+  cr_assert_eq(s.expert_hidden, 256u);
+  cr_assert_eq(s.moe_latent, 256u);
+  cr_assert_float_eq(s.expert_mats, 2.0, 0);
+}
+
+/* Weights on one GPU at TP 2 (bf16), by hand: the attention block QKV (4 + 2 x 1) x 128 x 1024 = 786,432 and O
+ * 1024 x 512 = 524,288; the MLP up and down 2 x 2048 x 1024 = 4,194,304; an MoE block's 8 experts 8 x 2 x 256 x
+ * 256 = 1,048,576, its shared expert 2 x 1024 x 512 = 1,048,576 and the latent projections (replicated)
+ * 524,288; the Mamba-2 mixers 2 x (1288 x 1024 + 1024 x 512) and their small weights 2 x (768 x 5 + 24 + 512);
+ * the routers 2 x 1024 x 8; the vocabulary 2 x 512 x 1024; 7 norms of 1024 (6 blocks, the final one):
+ * (1,310,720 + 4,194,304 + 2 x 2,621,440 + 7,390,304 / 2 + 16,384 + 1,048,576 + 7,168) x 2 B = 31,030,368 B.
+ * With expert parallelism over the 2 ranks: 4 whole experts each (4 x 2 x 256 x 512, the same elements). */
+Test(hybrid, nemotron3_weights_per_gpu) {
+  model_cfg m = parse_model(NEMOTRON3_SMALL, "nemotron3.json");
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg d = tu_deploy(2, DT_BF16);
+  d.max_model_len = 4096;
+  mem_plan p;
+  sim_err err = {0};
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_float_eq(p.weights_bytes, 31030368.0, 0, "%.0f", p.weights_bytes);
+  d.expert_parallel = true;
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_float_eq(p.weights_bytes, 31030368.0, 0, "%.0f", p.weights_bytes);
+}
+
+/* The step cost of an MoE block at 64 tokens on TP 2 without measured tables: the routed experts' roofline (2
+ * matrices of 256 x 256 per expert reached; 8 (1 - (3/4)^64) experts, 128 token-expert pairs), the router GEMM
+ * (64 x 8 x 1024), the shared expert's up (N 512) and down, the two latent projections (N 256, K 1024; N 1024,
+ * K 256); the decode step counts it once per MoE block. */
+Test(hybrid, nemotron3_moe_cost_by_hand) {
+  model_cfg m = parse_model(NEMOTRON3_SMALL, "nemotron3.json");
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg d = tu_deploy(2, DT_BF16);
+  cost_model c;
+  sim_err err = {0};
+  cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  cost_src src;
+  cost_bound b;
+  double moe = cost__moe_eval(&c, 64, 64, &src, &b);
+  cr_assert_eq(src, SRC_ROOFLINE);
+  double hit = 8 * (1 - pow(0.75, 64)), pairs = 128, H = 256, I = 256;
+  double bytes = hit * 2 * H * I * 2 + pairs * H * (2 + 2) + pairs * I * 2;
+  double tc = 2 * pairs * 2 * H * I / (g.flops[DT_BF16] * e.gemm_compute_eff) * 1e9;
+  double tm = bytes / (g.hbm_Bps * e.gemm_memory_eff) * 1e9;
+  double routed = fmax(tc, tm);
+  double gate = cost__gemm_shape_eval(&c, OP_LM_HEAD, 64, 8, 1024, false, &src, &b);
+  double shared = cost__gemm_shape_eval(&c, OP_GEMM_GATEUP, 64, 512, 1024, false, &src, &b) +
+                  cost__gemm_shape_eval(&c, OP_GEMM_DOWN, 64, 1024, 512, false, &src, &b);
+  double latent = cost__gemm_shape_eval(&c, OP_GEMM_GATEUP, 64, 256, 1024, false, &src, &b) +
+                  cost__gemm_shape_eval(&c, OP_GEMM_DOWN, 64, 1024, 256, false, &src, &b);
+  cr_assert_float_eq(moe, routed + gate + shared + latent, 1e-6, "%.1f ns", moe);
+  step_cost sc;
+  cost_decode_step_ns(&c, 64, 2048, &sc);
+  cr_assert_float_eq(sc.op_ns[OP_MOE], 2 * moe, 1e-6, "the 2 MoE blocks");
+  double up = cost_gemm_ns(&c, OP_GEMM_GATEUP, 64, NULL, NULL);
+  cr_assert_float_eq(sc.op_ns[OP_GEMM_GATEUP], up, 1e-6, "the one MLP block");
+  cost_deinit(&c);
+}
+
+/* Inconsistent MoE fields are refused naming the key and the file: routed experts without an MoE block, n_group
+ * not dividing the experts, topk_group above n_group, a latent not below the hidden size, shared experts without
+ * their size. */
+Test(hybrid, nemotron3_moe_refusals) {
+  static const struct {
+    const char *from, *to, *want;
+  } cases[] = {
+      {"\"MEM*E-\"", "\"MMM*--\"", "routed experts but hybrid_override_pattern has no mixture-of-experts block"},
+      {"\"n_group\": 1", "\"n_group\": 3", "n_group"},
+      {"\"topk_group\": 1", "\"topk_group\": 2", "topk_group"},
+      {"\"moe_latent_size\": 256", "\"moe_latent_size\": 1024", "moe_latent_size"},
+      {"\"moe_shared_expert_intermediate_size\": 1024", "\"moe_shared_expert_intermediate_sizX\": 1024",
+       "n_shared_experts"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char js[4096];
+    const char *at = strstr(NEMOTRON3_SMALL, cases[i].from);
+    cr_assert(at, "%s", cases[i].from);
+    snprintf(js, sizeof js, "%.*s%s%s", (int)(at - NEMOTRON3_SMALL), NEMOTRON3_SMALL, cases[i].to,
+             at + strlen(cases[i].from));
+    model_cfg m;
+    sim_err e = {0};
+    cr_assert_eq(cfg_model_parse(&m, js, "n3.json", &e), SIM_EINPUT, "%s", cases[i].to);
+    cr_assert(strstr(e.msg, "n3.json") && strstr(e.msg, cases[i].want), "%s: %s", cases[i].to, e.msg);
+  }
+  /* layers_block_type as a list, without num_hidden_layers (Nemotron-3-Ultra's form): its length is the layers */
+  char js[4096];
+  const char *pat = "\"num_hidden_layers\": 6, \"hybrid_override_pattern\": \"MEM*E-\"";
+  const char *at = strstr(NEMOTRON3_SMALL, pat);
+  snprintf(js, sizeof js, "%.*s%s%s", (int)(at - NEMOTRON3_SMALL), NEMOTRON3_SMALL,
+           "\"layers_block_type\": [\"mamba\", \"moe\", \"mamba\", \"attention\", \"moe\", \"mlp\"]",
+           at + strlen(pat));
+  model_cfg m;
+  sim_err e = {0};
+  cr_assert_eq(cfg_model_parse(&m, js, "n3.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.layers, 6);
+  cr_assert_float_eq(m.params_total, 29909088.0, 0);
 }

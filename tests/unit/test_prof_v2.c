@@ -389,6 +389,35 @@ Test(prof_v2, strict_reader_names_file_and_field) {
   prof_free(p);
 }
 
+/* A non-gated kernel's table (its "kernel" names "nongated": TensorRT-LLM's moe_torch_flow_nongated, Nemotron-3's
+ * relu2 experts) is kept apart from a gated one of the same shape: each answers only for its own kind of expert,
+ * and the two together are not a duplicate. */
+Test(prof_v2, moe_nongated_tables_apart_from_gated) {
+  buf b;
+  head(&b);
+  put(&b, ", \"moe\": [{\"dtype\": \"bfloat16\", \"hidden\": 2688, \"inter\": 1856, \"topk\": 6, \"experts\": 128, "
+          "\"tp\": 1, \"ep\": 1, \"distribution\": \"balanced\", \"kernel\": \"moe_torch_flow_nongated\", "
+          "\"tokens\": [1, 16], \"ns\": [30000, 60000]}, {\"dtype\": \"bfloat16\", \"hidden\": 2688, \"inter\": 1856, "
+          "\"topk\": 6, \"experts\": 128, \"tp\": 1, \"ep\": 1, \"distribution\": \"balanced\", \"kernel\": "
+          "\"moe_torch_flow_cutlass\", \"tokens\": [1, 16], \"ns\": [40000, 80000]}]}");
+  prof *p = parse_ok(&b);
+  cr_assert_eq(prof_moe_tables(p), 2);
+  double ns;
+  cr_assert(prof_moe_ns(p, "bfloat16", true, 16, 2688, 1856, 6, 128, 1, 1, "balanced", &ns));
+  cr_assert_float_eq(ns, 60000, 1e-6, "the non-gated table");
+  cr_assert(prof_moe_ns(p, "bfloat16", false, 16, 2688, 1856, 6, 128, 1, 1, "balanced", &ns));
+  cr_assert_float_eq(ns, 80000, 1e-6, "the gated table");
+  prof_free(p);
+  /* a non-gated table alone answers no gated lookup */
+  head(&b);
+  put(&b, ", \"moe\": [{\"dtype\": \"bfloat16\", \"hidden\": 2688, \"inter\": 1856, \"topk\": 6, \"experts\": 128, "
+          "\"tp\": 1, \"ep\": 1, \"distribution\": \"balanced\", \"kernel\": \"moe_torch_flow_nongated\", "
+          "\"tokens\": [1, 16], \"ns\": [30000, 60000]}]}");
+  p = parse_ok(&b);
+  cr_assert_not(prof_moe_ns(p, "bfloat16", false, 16, 2688, 1856, 6, 128, 1, 1, "balanced", &ns));
+  prof_free(p);
+}
+
 /* Fused-MoE tables: one shape (dtype, sizes, top-k, experts, TP, EP, routing)
  * by tokens; log(time) linear in log(tokens) between measured counts, the
  * smallest held below, proportional above; any other shape has no data. */
@@ -401,15 +430,15 @@ Test(prof_v2, moe_tables_interpolate_by_tokens) {
   prof *p = parse_ok(&b);
   cr_assert_eq(prof_moe_tables(p), 1);
   double ns;
-  cr_assert(prof_moe_ns(p, "fp8_block", 16, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
+  cr_assert(prof_moe_ns(p, "fp8_block", false, 16, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
   cr_assert_float_eq(ns, 200000, 1e-6, "a measured count");
-  cr_assert(prof_moe_ns(p, "fp8_block", 4, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
+  cr_assert(prof_moe_ns(p, "fp8_block", false, 4, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
   cr_assert_float_eq(ns, 50000 * pow(4.0, 0.5), 1e-3, "halfway in log tokens: the geometric mean");
-  cr_assert(prof_moe_ns(p, "fp8_block", 1024, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
+  cr_assert(prof_moe_ns(p, "fp8_block", false, 1024, 4096, 1536, 8, 128, 2, 1, "balanced", &ns));
   cr_assert_float_eq(ns, 800000 * 4.0, 1e-6, "beyond the last count: proportional to tokens");
-  cr_assert_not(prof_moe_ns(p, "fp8_block", 16, 4096, 1536, 8, 128, 4, 1, "balanced", &ns), "another TP");
-  cr_assert_not(prof_moe_ns(p, "fp8", 16, 4096, 1536, 8, 128, 2, 1, "balanced", &ns), "another dtype");
-  cr_assert_not(prof_moe_ns(p, "fp8_block", 16, 4096, 1536, 8, 128, 2, 1, "power_law_1.01", &ns), "another routing");
+  cr_assert_not(prof_moe_ns(p, "fp8_block", false, 16, 4096, 1536, 8, 128, 4, 1, "balanced", &ns), "another TP");
+  cr_assert_not(prof_moe_ns(p, "fp8", false, 16, 4096, 1536, 8, 128, 2, 1, "balanced", &ns), "another dtype");
+  cr_assert_not(prof_moe_ns(p, "fp8_block", false, 16, 4096, 1536, 8, 128, 2, 1, "power_law_1.01", &ns), "another routing");
   prof_free(p);
   parse_bad("{\"format\": \"servesim-profile\", \"version\": 2, \"gpu\": \"t\", \"probes\": {\"copy_Bps\": 1e12, "
             "\"peak_flops\": {\"bf16\": 1e15}}, \"moe\": [{\"dtype\": \"bfloat16\", \"hidden\": 8, \"inter\": 8, \"topk\": "
