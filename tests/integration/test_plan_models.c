@@ -115,7 +115,7 @@ Test(plan_models, nemotron_h_plans_and_runs) {
  * parameter counts are within 1% of the published ones: Nano 31.6 B total (NVIDIA's model card, 3.2 B active,
  * 3.6 B with embeddings), Super 120 B (Nemotron 3 Super technical report: "120 billion (active 12 billion)"),
  * Ultra 550 B (its name, A55B). MTP layers are not counted (servesim does not model them). A Nano run serves. */
-Test(plan_models, nemotron3_moe_plans_and_runs, .timeout = 300) {
+Test(plan_models, nemotron3_moe_plans_and_runs) {
   const char *models = tu_shared("models");
   if (!models) cr_skip_test("../shared/models absent");
   static const struct {
