@@ -70,9 +70,6 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
     return jx_fail(j, v, NULL, "enable_moe_block",
                    "Gemma 4's layers (a dense MLP beside the experts, top_k_experts, global layers with their own head "
                    "dim and KV heads) are not modelled yet");
-  if (cJSON_IsArray(v = get(root, o, "moe_layer_freq")))
-    return jx_fail(j, v, NULL, "moe_layer_freq",
-                   "a per-layer list of mixture-of-experts layers is not read yet (an integer period is)");
   /* warned: read, with a cost servesim approximates */
   if ((v = get(root, o, "index_topk")) != NULL && cJSON_IsNumber(v))
     note(m, "index_topk %ld: DeepSeek sparse attention (an indexer picks the keys each query attends to): the "
@@ -87,8 +84,16 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
     note(m, "swa_num_key_value_heads %ld: sliding-window layers with their own head counts are costed with the full "
             "layers' heads",
          (long)v->valuedouble);
-  if ((v = get(root, o, "hybrid_layer_pattern")) != NULL && cJSON_IsArray(v))
-    note(m, "hybrid_layer_pattern: the per-layer attention pattern (sliding-window and full layers) is not read: "
-            "every layer is costed as full attention");
+  if ((v = get(root, o, "sparse_attention_config")) != NULL && cJSON_IsObject(v) &&
+      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "use_sparse_attention")))
+    note(m, "sparse_attention_config: block-sparse attention (an index picks the key blocks each query reads, MiniMax-M3) "
+            "is costed as full attention over the whole context (an upper bound on long contexts), and the index keys "
+            "are not in the memory plan");
+  const cJSON *vh = get(root, o, "v_head_dim"), *hd = get(root, o, "head_dim");
+  if (!get(root, o, "kv_lora_rank") && cJSON_IsNumber(vh) && cJSON_IsNumber(hd) && vh->valuedouble != hd->valuedouble)
+    note(m, "v_head_dim %ld: values narrower than keys (head_dim %ld) are costed and cached at head_dim (the KV cache "
+            "per token is over by %.0f%%)",
+         (long)vh->valuedouble, (long)hd->valuedouble,
+         100.0 * (hd->valuedouble - vh->valuedouble) / (hd->valuedouble + vh->valuedouble));
   return SIM_OK;
 }

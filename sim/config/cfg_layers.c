@@ -316,6 +316,29 @@ uint32_t cfg_model_moe_layers_in(const model_cfg *m, uint32_t first, uint32_t n)
   return c;
 }
 
+/* moe_layer_freq as a per-layer list (MiniMax-M3, MiMo-V2-Flash: entry i is 1 when layer i's FFN is an MoE
+ * block, 0 for a dense MLP; their modeling files test `moe_layer_freq[layer_idx]`): one entry per layer, each 0
+ * or 1; the list decides alone (first_k_dense_replace, when also given, must agree with it). */
+static int moe_layer_list(const jx *j, const cJSON *a, model_cfg *m) {
+  uint32_t n = (uint32_t)cJSON_GetArraySize(a), i = 0;
+  if (n != m->layers || n > 256)
+    return jx_fail(j, a, NULL, "moe_layer_freq", "a list of %u entries for %u layers (expected one 0 or 1 per layer, "
+                   "at most 256 layers)", n, m->layers);
+  memset(m->moe_mask, 0, sizeof m->moe_mask);
+  for (const cJSON *e = a->child; e; e = e->next, i++) {
+    if (!cJSON_IsNumber(e) || (e->valuedouble != 0 && e->valuedouble != 1))
+      return jx_fail(j, a, NULL, "moe_layer_freq", "entry %u: expected 0 (dense) or 1 (mixture of experts)", i);
+    if (e->valuedouble == 1) {
+      if (i < m->moe_first_dense)
+        return jx_fail(j, a, NULL, "moe_layer_freq", "entry %u is 1 but first_k_dense_replace %u makes layer %u dense",
+                       i, m->moe_first_dense, i);
+      m->moe_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+    }
+  }
+  m->moe_masked = true;
+  return SIM_OK;
+}
+
 /* The mixture-of-experts keys of the Hugging Face configs (Mixtral, Qwen2/3-MoE,
  * DeepSeek-V2/V3, Llama-4): experts, top-k, the expert and shared-expert
  * sizes and which layers are MoE blocks. */
@@ -339,6 +362,9 @@ int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m) {
   uint32_t dense = 0, v = 0;
   if ((rc = hf_u32(j, o, "intermediate_size_mlp", false, &dense, &have))) return rc; /* Llama-4's dense layers */
   if (have) m->intermediate = dense;
+  /* MiniMax-M3: its dense layers' MLP width (intermediate_size there is the expert's) */
+  if ((rc = hf_u32(j, o, "dense_intermediate_size", false, &dense, &have))) return rc;
+  if (have) m->intermediate = dense;
   /* shared experts: DeepSeek n_shared_experts x moe_intermediate_size; Qwen2-MoE
    * shared_expert_intermediate_size; Llama-4 one of intermediate_size per MoE block */
   /* 0 = no shared expert (Qwen3-Coder-480B writes shared_expert_intermediate_size 0) */
@@ -353,10 +379,20 @@ int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m) {
                               cfg_hf_ceiling("shared_expert_intermediate_size"), 0)))
     return rc;
   if (have) m->shared_inter = v;
+  v = 0; /* MiniMax's name for it (M2.5: 0, none; M3: 3072, one shared expert of the routed experts' width) */
+  if ((have = hf_get(o, "shared_intermediate_size") != NULL) &&
+      (rc = jx_u32(j, o, NULL, "shared_intermediate_size", &v, 0, cfg_hf_ceiling("shared_intermediate_size"), 0)))
+    return rc;
+  if (have) m->shared_inter = v;
   if (!strncmp(m->arch, "llama4", 6)) m->shared_inter = m->expert_inter;
   if ((rc = hf_u32(j, o, "first_k_dense_replace", false, &m->moe_first_dense, NULL))) return rc;
-  if ((rc = hf_u32(j, o, "moe_layer_freq", false, &v, &have))) return rc;
-  if (have && v) m->moe_freq = v;
+  const cJSON *freq = hf_get(o, "moe_layer_freq");
+  if (cJSON_IsArray(freq)) {
+    if ((rc = moe_layer_list(j, freq, m))) return rc;
+  } else {
+    if ((rc = hf_u32(j, o, "moe_layer_freq", false, &v, &have))) return rc;
+    if (have && v) m->moe_freq = v;
+  }
   if ((rc = hf_u32(j, o, "decoder_sparse_step", false, &v, &have))) return rc;
   if (have && v) m->moe_step = v;
   if ((rc = hf_u32(j, o, "interleave_moe_layer_step", false, &v, &have))) return rc;
@@ -410,6 +446,24 @@ static int sparse_attention_from(const jx *j, const cJSON *o, model_cfg *m) {
   return SIM_OK;
 }
 
+/* hybrid_layer_pattern (MiMo-V2-Flash): entry i is 1 when layer i is sliding-window attention, 0 when full
+ * (transformers' modeling_mimo_v2_flash.py: is_swa_layer = hybrid_layer_pattern[layer_idx] == 1); the window is
+ * sliding_window. Read only where layer_types did not already name the layers. */
+static int hybrid_pattern_from(const jx *j, const cJSON *o, model_cfg *m) {
+  const cJSON *a = hf_get(o, "hybrid_layer_pattern");
+  if (!cJSON_IsArray(a) || m->sliding_layers) return SIM_OK;
+  uint32_t n = (uint32_t)cJSON_GetArraySize(a), i = 0;
+  if (n != m->layers || n > 256)
+    return jx_fail(j, a, NULL, "hybrid_layer_pattern", "a list of %u entries for %u layers (expected one 0 or 1 per "
+                   "layer, at most 256 layers)", n, m->layers);
+  for (const cJSON *e = a->child; e; e = e->next, i++) {
+    if (!cJSON_IsNumber(e) || (e->valuedouble != 0 && e->valuedouble != 1))
+      return jx_fail(j, a, NULL, "hybrid_layer_pattern", "entry %u: expected 0 (full) or 1 (sliding window)", i);
+    if (e->valuedouble == 1) m->sliding_mask[i / 8] |= (uint8_t)(1u << (i % 8)), m->sliding_layers++;
+  }
+  return m->sliding_layers ? hf_u32(j, o, "sliding_window", true, &m->sliding_window, NULL) : SIM_OK;
+}
+
 /* layer_types: sliding-window layers (gpt-oss, Gemma: "sliding_attention") and Gated DeltaNet layers. */
 int cfg_hf_layer_types(const jx *j, const cJSON *o, model_cfg *m) {
   int rc;
@@ -426,6 +480,7 @@ int cfg_hf_layer_types(const jx *j, const cJSON *o, model_cfg *m) {
       }
     if (m->sliding_layers && (rc = hf_u32(j, o, "sliding_window", true, &m->sliding_window, NULL))) return rc;
   }
+  if ((rc = hybrid_pattern_from(j, o, m))) return rc;
   if ((rc = linear_attention_from(j, o, m))) return rc;
   if ((rc = nemotron_h_from(j, o, m))) return rc;
   return sparse_attention_from(j, o, m);

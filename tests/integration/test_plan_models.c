@@ -157,3 +157,55 @@ Test(plan_models, nemotron3_moe_plans_and_runs) {
   cr_assert(strstr(out, "Successful requests:                     40"), "%s", out);
   cr_assert(strstr(out, "ungated relu2 experts (up, down: 2 matrices each)"), "%s", out);
 }
+
+/* Per-layer lists (MiMo-V2-Flash, MiniMax-M3): moe_layer_freq as one 0/1 entry per layer, MiMo's
+ * hybrid_layer_pattern (1 = sliding window, 0 = full) and MiniMax's dense_intermediate_size for its dense layers.
+ * Parameter counts within 1% of the published ones: MiMo-V2-Flash 309 B (SGLang's day-0 blog, 2025-12-15:
+ * "309B total parameters and 15B activated"), MiniMax-M3 about 428 B (its model card; that figure holds the
+ * vision encoder and MTP modules servesim does not count, so servesim's 426 B is below it). MiMo's KV cache per
+ * token per GPU on TP8 holds only its 9 full-attention layers (the 39 sliding-window layers keep 128 tokens):
+ * 9 layers x 2 (K, V) x 1 KV head per GPU (4 heads over 8 ranks, replicated) x 192 x 2 B = 6,912 B. MiMo serves. */
+Test(plan_models, per_layer_lists_plan) {
+  const char *models = tu_shared("models");
+  if (!models) cr_skip_test("../shared/models absent");
+  static const struct {
+    const char *name, *moe_line;
+    double published_b;
+  } v[] = {
+      {"XiaomiMiMo--MiMo-V2-Flash", "uses 8 of 256 routed experts in 47 of 48 layers", 309},
+      {"MiniMaxAI--MiniMax-M3", "uses 4 of 128 routed experts in 57 of 60 layers", 428},
+  };
+  static char out[1 << 16], err[1 << 14];
+  char path[1024], args[1400];
+  size_t ran = 0;
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s.json", models, v[i].name);
+    FILE *fp = fopen(path, "r");
+    if (!fp) continue;
+    fclose(fp);
+    ran++;
+    snprintf(args, sizeof args, "plan --model '%s' --gpu b200 --tp 8 --profile none", path);
+    cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s: %s", args, err);
+    cr_assert(strstr(out, v[i].moe_line), "%s", out);
+    const char *pp = strstr(out, " B parameters)");
+    cr_assert(pp, "%s", out);
+    while (pp > out && pp[-1] != '(') pp--;
+    double b = strtod(pp, NULL);
+    cr_assert(fabs(b - v[i].published_b) < 0.01 * v[i].published_b, "%s: %.2f B, published %.0f B", v[i].name, b,
+              v[i].published_b);
+    if (i == 0) {
+      cr_assert(strstr(out, "KV cache per token                               6912 bytes"), "%s", out);
+      cr_assert(strstr(err, "v_head_dim 128"), "the narrower values are named: %s", err);
+    } else {
+      cr_assert(strstr(err, "sparse_attention_config"), "the sparse attention is named: %s", err);
+    }
+  }
+  if (!ran) cr_skip_test("neither MiMo-V2-Flash nor MiniMax-M3 in ../shared/models");
+  snprintf(path, sizeof path, "%s/XiaomiMiMo--MiMo-V2-Flash.json", models);
+  snprintf(args, sizeof args,
+           "run --model '%s' --gpu h200 --tp 8 --profile none --num-prompts 20 --request-rate 2 "
+           "--random-input-len 2048 --random-output-len 64 --interval 0",
+           path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "Successful requests:                     20"), "%s", out);
+}

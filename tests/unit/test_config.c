@@ -1030,7 +1030,7 @@ Test(config, fp8_without_fp8_tensor_cores_is_weight_only_in_vllm) {
 
 /* Architecture features servesim does not model: refused naming the key and the feature where the memory plan
  * would be wrong (linear-attention layers of a kind other than Gated DeltaNet, per-layer blocks, compressed attention, Gemma 4's MoE
- * block, a per-layer MoE list), DeepSeek sparse attention without MLA; Python's Infinity in a config.json is read, not a parse error. */
+ * block), DeepSeek sparse attention without MLA; Python's Infinity in a config.json is read, not a parse error. */
 Test(config, unmodelled_architecture_features_are_named) {
   const char *base = "\"model_type\": \"x\", \"hidden_size\": 64, \"intermediate_size\": 128, \"num_hidden_layers\": 4, "
                      "\"num_attention_heads\": 4, \"vocab_size\": 100, \"max_position_embeddings\": 128";
@@ -1043,7 +1043,6 @@ Test(config, unmodelled_architecture_features_are_named) {
       {"\"block_configs\": []", "block_configs", "per-layer blocks"},
       {"\"compress_ratios\": [4, 128]", "compress_ratios", "compressed attention"},
       {"\"enable_moe_block\": true", "enable_moe_block", "Gemma 4"},
-      {"\"moe_layer_freq\": [0, 1, 1, 1]", "moe_layer_freq", "per-layer list"},
   };
   for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
     char js[1024];
@@ -1173,4 +1172,44 @@ Test(config, quantization_config_of_a_multimodal_wrapper) {
   cr_assert_eq(cfg_model_parse(&m, js, "k.json", &e), SIM_OK, "%s", e.msg);
   cr_assert(m.ckpt_quant && m.ckpt_wdtype == DT_FP4, "the root's quantization_config");
   cr_assert(m.attn_unquantized, "ignore names self_attn");
+}
+
+/* Per-layer lists: moe_layer_freq as one 0/1 entry per layer (MiMo-V2-Flash, MiniMax-M3), hybrid_layer_pattern
+ * (MiMo: 1 = sliding window), MiniMax's dense_intermediate_size and shared_intermediate_size; a list of the wrong
+ * length, an entry other than 0/1, or a 1 where first_k_dense_replace makes the layer dense is refused by key. */
+Test(config, per_layer_lists) {
+  model_cfg m;
+  sim_err e = {0, ""};
+  const char *fmt = "{\"model_type\": \"x\", \"hidden_size\": 1024, \"intermediate_size\": 256, "
+                    "\"dense_intermediate_size\": 2048, \"shared_intermediate_size\": 256, \"num_hidden_layers\": 4, "
+                    "\"num_attention_heads\": 8, \"num_key_value_heads\": 2, \"num_local_experts\": 8, "
+                    "\"num_experts_per_tok\": 2, \"first_k_dense_replace\": %d, \"moe_layer_freq\": %s, "
+                    "\"hybrid_layer_pattern\": %s, \"sliding_window\": 128, \"vocab_size\": 1000, "
+                    "\"max_position_embeddings\": 4096}";
+  char buf[1024];
+  snprintf(buf, sizeof buf, fmt, 1, "[0, 1, 0, 1]", "[0, 1, 1, 0]");
+  cr_assert_eq(cfg_model_parse(&m, buf, "l.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert(!cfg_model_is_moe_layer(&m, 0) && cfg_model_is_moe_layer(&m, 1) && !cfg_model_is_moe_layer(&m, 2) &&
+            cfg_model_is_moe_layer(&m, 3));
+  cr_assert_eq(m.moe_layers, 2);
+  cr_assert_eq(m.intermediate, 2048, "the dense layers' MLP");
+  cr_assert_eq(m.expert_inter, 256);
+  cr_assert_eq(m.shared_inter, 256);
+  cr_assert_eq(m.sliding_layers, 2);
+  cr_assert_eq(m.sliding_window, 128);
+  cr_assert_eq(cfg_model_sliding_layers_in(&m, 0, 4), 2);
+  cr_assert_eq(cfg_model_sliding_layers_in(&m, 0, 2), 1);
+  static const struct {
+    int first;
+    const char *moe, *pat, *key;
+  } bad[] = {
+      {1, "[0, 1, 1]", "[0, 0, 0, 0]", "moe_layer_freq"},     {1, "[0, 2, 1, 1]", "[0, 0, 0, 0]", "moe_layer_freq"},
+      {2, "[0, 1, 1, 1]", "[0, 0, 0, 0]", "moe_layer_freq"},  {1, "[0, \"1\", 1, 1]", "[0, 0, 0, 0]", "moe_layer_freq"},
+      {1, "[0, 1, 1, 1]", "[0, 1]", "hybrid_layer_pattern"}, {1, "[0, 1, 1, 1]", "[0, 1, 0.5, 0]", "hybrid_layer_pattern"},
+  };
+  for (size_t i = 0; i < SIM_ARRAY_LEN(bad); i++) {
+    snprintf(buf, sizeof buf, fmt, bad[i].first, bad[i].moe, bad[i].pat);
+    cr_assert_eq(cfg_model_parse(&m, buf, "bad.json", &e), SIM_EINPUT, "%s %s", bad[i].moe, bad[i].pat);
+    assert_msg_has(&e, bad[i].key);
+  }
 }
