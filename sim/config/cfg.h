@@ -83,6 +83,13 @@ typedef struct model_cfg {
   uint32_t nomix_layers, noffn_layers;
   uint8_t nomix_mask[32], noffn_mask[32]; /* bit i: layer i (layers < 256) */
   bool mlp_ungated;         /* the MLP is up and down only, no gate (Nemotron-H's relu2 MLP): GATE_UP N = I */
+  /* DeciLM / Nemotron-NAS (block_configs: Llama-3.3-Nemotron-Super-49B): the dense MLP's width by layer.
+     ffn_classes > 0: layer i's MLP is ffn_class_inter[ffn_class[i]] wide, and `intermediate` holds the widest
+     (activation sizing); 0 for every other model (every dense MLP is `intermediate` wide). Layers without
+     attention or without an FFN are nomix / noffn layers, as Nemotron-H's blocks */
+  uint32_t ffn_classes;
+  uint32_t ffn_class_inter[16];
+  uint8_t ffn_class[256];
   /* DeepSeek sparse attention (DeepSeek-V3.2, GLM-5: index_topk > 0): a lightning indexer (index_n_heads heads
      of index_head_dim over its own FP8 key cache, one key per token and layer) scores every cached token and
      the MLA attention reads only the dsa_topk best of each query's context */
@@ -422,6 +429,17 @@ static inline uint32_t cfg_model_blocks_in(const model_cfg *m, uint32_t first, u
 }
 /* Weight matrices of one MLP of intermediate I, in units of H x I: 3 (gate, up, down), 2 ungated. */
 static inline double cfg_model_mlp_mats(const model_cfg *m) { return m->mlp_ungated ? 2.0 : 3.0; }
+/* Dense-MLP layers (neither MoE nor without an FFN) in [first, first + n) whose width is class k's
+ * (ffn_class_inter[k]); without classes, k = 0 counts every dense-MLP layer (width `intermediate`). */
+uint32_t cfg_model_ffn_class_layers_in(const model_cfg *m, uint32_t k, uint32_t first, uint32_t n);
+/* The width of class k: ffn_class_inter[k], or `intermediate` without classes. */
+static inline uint32_t cfg_model_ffn_class_inter(const model_cfg *m, uint32_t k) {
+  return m->ffn_classes ? m->ffn_class_inter[k] : m->intermediate;
+}
+/* The dense MLPs' parameters over every layer (gate, up, down; up, down ungated). */
+double cfg_model_dense_mlp_params(const model_cfg *m);
+/* The number of width classes (1 without classes). */
+static inline uint32_t cfg_model_ffn_nclasses(const model_cfg *m) { return m->ffn_classes ? m->ffn_classes : 1; }
 /* The same for one expert (routed or shared): 2 for Nemotron-3's relu2 experts, 3 for every other model's. */
 static inline double cfg_model_expert_mats(const model_cfg *m) { return m->moe_ungated ? 2.0 : 3.0; }
 /* The width the routed experts run at: moe_latent_size when given, else hidden_size. */

@@ -58,10 +58,6 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
     note(m, "%d Mamba-2 layers: the SSD scan and the state update are costed from first principles (the kernel "
             "database's mamba2_perf table is not read), and a prefix-cache hit is taken to restore their state "
             "with the KV", mamba);
-  if (cJSON_IsArray(v = get(root, o, "block_configs")))
-    return jx_fail(j, v, NULL, "block_configs",
-                   "per-layer blocks (attention or none, FFN width by layer: DeciLM / Nemotron-NAS) are not modelled "
-                   "yet");
   if (cJSON_IsArray(v = get(root, o, "compress_ratios")))
     return jx_fail(j, v, NULL, "compress_ratios",
                    "compressed attention (DeepSeek-V4's CSA/HCA layers: a KV cache compressed by layer) is not "

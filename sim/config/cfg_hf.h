@@ -19,5 +19,9 @@ int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m);
 /* layer_types: sliding-window layers and Gated DeltaNet linear-attention layers with their heads and state
  * dtype. m->layers and m->native_dtype must be set. */
 int cfg_hf_layer_types(const jx *j, const cJSON *o, model_cfg *m);
+/* block_configs (DeciLM / Nemotron-NAS): per-layer attention (none, or query heads per KV head) and MLP width
+ * (none, or a width class). m->layers, m->hidden and m->q_heads must be set; sets m->kv_heads and m->intermediate
+ * (the widest). Absent: nothing. */
+int cfg_hf_blocks(const jx *j, const cJSON *o, model_cfg *m);
 
 #endif

@@ -280,6 +280,21 @@ static int layers_from(const jx *j, const cJSON *o, model_cfg *m) {
   return SIM_OK;
 }
 
+/* The checkpoint's own dtype: "torch_dtype" (transformers < 4.56) or "dtype" (newer); absent: bfloat16. */
+static int native_dtype_from(const jx *j, const cJSON *o, model_cfg *m) {
+  m->native_dtype = DT_BF16;
+  const char *dkey = "torch_dtype";
+  const cJSON *dt = cJSON_GetObjectItemCaseSensitive(o, dkey);
+  if (!dt || cJSON_IsNull(dt)) dt = cJSON_GetObjectItemCaseSensitive(o, dkey = "dtype");
+  if (!dt || cJSON_IsNull(dt)) return SIM_OK;
+  if (!cJSON_IsString(dt)) return jx_fail(j, dt, NULL, dkey, "expected a string, got %s", jx_type_name(dt));
+  sim_dtype d;
+  if (!dtype_parse(dt->valuestring, &d) || (d != DT_BF16 && d != DT_FP16 && d != DT_FP32))
+    return jx_fail(j, dt, NULL, dkey, "unsupported dtype '%s' (expected bfloat16, float16 or float32)", dt->valuestring);
+  m->native_dtype = d;
+  return SIM_OK;
+}
+
 static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   const cJSON *mt = cJSON_GetObjectItemCaseSensitive(o, "model_type");
   if (!mt) return jx_fail(j, NULL, NULL, "model_type", "missing required key");
@@ -290,11 +305,15 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   bool have_kv = false, have_hd = false;
   if ((rc = hf_u32(j, o, "hidden_size", true, &m->hidden, NULL))) return rc;
   bool have_inter = false; /* optional when every layer is a mixture of experts (Qwen3.5-MoE): checked below */
-  if ((rc = hf_u32(j, o, "intermediate_size", !hf_get(o, "moe_intermediate_size"), &m->intermediate, &have_inter)))
+  bool blocks = hf_get(o, "block_configs") != NULL; /* DeciLM: widths and KV heads by layer (cfg_blocks.c) */
+  if ((rc = hf_u32(j, o, "intermediate_size", !hf_get(o, "moe_intermediate_size") && !blocks, &m->intermediate,
+                   &have_inter)))
     return rc;
   if ((rc = layers_from(j, o, m))) return rc;
   if ((rc = hf_u32(j, o, "num_attention_heads", true, &m->q_heads, NULL))) return rc;
   if ((rc = hf_u32(j, o, "num_key_value_heads", false, &m->kv_heads, &have_kv))) return rc;
+  if (blocks && (rc = cfg_hf_blocks(j, o, m))) return rc;
+  have_kv |= blocks, have_inter |= blocks;
   if ((rc = hf_u32(j, o, "head_dim", false, &m->head_dim, &have_hd))) return rc;
   if ((rc = hf_u32(j, o, "vocab_size", true, &m->vocab, NULL))) return rc;
   if ((rc = hf_u32(j, o, "max_position_embeddings", true, &m->max_pos, NULL))) return rc;
@@ -310,18 +329,7 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   if ((rc = hf_bool(j, o, "attention_bias", &m->qkv_bias, &have_bias))) return rc;
   if (!have_bias) m->qkv_bias = !strcmp(m->arch, "qwen2"); /* Qwen2 always has q/k/v biases */
 
-  /* dtype: "torch_dtype" (transformers < 4.56) or "dtype" (newer). */
-  m->native_dtype = DT_BF16;
-  const char *dkey = "torch_dtype";
-  const cJSON *dt = cJSON_GetObjectItemCaseSensitive(o, dkey);
-  if (!dt || cJSON_IsNull(dt)) dt = cJSON_GetObjectItemCaseSensitive(o, dkey = "dtype");
-  if (dt && !cJSON_IsNull(dt)) {
-    if (!cJSON_IsString(dt)) return jx_fail(j, dt, NULL, dkey, "expected a string, got %s", jx_type_name(dt));
-    sim_dtype d;
-    if (!dtype_parse(dt->valuestring, &d) || (d != DT_BF16 && d != DT_FP16 && d != DT_FP32))
-      return jx_fail(j, dt, NULL, dkey, "unsupported dtype '%s' (expected bfloat16, float16 or float32)", dt->valuestring);
-    m->native_dtype = d;
-  }
+  if ((rc = native_dtype_from(j, o, m))) return rc;
 
   /* multi-head latent attention */
   const cJSON *lora = hf_get(o, "kv_lora_rank");
@@ -374,7 +382,7 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   m->params_total = (m->layers - m->lin_layers - m->nomix_layers) * attn +
                     m->lin_layers * cfg_model_lin_layer_params(m) +
                     m->layers * (per_layer_other + cfg_model_dsa_params(m)) +
-                    (double)(m->layers - m->moe_layers - m->noffn_layers) * mm * H * I +
+                    cfg_model_dense_mlp_params(m) +
                     (double)m->moe_layers * moe_block + m->params_embedding + m->params_lm_head + H; /* + final norm */
   if (m->nomix_layers || m->noffn_layers) m->params_total -= H * (m->nomix_layers + m->noffn_layers);
   return SIM_OK;

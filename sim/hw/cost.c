@@ -101,6 +101,23 @@ static double kernels_ns(const cost_model *c, double kernels, double bytes) {
 
 /* ---- the T-dependent part ---------------------------------------------------------- */
 
+/* DeciLM's dense MLPs of several widths (model_cfg.ffn_classes): each class's GEMM at its own shard width times
+ * its layers; the source and bound reported are the widest class's. */
+static double ffn_classes_ns(const cost_model *c, cost_op op, uint32_t T, cost_src *src, cost_bound *bound) {
+  const model_cfg *m = c->model;
+  uint32_t H = c->shard.k[SG_GATE_UP], widest = 0;
+  double ns = 0;
+  for (uint32_t k = 0; k < m->ffn_classes; k++) {
+    uint32_t inter = (m->ffn_class_inter[k] + c->shard.tp - 1) / c->shard.tp;
+    uint32_t n = op == OP_GEMM_GATEUP ? (m->mlp_ungated ? inter : 2 * inter) : H, kk = op == OP_GEMM_GATEUP ? H : inter;
+    cost_src s;
+    cost_bound b;
+    ns += cost__gemm_shape_eval(c, op, T, n, kk, false, &s, &b) * cfg_model_ffn_class_layers_in(m, k, 0, m->layers);
+    if (m->ffn_class_inter[k] >= widest) widest = m->ffn_class_inter[k], *src = s, *bound = b;
+  }
+  return ns;
+}
+
 static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_memo *r) {
   memset(r, 0, sizeof *r);
   double L = c->model->layers, Lm = c->model->moe_layers, Ll = c->model->lin_layers;
@@ -116,7 +133,8 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
     }
     bool ffn = op == OP_GEMM_GATEUP || op == OP_GEMM_DOWN; /* dense layers only */
     /* QKV, O: the attention layers */
-    double ns = cost__gemm_eval(c, (cost_op)op, T, &s, &b) * (ffn ? L - Lm - Lnf : L - Ll - Lnm);
+    double ns = ffn && c->model->ffn_classes ? ffn_classes_ns(c, (cost_op)op, T, &s, &b)
+                                             : cost__gemm_eval(c, (cost_op)op, T, &s, &b) * (ffn ? L - Lm - Lnf : L - Ll - Lnm);
     r->op_ns[op] += ns;
     r->bound_ns[b] += ns;
     r->src[op] = (uint8_t)s;

@@ -95,8 +95,15 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
   /* Nemotron-H's blocks: layers without a mixer hold no attention, layers without an FFN no MLP */
   uint32_t nomix = cfg_model_nomix_layers_in(m, first_layer, layers);
   uint32_t noffn = cfg_model_noffn_layers_in(m, first_layer, layers);
+  double mlps = (layers - moe - noffn) * mlp;
+  if (m->ffn_classes) { /* DeciLM: each layer's MLP at its own width, split t ways */
+    mlps = 0;
+    for (uint32_t k = 0; k < m->ffn_classes; k++)
+      mlps += cfg_model_ffn_class_layers_in(m, k, first_layer, layers) * cfg_model_mlp_mats(m) * H *
+              (double)((m->ffn_class_inter[k] + s.tp - 1) / s.tp);
+  }
   double w = (layers - lin - nomix) * attn * attn_b + lin * (lin_w * wb + lin_small * ab) +
-             ((layers - moe - noffn) * mlp + moe * experts) * wb + moe * H * s.experts * ab;
+             (mlps + moe * experts) * wb + moe * H * s.experts * ab;
   if (m->qkv_bias) w += (layers - lin - nomix) * (double)s.n[SG_QKV] * ab;
   w += layers * cfg_model_dsa_params(m) * attn_b; /* a sparse-attention indexer, replicated on every rank */
   double vocab_mats = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);

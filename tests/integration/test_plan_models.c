@@ -209,3 +209,26 @@ Test(plan_models, per_layer_lists_plan) {
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
   cr_assert(strstr(out, "Successful requests:                     20"), "%s", out);
 }
+
+/* Llama-3.3-Nemotron-Super-49B (DeciLM blocks, block_configs): 49 of its 80 layers have attention (8 query heads
+ * per KV head: 8 KV heads) and 31 none; the MLP widths come from ffn_mult by DeciLM's rule (int(2 x mult x 8192 /
+ * 3) rounded up to 256: 5.25 -> 28,672, 2.625 -> 14,336, ...). Parameters 49.87 B (the model card: "approximately
+ * 49B", reduced from Llama-3.3-70B). KV cache per token per GPU on TP2: 49 layers x 2 (K, V) x 4 KV heads x 128 x
+ * 2 B = 100,352 B. It serves. */
+Test(plan_models, decilm_blocks_plan_and_run) {
+  const char *f = tu_shared("models/nvidia--Llama-3_3-Nemotron-Super-49B-v1.json");
+  if (!f) cr_skip_test("../shared/models/nvidia--Llama-3_3-Nemotron-Super-49B-v1.json absent");
+  char path[1024], args[1400];
+  snprintf(path, sizeof path, "%s", f);
+  static char out[1 << 16], err[1 << 14];
+  snprintf(args, sizeof args, "plan --model '%s' --gpu h100-sxm --tp 2 --profile none", path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "(49.87 B parameters)"), "%s", out);
+  cr_assert(strstr(out, "KV cache per token                             100352 bytes"), "%s", out);
+  snprintf(args, sizeof args,
+           "run --model '%s' --gpu h100-sxm --tp 2 --profile none --num-prompts 30 --request-rate 3 "
+           "--random-input-len 1024 --random-output-len 64 --interval 0",
+           path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "Successful requests:                     30"), "%s", out);
+}

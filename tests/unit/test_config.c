@@ -1029,7 +1029,7 @@ Test(config, fp8_without_fp8_tensor_cores_is_weight_only_in_vllm) {
 }
 
 /* Architecture features servesim does not model: refused naming the key and the feature where the memory plan
- * would be wrong (linear-attention layers of a kind other than Gated DeltaNet, per-layer blocks, compressed attention, Gemma 4's MoE
+ * would be wrong (linear-attention layers of a kind other than Gated DeltaNet, compressed attention, Gemma 4's MoE
  * block), DeepSeek sparse attention without MLA; Python's Infinity in a config.json is read, not a parse error. */
 Test(config, unmodelled_architecture_features_are_named) {
   const char *base = "\"model_type\": \"x\", \"hidden_size\": 64, \"intermediate_size\": 128, \"num_hidden_layers\": 4, "
@@ -1040,7 +1040,6 @@ Test(config, unmodelled_architecture_features_are_named) {
       {"\"layer_types\": [\"linear_attention\", \"linear_attention\", \"linear_attention\", \"full_attention\"]",
        "layer_types", "3 linear-attention layers without Gated DeltaNet's linear_* keys"},
       {"\"linear_attn_config\": {\"kda_layers\": [1, 2]}", "linear_attn_config", "Kimi Delta Attention"},
-      {"\"block_configs\": []", "block_configs", "per-layer blocks"},
       {"\"compress_ratios\": [4, 128]", "compress_ratios", "compressed attention"},
       {"\"enable_moe_block\": true", "enable_moe_block", "Gemma 4"},
   };
@@ -1211,5 +1210,75 @@ Test(config, per_layer_lists) {
     snprintf(buf, sizeof buf, fmt, bad[i].first, bad[i].moe, bad[i].pat);
     cr_assert_eq(cfg_model_parse(&m, buf, "bad.json", &e), SIM_EINPUT, "%s %s", bad[i].moe, bad[i].pat);
     assert_msg_has(&e, bad[i].key);
+  }
+}
+
+/* DeciLM blocks (block_configs): layers without attention are nomix layers (no KV), without an FFN noffn layers,
+ * each MLP's width from ffn_mult by DeciLM's rule (int(2 mult H / 3) up to a multiple of 256); the parameters
+ * count each layer at its own width. Variants servesim does not model, mixed KV-head counts, a wrong block count
+ * and bad values are refused naming block_configs and the layer. */
+Test(config, decilm_blocks) {
+  model_cfg m;
+  sim_err e = {0, ""};
+  const char *fmt = "{\"model_type\": \"nemotron-nas\", \"hidden_size\": 1536, \"intermediate_size\": null, "
+                    "\"num_hidden_layers\": 3, \"num_attention_heads\": 12, \"num_key_value_heads\": null, "
+                    "\"vocab_size\": 1000, \"max_position_embeddings\": 4096, \"block_configs\": [%s]}";
+  const char *ok = "{\"attention\": {\"n_heads_in_group\": 4, \"no_op\": false, \"window_length\": null}, "
+                   "\"ffn\": {\"ffn_mult\": 2.0, \"no_op\": false}}, "
+                   "{\"attention\": {\"n_heads_in_group\": null, \"no_op\": true}, \"ffn\": {\"ffn_mult\": 1.3125}}, "
+                   "{\"attention\": {\"n_heads_in_group\": 4}, \"ffn\": {\"no_op\": true}}";
+  char buf[2048];
+  snprintf(buf, sizeof buf, fmt, ok);
+  cr_assert_eq(cfg_model_parse(&m, buf, "nas.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(m.kv_heads, 3);
+  cr_assert_eq(m.nomix_layers, 1);
+  cr_assert_eq(m.noffn_layers, 1);
+  /* 2 x 2.0 x 1536 / 3 = 2048; 2 x 1.3125 x 1536 / 3 = 1344 -> 1536 */
+  cr_assert_eq(m.ffn_classes, 2);
+  cr_assert_eq(m.ffn_class_inter[0], 2048);
+  cr_assert_eq(m.ffn_class_inter[1], 1536);
+  cr_assert_eq(m.intermediate, 2048, "the widest");
+  cr_assert_eq(cfg_model_ffn_class_layers_in(&m, 0, 0, 3), 1);
+  cr_assert_eq(cfg_model_ffn_class_layers_in(&m, 1, 0, 3), 1);
+  cr_assert_eq(cfg_model_ffn_class_layers_in(&m, 1, 0, 1), 0);
+  cr_assert_float_eq(cfg_model_dense_mlp_params(&m), 3.0 * 1536 * (2048 + 1536), 0.5);
+  /* attention in layers 0 and 2: q 1536 x 1536, k and v 1536 x 384 each, o 1536 x 1536 */
+  double attn = 1536.0 * (1536 + 2 * 384) + 1536.0 * 1536;
+  double norms = 3 * 2 * 1536.0 - 2 * 1536.0; /* two blocks without their part have one norm each */
+  cr_assert_float_eq(m.params_total, 2 * attn + 3.0 * 1536 * (2048 + 1536) + norms + 2 * 1000.0 * 1536 + 1536, 0.5);
+  static const struct {
+    const char *blocks, *says;
+  } bad[] = {
+      {"{\"attention\": {\"n_heads_in_group\": 4}, \"ffn\": {\"ffn_mult\": 2.0}}", "one block per layer"},
+      {"{\"attention\": {\"n_heads_in_group\": 4}, \"ffn\": {\"ffn_mult\": 2.0}}, "
+       "{\"attention\": {\"n_heads_in_group\": 2}, \"ffn\": {\"ffn_mult\": 2.0}}, "
+       "{\"attention\": {\"no_op\": true}, \"ffn\": {\"ffn_mult\": 2.0}}",
+       "layer 1: attention.n_heads_in_group 2 differs"},
+      {"{\"attention\": {\"n_heads_in_group\": 4}, \"ffn\": {\"ffn_mult\": 2.0}}, "
+       "{\"attention\": {\"replace_with_linear\": true}, \"ffn\": {\"ffn_mult\": 2.0}}, "
+       "{\"attention\": {\"no_op\": true}, \"ffn\": {\"ffn_mult\": 2.0}}",
+       "layer 1: attention.replace_with_linear"},
+      {"{\"attention\": {\"n_heads_in_group\": 5}, \"ffn\": {\"ffn_mult\": 2.0}}, "
+       "{\"attention\": {\"no_op\": true}, \"ffn\": {\"ffn_mult\": 2.0}}, "
+       "{\"attention\": {\"no_op\": true}, \"ffn\": {\"ffn_mult\": 2.0}}",
+       "layer 0: attention.n_heads_in_group"},
+      {"{\"attention\": {\"n_heads_in_group\": 4}, \"ffn\": {\"ffn_mult\": -1}}, "
+       "{\"attention\": {\"no_op\": true}, \"ffn\": {\"ffn_mult\": 2.0}}, "
+       "{\"attention\": {\"no_op\": true}, \"ffn\": {\"ffn_mult\": 2.0}}",
+       "layer 0: ffn.ffn_mult"},
+      {"{\"attention\": {\"no_op\": 1}, \"ffn\": {\"ffn_mult\": 2.0}}, "
+       "{\"attention\": {\"no_op\": true}, \"ffn\": {\"ffn_mult\": 2.0}}, "
+       "{\"attention\": {\"no_op\": true}, \"ffn\": {\"ffn_mult\": 2.0}}",
+       "layer 0: no_op: expected true or false"},
+      {"{\"attention\": {\"no_op\": true}, \"ffn\": {\"ffn_mult\": 2.0}}, "
+       "{\"attention\": {\"no_op\": true}, \"ffn\": {\"ffn_mult\": 2.0}}, "
+       "{\"attention\": {\"no_op\": true}, \"ffn\": {\"ffn_mult\": 2.0}}",
+       "no layer with attention"},
+  };
+  for (size_t i = 0; i < SIM_ARRAY_LEN(bad); i++) {
+    snprintf(buf, sizeof buf, fmt, bad[i].blocks);
+    cr_assert_eq(cfg_model_parse(&m, buf, "bad.json", &e), SIM_EINPUT, "%s", bad[i].blocks);
+    assert_msg_has(&e, "block_configs");
+    assert_msg_has(&e, bad[i].says);
   }
 }
