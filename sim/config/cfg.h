@@ -55,6 +55,14 @@ typedef struct model_cfg {
   /* sliding-window attention layers (layer_types "sliding_attention", e.g. gpt-oss): they attend to the last
      sliding_window tokens only, and vLLM's hybrid KV cache keeps only those for them */
   uint32_t sliding_window;  /* tokens; 0 = none */
+  /* attention shapes by layer kind where the config gives a kind its own (0 = head_dim / kv_heads): the full
+     layers' (Gemma 4: global_head_dim; num_global_key_value_heads with attention_k_eq_v, transformers'
+     modeling_gemma4.py) or the sliding-window layers' (MiMo-V2-Flash: swa_head_dim, swa_num_key_value_heads).
+     full_k_eq_v: the full layers have no v_proj (values from the key projection; the cache still holds both).
+     The memory plan (weights, KV cache, windows) and the parameters use them; the attention kernels' time is
+     costed at head_dim / kv_heads (cfg_arch.c warns) */
+  uint32_t full_head_dim, full_kv_heads, swa_head_dim, swa_kv_heads;
+  bool full_k_eq_v;
   uint32_t sliding_layers;  /* layers with a window */
   uint8_t sliding_mask[32]; /* bit i: layer i has a window (layers < 256) */
   /* linear-attention layers (layer_types "linear_attention": Gated DeltaNet, Qwen3-Next / Qwen3.5). Such a
@@ -436,6 +444,21 @@ uint32_t cfg_model_ffn_class_layers_in(const model_cfg *m, uint32_t k, uint32_t 
 static inline uint32_t cfg_model_ffn_class_inter(const model_cfg *m, uint32_t k) {
   return m->ffn_classes ? m->ffn_class_inter[k] : m->intermediate;
 }
+/* True when a layer kind has attention shapes of its own (full_* or swa_* set). */
+static inline bool cfg_model_typed_attn(const model_cfg *m) {
+  return m->full_head_dim || m->full_kv_heads || m->swa_head_dim || m->swa_kv_heads || m->full_k_eq_v;
+}
+/* A layer kind's KV heads and head dim (sliding: the sliding-window layers', else the full layers'). */
+static inline uint32_t cfg_model_kind_kv_heads(const model_cfg *m, bool sliding) {
+  uint32_t v = sliding ? m->swa_kv_heads : m->full_kv_heads;
+  return v ? v : m->kv_heads;
+}
+static inline uint32_t cfg_model_kind_head_dim(const model_cfg *m, bool sliding) {
+  uint32_t v = sliding ? m->swa_head_dim : m->full_head_dim;
+  return v ? v : m->head_dim;
+}
+/* One attention layer's q/k/v/o parameters at a kind's shapes (sliding-window or full layers). */
+double cfg_model_attn_kind_params(const model_cfg *m, bool sliding);
 /* The dense MLPs' parameters over every layer (gate, up, down; up, down ungated). */
 double cfg_model_dense_mlp_params(const model_cfg *m);
 /* The number of width classes (1 without classes). */

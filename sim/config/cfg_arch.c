@@ -62,10 +62,6 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
     return jx_fail(j, v, NULL, "compress_ratios",
                    "compressed attention (DeepSeek-V4's CSA/HCA layers: a KV cache compressed by layer) is not "
                    "modelled yet");
-  if ((v = get(root, o, "enable_moe_block")) != NULL && cJSON_IsTrue(v))
-    return jx_fail(j, v, NULL, "enable_moe_block",
-                   "Gemma 4's layers (a dense MLP beside the experts, top_k_experts, global layers with their own head "
-                   "dim and KV heads) are not modelled yet");
   /* warned: read, with a cost servesim approximates */
   if ((v = get(root, o, "index_topk")) != NULL && cJSON_IsNumber(v))
     note(m, "index_topk %ld: DeepSeek sparse attention (an indexer picks the keys each query attends to): the "
@@ -76,10 +72,12 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
     note(m, "moe_latent_size %ld: the experts' latent projection is not modelled outside Nemotron-3's blocks "
             "(experts costed at the full hidden size)",
          (long)v->valuedouble);
-  if ((v = get(root, o, "swa_num_key_value_heads")) != NULL && cJSON_IsNumber(v))
-    note(m, "swa_num_key_value_heads %ld: sliding-window layers with their own head counts are costed with the full "
-            "layers' heads",
-         (long)v->valuedouble);
+  if (((v = get(root, o, "swa_num_key_value_heads")) != NULL && cJSON_IsNumber(v)) ||
+      ((v = get(root, o, "global_head_dim")) != NULL && cJSON_IsNumber(v)))
+    note(m, "%s %ld: a layer kind with attention shapes of its own: its weights and KV cache are in the memory plan at "
+            "those shapes, its attention kernels' time is costed at head_dim %ld and num_key_value_heads %ld",
+         v->string, (long)v->valuedouble, (long)(get(root, o, "head_dim") ? get(root, o, "head_dim")->valuedouble : 0),
+         (long)(get(root, o, "num_key_value_heads") ? get(root, o, "num_key_value_heads")->valuedouble : 0));
   if ((v = get(root, o, "sparse_attention_config")) != NULL && cJSON_IsObject(v) &&
       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "use_sparse_attention")))
     note(m, "sparse_attention_config: block-sparse attention (an index picks the key blocks each query reads, MiniMax-M3) "

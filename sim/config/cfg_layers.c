@@ -352,10 +352,12 @@ int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m) {
   if (!key) return SIM_OK;
   int rc;
   if ((rc = hf_u32(j, o, key, true, &m->experts, NULL))) return rc;
-  if ((rc = hf_u32(j, o, "num_experts_per_tok", true, &m->experts_per_tok, NULL))) return rc;
+  /* top-k: Gemma 4 names it top_k_experts */
+  const char *topk = hf_get(o, "num_experts_per_tok") || !hf_get(o, "top_k_experts") ? "num_experts_per_tok"
+                                                                                      : "top_k_experts";
+  if ((rc = hf_u32(j, o, topk, true, &m->experts_per_tok, NULL))) return rc;
   if (m->experts_per_tok > m->experts)
-    return jx_fail(j, hf_get(o, "num_experts_per_tok"), NULL, "num_experts_per_tok", "%u exceeds %s %u",
-                   m->experts_per_tok, key, m->experts);
+    return jx_fail(j, hf_get(o, topk), NULL, topk, "%u exceeds %s %u", m->experts_per_tok, key, m->experts);
   bool have = false;
   if ((rc = hf_u32(j, o, "moe_intermediate_size", false, &m->expert_inter, &have))) return rc;
   if (!have) m->expert_inter = m->intermediate; /* Mixtral, Llama-4, gpt-oss: intermediate_size is the expert's */
@@ -385,6 +387,10 @@ int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m) {
     return rc;
   if (have) m->shared_inter = v;
   if (!strncmp(m->arch, "llama4", 6)) m->shared_inter = m->expert_inter;
+  /* Gemma 4's enable_moe_block: every layer runs its dense MLP (intermediate_size) beside the routed experts on the
+     same tokens and sums them (transformers' modeling_gemma4.py): a shared expert of that width */
+  const cJSON *gemma_moe = hf_get(o, "enable_moe_block");
+  if (cJSON_IsTrue(gemma_moe)) m->shared_inter = m->intermediate;
   if ((rc = hf_u32(j, o, "first_k_dense_replace", false, &m->moe_first_dense, NULL))) return rc;
   const cJSON *freq = hf_get(o, "moe_layer_freq");
   if (cJSON_IsArray(freq)) {
@@ -464,6 +470,31 @@ static int hybrid_pattern_from(const jx *j, const cJSON *o, model_cfg *m) {
   return m->sliding_layers ? hf_u32(j, o, "sliding_window", true, &m->sliding_window, NULL) : SIM_OK;
 }
 
+/* A kind's KV heads: a whole number dividing num_attention_heads. */
+static int kind_heads(const jx *j, const cJSON *o, const char *key, const model_cfg *m, uint32_t *out) {
+  bool have;
+  int rc = hf_u32(j, o, key, false, out, &have);
+  if (!rc && have && m->q_heads % *out)
+    return jx_fail(j, hf_get(o, key), NULL, key, "%u does not divide num_attention_heads %u", *out, m->q_heads);
+  return rc;
+}
+
+/* Attention shapes of a layer kind of its own (model_cfg.full_* / swa_*): Gemma 4's full layers (global_head_dim;
+ * with attention_k_eq_v, num_global_key_value_heads and no v_proj: transformers' modeling_gemma4.py takes the
+ * global heads only then), MiMo-V2-Flash's sliding-window layers (swa_head_dim, swa_num_key_value_heads). */
+static int typed_heads_from(const jx *j, const cJSON *o, model_cfg *m) {
+  int rc;
+  if ((rc = hf_u32(j, o, "global_head_dim", false, &m->full_head_dim, NULL)) ||
+      (rc = hf_bool(j, o, "attention_k_eq_v", &m->full_k_eq_v, NULL)) ||
+      (m->full_k_eq_v && (rc = kind_heads(j, o, "num_global_key_value_heads", m, &m->full_kv_heads))))
+    return rc;
+  if (!m->sliding_layers) return SIM_OK; /* the swa_* keys describe layers the model does not have */
+  if ((rc = hf_u32(j, o, "swa_head_dim", false, &m->swa_head_dim, NULL)) ||
+      (rc = kind_heads(j, o, "swa_num_key_value_heads", m, &m->swa_kv_heads)))
+    return rc;
+  return SIM_OK;
+}
+
 /* layer_types: sliding-window layers (gpt-oss, Gemma: "sliding_attention") and Gated DeltaNet layers. */
 int cfg_hf_layer_types(const jx *j, const cJSON *o, model_cfg *m) {
   int rc;
@@ -481,7 +512,16 @@ int cfg_hf_layer_types(const jx *j, const cJSON *o, model_cfg *m) {
     if (m->sliding_layers && (rc = hf_u32(j, o, "sliding_window", true, &m->sliding_window, NULL))) return rc;
   }
   if ((rc = hybrid_pattern_from(j, o, m))) return rc;
+  if ((rc = typed_heads_from(j, o, m))) return rc;
   if ((rc = linear_attention_from(j, o, m))) return rc;
   if ((rc = nemotron_h_from(j, o, m))) return rc;
   return sparse_attention_from(j, o, m);
+}
+
+double cfg_model_attn_kind_params(const model_cfg *m, bool sliding) {
+  double H = m->hidden, qh = m->q_heads, kvh = cfg_model_kind_kv_heads(m, sliding);
+  double hd = cfg_model_kind_head_dim(m, sliding);
+  double p = H * (qh + 2 * kvh) * hd + qh * hd * H + (m->attn_out_gate ? H * qh * hd : 0);
+  if (!sliding && m->full_k_eq_v) p -= H * kvh * hd; /* no v_proj */
+  return p;
 }

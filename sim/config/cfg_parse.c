@@ -379,7 +379,11 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   double moe_block = cfg_model_moe_block_params(m); /* experts, shared experts, router, latent projections */
   /* Nemotron-H's blocks: a layer without a mixer holds no attention, one without an FFN no MLP, each block one
      RMSNorm (the others' layers two) */
-  m->params_total = (m->layers - m->lin_layers - m->nomix_layers) * attn +
+  double attns = (m->layers - m->lin_layers - m->nomix_layers) * attn;
+  if (cfg_model_typed_attn(m))
+    attns = (m->layers - m->lin_layers - m->nomix_layers - m->sliding_layers) * cfg_model_attn_kind_params(m, false) +
+            m->sliding_layers * cfg_model_attn_kind_params(m, true);
+  m->params_total = attns +
                     m->lin_layers * cfg_model_lin_layer_params(m) +
                     m->layers * (per_layer_other + cfg_model_dsa_params(m)) +
                     cfg_model_dense_mlp_params(m) +

@@ -63,6 +63,19 @@
 
 static double weight_elem_bytes(sim_dtype w) { return dtype_weight_bytes(w); }
 
+/* One attention layer of a kind (sliding-window or full) on one of t GPUs, at the kind's own shapes
+ * (model_cfg.full_* / swa_*): its q/k/v/o weight elements; *kv_elems its KV cache elements per token. */
+static double kind_attn_elems(const model_cfg *m, uint32_t t, bool sliding, double *kv_elems) {
+  model_shard s;
+  shard_from_dims(&s, m->hidden, m->intermediate, m->q_heads, cfg_model_kind_kv_heads(m, sliding),
+                  cfg_model_kind_head_dim(m, sliding), m->vocab, t);
+  double w = (double)s.n[SG_QKV] * s.k[SG_QKV] + (double)s.n[SG_O] * s.k[SG_O];
+  if (m->attn_out_gate) w += (double)s.q_heads * s.head_dim * m->hidden;
+  if (!sliding && m->full_k_eq_v) w -= (double)s.kv_heads * s.head_dim * m->hidden; /* no v_proj */
+  *kv_elems = shard_kv_elems(&s);
+  return w;
+}
+
 /* Weight bytes of one rank of a stage of `layers` layers when heads,
  * intermediate and vocabulary are split t ways (t = 1: unpadded vocabulary).
  * The first stage holds the input embedding, the last the final norm and the
@@ -102,7 +115,13 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
       mlps += cfg_model_ffn_class_layers_in(m, k, first_layer, layers) * cfg_model_mlp_mats(m) * H *
               (double)((m->ffn_class_inter[k] + s.tp - 1) / s.tp);
   }
-  double w = (layers - lin - nomix) * attn * attn_b + lin * (lin_w * wb + lin_small * ab) +
+  double attns = (layers - lin - nomix) * attn;
+  if (cfg_model_typed_attn(m)) { /* each kind's layers at their own shapes */
+    uint32_t slide = cfg_model_sliding_layers_in(m, first_layer, layers);
+    double kv;
+    attns = (layers - lin - nomix - slide) * kind_attn_elems(m, t, false, &kv) + slide * kind_attn_elems(m, t, true, &kv);
+  }
+  double w = attns * attn_b + lin * (lin_w * wb + lin_small * ab) +
              (mlps + moe * experts) * wb + moe * H * s.experts * ab;
   if (m->qkv_bias) w += (layers - lin - nomix) * (double)s.n[SG_QKV] * ab;
   w += layers * cfg_model_dsa_params(m) * attn_b; /* a sparse-attention indexer, replicated on every rank */
@@ -210,6 +229,17 @@ static int refuse_no_kv(const mem_plan *p, const char *who, const char *larger, 
                   p->state_bytes > 0 || p->window_bytes > 0 ? ", lower --max-num-seqs" : "");
 }
 
+/* KV cache bytes a token takes in one full-attention layer on one of t GPUs; *window: in a sliding-window layer
+ * (the same unless the kinds have shapes of their own). */
+static double kv_token_bytes(const model_cfg *m, const deploy_cfg *d, uint32_t t, double *window) {
+  model_shard sh;
+  shard_init(&sh, m, t);
+  double full = shard_kv_elems(&sh), slide = full;
+  if (cfg_model_typed_attn(m)) kind_attn_elems(m, t, false, &full), kind_attn_elems(m, t, true, &slide);
+  *window = slide * dtype_bytes(d->kv_dtype) + cfg_model_dsa_cache_bytes(m);
+  return full * dtype_bytes(d->kv_dtype) + cfg_model_dsa_cache_bytes(m);
+}
+
 int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const engine_cfg *e,
                     const deploy_cfg *d, sim_err *err) {
   SIM_ASSERT(d->resolved); /* cfg_resolve filled every setting: none is defaulted here */
@@ -219,9 +249,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
   double util = d->gpu_memory_utilization > 0 ? d->gpu_memory_utilization : e->gpu_memory_utilization;
   uint32_t block = d->block_size;
   SIM_ASSERT(block > 0);
-  model_shard sh;
-  shard_init(&sh, m, t);
-  double kv_layer_token = (double)shard_kv_elems(&sh) * dtype_bytes(d->kv_dtype) + cfg_model_dsa_cache_bytes(m);
+  double kv_window_token, kv_layer_token = kv_token_bytes(m, d, t, &kv_window_token);
   p->pp = pp;
   p->device_bytes = g->mem_bytes;
   p->budget_bytes = g->mem_bytes * util;
@@ -247,7 +275,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
        sized by the full-attention layers, and every sequence's window of the sliding ones (plus a block of
        slack) is set aside for max_num_seqs sequences */
     uint32_t Lsl = cfg_model_sliding_layers_in(m, first_layer, L);
-    double win = Lsl ? d->max_num_seqs * (ceil((double)m->sliding_window / block) + 1.0) * block * kv_layer_token * Lsl
+    double win = Lsl ? d->max_num_seqs * (ceil((double)m->sliding_window / block) + 1.0) * block * kv_window_token * Lsl
                      : 0;
     kv -= win;
     uint32_t Llin = cfg_model_lin_layers_in(m, first_layer, L), slots;

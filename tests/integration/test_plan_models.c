@@ -232,3 +232,45 @@ Test(plan_models, decilm_blocks_plan_and_run) {
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
   cr_assert(strstr(out, "Successful requests:                     30"), "%s", out);
 }
+
+/* Gemma 4: the MoE block (26B-A4B: 128 experts top-8 beside a dense MLP, a shared expert of intermediate_size)
+ * and the full layers' own heads (global_head_dim 512; with attention_k_eq_v, num_global_key_value_heads and no
+ * v_proj). 26B-A4B: 25.23 B parameters, 3.8 B a token (published: 25.2 B total, 3.8 B active); KV cache per token
+ * per GPU on TP2 holds its 5 full layers only (the 25 sliding ones keep 1,024 tokens): 5 x 2 (K, V) x 1 KV head per
+ * GPU (2 over 2 ranks) x 512 x 2 B = 10,240 B. 31B: 10 full layers x 2 x 2 heads x 512 x 2 B = 40,960 B. */
+Test(plan_models, gemma4_plans_and_runs) {
+  const char *models = tu_shared("models");
+  if (!models) cr_skip_test("../shared/models absent");
+  static const struct {
+    const char *name, *kv;
+  } v[] = {
+      {"google--gemma-4-26B-A4B", "KV cache per token                              10240 bytes"},
+      {"nvidia--Gemma-4-31B-IT-NVFP4", "KV cache per token                              40960 bytes"},
+  };
+  static char out[1 << 16], err[1 << 14];
+  char path[1024], args[1400];
+  size_t ran = 0;
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s.json", models, v[i].name);
+    FILE *fp = fopen(path, "r");
+    if (!fp) continue;
+    fclose(fp);
+    ran++;
+    snprintf(args, sizeof args, "plan --model '%s' --gpu b200 --tp 2 --max-num-seqs 64 --profile none", path);
+    cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s: %s", args, err);
+    cr_assert(strstr(out, v[i].kv), "%s", out);
+    cr_assert(strstr(err, "global_head_dim 512"), "the kernels' shapes are named: %s", err);
+    if (i == 0) {
+      cr_assert(strstr(out, "(25.23 B parameters)"), "%s", out);
+      cr_assert(strstr(out, "uses 8 of 128 routed experts in 30 of 30 layers, so it reads 7.6 GB"), "%s", out);
+    }
+  }
+  if (!ran) cr_skip_test("no Gemma 4 config in ../shared/models");
+  snprintf(path, sizeof path, "%s/google--gemma-4-26B-A4B.json", models);
+  snprintf(args, sizeof args,
+           "run --model '%s' --gpu h100-sxm --tp 1 --max-num-seqs 64 --max-model-len 16384 --profile none "
+           "--num-prompts 30 --request-rate 3 --random-input-len 1024 --random-output-len 64 --interval 0",
+           path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "Successful requests:                     30"), "%s", out);
+}

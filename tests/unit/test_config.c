@@ -1029,8 +1029,7 @@ Test(config, fp8_without_fp8_tensor_cores_is_weight_only_in_vllm) {
 }
 
 /* Architecture features servesim does not model: refused naming the key and the feature where the memory plan
- * would be wrong (linear-attention layers of a kind other than Gated DeltaNet, compressed attention, Gemma 4's MoE
- * block), DeepSeek sparse attention without MLA; Python's Infinity in a config.json is read, not a parse error. */
+ * would be wrong (linear-attention layers of a kind other than Gated DeltaNet, compressed attention), DeepSeek sparse attention without MLA; Python's Infinity in a config.json is read, not a parse error. */
 Test(config, unmodelled_architecture_features_are_named) {
   const char *base = "\"model_type\": \"x\", \"hidden_size\": 64, \"intermediate_size\": 128, \"num_hidden_layers\": 4, "
                      "\"num_attention_heads\": 4, \"vocab_size\": 100, \"max_position_embeddings\": 128";
@@ -1041,7 +1040,6 @@ Test(config, unmodelled_architecture_features_are_named) {
        "layer_types", "3 linear-attention layers without Gated DeltaNet's linear_* keys"},
       {"\"linear_attn_config\": {\"kda_layers\": [1, 2]}", "linear_attn_config", "Kimi Delta Attention"},
       {"\"compress_ratios\": [4, 128]", "compress_ratios", "compressed attention"},
-      {"\"enable_moe_block\": true", "enable_moe_block", "Gemma 4"},
   };
   for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
     char js[1024];
@@ -1281,4 +1279,47 @@ Test(config, decilm_blocks) {
     assert_msg_has(&e, "block_configs");
     assert_msg_has(&e, bad[i].says);
   }
+}
+
+/* Layer kinds with attention shapes of their own: Gemma 4's full layers (global_head_dim; with attention_k_eq_v,
+ * num_global_key_value_heads and no v_proj) and its MoE block (the dense MLP beside the experts: a shared expert of
+ * intermediate_size; top_k_experts), MiMo's sliding-window layers (swa_head_dim, swa_num_key_value_heads). */
+Test(config, layer_kinds_with_their_own_heads) {
+  model_cfg m;
+  sim_err e = {0, ""};
+  const char *gemma = "{\"model_type\": \"gemma4_text\", \"hidden_size\": 1024, \"intermediate_size\": 512, "
+                      "\"moe_intermediate_size\": 128, \"num_experts\": 16, \"top_k_experts\": 4, "
+                      "\"enable_moe_block\": true, \"num_hidden_layers\": 2, \"num_attention_heads\": 8, "
+                      "\"num_key_value_heads\": 4, \"head_dim\": 128, \"global_head_dim\": 256, "
+                      "\"num_global_key_value_heads\": 1, \"attention_k_eq_v\": true, \"layer_types\": "
+                      "[\"sliding_attention\", \"full_attention\"], \"sliding_window\": 64, \"vocab_size\": 1000, "
+                      "\"max_position_embeddings\": 4096, \"tie_word_embeddings\": true}";
+  cr_assert_eq(cfg_model_parse(&m, gemma, "g.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert(cfg_model_typed_attn(&m));
+  cr_assert_eq(cfg_model_kind_head_dim(&m, false), 256);
+  cr_assert_eq(cfg_model_kind_kv_heads(&m, false), 1);
+  cr_assert_eq(cfg_model_kind_head_dim(&m, true), 128);
+  cr_assert_eq(cfg_model_kind_kv_heads(&m, true), 4);
+  cr_assert_eq(m.experts_per_tok, 4);
+  cr_assert_eq(m.shared_inter, 512, "the dense MLP beside the experts");
+  /* sliding: q 1024 x 1024, k, v 1024 x 512 each, o 1024 x 1024; full: q 1024 x 2048, k 1024 x 256, no v,
+     o 2048 x 1024 */
+  cr_assert_float_eq(cfg_model_attn_kind_params(&m, true), 1024.0 * (1024 + 1024) + 1024.0 * 1024, 0.5);
+  cr_assert_float_eq(cfg_model_attn_kind_params(&m, false), 1024.0 * (2048 + 256) + 2048.0 * 1024, 0.5);
+  /* the global heads count only with attention_k_eq_v (transformers' modeling_gemma4.py) */
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", gemma);
+  char *k = strstr(buf, "\"attention_k_eq_v\": true");
+  memcpy(k, "\"attention_k_eq_v\": 0   ", strlen("\"attention_k_eq_v\": true"));
+  cr_assert_eq(cfg_model_parse(&m, buf, "g.json", &e), SIM_EINPUT, "a number is not a boolean");
+  memcpy(k, "\"attention_k_eq_v\":false", strlen("\"attention_k_eq_v\": true"));
+  cr_assert_eq(cfg_model_parse(&m, buf, "g.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_eq(cfg_model_kind_kv_heads(&m, false), 4);
+  cr_assert_eq(cfg_model_kind_head_dim(&m, false), 256);
+  const char *bad = "{\"model_type\": \"x\", \"hidden_size\": 1024, \"intermediate_size\": 512, "
+                    "\"num_hidden_layers\": 2, \"num_attention_heads\": 8, \"num_key_value_heads\": 4, "
+                    "\"swa_num_key_value_heads\": 3, \"hybrid_layer_pattern\": [1, 0], \"sliding_window\": 64, "
+                    "\"vocab_size\": 1000, \"max_position_embeddings\": 4096}";
+  cr_assert_eq(cfg_model_parse(&m, bad, "b.json", &e), SIM_EINPUT);
+  assert_msg_has(&e, "swa_num_key_value_heads");
 }
