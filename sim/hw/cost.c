@@ -486,7 +486,14 @@ static void spec_draft(cost_model *c, const batch_desc *b, bool graphed, step_co
   cost_bound bd;
   uint64_t ctx = b->decode_ctx_tokens * B / (b->num_decode ? b->num_decode : 1); /* the speculating ones' share */
   double attn = cost__attn_decode_eval(c, B, ctx, &s, &bd);
-  double lm = cost__gemm_eval(c, OP_LM_HEAD, B, &s, &bd) + kernels_ns(c, 1, (double)B * c->model->vocab * 4.0);
+  /* the draft's LM head and argmax: over the target's vocabulary, or an EAGLE-3 head's own (draft_vocab_size in its
+     config.json, e.g. 32000 of Llama-3.1's 128256: vLLM's llama_eagle3.py builds the head at that size and maps the
+     argmax back with its d2t table) */
+  uint32_t V = c->deploy->spec_draft_vocab ? c->deploy->spec_draft_vocab : c->model->vocab;
+  double lm = (c->deploy->spec_draft_vocab ? cost__gemm_shape_eval(c, OP_LM_HEAD, B, shard_vocab(V, c->shard.tp),
+                                                                    c->shard.k[SG_LM_HEAD], false, &s, &bd)
+                                           : cost__gemm_eval(c, OP_LM_HEAD, B, &s, &bd)) +
+              kernels_ns(c, 1, (double)B * V * 4.0);
   for (uint32_t p = 0; p < k; p++) {
     uint32_t M = p == 0 ? b->num_tokens : B, Mg = graphed ? cost_graph_size(c, M) : M;
     cost_memo scratch;
