@@ -236,14 +236,10 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
   model_shard sh;
   shard_init(&sh, m, t);
   double kv_layer_token = (double)shard_kv_elems(&sh) * dtype_bytes(d->kv_dtype) + cfg_model_dsa_cache_bytes(m);
-  p->pp = pp;
-  p->device_bytes = g->mem_bytes;
-  p->budget_bytes = g->mem_bytes * util;
+  p->pp = pp, p->device_bytes = g->mem_bytes, p->budget_bytes = g->mem_bytes * util;
   p->weights_total_bytes = memplan_weight_bytes(m, d);
   p->cuda_graph_bytes = e->cuda_graph_max_batch > 0 ? e->cuda_graph_bytes : 0;
-  p->runtime_bytes = e->runtime_overhead_bytes;
-  p->block_tokens = block;
-  p->max_model_len = d->max_model_len;
+  p->runtime_bytes = e->runtime_overhead_bytes, p->block_tokens = block, p->max_model_len = d->max_model_len;
 
   /* Each stage sizes its own pool; the engine uses the smallest (vLLM V1
    * unifies the workers' KV-cache configs to the minimum number of blocks). */
@@ -252,8 +248,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
   for (uint32_t s = 0; s < pp; first_layer += shard_pp_layers(m->layers, pp, s), s++) {
     uint32_t L = shard_pp_layers(m->layers, pp, s);
     bool first = s == 0, last = s + 1 == pp;
-    double dw = last ? draft_weights(m, d, t) : 0;
-    uint32_t Ldraft = dw > 0 ? 1 : 0; /* the head's attention layer */
+    double dw = last ? draft_weights(m, d, t) : 0, Ldraft = dw > 0; /* a draft head and its attention layer */
     double w = stage_weights(m, d, t, first_layer, L, first, last) + dw, act = activation_peak(m, e, d, last);
     /* SGLang's mem_fraction_static covers weights and KV pool only: activations and graphs use the rest
        (model_runner_kv_cache_mixin.py profile_max_num_token: rest = available - total x (1 - fraction)) */
@@ -287,8 +282,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
       p->activation_bytes = act;
       p->kv_bytes = kv;
       p->kv_bytes_per_token = kv_layer_token * (L - Lsl - Llin - Lnm + Ldraft);
-      p->draft_weights_bytes = dw;
-      p->draft_kv_layers = Ldraft;
+      p->draft_weights_bytes = dw, p->draft_kv_layers = (uint32_t)Ldraft;
       p->state_bytes_per_seq = per_seq;
       p->state_bytes = states;
       p->state_slots = slots;
