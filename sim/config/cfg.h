@@ -355,6 +355,8 @@ typedef struct deploy_cfg {
   spec_method spec_method;          /* speculative_config.method */
   uint32_t num_speculative_tokens;  /* k: draft tokens per step; 0 = off */
   uint32_t spec_draft_tp;           /* draft_tensor_parallel_size; 0 = the target's */
+  uint32_t spec_draft_vocab;        /* draft_vocab_size (an EAGLE-3 head's config.json): the draft LM head's rows;
+                                       0 = the target's vocabulary */
   uint32_t spec_disable_bs;         /* disable_by_batch_size (TensorRT-LLM's max_concurrency): no drafts in a step
                                        whose running batch is larger; 0 = none */
   uint32_t spec_n_rates;            /* acceptance_rates given (unconditional per position), 0 = none */

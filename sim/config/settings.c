@@ -82,8 +82,8 @@ static bool policy_given(const deploy_cfg *d) { return d->schedule_lpm; }
 /* speculative decoding (config/specdec.h): the whole --speculative-config JSON, and its method and k apart (sweep
    axes); the JSON row counts as given when it holds more than those two */
 static bool specjson_given(const deploy_cfg *d) {
-  return d->spec_model[0] || d->spec_draft_tp || d->spec_disable_bs || d->spec_n_rates || d->spec_accept_length >= 0 ||
-         d->spec_dataset[0];
+  return d->spec_model[0] || d->spec_draft_tp || d->spec_draft_vocab || d->spec_disable_bs || d->spec_n_rates ||
+         d->spec_accept_length >= 0 || d->spec_dataset[0];
 }
 static const char *specjson_echo(const deploy_cfg *d) {
   static _Thread_local char buf[1024];
@@ -260,7 +260,8 @@ static const setting SETTINGS[] = {
     {.key = "speculative_config", .flag = "speculative-config", .kind = SK_CHOICE, .off = OFF(spec_method),
      .def = SD_FIXED, .use = SET_GIVEN, .meta = "JSON",
      .help = "speculative decoding as vLLM's flag: {\"method\": eagle|eagle3|mtp|ngram, \"num_speculative_tokens\": k, "
-             "\"model\", \"draft_tensor_parallel_size\", \"disable_by_batch_size\" (TensorRT-LLM's max_concurrency), "
+             "\"model\", \"draft_tensor_parallel_size\", \"draft_vocab_size\" (an EAGLE-3 head's), "
+             "\"disable_by_batch_size\" (TensorRT-LLM's max_concurrency), "
              "\"acceptance_rates\": [per position] or \"acceptance_length\", \"dataset\"}; acceptance from the "
              "bundled published measurements unless given (docs/SPECDEC.md)",
      .deflt = "off", CHOICE(specjson_parse, specjson_show, specjson_echo, specjson_given, "a JSON object"),

@@ -68,6 +68,8 @@ bool specdec_parse(deploy_cfg *d, const char *text, char *why, size_t n) {
       ok = get_uint(v, k, 1, SPEC_MAX_K, &t.num_speculative_tokens, why, n);
     } else if (!strcmp(k, "draft_tensor_parallel_size")) {
       ok = get_uint(v, k, 1, 64, &t.spec_draft_tp, why, n);
+    } else if (!strcmp(k, "draft_vocab_size")) {
+      ok = get_uint(v, k, 1, 16777216, &t.spec_draft_vocab, why, n);
     } else if (!strcmp(k, "disable_by_batch_size") || !strcmp(k, "max_concurrency")) {
       ok = get_uint(v, k, 1, 1000000, &t.spec_disable_bs, why, n);
     } else if (!strcmp(k, "model")) {
@@ -105,7 +107,7 @@ bool specdec_parse(deploy_cfg *d, const char *text, char *why, size_t n) {
       ok = get_uint(v, k, 1, 1024, &ignored, why, n);
     } else {
       ok = fail(why, n, "%s: unknown key (known: %s)", k,
-                "method, num_speculative_tokens, model, draft_tensor_parallel_size, disable_by_batch_size, "
+                "method, num_speculative_tokens, model, draft_tensor_parallel_size, draft_vocab_size, disable_by_batch_size, "
                 "acceptance_rates, acceptance_length, dataset, prompt_lookup_max, prompt_lookup_min");
     }
     if (!ok) break;
@@ -124,6 +126,7 @@ void specdec_json_text(const deploy_cfg *d, char *buf, size_t n) {
   if (d->num_speculative_tokens) ADD(",\"num_speculative_tokens\":%u", d->num_speculative_tokens);
   if (d->spec_model[0]) ADD(",\"model\":\"%s\"", d->spec_model);
   if (d->spec_draft_tp) ADD(",\"draft_tensor_parallel_size\":%u", d->spec_draft_tp);
+  if (d->spec_draft_vocab) ADD(",\"draft_vocab_size\":%u", d->spec_draft_vocab);
   if (d->spec_disable_bs) ADD(",\"disable_by_batch_size\":%u", d->spec_disable_bs);
   if (d->spec_dataset[0]) ADD(",\"dataset\":\"%s\"", d->spec_dataset);
   if (d->spec_accept_length >= 0) ADD(",\"acceptance_length\":%.17g", d->spec_accept_length);
@@ -279,6 +282,12 @@ int specdec_resolve(deploy_cfg *d, const model_cfg *m, const engine_cfg *e, sim_
                     "%s.disable_by_batch_size: vLLM V1 has no batch-size cut-off (the field was V0's; "
                     "vllm/config/speculative.py at vllm-project/vllm 002e77c has none, and "
                     "v1/core/sched/scheduler.py schedules every running request's drafts)", who);
+  if (d->spec_draft_vocab && d->spec_method != SPEC_EAGLE3)
+    return sim_errf(err, SIM_EINPUT, "%s.draft_vocab_size: only an EAGLE-3 head has its own vocabulary (eagle, mtp "
+                    "and ngram draft over the target's)", who);
+  if (d->spec_draft_vocab > m->vocab)
+    return sim_errf(err, SIM_EINPUT, "%s.draft_vocab_size: %u is more than the target's vocabulary (%u)", who,
+                    d->spec_draft_vocab, m->vocab);
   if (d->spec_draft_tp && d->spec_draft_tp != d->tp)
     return sim_errf(err, SIM_EINPUT, "%s.draft_tensor_parallel_size: %u: only the target's tensor parallelism (%u) "
                     "is modelled for the draft layers", who, d->spec_draft_tp, d->tp);

@@ -504,7 +504,16 @@ static void spec_draft(cost_model *c, const batch_desc *b, bool graphed, step_co
   cost_bound bd;
   uint64_t ctx = b->decode_ctx_tokens * B / (b->num_decode ? b->num_decode : 1); /* the speculating ones' share */
   double attn = cost__attn_decode_eval(c, B, ctx, &s, &bd);
-  double lm = cost__gemm_eval(c, OP_LM_HEAD, B, &s, &bd) + kernels_ns(c, 1, (double)B * c->model->vocab * 4.0);
+  /* the draft's LM head and its greedy argmax. An EAGLE-3 head with its own vocabulary (draft_vocab_size in its
+     config.json, e.g. 32000 of Llama-3.1's 128256) multiplies at that size, then vLLM's llama_eagle3.py
+     compute_logits spreads the logits over the target's vocabulary (arange, add of the d2t offsets, a -inf fill of
+     batch x vocab, the scatter) before propose's argmax over the whole of it: five kernels, the fill and the argmax
+     over the target's vocabulary, the scatter over the draft's. */
+  double Vt = c->model->vocab, Vd = c->deploy->spec_draft_vocab;
+  double lm = Vd > 0 ? cost__gemm_shape_eval(c, OP_LM_HEAD, B, shard_vocab((uint32_t)Vd, c->shard.tp),
+                                             c->shard.k[SG_LM_HEAD], false, &s, &bd) +
+                           kernels_ns(c, 5, (double)B * 4.0 * (2.0 * Vt + 2.0 * Vd))
+                     : cost__gemm_eval(c, OP_LM_HEAD, B, &s, &bd) + kernels_ns(c, 1, (double)B * Vt * 4.0);
   for (uint32_t p = 0; p < k; p++) {
     uint32_t M = p == 0 ? b->num_tokens : B, Mg = graphed ? cost_graph_size(c, M) : M;
     cost_memo scratch;

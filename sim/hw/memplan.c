@@ -134,6 +134,27 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
 }
 
 
+/* The speculative draft head's weights on one GPU of the last stage (memplan.h), 0 without a head. An MTP layer is
+ * one of the model's own layers (its last kind: MoE for DeepSeek-V3), in the checkpoint's dtype; an EAGLE or
+ * EAGLE-3 head is a dense decoder layer of the target's attention and intermediate sizes in bf16 (a head's own
+ * config.json may differ: its intermediate_size is not read). */
+static double draft_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t) {
+  spec_method sm = d->spec_method;
+  if (!d->num_speculative_tokens || (sm != SPEC_EAGLE && sm != SPEC_EAGLE3 && sm != SPEC_MTP)) return 0;
+  double ab = dtype_bytes(d->act_dtype), H = m->hidden;
+  model_shard s;
+  shard_init(&s, m, t);
+  double w = 2.0 * H * H * ab + 2.0 * H * ab; /* fc / eh_proj (replicated), the input and hidden-state norms */
+  if (sm == SPEC_MTP) return w + stage_weights(m, d, t, m->layers - 1, 1, false, false);
+  double qkv = (double)s.n[SG_QKV] * s.k[SG_QKV] * (sm == SPEC_EAGLE3 ? 2.0 : 1.0); /* EAGLE-3: [embedding, h] */
+  double layer = qkv + (double)s.n[SG_O] * s.k[SG_O] + (double)s.n[SG_GATE_UP] * s.k[SG_GATE_UP] +
+                 (double)s.n[SG_DOWN] * s.k[SG_DOWN] + 2.0 * H;
+  w += layer * ab;
+  if (sm == SPEC_EAGLE3) w += H * H * ab; /* its fc is 3H -> H */
+  if (sm == SPEC_EAGLE3 && d->spec_draft_vocab) w += (double)shard_vocab(d->spec_draft_vocab, t) * H * ab;
+  return w;
+}
+
 double memplan_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
   deploy_cfg whole = *d; /* one unsplit copy of everything */
   whole.dp = 1, whole.expert_parallel = false, whole.moe_ep = 1;
@@ -250,14 +271,10 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
   uint32_t block = d->block_size;
   SIM_ASSERT(block > 0);
   double kv_window_token, kv_layer_token = kv_token_bytes(m, d, t, &kv_window_token);
-  p->pp = pp;
-  p->device_bytes = g->mem_bytes;
-  p->budget_bytes = g->mem_bytes * util;
+  p->pp = pp, p->device_bytes = g->mem_bytes, p->budget_bytes = g->mem_bytes * util;
   p->weights_total_bytes = memplan_weight_bytes(m, d);
   p->cuda_graph_bytes = e->cuda_graph_max_batch > 0 ? e->cuda_graph_bytes : 0;
-  p->runtime_bytes = e->runtime_overhead_bytes;
-  p->block_tokens = block;
-  p->max_model_len = d->max_model_len;
+  p->runtime_bytes = e->runtime_overhead_bytes, p->block_tokens = block, p->max_model_len = d->max_model_len;
 
   /* Each stage sizes its own pool; the engine uses the smallest (vLLM V1
    * unifies the workers' KV-cache configs to the minimum number of blocks). */
@@ -266,7 +283,8 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
   for (uint32_t s = 0; s < pp; first_layer += shard_pp_layers(m->layers, pp, s), s++) {
     uint32_t L = shard_pp_layers(m->layers, pp, s);
     bool first = s == 0, last = s + 1 == pp;
-    double w = stage_weights(m, d, t, first_layer, L, first, last), act = activation_peak(m, e, d, last);
+    double dw = last ? draft_weights(m, d, t) : 0, Ldraft = dw > 0; /* a draft head and its attention layer */
+    double w = stage_weights(m, d, t, first_layer, L, first, last) + dw, act = activation_peak(m, e, d, last);
     /* SGLang's mem_fraction_static covers weights and KV pool only: activations and graphs use the rest
        (model_runner_kv_cache_mixin.py profile_max_num_token: rest = available - total x (1 - fraction)) */
     double outside = e->static_mem_fraction ? 0 : act + p->cuda_graph_bytes;
@@ -283,7 +301,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
     double states = state_reserve(e, d, per_seq, kv, &slots);
     kv -= states;
     uint32_t Lnm = cfg_model_nomix_layers_in(m, first_layer, L); /* Nemotron-H's MLP-only layers: no KV either */
-    double per_block = kv_layer_token * (L - Lsl - Llin - Lnm) * block;
+    double per_block = kv_layer_token * (L - Lsl - Llin - Lnm + Ldraft) * block;
     double blocks = kv > 0 ? floor(kv / per_block) - 1.0 : -1.0;
     p->stage_layers[s] = L;
     p->stage_weights_bytes[s] = w;
@@ -298,7 +316,8 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
       p->weights_bytes = w;
       p->activation_bytes = act;
       p->kv_bytes = kv;
-      p->kv_bytes_per_token = kv_layer_token * (L - Lsl - Llin - Lnm);
+      p->kv_bytes_per_token = kv_layer_token * (L - Lsl - Llin - Lnm + Ldraft);
+      p->draft_weights_bytes = dw, p->draft_kv_layers = (uint32_t)Ldraft;
       p->state_bytes_per_seq = per_seq;
       p->state_bytes = states;
       p->state_slots = slots;
@@ -345,6 +364,10 @@ void memplan_write_json(jw *m, const char *key, const mem_plan *p) {
   jw_num(m, "device_gib", p->device_bytes / gib);
   jw_num(m, "budget_gib", p->budget_bytes / gib);
   jw_num(m, "weights_gib", p->weights_bytes / gib);
+  if (p->draft_weights_bytes > 0) { /* included in weights_gib and kv_bytes_per_token */
+    jw_num(m, "draft_head_weights_gib", p->draft_weights_bytes / gib);
+    jw_u64(m, "draft_head_kv_layers", p->draft_kv_layers);
+  }
   jw_num(m, "activation_gib", p->activation_bytes / gib);
   jw_num(m, "cuda_graph_gib", p->cuda_graph_bytes / gib);
   jw_num(m, "runtime_overhead_gib", p->runtime_bytes / gib);

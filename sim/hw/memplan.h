@@ -17,6 +17,15 @@
  * replica's pool is the smallest in blocks (a block holds a token's KV of
  * every layer, one stage's share on each of its GPUs).
  *
+ * Speculative decoding with an EAGLE, EAGLE-3 or MTP head (config/specdec.h) adds the head to the last stage:
+ * its decoder layer (the target's shape: the layer vLLM's llama_eagle.py / llama_eagle3.py / deepseek_mtp.py
+ * builds; EAGLE-3's QKV projection takes the embedding and hidden state side by side, 2 x hidden wide), its fc
+ * projecting the target's hidden states (EAGLE 2H -> H, EAGLE-3 3H -> H, MTP's eh_proj 2H -> H, replicated),
+ * its norms, and an EAGLE-3 head's own LM head at draft_vocab_size (the embedding and, otherwise, the LM head
+ * are the target's, shared). EAGLE heads are published in bf16 (the activation dtype here); an MTP layer is
+ * part of the checkpoint, in its dtype. Its one attention layer keeps KV in the same pool: vLLM V1 registers
+ * the drafter's layers with the KV cache, so a block holds one layer more.
+ *
  * A plan "fits" only if kv_bytes > 0 and the pool holds one max_model_len
  * sequence (vLLM refuses to start otherwise); memplan_compute returns
  * SIM_EINPUT with the numbers when it does not. */
@@ -48,6 +57,9 @@ typedef struct mem_plan {
   uint32_t max_model_len;     /* tokens */
   double max_concurrency_at_max_len; /* kv_tokens / max_model_len, like vLLM's log line */
   double weights_total_bytes; /* whole model, all GPUs */
+  double draft_weights_bytes; /* per GPU, the speculative draft head's, included in weights_bytes (and in the last
+                                 pipeline stage's); 0 without an EAGLE, EAGLE-3 or MTP head */
+  uint32_t draft_kv_layers;   /* the draft head's attention layers, in kv_bytes_per_token (last stage) */
   /* linear-attention (recurrent) states of a hybrid model (0 / UINT32_MAX slots without): per sequence, set
      aside, and the sequences that get one, which caps the running batch (engine state_memory_ratio) */
   double state_bytes_per_seq, state_bytes;

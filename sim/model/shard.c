@@ -5,6 +5,8 @@
 
 static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
+uint32_t shard_vocab(uint32_t vocab, uint32_t tp) { return div_up(div_up(vocab, SHARD_VOCAB_PAD) * SHARD_VOCAB_PAD, tp); }
+
 void shard_from_dims(model_shard *s, uint32_t hidden, uint32_t intermediate, uint32_t q_heads, uint32_t kv_heads,
                      uint32_t head_dim, uint32_t vocab, uint32_t tp) {
   memset(s, 0, sizeof *s);
@@ -16,7 +18,7 @@ void shard_from_dims(model_shard *s, uint32_t hidden, uint32_t intermediate, uin
   s->q_heads = div_up(q_heads, t);
   s->kv_heads = kv_heads / t ? kv_heads / t : 1;
   s->inter = div_up(intermediate, t);
-  s->vocab = div_up(div_up(vocab, SHARD_VOCAB_PAD) * SHARD_VOCAB_PAD, t);
+  s->vocab = shard_vocab(vocab, t);
   s->n[SG_QKV] = (s->q_heads + 2 * s->kv_heads) * head_dim, s->k[SG_QKV] = hidden;
   s->n[SG_O] = hidden, s->k[SG_O] = s->q_heads * head_dim;
   s->n[SG_GATE_UP] = 2 * s->inter, s->k[SG_GATE_UP] = hidden;

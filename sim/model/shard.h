@@ -77,6 +77,9 @@ typedef struct model_shard {
 void shard_from_dims(model_shard *s, uint32_t hidden, uint32_t intermediate, uint32_t q_heads, uint32_t kv_heads,
                      uint32_t head_dim, uint32_t vocab, uint32_t tp);
 void shard_init(model_shard *s, const model_cfg *m, uint32_t tp);
+/* One GPU's rows of an LM head of `vocab` tokens under tensor parallelism tp (vLLM's ParallelLMHead: the vocabulary
+ * padded to SHARD_VOCAB_PAD, then split): the target's, and an EAGLE-3 draft head's reduced vocabulary. */
+uint32_t shard_vocab(uint32_t vocab, uint32_t tp);
 /* shard_init with expert parallelism over ep ranks (ep 0 or 1: none; the
  * experts' intermediate size is then not split). */
 void shard_init_ep(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t ep);

@@ -476,6 +476,9 @@ void plan_print(const plan_result *p, FILE *f) {
   }
   fprintf(f, "  %-44s %8.1f GiB\n", "budget (x gpu_memory_utilization)", m->budget_bytes / GIB);
   fprintf(f, "  %-44s %8.1f GiB\n", "weights", m->weights_bytes / GIB);
+  if (m->draft_weights_bytes > 0)
+    fprintf(f, "    %-42s %8.2f GiB  (and its attention layer's KV: one layer more a token)\n",
+            "of which the speculative draft head", m->draft_weights_bytes / GIB);
   char act[96];
   snprintf(act, sizeof act, "activation peak (%u-token forward)", d->max_num_batched_tokens);
   fprintf(f, "  %-44s %8.1f GiB\n", act, m->activation_bytes / GIB);

@@ -3,6 +3,8 @@
  *  - the scheduler: a verify schedules 1 + k tokens against the budget and KV; acceptance 0 emits one token per
  *    step, acceptance 1 emits k + 1; KV blocks are conserved through accept and reject on random runs (with
  *    preemptions); the batch-size cut-off (TensorRT-LLM's max_concurrency) switches drafts off;
+ *  - EAGLE-3's reduced draft vocabulary (draft_vocab_size): parsed, refused for other methods, cheapens the draft's
+ *    LM head only; the draft head's weights and its attention layer's KV in the memory plan;
  *  - whole runs: acceptance 0 gives the non-speculative run's tokens at a higher step cost, acceptance 1 k + 1
  *    tokens per step; the same seed gives the same draws. */
 #include <criterion/criterion.h>
@@ -11,6 +13,9 @@
 
 #include "config/specdec.h"
 #include "core/rng.h"
+#include "hw/cost.h"
+#include "hw/memplan.h"
+#include "model/shard.h"
 #include "runner/runner.h"
 #include "serve/sched.h"
 #include "testutil.h"
@@ -51,6 +56,8 @@ Test(specdec, bad_input_names_the_field) {
       {"{\"acceptance_length\": 0.5}", "acceptance_length"},
       {"{\"acceptance_length\": 2, \"acceptance_rates\": [0.5]}", "acceptance_length"},
       {"{\"draft_tensor_parallel_size\": 0}", "draft_tensor_parallel_size"},
+      {"{\"draft_vocab_size\": 0}", "draft_vocab_size"},
+      {"{\"draft_vocab_size\": 3.5}", "draft_vocab_size"},
       {"{\"speculative_model\": \"x\"}", "speculative_model"},
       {"[1, 2]", "JSON object"},
       {"{\"method\": ", "JSON object"},
@@ -138,6 +145,96 @@ Test(specdec, engine_and_model_checks) {
   d.spec_method = SPEC_EAGLE3;
   cr_assert_eq(resolve(&d, "llama-3.1-8b", "vllm", &err), 0, "%s", err.msg);
   cr_assert_eq(d.spec_source[0], 0);
+}
+
+/* draft_vocab_size: only an EAGLE-3 head has its own vocabulary, at most the target's; it round-trips through
+   the flag's JSON text (the run's report) */
+Test(specdec, draft_vocab_size) {
+  sim_err err;
+  char why[256], text[512];
+  deploy_cfg d = fresh();
+  cr_assert(specdec_parse(&d, "{\"method\": \"eagle3\", \"num_speculative_tokens\": 3, \"acceptance_length\": 2.5, "
+                              "\"draft_vocab_size\": 32000}", why, sizeof why), "%s", why);
+  cr_assert_eq(d.spec_draft_vocab, 32000u);
+  cr_assert_eq(resolve(&d, "llama-3.1-8b", "vllm", &err), 0, "%s", err.msg);
+  specdec_json_text(&d, text, sizeof text);
+  cr_assert(strstr(text, "\"draft_vocab_size\":32000"), "%s", text);
+  d = fresh();
+  cr_assert(specdec_parse(&d, "{\"method\": \"eagle\", \"num_speculative_tokens\": 3, \"acceptance_length\": 2.5, "
+                              "\"draft_vocab_size\": 32000}", why, sizeof why), "%s", why);
+  cr_assert_neq(resolve(&d, "llama-3.1-8b", "vllm", &err), 0);
+  cr_assert(strstr(err.msg, "draft_vocab_size") && strstr(err.msg, "EAGLE-3"), "%s", err.msg);
+  d = fresh();
+  cr_assert(specdec_parse(&d, "{\"method\": \"eagle3\", \"num_speculative_tokens\": 3, \"acceptance_length\": 2.5, "
+                              "\"draft_vocab_size\": 200000}", why, sizeof why), "%s", why);
+  cr_assert_neq(resolve(&d, "llama-3.1-8b", "vllm", &err), 0);
+  cr_assert(strstr(err.msg, "draft_vocab_size") && strstr(err.msg, "128256"), "%s", err.msg);
+}
+
+/* Llama-3.1-70B at TP4 verifying 3 drafts for 8 sequences, with an EAGLE-3 head of draft_vocab_size V: the draft's
+   time falls with V and nothing else of the step moves (the target's LM head still covers every verified
+   position over its whole vocabulary). */
+Test(specdec_cost, reduced_draft_vocab_cheapens_the_draft_only) {
+  model_cfg m = tu_model_llama70b();
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  static const uint32_t vocab[] = {0, 64000, 32000}; /* 0: the target's 128256 */
+  step_cost sc[3];
+  for (int i = 0; i < 3; i++) {
+    deploy_cfg d = tu_deploy(4, DT_BF16);
+    d.spec_method = SPEC_EAGLE3, d.num_speculative_tokens = 3, d.spec_draft_vocab = vocab[i];
+    cost_model *c;
+    sim_err err;
+    cr_assert_eq(cost_new(&c, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+    cost_verify_step_ns(c, 8, 2048, 3, &sc[i]);
+    cost_free(c);
+  }
+  for (int i = 1; i < 3; i++) {
+    cr_assert_lt(sc[i].op_ns[OP_SPEC_DRAFT], sc[i - 1].op_ns[OP_SPEC_DRAFT], "draft vocabulary %u", vocab[i]);
+    for (int op = 0; op < OP_COUNT; op++)
+      if (op != OP_SPEC_DRAFT && op != OP_CPU_OVERHEAD)
+        cr_assert_float_eq(sc[i].op_ns[op], sc[0].op_ns[op], 1e-9, "op %s moved", cost_op_name((cost_op)op));
+  }
+}
+
+/* The memory plan holds the draft head (memplan.h): for an EAGLE-3 head on Llama-3.1-70B at TP4, one decoder
+   layer of the target's shard with a 2 x hidden QKV input, the replicated 3H -> H fc, two norms and its own LM
+   head at draft_vocab_size; its one attention layer adds a layer of KV a token. ngram, k 0 and EAGLE-1 (no own
+   head, a 2H -> H fc, the plain QKV) follow from the same count. */
+Test(specdec_mem, draft_head_weights_and_kv) {
+  model_cfg m = tu_model_llama70b();
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  sim_err err;
+  deploy_cfg off = tu_deploy(4, DT_BF16);
+  off.max_model_len = 8192;
+  mem_plan p0, p;
+  cr_assert_eq(memplan_compute(&p0, &m, &g, &e, &off, &err), SIM_OK, "%s", err.msg);
+  cr_assert_float_eq(p0.draft_weights_bytes, 0.0, 0);
+  double H = 8192, qkv = (64.0 / 4 + 2.0 * 8 / 4) * 128 * H, o = H * (64.0 / 4 * 128), mlp = 3.0 * H * (28672.0 / 4);
+  struct {
+    spec_method sm;
+    uint32_t k, dvocab;
+    double params; /* per GPU, bf16 */
+  } cases[] = {
+      {SPEC_EAGLE3, 3, 32000, 2 * qkv + o + mlp + 2 * H + 3 * H * H + 2 * H + 32000.0 / 4 * H},
+      {SPEC_EAGLE, 2, 0, qkv + o + mlp + 2 * H + 2 * H * H + 2 * H},
+      {SPEC_NGRAM, 3, 0, 0},
+      {SPEC_EAGLE3, 0, 32000, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    deploy_cfg d = off;
+    d.spec_method = cases[i].sm, d.num_speculative_tokens = cases[i].k, d.spec_draft_vocab = cases[i].dvocab;
+    cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+    double want = cases[i].params * 2.0;
+    cr_assert_float_eq(p.draft_weights_bytes, want, 1.0, "case %zu: %.0f bytes, expected %.0f", i,
+                       p.draft_weights_bytes, want);
+    cr_assert_float_eq(p.weights_bytes, p0.weights_bytes + want, 1.0, "case %zu", i);
+    uint32_t layers = want > 0 ? 81 : 80;
+    cr_assert_float_eq(p.kv_bytes_per_token, p0.kv_bytes_per_token / 80 * layers, 1e-6, "case %zu", i);
+    cr_assert_eq(p.draft_kv_layers, want > 0 ? 1u : 0u);
+    if (want > 0) cr_assert_lt(p.kv_blocks, p0.kv_blocks, "case %zu: the head's weights and KV cost blocks", i);
+  }
 }
 
 Test(specdec, draws_follow_the_rates) {
