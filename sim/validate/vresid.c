@@ -62,7 +62,8 @@ void vresid_build(const vset *s, uint32_t min_points, uint32_t min_models, const
     }
   }
   qsort(keys, nk, sizeof *keys, (int (*)(const void *, const void *))strcmp);
-  double *x = sim_malloc((s->n ? s->n : 1) * sizeof *x);
+  double *x = sim_malloc((s->n ? s->n : 1) * sizeof *x), *w = sim_malloc((s->n ? s->n : 1) * sizeof *w);
+  size_t *mid = sim_malloc((s->n ? s->n : 1) * sizeof *mid), *cnt = sim_malloc((s->n ? s->n : 1) * sizeof *cnt);
   char (*mk)[96] = sim_malloc((s->n ? s->n : 1) * sizeof *mk);
   for (size_t k = 0; k < nk; k++) {
     unc_entry e;
@@ -79,15 +80,18 @@ void vresid_build(const vset *s, uint32_t min_points, uint32_t min_models, const
         while (c < nc && strcmp(chain[c], keys[k])) c++;
         double r = vresid_residual(p, (unc_metric)m);
         if (c == nc || !isfinite(r)) continue;
-        x[n++] = r;
         char mod[96];
         vgroup_key(p, VG_MODEL, mod, sizeof mod);
         size_t j = 0;
         while (j < nmod && strcmp(mk[j], mod)) j++;
-        if (j == nmod) memcpy(mk[nmod++], mod, sizeof mod);
+        if (j == nmod) memcpy(mk[nmod], mod, sizeof mod), cnt[nmod++] = 0;
+        cnt[j]++;
+        mid[n] = j;
+        x[n++] = r;
       }
       if (n >= min_points && n > 0 && nmod >= min_models) {
-        unc_dist_from(&e.d[m], x, n);
+        for (size_t i = 0; i < n; i++) w[i] = 1.0 / (double)cnt[mid[i]]; /* each model weighs 1 (vresid.h) */
+        unc_dist_from_weighted(&e.d[m], x, w, n);
         e.d[m].models = nmod;
         any = true;
       }
@@ -98,6 +102,9 @@ void vresid_build(const vset *s, uint32_t min_points, uint32_t min_models, const
     }
   }
   free(x);
+  free(w);
+  free(mid);
+  free(cnt);
   free(mk);
   free(keys);
 }
@@ -162,8 +169,9 @@ int vresid_write(const vset *s, const unc_table *t, const char *command, FILE *f
   jw_str(j, "rule",
          "a key holds a metric when at least min_points held-out residuals from at least min_models models fall "
          "under it; a run looks its "
-         "stratum up along <cost>/<loop>/<arch>, <cost>/<loop>/*, <cost>/*/*, */*/* and takes the first key "
-         "holding the metric");
+         "stratum up along <cost>/<loop>/<arch>, <cost>/<loop>/*, */<loop>/*, */*/* and takes the first key "
+         "holding the metric; the quantiles weigh each model's residuals 1 in all (a model's points share one shift: "
+         "the spread a new model meets is over models first)");
   jw_u64(j, "min_points", t->min_points);
   jw_u64(j, "min_models", t->min_models);
   jw_arr_flow(j, "quantile_levels", 0);

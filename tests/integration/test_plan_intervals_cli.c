@@ -21,7 +21,7 @@ static void qtext(char *q, size_t n, double shift, double w) {
   for (int i = 0; i < 11; i++) k += (size_t)snprintf(q + k, n - k, "%s%g", i ? ", " : "", shift + w * z[i]);
 }
 
-/* version/ * / *: spread +-sure around 0; * / * / *: spread 0.3 around +shift (every metric alike). */
+/* version/open/ *: spread +-sure around 0; * / * / *: spread 0.3 around +shift (every metric alike). */
 static const char *resid_file(double sure, double shift) {
   static char text[8192];
   char a[512], b[512];
@@ -31,7 +31,7 @@ static const char *resid_file(double sure, double shift) {
            "{\"min_points\": 20, \"min_models\": 3,\n"
            " \"quantile_levels\": [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.975, 0.99],\n"
            " \"strata\": {\n"
-           "  \"version/*/*\": {\"ttft\": {\"n\": 50, \"q\": [%s]}, \"tpot\": {\"n\": 50, \"q\": [%s]},\n"
+           "  \"version/open/*\": {\"ttft\": {\"n\": 50, \"q\": [%s]}, \"tpot\": {\"n\": 50, \"q\": [%s]},\n"
            "   \"e2e\": {\"n\": 50, \"q\": [%s]}, \"throughput\": {\"n\": 50, \"q\": [%s]}},\n"
            "  \"*/*/*\": {\"ttft\": {\"n\": 50, \"q\": [%s]}, \"tpot\": {\"n\": 50, \"q\": [%s]},\n"
            "   \"e2e\": {\"n\": 50, \"q\": [%s]}, \"throughput\": {\"n\": 50, \"q\": [%s]}}}}\n",
@@ -126,7 +126,7 @@ Test(plan_intervals_cli, confidence_differs_where_unsure_and_agrees_where_sure) 
   unsigned plain, conf, quoted;
   char text[1 << 14];
   capacity_pair("h100-sxm", resid, &plain, &conf, &quoted, text, sizeof text);
-  cr_assert_eq(conf, plain, "sure (version/*/*, +-1%%): the same answer, %u vs %u replicas", conf, plain);
+  cr_assert_eq(conf, plain, "sure (version/open/*, +-1%%): the same answer, %u vs %u replicas", conf, plain);
   cr_assert_eq(quoted, plain, "the point estimate quoted is the plain search's");
   cr_assert(strstr(text, "The point estimate alone buys the same"), "%s", text);
   cr_assert(strstr(text, "version/open/dense"), "the stratum named: %s", text);
@@ -165,9 +165,9 @@ Test(plan_intervals_cli, run_reports_show_the_intervals) {
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
   char *m = tu_slurp(md, NULL), *h = tu_slurp(html, NULL);
   cr_assert(m && h);
-  cr_assert(strstr(m, "| mean TTFT (ms) |") && strstr(m, "version/*/* (50 points)"), "%s", m);
+  cr_assert(strstr(m, "| mean TTFT (ms) |") && strstr(m, "version/open/* (50 points)"), "%s", m);
   cr_assert(strstr(m, "stratum version/open/dense"), "%s", m);
-  cr_assert(strstr(h, "version/*/* (50 points)") && strstr(h, "no validation data"), "the HTML table");
+  cr_assert(strstr(h, "version/open/* (50 points)") && strstr(h, "no validation data"), "the HTML table");
   free(m);
   free(h);
 }

@@ -62,7 +62,7 @@ Test(uncert, residual_file_quantiles_by_hand_and_byte_identical) {
   /* E2E: TTFT + (osl - 1) TPOT needs a TPOT: none here */
   cr_assert_eq(d[UM_E2E - UM_TTFT].n, 0);
   /* the merged keys hold the same 21 */
-  cr_assert(unc_table_find(&t, "same/closed/*") && unc_table_find(&t, "same/*/*") && unc_table_find(&t, "*/*/*"));
+  cr_assert(unc_table_find(&t, "same/closed/*") && unc_table_find(&t, "*/closed/*") && unc_table_find(&t, "*/*/*"));
   size_t la, lb;
   char *a = write_table(&s, &t, &la), *b = write_table(&s, &t, &lb);
   cr_assert_eq(la, lb);
@@ -160,7 +160,7 @@ Test(uncert, stratum_keys_and_cost_classes) {
   cr_assert(!stratum_parse("version/open/*", &back));
   cr_assert_eq(stratum_chain(&st, chain), 4);
   cr_assert_str_eq(chain[1], "version/open/*");
-  cr_assert_str_eq(chain[2], "version/*/*");
+  cr_assert_str_eq(chain[2], "*/open/*");
   cr_assert_str_eq(chain[3], "*/*/*");
 }
 
@@ -218,4 +218,34 @@ Test(uncert, bundled_file_reads) {
   cr_assert(unc_table_find(&t, "*/*/*") != NULL);
   cr_assert(t.min_points >= 20);
   unc_table_free(&t);
+}
+
+/* Model a: ten residuals 0; b: two of 1; c: one of 2. Each model weighs 1, so the median is b's 1 (unweighted it
+ * would be a's 0). Positions (midpoints of the weights, spread onto [0, 1]): a's last zero (0.95 - 0.05) / 2.45 =
+ * 0.367, b's (1.25 - 0.05) / 2.45 = 0.490 and (1.75 - 0.05) / 2.45 = 0.694, c's 1; q(0.9) = 1 + (0.9 - 0.694) /
+ * 0.306 = 1.673. */
+Test(uncert, quantiles_weigh_each_model_alike) {
+  vset s;
+  vset_init(&s);
+  for (int i = 0; i < 10; i++) add_point(&s, "a", "same/closed/dense", 0);
+  for (int i = 0; i < 2; i++) add_point(&s, "b", "same/closed/dense", 1);
+  add_point(&s, "c", "same/closed/dense", 2);
+  unc_table t;
+  vresid_build(&s, 1, 1, NULL, &t);
+  const unc_entry *e = unc_table_find(&t, "same/closed/dense");
+  cr_assert(e);
+  const unc_dist *d = &e->d[UM_TTFT];
+  cr_assert_eq(d->n, 13);
+  cr_assert_eq(d->models, 3);
+  cr_assert_float_eq(d->q[4], 0, 1e-12, "q(0.25) among a's zeros");
+  cr_assert_float_eq(d->q[5], 1, 1e-12, "the median is b's");
+  cr_assert_float_eq(d->q[7], 1 + (0.9 - 1.7 / 2.45) / (1 - 1.7 / 2.45), 1e-9);
+  cr_assert_float_eq(d->q[10], 1 + (0.99 - 1.7 / 2.45) / (1 - 1.7 / 2.45), 1e-9);
+  /* equal weights: numpy's linear rule */
+  double x[5] = {4, 0, 3, 1, 2}, w[5] = {1, 1, 1, 1, 1};
+  unc_dist u;
+  unc_dist_from_weighted(&u, x, w, 5);
+  for (int k = 0; k < UNC_NQ; k++) cr_assert_float_eq(u.q[k], 4 * unc_levels[k], 1e-12);
+  unc_table_free(&t);
+  vset_free(&s);
 }
