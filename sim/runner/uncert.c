@@ -62,45 +62,6 @@ void unc_dist_from(unc_dist *d, double *x, size_t n) {
   }
 }
 
-typedef struct wx {
-  double x, w;
-} wx;
-
-static int cmp_wx(const void *a, const void *b) {
-  const wx *u = a, *v = b;
-  return u->x < v->x ? -1 : u->x > v->x ? 1 : u->w < v->w ? -1 : u->w > v->w ? 1 : 0;
-}
-
-void unc_dist_from_weighted(unc_dist *d, const double *x, const double *w, size_t n) {
-  memset(d, 0, sizeof *d);
-  d->n = n;
-  if (!n) return;
-  wx *v = sim_malloc(n * sizeof *v);
-  double tot = 0;
-  for (size_t i = 0; i < n; i++) v[i].x = x[i], v[i].w = w[i], tot += w[i];
-  qsort(v, n, sizeof *v, cmp_wx);
-  /* position of each sorted value: its weight's midpoint on the cumulative scale, spread affinely onto [0, 1] so
-     that the first value sits at 0 and the last at 1 (equal weights: i / (n - 1), numpy's linear rule) */
-  double *pos = sim_malloc(n * sizeof *pos), b = 0;
-  for (size_t i = 0; i < n; i++) pos[i] = (b + v[i].w / 2) / tot, b += v[i].w;
-  double p0 = pos[0], span = pos[n - 1] - pos[0];
-  for (size_t i = 0; i < n; i++) pos[i] = span > 0 ? (pos[i] - p0) / span : 0;
-  for (int k = 0; k < UNC_NQ; k++) {
-    size_t i = 0;
-    while (i + 1 < n && pos[i + 1] < unc_levels[k]) i++;
-    if (i + 1 >= n) {
-      d->q[k] = v[n - 1].x;
-      continue;
-    }
-    double g = pos[i + 1] - pos[i], f = g > 0 ? (unc_levels[k] - pos[i]) / g : 0;
-    if (f < 0) f = 0;
-    if (f > 1) f = 1;
-    d->q[k] = v[i].x + f * (v[i + 1].x - v[i].x);
-  }
-  free(pos);
-  free(v);
-}
-
 double unc_quantile(const unc_dist *d, double p) {
   if (p <= unc_levels[0]) return d->q[0];
   for (int k = 1; k < UNC_NQ; k++)

@@ -66,10 +66,6 @@ unc_entry *unc_table_entry(unc_table *t, const char *key);
 const unc_entry *unc_table_find(const unc_table *t, const char *key);
 /* Sorts x[0..n) and fills d with its quantiles (numpy's linear interpolation). */
 void unc_dist_from(unc_dist *d, double *x, size_t n);
-/* The weighted quantiles of x[0..n) with weights w (> 0): each value placed at the midpoint of its weight on the
- * cumulative scale, the positions spread affinely onto [0, 1] (first value at 0, last at 1), linear between them;
- * with equal weights this is numpy's linear rule (unc_dist_from). x and w are not changed. */
-void unc_dist_from_weighted(unc_dist *d, const double *x, const double *w, size_t n);
 /* The quantile at p in [0, 1], linear between the stored levels, clamped outside them. */
 double unc_quantile(const unc_dist *d, double p);
 /* The first key of s's merge chain with data for m, or NULL; *key (may be NULL) gets the key used. */

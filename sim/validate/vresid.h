@@ -24,6 +24,8 @@
 
 #define VRESID_MIN_POINTS 20 /* residuals a stratum key needs to hold a metric (merged upward below that) */
 #define VRESID_MIN_MODELS 3  /* ... from at least this many distinct models (runner/uncert.h says why) */
+#define VRESID_DRAWS 20000   /* Monte Carlo draws of a key's random-effects quantiles (vresid.c) */
+#define VRESID_SEED 0x5e56u  /* their fixed seed */
 
 /* ln(measured / predicted) of metric m at p (see above), or NAN; held-out or not is the caller's test. */
 double vresid_residual(const vpoint *p, unc_metric m);
