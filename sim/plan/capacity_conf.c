@@ -30,7 +30,7 @@ void capacity_set_alone(capacity_set *s, const capacity_set *point) {
 }
 
 void capacity_conf_judge(const capacity_set *s, const stratum *st, slo_result *r) {
-  if (!(s->confidence > 0) || !s->iv.loaded) return;
+  if (!(s->confidence > 0) || !s->iv.loaded || r->n <= 0) return; /* n 0: the run did not start (no values) */
   r->all_ok = true;
   r->first_fail = -1;
   for (int k = 0; k < r->n && k < s->slo.n; k++) {
