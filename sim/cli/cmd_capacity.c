@@ -97,6 +97,21 @@ static int shard_of(const char *shard, const char *part, const plan_flags *pf, s
   return outfmt_refuse_existing(outs, 1, pf->force, err);
 }
 
+/* With --confidence: the same search on the point estimates first (its recommendation is quoted beside the
+ * confident one). */
+static int search_alone(capacity_set *s, const scenario *base, const grid_spec *g, const char *instances,
+                        unsigned jobs, sim_err *err) {
+  if (!(s->confidence > 0)) return SIM_OK;
+  capacity_set *p = sim_calloc(1, sizeof *p);
+  int rc = capacity_prepare(p, base, g, &s->bo, err);
+  if (!rc && instances) rc = capacity_set_instances(p, instances, err);
+  if (!rc) rc = capacity_execute(p, jobs, NULL, NULL, err);
+  if (!rc) capacity_set_alone(s, p);
+  capacity_free(p);
+  free(p);
+  return rc;
+}
+
 /* Every candidate searched, the outputs written and the result printed. */
 static int search_all(capacity_set *s, const plan_flags *pf, unsigned jobs, int argc, char **argv, sim_err *err) {
   plan_progress prog;
@@ -123,7 +138,7 @@ static int search_all(capacity_set *s, const plan_flags *pf, unsigned jobs, int 
 static int capacity_run(int argc, char **argv, const plan_flags *out_flags, const sweep_part *parts, int np) {
   plan_flags *pf = sim_calloc(1, sizeof *pf);
   plan_flags_init(pf);
-  double target = 0, tol = 0;
+  double target = 0, tol = 0, confidence = 0;
   const char *instances = NULL, *shard = NULL, *part = NULL;
   uint32_t max_probes = 0;
   bool seen_target = false, seen_tol = false;
@@ -133,6 +148,11 @@ static int capacity_run(int argc, char **argv, const plan_flags *out_flags, cons
       {"max-probes", NULL, CLI_U32, &max_probes, "N", "simulations per candidate at most (default 24)", NULL},
       {"shard", NULL, CLI_STR, &shard, "K/N", "search only slice K of N of the candidates (i mod N = K-1); needs --part; `servesim merge` recommends", NULL},
       {"part", NULL, CLI_STR, &part, "FILE", "with --shard: write the slice's searches for `servesim merge`", NULL},
+      {"confidence", NULL, CLI_F64, &confidence, "P",
+       "recommend the smallest deployment that meets the SLOs with probability P by the cost model's validation "
+       "error (each SLO value times e^q, q the P quantile of the candidate's stratum's residuals; "
+       "docs/UNCERTAINTY.md), and say what the point estimate alone would buy (a second search); default 0 = the "
+       "point estimate", NULL},
       {"instances", NULL, CLI_STR, &instances, "NAME,...",
        "price per rented cloud instance (configs/instances: aws-p5.48xlarge, ... or files): each candidate on the "
        "cheapest type holding its replicas, several per instance when they fit", NULL},
@@ -168,7 +188,14 @@ static int capacity_run(int argc, char **argv, const plan_flags *out_flags, cons
   }
   size_t sk = 0, sn = 0;
   if ((shard || part) && shard_of(shard, part, pf, &sk, &sn, &err)) goto fail;
+  if (plan_flags_check_interval(pf, &err)) goto fail;
+  if (sn && confidence > 0) {
+    sim_errf(&err, SIM_EINPUT, "--confidence with --shard: not supported (the point-estimate search it quotes "
+             "would run in every shard); run it unsharded");
+    goto fail;
+  }
   if (capacity_prepare(s, base, g, &bo, &err) || plan_flags_check_outputs(pf, &err)) goto fail;
+  if (capacity_set_intervals(s, pf->iv_level, pf->residuals, confidence, &err)) goto fail;
   if (instances && capacity_set_instances(s, instances, &err)) goto fail;
   if (sn) {
     if (write_shard(s, sk, sn, jobs, part, pf->quiet, argc, argv, &err)) goto fail;
@@ -178,7 +205,7 @@ static int capacity_run(int argc, char **argv, const plan_flags *out_flags, cons
     if (merge_parts(s, pf, parts, np, argc, argv, &err)) goto fail;
     goto answered;
   }
-  if (search_all(s, pf, jobs, argc, argv, &err)) goto fail;
+  if (search_alone(s, base, g, instances, jobs, &err) || search_all(s, pf, jobs, argc, argv, &err)) goto fail;
   goto answered;
 answered:
   /* no candidate meets the SLOs at the target: an answer, but not one to deploy on (scripts test for it) */

@@ -83,8 +83,9 @@ int cmd_sweep(int argc, char **argv) {
     const char *outs[] = {part};
     if (outfmt_refuse_existing(outs, 1, pf->force, &err)) goto fail;
   }
-  if (plan_flags_apply(pf, base, g, &err) || sweep_prepare(s, base, g, &g->slo, &g->price, &err) ||
-      plan_flags_check_outputs(pf, &err))
+  if (plan_flags_apply(pf, base, g, &err) || plan_flags_check_interval(pf, &err) ||
+      sweep_prepare(s, base, g, &g->slo, &g->price, &err) || plan_flags_check_outputs(pf, &err) ||
+      sweep_set_intervals(s, pf->iv_level, pf->residuals, &err))
     goto fail;
   plan_progress prog;
   plan_progress_start(&prog, "configs", plan_flags_progress(pf));
@@ -204,8 +205,9 @@ int cmd_merge(int argc, char **argv) {
   base = sim_calloc(1, sizeof *base);
   s = sim_calloc(1, sizeof *s);
   grid_init(g);
-  if (plan_flags_apply(pf, base, g, &err) || sweep_prepare(s, base, g, &g->slo, &g->price, &err) ||
-      plan_flags_check_outputs(pf, &err))
+  if (plan_flags_apply(pf, base, g, &err) || plan_flags_check_interval(pf, &err) ||
+      sweep_prepare(s, base, g, &g->slo, &g->price, &err) || plan_flags_check_outputs(pf, &err) ||
+      sweep_set_intervals(s, pf->iv_level, pf->residuals, &err))
     goto fail;
   if (sweep_parts_fill(s, p, np, &err)) goto fail;
   sweep_finish(s); /* the frontiers over all the rows */

@@ -4,6 +4,7 @@
 #include "cli/plan_cli.h"
 
 #include "core/outfmt.h"
+#include "runner/uncert.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +15,17 @@
 void plan_flags_init(plan_flags *f) {
   memset(f, 0, sizeof *f);
   run_flags_init(&f->rf);
+  f->iv_level = 0.8;
+}
+
+int plan_flags_check_interval(const plan_flags *f, sim_err *err) {
+  if (!(f->iv_level == 0 || (f->iv_level > 0 && f->iv_level <= UNC_MAX_LEVEL)))
+    return sim_errf(err, SIM_EINPUT, "--interval must be 0 (none) or in (0, %g], got %g", UNC_MAX_LEVEL, f->iv_level);
+  return SIM_OK;
 }
 
 int plan_flags_table(plan_flags *f, const char *grid_name, cli_opt *o, int cap) {
-  int n = run_flags_table(&f->rf, o, cap - 8);
+  int n = run_flags_table(&f->rf, o, cap - 10);
   for (int i = 0; i < n; i++) {
     int a = grid_axis_of_flag(o[i].name);
     if (a < 0) continue;
@@ -33,6 +41,13 @@ int plan_flags_table(plan_flags *f, const char *grid_name, cli_opt *o, int cap) 
                      "objective, repeatable: ttft_p99=2000, tpot_p99=50, e2el_p90=..., ttft_mean=...", NULL};
   o[n++] = (cli_opt){"gpu-hour-price", NULL, CLI_STR, &f->price, "USD|GPU=USD,...",
                      "USD per GPU-hour (default: the GPU config's price)", NULL};
+  o[n++] = (cli_opt){"interval", NULL, CLI_F64, &f->iv_level, "P",
+                     "prediction intervals at level P next to the headline figures (text, JSON, reports): the cost "
+                     "model's validation error for each configuration's stratum, no extra runs (docs/UNCERTAINTY.md); "
+                     "default 0.8, at most 0.98; 0 = none", NULL};
+  o[n++] = (cli_opt){"residuals", NULL, CLI_STR, &f->residuals, "FILE",
+                     "the residual file the intervals read (default: the bundled configs/uncertainty/residuals.json)",
+                     NULL};
   o[n++] = (cli_opt){"jobs", "j", CLI_U32, &f->jobs, "N", "simulations in parallel on libuv's thread pool (default: all processors)", NULL};
   o[n++] = (cli_opt){"progress", NULL, CLI_BOOL, &f->progress, NULL, "progress bar on stderr (default: when it is a terminal)",
                      &f->seen_progress};

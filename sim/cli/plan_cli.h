@@ -24,6 +24,8 @@ typedef struct plan_flags {
   uint32_t jobs;              /* 0 = all processors */
   bool progress;              /* --[no-]progress; default: when stderr is a terminal */
   bool seen_progress;
+  double iv_level;            /* --interval P: intervals next to the headline figures (default 0.8; 0 = none) */
+  const char *residuals;      /* --residuals FILE (NULL: the bundled residual file) */
   char help[AX_COUNT][200];   /* help texts of the list-valued axis flags */
   char names[AX_COUNT][48];   /* "--tp" etc., for messages */
   /* output flags (plan_flags_outputs) */
@@ -44,6 +46,8 @@ int plan_flags_apply(plan_flags *f, scenario *base, grid_spec *g, sim_err *err);
  * the table: --json (json_help), --csv (only when csv_help is not NULL),
  * --report, --report-md, --force, --quiet, --help. Returns the count. */
 int plan_flags_outputs(plan_flags *f, const char *json_help, const char *csv_help, cli_opt *opts, int n, int cap);
+/* --interval in [0, UNC_MAX_LEVEL] (runner/uncert.h). */
+int plan_flags_check_interval(const plan_flags *f, sim_err *err);
 /* Fails if an output file exists and --force is not given (before the runs). */
 int plan_flags_check_outputs(const plan_flags *f, sim_err *err);
 /* Writes the files asked for: JSON and CSV of `set` (json_fn, csv_fn), the

@@ -47,6 +47,7 @@ static int probe(void *ctx, double rate, bool *ok, sim_err *err) {
   set_rate(sc, rate);
   set_time_limit(p->s, sc);
   sweep_eval(sc, &p->s->slo, &p->s->price, row, NULL);
+  capacity_conf_judge(p->s, &row->strat, &row->slo);
   free(sc);
   if (!row->feasible) {
     int rc = sim_errf(err, SIM_EINPUT, "%s", row->reason);
@@ -230,6 +231,7 @@ static bool fleet_run(capacity_set *s, cap_candidate *c, uint32_t R, run_ctx **k
   set_time_limit(s, sc);
   run_ctx *run = NULL;
   sweep_eval(sc, &s->slo, &s->price, row, &run);
+  capacity_conf_judge(s, &row->strat, &row->slo);
   s->n_verify_runs++;
   free(sc);
   bool ok = row->feasible && row->slo.all_ok;
@@ -348,8 +350,9 @@ static void explain(capacity_set *s, cap_candidate *c) {
   ADD("one replica sustains %.3g req/s at the SLOs", c->max_rate);
   if (c->bis.unbounded) ADD(" (the top of the search range)");
   else if (c->fail_slo >= 0)
-    ADD("; at %.3g req/s %s reaches %.4g ms (objective %g ms), %s binds", c->fail_rate, s->slo.it[c->fail_slo].key,
-        c->fail_value_ms, s->slo.it[c->fail_slo].limit_ms, limit_name(c->limit));
+    ADD("; at %.3g req/s %s reaches %.4g ms%s (objective %g ms), %s binds", c->fail_rate, s->slo.it[c->fail_slo].key,
+        c->fail_value_ms, capacity_conf_note(s, c, c->fail_slo, c->fail_value_ms), s->slo.it[c->fail_slo].limit_ms,
+        limit_name(c->limit));
   ADD(": %u replica%s = %u GPU%s", c->replicas, c->replicas == 1 ? "" : "s", c->gpus, c->gpus == 1 ? "" : "s");
   if (c->verified == 1 && c->replicas != c->estimate)
     ADD(" (the fleet simulated behind the router; %u by one replica's rate)", c->estimate);
@@ -413,8 +416,7 @@ static void summarize(capacity_set *s) {
     }
     ADD(". Sized by simulating %g req/s on %u replica%s (least-outstanding router):", s->target_rate, b->replicas,
         b->replicas == 1 ? "" : "s");
-    for (int k = 0; k < s->slo.n; k++)
-      ADD(" %s %.4g ms%s", s->slo.it[k].key, b->verify_slo.value_ms[k], k + 1 < s->slo.n ? "," : ".");
+    capacity_conf_values(s, w, n, &o);
     const cap_fleet_probe *fewer = NULL; /* the fleet one replica smaller, when it was simulated */
     for (uint32_t k = 0; k < b->n_fleet; k++)
       if (b->fleet[k].replicas + 1 == b->replicas) fewer = &b->fleet[k];
@@ -430,6 +432,7 @@ static void summarize(capacity_set *s) {
     if (!b->bis.unbounded && b->fail_slo >= 0) ADD("; beyond that %s binds", limit_name(b->limit));
     ADD(". ");
   }
+  capacity_conf_text(s, w, n, &o);
   capmode_compare(s, w, n, &o);
   size_t nf = 0, nm = 0;
   for (size_t i = 0; i < s->n; i++) nf += !s->c[i].feasible, nm += s->c[i].feasible && s->c[i].max_rate <= 0;
@@ -604,6 +607,7 @@ void capacity_finish(capacity_set *s) {
 }
 
 void capacity_free(capacity_set *s) {
+  plan_iv_free(&s->iv);
   if (s->verify_run) {
     runner_free(s->verify_run);
     free(s->verify_run);

@@ -85,6 +85,15 @@ typedef struct cap_candidate {
   char no_instance[512];    /* why no instance of the catalog holds it ("" when one does) */
 } cap_candidate;
 
+/* The point-estimate search's answer, kept beside a search at a confidence. */
+typedef struct cap_alone {
+  bool have;                /* that search ran */
+  bool found;               /* and recommended a candidate */
+  char label[256];
+  uint32_t replicas, gpus;
+  double usd_per_hour, max_rate;
+} cap_alone;
+
 /* `servesim capacity` (and its merge) exits with this when no candidate meets the SLOs at the target rate. */
 #define CAPACITY_EXIT_NONE 3
 
@@ -106,6 +115,12 @@ typedef struct capacity_set {
   uint32_t n_inst;
   char mig_layouts[2048];   /* when candidates are MIG slices: requests/s of one whole GPU per layout, the best
                                named ("" otherwise) */
+  /* intervals and confidence (capacity_set_intervals; plan_iv.h): */
+  plan_iv iv;               /* the recommendation's verified SLO values and throughput get intervals when iv.on */
+  double confidence;        /* > 0: every SLO judged at this confidence (value x e^{q(P)} <= limit, q the candidate's
+                               stratum's residual quantile), so the recommendation meets them with probability P */
+  cap_alone alone;          /* with confidence: what the point estimate alone (the same search at confidence 0)
+                               recommended (capacity_set_alone) */
 } capacity_set;
 
 /* Checks the spec (SLOs and a target rate present, an open-loop workload,
@@ -122,6 +137,21 @@ int capacity_set_instances(capacity_set *s, const char *list, sim_err *err);
 int capacity_execute_shard(capacity_set *s, size_t k, size_t n, unsigned jobs, pool_progress_fn progress, void *pctx,
                            sim_err *err);
 void capacity_finish(capacity_set *s);
+/* Intervals at level (0 = none) from the residual file path (NULL = bundled) and the confidence P (0 = judge the
+ * SLOs on the point estimates; else in (0, UNC_MAX_LEVEL]): after capacity_prepare, before capacity_execute. */
+int capacity_set_intervals(capacity_set *s, double level, const char *path, double confidence, sim_err *err);
+/* Records what a finished search `point` (at confidence 0) recommended as s's point-estimate answer. */
+void capacity_set_alone(capacity_set *s, const capacity_set *point);
+/* With a confidence: each SLO of r (a run of stratum st) judged on value x e^{q(P)} (capacity_conf.c). */
+void capacity_conf_judge(const capacity_set *s, const stratum *st, slo_result *r);
+/* The confidence sentences of the summary (what each SLO was judged on, what the point estimate alone bought),
+ * appended at w + *o (n bytes in all). */
+void capacity_conf_text(const capacity_set *s, char *w, size_t n, size_t *o);
+/* " (x 1.31 = 31.4 ms at confidence 0.9)" for SLO k's value of candidate c, "" without a confidence (a static
+ * buffer per thread: use before the next call). */
+const char *capacity_conf_note(const capacity_set *s, const cap_candidate *c, int k, double value);
+/* The recommendation's verified SLO values with their intervals, "ttft_p99 812 ms [80%: 700 - 1500], ..." */
+void capacity_conf_values(const capacity_set *s, char *w, size_t n, size_t *o);
 
 int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err);
 void capacity_print(const capacity_set *s, FILE *f);

@@ -23,6 +23,51 @@ static void slo_values(jw *j, const char *key, const capacity_set *s, const doub
   jw_end(j);
 }
 
+/* "verified_intervals": the model part's interval of each verified SLO value and of the output throughput. */
+static void slo_intervals(jw *j, const capacity_set *s, const cap_candidate *b) {
+  char key[32];
+  stratum_key(&b->cfg.strat, key, sizeof key);
+  jw_obj(j, "verified_intervals");
+  jw_num(j, "level", s->iv.level);
+  jw_str(j, "stratum", key);
+  jw_str(j, "residuals", s->iv.t.source);
+  for (int k = 0; k <= s->slo.n; k++) {
+    unc_interval it;
+    if (k < s->slo.n) plan_iv_slo(&s->iv, &b->cfg.strat, s->slo.it[k].metric, b->verify_slo.value_ms[k], &it);
+    else plan_iv_fig(&s->iv, &b->cfg.strat, &b->verify_sum, UF_TPUT, &it);
+    jw_obj(j, k < s->slo.n ? s->slo.it[k].key : "output_throughput");
+    jw_num(j, "point", it.point);
+    if (it.have) jw_num(j, "lo", it.lo), jw_num(j, "hi", it.hi), jw_str(j, "residuals_key", it.key);
+    else jw_null(j, "lo"), jw_null(j, "hi"), jw_null(j, "residuals_key");
+    jw_end(j);
+  }
+  jw_end(j);
+}
+
+/* "confidence": null, or the level and what the point estimate alone recommended. */
+static void confidence_json(jw *j, const capacity_set *s) {
+  if (!(s->confidence > 0)) {
+    jw_null(j, "confidence");
+    return;
+  }
+  jw_obj(j, "confidence");
+  jw_num(j, "level", s->confidence);
+  jw_str(j, "residuals", s->iv.t.source);
+  if (s->alone.have && s->alone.found) {
+    jw_obj(j, "point_estimate_recommendation");
+    jw_str(j, "label", s->alone.label);
+    jw_u64(j, "replicas", s->alone.replicas);
+    jw_u64(j, "gpus", s->alone.gpus);
+    if (s->alone.usd_per_hour > 0) jw_num(j, "usd_per_hour", s->alone.usd_per_hour);
+    else jw_null(j, "usd_per_hour");
+    jw_num(j, "max_request_rate", s->alone.max_rate);
+    jw_end(j);
+  } else {
+    jw_null(j, "point_estimate_recommendation");
+  }
+  jw_end(j);
+}
+
 static void candidate_json(jw *j, const capacity_set *s, const cap_candidate *c) {
   jw_obj(j, NULL);
   jw_u64(j, "index", c->index);
@@ -124,10 +169,12 @@ int capacity_write_json(const capacity_set *s, FILE *f, sim_err *err) {
     jw_bool(&j, "verified", b->verified == 1);
     slo_values(&j, "verified_slo_ms", s, b->verify_slo.value_ms);
     jw_num(&j, "verified_output_throughput", b->verify_sum.output_throughput);
+    if (s->iv.on) slo_intervals(&j, s, b);
     jw_end(&j);
   } else {
     jw_null(&j, "recommendation");
   }
+  confidence_json(&j, s);
   jw_str(&j, "summary", s->summary);
   if (s->mig_layouts[0]) jw_str(&j, "mig_layouts", s->mig_layouts);
   jw_arr(&j, "candidates");

@@ -48,6 +48,7 @@ void sweep_eval(const scenario *sc, const slo_set *slo, const price_spec *price,
   snprintf(row->cost_source, sizeof row->cost_source, "%s", r->prof.source);
   row->offered_rate = r->tr_stats.rate_per_s;
   row->sum = r->res.sum;
+  row->strat = r->res.strat;
   runner_bottleneck(&r->res, &row->bn);
   slo_eval(&r->res, slo, &row->slo);
   whatif_report wr;
@@ -187,7 +188,13 @@ int sweep_execute_shard(sweep_set *s, size_t k, size_t n, unsigned jobs, pool_pr
 
 void sweep_finish(sweep_set *s) { pareto(s); }
 
+int sweep_set_intervals(sweep_set *s, double level, const char *path, sim_err *err) {
+  plan_iv_free(&s->iv);
+  return plan_iv_load(&s->iv, level, path, false, err);
+}
+
 void sweep_free(sweep_set *s) {
+  plan_iv_free(&s->iv);
   free(s->rows);
   s->rows = NULL;
   s->n = 0;

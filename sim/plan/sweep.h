@@ -25,6 +25,7 @@
 
 #include "plan/grid.h"
 #include "core/pool.h"
+#include "plan/plan_iv.h"
 #include "plan/slo.h"
 #include "runner/bottleneck.h"
 #include "runner/runner.h"
@@ -56,6 +57,7 @@ typedef struct sweep_row {
   double usd_per_m_output;    /* USD per million output tokens (INFINITY when nothing completed) */
   double usd_per_m_total;     /* USD per million input + output tokens (prompt-heavy workloads) */
   bool pareto_user, pareto_ttft;
+  stratum strat;              /* what the prediction rests on (runner/stratum.h): its intervals' residuals */
 } sweep_row;
 
 typedef struct sweep_set {
@@ -66,6 +68,7 @@ typedef struct sweep_set {
   size_t n;
   sweep_row *rows;
   size_t n_feasible, n_pareto_user, n_pareto_ttft;
+  plan_iv iv;                 /* intervals next to the headline figures (sweep_set_intervals; off when not set) */
 } sweep_set;
 
 /* Runs one scenario to a row (used by sweep and capacity). When keep is
@@ -88,6 +91,9 @@ size_t sweep_shard_rows(size_t n_rows, size_t k, size_t n);
 int plan_run_shard(size_t n_rows, size_t k, size_t n, void (*fn)(void *, size_t), void *ctx, unsigned jobs,
                    pool_progress_fn progress, void *pctx, sim_err *err);
 void sweep_finish(sweep_set *s);
+/* Intervals at level (0 = none) from the residual file path (NULL = the bundled one; plan_iv.h): the model part
+ * of each row's stratum next to its throughput per GPU and TTFT/TPOT figures. Call after sweep_prepare. */
+int sweep_set_intervals(sweep_set *s, double level, const char *path, sim_err *err);
 void sweep_free(sweep_set *s);
 
 /* Rows of one deployment under different loads, by offered rate, with the

@@ -138,6 +138,7 @@ static void row_json(jw *j, const sweep_set *s, const sweep_row *r) {
     jw_u64(j, "preemptions", r->bn.preemptions);
     jw_num(j, "gpu_busy", r->bn.utilization);
     jw_end(j);
+    plan_iv_json(j, &s->iv, &r->strat, m);
     jw_obj(j, "bottleneck");
     jw_str(j, "binding_limit", limit_name(r->bn.primary));
     jw_str(j, "explanation", r->bn.explain);
@@ -204,11 +205,23 @@ int sweep_write_json(const sweep_set *s, FILE *f, sim_err *err) {
 
 /* ---- text ------------------------------------------------------------------------ */
 
+/* The interval of a row's throughput per GPU (plan_iv.h), " lo-hi" in 20 columns. */
+static void row_tput_range(const sweep_set *s, const sweep_row *r, char *buf, size_t n) {
+  unc_interval it;
+  plan_iv_fig(&s->iv, &r->strat, &r->sum, UF_TPUT, &it);
+  char v[40];
+  if (it.have) snprintf(v, sizeof v, "%.0f-%.0f", it.lo / r->gpus, it.hi / r->gpus);
+  else snprintf(v, sizeof v, "no data");
+  snprintf(buf, n, " %19s", v);
+}
+
 /* The table is as wide as its longest configuration: no label and no reason is cut. */
 void sweep_print(const sweep_set *s, FILE *f) {
   int w = (int)strlen("configuration");
   for (size_t i = 0; i < s->n; i++) w = (int)fmax(w, (double)strlen(s->rows[i].label));
-  fprintf(f, "%5s  %-*s %9s %9s %10s %9s %9s  %-13s %s\n", "#", w, "configuration", "tok/s/GPU", "tok/s/usr",
+  char ivh[32] = "";
+  if (s->iv.on) snprintf(ivh, sizeof ivh, " %4.0f%% of tok/s/GPU", 100 * s->iv.level);
+  fprintf(f, "%5s  %-*s %9s%s %9s %10s %9s %9s  %-13s %s\n", "#", w, "configuration", "tok/s/GPU", ivh, "tok/s/usr",
           "p99 TTFT", "p99 TPOT", "$/M tok", "limit", "frontier");
   for (size_t i = 0; i < s->n; i++) {
     const sweep_row *r = &s->rows[i];
@@ -220,12 +233,17 @@ void sweep_print(const sweep_set *s, FILE *f) {
     if (r->pareto_user) strcat(pf, "U");
     if (r->pareto_ttft) strcat(pf, "T");
     if (s->slo.n) strcat(pf, r->slo.all_ok ? " slo" : " -");
-    fprintf(f, "%5zu  %-*s %9.1f %9.1f %8.0fms %7.1fms %9.3f  %-13s %s\n", i, w, r->label, r->tput_per_gpu,
+    char ivc[48] = "";
+    if (s->iv.on) row_tput_range(s, r, ivc, sizeof ivc);
+    fprintf(f, "%5zu  %-*s %9.1f%s %9.1f %8.0fms %7.1fms %9.3f  %-13s %s\n", i, w, r->label, r->tput_per_gpu, ivc,
             r->tok_s_per_user, r->sum.ttft_ms.p99, r->sum.tpot_ms.p99, r->usd_per_m_output,
             short_limit(r->bn.primary), pf);
   }
   fprintf(f, "frontier: U = Pareto-optimal in throughput per GPU vs tokens/s per user, T = vs p99 TTFT%s\n",
           s->slo.n ? "; slo = meets every objective" : "");
+  if (s->iv.on)
+    fprintf(f, "%.0f%% of tok/s/GPU: the interval where a measured value would fall, by the cost model's validation error for the "
+            "row's stratum (%s; the JSON has every figure's; docs/UNCERTAINTY.md)\n", 100 * s->iv.level, s->iv.t.source);
 }
 
 static const sweep_row *best_by(const sweep_set *s, int what, bool need_slo) {
@@ -266,11 +284,22 @@ void sweep_summary(const sweep_set *s, char *buf, size_t n) {
     ADD("%zu meet the SLOs (%s). ", n_ok, d);
   }
   const sweep_row *t = best_by(s, 0, slo && n_ok), *c = best_by(s, 1, slo && n_ok);
-  if (t)
-    ADD("Highest output throughput per GPU%s: %s with %.0f tokens/s per GPU (%.1f tokens/s per user, p99 TTFT %.0f ms, "
-        "%s binds). ",
-        slo && n_ok ? " among those" : "", t->label, t->tput_per_gpu, t->tok_s_per_user, t->sum.ttft_ms.p99,
+  if (t) {
+    char ivt[64] = "", ivm[64] = "";
+    if (s->iv.on) {
+      unc_interval it;
+      plan_iv_fig(&s->iv, &t->strat, &t->sum, UF_TPUT, &it);
+      it.lo /= t->gpus, it.hi /= t->gpus;
+      plan_iv_text(&it, "%.0f", ivt, sizeof ivt);
+      plan_iv_fig(&s->iv, &t->strat, &t->sum, UF_TTFT_MEAN, &it);
+      snprintf(ivm, sizeof ivm, ", mean TTFT %.0f ms", it.point);
+      plan_iv_text(&it, "%.0f", ivm + strlen(ivm), sizeof ivm - strlen(ivm));
+    }
+    ADD("Highest output throughput per GPU%s: %s with %.0f tokens/s per GPU%s (%.1f tokens/s per user, p99 TTFT %.0f "
+        "ms%s, %s binds). ",
+        slo && n_ok ? " among those" : "", t->label, t->tput_per_gpu, ivt, t->tok_s_per_user, t->sum.ttft_ms.p99, ivm,
         short_limit(t->bn.primary));
+  }
   if (c && isfinite(c->usd_per_m_output))
     ADD("Cheapest per million output tokens: %s at $%.3f. ", c->label, c->usd_per_m_output);
   if (slo && !n_ok) {

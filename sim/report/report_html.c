@@ -65,6 +65,45 @@ void rh_th_row(FILE *f, const char *const *cols, int n, unsigned left_mask) {
 
 /* ---- shared with report_md.c ------------------------------------------------------ */
 
+void report_iv_note(const run_result *r, char *buf, size_t n) {
+  const unc_figs *iv = &r->iv;
+  buf[0] = 0;
+  if (!iv->on) return;
+  size_t o = (size_t)snprintf(buf, n, "%g%% intervals: where a measured value would fall (docs/UNCERTAINTY.md); "
+                              "stratum %s, model part from %s; workload part: ", 100 * iv->level, iv->stratum, iv->table);
+  if (o >= n) return;
+  if (iv->fixed_trace) snprintf(buf + o, n - o, "none (a fixed trace: no seeds to vary).");
+  else if (iv->large) snprintf(buf + o, n - o, "none (more requests than extra seeds are run for).");
+  else if (iv->n_values > 1) snprintf(buf + o, n - o, "the run and %u more seeds.", iv->n_values - 1);
+  else snprintf(buf + o, n - o, "none (--interval-seeds 0).");
+}
+
+/* The intervals table of a run (HTML). */
+static void iv_table(FILE *f, const run_result *r) {
+  if (!r->iv.on) return;
+  static const char *const cols[] = {"figure", "predicted", "interval", "residuals of"};
+  fputs("<table>", f);
+  rh_th_row(f, cols, 4, 1u);
+  for (int k = 0; k < UF_COUNT; k++) {
+    const unc_interval *it = &r->iv.it[k];
+    fputs("<tr>", f);
+    rh_td(f, true, "%s (%s)", unc_fig_label((unc_fig)k), unc_fig_unit((unc_fig)k));
+    rh_td(f, false, "%.2f", it->point);
+    if (it->have) {
+      rh_td(f, false, "%.2f - %.2f", it->lo, it->hi);
+      rh_td(f, false, "%s (%zu points)", it->key, it->n_model);
+    } else {
+      rh_td(f, false, "no validation data");
+      rh_td(f, false, "-");
+    }
+    fputs("</tr>\n", f);
+  }
+  fputs("</table>\n", f);
+  char note[1024];
+  report_iv_note(r, note, sizeof note);
+  rh_para(f, "note", note);
+}
+
 size_t report_latencies(const run_result *r, int metric, double **out) {
   size_t n = r->n_reqs, m = 0;
   double *v = sim_malloc((n + 1) * sizeof *v);
@@ -304,6 +343,7 @@ static void run_sections(FILE *f, const run_result *r, const run_result *base, c
   cdf_chart(f, r, slo, SLO_E2EL, "End-to-end latency");
   fputs("</div>\n", f);
   key_numbers(f, r);
+  iv_table(f, r);
   snprintf(h, sizeof h, "%s: over time", what);
   rh_heading(f, 2, h);
   timelines(f, r, base);

@@ -45,6 +45,8 @@ void report_doc_answer(const report_doc *d, char *buf, size_t n);
 void report_doc_cost_sources(const report_doc *d, char *buf, size_t n);
 /* The summary paragraph of a single run. */
 void report_run_summary(const run_result *r, const slo_set *slo, char *buf, size_t n);
+/* What a run's intervals rest on (stratum, residual file, workload part), one sentence; "" when it has none. */
+void report_iv_note(const run_result *r, char *buf, size_t n);
 /* Sorted per-request latencies of finished requests (ms), for CDFs; caller frees. */
 size_t report_latencies(const run_result *r, int metric /* slo_metric */, double **out);
 

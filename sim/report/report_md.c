@@ -55,6 +55,18 @@ static void run_md(FILE *f, const run_result *r, const slo_set *slo, const char 
     cellf(f, "%.1f", d[i]->p99);
     fputs("\n", f);
   }
+  if (r->iv.on) {
+    fputs("\n| figure | predicted | interval | residuals of |\n| :-- | --: | --: | :-- |\n", f);
+    for (int k = 0; k < UF_COUNT; k++) {
+      const unc_interval *it = &r->iv.it[k];
+      fprintf(f, "| %s (%s) | %.2f |", unc_fig_label((unc_fig)k), unc_fig_unit((unc_fig)k), it->point);
+      if (it->have) fprintf(f, " %.2f - %.2f | %s (%zu points) |\n", it->lo, it->hi, it->key, it->n_model);
+      else fputs(" no validation data | - |\n", f);
+    }
+    char note[1024];
+    report_iv_note(r, note, sizeof note);
+    fprintf(f, "\n%s\n", note);
+  }
   fprintf(f, "\nCompleted %zu, unfinished %zu, rejected %zu; %.2f req/s, %.0f output tokens/s over %.1f s.\n",
           s->completed, s->unfinished, s->rejected, s->request_throughput, s->output_throughput, s->duration_s);
   if (slo && slo->n) {

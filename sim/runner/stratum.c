@@ -52,7 +52,7 @@ void stratum_key(const stratum *s, char *buf, size_t n) {
 int stratum_chain(const stratum *s, char keys[4][32]) {
   stratum_key(s, keys[0], 32);
   snprintf(keys[1], 32, "%s/%s/*", strat_cost_name(s->cost), strat_loop_name(s->loop));
-  snprintf(keys[2], 32, "%s/*/*", strat_cost_name(s->cost));
+  snprintf(keys[2], 32, "*/%s/*", strat_loop_name(s->loop));
   snprintf(keys[3], 32, "*/*/*");
   return 4;
 }

@@ -8,8 +8,8 @@
  * (validate/vresid.c); the bundled one is configs/uncertainty/residuals.json.
  *
  * Merging sparse strata upward: the table holds an entry for every key of each
- * point's merge chain (stratum_chain: the full key, then the arch, the loop and
- * the cost source replaced by '*' in turn) that has at least min_points
+ * point's merge chain (stratum_chain: the full key, then the arch, then the cost
+ * source, then the loop replaced by '*') that has at least min_points
  * residuals of the metric from at least min_models distinct models (the error
  * of one model is mostly one shift shared by all its points: a key resting on
  * one or two models says little about the next model); a lookup takes the first key of the chain the

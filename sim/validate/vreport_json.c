@@ -147,6 +147,7 @@ static void point_json(jw *e, const vpoint *p, uint8_t side, const voverrides *o
   if (p->skip[0]) jw_str(e, "reason", p->skip);
   else if (p->fail[0]) jw_str(e, "reason", p->fail);
   jw_str(e, "model", p->model);
+  if (p->stratum[0]) jw_str(e, "stratum", p->stratum); /* what the prediction rests on (runner/stratum.h) */
   jw_str(e, "gpu", p->gpu);
   jw_str(e, "engine", p->engine);
   jw_u64(e, "tp", p->tp);

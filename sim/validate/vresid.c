@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/rng.h"
 #include "metrics/metrics.h"
 
 const double vcal_levels[VCAL_LEVELS] = {0.5, 0.8, 0.95};
@@ -41,6 +42,45 @@ static bool in_table(const vpoint *p, const char *skip_model) {
   return strcmp(k, skip_model) != 0;
 }
 
+/* The quantiles a new model's residual would fall at, by a one-way random-effects view of the points (vresid.h):
+ * r = mu + b + e, b the model's shift (normal, spread sb over models), e the within-model error (each model's
+ * residuals less their mean, every model weighing 1). With k models seen, a new model's shift is mu_hat +
+ * sb_hat sqrt(1 + 1/k) T, T Student's t with k - 1 degrees of freedom (the standard prediction of a new group's
+ * mean); e is drawn from the pooled within-model errors: a model picked uniformly, then one of its points.
+ * Quantiles over VRESID_DRAWS draws of a fixed seed (the same table every time). x[i] of model mid[i]
+ * (0 .. k-1), cnt[j] points of model j. */
+static void random_effect_dist(unc_dist *d, const double *x, const size_t *mid, const size_t *cnt, size_t n, size_t k) {
+  double *shift = sim_calloc(k, sizeof *shift), mu = 0, ss = 0;
+  size_t *first = sim_calloc(k + 1, sizeof *first), *order = sim_malloc(n * sizeof *order);
+  for (size_t i = 0; i < n; i++) shift[mid[i]] += x[i] / (double)cnt[mid[i]];
+  for (size_t j = 0; j < k; j++) mu += shift[j] / (double)k;
+  for (size_t j = 0; j < k; j++) ss += (shift[j] - mu) * (shift[j] - mu);
+  double sb = k > 1 ? sqrt(ss / (double)(k - 1)) : 0, nu = k > 1 ? (double)(k - 1) : 1;
+  for (size_t j = 0; j < k; j++) first[j + 1] = first[j] + cnt[j]; /* points of model j: order[first[j] ..) */
+  size_t *fill = sim_calloc(k, sizeof *fill);
+  for (size_t i = 0; i < n; i++) order[first[mid[i]] + fill[mid[i]]++] = i;
+  double *y = sim_malloc(VRESID_DRAWS * sizeof *y);
+  rng r;
+  rng_seed(&r, VRESID_SEED);
+  for (size_t t = 0; t < VRESID_DRAWS; t++) {
+    double chi = 0;
+    for (int v = 0; v < (int)nu; v++) {
+      double z = rng_normal(&r);
+      chi += z * z;
+    }
+    double student = rng_normal(&r) / sqrt(chi / nu);
+    size_t j = (size_t)rng_below(&r, k), i = order[first[j] + (size_t)rng_below(&r, cnt[j])];
+    y[t] = mu + sb * sqrt(1 + 1.0 / (double)k) * student + (x[i] - shift[j]);
+  }
+  unc_dist_from(d, y, VRESID_DRAWS);
+  d->n = n;
+  free(y);
+  free(fill);
+  free(order);
+  free(first);
+  free(shift);
+}
+
 void vresid_build(const vset *s, uint32_t min_points, uint32_t min_models, const char *skip_model, unc_table *t) {
   unc_table_init(t, min_points, min_models);
   /* every key of every point's chain, then per key and metric the residuals of the points whose chain holds it */
@@ -63,6 +103,7 @@ void vresid_build(const vset *s, uint32_t min_points, uint32_t min_models, const
   }
   qsort(keys, nk, sizeof *keys, (int (*)(const void *, const void *))strcmp);
   double *x = sim_malloc((s->n ? s->n : 1) * sizeof *x);
+  size_t *mid = sim_malloc((s->n ? s->n : 1) * sizeof *mid), *cnt = sim_malloc((s->n ? s->n : 1) * sizeof *cnt);
   char (*mk)[96] = sim_malloc((s->n ? s->n : 1) * sizeof *mk);
   for (size_t k = 0; k < nk; k++) {
     unc_entry e;
@@ -79,15 +120,17 @@ void vresid_build(const vset *s, uint32_t min_points, uint32_t min_models, const
         while (c < nc && strcmp(chain[c], keys[k])) c++;
         double r = vresid_residual(p, (unc_metric)m);
         if (c == nc || !isfinite(r)) continue;
-        x[n++] = r;
         char mod[96];
         vgroup_key(p, VG_MODEL, mod, sizeof mod);
         size_t j = 0;
         while (j < nmod && strcmp(mk[j], mod)) j++;
-        if (j == nmod) memcpy(mk[nmod++], mod, sizeof mod);
+        if (j == nmod) memcpy(mk[nmod], mod, sizeof mod), cnt[nmod++] = 0;
+        cnt[j]++;
+        mid[n] = j;
+        x[n++] = r;
       }
       if (n >= min_points && n > 0 && nmod >= min_models) {
-        unc_dist_from(&e.d[m], x, n);
+        random_effect_dist(&e.d[m], x, mid, cnt, n, nmod);
         e.d[m].models = nmod;
         any = true;
       }
@@ -98,6 +141,8 @@ void vresid_build(const vset *s, uint32_t min_points, uint32_t min_models, const
     }
   }
   free(x);
+  free(mid);
+  free(cnt);
   free(mk);
   free(keys);
 }
@@ -162,8 +207,10 @@ int vresid_write(const vset *s, const unc_table *t, const char *command, FILE *f
   jw_str(j, "rule",
          "a key holds a metric when at least min_points held-out residuals from at least min_models models fall "
          "under it; a run looks its "
-         "stratum up along <cost>/<loop>/<arch>, <cost>/<loop>/*, <cost>/*/*, */*/* and takes the first key "
-         "holding the metric");
+         "stratum up along <cost>/<loop>/<arch>, <cost>/<loop>/*, */<loop>/*, */*/* and takes the first key "
+         "holding the metric; its quantiles are those of a new model's residual by a random-effects view: the mean "
+         "of the models' mean shifts + their spread x sqrt(1 + 1/k) x Student's t (k - 1 degrees of freedom, k "
+         "models) + a within-model error drawn from the pooled ones, each model weighing 1 (docs/UNCERTAINTY.md)");
   jw_u64(j, "min_points", t->min_points);
   jw_u64(j, "min_models", t->min_models);
   jw_arr_flow(j, "quantile_levels", 0);

@@ -2,7 +2,8 @@
  * (`validate --residuals-out FILE`) and its calibration (`validate --calibration`).
  *
  * A point's residual of a metric is ln(measured / predicted), over held-out points only (not in the fitting
- * subset: vpoint.train false) that ran and have both values. Metrics (runner/uncert.h): mean TTFT, mean TPOT,
+ * subset: vpoint.train false) that ran and have both values. A key's quantiles are those of a new model's
+ * residual by a one-way random-effects view of its points (vresid.c: random_effect_dist; docs/UNCERTAINTY.md). Metrics (runner/uncert.h): mean TTFT, mean TPOT,
  * mean E2E (the open-loop stages' measured E2E; for the closed-loop and static-batch points, which publish TTFT
  * and TPOT only, TTFT + (osl - 1) TPOT on both sides, the rule their throughput is derived by), p99 TTFT (the
  * open-loop stages) and output tokens/s.
@@ -24,6 +25,8 @@
 
 #define VRESID_MIN_POINTS 20 /* residuals a stratum key needs to hold a metric (merged upward below that) */
 #define VRESID_MIN_MODELS 3  /* ... from at least this many distinct models (runner/uncert.h says why) */
+#define VRESID_DRAWS 20000   /* Monte Carlo draws of a key's random-effects quantiles (vresid.c) */
+#define VRESID_SEED 0x5e56u  /* their fixed seed */
 
 /* ln(measured / predicted) of metric m at p (see above), or NAN; held-out or not is the caller's test. */
 double vresid_residual(const vpoint *p, unc_metric m);

@@ -43,8 +43,10 @@ static char *write_table(const vset *s, const unc_table *t, size_t *len) {
 Test(uncert, residual_file_quantiles_by_hand_and_byte_identical) {
   vset s;
   vset_init(&s);
-  /* 21 residuals -1.0, -0.9, ..., 1.0 over three models, in one stratum */
-  for (int i = 0; i <= 20; i++) add_point(&s, i % 3 == 0 ? "a" : i % 3 == 1 ? "b" : "c", "same/closed/dense", (i - 10) / 10.0);
+  /* three models with the same 21 residuals -1.0, -0.9, ..., 1.0 in one stratum: no shift between models, so a
+     new model's residual is one of the 21 alike (random_effect_dist) */
+  for (int m = 0; m < 3; m++)
+    for (int i = 0; i <= 20; i++) add_point(&s, m == 0 ? "a" : m == 1 ? "b" : "c", "same/closed/dense", (i - 10) / 10.0);
   vpoint *trained = vset_add(&s); /* a training point: never in the table */
   *trained = s.pts[0];
   trained->train = true;
@@ -54,26 +56,32 @@ Test(uncert, residual_file_quantiles_by_hand_and_byte_identical) {
   const unc_entry *e = unc_table_find(&t, "same/closed/dense");
   cr_assert(e != NULL);
   const unc_dist *d = &e->d[UM_TTFT];
-  cr_assert_eq(d->n, 21);
+  cr_assert_eq(d->n, 63);
   cr_assert_eq(d->models, 3);
-  /* numpy linear quantiles of -1..1 step 0.1: q(p) = -1 + 2p */
-  for (int k = 0; k < UNC_NQ; k++) cr_assert_float_eq(d->q[k], -1 + 2 * unc_levels[k], 1e-9, "level %g", unc_levels[k]);
+  /* quantiles of a uniform pick among -1..1 step 0.1 (21 values): within one step of the discrete quantile
+     (the Monte Carlo draws), exactly the ends and the middle */
+  for (int k = 0; k < UNC_NQ; k++) {
+    double exact = -1 + 0.1 * ceil(21 * unc_levels[k] - 1 - 1e-9);
+    cr_assert(fabs(d->q[k] - exact) <= 0.1 + 1e-9, "level %g: %g vs %g", unc_levels[k], d->q[k], exact);
+  }
+  cr_assert_float_eq(d->q[0], -1, 1e-9);
   cr_assert_float_eq(d->q[5], 0, 1e-9);
+  cr_assert_float_eq(d->q[10], 1, 1e-9);
   /* E2E: TTFT + (osl - 1) TPOT needs a TPOT: none here */
   cr_assert_eq(d[UM_E2E - UM_TTFT].n, 0);
   /* the merged keys hold the same 21 */
-  cr_assert(unc_table_find(&t, "same/closed/*") && unc_table_find(&t, "same/*/*") && unc_table_find(&t, "*/*/*"));
+  cr_assert(unc_table_find(&t, "same/closed/*") && unc_table_find(&t, "*/closed/*") && unc_table_find(&t, "*/*/*"));
   size_t la, lb;
   char *a = write_table(&s, &t, &la), *b = write_table(&s, &t, &lb);
   cr_assert_eq(la, lb);
   cr_assert_eq(memcmp(a, b, la), 0, "the residual file must be byte-identical when written again");
-  cr_assert(strstr(a, "\"file\": \"fx.csv\"") && strstr(a, "\"rows\": 22"), "the data's identity: %s", a);
+  cr_assert(strstr(a, "\"file\": \"fx.csv\"") && strstr(a, "\"rows\": 64"), "the data's identity: %s", a);
   cr_assert(strstr(a, "\"command\": \"servesim validate --fixture\""));
   unc_table back;
   sim_err err = {0, ""};
   cr_assert_eq(unc_table_parse(&back, a, "resid.json", &err), SIM_OK, "%s", err.msg);
   const unc_entry *eb = unc_table_find(&back, "same/closed/dense");
-  cr_assert(eb && eb->d[UM_TTFT].n == 21 && eb->d[UM_TTFT].models == 3);
+  cr_assert(eb && eb->d[UM_TTFT].n == 63 && eb->d[UM_TTFT].models == 3);
   for (int k = 0; k < UNC_NQ; k++) cr_assert_float_eq(eb->d[UM_TTFT].q[k], d->q[k], 1e-6);
   unc_table_free(&back);
   free(a);
@@ -105,16 +113,15 @@ Test(uncert, sparse_strata_merge_upward) {
   vset_free(&s);
 }
 
-/* Models a (residuals 0 x 10), b and c (-0.45, -0.35, ..., 0.45 each). Leaving a out, the table is b and c:
- * every 0 is inside. Leaving b out, the table is a and c (10 zeros and c's ten): q(0.25) = -0.0125,
- * q(0.75) = 0.0125 (none of b inside at 50%), q(0.1) = -0.26, q(0.9) = 0.26 (6 of 10 at 80%),
- * q(0.025) = -0.4025, q(0.975) = 0.4025 (8 of 10 at 95%); c likewise. All: 10/30, 22/30, 26/30. */
+/* Models a and b (residuals 0 x 10 each) and c (5 x 10). Leaving a out, the table is b and c: shifts 0 and 5, a
+ * new model's shift 2.5 + 3.54 sqrt(1.5) t1, wide enough to hold a's 0 at every level; b likewise. Leaving c out,
+ * the table is a and b, all 0: the interval is [0, 0] and none of c's 5 is inside. All: 20/30 at every level. */
 Test(uncert, leave_one_model_out_coverage_by_hand) {
   vset s;
   vset_init(&s);
   for (int i = 0; i < 10; i++) add_point(&s, "a", "same/closed/dense", 0);
-  for (int i = 0; i < 10; i++) add_point(&s, "b", "same/closed/dense", -0.45 + 0.1 * i);
-  for (int i = 0; i < 10; i++) add_point(&s, "c", "same/closed/dense", -0.45 + 0.1 * i);
+  for (int i = 0; i < 10; i++) add_point(&s, "b", "same/closed/dense", 0);
+  for (int i = 0; i < 10; i++) add_point(&s, "c", "same/closed/dense", 5);
   vcal c;
   vcal_compute(&s, 1, 1, &c);
   cr_assert_eq(c.groups, 3);
@@ -122,14 +129,12 @@ Test(uncert, leave_one_model_out_coverage_by_hand) {
   const vcal_row *all = &c.rows[0];
   cr_assert_str_eq(all->key, "all");
   cr_assert_eq(all->n[0], 30);
-  cr_assert_eq(all->in[0][0], 10);
-  cr_assert_eq(all->in[0][1], 22);
-  cr_assert_eq(all->in[0][2], 26);
+  for (int l = 0; l < 3; l++) cr_assert_eq(all->in[0][l], 20, "level %d: %zu", l, all->in[0][l]);
   cr_assert_eq(all->n[1], 0, "no TPOT");
   cr_assert_str_eq(c.rows[1].key, "same/closed/dense");
-  cr_assert_eq(c.rows[1].in[0][1], 22);
-  /* median width of the 80% interval: 20 of the 30 points had [-0.26, 0.26] */
-  cr_assert_float_eq(all->width80[0], exp(0.26) - exp(-0.26), 1e-9);
+  cr_assert_eq(c.rows[1].in[0][1], 20);
+  /* median width of the 80% interval: 20 of the 30 points had the wide one, c's ten [0, 0] */
+  cr_assert_gt(all->width80[0], 1.0);
   vcal_free(&c);
   vset_free(&s);
 }
@@ -160,7 +165,7 @@ Test(uncert, stratum_keys_and_cost_classes) {
   cr_assert(!stratum_parse("version/open/*", &back));
   cr_assert_eq(stratum_chain(&st, chain), 4);
   cr_assert_str_eq(chain[1], "version/open/*");
-  cr_assert_str_eq(chain[2], "version/*/*");
+  cr_assert_str_eq(chain[2], "*/open/*");
   cr_assert_str_eq(chain[3], "*/*/*");
 }
 
@@ -218,4 +223,43 @@ Test(uncert, bundled_file_reads) {
   cr_assert(unc_table_find(&t, "*/*/*") != NULL);
   cr_assert(t.min_points >= 20);
   unc_table_free(&t);
+}
+
+/* The random-effects quantiles by hand. Models with one shift each and no spread within (a 0, b 0.1, c 0.2, d 0.3,
+ * five points each): mean 0.15, spread over models sd = 0.1291, a new model's shift 0.15 + 0.1291 sqrt(1 + 1/4) t3,
+ * t3 Student's t with 3 degrees of freedom: q(0.9) = 0.15 + 0.1443 x 1.638 = 0.3864, q(0.5) = 0.15. Models with
+ * the same points (no shift between them): the pooled points themselves, each model weighing 1. */
+Test(uncert, random_effects_quantiles_by_hand) {
+  vset s;
+  vset_init(&s);
+  const char *m[4] = {"a", "b", "c", "d"};
+  for (int j = 0; j < 4; j++)
+    for (int i = 0; i < 5; i++) add_point(&s, m[j], "same/closed/dense", 0.1 * j);
+  unc_table t;
+  vresid_build(&s, 1, 1, NULL, &t);
+  const unc_dist *d = &unc_table_find(&t, "same/closed/dense")->d[UM_TTFT];
+  cr_assert_eq(d->n, 20);
+  cr_assert_eq(d->models, 4);
+  double sb = sqrt((0.15 * 0.15 * 2 + 0.05 * 0.05 * 2) / 3);
+  cr_assert_float_eq(d->q[5], 0.15, 0.005, "median %g", d->q[5]);
+  cr_assert_float_eq(d->q[7], 0.15 + sb * sqrt(1.25) * 1.638, 0.012, "q(0.9) %g", d->q[7]);
+  cr_assert_float_eq(d->q[3], 0.15 - sb * sqrt(1.25) * 1.638, 0.012, "q(0.1) %g", d->q[3]);
+  unc_table_free(&t);
+  vset_free(&s);
+  vset_init(&s);
+  for (int j = 0; j < 3; j++) /* three models, each -0.3, -0.2, ..., 0.3 */
+    for (int i = 0; i < 7; i++) add_point(&s, m[j], "same/closed/dense", 0.1 * (i - 3));
+  vresid_build(&s, 1, 1, NULL, &t);
+  d = &unc_table_find(&t, "same/closed/dense")->d[UM_TTFT];
+  cr_assert_float_eq(d->q[0], -0.3, 1e-9);
+  cr_assert_float_eq(d->q[5], 0, 1e-9);
+  cr_assert_float_eq(d->q[10], 0.3, 1e-9);
+  /* built twice: the same quantiles (a fixed seed) */
+  unc_table t2;
+  vresid_build(&s, 1, 1, NULL, &t2);
+  cr_assert_eq(memcmp(unc_table_find(&t2, "same/closed/dense")->d, unc_table_find(&t, "same/closed/dense")->d,
+                      sizeof(unc_dist) * UM_COUNT), 0);
+  unc_table_free(&t2);
+  unc_table_free(&t);
+  vset_free(&s);
 }
