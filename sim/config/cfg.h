@@ -67,7 +67,15 @@ typedef struct model_cfg {
   uint8_t lin_mask[32];     /* bit i: layer i is linear attention (layers < 256) */
   uint32_t lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv; /* linear_num_key_heads, ..., kernel size */
   sim_dtype lin_state_dtype; /* the recurrent state's dtype: mamba_ssm_dtype, else the model's own */
-  bool attn_out_gate;       /* attn_output_gate: q_proj also emits a sigmoid gate per query element (Qwen3.5) */
+  bool attn_out_gate;       /* attn_output_gate: q_proj also emits a sigmoid gate per query element (Qwen3.5);
+                               Kimi-K3's mla_use_output_gate: a sigmoid gate of heads x v_head_dim from the hidden
+                               state before o_proj of its MLA layers */
+  /* Kimi Delta Attention (Kimi-Linear / Kimi-K3: text_config.linear_attn_config; kda = true): a gated delta rule
+     like Gated DeltaNet, read into the lin_* fields above (num_heads query, key and value heads of head_dim,
+     short_conv_kernel_size; kda_layers, 1-based, into lin_mask). What differs: the decay is per channel, from a
+     low-rank projection (H -> head_dim -> heads x head_dim, f_a/f_b) instead of GDN's per-head a, so
+     cfg_model_lin_layer_params adds that projection; state and convolution sizes are GDN's */
+  bool kda;
   /* Mamba-2 layers (Nemotron-H hybrid_override_pattern 'M', layers_block_type "mamba"; mamba = true): lin_mask
      and lin_layers mark them as for Gated DeltaNet (no KV cache, a fixed state per sequence), lin_conv is
      conv_kernel and lin_state_dtype the SSM state's (mamba_ssm_cache_dtype, else the model's). Per layer and

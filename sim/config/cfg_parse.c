@@ -361,6 +361,7 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
     double ql = m->q_lora_rank, kl = m->kv_lora_rank, nope = m->qk_nope_dim, rope = m->qk_rope_dim, v = m->v_head_dim;
     double q = ql > 0 ? H * ql + ql * qh * (nope + rope) : H * qh * (nope + rope);
     attn = q + H * (kl + rope) + kl * qh * (nope + v) + qh * v * H;
+    if (m->attn_out_gate) attn += H * qh * v; /* Kimi-K3's output gate (mla_use_output_gate) */
   }
   double mm = cfg_model_mlp_mats(m); /* 3 (gate, up, down); 2 for an ungated MLP */
   m->params_per_layer_linear = attn + mm * H * I;

@@ -72,6 +72,7 @@ void shard_init_dp(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t dp,
     if (!ql) s->n[SG_QKV] = m->kv_lora_rank + rope; /* the direct q projection is qb */
     s->kvb_n = hg * (nope + m->v_head_dim), s->kvb_k = m->kv_lora_rank;
     s->n[SG_O] = m->hidden, s->k[SG_O] = hg * m->v_head_dim;
+    if (m->attn_out_gate) s->n[SG_QKV] += hg * m->v_head_dim; /* Kimi-K3's gate: K = H, heads split over TP */
   }
 }
 

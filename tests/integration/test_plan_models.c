@@ -157,3 +157,41 @@ Test(plan_models, nemotron3_moe_plans_and_runs) {
   cr_assert(strstr(out, "Successful requests:                     40"), "%s", out);
   cr_assert(strstr(out, "ungated relu2 experts (up, down: 2 matrices each)"), "%s", out);
 }
+
+/* Kimi-K3 (text_config.linear_attn_config: 69 Kimi Delta Attention layers read as Gated DeltaNet ones, 24 MLA
+ * layers with an output gate; 896 experts top-16 spelled num_experts_per_token, 2 shared, a latent MoE at
+ * routed_expert_hidden_size 3584). Parameters within 1% of the published 2.8 T (NVIDIA NeMo AutoModel's Kimi K3
+ * page: "2.8T total / 104B activated"; by hand: 92 MoE layers x 896 experts x 3 x 3584 x 3072 = 2,720 B routed,
+ * the rest attention, shared experts and embeddings). Its 1.42 TB of MXFP4 weights do not fit 8 B200s at
+ * gpu_memory_utilization 0.92 (refused with the numbers); TP8 x PP2 plans, the plan describing stage 1 (layers
+ * 48-93: 13 MLA layers, 33 KDA). KV per token: 13 x (kv_lora_rank 512 + rope 64) x 2 B = 14,976 B (MLA's latent
+ * is whole on every rank). KDA state per sequence and layer with TP8: 12 heads x 128 x 128 x 2 B (bf16, the
+ * model's dtype) = 393,216 B, plus the convolution (4 - 1) x 3 x 12 x 128 x 2 B = 27,648 B: 420,864 B x 33 =
+ * 13.2 MiB. A run serves 20 requests. */
+Test(plan_models, kimi_k3_plans_and_runs) {
+  const char *f = tu_shared("models/moonshotai--Kimi-K3.json");
+  if (!f) cr_skip_test("../shared/models/moonshotai--Kimi-K3.json absent");
+  char path[1024], args[1400];
+  snprintf(path, sizeof path, "%s", f);
+  static char out[1 << 16], err[1 << 14];
+  snprintf(args, sizeof args, "plan --model '%s' --gpu b200 --tp 8 --profile none", path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 2, "%s", out);
+  cr_assert(strstr(err, "cannot start:") && strstr(err, "GiB per GPU exceed"), "%s", err);
+  snprintf(args, sizeof args, "plan --model '%s' --gpu b200 --tp 8 --pp 2 --profile none", path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  const char *pp = strstr(out, " B parameters)");
+  cr_assert(pp, "%s", out);
+  while (pp > out && pp[-1] != '(') pp--;
+  double b = strtod(pp, NULL);
+  cr_assert(fabs(b - 2800) < 0.01 * 2800, "%.2f B, published 2.8 T", b);
+  cr_assert(strstr(err, "69 Kimi Delta Attention layers") && strstr(err, "attn_res_block_size"), "%s", err);
+  cr_assert(strstr(out, "KV cache per token                              14976 bytes"), "%s", out);
+  cr_assert(strstr(out, "linear-attention states (1024 x 13.2 MiB)"), "%s", out);
+  cr_assert(strstr(out, "a token uses 16 of 896 routed experts in 92 of 93 layers"), "%s", out);
+  snprintf(args, sizeof args,
+           "run --model '%s' --gpu b200 --tp 8 --pp 2 --max-num-seqs 64 --max-model-len 32768 --profile none "
+           "--num-prompts 20 --request-rate 2 --random-input-len 2048 --random-output-len 64",
+           path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "Successful requests:                     20"), "%s", out);
+}
