@@ -19,5 +19,8 @@ int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m);
 /* layer_types: sliding-window layers and Gated DeltaNet linear-attention layers with their heads and state
  * dtype. m->layers and m->native_dtype must be set. */
 int cfg_hf_layer_types(const jx *j, const cJSON *o, model_cfg *m);
+/* DeepSeek-V4's compress_ratios and the keys that go with it (cfg_dsv4.c; cfg.h: dsv4); nothing without
+ * compress_ratios. m->layers, the heads and head_dim must be set; sets the MLA fields it is read into. */
+int cfg_hf_dsv4(const jx *j, const cJSON *o, model_cfg *m);
 
 #endif

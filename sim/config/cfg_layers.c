@@ -454,6 +454,7 @@ double cfg_model_dsa_cache_bytes(const model_cfg *m) {
 static int sparse_attention_from(const jx *j, const cJSON *o, model_cfg *m) {
   int rc;
   bool have = false;
+  if (m->dsv4) return SIM_OK; /* DeepSeek-V4's indexer serves its CSA layers only (cfg_dsv4.c) */
   if ((rc = hf_u32(j, o, "index_topk", false, &m->dsa_topk, &have)) || !have) return rc;
   if (!m->mla)
     return jx_fail(j, hf_get(o, "index_topk"), NULL, "index_topk",

@@ -195,3 +195,63 @@ Test(plan_models, kimi_k3_plans_and_runs) {
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
   cr_assert(strstr(out, "Successful requests:                     20"), "%s", out);
 }
+
+/* DeepSeek-V4 (compress_ratios: CSA layers of ratio 4 with an indexer, HCA of ratio 128, every layer a 128-token
+ * window; one shared KV head of 512). Parameters against the published figures (the DeepSeek-V4 technical report,
+ * arXiv 2606.19348: V4-Flash 284 B, V4-Pro 1.6 T, a figure of two digits, so within 2.5%; the MTP layer not
+ * counted). KV bytes per token by hand (BF16 cache, TP8: the shared KV vector is whole on every rank):
+ * Flash 21 CSA x (512 + 128 index key) x 2 B / 4 + 20 HCA x 512 x 2 B / 128 = 6,720 + 160 = 6,880 B (its 2
+ * ratio-0 layers hold only their window); Pro 30 CSA x 1,280 / 4 + 31 HCA x 1,024 / 128 = 9,600 + 248 = 9,848 B,
+ * so a 1,048,576-token sequence holds 9.62 GiB, the report's figure for V4-Pro at 1M tokens in BF16. The
+ * deepseek-ai and nvidia files hold FP4 experts (taken as FP4 weights) and fit 8 B200s; sgl-project's Pro in FP8
+ * does not (refused with the numbers). A Flash run serves 20 requests. */
+Test(plan_models, deepseek_v4_plans_and_runs) {
+  const char *models = tu_shared("models");
+  if (!models) cr_skip_test("../shared/models absent");
+  static const struct {
+    const char *name;
+    double published_b, tol;
+    const char *kv;
+    bool fits;
+  } v4[] = {
+      {"deepseek-ai--DeepSeek-V4-Flash", 284, 0.01, "6880 bytes", true},
+      {"nvidia--DeepSeek-V4-Flash-NVFP4", 284, 0.01, "6880 bytes", true},
+      {"sgl-project--DeepSeek-V4-Flash-FP8", 284, 0.01, "6880 bytes", true},
+      {"deepseek-ai--DeepSeek-V4-Pro", 1600, 0.025, "9848 bytes", true},
+      {"nvidia--DeepSeek-V4-Pro-NVFP4", 1600, 0.025, "9848 bytes", true},
+      {"sgl-project--DeepSeek-V4-Pro-FP8", 1600, 0.025, "9848 bytes", false},
+  };
+  static char out[1 << 16], err[1 << 14];
+  char path[1024], args[1400];
+  size_t ran = 0;
+  for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s.json", models, v4[i].name);
+    FILE *fp = fopen(path, "r");
+    if (!fp) continue;
+    fclose(fp);
+    ran++;
+    snprintf(args, sizeof args, "plan --model '%s' --gpu b200 --tp 8 --profile none", path);
+    int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
+    cr_assert_eq(rc, v4[i].fits ? 0 : 2, "%s: %s", args, err);
+    if (!v4[i].fits) cr_assert(strstr(err, "cannot start:") && strstr(err, "GiB per GPU exceed"), "%s", err);
+    cr_assert(strstr(err, "compress_ratios: DeepSeek-V4's compressed attention"), "%s", err);
+    const char *pp = strstr(out, " B parameters)");
+    cr_assert(pp, "%s", out);
+    while (pp > out && pp[-1] != '(') pp--;
+    double b = strtod(pp, NULL);
+    cr_assert(fabs(b - v4[i].published_b) < v4[i].tol * v4[i].published_b, "%s: %.2f B, published %.0f B",
+              v4[i].name, b, v4[i].published_b);
+    char kv[96];
+    snprintf(kv, sizeof kv, "KV cache per token                               %s", v4[i].kv);
+    cr_assert(strstr(out, kv), "%s: %s", v4[i].name, out);
+  }
+  if (!ran) cr_skip_test("no DeepSeek-V4 config in ../shared/models");
+  cr_assert(fabs(9848.0 * 1048576 / (1024.0 * 1024 * 1024) - 9.62) < 0.01); /* the report's 9.62 GiB */
+  snprintf(path, sizeof path, "%s/deepseek-ai--DeepSeek-V4-Flash.json", models);
+  snprintf(args, sizeof args,
+           "run --model '%s' --gpu b200 --tp 8 --max-num-seqs 64 --max-model-len 32768 --profile none "
+           "--num-prompts 20 --request-rate 2 --random-input-len 2048 --random-output-len 64",
+           path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "Successful requests:                     20"), "%s", out);
+}
