@@ -31,6 +31,25 @@ static model_cfg parse_model(const char *text, const char *name) {
   return m;
 }
 
+/* A replacement in a config written here: `from` (found in base) becomes `to`. */
+typedef struct edit {
+  const char *from, *to, *says;
+} edit;
+
+/* Each edit of base is refused, the message naming the file and saying what it says. */
+static void assert_refused(const char *base, const char *file, const edit *bad, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char js[2048];
+    const char *at = strstr(base, bad[i].from);
+    cr_assert(at, "%s", bad[i].from);
+    snprintf(js, sizeof js, "%.*s%s%s", (int)(at - base), base, bad[i].to, at + strlen(bad[i].from));
+    model_cfg m;
+    sim_err e = {0};
+    cr_assert_eq(cfg_model_parse(&m, js, file, &e), SIM_EINPUT, "%s", bad[i].to);
+    cr_assert(strstr(e.msg, file) && strstr(e.msg, bad[i].says), "%s", e.msg);
+  }
+}
+
 /* Parameters by hand:
  *   attention: wq_a 256 x 32 + wq_b 32 x 8 x 64 = 24,576; wkv 256 x 64 = 16,384; wo_a 8 x 64 x 32 = 16,384;
  *     wo_b 2 x 32 x 256 = 16,384: 73,728 a layer; norms 2 H + q_lora + (head_dim - rope) = 592
@@ -109,9 +128,7 @@ Test(arch_v4k3, deepseek_v4_cost_terms) {
 }
 
 Test(arch_v4k3, deepseek_v4_refusals) {
-  static const struct {
-    const char *from, *to, *says;
-  } bad[] = {
+  static const edit bad[] = {
       {"[0, 4, 128, 4, 128, 0]", "[0, 4, 128, 16, 128]", "a third ratio 16"},
       {"[0, 4, 128, 4, 128, 0]", "[4, 128]", "2 entries for 5 layers"},
       {"[0, 4, 128, 4, 128, 0]", "[0, 4, 128, 4, -1]", "expected a whole ratio"},
@@ -119,16 +136,7 @@ Test(arch_v4k3, deepseek_v4_refusals) {
       {"\"o_groups\": 2", "\"o_groups\": 3", "does not divide num_attention_heads"},
       {"\"qk_rope_head_dim\": 16", "\"qk_rope_head_dim\": 64", "is not below head_dim"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    char js[2048];
-    const char *at = strstr(V4_SMALL, bad[i].from);
-    cr_assert(at);
-    snprintf(js, sizeof js, "%.*s%s%s", (int)(at - V4_SMALL), V4_SMALL, bad[i].to, at + strlen(bad[i].from));
-    model_cfg m;
-    sim_err e = {0};
-    cr_assert_eq(cfg_model_parse(&m, js, "v4.json", &e), SIM_EINPUT, "%s", bad[i].to);
-    cr_assert(strstr(e.msg, "v4.json") && strstr(e.msg, bad[i].says), "%s", e.msg);
-  }
+  assert_refused(V4_SMALL, "v4.json", bad, sizeof bad / sizeof bad[0]);
 }
 
 /* ---- Kimi Delta Attention --------------------------------------------------------------------------------------
@@ -175,9 +183,7 @@ Test(arch_v4k3, kimi_delta_attention_config_and_sizes) {
 }
 
 Test(arch_v4k3, kimi_delta_attention_refusals) {
-  static const struct {
-    const char *from, *to, *says;
-  } bad[] = {
+  static const edit bad[] = {
       {"\"num_heads\": 4, ", "", "num_heads: missing required key"},
       {"[1, 2, 3]", "[1, 2, 5]", "expected layer numbers 1 to 4"},
       {"[1, 2, 3]", "[1, 2, 2]", "layer 2 is listed twice"},
@@ -186,14 +192,5 @@ Test(arch_v4k3, kimi_delta_attention_refusals) {
        "a model of only one kind of layer"},
       {"\"routed_expert_hidden_size\": 128", "\"routed_expert_hidden_size\": 512", "above hidden_size"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    char js[2048];
-    const char *at = strstr(KDA_SMALL, bad[i].from);
-    cr_assert(at);
-    snprintf(js, sizeof js, "%.*s%s%s", (int)(at - KDA_SMALL), KDA_SMALL, bad[i].to, at + strlen(bad[i].from));
-    model_cfg m;
-    sim_err e = {0};
-    cr_assert_eq(cfg_model_parse(&m, js, "k3.json", &e), SIM_EINPUT, "%s", bad[i].to);
-    cr_assert(strstr(e.msg, "k3.json") && strstr(e.msg, bad[i].says), "%s", e.msg);
-  }
+  assert_refused(KDA_SMALL, "k3.json", bad, sizeof bad / sizeof bad[0]);
 }
