@@ -244,6 +244,9 @@ Test(plan_models, deepseek_v4_plans_and_runs) {
     char kv[96];
     snprintf(kv, sizeof kv, "KV cache per token                               %s", v4[i].kv);
     cr_assert(strstr(out, kv), "%s: %s", v4[i].name, out);
+    /* every layer's window of 128 tokens for 1024 sequences, in whole blocks plus one: Flash 43 x 1024 x 144 x
+       1,024 B = 6.04 GiB */
+    if (i == 0) cr_assert(strstr(out, "sliding windows (max_num_seqs sequences)          6.0 GiB"), "%s", out);
   }
   if (!ran) cr_skip_test("no DeepSeek-V4 config in ../shared/models");
   cr_assert(fabs(9848.0 * 1048576 / (1024.0 * 1024 * 1024) - 9.62) < 0.01); /* the report's 9.62 GiB */
