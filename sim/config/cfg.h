@@ -35,7 +35,7 @@ typedef struct model_cfg {
   char name[64];          /* short name: file stem or the name given */
   char path[512];         /* where it was read from ("<embedded> configs/...") */
   char arch[64];          /* HF model_type, e.g. "llama", "qwen2" */
-  char unmodelled[512];   /* architecture features read but costed approximately (config/cfg_arch.h), "" = none:
+  char unmodelled[1024];   /* architecture features read but costed approximately (config/cfg_arch.h), "" = none:
                              printed as a warning by every command */
   uint32_t hidden;        /* hidden_size */
   uint32_t intermediate;  /* intermediate_size (each of gate and up) */
@@ -75,7 +75,15 @@ typedef struct model_cfg {
   uint8_t lin_mask[32];     /* bit i: layer i is linear attention (layers < 256) */
   uint32_t lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv; /* linear_num_key_heads, ..., kernel size */
   sim_dtype lin_state_dtype; /* the recurrent state's dtype: mamba_ssm_dtype, else the model's own */
-  bool attn_out_gate;       /* attn_output_gate: q_proj also emits a sigmoid gate per query element (Qwen3.5) */
+  bool attn_out_gate;       /* attn_output_gate: q_proj also emits a sigmoid gate per query element (Qwen3.5);
+                               Kimi-K3's mla_use_output_gate: a sigmoid gate of heads x v_head_dim from the hidden
+                               state before o_proj of its MLA layers */
+  /* Kimi Delta Attention (Kimi-Linear / Kimi-K3: text_config.linear_attn_config; kda = true): a gated delta rule
+     like Gated DeltaNet, read into the lin_* fields above (num_heads query, key and value heads of head_dim,
+     short_conv_kernel_size; kda_layers, 1-based, into lin_mask). What differs: the decay is per channel, from a
+     low-rank projection (H -> head_dim -> heads x head_dim, f_a/f_b) instead of GDN's per-head a, so
+     cfg_model_lin_layer_params adds that projection; state and convolution sizes are GDN's */
+  bool kda;
   /* Mamba-2 layers (Nemotron-H hybrid_override_pattern 'M', layers_block_type "mamba"; mamba = true): lin_mask
      and lin_layers mark them as for Gated DeltaNet (no KV cache, a fixed state per sequence), lin_conv is
      conv_kernel and lin_state_dtype the SSM state's (mamba_ssm_cache_dtype, else the model's). Per layer and
@@ -102,6 +110,17 @@ typedef struct model_cfg {
      of index_head_dim over its own FP8 key cache, one key per token and layer) scores every cached token and
      the MLA attention reads only the dsa_topk best of each query's context */
   uint32_t dsa_topk, dsa_heads, dsa_head_dim;
+  /* DeepSeek-V4 (compress_ratios; dsv4 = true; config/cfg_dsv4.c). Read as MLA whose latent is the one shared KV
+     head (kv_lora_rank = head_dim - qk_rope_dim, v_head_dim = head_dim, no kv_b), queries through q_lora_rank, the
+     output through a grouped low-rank projection (o_groups groups of heads -> o_lora_rank each, then all groups
+     -> hidden). Every layer attends to the last sliding_window tokens uncompressed; compress_ratios[i] says what
+     else: 0 nothing (sliding_mask), csa_ratio (4: CSA) one compressed entry per csa_ratio tokens of which each
+     query reads its csa_topk best (index_topk), chosen by an indexer (dsa_heads x dsa_head_dim, its own key per
+     compressed entry), hca_ratio (128: HCA) one entry per hca_ratio tokens, all read. hc_mult: hyper-connections
+     (the residual stream hc_mult copies wide) */
+  bool dsv4;
+  uint32_t o_lora_rank, o_groups, hc_mult, csa_topk, csa_ratio, hca_ratio, csa_layers, hca_layers;
+  uint8_t csa_mask[32], hca_mask[32]; /* bit i: layer i is CSA / HCA (layers < 256) */
   /* the checkpoint's own quantization (quantization_config.quant_method), the default weights when
      --quantization is not given, as vLLM loads it: fp8 -> DT_FP8, mxfp4 -> DT_INT4 (4-bit weights with a
      scale per 32: run weight-only on GPUs without FP4 tensor cores) */
@@ -437,6 +456,18 @@ uint32_t cfg_model_noffn_layers_in(const model_cfg *m, uint32_t first, uint32_t 
 static inline uint32_t cfg_model_blocks_in(const model_cfg *m, uint32_t first, uint32_t n) {
   return 2 * n - cfg_model_nomix_layers_in(m, first, n) - cfg_model_noffn_layers_in(m, first, n);
 }
+/* DeepSeek-V4's CSA and HCA layers among [first, first + n) (0 for other models). */
+uint32_t cfg_model_csa_layers_in(const model_cfg *m, uint32_t first, uint32_t n);
+uint32_t cfg_model_hca_layers_in(const model_cfg *m, uint32_t first, uint32_t n);
+/* DeepSeek-V4: the weights a compressed layer adds to its attention (the KV compressor; for CSA also the
+ * indexer and its own compressor), elements, for a layer of compression ratio `ratio`; and the hyper-connection
+ * mixing weights of one layer (0 without hc_mult). */
+double cfg_model_dsv4_layer_params(const model_cfg *m, uint32_t ratio);
+double cfg_model_hc_params(const model_cfg *m);
+/* DeepSeek-V4's cache bytes per token of a stage's compressed layers [first, first + n): each CSA layer's
+ * kv_layer_token (the shared KV vector in the KV dtype) plus its index key (index_head_dim in the same dtype) over
+ * csa_ratio, each HCA layer's kv_layer_token over hca_ratio; 0 for other models. Windows are not included. */
+double cfg_model_dsv4_token_bytes(const model_cfg *m, double kv_layer_token, uint32_t first, uint32_t n);
 /* Weight matrices of one MLP of intermediate I, in units of H x I: 3 (gate, up, down), 2 ungated. */
 static inline double cfg_model_mlp_mats(const model_cfg *m) { return m->mlp_ungated ? 2.0 : 3.0; }
 /* Dense-MLP layers (neither MoE nor without an FFN) in [first, first + n) whose width is class k's

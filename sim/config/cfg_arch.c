@@ -21,6 +21,11 @@ static int count_str(const cJSON *a, const char *s, bool sub) {
   return n;
 }
 
+/* Entries of array a; -1 when a is not an array. */
+static int count_num(const cJSON *a) {
+  return cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
+}
+
 static int count_chr(const char *s, char c) {
   int n = 0;
   for (; *s; s++) n += *s == c;
@@ -43,10 +48,14 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
   if (n > 0)
     note(m, "%d Gated DeltaNet layers: their recurrent-state kernels are costed from first principles (no measured "
             "table is read), and a prefix-cache hit is taken to restore their state with the KV", n);
-  if ((v = get(root, o, "linear_attn_config")) != NULL)
-    return jx_fail(j, v, NULL, "linear_attn_config",
-                   "linear-attention (Kimi Delta Attention) layers mixed with full attention: hybrid layers are not "
-                   "modelled yet");
+  const cJSON *kda = get(root, o, "linear_attn_config");
+  if (kda && (n = count_num(cJSON_GetObjectItemCaseSensitive(kda, "kda_layers"))) > 0)
+    note(m, "%d Kimi Delta Attention layers: read as Gated DeltaNet layers (the same recurrent state; the per-channel "
+            "decay's low-rank projection counted in the weights) and costed from first principles (the kernel "
+            "database has no KDA table for these engines), a prefix-cache hit taken to restore their state", n);
+  if ((v = get(root, o, "attn_res_block_size")) != NULL)
+    note(m, "attn_res_block_size: Kimi-K3's attention residuals (each block mixes earlier blocks' outputs) are not "
+            "costed (elementwise work beside the layers)");
   /* Nemotron-H / Nemotron-3 blocks (cfg_layers.c reads them, the mixture-of-experts blocks included) */
   int mamba = -1;
   if (cJSON_IsString(v = get(root, o, "hybrid_override_pattern")) ||
@@ -59,9 +68,14 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
             "database's mamba2_perf table is not read), and a prefix-cache hit is taken to restore their state "
             "with the KV", mamba);
   if (cJSON_IsArray(v = get(root, o, "compress_ratios")))
-    return jx_fail(j, v, NULL, "compress_ratios",
-                   "compressed attention (DeepSeek-V4's CSA/HCA layers: a KV cache compressed by layer) is not "
-                   "modelled yet");
+    note(m, "compress_ratios: DeepSeek-V4's compressed attention (CSA layers: one entry per 4 tokens and an indexer's "
+            "top-k; HCA: one per 128; every layer a 128-token window) is costed from first principles as MLA over "
+            "the entries each query reads (the kernel database's dsv4_* tables are not read); the compressors' "
+            "projections and the window's cache are counted; hc_mult hyper-connections (a residual stream %ld "
+            "wide) counted in the weights, their mixing not costed; num_hash_layers' hash routing costed as the "
+            "learned router; expert_dtype fp4: every weight taken as FP4 (one weight dtype per model: its FP8 "
+            "attention, about 2%% of the weights, under-counted)",
+         (long)(cJSON_IsNumber(get(root, o, "hc_mult")) ? get(root, o, "hc_mult")->valuedouble : 1));
   /* warned: read, with a cost servesim approximates */
   if ((v = get(root, o, "index_topk")) != NULL && cJSON_IsNumber(v))
     note(m, "index_topk %ld: DeepSeek sparse attention (an indexer picks the keys each query attends to): the "

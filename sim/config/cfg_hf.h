@@ -23,5 +23,11 @@ int cfg_hf_layer_types(const jx *j, const cJSON *o, model_cfg *m);
  * (none, or a width class). m->layers, m->hidden and m->q_heads must be set; sets m->kv_heads and m->intermediate
  * (the widest). Absent: nothing. */
 int cfg_hf_blocks(const jx *j, const cJSON *o, model_cfg *m);
+/* DeepSeek-V4's compress_ratios and the keys that go with it (cfg_dsv4.c; cfg.h: dsv4); nothing without
+ * compress_ratios. m->layers, the heads and head_dim must be set; sets the MLA fields it is read into. */
+int cfg_hf_dsv4(const jx *j, const cJSON *o, model_cfg *m);
+/* The parameter counts (params_total, params_embedding, params_lm_head, params_per_layer_linear) of a model whose
+ * keys are all read (doubles: exact below 2^53). */
+void cfg_model_params(model_cfg *m);
 
 #endif

@@ -38,6 +38,9 @@ static const struct {
     {"n_groups", 65536},                  {"conv_kernel", 1024},            {"chunk_size", 65536},
     {"moe_shared_expert_intermediate_size", 4194304}, {"moe_latent_size", 1048576},
     {"n_group", 65536},                   {"topk_group", 65536},
+    {"num_experts_per_token", 65536},     {"num_shared_experts", 65536},    {"routed_expert_hidden_size", 1048576},
+    {"num_heads", 65536},                 {"short_conv_kernel_size", 1024}, {"o_lora_rank", 65536},
+    {"o_groups", 65536},                  {"sliding_window", 1e8},          {"hc_mult", 64},
 };
 
 double cfg_hf_ceiling(const char *key) {
@@ -91,10 +94,12 @@ double cfg_model_lin_layer_params(const model_cfg *m) {
   }
   double H = m->hidden, kd = (double)m->lin_k_heads * m->lin_k_dim, vd = (double)m->lin_v_heads * m->lin_v_dim;
   double conv_ch = 2 * kd + vd;
-  return H * (2 * kd + 2 * vd + 2.0 * m->lin_v_heads) /* in_proj: q, k, v, z and b, a */
-         + vd * H                                     /* out_proj */
-         + conv_ch * m->lin_conv                      /* depthwise short convolution */
-         + 2.0 * m->lin_v_heads + m->lin_v_dim;       /* A_log, dt_bias, the gated RMSNorm */
+  double w = H * (2 * kd + 2 * vd + 2.0 * m->lin_v_heads) /* in_proj: q, k, v, z and b, a */
+             + vd * H                                     /* out_proj */
+             + conv_ch * m->lin_conv                      /* depthwise short convolution */
+             + 2.0 * m->lin_v_heads + m->lin_v_dim;       /* A_log, dt_bias, the gated RMSNorm */
+  if (m->kda) w += H * m->lin_k_dim + (double)m->lin_k_dim * kd; /* KDA's per-channel decay: f_a, f_b */
+  return w;
 }
 
 /* The recurrent state's dtype (Gated DeltaNet and Mamba-2 layers): mamba_ssm_cache_dtype (Nemotron-3's configs;
@@ -113,13 +118,55 @@ static int ssm_dtype_from(const jx *j, const cJSON *o, model_cfg *m) {
   return SIM_OK;
 }
 
-/* Gated DeltaNet layers (layer_types "linear_attention", Qwen3-Next / Qwen3.5): which layers, the heads and
- * the state's dtype. Other linear-attention kinds are refused by cfg_arch_check before this runs. */
+/* Kimi Delta Attention (Kimi-Linear, Kimi-K3: text_config.linear_attn_config; the field list of Moonshot's
+ * configuration_kimi_linear.py as the NeMo AutoModel kimi_k3 model and the K3 config read it): kda_layers and
+ * full_attn_layers (1-based layer numbers, together every layer once), num_heads x head_dim for queries, keys and
+ * values, short_conv_kernel_size. Mapped onto the Gated DeltaNet fields (cfg.h: kda). */
+static int kda_from(const jx *j, const cJSON *o, const cJSON *lac, model_cfg *m) {
+  int rc;
+  uint32_t heads = 0, dim = 0, conv = 0;
+  if (!cJSON_IsObject(lac)) return jx_fail(j, lac, NULL, "linear_attn_config", "expected an object");
+  if ((rc = hf_u32(j, lac, "num_heads", true, &heads, NULL)) || (rc = hf_u32(j, lac, "head_dim", true, &dim, NULL)) ||
+      (rc = hf_u32(j, lac, "short_conv_kernel_size", true, &conv, NULL)))
+    return rc;
+  static const char *const lists[2] = {"kda_layers", "full_attn_layers"};
+  uint8_t seen[32] = {0};
+  for (int l = 0; l < 2; l++) {
+    const cJSON *a = hf_get(lac, lists[l]);
+    if (!cJSON_IsArray(a)) return jx_fail(j, a, NULL, lists[l], "expected a list of 1-based layer numbers");
+    for (const cJSON *e = a->child; e; e = e->next) {
+      double x = cJSON_IsNumber(e) ? e->valuedouble : -1;
+      if (!(x >= 1 && x <= m->layers && x <= 256) || x != floor(x))
+        return jx_fail(j, a, NULL, lists[l], "expected layer numbers 1 to %u (at most 256)", m->layers);
+      uint32_t i = (uint32_t)x - 1;
+      if ((seen[i / 8] >> (i % 8)) & 1u)
+        return jx_fail(j, a, NULL, lists[l], "layer %u is listed twice", i + 1);
+      seen[i / 8] |= (uint8_t)(1u << (i % 8));
+      if (l == 0) m->lin_mask[i / 8] |= (uint8_t)(1u << (i % 8)), m->lin_layers++;
+    }
+  }
+  if (mask_in(m, seen, 0, m->layers) != m->layers)
+    return jx_fail(j, lac, NULL, "linear_attn_config", "kda_layers and full_attn_layers name %u of the %u layers",
+                   mask_in(m, seen, 0, m->layers), m->layers);
+  if (!m->lin_layers || m->lin_layers == m->layers)
+    return jx_fail(j, lac, NULL, "kda_layers", "%u of %u layers: a model of only one kind of layer is not modelled",
+                   m->lin_layers, m->layers);
+  m->kda = true;
+  m->lin_k_heads = m->lin_v_heads = heads, m->lin_k_dim = m->lin_v_dim = dim, m->lin_conv = conv;
+  return ssm_dtype_from(j, o, m);
+}
+
+/* Gated DeltaNet layers (layer_types "linear_attention", Qwen3-Next / Qwen3.5) or Kimi Delta Attention layers
+ * (kda_from): which layers, the heads and the state's dtype. Other linear-attention kinds are refused by
+ * cfg_arch_check before this runs. */
 static int linear_attention_from(const jx *j, const cJSON *o, model_cfg *m) {
   int rc;
   bool gate = false, have_gate = false;
   if ((rc = hf_bool(j, o, "attn_output_gate", &gate, &have_gate))) return rc;
+  if (!have_gate && (rc = hf_bool(j, o, "mla_use_output_gate", &gate, &have_gate))) return rc;
   m->attn_out_gate = have_gate && gate;
+  const cJSON *lac = hf_get(o, "linear_attn_config");
+  if (lac) return kda_from(j, o, lac, m);
   const cJSON *lt = hf_get(o, "layer_types");
   if (!cJSON_IsArray(lt)) return SIM_OK;
   uint32_t i = 0;
@@ -352,9 +399,11 @@ int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m) {
   if (!key) return SIM_OK;
   int rc;
   if ((rc = hf_u32(j, o, key, true, &m->experts, NULL))) return rc;
-  /* top-k: Gemma 4 names it top_k_experts */
-  const char *topk = hf_get(o, "num_experts_per_tok") || !hf_get(o, "top_k_experts") ? "num_experts_per_tok"
-                                                                                      : "top_k_experts";
+  /* top-k: Kimi-K3 spells it num_experts_per_token, Gemma 4 top_k_experts */
+  const char *topk = hf_get(o, "num_experts_per_tok")      ? "num_experts_per_tok"
+                     : hf_get(o, "num_experts_per_token") ? "num_experts_per_token"
+                     : hf_get(o, "top_k_experts")         ? "top_k_experts"
+                                                          : "num_experts_per_tok";
   if ((rc = hf_u32(j, o, topk, true, &m->experts_per_tok, NULL))) return rc;
   if (m->experts_per_tok > m->experts)
     return jx_fail(j, hf_get(o, topk), NULL, topk, "%u exceeds %s %u", m->experts_per_tok, key, m->experts);
@@ -371,9 +420,8 @@ int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m) {
    * shared_expert_intermediate_size; Llama-4 one of intermediate_size per MoE block */
   /* 0 = no shared expert (Qwen3-Coder-480B writes shared_expert_intermediate_size 0) */
   v = 0;
-  if ((have = hf_get(o, "n_shared_experts") != NULL) &&
-      (rc = jx_u32(j, o, NULL, "n_shared_experts", &v, 0, cfg_hf_ceiling("n_shared_experts"), 0)))
-    return rc;
+  const char *nsk = hf_get(o, "n_shared_experts") ? "n_shared_experts" : "num_shared_experts"; /* Kimi-K3's */
+  if ((have = hf_get(o, nsk) != NULL) && (rc = jx_u32(j, o, NULL, nsk, &v, 0, cfg_hf_ceiling(nsk), 0))) return rc;
   if (have) m->shared_inter = v * m->expert_inter;
   v = 0;
   if ((have = hf_get(o, "shared_expert_intermediate_size") != NULL) &&
@@ -413,6 +461,13 @@ int cfg_hf_moe(const jx *j, const cJSON *o, model_cfg *m) {
       m->mlp_only[m->n_mlp_only++] = (uint32_t)e->valuedouble;
     }
   m->moe_layers = cfg_model_moe_layers_in(m, 0, m->layers);
+  /* Kimi-K3's latent MoE (routed_expert_hidden_size: routed_expert_down_proj before the routed experts,
+     routed_expert_up_proj after, as Nemotron-3's moe_latent_size; the flashinfer K3 MoE API's token_hidden_size) */
+  if ((rc = hf_u32(j, o, "routed_expert_hidden_size", false, &v, &have))) return rc;
+  if (have && v < m->hidden) m->moe_latent = v;
+  else if (have && v > m->hidden)
+    return jx_fail(j, hf_get(o, "routed_expert_hidden_size"), NULL, "routed_expert_hidden_size",
+                   "%u is above hidden_size %u (a latent projects the hidden state down)", v, m->hidden);
   const cJSON *qc = hf_get(o, "quantization_config");
   m->fp8_block = cJSON_IsObject(qc) && cJSON_GetObjectItemCaseSensitive(qc, "weight_block_size") != NULL;
   return SIM_OK;
@@ -442,6 +497,7 @@ double cfg_model_dsa_cache_bytes(const model_cfg *m) {
 static int sparse_attention_from(const jx *j, const cJSON *o, model_cfg *m) {
   int rc;
   bool have = false;
+  if (m->dsv4) return SIM_OK; /* DeepSeek-V4's indexer serves its CSA layers only (cfg_dsv4.c) */
   if ((rc = hf_u32(j, o, "index_topk", false, &m->dsa_topk, &have)) || !have) return rc;
   if (!m->mla)
     return jx_fail(j, hf_get(o, "index_topk"), NULL, "index_topk",

@@ -354,6 +354,7 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
     m->head_dim = m->hidden / m->q_heads;
   }
 
+  if ((rc = cfg_hf_dsv4(j, o, m))) return rc; /* DeepSeek-V4: read as MLA (cfg.h) */
   if ((rc = cfg_hf_moe(j, o, m))) return rc;
   if (!have_inter && m->moe_layers < m->layers)
     return jx_fail(j, NULL, NULL, "intermediate_size", "missing required key (%u of %u layers are dense)",
@@ -361,34 +362,10 @@ static int model_from(const jx *j, const cJSON *o, model_cfg *m) {
   if (!have_inter) m->intermediate = m->expert_inter; /* no dense MLP is costed or held (every layer MoE) */
   if ((rc = cfg_hf_layer_types(j, o, m))) return rc; /* sliding-window and linear-attention layers */
   ckpt_quant_from(j->root, o, m);
+  const cJSON *ed = hf_get(o, "expert_dtype"); /* DeepSeek-V4: FP4 experts beside FP8 attention */
+  if (cJSON_IsString(ed) && !strcmp(ed->valuestring, "fp4")) m->ckpt_quant = true, m->ckpt_wdtype = DT_FP4;
 
-  /* parameter counts (doubles: exact below 2^53) */
-  double H = m->hidden, I = m->intermediate, hd = m->head_dim, qh = m->q_heads, kvh = m->kv_heads, V = m->vocab;
-  double attn = H * (qh + 2 * kvh) * hd + qh * hd * H + (m->attn_out_gate ? H * qh * hd : 0);
-  if (m->mla) { /* q (through the q_lora bottleneck or direct), the latent + RoPE key, kv_b, o */
-    double ql = m->q_lora_rank, kl = m->kv_lora_rank, nope = m->qk_nope_dim, rope = m->qk_rope_dim, v = m->v_head_dim;
-    double q = ql > 0 ? H * ql + ql * qh * (nope + rope) : H * qh * (nope + rope);
-    attn = q + H * (kl + rope) + kl * qh * (nope + v) + qh * v * H;
-  }
-  double mm = cfg_model_mlp_mats(m); /* 3 (gate, up, down); 2 for an ungated MLP */
-  m->params_per_layer_linear = attn + mm * H * I;
-  m->params_embedding = V * H;
-  m->params_lm_head = m->tied_embeddings ? 0 : V * H;
-  double per_layer_other = 2 * H + (m->qkv_bias ? (qh + 2 * kvh) * hd : 0); /* 2 RMSNorms, QKV biases */
-  if (m->mla) per_layer_other += (double)m->q_lora_rank + m->kv_lora_rank; /* q_a and kv_a norms */
-  double moe_block = cfg_model_moe_block_params(m); /* experts, shared experts, router, latent projections */
-  /* Nemotron-H's blocks: a layer without a mixer holds no attention, one without an FFN no MLP, each block one
-     RMSNorm (the others' layers two) */
-  double attns = (m->layers - m->lin_layers - m->nomix_layers) * attn;
-  if (cfg_model_typed_attn(m))
-    attns = (m->layers - m->lin_layers - m->nomix_layers - m->sliding_layers) * cfg_model_attn_kind_params(m, false) +
-            m->sliding_layers * cfg_model_attn_kind_params(m, true);
-  m->params_total = attns +
-                    m->lin_layers * cfg_model_lin_layer_params(m) +
-                    m->layers * (per_layer_other + cfg_model_dsa_params(m)) +
-                    cfg_model_dense_mlp_params(m) +
-                    (double)m->moe_layers * moe_block + m->params_embedding + m->params_lm_head + H; /* + final norm */
-  if (m->nomix_layers || m->noffn_layers) m->params_total -= H * (m->nomix_layers + m->noffn_layers);
+  cfg_model_params(m);
   return SIM_OK;
 }
 

@@ -59,6 +59,7 @@
 
 #include "config/engver.h"
 #include "hw/cost_decstep.h"
+#include "hw/cost_dsv4.h"
 #include "hw/cost_gemm.h"
 #include "hw/cost_linattn.h"
 #include "hw/cost_inplace.h"
@@ -101,23 +102,6 @@ static double kernels_ns(const cost_model *c, double kernels, double bytes) {
 
 /* ---- the T-dependent part ---------------------------------------------------------- */
 
-/* DeciLM's dense MLPs of several widths (model_cfg.ffn_classes): each class's GEMM at its own shard width times
- * its layers; the source and bound reported are the widest class's. */
-static double ffn_classes_ns(const cost_model *c, cost_op op, uint32_t T, cost_src *src, cost_bound *bound) {
-  const model_cfg *m = c->model;
-  uint32_t H = c->shard.k[SG_GATE_UP], widest = 0;
-  double ns = 0;
-  for (uint32_t k = 0; k < m->ffn_classes; k++) {
-    uint32_t inter = (m->ffn_class_inter[k] + c->shard.tp - 1) / c->shard.tp;
-    uint32_t n = op == OP_GEMM_GATEUP ? (m->mlp_ungated ? inter : 2 * inter) : H, kk = op == OP_GEMM_GATEUP ? H : inter;
-    cost_src s;
-    cost_bound b;
-    ns += cost__gemm_shape_eval(c, op, T, n, kk, false, &s, &b) * cfg_model_ffn_class_layers_in(m, k, 0, m->layers);
-    if (m->ffn_class_inter[k] >= widest) widest = m->ffn_class_inter[k], *src = s, *bound = b;
-  }
-  return ns;
-}
-
 static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_memo *r) {
   memset(r, 0, sizeof *r);
   double L = c->model->layers, Lm = c->model->moe_layers, Ll = c->model->lin_layers;
@@ -133,7 +117,7 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
     }
     bool ffn = op == OP_GEMM_GATEUP || op == OP_GEMM_DOWN; /* dense layers only */
     /* QKV, O: the attention layers */
-    double ns = ffn && c->model->ffn_classes ? ffn_classes_ns(c, (cost_op)op, T, &s, &b)
+    double ns = ffn && c->model->ffn_classes ? cost__ffn_classes_eval(c, (cost_op)op, T, &s, &b)
                                              : cost__gemm_eval(c, (cost_op)op, T, &s, &b) * (ffn ? L - Lm - Lnf : L - Ll - Lnm);
     r->op_ns[op] += ns;
     r->bound_ns[b] += ns;
@@ -149,6 +133,11 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
     r->op_ns[OP_GEMM_QKV] += (qb + kvb) * L;
     r->bound_ns[b] += qb * L;
     r->bound_ns[b2] += kvb * L;
+  }
+  if (c->model->dsv4) { /* DeepSeek-V4's compressors and indexer queries */
+    cost_bound b;
+    double ns = cost__dsv4_proj_ns(c, T, &b);
+    r->op_ns[OP_GEMM_QKV] += ns, r->bound_ns[b] += ns;
   }
   if (Ll > 0) { /* linear-attention layers' in_proj (q, k, v, gate, b, a) and out_proj */
     cost_src s;
@@ -385,15 +374,16 @@ static void linear_attention(cost_model *c, const batch_desc *b, double Ll, step
 /* Attention of the step: the decode call and every chunk, one varlen call
  * (the per-call floor paid once). */
 static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
-  double L = c->model->layers, Ls = c->model->sliding_layers, Ll = c->model->lin_layers;
-  double sum = 0, largest = 0, slide_dec = 0, slide_pre = 0;
+  const model_cfg *m = c->model;
+  double L = m->layers, Ls = m->sliding_layers, Ll = m->lin_layers, Lc = m->csa_layers, Lh = m->hca_layers;
+  double sum = 0, largest = 0, slide_dec = 0, slide_pre = 0, comp_dec = 0, comp_pre = 0; /* comp: V4's CSA, HCA */
   if (Ll > 0) linear_attention(c, b, Ll, out);
   uint32_t parts = 0;
   double part_ns[2] = {0, 0}; /* decode, prefill (per layer) */
   cost_bound part_b[2] = {BOUND_MEMORY, BOUND_COMPUTE};
   cost_src s;
   cost_bound bd;
-  bool dsa = c->model->dsa_topk > 0; /* sparse attention: the top-k keys of each query, and the indexer */
+  bool dsa = m->dsa_topk > 0; /* sparse attention: the top-k keys of each query, and the indexer */
   if (b->num_decode > 0) {
     uint64_t ctx = dsa ? cost__dsa_decode_ctx(c, b->num_decode, b->decode_ctx_tokens) : b->decode_ctx_tokens;
     double ns = cost__attn_decode_eval(c, b->num_decode, ctx, &s, &bd);
@@ -404,6 +394,13 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
     if (ns > largest) largest = ns;
     cost_src s2;
     if (Ls > 0) slide_dec = cost__attn_window_decode(c, b->num_decode, b->decode_ctx_tokens, &s2);
+    if (Lc + Lh > 0) { /* DeepSeek-V4: each compressed layer's window and entries; the CSA indexer */
+      uint64_t xc = cost__dsv4_decode_ctx(c, b->num_decode, b->decode_ctx_tokens, m->csa_ratio);
+      uint64_t xh = cost__dsv4_decode_ctx(c, b->num_decode, b->decode_ctx_tokens, m->hca_ratio);
+      comp_dec = (Lc ? cost__attn_decode_eval(c, b->num_decode, xc, &s2, &bd) * Lc : 0) +
+                 (Lh ? cost__attn_decode_eval(c, b->num_decode, xh, &s2, &bd) * Lh : 0);
+      add(out, OP_ATTN_DECODE, BOUND_MEMORY, cost__dsv4_index_decode(c, b->num_decode, b->decode_ctx_tokens) * Lc);
+    }
   }
   for (uint32_t i = 0; i < b->num_prefill; i++) {
     uint32_t ch = b->prefills[i].chunk_tokens, x = b->prefills[i].ctx_tokens;
@@ -419,6 +416,11 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
     if (ns > largest) largest = ns;
     cost_src s2;
     if (Ls > 0) slide_pre += cost__attn_window_prefill(c, ch, x, ns, &s2);
+    if (Lc + Lh > 0) {
+      comp_pre += ns * (Lc * cost__dsv4_prefill_share(c, ch, x, m->csa_ratio) +
+                        Lh * cost__dsv4_prefill_share(c, ch, x, m->hca_ratio));
+      add(out, OP_ATTN_PREFILL, BOUND_COMPUTE, cost__dsv4_index_prefill(c, ch, x) * Lc);
+    }
   }
   if (parts == 0) return;
   double f = sum > 0 ? 1.0 : 0, merged; /* the saving, shared in proportion (one call: none, sum / sum = 1) */
@@ -426,9 +428,9 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
     merged = sum - (parts - 1) * (c->mla_module ? c->mla_floor_ns : c->attn_floor_ns);
     f = (merged < largest ? largest : merged) / sum;
   }
-  double Lf = L - Ls - Ll - c->model->nomix_layers; /* full-attention layers (Nemotron-H: its '*' blocks) */
-  if (part_ns[0] > 0) add(out, OP_ATTN_DECODE, part_b[0], (part_ns[0] * Lf + slide_dec * Ls) * f);
-  if (part_ns[1] > 0) add(out, OP_ATTN_PREFILL, part_b[1], (part_ns[1] * Lf + slide_pre * Ls) * f);
+  double Lf = L - Ls - Ll - m->nomix_layers - Lc - Lh; /* full-attention layers (Nemotron-H: its '*' blocks) */
+  if (part_ns[0] > 0) add(out, OP_ATTN_DECODE, part_b[0], (part_ns[0] * Lf + slide_dec * Ls + comp_dec) * f);
+  if (part_ns[1] > 0) add(out, OP_ATTN_PREFILL, part_b[1], (part_ns[1] * Lf + slide_pre * Ls + comp_pre) * f);
 }
 
 /* Splits the step's GPU time into pipeline stages (one stage without PP), adds each stage's launch floor and

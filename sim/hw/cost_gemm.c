@@ -289,3 +289,20 @@ double cost__moe_eval(const cost_model *c, uint32_t T, uint32_t Tg, cost_src *sr
              cost__gemm_shape_eval(c, OP_GEMM_DOWN, T, s->hidden, s->moe_latent, false, &gs, &gb);
   return routed + router + shared + latent;
 }
+
+/* DeciLM's dense MLPs of several widths (model_cfg.ffn_classes): each class's GEMM at its own shard width times
+ * its layers; the source and bound reported are the widest class's. */
+double cost__ffn_classes_eval(const cost_model *c, cost_op op, uint32_t T, cost_src *src, cost_bound *bound) {
+  const model_cfg *m = c->model;
+  uint32_t H = c->shard.k[SG_GATE_UP], widest = 0;
+  double ns = 0;
+  for (uint32_t k = 0; k < m->ffn_classes; k++) {
+    uint32_t inter = (m->ffn_class_inter[k] + c->shard.tp - 1) / c->shard.tp;
+    uint32_t n = op == OP_GEMM_GATEUP ? (m->mlp_ungated ? inter : 2 * inter) : H, kk = op == OP_GEMM_GATEUP ? H : inter;
+    cost_src s;
+    cost_bound b;
+    ns += cost__gemm_shape_eval(c, op, T, n, kk, false, &s, &b) * cfg_model_ffn_class_layers_in(m, k, 0, m->layers);
+    if (m->ffn_class_inter[k] >= widest) widest = m->ffn_class_inter[k], *src = s, *bound = b;
+  }
+  return ns;
+}

@@ -12,6 +12,9 @@ double cost__gemm_shape_eval(const cost_model *c, cost_op op, uint32_t M, uint32
                              cost_src *src, cost_bound *bound);
 /* One call of a GEMM op (OP_GEMM_QKV .. OP_LM_HEAD) at M tokens, its shape from the model's shard. */
 double cost__gemm_eval(const cost_model *c, cost_op op, uint32_t M, cost_src *src, cost_bound *bound);
+/* DeciLM's dense MLPs of several widths (model_cfg.ffn_classes): the GATEUP or DOWN GEMMs of every class at its own
+ * shard width times its layers; *src and *bound are the widest class's. */
+double cost__ffn_classes_eval(const cost_model *c, cost_op op, uint32_t T, cost_src *src, cost_bound *bound);
 /* One MoE block of T tokens on one GPU, the routed experts seeing Tg tokens (T plus the other DP ranks'). */
 double cost__moe_eval(const cost_model *c, uint32_t T, uint32_t Tg, cost_src *src, cost_bound *bound);
 

@@ -125,6 +125,10 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
              (mlps + moe * experts) * wb + moe * H * s.experts * ab;
   if (m->qkv_bias) w += (layers - lin - nomix) * (double)s.n[SG_QKV] * ab;
   w += layers * cfg_model_dsa_params(m) * attn_b; /* a sparse-attention indexer, replicated on every rank */
+  if (m->dsv4) /* DeepSeek-V4: compressors and indexers (replicated), hyper-connection mixing, attention sinks */
+    w += (cfg_model_csa_layers_in(m, first_layer, layers) * cfg_model_dsv4_layer_params(m, m->csa_ratio) +
+          cfg_model_hca_layers_in(m, first_layer, layers) * cfg_model_dsv4_layer_params(m, m->hca_ratio)) * attn_b +
+         layers * (cfg_model_hc_params(m) + s.q_heads) * ab;
   double vocab_mats = (first ? 1.0 : 0.0) + (last ? 1.0 : 0.0);
   if (first && last && m->tied_embeddings) vocab_mats = 1.0;
   w += V * H * ab * vocab_mats;
@@ -167,11 +171,33 @@ double memplan_active_weight_bytes(const model_cfg *m, const deploy_cfg *d) {
   return memplan_weight_bytes(m, d) - idle * weight_elem_bytes(d->weight_dtype);
 }
 
+/* Cache bytes per token of the stage's layers [first, first + L) that keep one entry per token or per
+ * compression group (not the sliding-window, linear-attention or mixer-less ones): kv_layer_token each, DeepSeek-V4's
+ * compressed layers their share (cfg_model_dsv4_token_bytes); `extra` more layers of kv_layer_token (a draft head's). */
+static double stage_token_bytes(const model_cfg *m, double kv_layer_token, uint32_t first, uint32_t L,
+                                uint32_t extra) {
+  uint32_t full = L - cfg_model_sliding_layers_in(m, first, L) - cfg_model_lin_layers_in(m, first, L) -
+                  cfg_model_nomix_layers_in(m, first, L) - cfg_model_csa_layers_in(m, first, L) -
+                  cfg_model_hca_layers_in(m, first, L);
+  return (full + extra) * kv_layer_token + cfg_model_dsv4_token_bytes(m, kv_layer_token, first, L);
+}
+
+/* The windows of a stage's sliding-window layers (DeepSeek-V4: of every layer, compressed ones too), each
+ * sequence's rounded up to blocks plus one, for max_num_seqs sequences. */
+static double window_reserve(const model_cfg *m, const deploy_cfg *d, double kv_layer_token, uint32_t first,
+                             uint32_t L) {
+  uint32_t n = cfg_model_sliding_layers_in(m, first, L) + cfg_model_csa_layers_in(m, first, L) +
+               cfg_model_hca_layers_in(m, first, L);
+  double block = d->block_size;
+  return n ? d->max_num_seqs * (ceil(m->sliding_window / block) + 1.0) * block * kv_layer_token * n : 0;
+}
+
 double memplan_kv_bytes_per_token(const model_cfg *m, const deploy_cfg *d) {
   model_shard s;
   shard_init(&s, m, d->tp);
-  return (double)(m->layers - m->lin_layers - m->nomix_layers) * (shard_kv_elems(&s) * dtype_bytes(d->kv_dtype) +
-                                                cfg_model_dsa_cache_bytes(m));
+  double kv_layer_token = shard_kv_elems(&s) * dtype_bytes(d->kv_dtype) + cfg_model_dsa_cache_bytes(m);
+  if (m->dsv4) return stage_token_bytes(m, kv_layer_token, 0, m->layers, 0);
+  return (double)(m->layers - m->lin_layers - m->nomix_layers) * kv_layer_token;
 }
 
 double memplan_state_bytes_per_seq(const model_cfg *m, const deploy_cfg *d, uint32_t first_layer, uint32_t layers) {
@@ -292,16 +318,15 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
     /* sliding-window layers keep only their window per sequence (vLLM's hybrid KV cache): the pool is
        sized by the full-attention layers, and every sequence's window of the sliding ones (plus a block of
        slack) is set aside for max_num_seqs sequences */
-    uint32_t Lsl = cfg_model_sliding_layers_in(m, first_layer, L);
-    double win = Lsl ? d->max_num_seqs * (ceil((double)m->sliding_window / block) + 1.0) * block * kv_window_token * Lsl
-                     : 0;
+    double win = window_reserve(m, d, kv_window_token, first_layer, L);
     kv -= win;
-    uint32_t Llin = cfg_model_lin_layers_in(m, first_layer, L), slots;
+    uint32_t slots;
     double per_seq = memplan_state_bytes_per_seq(m, d, first_layer, L);
     double states = state_reserve(e, d, per_seq, kv, &slots);
     kv -= states;
-    uint32_t Lnm = cfg_model_nomix_layers_in(m, first_layer, L); /* Nemotron-H's MLP-only layers: no KV either */
-    double per_block = kv_layer_token * (L - Lsl - Llin - Lnm + Ldraft) * block;
+    /* Nemotron-H's MLP-only layers and the linear-attention ones hold no KV (stage_token_bytes); a draft head's
+       attention layer does */
+    double tok = stage_token_bytes(m, kv_layer_token, first_layer, L, (uint32_t)Ldraft), per_block = tok * block;
     double blocks = kv > 0 ? floor(kv / per_block) - 1.0 : -1.0;
     p->stage_layers[s] = L;
     p->stage_weights_bytes[s] = w;
@@ -316,7 +341,7 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
       p->weights_bytes = w;
       p->activation_bytes = act;
       p->kv_bytes = kv;
-      p->kv_bytes_per_token = kv_layer_token * (L - Lsl - Llin - Lnm + Ldraft);
+      p->kv_bytes_per_token = tok;
       p->draft_weights_bytes = dw, p->draft_kv_layers = (uint32_t)Ldraft;
       p->state_bytes_per_seq = per_seq;
       p->state_bytes = states;

@@ -1,6 +1,7 @@
 /* shard.c: per-GPU shapes under tensor parallelism (see shard.h). */
 #include "model/shard.h"
 
+#include <math.h>
 #include <string.h>
 
 static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -74,6 +75,14 @@ void shard_init_dp(model_shard *s, const model_cfg *m, uint32_t tp, uint32_t dp,
     if (!ql) s->n[SG_QKV] = m->kv_lora_rank + rope; /* the direct q projection is qb */
     s->kvb_n = hg * (nope + m->v_head_dim), s->kvb_k = m->kv_lora_rank;
     s->n[SG_O] = m->hidden, s->k[SG_O] = hg * m->v_head_dim;
+    if (m->attn_out_gate) s->n[SG_QKV] += hg * m->v_head_dim; /* Kimi-K3's gate: K = H, heads split over TP */
+    if (m->dsv4) { /* DeepSeek-V4: no kv_b; the grouped low-rank output (wo_a: hg x head_dim -> o_lora_rank in the
+                      rank's groups, wo_b: its groups' o_lora_rank -> H) as one GEMM of N = H and the same weights
+                      and flops: K = (hg head_dim o_lora + groups o_lora H) / H */
+      double groups = div_up(m->o_groups, t), ol = m->o_lora_rank;
+      s->kvb_n = 0;
+      s->k[SG_O] = (uint32_t)ceil(((double)hg * m->head_dim * ol + groups * ol * m->hidden) / m->hidden);
+    }
   }
 }
 

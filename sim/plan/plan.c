@@ -490,6 +490,8 @@ void plan_print(const plan_result *p, FILE *f) {
              m->state_bytes_per_seq / (1024.0 * 1024.0));
     fprintf(f, "  %-44s %8.1f GiB\n", st, m->state_bytes / GIB);
   }
+  if (m->window_bytes > 0) /* sliding-window layers' windows (DeepSeek-V4: every layer's), set aside first */
+    fprintf(f, "  %-44s %8.1f GiB\n", "sliding windows (max_num_seqs sequences)", m->window_bytes / GIB);
   fprintf(f, "  %-44s %8.1f GiB%s\n", "KV cache", m->kv_bytes / GIB, m->kv_bytes <= 0 ? "  (nothing left)" : "");
   fprintf(f, "  %-44s %8.0f bytes (%.1f KiB)\n", "KV cache per token", m->kv_bytes_per_token,
           m->kv_bytes_per_token / 1024);

@@ -274,3 +274,104 @@ Test(plan_models, gemma4_plans_and_runs) {
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
   cr_assert(strstr(out, "Successful requests:                     30"), "%s", out);
 }
+
+/* Kimi-K3 (text_config.linear_attn_config: 69 Kimi Delta Attention layers read as Gated DeltaNet ones, 24 MLA
+ * layers with an output gate; 896 experts top-16 spelled num_experts_per_token, 2 shared, a latent MoE at
+ * routed_expert_hidden_size 3584). Parameters within 1% of the published 2.8 T (NVIDIA NeMo AutoModel's Kimi K3
+ * page: "2.8T total / 104B activated"; by hand: 92 MoE layers x 896 experts x 3 x 3584 x 3072 = 2,720 B routed,
+ * the rest attention, shared experts and embeddings). Its 1.42 TB of MXFP4 weights do not fit 8 B200s at
+ * gpu_memory_utilization 0.92 (refused with the numbers); TP8 x PP2 plans, the plan describing stage 1 (layers
+ * 48-93: 13 MLA layers, 33 KDA). KV per token: 13 x (kv_lora_rank 512 + rope 64) x 2 B = 14,976 B (MLA's latent
+ * is whole on every rank). KDA state per sequence and layer with TP8: 12 heads x 128 x 128 x 2 B (bf16, the
+ * model's dtype) = 393,216 B, plus the convolution (4 - 1) x 3 x 12 x 128 x 2 B = 27,648 B: 420,864 B x 33 =
+ * 13.2 MiB. A run serves 20 requests. */
+Test(plan_models, kimi_k3_plans_and_runs) {
+  const char *f = tu_shared("models/moonshotai--Kimi-K3.json");
+  if (!f) cr_skip_test("../shared/models/moonshotai--Kimi-K3.json absent");
+  char path[1024], args[1400];
+  snprintf(path, sizeof path, "%s", f);
+  static char out[1 << 16], err[1 << 14];
+  snprintf(args, sizeof args, "plan --model '%s' --gpu b200 --tp 8 --profile none", path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 2, "%s", out);
+  cr_assert(strstr(err, "cannot start:") && strstr(err, "GiB per GPU exceed"), "%s", err);
+  snprintf(args, sizeof args, "plan --model '%s' --gpu b200 --tp 8 --pp 2 --profile none", path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  const char *pp = strstr(out, " B parameters)");
+  cr_assert(pp, "%s", out);
+  while (pp > out && pp[-1] != '(') pp--;
+  double b = strtod(pp, NULL);
+  cr_assert(fabs(b - 2800) < 0.01 * 2800, "%.2f B, published 2.8 T", b);
+  cr_assert(strstr(err, "69 Kimi Delta Attention layers") && strstr(err, "attn_res_block_size"), "%s", err);
+  cr_assert(strstr(out, "KV cache per token                              14976 bytes"), "%s", out);
+  cr_assert(strstr(out, "linear-attention states (1024 x 13.2 MiB)"), "%s", out);
+  cr_assert(strstr(out, "a token uses 16 of 896 routed experts in 92 of 93 layers"), "%s", out);
+  snprintf(args, sizeof args,
+           "run --model '%s' --gpu b200 --tp 8 --pp 2 --max-num-seqs 64 --max-model-len 32768 --profile none "
+           "--num-prompts 20 --request-rate 2 --random-input-len 2048 --random-output-len 64",
+           path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "Successful requests:                     20"), "%s", out);
+}
+
+/* DeepSeek-V4 (compress_ratios: CSA layers of ratio 4 with an indexer, HCA of ratio 128, every layer a 128-token
+ * window; one shared KV head of 512). Parameters against the published figures (the DeepSeek-V4 technical report,
+ * arXiv 2606.19348: V4-Flash 284 B, V4-Pro 1.6 T, a figure of two digits, so within 2.5%; the MTP layer not
+ * counted). KV bytes per token by hand (BF16 cache, TP8: the shared KV vector is whole on every rank):
+ * Flash 21 CSA x (512 + 128 index key) x 2 B / 4 + 20 HCA x 512 x 2 B / 128 = 6,720 + 160 = 6,880 B (its 2
+ * ratio-0 layers hold only their window); Pro 30 CSA x 1,280 / 4 + 31 HCA x 1,024 / 128 = 9,600 + 248 = 9,848 B,
+ * so a 1,048,576-token sequence holds 9.62 GiB, the report's figure for V4-Pro at 1M tokens in BF16. The
+ * deepseek-ai and nvidia files hold FP4 experts (taken as FP4 weights) and fit 8 B200s; sgl-project's Pro in FP8
+ * does not (refused with the numbers). A Flash run serves 20 requests. */
+Test(plan_models, deepseek_v4_plans_and_runs) {
+  const char *models = tu_shared("models");
+  if (!models) cr_skip_test("../shared/models absent");
+  static const struct {
+    const char *name;
+    double published_b, tol;
+    const char *kv;
+    bool fits;
+  } v4[] = {
+      {"deepseek-ai--DeepSeek-V4-Flash", 284, 0.01, "6880 bytes", true},
+      {"nvidia--DeepSeek-V4-Flash-NVFP4", 284, 0.01, "6880 bytes", true},
+      {"sgl-project--DeepSeek-V4-Flash-FP8", 284, 0.01, "6880 bytes", true},
+      {"deepseek-ai--DeepSeek-V4-Pro", 1600, 0.025, "9848 bytes", true},
+      {"nvidia--DeepSeek-V4-Pro-NVFP4", 1600, 0.025, "9848 bytes", true},
+      {"sgl-project--DeepSeek-V4-Pro-FP8", 1600, 0.025, "9848 bytes", false},
+  };
+  static char out[1 << 16], err[1 << 14];
+  char path[1024], args[1400];
+  size_t ran = 0;
+  for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s.json", models, v4[i].name);
+    FILE *fp = fopen(path, "r");
+    if (!fp) continue;
+    fclose(fp);
+    ran++;
+    snprintf(args, sizeof args, "plan --model '%s' --gpu b200 --tp 8 --profile none", path);
+    int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
+    cr_assert_eq(rc, v4[i].fits ? 0 : 2, "%s: %s", args, err);
+    if (!v4[i].fits) cr_assert(strstr(err, "cannot start:") && strstr(err, "GiB per GPU exceed"), "%s", err);
+    cr_assert(strstr(err, "compress_ratios: DeepSeek-V4's compressed attention"), "%s", err);
+    const char *pp = strstr(out, " B parameters)");
+    cr_assert(pp, "%s", out);
+    while (pp > out && pp[-1] != '(') pp--;
+    double b = strtod(pp, NULL);
+    cr_assert(fabs(b - v4[i].published_b) < v4[i].tol * v4[i].published_b, "%s: %.2f B, published %.0f B",
+              v4[i].name, b, v4[i].published_b);
+    char kv[96];
+    snprintf(kv, sizeof kv, "KV cache per token                               %s", v4[i].kv);
+    cr_assert(strstr(out, kv), "%s: %s", v4[i].name, out);
+    /* every layer's window of 128 tokens for 1024 sequences, in whole blocks plus one: Flash 43 x 1024 x 144 x
+       1,024 B = 6.04 GiB */
+    if (i == 0) cr_assert(strstr(out, "sliding windows (max_num_seqs sequences)          6.0 GiB"), "%s", out);
+  }
+  if (!ran) cr_skip_test("no DeepSeek-V4 config in ../shared/models");
+  cr_assert(fabs(9848.0 * 1048576 / (1024.0 * 1024 * 1024) - 9.62) < 0.01); /* the report's 9.62 GiB */
+  snprintf(path, sizeof path, "%s/deepseek-ai--DeepSeek-V4-Flash.json", models);
+  snprintf(args, sizeof args,
+           "run --model '%s' --gpu b200 --tp 8 --max-num-seqs 64 --max-model-len 32768 --profile none "
+           "--num-prompts 20 --request-rate 2 --random-input-len 2048 --random-output-len 64",
+           path);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "Successful requests:                     20"), "%s", out);
+}
