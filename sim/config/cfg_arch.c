@@ -97,11 +97,26 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
     note(m, "sparse_attention_config: block-sparse attention (an index picks the key blocks each query reads, MiniMax-M3) "
             "is costed as full attention over the whole context (an upper bound on long contexts), and the index keys "
             "are not in the memory plan");
+  if ((v = get(root, o, "attention_chunk_size")) != NULL && cJSON_IsNumber(v) && v->valuedouble > 0 &&
+      !(cJSON_IsNumber(get(root, o, "sliding_window")) &&
+        v->valuedouble == get(root, o, "sliding_window")->valuedouble)) /* MiMo's is its window: read as such */
+    note(m, "attention_chunk_size %ld: chunked local attention (layers that attend within %ld-token chunks, "
+            "Llama-4's) is held and costed as full attention (an upper bound on long contexts)",
+         (long)v->valuedouble, (long)v->valuedouble);
+  if (((v = get(root, o, "index_topk_freq")) != NULL && cJSON_IsNumber(v) && v->valuedouble > 1))
+    note(m, "index_topk_freq %ld: the sparse-attention indexer's top-k is shared by %ld layers (indexer_types "
+            "\"shared\"): the indexer is costed in every layer (an upper bound)",
+         (long)v->valuedouble, (long)v->valuedouble);
   const cJSON *vh = get(root, o, "v_head_dim"), *hd = get(root, o, "head_dim");
   if (!get(root, o, "kv_lora_rank") && cJSON_IsNumber(vh) && cJSON_IsNumber(hd) && vh->valuedouble != hd->valuedouble)
     note(m, "v_head_dim %ld: values narrower than keys (head_dim %ld) are costed and cached at head_dim (the KV cache "
             "per token is over by %.0f%%)",
          (long)vh->valuedouble, (long)hd->valuedouble,
          100.0 * (hd->valuedouble - vh->valuedouble) / (hd->valuedouble + vh->valuedouble));
+  char unread[512];
+  size_t nu = cfg_arch_unread(o, unread, sizeof unread);
+  if (nu)
+    note(m, "%zu key%s not read (servesim does not know what %s to memory or cost): %s", nu, nu > 1 ? "s" : "",
+         nu > 1 ? "they do" : "it does", unread);
   return SIM_OK;
 }

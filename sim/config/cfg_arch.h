@@ -15,4 +15,11 @@
  * (jx_fail, naming the key) for a feature servesim cannot represent; else fills m->unmodelled (may stay ""). */
 int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m);
 
+/* True when servesim reads the config.json key (or warns about it by name) or knows it does not change memory or
+ * a step's cost (cfg_keys.c). */
+bool cfg_arch_key_known(const char *key);
+/* The keys of o that are set (not null, false, 0, "" or empty) and not known, comma-separated into out (cut with
+ * " and N more" when cap is short); returns their number. */
+size_t cfg_arch_unread(const cJSON *o, char *out, size_t cap);
+
 #endif

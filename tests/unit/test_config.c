@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config/cfg.h"
+#include "config/cfg_arch.h"
 #include "config/cfg_hf.h"
 #include "core/embed.h"
 #include "testutil.h"
@@ -1320,4 +1321,40 @@ Test(config, layer_kinds_with_their_own_heads) {
                     "\"vocab_size\": 1000, \"max_position_embeddings\": 4096}";
   cr_assert_eq(cfg_model_parse(&m, bad, "b.json", &e), SIM_EINPUT);
   assert_msg_has(&e, "swa_num_key_value_heads");
+}
+
+/* Keys servesim does not read are named, never silently ignored: a set key that is neither read nor known not to
+ * change memory or cost is listed in the warning; one set to nothing (null, false, 0, "", empty) is not, nor are
+ * the keys it reads or knows (token ids, RoPE constants, the router's numerics); the specific warnings of
+ * chunked local attention and of a shared indexer name their keys. */
+Test(config, unread_keys_are_named) {
+  const char *base = "\"model_type\": \"x\", \"hidden_size\": 64, \"intermediate_size\": 128, \"num_hidden_layers\": 4, "
+                     "\"num_attention_heads\": 4, \"vocab_size\": 100, \"max_position_embeddings\": 128, "
+                     "\"rope_theta\": 10000, \"bos_token_id\": 1, \"scoring_func\": \"sigmoid\"";
+  char js[1024];
+  model_cfg m;
+  sim_err e = {0};
+  snprintf(js, sizeof js, "{%s, \"frobnicate_layers\": 3, \"quux\": [1], \"off_a\": 0, \"off_b\": null, "
+           "\"off_c\": false, \"off_d\": \"\", \"off_e\": []}", base);
+  cr_assert_eq(cfg_model_parse(&m, js, "k.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert(strstr(m.unmodelled, "2 keys not read") && strstr(m.unmodelled, "frobnicate_layers, quux"), "%s",
+            m.unmodelled);
+  cr_assert_null(strstr(m.unmodelled, "off_"), "%s", m.unmodelled);
+  cr_assert_null(strstr(m.unmodelled, "rope_theta"), "%s", m.unmodelled);
+  snprintf(js, sizeof js, "{%s}", base);
+  cr_assert_eq(cfg_model_parse(&m, js, "k.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert_str_eq(m.unmodelled, "");
+  /* many unknown keys: cut, with the count of the rest */
+  char many[2048];
+  int len = snprintf(many, sizeof many, "{%s", base);
+  for (int i = 0; i < 60; i++) len += snprintf(many + len, sizeof many - (size_t)len, ", \"unknown_key_%02d\": 1", i);
+  snprintf(many + len, sizeof many - (size_t)len, "}");
+  cr_assert_eq(cfg_model_parse(&m, many, "k.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert(strstr(m.unmodelled, "60 keys not read") && strstr(m.unmodelled, "more"), "%s", m.unmodelled);
+  snprintf(js, sizeof js, "{%s, \"attention_chunk_size\": 8192, \"index_topk_freq\": 4}", base);
+  cr_assert_eq(cfg_model_parse(&m, js, "k.json", &e), SIM_OK, "%s", e.msg);
+  cr_assert(strstr(m.unmodelled, "attention_chunk_size 8192") && strstr(m.unmodelled, "index_topk_freq 4"), "%s",
+            m.unmodelled);
+  cr_assert(cfg_arch_key_known("num_experts_per_token") && cfg_arch_key_known("rope_scaling"));
+  cr_assert_not(cfg_arch_key_known("frobnicate_layers"));
 }
