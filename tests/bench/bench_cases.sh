@@ -19,33 +19,10 @@ cd "$(dirname "$0")/../.."
 base_rev=${1:-613a1d2}
 rounds=${2:-7}
 command -v python3 >/dev/null 2>&1 || { echo "bench_cases: python3 is needed to draw Vidur's arrivals" >&2; exit 2; }
-cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DSERVESIM_TESTS=OFF >/dev/null
-cmake --build build-bench -j"$(nproc)" --target servesim >/dev/null
+. tests/bench/pair_lib.sh
 dir=$(mktemp -d /tmp/servesim_cases_XXXXXX)
-wt=""
-trap 'if [ -n "$wt" ]; then git worktree remove --force "$wt" >/dev/null 2>&1 || true; rm -rf "$wt"; fi; rm -rf "$dir"' EXIT
-if [ -n "${BASE_BIN:-}" ]; then
-  old=$BASE_BIN
-else
-  wt=$(mktemp -d /tmp/servesim_base_XXXXXX)
-  git worktree add -q --detach "$wt" "$base_rev"
-  cmake -S "$wt" -B "$wt/build" -DCMAKE_BUILD_TYPE=Release -DSERVESIM_TESTS=OFF >/dev/null
-  cmake --build "$wt/build" -j"$(nproc)" --target servesim >/dev/null
-  old=$wt/build/servesim
-fi
-new=build-bench/servesim
-rt=""
-[ "${RT:-0}" = 1 ] && rt="chrt -f 50"
-timer='
-import os, resource, shutil, sys, time
-argv = sys.argv[1:]
-path = shutil.which(argv[0]) or argv[0]
-null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]
-t = time.perf_counter()
-pid = os.posix_spawn(path, argv, os.environ, file_actions=null)
-os.waitpid(pid, 0)
-t = time.perf_counter() - t
-print("%.4f %d" % (t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))'
+trap 'pair_cleanup; rm -rf "$dir"' EXIT
+pair_setup "$base_rev"
 
 # trace NAME N QPS IN OUT
 trace() {
@@ -65,13 +42,8 @@ trace a 1000 6 1024 256
 trace b 20000 6 1024 256
 trace c 20000 12 512 128
 
-tmp="$dir/time"
-# one measurement: "wall_s peak_kib" of BIN ARGS, the clock read in the process that forks it (python3's
-# perf_counter around posix_spawn and wait)
-measure() {
-  # shellcheck disable=SC2086
-  $rt python3 -c "$timer" "$@"
-}
+# one measurement: "wall_s peak_kib" of BIN ARGS
+measure() { pair_time ru_maxrss "$@"; }
 med() { cut -d' ' -f"$2" "$1" | sort -n | sed -n "$(( (rounds + 1) / 2 ))p"; }
 echo "servesim Poisson cases ($(uname -m), $(nproc) cores, $(date -u +%Y-%m-%d)): $rounds rounds, baseline $base_rev vs $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes')${rt:+, under $rt}"
 for c in a b c; do

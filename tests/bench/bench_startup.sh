@@ -15,48 +15,14 @@ set -eu
 cd "$(dirname "$0")/../.."
 base_rev=${1:-613a1d2}
 rounds=${2:-15}
-cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DSERVESIM_TESTS=OFF >/dev/null
-cmake --build build-bench -j"$(nproc)" --target servesim >/dev/null
-wt=""
-trap 'if [ -n "$wt" ]; then git worktree remove --force "$wt" >/dev/null 2>&1 || true; rm -rf "$wt"; fi' EXIT
-if [ -n "${BASE_BIN:-}" ]; then
-  old=$BASE_BIN
-else
-  wt=$(mktemp -d /tmp/servesim_base_XXXXXX)
-  git worktree add -q --detach "$wt" "$base_rev"
-  cmake -S "$wt" -B "$wt/build" -DCMAKE_BUILD_TYPE=Release -DSERVESIM_TESTS=OFF >/dev/null
-  cmake --build "$wt/build" -j"$(nproc)" --target servesim >/dev/null
-  old=$wt/build/servesim
-fi
-new=build-bench/servesim
+command -v python3 >/dev/null 2>&1 || { echo "bench_startup: python3 is needed for the clock (tests/bench/pair_lib.sh)" >&2; exit 2; }
+. tests/bench/pair_lib.sh
+trap pair_cleanup EXIT
+pair_setup "$base_rev"
 tmp=$(mktemp)
-rt=""
-[ "${RT:-0}" = 1 ] && rt="chrt -f 50"
-timer='
-import os, resource, shutil, sys, time
-argv = sys.argv[1:]
-path = shutil.which(argv[0]) or argv[0]
-null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]
-t = time.perf_counter()
-pid = os.posix_spawn(path, argv, os.environ, file_actions=null)
-os.waitpid(pid, 0)
-t = time.perf_counter() - t
-print("%.4f %d" % (t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt))'
-# one measurement: "wall_s minor_page_faults" of BIN ARGS (run from the repository root, so both binaries read
-# the same configs/ tree). The clock is read in the process that forks the command (python3's perf_counter around
-# posix_spawn and wait), so the shell's own forks stay out of it; without python3, date(1) around /usr/bin/time.
-measure() {
-  if command -v python3 >/dev/null 2>&1; then
-    # shellcheck disable=SC2086
-    $rt python3 -c "$timer" "$@"
-    return
-  fi
-  t0=$(date +%s%N)
-  # shellcheck disable=SC2086
-  $rt /usr/bin/time -f "%R" -o "$tmp" "$@" >/dev/null 2>&1
-  t1=$(date +%s%N)
-  echo "$(awk "BEGIN{printf \"%.4f\", ($t1 - $t0) / 1e9}") $(cat "$tmp")"
-}
+# one measurement: "wall_s minor_faults" of BIN ARGS (run from the repository root, so both binaries read the same
+# configs/ tree)
+measure() { pair_time ru_minflt "$@"; }
 echo "servesim start-up benchmark ($(uname -m), $(nproc) cores, $(date -u +%Y-%m-%d)): $rounds rounds, baseline $base_rev vs $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes')${rt:+, under $rt}"
 for what in run run0 plan; do
   extra=""

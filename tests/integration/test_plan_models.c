@@ -43,6 +43,23 @@ static bool actionable_refusal(const char *err, const char *model_path) {
   return strstr(err, model_path) && (strstr(err, "not modelled yet") || strstr(err, "not read yet"));
 }
 
+/* path <- models/name.json; true when that file exists. */
+static bool shared_model(const char *models, const char *name, char *path, size_t cap) {
+  snprintf(path, cap, "%s/%s.json", models, name);
+  FILE *fp = fopen(path, "r");
+  if (fp) fclose(fp);
+  return fp != NULL;
+}
+
+/* The parameter count `plan` prints, "(X B parameters)", in billions; asserts it is within tol of published. */
+static void assert_params_b(const char *out, const char *name, double published_b, double tol) {
+  const char *pp = strstr(out, " B parameters)");
+  cr_assert(pp, "%s", out);
+  while (pp > out && pp[-1] != '(') pp--;
+  double b = strtod(pp, NULL);
+  cr_assert(fabs(b - published_b) < tol * published_b, "%s: %.2f B, published %.1f B", name, b, published_b);
+}
+
 Test(plan_models, every_shared_model_plans_or_refuses_with_reason, .timeout = 900) {
   const char *models = tu_shared("models");
   if (!models) cr_skip_test("../shared/models absent");
@@ -131,21 +148,13 @@ Test(plan_models, nemotron3_moe_plans_and_runs) {
   char path[1024], args[1400];
   size_t ran = 0;
   for (size_t i = 0; i < sizeof n3 / sizeof n3[0]; i++) {
-    snprintf(path, sizeof path, "%s/%s.json", models, n3[i].name);
-    FILE *fp = fopen(path, "r");
-    if (!fp) continue;
-    fclose(fp);
+    if (!shared_model(models, n3[i].name, path, sizeof path)) continue;
     ran++;
     snprintf(args, sizeof args,
              "plan --model '%s' --gpu b200 --tp 8 --max-num-seqs 16 --max-model-len 16384 --profile none", path);
     cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s: %s", args, err);
     cr_assert(strstr(out, "Memory per GPU") && strstr(out, "a mixture of experts: a token uses"), "%s", out);
-    const char *pp = strstr(out, " B parameters)");
-    cr_assert(pp, "%s", out);
-    while (pp > out && pp[-1] != '(') pp--;
-    double b = strtod(pp, NULL);
-    cr_assert(fabs(b - n3[i].published_b) < 0.01 * n3[i].published_b, "%s: %.2f B, published %.1f B", n3[i].name, b,
-              n3[i].published_b);
+    assert_params_b(out, n3[i].name, n3[i].published_b, 0.01);
   }
   if (!ran) cr_skip_test("no Nemotron-3 config in ../shared/models");
   snprintf(path, sizeof path, "%s/nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json", models);
@@ -179,20 +188,12 @@ Test(plan_models, per_layer_lists_plan) {
   char path[1024], args[1400];
   size_t ran = 0;
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-    snprintf(path, sizeof path, "%s/%s.json", models, v[i].name);
-    FILE *fp = fopen(path, "r");
-    if (!fp) continue;
-    fclose(fp);
+    if (!shared_model(models, v[i].name, path, sizeof path)) continue;
     ran++;
     snprintf(args, sizeof args, "plan --model '%s' --gpu b200 --tp 8 --profile none", path);
     cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s: %s", args, err);
     cr_assert(strstr(out, v[i].moe_line), "%s", out);
-    const char *pp = strstr(out, " B parameters)");
-    cr_assert(pp, "%s", out);
-    while (pp > out && pp[-1] != '(') pp--;
-    double b = strtod(pp, NULL);
-    cr_assert(fabs(b - v[i].published_b) < 0.01 * v[i].published_b, "%s: %.2f B, published %.0f B", v[i].name, b,
-              v[i].published_b);
+    assert_params_b(out, v[i].name, v[i].published_b, 0.01);
     if (i == 0) {
       cr_assert(strstr(out, "KV cache per token                               6912 bytes"), "%s", out);
       cr_assert(strstr(err, "v_head_dim 128"), "the narrower values are named: %s", err);
@@ -251,10 +252,7 @@ Test(plan_models, gemma4_plans_and_runs) {
   char path[1024], args[1400];
   size_t ran = 0;
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-    snprintf(path, sizeof path, "%s/%s.json", models, v[i].name);
-    FILE *fp = fopen(path, "r");
-    if (!fp) continue;
-    fclose(fp);
+    if (!shared_model(models, v[i].name, path, sizeof path)) continue;
     ran++;
     snprintf(args, sizeof args, "plan --model '%s' --gpu b200 --tp 2 --max-num-seqs 64 --profile none", path);
     cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s: %s", args, err);
@@ -296,11 +294,7 @@ Test(plan_models, kimi_k3_plans_and_runs) {
   cr_assert(strstr(err, "cannot start:") && strstr(err, "GiB per GPU exceed"), "%s", err);
   snprintf(args, sizeof args, "plan --model '%s' --gpu b200 --tp 8 --pp 2 --profile none", path);
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
-  const char *pp = strstr(out, " B parameters)");
-  cr_assert(pp, "%s", out);
-  while (pp > out && pp[-1] != '(') pp--;
-  double b = strtod(pp, NULL);
-  cr_assert(fabs(b - 2800) < 0.01 * 2800, "%.2f B, published 2.8 T", b);
+  assert_params_b(out, "Kimi-K3", 2800, 0.01);
   cr_assert(strstr(err, "69 Kimi Delta Attention layers") && strstr(err, "attn_res_block_size"), "%s", err);
   cr_assert(strstr(out, "KV cache per token                              14976 bytes"), "%s", out);
   cr_assert(strstr(out, "linear-attention states (1024 x 13.2 MiB)"), "%s", out);
@@ -342,22 +336,14 @@ Test(plan_models, deepseek_v4_plans_and_runs) {
   char path[1024], args[1400];
   size_t ran = 0;
   for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++) {
-    snprintf(path, sizeof path, "%s/%s.json", models, v4[i].name);
-    FILE *fp = fopen(path, "r");
-    if (!fp) continue;
-    fclose(fp);
+    if (!shared_model(models, v4[i].name, path, sizeof path)) continue;
     ran++;
     snprintf(args, sizeof args, "plan --model '%s' --gpu b200 --tp 8 --profile none", path);
     int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
     cr_assert_eq(rc, v4[i].fits ? 0 : 2, "%s: %s", args, err);
     if (!v4[i].fits) cr_assert(strstr(err, "cannot start:") && strstr(err, "GiB per GPU exceed"), "%s", err);
     cr_assert(strstr(err, "compress_ratios: DeepSeek-V4's compressed attention"), "%s", err);
-    const char *pp = strstr(out, " B parameters)");
-    cr_assert(pp, "%s", out);
-    while (pp > out && pp[-1] != '(') pp--;
-    double b = strtod(pp, NULL);
-    cr_assert(fabs(b - v4[i].published_b) < v4[i].tol * v4[i].published_b, "%s: %.2f B, published %.0f B",
-              v4[i].name, b, v4[i].published_b);
+    assert_params_b(out, v4[i].name, v4[i].published_b, v4[i].tol);
     char kv[96];
     snprintf(kv, sizeof kv, "KV cache per token                               %s", v4[i].kv);
     cr_assert(strstr(out, kv), "%s: %s", v4[i].name, out);
