@@ -16,10 +16,24 @@ void cluster__touch(cluster *c, uint32_t ri) {
   uint32_t w = sched_num_waiting(&rep->s);
   c->n_waiting = c->n_waiting - rep->waiting_seen + w;
   rep->waiting_seen = w;
-  router_view v = {rep->failed, rep->outstanding, c->cfg.router == ROUTE_LEAST_KV ? kv_usage(rep->s.kv) : 0.0};
+  router_view v = {rep->failed || rep->state != REP_READY, rep->outstanding, c->cfg.router == ROUTE_LEAST_KV ? kv_usage(rep->s.kv) : 0.0};
   uint32_t at;
   router *rt = cluster__router_of(c, ri, &at);
   router_update(rt, at, v);
+}
+
+void cluster__replica_off(cluster *c, uint32_t ri, sim_ns now) {
+  replica *rep = &c->reps[ri];
+  SIM_ASSERT(rep->state != REP_OFF && rep->outstanding == 0);
+  c->so.held_replica_s += (double)(now - rep->held_since) / 1e9;
+  if (rep->state == REP_DRAINING) c->so.serving_replica_s += (double)(now - rep->ready_since) / 1e9;
+  rep->state = REP_OFF;
+  cluster__touch(c, ri);
+}
+
+/* A draining replica that holds nothing more is off. */
+static void drained(cluster *c, uint32_t ri, sim_ns now) {
+  if (c->reps[ri].state == REP_DRAINING && c->reps[ri].outstanding == 0) cluster__replica_off(c, ri, now);
 }
 
 void cluster__free_slot(cluster *c, uint32_t idx) {
@@ -97,6 +111,7 @@ static sched_step *schedule_one(cluster *c, uint32_t ri, sim_ns now) {
     SIM_ASSERT(rep->outstanding > 0);
     rep->outstanding--;
     cluster__touch(c, ri);
+    drained(c, ri, now);
     cluster__close(c, idx, now);
     cluster__release_slot(c, now);
     if (rep->s.q_len) return NULL; /* release_slot may have started this replica */
@@ -304,6 +319,7 @@ void cluster__finished(cluster *c, uint32_t ri, uint32_t idx, sim_ns now) {
   SIM_ASSERT(rep->outstanding > 0);
   rep->outstanding--;
   cluster__touch(c, ri);
+  drained(c, ri, now);
   c->m.finished++;
   cluster__close(c, idx, now);
   cluster__release_slot(c, now);
@@ -477,7 +493,10 @@ void cluster__on_sample(cluster *c, sim_ns now) {
     row.running += sched_num_running(&rep->s);
     row.waiting += sched_num_waiting(&rep->s);
     row.preemptions += rep->s.preemptions;
-    if (rep->failed) continue;
+    if (rep->state == REP_STARTING) row.replicas_starting++;
+    if (rep->state == REP_DRAINING) row.replicas_draining++;
+    if (rep->failed || rep->state == REP_OFF || rep->state == REP_STARTING) continue;
+    if (rep->state == REP_READY) row.replicas_ready++;
     double u = kv_usage(rep->s.kv);
     kv_sum += u;
     if (u > kv_max) kv_max = u;
