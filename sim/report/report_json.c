@@ -401,6 +401,7 @@ int report_json_cmp(const run_result *r, const run_result *baseline, const whati
   if (r->iv.on) intervals_section(x, r);
   bottleneck_section(x, r);
   if (baseline && cmp) comparison(x, baseline, r, cmp);
+  report_scale_json(r, x);
   whatif_report wr = r->whatif;
   if (wr.count) {
     jw_arr(x, "what_if");
