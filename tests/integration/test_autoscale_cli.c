@@ -25,12 +25,6 @@ static const char *tmp(const char *name) {
   return b;
 }
 
-static double json_num(const char *text, const char *key) {
-  char pat[96];
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char *p = strstr(text, pat);
-  return p ? strtod(p + strlen(pat), NULL) : NAN;
-}
 
 Test(autoscale_cli, traffic_step_scales_up_and_reports) {
   const char *j1 = tmp("a1.json"), *j2 = tmp("a2.json"), *ts = tmp("a.csv");
@@ -44,12 +38,12 @@ Test(autoscale_cli, traffic_step_scales_up_and_reports) {
   size_t n;
   char *a = tu_slurp(j1, &n);
   cr_assert(a && strstr(a, "\"autoscale\":"), "no servesim.autoscale");
-  cr_assert_gt(json_num(a, "starts"), 0, "the step started replicas");
-  double peak = json_num(a, "peak_replicas_holding_gpus");
+  cr_assert_gt(tu_json_num(a, "starts"), 0, "the step started replicas");
+  double peak = tu_json_num(a, "peak_replicas_holding_gpus");
   cr_assert(peak > 1 && peak <= 6, "peak %g", peak);
-  double gh = json_num(a, "gpu_hours"), usd = json_num(a, "cost_usd"), price = json_num(a, "usd_per_gpu_hour");
+  double gh = tu_json_num(a, "gpu_hours"), usd = tu_json_num(a, "cost_usd"), price = tu_json_num(a, "usd_per_gpu_hour");
   cr_assert(gh > 0 && fabs(usd - gh * price) < 1e-6 * usd + 1e-9, "cost %g = %g GPU-h x %g", usd, gh, price);
-  cr_assert_eq(json_num(a, "rejected"), 0, "nothing lost");
+  cr_assert_eq(tu_json_num(a, "rejected"), 0, "nothing lost");
   char *t = tu_slurp(ts, &n);
   cr_assert(t && strstr(t, ",replicas_ready,replicas_starting,replicas_draining\n"), "time-series header");
   cr_assert(strstr(t, ",1,1,0\n") || strstr(t, ",1,2,0\n") || strstr(t, ",1,3,0\n") || strstr(t, ",1,4,0\n") ||
@@ -71,13 +65,13 @@ Test(autoscale_cli, fixed_fleet_costs_its_size) {
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
   size_t n;
   char *a = tu_slurp(j, &n);
-  cr_assert_eq(json_num(a, "starts"), 0);
-  cr_assert_eq(json_num(a, "drains"), 0);
-  cr_assert_eq(json_num(a, "peak_replicas_holding_gpus"), 3);
+  cr_assert_eq(tu_json_num(a, "starts"), 0);
+  cr_assert_eq(tu_json_num(a, "drains"), 0);
+  cr_assert_eq(tu_json_num(a, "peak_replicas_holding_gpus"), 3);
   /* 3 replicas x 4 GPUs for the whole run (to its last event: the benchmark duration here) */
-  double held = json_num(a, "replica_hours_held"), dur = json_num(a, "duration");
+  double held = tu_json_num(a, "replica_hours_held"), dur = tu_json_num(a, "duration");
   cr_assert(fabs(held - 3 * dur / 3600) < 1e-3 * held, "held %g h over %g s", held, dur);
-  cr_assert(fabs(json_num(a, "gpu_hours") - 4 * held) < 1e-9 + 1e-9 * held);
+  cr_assert(fabs(tu_json_num(a, "gpu_hours") - 4 * held) < 1e-9 + 1e-9 * held);
   free(a);
 }
 

@@ -43,6 +43,20 @@ static void world_free(world *w) {
   free(w);
 }
 
+/* A fresh world and a cluster config of 8 slots under the policy `spec`, `initial` replicas warm. */
+static world *scaled_world(cluster_cfg *cc, route_policy rp, const char *spec, uint32_t initial) {
+  world *w = calloc(1, sizeof *w);
+  world_new(w);
+  base_cfg(cc, 8);
+  cc->router = rp;
+  cc->scale.on = true;
+  autoscale_cfg_init(&cc->scale.policy);
+  sim_err err = {0, ""};
+  cr_assert_eq(autoscale_parse(&cc->scale.policy, spec, "test", &err), 0, "%s", err.msg);
+  cc->scale.initial = initial;
+  return w;
+}
+
 static void check_conserved(const cluster *c, int round) {
   size_t fin = 0;
   for (size_t i = 0; i < c->n_reqs; i++) {
@@ -139,17 +153,10 @@ Test(cluster_scale, random_runs_lose_and_duplicate_nothing) {
 /* A burst at t = 0 on one warm replica: the policy (queue per replica, target 2) starts more at t = 1 s; with a
  * 5-s cold start they serve from 6 s, and not a request before. */
 Test(cluster_scale, nothing_served_before_the_cold_start_ends) {
-  world *w = calloc(1, sizeof *w);
-  world_new(w);
   cluster_cfg cc;
-  base_cfg(&cc, 8);
-  cc.router = ROUTE_LEAST_OUTSTANDING;
+  world *w = scaled_world(&cc, ROUTE_LEAST_OUTSTANDING, "metric=waiting,target=2,min=1,max=4,interval=1", 1);
   cc.sched.max_num_seqs = 4; /* a queue builds on the one replica */
-  cc.scale.on = true;
-  autoscale_cfg_init(&cc.scale.policy);
   sim_err err = {0, ""};
-  cr_assert_eq(autoscale_parse(&cc.scale.policy, "metric=waiting,target=2,min=1,max=4,interval=1", "test", &err), 0);
-  cc.scale.initial = 1;
   cc.scale.cold_start_ns = 5 * SIM_NS_PER_S;
   for (uint32_t i = 0; i < 200; i++) trace_push(&w->tr, (sim_ns)i * 50 * SIM_NS_PER_MS, 1000, 200, 0, NULL, 0);
   cr_assert((w->c = cluster_new(&cc, &w->tr, w->cost, &err)), "%s", err.msg);
@@ -178,17 +185,9 @@ Test(cluster_scale, nothing_served_before_the_cold_start_ends) {
 /* Four warm replicas, a burst, then nothing: the policy drains down to min 1. Each drained replica finishes
  * what it held (no request moves) and receives nothing after its drain began. */
 Test(cluster_scale, drained_replicas_finish_their_requests) {
-  world *w = calloc(1, sizeof *w);
-  world_new(w);
   cluster_cfg cc;
-  base_cfg(&cc, 8);
-  cc.router = ROUTE_ROUND_ROBIN;
-  cc.scale.on = true;
-  autoscale_cfg_init(&cc.scale.policy);
+  world *w = scaled_world(&cc, ROUTE_ROUND_ROBIN, "metric=running,target=8,min=1,max=4,interval=0.5,down_window=0", 4);
   sim_err err = {0, ""};
-  cr_assert_eq(autoscale_parse(&cc.scale.policy, "metric=running,target=8,min=1,max=4,interval=0.5,down_window=0",
-                               "test", &err), 0);
-  cc.scale.initial = 4;
   for (uint32_t i = 0; i < 40; i++) trace_push(&w->tr, 0, 500, 400 + 20 * i, 0, NULL, 0);
   trace_push(&w->tr, 60 * SIM_NS_PER_S, 100, 10, 0, NULL, 0); /* after the drains */
   cr_assert((w->c = cluster_new(&cc, &w->tr, w->cost, &err)), "%s", err.msg);
