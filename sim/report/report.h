@@ -32,6 +32,7 @@ void report_text(const run_result *r, double wall_s, bool verbose, FILE *f);
  * the JSON, the time series' replica columns (a header suffix and each row's). */
 void report_scale_text(const run_result *r, FILE *f);
 void report_scale_json(const run_result *r, jw *x);
+void report_scale_html(const run_result *r, FILE *f); /* a chart of the replicas serving, starting, draining */
 const char *report_scale_csv_head(const run_result *r);
 void report_scale_csv_row(const run_result *r, const ts_row *t, FILE *f);
 

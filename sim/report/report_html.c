@@ -3,6 +3,7 @@
  * Well-formed XML throughout: every element closed, text escaped, only
  * numeric character references. No dates, so identical inputs give
  * identical files. */
+#include "report/report.h"
 #include "report/report_html.h"
 #include "runner/whatif.h"
 
@@ -288,6 +289,7 @@ static void timelines(FILE *f, const run_result *r, const run_result *base) {
     svg_chart_end(&sc);
   }
   fputs("</div>\n", f);
+  report_scale_html(r, f);
   free(a);
   free(b);
 }

@@ -2,9 +2,11 @@
  * time-series CSV's extra columns (runner/scaling.h: what each figure is). Nothing is written for a run without
  * --autoscale, so those outputs stay as they were. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/report.h"
+#include "report/svg.h"
 
 void report_scale_text(const run_result *r, FILE *f) {
   const run_scale *s = &r->scale;
@@ -107,4 +109,38 @@ const char *report_scale_csv_head(const run_result *r) {
 
 void report_scale_csv_row(const run_result *r, const ts_row *t, FILE *f) {
   if (r->scale.on) fprintf(f, ",%u,%u,%u", t->replicas_ready, t->replicas_starting, t->replicas_draining);
+}
+
+/* The replicas serving, starting and draining over the run, at most 600 points (bucket maxima). */
+enum { SCALE_POINTS = 600 };
+void report_scale_html(const run_result *r, FILE *f) {
+  const metrics_rec *m = &r->m;
+  if (!r->scale.on || m->n_ts < 2) return;
+  double *t = sim_malloc(4 * SCALE_POINTS * sizeof *t), *y[3] = {t + SCALE_POINTS, t + 2 * SCALE_POINTS, t + 3 * SCALE_POINTS};
+  size_t k = (m->n_ts + SCALE_POINTS - 1) / SCALE_POINTS, n = 0;
+  double hi = 1;
+  for (size_t i = 0; i < m->n_ts && n < SCALE_POINTS; i += k, n++) {
+    t[n] = (double)m->ts[i].t_ns / 1e9;
+    y[0][n] = y[1][n] = y[2][n] = 0;
+    for (size_t j = i; j < i + k && j < m->n_ts; j++) {
+      const ts_row *q = &m->ts[j];
+      y[0][n] = fmax(y[0][n], q->replicas_ready);
+      y[1][n] = fmax(y[1][n], q->replicas_starting);
+      y[2][n] = fmax(y[2][n], q->replicas_draining);
+    }
+    hi = fmax(hi, y[0][n] + y[1][n] + y[2][n]);
+  }
+  double lo = 0, x0 = 0, x1 = t[n - 1];
+  svg_nice_range(&lo, &hi, false);
+  svg_nice_range(&x0, &x1, false);
+  static const char *const names[3] = {"serving", "starting (cold start)", "draining"};
+  fputs("<div class=\"row\">\n", f);
+  svg_chart c;
+  svg_chart_begin_legend(&c, f, 374, 250, "Replicas (autoscaled)", (svg_axis){x0, x1, false, "time (s)"},
+                         (svg_axis){lo, hi, false, "replicas"}, 3);
+  for (int s = 2; s >= 0; s--) svg_line(&c, t, y[s], n, svg_color(s), s ? 1.2 : 1.6, NULL);
+  for (int s = 0; s < 3; s++) svg_legend(&c, svg_color(s), names[s], NULL);
+  svg_chart_end(&c);
+  fputs("</div>\n", f);
+  free(t);
 }

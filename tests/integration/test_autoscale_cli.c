@@ -27,10 +27,10 @@ static const char *tmp(const char *name) {
 
 
 Test(autoscale_cli, traffic_step_scales_up_and_reports) {
-  const char *j1 = tmp("a1.json"), *j2 = tmp("a2.json"), *ts = tmp("a.csv");
+  const char *j1 = tmp("a1.json"), *j2 = tmp("a2.json"), *ts = tmp("a.csv"), *html = tmp("a.html");
   char args[1024];
   snprintf(args, sizeof args, STEP "--autoscale metric=num_requests_waiting,target=4,min=1,max=6,pod_start=10 "
-           "--goodput ttft:2000 --json %s --timeseries %s --force", j1, ts);
+           "--goodput ttft:2000 --json %s --timeseries %s --report %s --force", j1, ts, html);
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
   cr_assert(strstr(out, "Autoscaling: metric=num_requests_waiting,target=4,min=1,max=6"), "%s", out);
   cr_assert(strstr(out, "cold start") && strstr(out, "pod start 10.0 s"), "%s", out);
@@ -49,6 +49,9 @@ Test(autoscale_cli, traffic_step_scales_up_and_reports) {
   cr_assert(strstr(t, ",1,1,0\n") || strstr(t, ",1,2,0\n") || strstr(t, ",1,3,0\n") || strstr(t, ",1,4,0\n") ||
                 strstr(t, ",1,5,0\n"),
             "a row with replicas starting");
+  char *h = tu_slurp(html, &n);
+  cr_assert(h && strstr(h, "Replicas (autoscaled)") && strstr(h, "starting (cold start)"), "the HTML timeline");
+  free(h);
   /* the same inputs, the same bytes */
   snprintf(args, sizeof args, STEP "--autoscale metric=num_requests_waiting,target=4,min=1,max=6,pod_start=10 "
            "--goodput ttft:2000 --json %s --force -q", j2);
