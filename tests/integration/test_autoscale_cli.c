@@ -96,6 +96,9 @@ Test(autoscale_cli, scenario_key) {
   snprintf(args, sizeof args, "run --scenario %s", sc);
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
   cr_assert(strstr(out, "Autoscaling: metric=num_requests_running,target=20,min=1,max=3"), "%s", out);
+  snprintf(args, sizeof args, "serve --scenario %s", sc); /* refused before it listens */
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 2);
+  cr_assert(strstr(err, "`servesim serve` runs a fixed fleet"), "%s", err);
   const char *bad = tu_tmpfile(".json", "{\"name\": \"as\",\n \"autoscale\": \"metric=running,max=3\"}\n");
   snprintf(args, sizeof args, "run --scenario %s", bad);
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 2);
