@@ -204,6 +204,7 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
   }
   if (r->deploy.disagg && (rc = setup_disagg(r, &cc, err))) return rc;
   if ((rc = scaling_setup(sc, &r->engine, &r->gpu, &r->deploy, &r->plan, &cc, &r->res.scale, err))) return rc;
+  if (r->res.scale.on) r->deploy.replicas = r->res.scale.initial; /* the echoes: the fleet at t = 0 */
   if (!(r->sim = cluster_new(&cc, &r->tr, r->cost, err))) return err->code;
   trace_drop_reqs(&r->tr); /* the requests hold what the rows said (ten million rows: 305 MiB) */
   r->prepared = true;
