@@ -12,6 +12,7 @@ void autoscale_cfg_init(autoscale_cfg *c) {
   c->min = 1;
   c->max = 0;
   c->interval_s = 15;
+  c->window_s = 60;
   c->tolerance = 0.1;
   c->up_window_s = 0;
   c->down_window_s = 300;
@@ -21,7 +22,10 @@ void autoscale_cfg_init(autoscale_cfg *c) {
 }
 
 static const char *const METRIC_NAMES[AS_METRIC_COUNT] = {"vllm:num_requests_waiting", "vllm:num_requests_running",
-                                                          "vllm:kv_cache_usage_perc"};
+                                                          "vllm:kv_cache_usage_perc",
+                                                          "p90 of vllm:time_to_first_token_seconds"};
+static const char *const METRIC_KEYS[AS_METRIC_COUNT] = {"num_requests_waiting", "num_requests_running",
+                                                         "kv_cache_usage_perc", "ttft_p90"};
 
 const char *autoscale_metric_name(as_metric m) { return m < AS_METRIC_COUNT ? METRIC_NAMES[m] : "?"; }
 
@@ -30,6 +34,7 @@ static bool metric_parse(const char *v, as_metric *m) {
   if (!strcmp(v, "num_requests_waiting") || !strcmp(v, "waiting")) *m = AS_WAITING;
   else if (!strcmp(v, "num_requests_running") || !strcmp(v, "running")) *m = AS_RUNNING;
   else if (!strcmp(v, "kv_cache_usage_perc") || !strcmp(v, "gpu_cache_usage_perc") || !strcmp(v, "kv")) *m = AS_KV_USAGE;
+  else if (!strcmp(v, "ttft_p90") || !strcmp(v, "time_to_first_token_seconds")) *m = AS_TTFT_P90;
   else return false;
   return true;
 }
@@ -62,7 +67,7 @@ static int set_key(autoscale_cfg *c, const char *k, const char *v, const char *w
   if (!strcmp(k, "metric")) {
     if (!metric_parse(v, &c->metric))
       return sim_errf(err, SIM_EINPUT, "%s: unknown metric '%s' (num_requests_waiting, num_requests_running, "
-                      "kv_cache_usage_perc)", what, v);
+                      "kv_cache_usage_perc, ttft_p90)", what, v);
     return SIM_OK;
   }
   if (!strcmp(k, "target")) return num(what, k, v, 1e-9, 1e9, &c->target, err);
@@ -76,6 +81,7 @@ static int set_key(autoscale_cfg *c, const char *k, const char *v, const char *w
   if (!strcmp(k, "max")) return count(what, k, v, &c->max, err);
   if (!strcmp(k, "initial")) return count(what, k, v, &c->initial, err);
   if (!strcmp(k, "interval")) return num(what, k, v, 0.001, 86400, &c->interval_s, err);
+  if (!strcmp(k, "window")) return num(what, k, v, 0.001, 86400, &c->window_s, err);
   if (!strcmp(k, "tolerance")) return num(what, k, v, 0, 10, &c->tolerance, err);
   if (!strcmp(k, "up_window")) return num(what, k, v, 0, 3600, &c->up_window_s, err);
   if (!strcmp(k, "down_window")) return num(what, k, v, 0, 3600, &c->down_window_s, err);
@@ -89,7 +95,7 @@ static int set_key(autoscale_cfg *c, const char *k, const char *v, const char *w
     c->up_limit = !strcmp(v, "on");
     return SIM_OK;
   }
-  return sim_errf(err, SIM_EINPUT, "%s: unknown key '%s' (fixed, metric, target, min, max, initial, interval, tolerance, "
+  return sim_errf(err, SIM_EINPUT, "%s: unknown key '%s' (fixed, metric, target, min, max, initial, interval, window, tolerance, "
                   "up_window, down_window, up_limit, pod_start, load_from, warmup, instance)", what, k);
 }
 
@@ -125,8 +131,14 @@ void autoscale_describe(const autoscale_cfg *c, char *buf, size_t n) {
     snprintf(buf, n, "fixed=%u", c->max);
     return;
   }
+  if (c->metric == AS_TTFT_P90) {
+    snprintf(buf, n, "metric=ttft_p90,target=%g,window=%g,min=%u,max=%u,interval=%g,tolerance=%g,up_window=%g,"
+             "down_window=%g,up_limit=%s", c->target, c->window_s, c->min, c->max, c->interval_s, c->tolerance,
+             c->up_window_s, c->down_window_s, c->up_limit ? "on" : "off");
+    return;
+  }
   snprintf(buf, n, "metric=%s,target=%g,min=%u,max=%u,interval=%g,tolerance=%g,up_window=%g,down_window=%g,up_limit=%s",
-           METRIC_NAMES[c->metric] + 5, c->target, c->min, c->max, c->interval_s, c->tolerance, c->up_window_s,
+           METRIC_KEYS[c->metric], c->target, c->min, c->max, c->interval_s, c->tolerance, c->up_window_s,
            c->down_window_s, c->up_limit ? "on" : "off");
 }
 

@@ -7,13 +7,16 @@
 
 #include "core/common.h"
 
-typedef enum as_metric { AS_WAITING = 0, AS_RUNNING, AS_KV_USAGE, AS_METRIC_COUNT } as_metric;
+typedef enum as_metric { AS_WAITING = 0, AS_RUNNING, AS_KV_USAGE, AS_TTFT_P90, AS_METRIC_COUNT } as_metric;
 
 typedef struct autoscale_cfg {
   bool on;
   bool fixed;             /* fixed=N: a fleet of N replicas for the same accounting (min = max = initial = N) */
   as_metric metric;
-  double target;          /* the metric's target per replica (requests, or a KV fraction in (0, 1]) */
+  double target;          /* the metric's target per replica (requests, or a KV fraction in (0, 1]); for
+                             ttft_p90 the fleet's p90 TTFT in seconds */
+  double window_s;        /* ttft_p90: the first tokens of the last window_s seconds (Prometheus' rate() range),
+                             default 60 */
   uint32_t min, max;      /* replicas, 1 <= min <= max */
   uint32_t initial;       /* replicas at t = 0 (0: the deployment's --replicas, clamped to [min, max]) */
   double interval_s;      /* decision period, default 15 (HPA sync period) */

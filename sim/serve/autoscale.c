@@ -29,6 +29,13 @@ uint32_t autoscale_raw(const autoscale_cfg *c, uint32_t ready, uint32_t starting
   return n;
 }
 
+uint32_t autoscale_raw_fleet(const autoscale_cfg *c, uint32_t ready, uint32_t starting, double value) {
+  uint32_t current = ready + starting;
+  if (isnan(value)) return current;
+  double ratio = value / c->target;
+  return within(c, ratio) ? current : (uint32_t)ceil(ratio * ready - 1e-9);
+}
+
 void autoscaler_init(autoscaler *a, const autoscale_cfg *cfg) {
   memset(a, 0, sizeof *a);
   a->cfg = *cfg;
@@ -42,7 +49,8 @@ void autoscaler_deinit(autoscaler *a) {
 
 uint32_t autoscaler_decide(autoscaler *a, sim_ns now, uint32_t ready, uint32_t starting, double sum) {
   const autoscale_cfg *c = &a->cfg;
-  uint32_t current = ready + starting, raw = autoscale_raw(c, ready, starting, sum);
+  uint32_t current = ready + starting;
+  uint32_t raw = c->metric == AS_TTFT_P90 ? autoscale_raw_fleet(c, ready, starting, sum) : autoscale_raw(c, ready, starting, sum);
   /* forget what every window has left behind (the rate limit looks back UP_PERIOD_NS) */
   double keep_s = fmax(fmax(c->up_window_s, c->down_window_s), (double)UP_PERIOD_NS / 1e9);
   sim_ns keep = sim_s_to_ns(keep_s), drop = 0;

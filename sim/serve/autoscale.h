@@ -24,7 +24,11 @@
  * KEDA's cooldownPeriod only governs scaling to zero, which servesim does not model (min >= 1).
  * Metrics (vLLM's Prometheus names, vllm/v1/metrics/loggers.py): vllm:num_requests_waiting and
  * vllm:num_requests_running (requests per replica), vllm:kv_cache_usage_perc (a fraction in [0, 1] per replica;
- * vllm:gpu_cache_usage_perc is its former name).
+ * vllm:gpu_cache_usage_perc is its former name); and one fleet-wide value, the p90 of the TTFTs of the first
+ * tokens of the last `window` seconds (what histogram_quantile(0.9, rate(vllm:time_to_first_token_seconds_bucket
+ * [window])) reads), judged as HPA judges an External metric with a Value target (getUsageRatioReplicaCount):
+ * ratio = value / target; within the tolerance, current; else ceil(ratio x ready pods); no first token in the
+ * window (Prometheus: no value), current.
  * Ownership: autoscaler_init/autoscaler_deinit on caller storage (the recommendation history). */
 #ifndef SIM_AUTOSCALE_H
 #define SIM_AUTOSCALE_H
@@ -34,6 +38,8 @@
 /* Step 1 alone (no history): the raw recommendation for `ready` pods whose metrics sum to `sum` and `starting`
  * pods without metrics; current = ready + starting. */
 uint32_t autoscale_raw(const autoscale_cfg *c, uint32_t ready, uint32_t starting, double sum);
+/* The same for the fleet-wide value (ttft_p90; NAN: no sample). */
+uint32_t autoscale_raw_fleet(const autoscale_cfg *c, uint32_t ready, uint32_t starting, double value);
 
 typedef struct as_rec {
   sim_ns t_ns;
@@ -49,7 +55,8 @@ typedef struct autoscaler {
 
 void autoscaler_init(autoscaler *a, const autoscale_cfg *cfg);
 void autoscaler_deinit(autoscaler *a);
-/* Steps 1-4 at time now (non-decreasing across calls): the desired replica count. */
+/* Steps 1-4 at time now (non-decreasing across calls): the desired replica count. `sum`: the per-replica metric
+ * summed over ready replicas, or for ttft_p90 the fleet's value (NAN: none). */
 uint32_t autoscaler_decide(autoscaler *a, sim_ns now, uint32_t ready, uint32_t starting, double sum);
 
 #endif

@@ -404,6 +404,29 @@ static void decode_run(cluster *c, uint32_t ri) {
   cluster__touch(c, ri);
 }
 
+/* ttft_p90 autoscaling: the step's first tokens join the window's samples (cluster_scale.c reads them). */
+static void first_tokens(cluster *c, const sched_step *st, sim_ns now) {
+  for (uint32_t k = 0; k < st->n_items; k++) {
+    const request *r = &c->reqs[st->items[k].req];
+    if (!st->items[k].samples || r->first_token_ns != now || r->generated == 0) continue;
+    if (c->tt_n == c->tt_cap) { /* compact what the window has left behind; grow unless that freed half */
+      if (c->tt_head) {
+        memmove(c->tt_t, c->tt_t + c->tt_head, (c->tt_n - c->tt_head) * sizeof *c->tt_t);
+        memmove(c->tt_v, c->tt_v + c->tt_head, (c->tt_n - c->tt_head) * sizeof *c->tt_v);
+        c->tt_n -= c->tt_head;
+        c->tt_head = 0;
+      }
+      if (c->tt_cap == 0 || c->tt_n * 2 > c->tt_cap) {
+        c->tt_cap = c->tt_cap ? 2 * c->tt_cap : 1024;
+        c->tt_t = sim_realloc(c->tt_t, c->tt_cap * sizeof *c->tt_t);
+        c->tt_v = sim_realloc(c->tt_v, c->tt_cap * sizeof *c->tt_v);
+      }
+    }
+    c->tt_t[c->tt_n] = now;
+    c->tt_v[c->tt_n++] = (double)(now - r->send_ns) / 1e9;
+  }
+}
+
 void cluster__on_step(cluster *c, uint32_t ri, sim_ns now) {
   replica *rep = &c->reps[ri];
   if (rep->failed) return;
@@ -417,6 +440,7 @@ void cluster__on_step(cluster *c, uint32_t ri, sim_ns now) {
   if (c->hooks.tokens) /* open mode: the step's storage stays intact until the next schedule (below) */
     for (uint32_t k = 0; k < st->n_items; k++)
       if (st->items[k].samples) c->hooks.tokens(c->hooks.ctx, st->items[k].req, now);
+  if (c->cfg.scale.on && c->cfg.scale.policy.metric == AS_TTFT_P90) first_tokens(c, st, now);
   /* The engine schedules the next step(s) at once (batch queue, sched.h).
    * The requests that finished go back to their clients afterwards (HTTP
    * response, the client's next request, tokenization: milliseconds), so a

@@ -84,6 +84,11 @@ struct cluster {
   cluster_scale_outcome so; /* its totals so far (ev points into sev) */
   scale_event *sev;
   size_t cap_sev;
+  /* ttft_p90: the first tokens (time, TTFT in s) since the oldest still in the policy's window, oldest first
+     from tt_head; appended by cluster_events.c, read and trimmed by cluster_scale.c */
+  sim_ns *tt_t;
+  double *tt_v;
+  size_t tt_head, tt_n, tt_cap;
   /* open mode */
   bool open;
   cluster_hooks hooks;

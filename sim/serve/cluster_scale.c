@@ -14,6 +14,7 @@
  * counters. Calls cluster_events.c and the policy only. */
 #include "serve/cluster_impl.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +39,33 @@ int cluster__scale_init(cluster *c, sim_err *err) {
 void cluster__scale_deinit(cluster *c) {
   autoscaler_deinit(&c->as);
   free(c->sev);
+  free(c->tt_t);
+  free(c->tt_v);
   c->sev = NULL;
+  c->tt_t = NULL;
+  c->tt_v = NULL;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The p90 of the TTFTs of the first tokens in (now - window, now] (linear between ranks, as numpy and
+ * metrics.h's percentiles); NAN when there is none. Drops the older samples. */
+static double ttft_p90(cluster *c, sim_ns now) {
+  sim_ns w = sim_s_to_ns(c->cfg.scale.policy.window_s);
+  while (c->tt_head < c->tt_n && c->tt_t[c->tt_head] + w <= now) c->tt_head++;
+  size_t n = c->tt_n - c->tt_head;
+  if (!n) return NAN;
+  double *v = sim_malloc(n * sizeof *v);
+  memcpy(v, c->tt_v + c->tt_head, n * sizeof *v);
+  qsort(v, n, sizeof *v, cmp_double);
+  double pos = 0.9 * (double)(n - 1);
+  size_t lo = (size_t)pos;
+  double p = lo + 1 < n ? v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]) : v[lo];
+  free(v);
+  return p;
 }
 
 static void count(const cluster *c, uint32_t n[4]) {
@@ -113,17 +140,19 @@ void cluster__on_scale(cluster *c, sim_ns now) {
   uint32_t n[4];
   count(c, n);
   double sum = 0;
-  for (uint32_t i = 0; i < c->cfg.replicas; i++) {
+  for (uint32_t i = 0; p->metric != AS_TTFT_P90 && i < c->cfg.replicas; i++) {
     const replica *rep = &c->reps[i];
     if (rep->state != REP_READY) continue;
     sum += p->metric == AS_WAITING   ? (double)sched_num_waiting(&rep->s)
            : p->metric == AS_RUNNING ? (double)sched_num_running(&rep->s)
                                      : kv_usage(rep->s.kv);
   }
+  if (p->metric == AS_TTFT_P90) sum = ttft_p90(c, now);
   uint32_t cur = n[REP_READY] + n[REP_STARTING];
   uint32_t want = autoscaler_decide(&c->as, now, n[REP_READY], n[REP_STARTING], sum);
   c->so.decisions++;
-  if (want != cur) record(c, now, cur, want, n, n[REP_READY] ? sum / n[REP_READY] : 0.0);
+  double shown = p->metric == AS_TTFT_P90 ? (isnan(sum) ? 0.0 : sum) : n[REP_READY] ? sum / n[REP_READY] : 0.0;
+  if (want != cur) record(c, now, cur, want, n, shown);
   if (want > cur) start(c, want - cur, now);
   else if (want < cur) remove_k(c, cur - want, now);
   count(c, n);

@@ -2,6 +2,7 @@
  * rule's documentation (kubernetes.io, "Horizontal Pod Autoscaling", Algorithm details; KEP-853 stabilization;
  * HPAScalingRules' default policies), and the spec parser's errors. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "serve/autoscale.h"
@@ -90,6 +91,31 @@ Test(autoscale, kv_usage_metric) {
   /* 5 at avg 0.2: 0.4 -> ceil(2) = 2, no down window */
   cr_assert_eq(autoscaler_decide(&a, sim_s_to_ns(15), 5, 0, 1.0), 2);
   autoscaler_deinit(&a);
+}
+
+/* ttft_p90, HPA's External metric with a Value target: ratio = p90 / target, ceil(ratio x ready pods). */
+Test(autoscale, fleet_ttft_rule) {
+  autoscale_cfg c = spec("metric=ttft_p90,target=0.5,window=30,max=16");
+  cr_assert_eq(c.metric, AS_TTFT_P90);
+  cr_assert_float_eq(c.window_s, 30, 1e-12);
+  cr_assert_eq(autoscale_raw_fleet(&c, 3, 0, 0.54), 3);   /* 1.08: within the tolerance */
+  cr_assert_eq(autoscale_raw_fleet(&c, 3, 0, 1.5), 9);    /* 3 x 3 */
+  cr_assert_eq(autoscale_raw_fleet(&c, 3, 2, 1.5), 9);    /* ready pods only: starting ones do not multiply */
+  cr_assert_eq(autoscale_raw_fleet(&c, 4, 0, 0.2), 2);    /* 0.4 x 4 = 1.6 -> 2 */
+  cr_assert_eq(autoscale_raw_fleet(&c, 4, 1, NAN), 5);    /* no first token in the window: unchanged */
+  autoscaler a;
+  autoscaler_init(&a, &c);
+  /* through the policy: 2 ready at a p90 of 2 s (ratio 4): raw 8, the up limit max(4, 6) = 6 */
+  cr_assert_eq(autoscaler_decide(&a, 0, 2, 0, 2.0), 6);
+  autoscaler_deinit(&a);
+  char buf[256];
+  autoscale_describe(&c, buf, sizeof buf);
+  cr_assert(strstr(buf, "metric=ttft_p90,target=0.5,window=30"), "%s", buf);
+  autoscale_cfg back;
+  autoscale_cfg_init(&back);
+  sim_err err = {0, ""};
+  cr_assert_eq(autoscale_parse(&back, buf, "echo", &err), 0, "%s", err.msg); /* the echo parses back */
+  cr_assert_eq(back.metric, AS_TTFT_P90);
 }
 
 Test(autoscale, parse_errors_name_the_key) {

@@ -1,5 +1,5 @@
 /* test_cluster_scale.c: autoscaling in the cluster (serve/cluster_scale.c):
- *   - conservation over random runs with replicas started and drained all the time (tiny decision periods, short
+ *   - conservation over random runs (every metric, the fleet's TTFT p90 too) with replicas started and drained all the time (tiny decision periods, short
  *     windows, cold starts of 0-2 s, bursts): every request ends FINISHED or REJECTED exactly once, a finished one
  *     generated exactly its output tokens, nothing is left outstanding, no replica is left draining, the KV pools
  *     pass kv_check, and the accounting holds (serving <= held replica-seconds <= slots x the run);
@@ -7,6 +7,7 @@
  *     first request at (first decision + cold start) or later, and they do get some;
  *   - a drained replica finishes what it holds and takes nothing new. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,7 +97,10 @@ Test(cluster_scale, random_runs_lose_and_duplicate_nothing) {
     autoscale_cfg_init(p);
     p->on = true;
     p->metric = (as_metric)rng_below(&r, AS_METRIC_COUNT);
-    p->target = p->metric == AS_KV_USAGE ? 0.05 + 0.9 * rng_uniform(&r) : 0.5 + (double)rng_below(&r, 8);
+    p->target = p->metric == AS_KV_USAGE   ? 0.05 + 0.9 * rng_uniform(&r)
+                : p->metric == AS_TTFT_P90 ? 0.02 + rng_uniform(&r) /* seconds */
+                                           : 0.5 + (double)rng_below(&r, 8);
+    p->window_s = 0.1 + 5 * rng_uniform(&r);
     p->max = max;
     p->min = 1 + (uint32_t)rng_below(&r, max);
     p->interval_s = 0.01 + 0.5 * rng_uniform(&r);
@@ -207,5 +211,46 @@ Test(cluster_scale, drained_replicas_finish_their_requests) {
     cr_assert_eq(mine, 10, "replica %u", ri);
   }
   cr_assert_eq(w->c->reqs[40].replica, 0, "the late request goes to the one replica left");
+  world_free(w);
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* ttft_p90: the value a decision acted on is the p90 of the TTFTs of the first tokens in its window, recomputed
+ * here from the requests, and a burst on one replica makes the fleet grow. */
+Test(cluster_scale, ttft_p90_reads_the_window_of_first_tokens) {
+  cluster_cfg cc;
+  world *w = scaled_world(&cc, ROUTE_LEAST_OUTSTANDING, "metric=ttft_p90,target=0.2,window=5,min=1,max=4,interval=2", 1);
+  cc.sched.max_num_seqs = 4;
+  cc.scale.cold_start_ns = 3 * SIM_NS_PER_S;
+  sim_err err = {0, ""};
+  for (uint32_t i = 0; i < 200; i++) trace_push(&w->tr, (sim_ns)i * 50 * SIM_NS_PER_MS, 1000, 100, 0, NULL, 0);
+  cr_assert((w->c = cluster_new(&cc, &w->tr, w->cost, &err)), "%s", err.msg);
+  cluster_run(w->c);
+  cluster_finish(w->c);
+  check_conserved(w->c, 0);
+  cluster_scale_outcome so;
+  cluster_get_scale(w->c, &so);
+  cr_assert_geq(so.n_ev, 1);
+  cr_assert_geq(so.starts, 1);
+  const scale_event *e = &so.ev[0];
+  double *v = calloc(w->c->n_reqs + 1, sizeof *v);
+  size_t n = 0;
+  for (size_t i = 0; i < w->c->n_reqs; i++) {
+    const request *r = &w->c->reqs[i];
+    if (r->first_token_ns + 5 * SIM_NS_PER_S > e->t_ns && r->first_token_ns <= e->t_ns)
+      v[n++] = (double)(r->first_token_ns - r->send_ns) / 1e9;
+  }
+  cr_assert_gt(n, 0);
+  qsort(v, n, sizeof *v, cmp_d);
+  double pos = 0.9 * (double)(n - 1), p90 = v[(size_t)pos];
+  if ((size_t)pos + 1 < n) p90 += (pos - floor(pos)) * (v[(size_t)pos + 1] - v[(size_t)pos]);
+  cr_assert_float_eq(e->metric, p90, 1e-9, "decision at %.0f s: %g, recomputed %g from %zu first tokens",
+                     (double)e->t_ns / 1e9, e->metric, p90, n);
+  cr_assert_gt(e->to, e->from);
+  free(v);
   world_free(w);
 }
