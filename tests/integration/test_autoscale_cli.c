@@ -78,6 +78,29 @@ Test(autoscale_cli, fixed_fleet_costs_its_size) {
   free(a);
 }
 
+/* The cold start term by term (configs/coldstart.json) and an instance's price per GPU-hour. */
+Test(autoscale_cli, cold_start_terms_and_instance_price) {
+  const char *j = tmp("price.json");
+  char args[1024];
+  snprintf(args, sizeof args, "run --num-prompts 200 --request-rate 4 --autoscale target=4,max=2,load_from=nvme-gen5,"
+           "instance=aws-p5e.48xlarge --json %s --force -q", j);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  size_t n;
+  char *a = tu_slurp(j, &n);
+  double pod = tu_json_num(a, "pod_start"), load = tu_json_num(a, "weights_load"), warm = tu_json_num(a, "warmup");
+  cr_assert_float_eq(pod, 30, 1e-9);
+  cr_assert_float_eq(warm, 42.8, 1e-9);
+  /* Llama-3.1-70B BF16 over 4 GPUs: the replica's weights (4 x its per-GPU bytes) at 13 GB/s */
+  double gib = tu_json_num(a, "weights_gib");
+  cr_assert(gib > 30 && gib < 35, "per-GPU weights %g GiB", gib);
+  cr_assert_float_eq(load, 4 * gib * 1073741824.0 / 13e9, 1e-6 * load);
+  const char *cs = strstr(a, "\"cold_start_s\"");
+  cr_assert(cs);
+  cr_assert_float_eq(tu_json_num(cs, "total"), pod + load + warm, 1e-6);
+  cr_assert_float_eq(tu_json_num(a, "usd_per_gpu_hour"), 107.0 / 8, 1e-9, "the p5e.48xlarge's price / 8 GPUs");
+  free(a);
+}
+
 Test(autoscale_cli, without_autoscale_the_time_series_keeps_its_columns) {
   const char *ts = tmp("plain.csv");
   char args[512];
