@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 
 #include <ftw.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -459,4 +460,11 @@ void tu_small_pool_scenario(scenario *sc, uint32_t replicas, size_t n, double ra
   sc->gen.output.len = 600;
   sc->gen.output.range_ratio = 0.9;
   sc->deploy.max_num_seqs = 256;
+}
+
+double tu_json_num(const char *text, const char *key) {
+  char pat[96];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = strstr(text, pat);
+  return p ? strtod(p + strlen(pat), NULL) : NAN;
 }

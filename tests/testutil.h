@@ -20,6 +20,8 @@ const char *tu_src(const char *rel); /* static buffer: copy if needed */
 const char *tu_shared(const char *rel);
 /* Writes text to a fresh temp file and returns its path (static buffer rotation of 8). */
 const char *tu_tmpfile(const char *suffix, const char *text);
+/* The number after "key": in a JSON text (its first occurrence), NAN when absent. */
+double tu_json_num(const char *text, const char *key);
 /* Reads a whole file (malloc'd, NUL-terminated) or NULL. */
 char *tu_slurp(const char *path, size_t *len);
 

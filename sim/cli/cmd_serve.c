@@ -90,6 +90,10 @@ int cmd_serve(int argc, char **argv) {
   sc.sample_interval_s = -1;
   sc.time_limit_s = 0;
   sc.traffic.kind = WARP_NONE;
+  if (sc.autoscale.on) { /* a scenario's "autoscale": the fleet is fixed here */
+    sim_errf(&err, SIM_EINPUT, "autoscale: `servesim serve` runs a fixed fleet (autoscaling is `servesim run`'s)");
+    return cli_fail("serve", &err);
+  }
 
   run_ctx *r = sim_calloc(1, sizeof *r);
   runner_init(r, &sc);

@@ -79,6 +79,9 @@ int plan_flags_apply(plan_flags *f, scenario *base, grid_spec *g, sim_err *err) 
     if ((rc = scenario_parse(base, g->scenario_json, g->file, err))) return rc;
   }
   if ((rc = run_flags_apply(&f->rf, base, err))) return rc;
+  if (base->autoscale.on) /* a study varies fixed fleets; the autoscaled fleet is `run`'s */
+    return sim_errf(err, SIM_EINPUT, "--autoscale (or a scenario's \"autoscale\"): `servesim run` only, not sweep or "
+                    "capacity");
   /* MIG slices among the GPUs compared (--gpu h200:1g.18gb,...): without --tp every candidate is one GPU or slice
      per replica (TP1), not the default scenario's TP4 that no slice can run */
   int tp_axis = grid_axis_of_key("tensor_parallel_size");

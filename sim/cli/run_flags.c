@@ -89,6 +89,9 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("fail-replica", NULL, CLI_LIST, &f->fail_replica, "R@T", "what-if: replica R is lost at T seconds (repeatable)", NULL);
   OPT("traffic-step", NULL, CLI_STR, &f->traffic_step, "T:X", "what-if: from T seconds on, X times the arrival rate", NULL);
   OPT("traffic-ramp", NULL, CLI_STR, &f->traffic_ramp, "T0:T1:X", "what-if: rate multiplier ramps from 1 at T0 to X at T1 seconds, then stays X", NULL);
+  OPT("autoscale", NULL, CLI_STR, &f->autoscale, "SPEC",
+      "scale replicas with a Kubernetes-HPA policy on a vLLM gauge, e.g. metric=num_requests_waiting,target=5,min=1,"
+      "max=12 (or fixed=N); keys in docs/planning.md, Autoscaling", NULL);
   OPT("goodput", NULL, CLI_MULTI, &f->goodput, "K:MS...", "SLOs for goodput, e.g. --goodput ttft:2000 tpot:50", NULL);
   OPT("sample-interval", NULL, CLI_F64, &f->sample_interval, "S", "time-series period in seconds (0 = auto)", &f->seen[F_SAMPLE]);
   OPT("time-limit", NULL, CLI_F64, &f->time_limit, "S", "stop the simulation at S seconds (rest reported unfinished)", &f->seen[F_TIME_LIMIT]);
@@ -294,6 +297,10 @@ static int apply_whatif(const run_flags *f, scenario *sc, sim_err *err) {
     sc->failures[sc->n_failures].replica = (uint32_t)rep;
     sc->failures[sc->n_failures].at_s = t;
     sc->n_failures++;
+  }
+  if (f->autoscale) {
+    autoscale_cfg_init(&sc->autoscale);
+    if ((rc = autoscale_parse(&sc->autoscale, f->autoscale, "--autoscale", err))) return rc;
   }
   if (f->traffic_step && f->traffic_ramp)
     return sim_errf(err, SIM_EINPUT, "--traffic-step and --traffic-ramp: give one of them, not both");

@@ -32,6 +32,7 @@ typedef struct run_flags {
   double rate_scale, prompt_scale, output_scale;
   cli_list fail_replica; /* "R@T" */
   const char *traffic_step, *traffic_ramp; /* "T:X", "T0:T1:X" (workload/warp.h) */
+  const char *autoscale;                  /* "key=value,..." (config/scalecfg.h) */
   cli_list goodput;      /* "ttft:MS" ... */
   double sample_interval, time_limit, duration;
   bool repeat_shares_prefixes;

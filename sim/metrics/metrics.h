@@ -101,6 +101,9 @@ typedef struct ts_row {
   uint64_t finished;       /* completed requests, cumulative */
   uint64_t tokens;         /* tokens computed since the previous sample (vllm:iteration_tokens_total) */
   uint64_t steps;          /* engine steps since the previous sample */
+  uint32_t replicas_ready;    /* replicas serving (not failed; under autoscaling: not off, starting or draining) */
+  uint32_t replicas_starting; /* autoscaling: in their cold start */
+  uint32_t replicas_draining; /* autoscaling: finishing their requests, taking no new one */
 } ts_row;
 
 typedef struct metrics_rec {

@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 
+#include "core/jsonw.h"
 #include "runner/result.h"
 
 int report_json(const run_result *r, FILE *f, sim_err *err);
@@ -27,5 +28,12 @@ int report_requests_csv(const run_result *r, FILE *f, sim_err *err);
 int report_timeseries_csv(const run_result *r, FILE *f, sim_err *err);
 /* verbose: the wall-time line adds the simulator's own counters (events, closed-form steps, step-table hits). */
 void report_text(const run_result *r, double wall_s, bool verbose, FILE *f);
+/* --autoscale (report_scale.c; nothing without it): the fleet's block of the text summary, servesim.autoscale in
+ * the JSON, the time series' replica columns (a header suffix and each row's). */
+void report_scale_text(const run_result *r, FILE *f);
+void report_scale_json(const run_result *r, jw *x);
+void report_scale_html(const run_result *r, FILE *f); /* a chart of the replicas serving, starting, draining */
+const char *report_scale_csv_head(const run_result *r);
+void report_scale_csv_row(const run_result *r, const ts_row *t, FILE *f);
 
 #endif

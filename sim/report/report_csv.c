@@ -43,12 +43,15 @@ int report_requests_csv(const run_result *r, FILE *f, sim_err *err) {
 int report_timeseries_csv(const run_result *r, FILE *f, sim_err *err) {
   const metrics_rec *m = &r->m;
   fprintf(f, "time_s,vllm:num_requests_running,vllm:num_requests_waiting,client_queue,vllm:kv_cache_usage_perc,"
-             "kv_cache_usage_max,vllm:num_preemptions_total,finished_total,vllm:iteration_tokens_total,steps\n");
+             "kv_cache_usage_max,vllm:num_preemptions_total,finished_total,vllm:iteration_tokens_total,steps%s\n",
+          report_scale_csv_head(r));
   for (size_t i = 0; i < m->n_ts; i++) {
     const ts_row *t = &m->ts[i];
-    fprintf(f, "%.3f,%u,%u,%u,%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", (double)t->t_ns / 1e9,
+    fprintf(f, "%.3f,%u,%u,%u,%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, (double)t->t_ns / 1e9,
             t->running, t->waiting, t->client_queue, t->kv_usage_mean, t->kv_usage_max, t->preemptions, t->finished,
             t->tokens, t->steps);
+    report_scale_csv_row(r, t, f);
+    fputc('\n', f);
   }
   return check(f, "time-series", err);
 }

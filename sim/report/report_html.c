@@ -3,6 +3,7 @@
  * Well-formed XML throughout: every element closed, text escaped, only
  * numeric character references. No dates, so identical inputs give
  * identical files. */
+#include "report/report.h"
 #include "report/report_html.h"
 #include "runner/whatif.h"
 
@@ -327,6 +328,7 @@ static void timelines(FILE *f, const run_result *r, const run_result *base) {
     svg_chart_end(&sc);
   }
   fputs("</div>\n", f);
+  report_scale_html(r, f);
   free(a);
   free(b);
 }
@@ -432,15 +434,17 @@ static void compare_section(FILE *f, const run_result *base, const run_result *w
       snprintf(objs + n, sizeof objs - n, "%s%s %.0f ms", k ? ", " : "", c->obj[k].key, c->obj[k].limit_ms);
     }
     const char *from = c->limit_from_slo ? "the SLOs" : "1.1 x the baseline";
+    const char *ev = c->step_event ? "Traffic step (autoscaled)" : "Replica loss";
     if (!c->breached)
-      snprintf(p, sizeof p, "Replica loss at %g s: no %g-s window of requests missed %s (%s).", c->loss_at_s,
+      snprintf(p, sizeof p, "%s at %g s: no %g-s window of requests missed %s (%s).", ev, c->loss_at_s,
                WHATIF_WINDOW_S, objs, from);
     else if (c->recovered)
-      snprintf(p, sizeof p, "Replica loss at %g s: %s missed from the window at %g s; every objective (%s) met again "
-               "%.0f s after the loss.", c->loss_at_s, c->obj[c->breach_obj].key, c->breach_at_s, objs, c->recovery_s);
+      snprintf(p, sizeof p, "%s at %g s: %s missed from the window at %g s; every objective (%s) met again "
+               "%.0f s after %s.", ev, c->loss_at_s, c->obj[c->breach_obj].key, c->breach_at_s, objs, c->recovery_s,
+               c->step_event ? "it" : "the loss");
     else
-      snprintf(p, sizeof p, "Replica loss at %g s: %s missed from the window at %g s and NOT RECOVERED (%s) before the "
-               "last arrival.", c->loss_at_s, c->obj[c->breach_obj].key, c->breach_at_s, objs);
+      snprintf(p, sizeof p, "%s at %g s: %s missed from the window at %g s and NOT RECOVERED (%s) before the "
+               "last arrival.", ev, c->loss_at_s, c->obj[c->breach_obj].key, c->breach_at_s, objs);
     rh_para(f, NULL, p);
   }
 }

@@ -199,7 +199,7 @@ static void comparison(jw *o, const run_result *base, const run_result *wi, cons
   }
   if (c->has_loss) {
     jw *rl = o;
-    jw_obj(rl, "replica_loss");
+    jw_obj(rl, c->step_event ? "traffic_step_recovery" : "replica_loss");
     num(rl, "at_s", c->loss_at_s);
     if (isnan(c->limit_ms)) jw_null(rl, "ttft_p99_limit_ms");
     else num(rl, "ttft_p99_limit_ms", c->limit_ms);
@@ -401,6 +401,7 @@ int report_json_cmp(const run_result *r, const run_result *baseline, const whati
   if (r->iv.on) intervals_section(x, r);
   bottleneck_section(x, r);
   if (baseline && cmp) comparison(x, baseline, r, cmp);
+  report_scale_json(r, x);
   whatif_report wr = r->whatif;
   if (wr.count) {
     jw_arr(x, "what_if");

@@ -225,6 +225,7 @@ void report_text(const run_result *r, double wall_s, bool verbose, FILE *f) {
           (unsigned long long)b.preemptions);
   spec_line(f, r);
   for (uint32_t i = 0; i < r->whatif.count; i++) fprintf(f, "What-if: %s\n", r->whatif.n[i].text);
+  report_scale_text(r, f);
   if (wall_s >= 0 && !verbose) fprintf(f, "simulated in %.3f s of wall time\n", wall_s);
   else if (wall_s >= 0) /* the simulator's own counters (speed only): --verbose */
     fprintf(f,

@@ -35,6 +35,7 @@ void runner_bottleneck(const run_result *r, bottleneck *b) {
   /* engine cores (replicas x DP ranks) x the time steps ran: to the last finish, or to the end of a step still
      in flight when the run was cut (time limit, the last replica lost), whose whole time busy_ns holds */
   double span = fmax(s->duration_s * 1e9, (double)m->steps_end_ns) * (double)r->engine_cores;
+  if (r->scale.on) span = r->scale.serving_replica_s * 1e9; /* autoscaled: the replicas serving, not the slots */
   b->utilization = span > 0 ? busy / span : 0.0;
   b->queue_share = s->ttft_ms.mean > 0 ? s->queue_ms.mean / s->ttft_ms.mean : 0.0;
   size_t full = 0;

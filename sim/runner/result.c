@@ -26,5 +26,6 @@ double run_record_tpot_ms(const run_record *q) {
 void run_result_free(run_result *res) {
   free(res->reqs);
   metrics_deinit(&res->m);
+  run_scale_free(&res->scale);
   memset(res, 0, sizeof *res);
 }

@@ -17,6 +17,7 @@
 #include "hw/memplan.h"
 #include "metrics/metrics.h"
 #include "runner/bottleneck.h"
+#include "runner/scaling.h"
 #include "runner/scenario.h"
 #include "runner/stratum.h"
 #include "runner/uncert.h"
@@ -104,6 +105,7 @@ typedef struct run_result {
   uint64_t xfer_count, xfer_bytes;
   uint64_t local_prefills;     /* conditional disaggregation: requests prefilled on their decode worker */
   double xfer_ms_mean, xfer_ms_max;
+  run_scale scale;        /* --autoscale: the fleet's changes, GPU-hours, cost, hours (runner/scaling.h) */
   uint64_t step_table_hits, step_table_misses; /* decode-only steps the cost model's step table answered / had
                                                   to compute (hw/cost_decstep.c); speed only, on the wall-time
                                                   line */

@@ -203,6 +203,8 @@ int runner_build(run_ctx *r, bool have_trace, sim_err *err) {
     cc.failures[i].at_ns = sim_s_to_ns(sc->failures[i].at_s);
   }
   if (r->deploy.disagg && (rc = setup_disagg(r, &cc, err))) return rc;
+  if ((rc = scaling_setup(sc, &r->engine, &r->gpu, &r->deploy, &r->plan, &cc, &r->res.scale, err))) return rc;
+  if (r->res.scale.on) r->deploy.replicas = r->res.scale.initial; /* the echoes: the fleet at t = 0 */
   if (!(r->sim = cluster_new(&cc, &r->tr, r->cost, err))) return err->code;
   trace_drop_reqs(&r->tr); /* the requests hold what the rows said (ten million rows: 305 MiB) */
   r->prepared = true;
@@ -354,9 +356,11 @@ int runner_execute(run_ctx *r, const drv_opts *drv, sim_err *err) {
   r->executed = true;
   trace_free_rows(&r->tr); /* the records carry the arrivals; the description stays */
   collect(r);
+  scaling_collect(r->sim, &r->res.scale);
   free_sim(r);
   summarize(r);
   describe(r);
+  scaling_hours(&r->res);
   return SIM_OK;
 }
 

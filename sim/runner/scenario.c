@@ -16,6 +16,7 @@
  *                 "traffic_step": {"at_s": T, "factor": X},                 -- at most one of these two
  *                 "traffic_ramp": {"from_s": T0, "to_s": T1, "factor": X} },
  *   "goodput_ms": {"ttft", "tpot", "e2el"},
+ *   "autoscale": "key=value,..." (the --autoscale spec: config/scalecfg.h, docs/planning.md "Autoscaling"),
  *   "sample_interval_s", "time_limit_s", "seed" } */
 #include "runner/scenario.h"
 
@@ -43,6 +44,7 @@ void scenario_init(scenario *s) {
   s->prompt_scale = 1;
   s->output_scale = 1;
   s->goodput.ttft_ms = s->goodput.tpot_ms = s->goodput.e2el_ms = -1;
+  autoscale_cfg_init(&s->autoscale);
 }
 
 void scenario_default(scenario *s) {
@@ -192,7 +194,8 @@ static int parse_workload(const jx *j, const cJSON *w, scenario *s) {
 
 static int parse_root(const jx *j, scenario *s) {
   static const char *const known[] = {"name", "description", "model", "gpu", "engine", "profile", "deployment",
-                                      "workload", "goodput_ms", "sample_interval_s", "time_limit_s", "seed", NULL};
+                                      "workload", "goodput_ms", "sample_interval_s", "time_limit_s", "seed", "autoscale",
+                                      NULL};
   const cJSON *root = j->root, *o;
   TRY(jx_keys(j, root, NULL, known, NULL));
   TRY(jx_str(j, root, NULL, "name", s->name, sizeof s->name));
@@ -213,6 +216,14 @@ static int parse_root(const jx *j, scenario *s) {
     TRY(jx_num(j, o, "goodput_ms", "ttft", &s->goodput.ttft_ms, 0, 1e12, 0));
     TRY(jx_num(j, o, "goodput_ms", "tpot", &s->goodput.tpot_ms, 0, 1e12, 0));
     TRY(jx_num(j, o, "goodput_ms", "e2el", &s->goodput.e2el_ms, 0, 1e12, 0));
+  }
+  char spec[1536] = "";
+  TRY(jx_str(j, root, NULL, "autoscale", spec, sizeof spec));
+  if (spec[0]) {
+    char what[1200];
+    snprintf(what, sizeof what, "%s:%d: autoscale", j->what, jx_line(j, cJSON_GetObjectItemCaseSensitive(root, "autoscale")));
+    autoscale_cfg_init(&s->autoscale);
+    TRY(autoscale_parse(&s->autoscale, spec, what, j->err));
   }
   TRY(jx_num(j, root, NULL, "sample_interval_s", &s->sample_interval_s, 0, 1e9, 0));
   TRY(jx_num(j, root, NULL, "time_limit_s", &s->time_limit_s, 0, 1e12, 0));

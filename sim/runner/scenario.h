@@ -7,6 +7,7 @@
 #define SIM_SCENARIO_H
 
 #include "config/cfg.h"
+#include "config/scalecfg.h"
 #include "metrics/metrics.h"
 #include "workload/gen.h"
 #include "workload/trace.h"
@@ -44,6 +45,7 @@ typedef struct scenario {
     double at_s;
   } failures[SCENARIO_MAX_FAILURES];
   traffic_warp traffic;       /* traffic step or ramp (workload/warp.h), applied after rate scaling */
+  autoscale_cfg autoscale;    /* replicas scaled by a policy (config/scalecfg.h); off by default */
   /* metrics and run control */
   slo_cfg goodput;            /* negative = not part of goodput */
   double sample_interval_s;   /* time series period; 0 = auto, < 0 = none */

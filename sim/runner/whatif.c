@@ -134,6 +134,9 @@ void whatif_compare_runs(const run_result *base, const run_result *wi, const wha
   for (uint32_t i = 0; i < wi->sc.n_failures; i++)
     if (wr.n[i].exercised && (!out->has_loss || wi->sc.failures[i].at_s < out->loss_at_s))
       out->has_loss = true, out->loss_at_s = wi->sc.failures[i].at_s;
+  if (!out->has_loss && wi->scale.on && wi->sc.traffic.kind == WARP_STEP && wi->sc.n_failures < wr.count &&
+      wr.n[wi->sc.n_failures].exercised) /* the autoscaler's recovery from a traffic step */
+    out->has_loss = out->step_event = true, out->loss_at_s = wi->sc.traffic.t0_s;
   if (!out->has_loss) return;
   whatif_objective p99 = {0, 99, 0, "ttft_p99"};
   double *buf = sim_malloc((wi->n_reqs + 1) * sizeof *buf), end = wr.last_arrival_s;
@@ -193,14 +196,16 @@ void whatif_compare_text(const run_result *base, const run_result *wi, const wha
       snprintf(worst + m, sizeof worst - m, "%s%s %s", k ? ", " : "", c->obj[k].key,
                ms_text(c->worst_ms[k], w, sizeof w));
     }
-    fprintf(f, "  replica loss at %g s, %g-s windows of requests against %s (%s):\n", c->loss_at_s, WHATIF_WINDOW_S,
+    const char *ev = c->step_event ? "the event" : "the loss";
+    fprintf(f, "  %s at %g s, %g-s windows of requests against %s (%s):\n",
+            c->step_event ? "traffic step (autoscaled)" : "replica loss", c->loss_at_s, WHATIF_WINDOW_S,
             objs, c->limit_from_slo ? "every --slo objective" : "1.1 x the baseline's p99 TTFT");
     if (!c->breached)
-      fprintf(f, "    no window missed them after the loss (worst %s): no recovery needed\n", worst);
+      fprintf(f, "    no window missed them after %s (worst %s): no recovery needed\n", ev, worst);
     else if (c->recovered)
       fprintf(f, "    %s missed from the window at %g s (worst %s); recovered (every objective met) %.0f s after "
-                 "the loss\n",
-              c->obj[c->breach_obj].key, c->breach_at_s, worst, c->recovery_s);
+                 "%s\n",
+              c->obj[c->breach_obj].key, c->breach_at_s, worst, c->recovery_s, ev);
     else
       fprintf(f, "    %s missed from the window at %g s (worst %s); NOT RECOVERED before the last arrival\n",
               c->obj[c->breach_obj].key, c->breach_at_s, worst);

@@ -68,6 +68,8 @@ typedef struct whatif_compare {
   int breach_obj;       /* the objective the first breaching window missed first (-1: none) */
   bool has_loss;        /* the what-if run loses a replica while requests arrive */
   double loss_at_s;     /* the first exercised loss */
+  bool step_event;      /* no loss: the event is a traffic step of an autoscaled run (--autoscale): the windows
+                           measure how long the autoscaler takes to recover; has_loss and loss_at_s describe it */
   bool breached, recovered;
   double breach_at_s, recovery_s; /* first window over the limit; time from the loss to recovery */
   double worst_window_p99_ms;     /* the worst window's p99 TTFT from the loss on */

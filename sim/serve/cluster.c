@@ -66,9 +66,10 @@ static int init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model 
                       cfg->failures[k].replica, cfg->replicas);
     des_push(&c->ev, cfg->failures[k].at_ns, EV_FAIL, cfg->failures[k].replica, 0);
   }
+  if ((rc = cluster__scale_init(c, err))) return rc;
   if (tr->n == 0) c->complete = true;
   if (cfg->apart && cfg->replicas > 1 && cfg->router == ROUTE_ROUND_ROBIN && !cfg->max_concurrency &&
-      !cfg->n_failures && cfg->dp_group <= 1 && !cfg->time_limit_ns && tr->n && !cfg->disagg.on)
+      !cfg->n_failures && cfg->dp_group <= 1 && !cfg->time_limit_ns && tr->n && !cfg->disagg.on && !cfg->scale.on)
     c->ap = fleet_new(cfg->replicas, cfg->sample_interval_ns);
   c->tl = c->ap ? &cluster_apart_timeline : &cluster_shared_timeline;
   return SIM_OK;
@@ -99,6 +100,7 @@ static void deinit(cluster *c) {
   des_deinit(&c->ev);
   metrics_deinit(&c->m);
   fleet_free(c->ap);
+  cluster__scale_deinit(c);
   memset(c, 0, sizeof *c);
 }
 
@@ -177,6 +179,7 @@ void cluster_run(cluster *c) {
 
 void cluster_finish(cluster *c) {
   c->tl->finish(c); /* replicas apart, interrupted: the replicas run so far */
+  cluster__scale_finish(c, des_now(&c->ev));
   uint64_t pre = 0;
   for (uint32_t i = 0; i < c->cfg.replicas; i++) {
     pre += c->reps[i].s.preemptions;
@@ -207,6 +210,8 @@ void cluster_get_outcome(const cluster *c, cluster_outcome *out) {
   out->closed_form_held_steps = c->run_steps_held;
   out->events = c->ev.n_popped; /* des_reset keeps the count: every replica's events when they ran apart */
 }
+
+void cluster_get_scale(const cluster *c, cluster_scale_outcome *out) { *out = c->so; }
 
 void cluster_take_metrics(cluster *c, metrics_rec *out) {
   *out = c->m;

@@ -37,6 +37,7 @@
 
 #include "hw/cost.h"
 #include "metrics/metrics.h"
+#include "serve/autoscale.h"
 #include "serve/request.h"
 #include "serve/router.h"
 #include "serve/sched.h"
@@ -87,6 +88,16 @@ typedef struct cluster_cfg {
                                     decode worker's prefix cache prefill there (0 = off; cluster_disagg.c) */
     bool local_needs_hit;        /* ... and only with a prefix hit there (TensorRT-LLM's rule) */
   } disagg;
+  /* autoscaling (cluster_scale.c, serve/autoscale.h): `replicas` engine cores are slots (the runner gives
+     2 x max: replicas draining beside a full fleet); [0, initial) serve from t = 0, the rest are off until the
+     policy starts them. A started replica serves cold_start_ns after the decision; a removed one takes no new
+     request, finishes those it holds, then frees its GPUs. Aggregated serving without DP groups or failures. */
+  struct {
+    bool on;
+    autoscale_cfg policy;
+    uint32_t initial;          /* replicas serving at t = 0 */
+    sim_ns cold_start_ns;      /* decision -> serving */
+  } scale;
   uint32_t n_failures;       /* what-if: replicas lost at given times */
   struct {
     uint32_t replica;
@@ -169,6 +180,25 @@ typedef struct cluster_outcome {
   uint64_t events;                 /* events popped (every replica's when they ran apart) */
 } cluster_outcome;
 void cluster_get_outcome(const cluster *c, cluster_outcome *out);
+/* Autoscaling: one replica-count change the policy made. */
+typedef struct scale_event {
+  sim_ns t_ns;
+  uint32_t from, to;        /* replicas counted by the policy (starting + ready) before and after */
+  uint32_t ready, starting; /* at the decision, before it */
+  double metric;            /* the metric's mean over ready replicas */
+} scale_event;
+/* How the fleet's size went (after cluster_finish; all zero without autoscaling). */
+typedef struct cluster_scale_outcome {
+  double held_replica_s;    /* replica-seconds holding GPUs (starting, serving, draining) up to the last event */
+  double serving_replica_s; /* of those, serving (ready) */
+  uint32_t peak_held;       /* most replicas holding GPUs at once */
+  uint32_t decisions, starts, drains, cancelled; /* cancelled: starts removed before they served */
+  uint32_t slots_short;     /* replicas a decision could not start for want of a free slot */
+  const scale_event *ev;    /* the changes, in time order (owned by the cluster, valid until cluster_free) */
+  size_t n_ev;
+} cluster_scale_outcome;
+void cluster_get_scale(const cluster *c, cluster_scale_outcome *out);
+
 /* Moves the run's record out to *out (after cluster_finish); the cluster keeps an empty one. */
 void cluster_take_metrics(cluster *c, metrics_rec *out);
 

@@ -16,10 +16,24 @@ void cluster__touch(cluster *c, uint32_t ri) {
   uint32_t w = sched_num_waiting(&rep->s);
   c->n_waiting = c->n_waiting - rep->waiting_seen + w;
   rep->waiting_seen = w;
-  router_view v = {rep->failed, rep->outstanding, c->cfg.router == ROUTE_LEAST_KV ? kv_usage(rep->s.kv) : 0.0};
+  router_view v = {rep->failed || rep->state != REP_READY, rep->outstanding, c->cfg.router == ROUTE_LEAST_KV ? kv_usage(rep->s.kv) : 0.0};
   uint32_t at;
   router *rt = cluster__router_of(c, ri, &at);
   router_update(rt, at, v);
+}
+
+void cluster__replica_off(cluster *c, uint32_t ri, sim_ns now) {
+  replica *rep = &c->reps[ri];
+  SIM_ASSERT(rep->state != REP_OFF && rep->outstanding == 0);
+  c->so.held_replica_s += (double)(now - rep->held_since) / 1e9;
+  if (rep->state == REP_DRAINING) c->so.serving_replica_s += (double)(now - rep->ready_since) / 1e9;
+  rep->state = REP_OFF;
+  cluster__touch(c, ri);
+}
+
+/* A draining replica that holds nothing more is off. */
+static void drained(cluster *c, uint32_t ri, sim_ns now) {
+  if (c->reps[ri].state == REP_DRAINING && c->reps[ri].outstanding == 0) cluster__replica_off(c, ri, now);
 }
 
 void cluster__free_slot(cluster *c, uint32_t idx) {
@@ -97,6 +111,7 @@ static sched_step *schedule_one(cluster *c, uint32_t ri, sim_ns now) {
     SIM_ASSERT(rep->outstanding > 0);
     rep->outstanding--;
     cluster__touch(c, ri);
+    drained(c, ri, now);
     cluster__close(c, idx, now);
     cluster__release_slot(c, now);
     if (rep->s.q_len) return NULL; /* release_slot may have started this replica */
@@ -304,6 +319,7 @@ void cluster__finished(cluster *c, uint32_t ri, uint32_t idx, sim_ns now) {
   SIM_ASSERT(rep->outstanding > 0);
   rep->outstanding--;
   cluster__touch(c, ri);
+  drained(c, ri, now);
   c->m.finished++;
   cluster__close(c, idx, now);
   cluster__release_slot(c, now);
@@ -388,6 +404,29 @@ static void decode_run(cluster *c, uint32_t ri) {
   cluster__touch(c, ri);
 }
 
+/* ttft_p90 autoscaling: the step's first tokens join the window's samples (cluster_scale.c reads them). */
+static void first_tokens(cluster *c, const sched_step *st, sim_ns now) {
+  for (uint32_t k = 0; k < st->n_items; k++) {
+    const request *r = &c->reqs[st->items[k].req];
+    if (!st->items[k].samples || r->first_token_ns != now || r->generated == 0) continue;
+    if (c->tt_n == c->tt_cap) { /* compact what the window has left behind; grow unless that freed half */
+      if (c->tt_head) {
+        memmove(c->tt_t, c->tt_t + c->tt_head, (c->tt_n - c->tt_head) * sizeof *c->tt_t);
+        memmove(c->tt_v, c->tt_v + c->tt_head, (c->tt_n - c->tt_head) * sizeof *c->tt_v);
+        c->tt_n -= c->tt_head;
+        c->tt_head = 0;
+      }
+      if (c->tt_cap == 0 || c->tt_n * 2 > c->tt_cap) {
+        c->tt_cap = c->tt_cap ? 2 * c->tt_cap : 1024;
+        c->tt_t = sim_realloc(c->tt_t, c->tt_cap * sizeof *c->tt_t);
+        c->tt_v = sim_realloc(c->tt_v, c->tt_cap * sizeof *c->tt_v);
+      }
+    }
+    c->tt_t[c->tt_n] = now;
+    c->tt_v[c->tt_n++] = (double)(now - r->send_ns) / 1e9;
+  }
+}
+
 void cluster__on_step(cluster *c, uint32_t ri, sim_ns now) {
   replica *rep = &c->reps[ri];
   if (rep->failed) return;
@@ -401,6 +440,7 @@ void cluster__on_step(cluster *c, uint32_t ri, sim_ns now) {
   if (c->hooks.tokens) /* open mode: the step's storage stays intact until the next schedule (below) */
     for (uint32_t k = 0; k < st->n_items; k++)
       if (st->items[k].samples) c->hooks.tokens(c->hooks.ctx, st->items[k].req, now);
+  if (c->cfg.scale.on && c->cfg.scale.policy.metric == AS_TTFT_P90) first_tokens(c, st, now);
   /* The engine schedules the next step(s) at once (batch queue, sched.h).
    * The requests that finished go back to their clients afterwards (HTTP
    * response, the client's next request, tokenization: milliseconds), so a
@@ -477,7 +517,10 @@ void cluster__on_sample(cluster *c, sim_ns now) {
     row.running += sched_num_running(&rep->s);
     row.waiting += sched_num_waiting(&rep->s);
     row.preemptions += rep->s.preemptions;
-    if (rep->failed) continue;
+    if (rep->state == REP_STARTING) row.replicas_starting++;
+    if (rep->state == REP_DRAINING) row.replicas_draining++;
+    if (rep->failed || rep->state == REP_OFF || rep->state == REP_STARTING) continue;
+    if (rep->state == REP_READY) row.replicas_ready++;
     double u = kv_usage(rep->s.kv);
     kv_sum += u;
     if (u > kv_max) kv_max = u;

@@ -16,7 +16,10 @@
 #include "serve/cluster.h"
 #include "serve/fleet.h"
 
-enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK, EV_DELIVER, EV_GSTEP, EV_GKICK, EV_XFER };
+enum { EV_ARRIVAL = 1, EV_STEP, EV_SAMPLE, EV_FAIL, EV_KICK, EV_DELIVER, EV_GSTEP, EV_GKICK, EV_XFER, EV_SCALE, EV_READY };
+
+/* A replica's life under autoscaling (cluster_scale.c); without it every replica stays REP_READY. */
+typedef enum rep_state { REP_READY = 0, REP_OFF, REP_STARTING, REP_DRAINING } rep_state;
 
 typedef struct replica {
   sched s;
@@ -28,6 +31,10 @@ typedef struct replica {
   step_sums sums;       /* its steps' op and bound times (metrics.h), added to the record at the end */
   sim_ns stage_free[CFG_MAX_PP]; /* when each pipeline stage finishes the last step placed on it */
   uint32_t waiting_seen; /* its waiting count as last added into cluster.n_waiting */
+  uint8_t state;        /* rep_state: only a REP_READY replica is routed to */
+  uint32_t gen;         /* starts so far: a READY event of an earlier start (cancelled) is stale */
+  sim_ns held_since;    /* when it took its GPUs (a start decision, or 0) */
+  sim_ns ready_since;   /* when it began serving */
 } replica;
 
 /* A lockstep DP group (cluster_cfg.dp_lockstep): its batch queue of group
@@ -72,6 +79,16 @@ struct cluster {
   const struct cluster_timeline *tl; /* the timeline that runs the events (below) */
   fleet *ap;            /* replicas apart (cfg.apart and eligible), until the run falls back or ends */
   uint8_t apart_outcome; /* 0 shared timeline, 1 replicas apart, 2 fell back to the shared timeline (a tie) */
+  /* autoscaling (cluster_scale.c) */
+  autoscaler as;
+  cluster_scale_outcome so; /* its totals so far (ev points into sev) */
+  scale_event *sev;
+  size_t cap_sev;
+  /* ttft_p90: the first tokens (time, TTFT in s) since the oldest still in the policy's window, oldest first
+     from tt_head; appended by cluster_events.c, read and trimmed by cluster_scale.c */
+  sim_ns *tt_t;
+  double *tt_v;
+  size_t tt_head, tt_n, tt_cap;
   /* open mode */
   bool open;
   cluster_hooks hooks;
@@ -155,7 +172,19 @@ void cluster__on_xfer(cluster *c, uint32_t ri, uint32_t idx, sim_ns now);
  * it is queued there as an aggregated request); false leaves it to the prefill pool's router. */
 bool cluster__prefill_local(cluster *c, uint32_t idx, sim_ns now);
 
+/* --- cluster_scale.c: autoscaling ------------------------------------------------------------------------------ */
+
+/* Checks cfg.scale, sets the replicas' first states and pushes the first decision. */
+int cluster__scale_init(cluster *c, sim_err *err);
+void cluster__scale_deinit(cluster *c);
+void cluster__on_scale(cluster *c, sim_ns now);                    /* a decision period ends */
+void cluster__on_ready(cluster *c, uint32_t ri, uint64_t gen, sim_ns now); /* a cold start ends */
+void cluster__scale_finish(cluster *c, sim_ns end);                /* the replicas still holding GPUs, up to end */
+
 /* --- cluster_events.c: the events and request steps both timelines use --------------------------------- */
+
+/* Replica ri is off from now: its GPUs are released (autoscaling accounts for the time it held them). */
+void cluster__replica_off(cluster *c, uint32_t ri, sim_ns now);
 
 /* Replica ri's state may have changed (requests routed, scheduled, finished, preempted or drained; blocks taken
  * or freed): the router's view of it and the waiting total follow, before anything else reads them. */

@@ -31,6 +31,8 @@ static tl_status shared_slice(cluster *c, uint64_t max_events, sim_ns until_ns) 
         c->reps[ev.target].kick_pending = false;
         cluster__fill_queue(c, ev.target, ev.t_ns);
         break;
+      case EV_SCALE: cluster__on_scale(c, ev.t_ns); break;
+      case EV_READY: cluster__on_ready(c, ev.target, ev.arg, ev.t_ns); break;
       case EV_XFER: cluster__on_xfer(c, ev.target, (uint32_t)ev.arg, ev.t_ns); break;
       case EV_GSTEP: cluster__on_gstep(c, ev.target, ev.arg, ev.t_ns); break;
       case EV_GKICK:

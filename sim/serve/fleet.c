@@ -58,6 +58,7 @@ static void row_add(fleet *f, size_t k, uint32_t running, uint32_t waiting, uint
   r->finished += finished;
   r->tokens += tokens;
   r->steps += steps;
+  r->replicas_ready++; /* replicas apart never fail */
   f->kv_sum[k] += u;
   if (u > f->kv_max[k]) f->kv_max[k] = u;
 }

@@ -34,13 +34,6 @@ Test(verdicts, kv_bound_replica_asks_for_memory) {
   cr_assert(strstr(out, "FP8 KV cache"), "%s", out);
 }
 
-/* the number after "key": in a JSON text (the first occurrence), NAN when absent */
-static double json_num(const char *text, const char *key) {
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char *p = strstr(text, pat);
-  return p ? strtod(p + strlen(pat), NULL) : NAN;
-}
 
 /* Losing the only replica (issue #40): exit 3, stdout says why requests were rejected, and the busy share
  * stays within 100% although the step in flight at the loss ran past the last finish (busy_s > duration:
@@ -60,7 +53,7 @@ Test(verdicts, losing_the_only_replica_says_why_and_busy_stays_within_100_percen
   char *j = tu_slurp(json, NULL);
   cr_assert(j, "%s missing", json);
   cr_assert(strstr(j, "\"no_replica_left\":"), "the JSON names the reason");
-  double busy = json_num(j, "busy_s"), dur = json_num(j, "duration"), frac = json_num(j, "gpu_busy_fraction");
+  double busy = tu_json_num(j, "busy_s"), dur = tu_json_num(j, "duration"), frac = tu_json_num(j, "gpu_busy_fraction");
   cr_assert(busy > dur && dur > 0, "the case cuts a step: busy %g s, duration %g s", busy, dur);
   cr_assert(frac > 0.9 && frac <= 1.0, "busy share %g must stay within 100%%", frac);
   cr_assert(!strstr(out, "a step was running 10") && !strstr(out, "a step was running 11"), "%s", out);
