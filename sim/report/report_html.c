@@ -75,6 +75,7 @@ void report_iv_note(const run_result *r, char *buf, size_t n) {
   if (o >= n) return;
   if (iv->fixed_trace) snprintf(buf + o, n - o, "none (a fixed trace: no seeds to vary).");
   else if (iv->large) snprintf(buf + o, n - o, "none (more requests than extra seeds are run for).");
+  else if (iv->seedless) snprintf(buf + o, n - o, "none (another seed generates the same requests).");
   else if (iv->n_values > 1) snprintf(buf + o, n - o, "the run and %u more seeds.", iv->n_values - 1);
   else snprintf(buf + o, n - o, "none (--interval-seeds 0).");
 }

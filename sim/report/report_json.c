@@ -305,6 +305,7 @@ static void intervals_section(jw *x, const run_result *r) {
     u64(x, "runs", iv->n_values);
     if (iv->fixed_trace) str(x, "none", "a fixed trace: no seeds to vary");
     else if (iv->large) str(x, "none", "more requests than the extra seeds are run for (runner/intervals.h)");
+    else if (iv->seedless) str(x, "none", "another seed generates the same requests (runner/intervals.c)");
     num(x, "sd_ln", it->workload_sd);
     jw_end(x);
     jw_end(x);

@@ -64,6 +64,8 @@ static void iv_legend(FILE *f, const run_result *r) {
   if (iv->fixed_trace) fprintf(f, "none (a fixed trace: no seeds to vary)\n");
   else if (iv->large)
     fprintf(f, "none (%zu requests: the seeds' spread of a mean is a fraction of a percent there)\n", r->sum.total);
+  else if (iv->seedless)
+    fprintf(f, "none (another seed generates the same requests: fixed lengths, all sent at once)\n");
   else if (iv->n_values > 1)
     fprintf(f, "the run and %u more seeds (ln spread of mean TTFT %.2f%%, mean TPOT %.2f%%)\n", iv->n_values - 1,
             100 * iv->it[UF_TTFT_MEAN].workload_sd, 100 * iv->it[UF_TPOT_MEAN].workload_sd);

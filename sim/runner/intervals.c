@@ -37,6 +37,21 @@ static void seed_work(void *ctx, size_t i) {
   free(x);
 }
 
+/* True when another seed would run the very same scenario: speculative decoding is off (its acceptance draws
+ * take the seed) and the workload the next seed generates is the run's own, request for request (fixed lengths
+ * and every request sent at once, as a one-request run or `--request-rate inf --random-range-ratio 0`): its extra
+ * runs would repeat the run exactly, a spread of zero. */
+static bool seed_changes_nothing(const run_ctx *r, const scenario *next) {
+  if (r->deploy.spec_method != SPEC_NONE && r->deploy.num_speculative_tokens) return false;
+  trace a, b;
+  sim_err e = {0, ""};
+  bool same = !runner_load_workload(&r->sc, &a, &e) && !runner_load_workload(next, &b, &e) && a.n == b.n &&
+              a.n_hash == b.n_hash && (!a.n || !memcmp(a.reqs, b.reqs, a.n * sizeof *a.reqs)) &&
+              (!a.n_hash || !memcmp(a.hash_ids, b.hash_ids, a.n_hash * sizeof *a.hash_ids));
+  trace_free(&a), trace_free(&b);
+  return same;
+}
+
 int runner_intervals(run_ctx *r, const unc_table *t, double level, uint32_t extra_seeds, sim_err *err) {
   unc_figs *iv = &r->res.iv;
   memset(iv, 0, sizeof *iv);
@@ -52,6 +67,7 @@ int runner_intervals(run_ctx *r, const unc_table *t, double level, uint32_t extr
     jobs[k].sc.seed = jobs[k].sc.gen.seed = r->sc.gen.seed + 1 + k;
     jobs[k].sc.sample_interval_s = -1; /* no time series */
   }
+  if (n && seed_changes_nothing(r, &jobs[0].sc)) iv->seedless = true, n = 0;
   int rc = n ? pool_run(n, pool_default_jobs(), seed_work, jobs, NULL, NULL, err) : SIM_OK;
   for (uint32_t k = 0; k < n && !rc; k++)
     if (jobs[k].rc) {

@@ -107,6 +107,8 @@ typedef struct unc_figs {
   uint32_t n_values;     /* runs behind the workload part: the run and its extra seeds (1: none) */
   bool fixed_trace;      /* the workload is a trace: no seeds to vary */
   bool large;            /* more than RUNNER_IV_SEED_MAX_REQUESTS requests: no extra seeds (runner/intervals.h) */
+  bool seedless;         /* another seed generates the same workload (fixed lengths, all sent at once): no extra
+                            seeds, the spread is zero (runner/intervals.c) */
   char stratum[32];      /* the run's stratum key */
   char table[512];       /* the residual file read */
   unc_interval it[UF_COUNT];

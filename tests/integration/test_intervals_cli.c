@@ -104,6 +104,39 @@ Test(intervals_cli, large_runs_get_no_extra_seeds) {
   }
 }
 
+/* A workload no seed changes (fixed lengths, every request sent at once) runs no extra seeds, and says so: its
+ * intervals are those of --interval-seeds 0 (a spread of zero, which the extra runs, identical to the run, would
+ * have given). With lengths that vary, the seeds run. With speculative decoding the seed also draws the
+ * acceptances, so the seeds run even on fixed requests. */
+Test(intervals_cli, a_workload_no_seed_changes_runs_no_extra_seeds) {
+  char args[1024], ja[512], jb[512];
+  snprintf(ja, sizeof ja, "%s/seedless.json", tu_tmpdir());
+  snprintf(jb, sizeof jb, "%s/seeds0.json", tu_tmpdir());
+  const char *fixed = "run --model llama-3.1-8b --gpu h100-sxm --num-prompts 8 --random-input-len 256 "
+                      "--random-output-len 16";
+  snprintf(args, sizeof args, "%s --json %s", fixed, ja);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "workload part: none (another seed generates the same requests"), "%s", out);
+  snprintf(args, sizeof args, "%s --interval-seeds 0 --json %s", fixed, jb);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  static const char *figs[] = {"mean_ttft_ms", "mean_tpot_ms", "output_throughput"};
+  for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
+    double pa, la, ha, pb, lb, hb;
+    fig(ja, figs[i], &pa, &la, &ha);
+    fig(jb, figs[i], &pb, &lb, &hb);
+    cr_assert(pa == pb && la == lb && ha == hb, "%s: %g [%g, %g] vs %g [%g, %g]", figs[i], pa, la, ha, pb, lb, hb);
+  }
+  snprintf(args, sizeof args, "%s --random-range-ratio 0.5 --interval-seeds 1", fixed);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "the run and 1 more seeds"), "%s", out);
+  snprintf(args, sizeof args,
+           "%s --interval-seeds 1 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 2, "
+           "\"acceptance_length\": 1.8}'",
+           fixed);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "the run and 1 more seeds"), "%s", out);
+}
+
 Test(intervals_cli, bad_values_exit_2) {
   const char *bad[] = {"-0.1", "1", "0.99", "nan", "abc"};
   char args[1024];
