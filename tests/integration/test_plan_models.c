@@ -60,6 +60,16 @@ static void assert_params_b(const char *out, const char *name, double published_
   cr_assert(fabs(b - published_b) < tol * published_b, "%s: %.2f B, published %.1f B", name, b, published_b);
 }
 
+/* Runs `fmt` (a run command with one %s for the model's path) and asserts it exits 0 having served n requests. */
+static void assert_serves(const char *fmt, const char *path, unsigned n, char *out, size_t cap) {
+  char args[1600], want[64];
+  static char err[1 << 14];
+  snprintf(args, sizeof args, fmt, path);
+  cr_assert_eq(tu_run_cli(args, out, cap, err, sizeof err), 0, "%s: %s", args, err);
+  snprintf(want, sizeof want, "Successful requests:%21s%u\n", "", n);
+  cr_assert(strstr(out, want), "%s", out);
+}
+
 Test(plan_models, every_shared_model_plans_or_refuses_with_reason, .timeout = 900) {
   const char *models = tu_shared("models");
   if (!models) cr_skip_test("../shared/models absent");
@@ -119,12 +129,9 @@ Test(plan_models, nemotron_h_plans_and_runs) {
   cr_assert(strstr(out, "linear-attention states (64 x 109.6 MiB)"), "%s", out);
   cr_assert(strstr(out, "KV cache per token                              10240 bytes"), "%s", out);
   cr_assert(strstr(err, "54 Mamba-2 layers"), "%s", err);
-  snprintf(args, sizeof args,
-           "run --model '%s' --gpu h100-sxm --tp 4 --max-num-seqs 64 --profile none --num-prompts 40 "
-           "--request-rate 4 --random-input-len 2048 --random-output-len 64",
-           path);
-  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
-  cr_assert(strstr(out, "Successful requests:                     40"), "%s", out);
+  assert_serves("run --model '%s' --gpu h100-sxm --tp 4 --max-num-seqs 64 --profile none --num-prompts 40 "
+                "--request-rate 4 --random-input-len 2048 --random-output-len 64",
+                path, 40, out, sizeof out);
 }
 
 /* Every Nemotron-3 config (Mamba-2, attention and MoE blocks; Super and Ultra with a latent MoE; Ultra without
@@ -158,12 +165,9 @@ Test(plan_models, nemotron3_moe_plans_and_runs) {
   }
   if (!ran) cr_skip_test("no Nemotron-3 config in ../shared/models");
   snprintf(path, sizeof path, "%s/nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json", models);
-  snprintf(args, sizeof args,
-           "run --model '%s' --gpu h100-sxm --tp 2 --max-num-seqs 64 --profile none --num-prompts 40 "
-           "--request-rate 4 --random-input-len 2048 --random-output-len 64",
-           path);
-  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
-  cr_assert(strstr(out, "Successful requests:                     40"), "%s", out);
+  assert_serves("run --model '%s' --gpu h100-sxm --tp 2 --max-num-seqs 64 --profile none --num-prompts 40 "
+                "--request-rate 4 --random-input-len 2048 --random-output-len 64",
+                path, 40, out, sizeof out);
   cr_assert(strstr(out, "ungated relu2 experts (up, down: 2 matrices each)"), "%s", out);
 }
 
@@ -203,12 +207,9 @@ Test(plan_models, per_layer_lists_plan) {
   }
   if (!ran) cr_skip_test("neither MiMo-V2-Flash nor MiniMax-M3 in ../shared/models");
   snprintf(path, sizeof path, "%s/XiaomiMiMo--MiMo-V2-Flash.json", models);
-  snprintf(args, sizeof args,
-           "run --model '%s' --gpu h200 --tp 8 --profile none --num-prompts 20 --request-rate 2 "
-           "--random-input-len 2048 --random-output-len 64 --interval 0",
-           path);
-  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
-  cr_assert(strstr(out, "Successful requests:                     20"), "%s", out);
+  assert_serves("run --model '%s' --gpu h200 --tp 8 --profile none --num-prompts 20 --request-rate 2 "
+                "--random-input-len 2048 --random-output-len 64 --interval 0",
+                path, 20, out, sizeof out);
 }
 
 /* Llama-3.3-Nemotron-Super-49B (DeciLM blocks, block_configs): 49 of its 80 layers have attention (8 query heads
@@ -226,12 +227,9 @@ Test(plan_models, decilm_blocks_plan_and_run) {
   cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
   cr_assert(strstr(out, "(49.87 B parameters)"), "%s", out);
   cr_assert(strstr(out, "KV cache per token                             100352 bytes"), "%s", out);
-  snprintf(args, sizeof args,
-           "run --model '%s' --gpu h100-sxm --tp 2 --profile none --num-prompts 30 --request-rate 3 "
-           "--random-input-len 1024 --random-output-len 64 --interval 0",
-           path);
-  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
-  cr_assert(strstr(out, "Successful requests:                     30"), "%s", out);
+  assert_serves("run --model '%s' --gpu h100-sxm --tp 2 --profile none --num-prompts 30 --request-rate 3 "
+                "--random-input-len 1024 --random-output-len 64 --interval 0",
+                path, 30, out, sizeof out);
 }
 
 /* Gemma 4: the MoE block (26B-A4B: 128 experts top-8 beside a dense MLP, a shared expert of intermediate_size)
@@ -265,12 +263,9 @@ Test(plan_models, gemma4_plans_and_runs) {
   }
   if (!ran) cr_skip_test("no Gemma 4 config in ../shared/models");
   snprintf(path, sizeof path, "%s/google--gemma-4-26B-A4B.json", models);
-  snprintf(args, sizeof args,
-           "run --model '%s' --gpu h100-sxm --tp 1 --max-num-seqs 64 --max-model-len 16384 --profile none "
-           "--num-prompts 30 --request-rate 3 --random-input-len 1024 --random-output-len 64 --interval 0",
-           path);
-  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
-  cr_assert(strstr(out, "Successful requests:                     30"), "%s", out);
+  assert_serves("run --model '%s' --gpu h100-sxm --tp 1 --max-num-seqs 64 --max-model-len 16384 --profile none "
+                "--num-prompts 30 --request-rate 3 --random-input-len 1024 --random-output-len 64 --interval 0",
+                path, 30, out, sizeof out);
 }
 
 /* Kimi-K3 (text_config.linear_attn_config: 69 Kimi Delta Attention layers read as Gated DeltaNet ones, 24 MLA
@@ -299,12 +294,9 @@ Test(plan_models, kimi_k3_plans_and_runs) {
   cr_assert(strstr(out, "KV cache per token                              14976 bytes"), "%s", out);
   cr_assert(strstr(out, "linear-attention states (1024 x 13.2 MiB)"), "%s", out);
   cr_assert(strstr(out, "a token uses 16 of 896 routed experts in 92 of 93 layers"), "%s", out);
-  snprintf(args, sizeof args,
-           "run --model '%s' --gpu b200 --tp 8 --pp 2 --max-num-seqs 64 --max-model-len 32768 --profile none "
-           "--num-prompts 20 --request-rate 2 --random-input-len 2048 --random-output-len 64",
-           path);
-  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
-  cr_assert(strstr(out, "Successful requests:                     20"), "%s", out);
+  assert_serves("run --model '%s' --gpu b200 --tp 8 --pp 2 --max-num-seqs 64 --max-model-len 32768 --profile none "
+                "--num-prompts 20 --request-rate 2 --random-input-len 2048 --random-output-len 64",
+                path, 20, out, sizeof out);
 }
 
 /* DeepSeek-V4 (compress_ratios: CSA layers of ratio 4 with an indexer, HCA of ratio 128, every layer a 128-token
@@ -354,10 +346,7 @@ Test(plan_models, deepseek_v4_plans_and_runs) {
   if (!ran) cr_skip_test("no DeepSeek-V4 config in ../shared/models");
   cr_assert(fabs(9848.0 * 1048576 / (1024.0 * 1024 * 1024) - 9.62) < 0.01); /* the report's 9.62 GiB */
   snprintf(path, sizeof path, "%s/deepseek-ai--DeepSeek-V4-Flash.json", models);
-  snprintf(args, sizeof args,
-           "run --model '%s' --gpu b200 --tp 8 --max-num-seqs 64 --max-model-len 32768 --profile none "
-           "--num-prompts 20 --request-rate 2 --random-input-len 2048 --random-output-len 64",
-           path);
-  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
-  cr_assert(strstr(out, "Successful requests:                     20"), "%s", out);
+  assert_serves("run --model '%s' --gpu b200 --tp 8 --max-num-seqs 64 --max-model-len 32768 --profile none "
+                "--num-prompts 20 --request-rate 2 --random-input-len 2048 --random-output-len 64",
+                path, 20, out, sizeof out);
 }
