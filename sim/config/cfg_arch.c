@@ -89,7 +89,8 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
   if (((v = get(root, o, "swa_num_key_value_heads")) != NULL && cJSON_IsNumber(v)) ||
       ((v = get(root, o, "global_head_dim")) != NULL && cJSON_IsNumber(v)))
     note(m, "%s %ld: a layer kind with attention shapes of its own: its weights and KV cache are in the memory plan at "
-            "those shapes, its attention kernels' time is costed at head_dim %ld and num_key_value_heads %ld",
+            "those shapes; its attention time is the call at head_dim %ld and num_key_value_heads %ld scaled to them "
+            "(decode by the KV read, prefill by the head dim; no table measures the kind's own shapes)",
          v->string, (long)v->valuedouble, (long)(get(root, o, "head_dim") ? get(root, o, "head_dim")->valuedouble : 0),
          (long)(get(root, o, "num_key_value_heads") ? get(root, o, "num_key_value_heads")->valuedouble : 0));
   if ((v = get(root, o, "sparse_attention_config")) != NULL && cJSON_IsObject(v) &&

@@ -429,8 +429,11 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
     f = (merged < largest ? largest : merged) / sum;
   }
   double Lf = L - Ls - Ll - m->nomix_layers - Lc - Lh; /* full-attention layers (Nemotron-H: its '*' blocks) */
-  if (part_ns[0] > 0) add(out, OP_ATTN_DECODE, part_b[0], (part_ns[0] * Lf + slide_dec * Ls + comp_dec) * f);
-  if (part_ns[1] > 0) add(out, OP_ATTN_PREFILL, part_b[1], (part_ns[1] * Lf + slide_pre * Ls + comp_pre) * f);
+  /* layer kinds with shapes of their own (Gemma 4, MiMo): each kind's calls scaled from the model's shapes */
+  double fd = cost__attn_kind_factor(c, false, true), fp = cost__attn_kind_factor(c, false, false);
+  double sd = cost__attn_kind_factor(c, true, true), sp = cost__attn_kind_factor(c, true, false);
+  if (part_ns[0] > 0) add(out, OP_ATTN_DECODE, part_b[0], (part_ns[0] * Lf * fd + slide_dec * Ls * sd + comp_dec) * f);
+  if (part_ns[1] > 0) add(out, OP_ATTN_PREFILL, part_b[1], (part_ns[1] * Lf * fp + slide_pre * Ls * sp + comp_pre) * f);
 }
 
 /* Splits the step's GPU time into pipeline stages (one stage without PP), adds each stage's launch floor and

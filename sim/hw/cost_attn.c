@@ -244,3 +244,15 @@ double cost_attn_prefill_ns(cost_model *c, uint32_t chunk, uint32_t ctx, cost_sr
   if (src) *src = s;
   return ns;
 }
+
+double cost__attn_kind_factor(const cost_model *c, bool sliding, bool decode) {
+  const model_cfg *m = c->model;
+  if (!cfg_model_typed_attn(m)) return 1.0;
+  uint32_t hd = cfg_model_kind_head_dim(m, sliding);
+  if (!decode) return (double)hd / m->head_dim;
+  model_shard base, kind;
+  shard_from_dims(&base, m->hidden, m->intermediate, m->q_heads, m->kv_heads, m->head_dim, m->vocab, c->shard.tp);
+  shard_from_dims(&kind, m->hidden, m->intermediate, m->q_heads, cfg_model_kind_kv_heads(m, sliding), hd, m->vocab,
+                  c->shard.tp);
+  return (double)shard_kv_elems(&kind) / shard_kv_elems(&base);
+}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "hw/cost.h"
+#include "hw/cost_attn.h"
 #include "hw/cost_inplace.h" /* the model on caller storage, its state: white-box */
 #include "testutil.h"
 
@@ -1479,4 +1480,32 @@ Test(cost, decode_step_memo_stops_where_it_misses) {
             (unsigned long long)w.c.dec_misses);
   cr_assert(!memcmp(w.c.src_count, f.c.src_count, sizeof w.c.src_count));
   cost_deinit(&w.c), cost_deinit(&f.c);
+}
+
+/* Layer kinds with attention shapes of their own (Gemma 4's full layers: model_cfg.full_*): the attention of the
+ * kind's layers is the model-shape call scaled by the kind's KV elements per token on one GPU (decode) and its head
+ * dim (prefill). Every layer here is full, the full kind 2 KV heads x 128 against the model's 8 x 64: half the KV
+ * elements, twice the head dim, so the decode attention halves and the prefill attention doubles against the same
+ * model without kinds; a model without kinds gets a factor of 1. */
+Test(cost, attention_of_layer_kinds_scales_from_the_model_shapes) {
+  model_cfg m = llama1b();
+  world a, b;
+  world_init(&a, m, tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
+  cr_assert_eq(cost__attn_kind_factor(&a.c, false, true), 1.0);
+  m.full_head_dim = 128, m.full_kv_heads = 2, m.full_k_eq_v = true; /* head_dim 64, 8 KV heads */
+  world_init(&b, m, tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
+  cr_assert_float_eq(cost__attn_kind_factor(&b.c, false, true), 0.5, 1e-12);
+  cr_assert_float_eq(cost__attn_kind_factor(&b.c, false, false), 2.0, 1e-12);
+  cr_assert_float_eq(cost__attn_kind_factor(&b.c, true, true), 1.0, 1e-12, "no sliding kind of its own");
+  batch_desc dec = {.num_tokens = 16, .num_seqs = 16, .num_decode = 16, .decode_ctx_tokens = 16 * 2048,
+                    .num_sample = 16};
+  prefill_chunk ch = {1024, 0};
+  batch_desc pre = {.num_tokens = 1024, .num_seqs = 1, .num_sample = 1, .num_prefill = 1, .prefills = &ch};
+  step_cost sa, sb;
+  cost_step(&a.c, &dec, &sa), cost_step(&b.c, &dec, &sb);
+  cr_assert_float_eq(sb.op_ns[OP_ATTN_DECODE], 0.5 * sa.op_ns[OP_ATTN_DECODE], 1e-6 * sa.op_ns[OP_ATTN_DECODE]);
+  cost_step(&a.c, &pre, &sa), cost_step(&b.c, &pre, &sb);
+  cr_assert_float_eq(sb.op_ns[OP_ATTN_PREFILL], 2.0 * sa.op_ns[OP_ATTN_PREFILL], 1e-6 * sa.op_ns[OP_ATTN_PREFILL]);
+  cost_deinit(&a.c);
+  cost_deinit(&b.c);
 }
