@@ -245,6 +245,7 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
   if (rc) return rc;
   c->model = m, c->gpu = g, c->engine = e, c->deploy = d;
   shard_init_dp(&c->shard, m, d->tp, deploy_dp(d), deploy_ep(d));
+  for (int k = 0; k < 4; k++) c->attn_kind_f[k / 2][k % 2] = cost__attn_kind_factor(c, k / 2, k % 2);
   c->pp = d->pp;
   for (uint32_t k = 0; k < c->pp; k++) c->stage_layers[k] = shard_pp_layers(m->layers, c->pp, k);
   uint32_t mnbt = d->max_num_batched_tokens;
@@ -430,8 +431,7 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
   }
   double Lf = L - Ls - Ll - m->nomix_layers - Lc - Lh; /* full-attention layers (Nemotron-H: its '*' blocks) */
   /* layer kinds with shapes of their own (Gemma 4, MiMo): each kind's calls scaled from the model's shapes */
-  double fd = cost__attn_kind_factor(c, false, true), fp = cost__attn_kind_factor(c, false, false);
-  double sd = cost__attn_kind_factor(c, true, true), sp = cost__attn_kind_factor(c, true, false);
+  double fd = c->attn_kind_f[0][1], fp = c->attn_kind_f[0][0], sd = c->attn_kind_f[1][1], sp = c->attn_kind_f[1][0];
   if (part_ns[0] > 0) add(out, OP_ATTN_DECODE, part_b[0], (part_ns[0] * Lf * fd + slide_dec * Ls * sd + comp_dec) * f);
   if (part_ns[1] > 0) add(out, OP_ATTN_PREFILL, part_b[1], (part_ns[1] * Lf * fp + slide_pre * Ls * sp + comp_pre) * f);
 }

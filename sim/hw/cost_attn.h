@@ -18,7 +18,8 @@ double cost__attn_window_prefill(const cost_model *c, uint32_t chunk, uint32_t c
 /* The factor from the model's attention shapes (head_dim, num_key_value_heads: the measured calls' and the
  * roofline's) to a layer kind's own (model_cfg.full_* / swa_*: Gemma 4's full layers, MiMo's sliding-window
  * ones): decode (memory-bound) scales with the KV elements a token holds on one GPU, prefill (compute-bound)
- * with the head dim (the same query heads); 1 where the kind has the model's shapes. */
+ * with the head dim (the same query heads); 1 where the kind has the model's shapes. cost_init keeps the four
+ * factors in cost_model.attn_kind_f for the step. */
 double cost__attn_kind_factor(const cost_model *c, bool sliding, bool decode);
 
 /* The same for `plan`, tests and reports (cost.h's components: one GPU, one layer's call; src may be NULL): a

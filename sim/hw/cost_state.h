@@ -66,6 +66,8 @@ typedef struct cost_model {
                                  activation scales runs (cost__fp8_requant_ns); 0 unless the engine file sets
                                  fp8_static_activation_scale */
   double attn_floor_ns;       /* the smallest attention call's time (profile, else the kernel floor) */
+  double attn_kind_f[2][2];   /* [sliding][decode]: a layer kind's attention factor from the model's shapes
+                                 (cost__attn_kind_factor), once at cost_init; 1 without kinds of their own */
   cost_memo *memo[2];         /* [graphed][T], 0 <= T < memo_len */
   cost_lm_memo *lm_memo;      /* [num_sample], 0 <= num_sample < memo_len */
   size_t memo_top[2], lm_top; /* entries at or above these were not filled since the memos were last cleared: a
