@@ -91,7 +91,8 @@ int run_flags_table(run_flags *f, cli_opt *o, int cap) {
   OPT("traffic-ramp", NULL, CLI_STR, &f->traffic_ramp, "T0:T1:X", "what-if: rate multiplier ramps from 1 at T0 to X at T1 seconds, then stays X", NULL);
   OPT("autoscale", NULL, CLI_STR, &f->autoscale, "SPEC",
       "scale replicas with a Kubernetes-HPA policy on a vLLM gauge, e.g. metric=num_requests_waiting,target=5,min=1,"
-      "max=12 (or fixed=N); keys in docs/planning.md, Autoscaling", NULL);
+      "max=12, Dynamo's SLA planner on servesim's own capacity (mode=planner,ttft=0.5,itl=0.05,max=12), or fixed=N; "
+      "keys in docs/planning.md, Autoscaling", NULL);
   OPT("goodput", NULL, CLI_MULTI, &f->goodput, "K:MS...", "SLOs for goodput, e.g. --goodput ttft:2000 tpot:50", NULL);
   OPT("sample-interval", NULL, CLI_F64, &f->sample_interval, "S", "time-series period in seconds (0 = auto)", &f->seen[F_SAMPLE]);
   OPT("time-limit", NULL, CLI_F64, &f->time_limit, "S", "stop the simulation at S seconds (rest reported unfinished)", &f->seen[F_TIME_LIMIT]);

@@ -19,6 +19,8 @@ void autoscale_cfg_init(autoscale_cfg *c) {
   c->up_limit = true;
   c->pod_start_s = -1;
   c->warmup_s = -1;
+  c->ttft_s = 0.5;
+  c->itl_s = 0.05;
 }
 
 static const char *const METRIC_NAMES[AS_METRIC_COUNT] = {"vllm:num_requests_waiting", "vllm:num_requests_running",
@@ -80,7 +82,25 @@ static int set_key(autoscale_cfg *c, const char *k, const char *v, const char *w
   if (!strcmp(k, "min")) return count(what, k, v, &c->min, err);
   if (!strcmp(k, "max")) return count(what, k, v, &c->max, err);
   if (!strcmp(k, "initial")) return count(what, k, v, &c->initial, err);
-  if (!strcmp(k, "interval")) return num(what, k, v, 0.001, 86400, &c->interval_s, err);
+  if (!strcmp(k, "interval")) {
+    c->interval_set = true;
+    return num(what, k, v, 0.001, 86400, &c->interval_s, err);
+  }
+  if (!strcmp(k, "mode")) {
+    if (strcmp(v, "hpa") && strcmp(v, "planner"))
+      return sim_errf(err, SIM_EINPUT, "%s: mode must be hpa (Kubernetes HPA on a metric) or planner (Dynamo's "
+                      "SLA planner), got '%s'", what, v);
+    c->planner = !strcmp(v, "planner");
+    return SIM_OK;
+  }
+  if (!strcmp(k, "ttft")) return num(what, k, v, 0.001, 3600, &c->ttft_s, err);
+  if (!strcmp(k, "itl")) return num(what, k, v, 0.0001, 60, &c->itl_s, err);
+  if (!strcmp(k, "predictor")) {
+    if (!strcmp(v, "constant")) return SIM_OK;
+    return sim_errf(err, SIM_EINPUT, "%s: predictor '%s' is not modelled: only constant (Dynamo's ConstantPredictor, "
+                    "the last interval's load); arima and prophet fit a time-series model servesim does not have",
+                    what, v);
+  }
   if (!strcmp(k, "window")) return num(what, k, v, 0.001, 86400, &c->window_s, err);
   if (!strcmp(k, "tolerance")) return num(what, k, v, 0, 10, &c->tolerance, err);
   if (!strcmp(k, "up_window")) return num(what, k, v, 0, 3600, &c->up_window_s, err);
@@ -95,8 +115,9 @@ static int set_key(autoscale_cfg *c, const char *k, const char *v, const char *w
     c->up_limit = !strcmp(v, "on");
     return SIM_OK;
   }
-  return sim_errf(err, SIM_EINPUT, "%s: unknown key '%s' (fixed, metric, target, min, max, initial, interval, window, tolerance, "
-                  "up_window, down_window, up_limit, pod_start, load_from, warmup, instance)", what, k);
+  return sim_errf(err, SIM_EINPUT, "%s: unknown key '%s' (fixed, mode, metric, target, ttft, itl, predictor, min, max, "
+                  "initial, interval, window, tolerance, up_window, down_window, up_limit, pod_start, load_from, "
+                  "warmup, instance)", what, k);
 }
 
 int autoscale_parse(autoscale_cfg *c, const char *spec, const char *what, sim_err *err) {
@@ -112,7 +133,9 @@ int autoscale_parse(autoscale_cfg *c, const char *spec, const char *what, sim_er
   }
   if (c->fixed && (c->min != c->max || c->initial != c->max))
     return sim_errf(err, SIM_EINPUT, "%s: fixed=N sets min, max and initial: give none of them", what);
-  if (c->fixed && !(c->target > 0)) c->target = 1; /* never consulted: min = max */
+  if (c->fixed && c->planner) return sim_errf(err, SIM_EINPUT, "%s: fixed=N and mode=planner exclude each other", what);
+  if ((c->fixed || c->planner) && !(c->target > 0)) c->target = 1; /* never consulted (min = max; the planner) */
+  if (c->planner && !c->interval_set) c->interval_s = 180; /* Dynamo's adjustment_interval default */
   if (!(c->target > 0)) return sim_errf(err, SIM_EINPUT, "%s: target=X is required (the metric per replica)", what);
   if (c->metric == AS_KV_USAGE && c->target > 1)
     return sim_errf(err, SIM_EINPUT, "%s: a kv_cache_usage_perc target is a fraction in (0, 1], got %g", what, c->target);
@@ -129,6 +152,11 @@ int autoscale_parse(autoscale_cfg *c, const char *spec, const char *what, sim_er
 void autoscale_describe(const autoscale_cfg *c, char *buf, size_t n) {
   if (c->fixed) {
     snprintf(buf, n, "fixed=%u", c->max);
+    return;
+  }
+  if (c->planner) {
+    snprintf(buf, n, "mode=planner,ttft=%g,itl=%g,predictor=constant,min=%u,max=%u,interval=%g", c->ttft_s, c->itl_s,
+             c->min, c->max, c->interval_s);
     return;
   }
   if (c->metric == AS_TTFT_P90) {

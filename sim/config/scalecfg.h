@@ -24,6 +24,12 @@ typedef struct autoscale_cfg {
   double up_window_s;     /* scale-up stabilization window, default 0 */
   double down_window_s;   /* scale-down stabilization window, default 300 */
   bool up_limit;          /* HPA's default scale-up policies (100% / 4 pods per 15 s); default on */
+  /* mode=planner: Dynamo's SLA planner instead of HPA (serve/autoscale.h, planner_replicas): every interval
+     (default 180 s, Dynamo's adjustment_interval) the replicas for the last interval's request count at
+     servesim's own capacity of one replica for its mean prompt and output lengths under these targets */
+  bool planner;
+  double ttft_s, itl_s;   /* the planner's targets on mean TTFT and mean ITL, s (Dynamo's defaults 0.5, 0.05) */
+  bool interval_set;      /* interval= was given (else the mode's default) */
   /* cold start (cluster_scale.c, configs/coldstart.json) */
   double pod_start_s;     /* container scheduled, image present, process up; < 0: the file's default */
   char load_from[32];     /* weight source name in configs/coldstart.json ("" = its default) */

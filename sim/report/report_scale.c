@@ -8,13 +8,26 @@
 #include "report/report.h"
 #include "report/svg.h"
 
+/* mode=planner: the capacities the planner used. */
+static void planner_text(const run_scale *s, FILE *f) {
+  if (!s->n_caps && !s->cap_error[0] && !s->cap_probes) return;
+  fprintf(f, "  one replica's capacity at the planner's targets (%llu simulations of %d requests):",
+          (unsigned long long)s->cap_probes, PLANNER_CAP_PROMPTS);
+  for (uint32_t k = 0; k < s->n_caps && k < 8; k++)
+    fprintf(f, "%s%u/%u tokens %.3g req/s", k ? ", " : " ", s->caps[k].isl, s->caps[k].osl, s->caps[k].rps);
+  fprintf(f, "%s\n", s->n_caps > 8 ? ", ... (all in the JSON)" : "");
+  if (s->cap_error[0]) fprintf(f, "  a capacity probe could not run (decisions kept the count): %s\n", s->cap_error);
+}
+
 void report_scale_text(const run_result *r, FILE *f) {
   const run_scale *s = &r->scale;
   if (!s->on) return;
   const cold_start *cs = &s->cs;
   char spec[256];
   autoscale_describe(&r->sc.autoscale, spec, sizeof spec);
-  fprintf(f, "Autoscaling: %s (Kubernetes HPA's rule; docs/planning.md, Autoscaling)\n", spec);
+  fprintf(f, "Autoscaling: %s (%s; docs/planning.md, Autoscaling)\n", spec,
+          r->sc.autoscale.planner ? "NVIDIA Dynamo's SLA planner" : "Kubernetes HPA's rule");
+  planner_text(s, f);
   fprintf(f, "  cold start %.1f s = pod start %.1f s + weights from %s %.1f s (%.1f GB at %.1f GB/s%s) + warm-up "
              "%.1f s (%s)\n",
           cs->total_s, cs->pod_s, cs->load_from, cs->load_s,
@@ -49,7 +62,22 @@ void report_scale_json(const run_result *r, jw *x) {
   autoscale_describe(&r->sc.autoscale, spec, sizeof spec);
   jw_obj(x, "autoscale");
   jw_str(x, "policy", spec);
-  jw_str(x, "metric", autoscale_metric_name(r->sc.autoscale.metric));
+  if (r->sc.autoscale.planner) {
+    jw_str(x, "mode", "planner");
+    jw_arr(x, "planner_capacity");
+    for (uint32_t k = 0; k < s->n_caps; k++) {
+      jw_obj(x, NULL);
+      jw_u64(x, "isl", s->caps[k].isl);
+      jw_u64(x, "osl", s->caps[k].osl);
+      jw_num(x, "requests_per_s", s->caps[k].rps);
+      jw_u64(x, "simulations", s->caps[k].probes);
+      jw_end(x);
+    }
+    jw_end(x);
+    if (s->cap_error[0]) jw_str(x, "planner_capacity_error", s->cap_error);
+  } else {
+    jw_str(x, "metric", autoscale_metric_name(r->sc.autoscale.metric));
+  }
   jw_obj(x, "cold_start_s");
   jw_num(x, "total", s->cs.total_s);
   jw_num(x, "pod_start", s->cs.pod_s);

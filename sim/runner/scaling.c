@@ -47,6 +47,11 @@ int scaling_setup(const scenario *sc, const engine_cfg *e, const gpu_cfg *g, con
   cc->scale.policy = *p;
   cc->scale.initial = out->initial;
   cc->scale.cold_start_ns = sim_s_to_ns(out->cs.total_s);
+  if (p->planner) {
+    out->pc = planner_cap_new(sc);
+    cc->scale.capacity = planner_cap_rps;
+    cc->scale.capacity_ctx = out->pc;
+  }
   return SIM_OK;
 }
 
@@ -64,6 +69,15 @@ void scaling_collect(const cluster *c, run_scale *out) {
   for (size_t k = 0; k < so.n_ev; k++) {
     const scale_event *s = &so.ev[k];
     out->ev[k] = (run_scale_event){(double)s->t_ns / 1e9, s->from, s->to, s->ready, s->starting, s->metric};
+  }
+  if (out->pc) {
+    out->n_caps = out->pc->n;
+    out->caps = sim_malloc((out->n_caps ? out->n_caps : 1) * sizeof *out->caps);
+    memcpy(out->caps, out->pc->e, out->n_caps * sizeof *out->caps);
+    out->cap_probes = out->pc->probes;
+    snprintf(out->cap_error, sizeof out->cap_error, "%s", out->pc->error);
+    planner_cap_free(out->pc);
+    out->pc = NULL;
   }
 }
 
@@ -127,6 +141,8 @@ void scaling_hours(run_result *res) {
 }
 
 void run_scale_free(run_scale *s) {
+  planner_cap_free(s->pc);
+  free(s->caps);
   free(s->ev);
   free(s->hours);
   memset(s, 0, sizeof *s);

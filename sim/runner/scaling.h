@@ -13,6 +13,7 @@
 
 #include "config/coldstart.h"
 #include "hw/memplan.h"
+#include "runner/planner_cap.h"
 #include "runner/scenario.h"
 
 struct cluster;
@@ -50,6 +51,12 @@ typedef struct run_scale {
   scale_hour *hours;
   uint32_t n_hours, hours_missed;
   bool slo_given;           /* some --goodput objective (else no hour is judged) */
+  /* mode=planner: the capacity search (live during the run; freed by scaling_collect, which keeps its table) */
+  planner_cap *pc;
+  planner_cap_entry *caps;  /* the buckets searched, in the order the planner asked */
+  uint32_t n_caps;
+  uint64_t cap_probes;      /* simulations the searches ran */
+  char cap_error[512];      /* a probe that could not run ("" = none) */
 } run_scale;
 
 /* Fills cc->scale and cc->replicas for sc->autoscale (nothing when it is off) and *out's setup. */

@@ -81,3 +81,11 @@ uint32_t autoscaler_decide(autoscaler *a, sim_ns now, uint32_t ready, uint32_t s
   a->rec[a->n++] = (as_rec){now, raw, want > current ? want - current : 0};
   return want;
 }
+
+uint32_t planner_replicas(const autoscale_cfg *c, uint32_t current, double requests, double cap_rps) {
+  if (!(cap_rps > 0) || !(requests >= 0)) return current;
+  double need = ceil(requests / c->interval_s / cap_rps - 1e-9);
+  if (need < c->min) return c->min;
+  if (need > c->max) return c->max;
+  return (uint32_t)need;
+}

@@ -59,4 +59,18 @@ void autoscaler_deinit(autoscaler *a);
  * summed over ready replicas, or for ttft_p90 the fleet's value (NAN: none). */
 uint32_t autoscaler_decide(autoscaler *a, sim_ns now, uint32_t ready, uint32_t starting, double sum);
 
+/* mode=planner: NVIDIA Dynamo's SLA planner, throughput-based, without correction factors (github.com/ai-dynamo/
+ * dynamo, components/planner/src/dynamo/planner/utils/planner_core.py, _compute_replica_requirements and
+ * make_adjustments; defaults.py; load_predictor.py ConstantPredictor). Every adjustment interval it reads the
+ * frontend's request count and mean input and output tokens over the interval (prometheus.py: increase() of
+ * dynamo_frontend_requests_total and of the token histograms' sum / count), predicts the next interval's as the
+ * last one's (the constant predictor), and sets
+ *     replicas = ceil(requests / interval / capacity(ISL, OSL)), at least min (min_endpoint), at most max
+ * where Dynamo's capacity is its pre-deployment profile's throughput per GPU at the SLA and servesim's is its own
+ * simulated capacity of one replica (runner/planner_cap.h). No stabilization window and no rate limit: the
+ * connector sets the count. Dynamo splits the count into prefill and decode workers; servesim's replicas are
+ * aggregated ones, so one capacity covers both. It skips an interval whose metrics are missing (no request sent or
+ * none finished: NaN averages) or whose capacity cannot be computed (`cap_rps` NAN or <= 0): current is kept. */
+uint32_t planner_replicas(const autoscale_cfg *c, uint32_t current, double requests, double cap_rps);
+
 #endif

@@ -97,6 +97,10 @@ typedef struct cluster_cfg {
     autoscale_cfg policy;
     uint32_t initial;          /* replicas serving at t = 0 */
     sim_ns cold_start_ns;      /* decision -> serving */
+    /* mode=planner: one replica's capacity in requests/s at a mean prompt and output length (the runner's
+       simulation, runner/planner_cap.h); NAN or <= 0 when it cannot be computed */
+    double (*capacity)(void *ctx, double isl, double osl);
+    void *capacity_ctx;
   } scale;
   uint32_t n_failures;       /* what-if: replicas lost at given times */
   struct {

@@ -287,6 +287,8 @@ void cluster__send(cluster *c, uint32_t idx, sim_ns now) {
   request *r = &c->reqs[idx];
   r->send_ns = now;
   c->in_flight++;
+  c->pl_sent++;
+  c->pl_isl_sum += r->prompt_tokens;
   rq_reject why = cluster__refusal(c, r);
   if (why != REJ_NONE) {
     r->state = RQ_REJECTED;
@@ -321,6 +323,8 @@ void cluster__finished(cluster *c, uint32_t ri, uint32_t idx, sim_ns now) {
   cluster__touch(c, ri);
   drained(c, ri, now);
   c->m.finished++;
+  c->pl_done++;
+  c->pl_osl_sum += c->reqs[idx].generated;
   cluster__close(c, idx, now);
   cluster__release_slot(c, now);
 }

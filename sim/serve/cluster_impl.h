@@ -89,6 +89,8 @@ struct cluster {
   sim_ns *tt_t;
   double *tt_v;
   size_t tt_head, tt_n, tt_cap;
+  /* mode=planner: the frontend's counters since the last decision (cluster__send, cluster__finished) */
+  uint64_t pl_sent, pl_isl_sum, pl_done, pl_osl_sum;
   /* open mode */
   bool open;
   cluster_hooks hooks;

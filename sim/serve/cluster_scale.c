@@ -129,16 +129,52 @@ static void remove_k(cluster *c, uint32_t k, sim_ns now) {
   }
 }
 
+/* After a decision: the peak of replicas holding GPUs, and the next decision while the run goes on. */
+static void peak_and_next(cluster *c, sim_ns now) {
+  uint32_t n[4];
+  count(c, n);
+  uint32_t held = n[REP_READY] + n[REP_STARTING] + n[REP_DRAINING];
+  if (held > c->so.peak_held) c->so.peak_held = held;
+  if (!c->complete) des_push(&c->ev, now + sim_s_to_ns(c->cfg.scale.policy.interval_s), EV_SCALE, 0, 0);
+}
+
 static void record(cluster *c, sim_ns now, uint32_t from, uint32_t to, const uint32_t n[4], double metric) {
   SIM_GROW(c->sev, c->cap_sev, c->so.n_ev + 1);
   c->sev[c->so.n_ev++] = (scale_event){now, from, to, n[REP_READY], n[REP_STARTING], metric};
   c->so.ev = c->sev;
 }
 
+/* mode=planner (autoscale.h, planner_replicas): the last interval's requests at one replica's capacity for its
+ * mean lengths; *shown = that capacity (req/s), 0 when the interval was skipped. */
+static uint32_t planner_decide(cluster *c, uint32_t cur, double *shown) {
+  const autoscale_cfg *p = &c->cfg.scale.policy;
+  uint32_t want = cur;
+  *shown = 0;
+  if (c->pl_sent && c->pl_done && c->cfg.scale.capacity) {
+    double isl = (double)c->pl_isl_sum / (double)c->pl_sent, osl = (double)c->pl_osl_sum / (double)c->pl_done;
+    double cap = c->cfg.scale.capacity(c->cfg.scale.capacity_ctx, isl, osl);
+    want = planner_replicas(p, cur, (double)c->pl_sent, cap);
+    if (cap > 0) *shown = cap;
+  }
+  c->pl_sent = c->pl_isl_sum = c->pl_done = c->pl_osl_sum = 0;
+  return want;
+}
+
 void cluster__on_scale(cluster *c, sim_ns now) {
   const autoscale_cfg *p = &c->cfg.scale.policy;
   uint32_t n[4];
   count(c, n);
+  if (p->planner) {
+    uint32_t cur = n[REP_READY] + n[REP_STARTING];
+    double shown;
+    uint32_t want = planner_decide(c, cur, &shown);
+    c->so.decisions++;
+    if (want != cur) record(c, now, cur, want, n, shown);
+    if (want > cur) start(c, want - cur, now);
+    else if (want < cur) remove_k(c, cur - want, now);
+    peak_and_next(c, now);
+    return;
+  }
   double sum = 0;
   for (uint32_t i = 0; p->metric != AS_TTFT_P90 && i < c->cfg.replicas; i++) {
     const replica *rep = &c->reps[i];
@@ -155,10 +191,7 @@ void cluster__on_scale(cluster *c, sim_ns now) {
   if (want != cur) record(c, now, cur, want, n, shown);
   if (want > cur) start(c, want - cur, now);
   else if (want < cur) remove_k(c, cur - want, now);
-  count(c, n);
-  uint32_t held = n[REP_READY] + n[REP_STARTING] + n[REP_DRAINING];
-  if (held > c->so.peak_held) c->so.peak_held = held;
-  if (!c->complete) des_push(&c->ev, now + sim_s_to_ns(p->interval_s), EV_SCALE, 0, 0);
+  peak_and_next(c, now);
 }
 
 void cluster__on_ready(cluster *c, uint32_t ri, uint64_t gen, sim_ns now) {

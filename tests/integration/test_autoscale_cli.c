@@ -61,6 +61,32 @@ Test(autoscale_cli, traffic_step_scales_up_and_reports) {
   free(a), free(b), free(t);
 }
 
+/* mode=planner: Dynamo's SLA planner on servesim's own capacity of one replica (runner/planner_cap.h): the step
+ * to 6x makes it start replicas; the capacities it searched are in the text and the JSON; same bytes twice. */
+Test(autoscale_cli, planner_scales_on_its_own_capacity) {
+  const char *j1 = tmp("p1.json"), *j2 = tmp("p2.json");
+  char args[1024];
+  snprintf(args, sizeof args, STEP "--autoscale mode=planner,interval=60,min=1,max=6,pod_start=10 "
+           "--goodput ttft:2000 --json %s --force", j1);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  cr_assert(strstr(out, "Autoscaling: mode=planner,ttft=0.5,itl=0.05,predictor=constant,min=1,max=6,interval=60 "
+                        "(NVIDIA Dynamo's SLA planner"), "%s", out);
+  cr_assert(strstr(out, "one replica's capacity at the planner's targets ("), "%s", out);
+  size_t n;
+  char *a = tu_slurp(j1, &n);
+  cr_assert(a && strstr(a, "\"planner_capacity\":"), "no planner_capacity");
+  double cap = tu_json_num(a, "requests_per_s");
+  cr_assert(cap > 0.1 && cap < 1000, "capacity %g req/s", cap);
+  cr_assert_gt(tu_json_num(a, "starts"), 0, "the step started replicas");
+  cr_assert_eq(tu_json_num(a, "rejected"), 0, "nothing lost");
+  snprintf(args, sizeof args, STEP "--autoscale mode=planner,interval=60,min=1,max=6,pod_start=10 "
+           "--goodput ttft:2000 --json %s --force -q", j2);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+  char *b = tu_slurp(j2, &n);
+  cr_assert_str_eq(a, b);
+  free(a), free(b);
+}
+
 Test(autoscale_cli, fixed_fleet_costs_its_size) {
   const char *j = tmp("fixed.json");
   char args[1024];

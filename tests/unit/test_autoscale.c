@@ -15,6 +15,29 @@ static autoscale_cfg spec(const char *s) {
   return c;
 }
 
+/* c's echo, which must contain `want` and parse back: what it parses to. */
+static autoscale_cfg echoed(const autoscale_cfg *c, const char *want) {
+  char buf[256];
+  autoscale_describe(c, buf, sizeof buf);
+  cr_assert(strstr(buf, want), "%s", buf);
+  autoscale_cfg back;
+  autoscale_cfg_init(&back);
+  sim_err err = {0, ""};
+  cr_assert_eq(autoscale_parse(&back, buf, "echo", &err), 0, "%s", err.msg);
+  return back;
+}
+
+/* Each spec bad[i][0] refused (exit-2 class) with a message naming --autoscale and containing bad[i][1]. */
+static void expect_refused(const char *bad[][2], size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    autoscale_cfg c;
+    autoscale_cfg_init(&c);
+    sim_err err = {0, ""};
+    cr_assert_eq(autoscale_parse(&c, bad[i][0], "--autoscale", &err), SIM_EINPUT, "accepted '%s'", bad[i][0]);
+    cr_assert(strstr(err.msg, bad[i][1]) && strstr(err.msg, "--autoscale"), "'%s': %s", bad[i][0], err.msg);
+  }
+}
+
 Test(autoscale, raw_rule_all_ready) {
   autoscale_cfg c = spec("metric=num_requests_waiting,target=5,min=1,max=20");
   cr_assert_eq(autoscale_raw(&c, 2, 0, 10), 2);   /* avg 5 = target */
@@ -108,13 +131,7 @@ Test(autoscale, fleet_ttft_rule) {
   /* through the policy: 2 ready at a p90 of 2 s (ratio 4): raw 8, the up limit max(4, 6) = 6 */
   cr_assert_eq(autoscaler_decide(&a, 0, 2, 0, 2.0), 6);
   autoscaler_deinit(&a);
-  char buf[256];
-  autoscale_describe(&c, buf, sizeof buf);
-  cr_assert(strstr(buf, "metric=ttft_p90,target=0.5,window=30"), "%s", buf);
-  autoscale_cfg back;
-  autoscale_cfg_init(&back);
-  sim_err err = {0, ""};
-  cr_assert_eq(autoscale_parse(&back, buf, "echo", &err), 0, "%s", err.msg); /* the echo parses back */
+  autoscale_cfg back = echoed(&c, "metric=ttft_p90,target=0.5,window=30");
   cr_assert_eq(back.metric, AS_TTFT_P90);
 }
 
@@ -132,11 +149,37 @@ Test(autoscale, parse_errors_name_the_key) {
       {"target=5,max=4,down_window", "key=value"},
       {"target=x,max=4", "target"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    autoscale_cfg c;
-    autoscale_cfg_init(&c);
-    sim_err err = {0, ""};
-    cr_assert_eq(autoscale_parse(&c, bad[i][0], "--autoscale", &err), SIM_EINPUT, "accepted '%s'", bad[i][0]);
-    cr_assert(strstr(err.msg, bad[i][1]) && strstr(err.msg, "--autoscale"), "'%s': %s", bad[i][0], err.msg);
-  }
+  expect_refused(bad, sizeof bad / sizeof bad[0]);
+}
+
+/* Dynamo's SLA planner (planner_core.py _compute_replica_requirements, without correction): ceil(requests /
+ * interval / capacity), at least min, at most max; no capacity keeps the count. Defaults from defaults.py. */
+Test(autoscale, planner_rule_by_hand) {
+  autoscale_cfg c = spec("mode=planner,min=1,max=20");
+  cr_assert(c.planner);
+  cr_assert_float_eq(c.interval_s, 180.0, 1e-12, "Dynamo's adjustment_interval");
+  cr_assert_float_eq(c.ttft_s, 0.5, 1e-12);
+  cr_assert_float_eq(c.itl_s, 0.05, 1e-12);
+  cr_assert_eq(planner_replicas(&c, 3, 1800, 2.5), 4);    /* 10 req/s over 2.5 per replica */
+  cr_assert_eq(planner_replicas(&c, 3, 1801, 2.5), 5);    /* a request more needs a fifth */
+  cr_assert_eq(planner_replicas(&c, 3, 0, 2.5), 1);       /* idle: min */
+  cr_assert_eq(planner_replicas(&c, 3, 1e6, 2.5), 20);    /* max */
+  cr_assert_eq(planner_replicas(&c, 3, 1800, NAN), 3);    /* no capacity: unchanged */
+  cr_assert_eq(planner_replicas(&c, 3, 1800, 0), 3);      /* no rate meets the targets: unchanged */
+  autoscale_cfg d = spec("mode=planner,max=8,interval=60,ttft=0.2,itl=0.03,predictor=constant");
+  cr_assert_float_eq(d.interval_s, 60.0, 1e-12);
+  cr_assert_eq(planner_replicas(&d, 1, 600, 2.5), 4);     /* 10 req/s again */
+  autoscale_cfg back = echoed(&d, "mode=planner,ttft=0.2,itl=0.03");
+  cr_assert(back.planner && back.interval_s == 60 && back.ttft_s == 0.2 && back.max == 8);
+}
+
+Test(autoscale, planner_spec_errors) {
+  const char *bad[][2] = {
+      {"mode=planner,max=4,predictor=arima", "not modelled"},
+      {"mode=planner,fixed=3", "exclude"},
+      {"mode=auto,max=3", "mode must be"},
+      {"mode=planner,max=3,ttft=0", "ttft"},
+      {"mode=planner", "max"},
+  };
+  expect_refused(bad, sizeof bad / sizeof bad[0]);
 }

@@ -75,6 +75,22 @@ static void check_conserved(const cluster *c, int round) {
   cr_assert_eq(c->m.finished, fin, "round %d: finished counted once each", round);
 }
 
+/* Builds and runs w's cluster under cc, checks conservation and returns the fleet's outcome. */
+static void run_checked(world *w, const cluster_cfg *cc, cluster_scale_outcome *so) {
+  sim_err err = {0, ""};
+  cr_assert((w->c = cluster_new(cc, &w->tr, w->cost, &err)), "%s", err.msg);
+  cluster_run(w->c);
+  cluster_finish(w->c);
+  check_conserved(w->c, 0);
+  cluster_get_scale(w->c, so);
+}
+
+/* A capacity that falls with the lengths (planner runs of the random test). */
+static double stand_in_capacity(void *ctx, double isl, double osl) {
+  (void)ctx;
+  return 2000.0 / (isl + 4 * osl);
+}
+
 Test(cluster_scale, random_runs_lose_and_duplicate_nothing) {
   rng r;
   rng_seed(&r, 46);
@@ -107,6 +123,11 @@ Test(cluster_scale, random_runs_lose_and_duplicate_nothing) {
     p->down_window_s = rng_below(&r, 2) ? 0 : 2 * rng_uniform(&r);
     p->up_window_s = rng_below(&r, 4) ? 0 : rng_uniform(&r);
     p->up_limit = rng_below(&r, 2);
+    if (rng_below(&r, 5) == 0) { /* Dynamo's planner on a stand-in capacity */
+      p->planner = true;
+      cc.scale.capacity = stand_in_capacity;
+      cc.scale.capacity_ctx = NULL;
+    }
     cc.scale.initial = p->min + (uint32_t)rng_below(&r, max - p->min + 1);
     cc.scale.cold_start_ns = rng_below(&r, 4) ? rng_below(&r, 2000) * SIM_NS_PER_MS : 0;
     uint32_t n = 1 + (uint32_t)rng_below(&r, 150);
@@ -191,15 +212,10 @@ Test(cluster_scale, nothing_served_before_the_cold_start_ends) {
 Test(cluster_scale, drained_replicas_finish_their_requests) {
   cluster_cfg cc;
   world *w = scaled_world(&cc, ROUTE_ROUND_ROBIN, "metric=running,target=8,min=1,max=4,interval=0.5,down_window=0", 4);
-  sim_err err = {0, ""};
   for (uint32_t i = 0; i < 40; i++) trace_push(&w->tr, 0, 500, 400 + 20 * i, 0, NULL, 0);
   trace_push(&w->tr, 60 * SIM_NS_PER_S, 100, 10, 0, NULL, 0); /* after the drains */
-  cr_assert((w->c = cluster_new(&cc, &w->tr, w->cost, &err)), "%s", err.msg);
-  cluster_run(w->c);
-  cluster_finish(w->c);
-  check_conserved(w->c, 0);
   cluster_scale_outcome so;
-  cluster_get_scale(w->c, &so);
+  run_checked(w, &cc, &so);
   cr_assert_geq(so.drains, 3, "drains %u", so.drains);
   uint32_t off = 0;
   for (uint32_t ri = 0; ri < 4; ri++) off += w->c->reps[ri].state == REP_OFF;
@@ -226,14 +242,9 @@ Test(cluster_scale, ttft_p90_reads_the_window_of_first_tokens) {
   world *w = scaled_world(&cc, ROUTE_LEAST_OUTSTANDING, "metric=ttft_p90,target=0.2,window=5,min=1,max=4,interval=2", 1);
   cc.sched.max_num_seqs = 4;
   cc.scale.cold_start_ns = 3 * SIM_NS_PER_S;
-  sim_err err = {0, ""};
   for (uint32_t i = 0; i < 200; i++) trace_push(&w->tr, (sim_ns)i * 50 * SIM_NS_PER_MS, 1000, 100, 0, NULL, 0);
-  cr_assert((w->c = cluster_new(&cc, &w->tr, w->cost, &err)), "%s", err.msg);
-  cluster_run(w->c);
-  cluster_finish(w->c);
-  check_conserved(w->c, 0);
   cluster_scale_outcome so;
-  cluster_get_scale(w->c, &so);
+  run_checked(w, &cc, &so);
   cr_assert_geq(so.n_ev, 1);
   cr_assert_geq(so.starts, 1);
   const scale_event *e = &so.ev[0];
@@ -252,5 +263,43 @@ Test(cluster_scale, ttft_p90_reads_the_window_of_first_tokens) {
                      (double)e->t_ns / 1e9, e->metric, p90, n);
   cr_assert_gt(e->to, e->from);
   free(v);
+  world_free(w);
+}
+
+/* mode=planner (autoscale.h): a decision reads the requests sent in the interval, their mean prompt length and
+ * the mean output of those finished in it, asks the capacity for those lengths and sets
+ * ceil(sent / interval / capacity) replicas at once; an interval without a sent or a finished request is skipped. */
+static double asked[8][2];
+static int n_asked;
+static double one_per_s(void *ctx, double isl, double osl) {
+  (void)ctx;
+  if (n_asked < 8) asked[n_asked][0] = isl, asked[n_asked][1] = osl;
+  n_asked++;
+  return 1.0;
+}
+
+Test(cluster_scale, planner_sets_the_count_from_the_capacity) {
+  cluster_cfg cc;
+  world *w = scaled_world(&cc, ROUTE_ROUND_ROBIN, "mode=planner,min=1,max=6,interval=10", 1);
+  cc.scale.capacity = one_per_s;
+  n_asked = 0;
+  /* 48 requests in the first 10 s (1000 tokens in, 20 out: they finish within it), nothing until 35 s */
+  for (uint32_t i = 0; i < 48; i++) trace_push(&w->tr, (sim_ns)i * 200 * SIM_NS_PER_MS, 1000, 20, 0, NULL, 0);
+  trace_push(&w->tr, 35 * SIM_NS_PER_S, 500, 40, 0, NULL, 0);
+  trace_push(&w->tr, 45 * SIM_NS_PER_S, 500, 40, 0, NULL, 0); /* the run goes on past 40 s; ends before 50 s */
+  cluster_scale_outcome so;
+  run_checked(w, &cc, &so);
+  cr_assert_eq(n_asked, 2, "the intervals ending at 20 and 30 s sent nothing: skipped (asked %d times)", n_asked);
+  cr_assert_float_eq(asked[0][0], 1000.0, 1e-9);
+  cr_assert_float_eq(asked[0][1], 20.0, 1e-9);
+  cr_assert_float_eq(asked[1][0], 500.0, 1e-9);
+  cr_assert_float_eq(asked[1][1], 40.0, 1e-9);
+  cr_assert_eq(so.n_ev, 2);
+  cr_assert_eq(so.ev[1].t_ns, 40 * SIM_NS_PER_S);
+  cr_assert_eq(so.ev[1].to, 1, "ceil(1 / 10 / 1) = 1: down at once, no stabilization window");
+  cr_assert_eq(so.ev[0].t_ns, 10 * SIM_NS_PER_S);
+  cr_assert_eq(so.ev[0].from, 1);
+  cr_assert_eq(so.ev[0].to, 5, "ceil(48 requests / 10 s / 1 req/s) = 5, no rate limit (got %u)", so.ev[0].to);
+  cr_assert_eq(so.starts, 4);
   world_free(w);
 }
