@@ -323,7 +323,7 @@ typedef enum spec_method {
   SPEC_EAGLE3,      /* EAGLE-3 head: the same shape, fed by three of the target's layers */
   SPEC_MTP,         /* the model's own multi-token-prediction layer (DeepSeek-V3 num_nextn_predict_layers) */
   SPEC_NGRAM,       /* prompt lookup on the host: no draft forward */
-  SPEC_DRAFT_MODEL  /* a separate draft model (not costed yet: refused by specdec_resolve) */
+  SPEC_DRAFT_MODEL  /* a separate draft model (speculative_config.model): a small dense transformer */
 } spec_method;
 enum { SPEC_MAX_K = 16 }; /* most draft tokens per step servesim takes */
 
@@ -384,6 +384,14 @@ typedef struct deploy_cfg {
   char spec_model[96];              /* speculative_config.model: the draft's name (EAGLE head, draft model) */
   char spec_dataset[32];            /* which published measurement (acceptance table's dataset); "" = its default */
   char spec_source[400];            /* resolved: where the rates come from */
+  /* method draft_model, resolved from the draft's config.json (specdec_resolve): a dense transformer whose every
+     layer is full attention; the cost model (hw/cost.c spec_draft) and the memory plan read these */
+  struct {
+    uint32_t layers, hidden, q_heads, kv_heads, head_dim, inter, vocab;
+    bool tied;                      /* tie_word_embeddings: one vocab x hidden matrix, not two */
+    double params;                  /* its parameters (cfg_model_params: the weights' elements) */
+    char name[64];
+  } spec_draft;
   bool resolved;                    /* set by cfg_resolve: no field is unset; only such a value goes below config/ */
 } deploy_cfg;
 

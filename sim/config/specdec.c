@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -260,6 +261,44 @@ static int from_table(deploy_cfg *d, const model_cfg *m, uint32_t k, sim_err *er
                   method, m->name, TABLE_PATH);
 }
 
+/* method draft_model (vLLM's draft-model proposer, v1/spec_decode/draft_model.py): loads speculative_config.model
+ * (a bundled name or a config.json path) and keeps its shape in d->spec_draft. The draft and the target sample over
+ * one vocabulary (the rejection sampler compares their probabilities token by token: vocab sizes must match), and
+ * the draft is a dense transformer of full-attention layers (what the draft cost and memory terms cost), split over
+ * the target's tensor-parallel ranks. */
+static int draft_model_resolve(deploy_cfg *d, const model_cfg *m, sim_err *err) {
+  const char *who = "speculative_config";
+  if (!d->spec_model[0])
+    return sim_errf(err, SIM_EINPUT, "%s.model: required with method draft_model (the draft model's name or "
+                    "config.json path, e.g. llama-3.1-8b)", who);
+  if (d->spec_draft_tp && d->spec_draft_tp != d->tp)
+    return sim_errf(err, SIM_EINPUT, "%s.draft_tensor_parallel_size: %u: only the target's tensor parallelism (%u) "
+                    "is modelled for a draft model (vLLM V1's draft runs on the target's ranks)", who, d->spec_draft_tp,
+                    d->tp);
+  model_cfg *dm = sim_malloc(sizeof *dm);
+  int rc = cfg_model_load(dm, d->spec_model, err);
+  if (!rc && dm->vocab != m->vocab)
+    rc = sim_errf(err, SIM_EINPUT, "%s.model: %s has a vocabulary of %u tokens, the target %s %u: a draft model must "
+                  "share the target's vocabulary", who, dm->name, dm->vocab, m->name, m->vocab);
+  if (!rc && (dm->moe_layers || dm->mla || dm->lin_layers || dm->sliding_window || dm->ffn_classes))
+    rc = sim_errf(err, SIM_EINPUT, "%s.model: %s is not a dense transformer of full-attention layers (mixture of "
+                  "experts, latent or linear attention, sliding windows or mixed MLP widths): not modelled as a draft",
+                  who, dm->name);
+  uint32_t t = d->tp;
+  if (!rc && (dm->q_heads % t || (dm->kv_heads % t && t % dm->kv_heads)))
+    rc = sim_errf(err, SIM_EINPUT, "%s.model: %s's %u attention heads (%u KV heads) do not split over %u GPUs", who,
+                  dm->name, dm->q_heads, dm->kv_heads, t);
+  if (!rc) {
+    d->spec_draft.layers = dm->layers, d->spec_draft.hidden = dm->hidden, d->spec_draft.q_heads = dm->q_heads;
+    d->spec_draft.kv_heads = dm->kv_heads, d->spec_draft.head_dim = dm->head_dim;
+    d->spec_draft.inter = dm->intermediate, d->spec_draft.vocab = dm->vocab, d->spec_draft.tied = dm->tied_embeddings;
+    d->spec_draft.params = dm->params_total;
+    snprintf(d->spec_draft.name, sizeof d->spec_draft.name, "%s", dm->name);
+  }
+  free(dm);
+  return rc;
+}
+
 int specdec_resolve(deploy_cfg *d, const model_cfg *m, const engine_cfg *e, sim_err *err) {
   uint32_t k = d->num_speculative_tokens;
   d->spec_source[0] = 0;
@@ -271,9 +310,13 @@ int specdec_resolve(deploy_cfg *d, const model_cfg *m, const engine_cfg *e, sim_
   if (engver_is_sglang(e) || e->admission == ADMIT_TOKEN_RATIO)
     return sim_errf(err, SIM_EINPUT, "%s: speculative decoding is modelled on the vLLM V1 scheduler (serve/sched.c) "
                     "and TensorRT-LLM's; SGLang's (speculative_algorithm, its own scheduler) is not yet", who);
-  if (d->spec_method == SPEC_DRAFT_MODEL)
-    return sim_errf(err, SIM_EINPUT, "%s.method: draft_model: a separate draft model's forward is not costed yet "
-                    "(eagle, eagle3, mtp and ngram are)", who);
+  if (d->spec_method == SPEC_DRAFT_MODEL) {
+    int rc = draft_model_resolve(d, m, err);
+    if (rc) return rc;
+  } else if (d->spec_draft_tp && d->spec_draft_tp != d->tp) {
+    return sim_errf(err, SIM_EINPUT, "%s.draft_tensor_parallel_size: %u: only the target's tensor parallelism (%u) "
+                    "is modelled for the draft layers", who, d->spec_draft_tp, d->tp);
+  }
   if (d->spec_method == SPEC_MTP && m->mtp_layers == 0)
     return sim_errf(err, SIM_EINPUT, "%s.method: mtp: model %s has no multi-token-prediction layers "
                     "(num_nextn_predict_layers in its config)", who, m->name);
@@ -288,9 +331,6 @@ int specdec_resolve(deploy_cfg *d, const model_cfg *m, const engine_cfg *e, sim_
   if (d->spec_draft_vocab > m->vocab)
     return sim_errf(err, SIM_EINPUT, "%s.draft_vocab_size: %u is more than the target's vocabulary (%u)", who,
                     d->spec_draft_vocab, m->vocab);
-  if (d->spec_draft_tp && d->spec_draft_tp != d->tp)
-    return sim_errf(err, SIM_EINPUT, "%s.draft_tensor_parallel_size: %u: only the target's tensor parallelism (%u) "
-                    "is modelled for the draft layers", who, d->spec_draft_tp, d->tp);
   if (d->spec_n_rates) {
     if (d->spec_n_rates < k)
       return sim_errf(err, SIM_EINPUT, "%s.acceptance_rates: %u given for num_speculative_tokens %u", who,

@@ -59,6 +59,7 @@
 
 #include "config/engver.h"
 #include "hw/cost_decstep.h"
+#include "hw/cost_draft.h"
 #include "hw/cost_dsv4.h"
 #include "hw/cost_gemm.h"
 #include "hw/cost_linattn.h"
@@ -94,11 +95,6 @@ static double elem_layer_bytes_per_token(const cost_model *c) {
   return act_b(c) * (8.0 * H + (c->model->mlp_ungated ? 2.0 : 3.0) * s->inter + 2.0 * (s->q_heads + s->kv_heads) * hd);
 }
 
-/* `kernels` kernels moving `bytes` together. */
-static double kernels_ns(const cost_model *c, double kernels, double bytes) {
-  double tb = ns_of(bytes, c->gpu->hbm_Bps * c->engine->elementwise_eff), tf = kernels * c->kernel_floor_ns;
-  return tb > tf ? tb : tf;
-}
 
 /* ---- the T-dependent part ---------------------------------------------------------- */
 
@@ -167,8 +163,8 @@ static void tpart_compute(const cost_model *c, uint32_t T, bool graphed, cost_me
   if (T) {
     /* a measured MLA module holds its own RoPE: one kernel fewer outside it */
     double kpl = c->engine->elementwise_kernels_per_layer - (c->mla_module && c->engine->elementwise_kernels_per_layer >= 1);
-    el = Lblk / 2.0 * kernels_ns(c, kpl, (double)T * elem_layer_bytes_per_token(c)); /* L but Nemotron-H's */
-    r->once_ns = kernels_ns(c, 2.0, (double)T * 4.0 * c->model->hidden * act_b(c));
+    el = Lblk / 2.0 * cost__kernels_ns(c, kpl, (double)T * elem_layer_bytes_per_token(c)); /* L but Nemotron-H's */
+    r->once_ns = cost__kernels_ns(c, 2.0, (double)T * 4.0 * c->model->hidden * act_b(c));
     el += r->once_ns;
   }
   r->op_ns[OP_ELEMENTWISE] = el;
@@ -334,10 +330,7 @@ static void add(step_cost *out, cost_op op, cost_bound b, double ns) {
   out->bound_ns[b] += ns;
 }
 
-uint32_t cost_graph_size(const cost_model *c, uint32_t n) {
-  if (n == 0 || c->n_graph_sizes == 0 || n > c->graph_sizes[c->n_graph_sizes - 1]) return n;
-  return c->graph_of[n];
-}
+uint32_t cost_graph_size(const cost_model *c, uint32_t n) { return cost__graph_size(c, n); }
 
 typedef enum exec_mode { EXEC_EAGER = 0, EXEC_PIECEWISE, EXEC_FULL } exec_mode;
 
@@ -503,6 +496,10 @@ static void dp_moe(cost_model *c, uint32_t T, uint32_t peers, step_cost *out) {
 static void spec_draft(cost_model *c, const batch_desc *b, bool graphed, step_cost *out) {
   spec_method m = c->deploy->spec_method;
   uint32_t k = c->deploy->num_speculative_tokens, B = b->spec_seqs;
+  if (m == SPEC_DRAFT_MODEL && B && k) {
+    cost__draft_model(c, b, graphed, out); /* cost_draft.c */
+    return;
+  }
   if ((m != SPEC_EAGLE && m != SPEC_EAGLE3 && m != SPEC_MTP) || !B || !k) return;
   double L = c->model->layers, bound[BOUND_COUNT] = {0}, total = 0;
   cost_src s;
@@ -517,8 +514,8 @@ static void spec_draft(cost_model *c, const batch_desc *b, bool graphed, step_co
   double Vt = c->model->vocab, Vd = c->deploy->spec_draft_vocab;
   double lm = Vd > 0 ? cost__gemm_shape_eval(c, OP_LM_HEAD, B, shard_vocab((uint32_t)Vd, c->shard.tp),
                                              c->shard.k[SG_LM_HEAD], false, &s, &bd) +
-                           kernels_ns(c, 5, (double)B * 4.0 * (2.0 * Vt + 2.0 * Vd))
-                     : cost__gemm_eval(c, OP_LM_HEAD, B, &s, &bd) + kernels_ns(c, 1, (double)B * Vt * 4.0);
+                           cost__kernels_ns(c, 5, (double)B * 4.0 * (2.0 * Vt + 2.0 * Vd))
+                     : cost__gemm_eval(c, OP_LM_HEAD, B, &s, &bd) + cost__kernels_ns(c, 1, (double)B * Vt * 4.0);
   for (uint32_t p = 0; p < k; p++) {
     uint32_t M = p == 0 ? b->num_tokens : B, Mg = graphed ? cost_graph_size(c, M) : M;
     cost_memo scratch;
@@ -572,7 +569,7 @@ static void step_compute(cost_model *c, const batch_desc *b, step_cost *out) {
       cost_bound bd;
       lm->gemm_ns = cost__gemm_eval(c, OP_LM_HEAD, n_logits, &s, &bd);
       double logits = (double)n_logits * c->model->vocab * 4.0 * SAMPLER_PASSES;
-      lm->sampler_ns = kernels_ns(c, SAMPLER_PASSES, logits);
+      lm->sampler_ns = cost__kernels_ns(c, SAMPLER_PASSES, logits);
       lm->src = (uint8_t)s, lm->bound = (uint8_t)bd, lm->valid = true;
       if (lm != &fresh && n_logits >= c->lm_top) c->lm_top = (size_t)n_logits + 1;
     }

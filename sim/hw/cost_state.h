@@ -95,6 +95,16 @@ static inline uint32_t tp_of(const cost_model *c) { return c->shard.tp; }
 static inline double act_b(const cost_model *c) { return dtype_bytes(c->deploy->act_dtype); }
 static inline double kv_b(const cost_model *c) { return dtype_bytes(c->deploy->kv_dtype); }
 static inline double ns_of(double work, double rate) { return work / rate * 1e9; }
+/* The CUDA-graph capture size a batch of n tokens replays (n itself past the largest): cost_graph_size's body. */
+static inline uint32_t cost__graph_size(const cost_model *c, uint32_t n) {
+  if (n == 0 || c->n_graph_sizes == 0 || n > c->graph_sizes[c->n_graph_sizes - 1]) return n;
+  return c->graph_of[n];
+}
+/* `kernels` kernels moving `bytes` together: the bytes at the elementwise rate, at least each kernel's floor. */
+static inline double cost__kernels_ns(const cost_model *c, double kernels, double bytes) {
+  double tb = ns_of(bytes, c->gpu->hbm_Bps * c->engine->elementwise_eff), tf = kernels * c->kernel_floor_ns;
+  return tb > tf ? tb : tf;
+}
 /* A step's op times added in op order, zeros skipped (x + 0 is x): the same sum, a shorter chain of additions. */
 static inline double cost__sum_ops(const double *v) {
   double s = 0;

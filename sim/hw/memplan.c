@@ -138,12 +138,23 @@ static double stage_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t,
 }
 
 
+/* A draft model's KV bytes per token on one GPU (its layers' keys and values, KV heads split over the ranks or
+ * replicated where fewer than the ranks, in the cache's dtype as vLLM gives the draft the target's cache config);
+ * 0 without one. */
+static double draft_model_token_bytes(const deploy_cfg *d, uint32_t t) {
+  if (d->spec_method != SPEC_DRAFT_MODEL || !d->num_speculative_tokens) return 0;
+  uint32_t kvh = d->spec_draft.kv_heads >= t ? d->spec_draft.kv_heads / t : 1;
+  return 2.0 * d->spec_draft.layers * kvh * d->spec_draft.head_dim * dtype_bytes(d->kv_dtype);
+}
+
 /* The speculative draft head's weights on one GPU of the last stage (memplan.h), 0 without a head. An MTP layer is
  * one of the model's own layers (its last kind: MoE for DeepSeek-V3), in the checkpoint's dtype; an EAGLE or
  * EAGLE-3 head is a dense decoder layer of the target's attention and intermediate sizes in bf16 (a head's own
  * config.json may differ: its intermediate_size is not read). */
 static double draft_weights(const model_cfg *m, const deploy_cfg *d, uint32_t t) {
   spec_method sm = d->spec_method;
+  if (sm == SPEC_DRAFT_MODEL && d->num_speculative_tokens) /* a draft model: its parameters over the ranks, bf16 */
+    return d->spec_draft.params / t * dtype_bytes(d->act_dtype);
   if (!d->num_speculative_tokens || (sm != SPEC_EAGLE && sm != SPEC_EAGLE3 && sm != SPEC_MTP)) return 0;
   double ab = dtype_bytes(d->act_dtype), H = m->hidden;
   model_shard s;
@@ -309,7 +320,8 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
   for (uint32_t s = 0; s < pp; first_layer += shard_pp_layers(m->layers, pp, s), s++) {
     uint32_t L = shard_pp_layers(m->layers, pp, s);
     bool first = s == 0, last = s + 1 == pp;
-    double dw = last ? draft_weights(m, d, t) : 0, Ldraft = dw > 0; /* a draft head and its attention layer */
+    double dw = last ? draft_weights(m, d, t) : 0; /* a draft head and its attention layer, or a draft model */
+    double Ldraft = dw > 0 && d->spec_method != SPEC_DRAFT_MODEL;
     double w = stage_weights(m, d, t, first_layer, L, first, last) + dw, act = activation_peak(m, e, d, last);
     /* SGLang's mem_fraction_static covers weights and KV pool only: activations and graphs use the rest
        (model_runner_kv_cache_mixin.py profile_max_num_token: rest = available - total x (1 - fraction)) */
@@ -326,7 +338,9 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
     kv -= states;
     /* Nemotron-H's MLP-only layers and the linear-attention ones hold no KV (stage_token_bytes); a draft head's
        attention layer does */
-    double tok = stage_token_bytes(m, kv_layer_token, first_layer, L, (uint32_t)Ldraft), per_block = tok * block;
+    double tok = stage_token_bytes(m, kv_layer_token, first_layer, L, (uint32_t)Ldraft) +
+                 (last ? draft_model_token_bytes(d, t) : 0),
+           per_block = tok * block;
     double blocks = kv > 0 ? floor(kv / per_block) - 1.0 : -1.0;
     p->stage_layers[s] = L;
     p->stage_weights_bytes[s] = w;
@@ -342,7 +356,8 @@ int memplan_compute(mem_plan *p, const model_cfg *m, const gpu_cfg *g, const eng
       p->activation_bytes = act;
       p->kv_bytes = kv;
       p->kv_bytes_per_token = tok;
-      p->draft_weights_bytes = dw, p->draft_kv_layers = (uint32_t)Ldraft;
+      p->draft_weights_bytes = dw;
+      p->draft_kv_layers = dw > 0 && !Ldraft ? d->spec_draft.layers : (uint32_t)Ldraft;
       p->state_bytes_per_seq = per_seq;
       p->state_bytes = states;
       p->state_slots = slots;

@@ -476,9 +476,10 @@ void plan_print(const plan_result *p, FILE *f) {
   }
   fprintf(f, "  %-44s %8.1f GiB\n", "budget (x gpu_memory_utilization)", m->budget_bytes / GIB);
   fprintf(f, "  %-44s %8.1f GiB\n", "weights", m->weights_bytes / GIB);
-  if (m->draft_weights_bytes > 0)
-    fprintf(f, "    %-42s %8.2f GiB  (and its attention layer's KV: one layer more a token)\n",
-            "of which the speculative draft head", m->draft_weights_bytes / GIB);
+  if (m->draft_weights_bytes > 0) /* a draft model's layers, or a draft head's one attention layer */
+    fprintf(f, "    of which the %-29.29s %8.2f GiB  (and its %u attention layer(s)' KV a token)\n",
+            d->spec_method == SPEC_DRAFT_MODEL ? d->spec_draft.name : "speculative draft head",
+            m->draft_weights_bytes / GIB, m->draft_kv_layers);
   char act[96];
   snprintf(act, sizeof act, "activation peak (%u-token forward)", d->max_num_batched_tokens);
   fprintf(f, "  %-44s %8.1f GiB\n", act, m->activation_bytes / GIB);

@@ -237,6 +237,103 @@ Test(specdec_mem, draft_head_weights_and_kv) {
   }
 }
 
+/* method draft_model: the draft's config is loaded by name and its shape kept; it must share the target's
+   vocabulary, be named, and run at the target's tensor parallelism. */
+Test(specdec, draft_model_resolves_the_draft) {
+  sim_err err;
+  char why[256];
+  deploy_cfg d = fresh();
+  cr_assert(specdec_parse(&d, "{\"method\": \"draft_model\", \"model\": \"llama-3.1-8b\", \"num_speculative_tokens\": 3, "
+                              "\"acceptance_length\": 2.5}", why, sizeof why), "%s", why);
+  cr_assert_eq(resolve(&d, "llama-3.1-70b", "vllm", &err), 0, "%s", err.msg);
+  cr_assert_eq(d.spec_draft.layers, 32u);
+  cr_assert_eq(d.spec_draft.hidden, 4096u);
+  cr_assert_eq(d.spec_draft.kv_heads, 8u);
+  cr_assert_eq(d.spec_draft.inter, 14336u);
+  cr_assert_eq(d.spec_draft.vocab, 128256u);
+  cr_assert(d.spec_draft.params > 8.0e9 && d.spec_draft.params < 8.1e9, "%g", d.spec_draft.params); /* 8.03 B */
+  cr_assert_str_eq(d.spec_draft.name, "llama-3.1-8b");
+  struct {
+    const char *json, *target, *msg;
+  } bad[] = {
+      {"{\"method\": \"draft_model\", \"num_speculative_tokens\": 3, \"acceptance_length\": 2}", "llama-3.1-70b",
+       "model: required"},
+      {"{\"method\": \"draft_model\", \"model\": \"llama-2-7b\", \"num_speculative_tokens\": 3, \"acceptance_length\": 2}",
+       "llama-3.1-70b", "vocabulary"},
+      {"{\"method\": \"draft_model\", \"model\": \"llama-3.1-8b\", \"num_speculative_tokens\": 3, \"acceptance_length\": 2, "
+       "\"draft_tensor_parallel_size\": 2}", "llama-3.1-70b", "draft_tensor_parallel_size"},
+      {"{\"method\": \"draft_model\", \"model\": \"no-such-model\", \"num_speculative_tokens\": 3, \"acceptance_length\": 2}",
+       "llama-3.1-70b", "no-such-model"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    d = fresh();
+    cr_assert(specdec_parse(&d, bad[i].json, why, sizeof why), "%s", why);
+    cr_assert_neq(resolve(&d, bad[i].target, "vllm", &err), 0, "case %zu accepted", i);
+    cr_assert(strstr(err.msg, bad[i].msg), "case %zu: %s", i, err.msg);
+  }
+}
+
+/* A draft model in the memory plan: Llama-3.1-8B drafting for Llama-3.1-70B at TP4 holds its parameters over the
+   four ranks in bf16 (8.03 B x 2 / 4) and its 32 layers' KV a token: 2 x 32 x (8 KV heads / 4) x 128 x 2 bytes =
+   32,768 bytes more a token than the target's 80 layers. */
+Test(specdec_mem, draft_model_weights_and_kv) {
+  model_cfg m = tu_model_llama70b(), dm;
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  sim_err err;
+  cr_assert_eq(cfg_model_load(&dm, "llama-3.1-8b", &err), 0, "%s", err.msg);
+  deploy_cfg off = tu_deploy(4, DT_BF16), d;
+  off.max_model_len = 8192;
+  d = off;
+  char why[256];
+  cr_assert(specdec_parse(&d, "{\"method\": \"draft_model\", \"model\": \"llama-3.1-8b\", \"num_speculative_tokens\": 3, "
+                              "\"acceptance_length\": 2.5}", why, sizeof why), "%s", why);
+  cr_assert_eq(specdec_resolve(&d, &m, &e, &err), 0, "%s", err.msg);
+  mem_plan p0, p;
+  cr_assert_eq(memplan_compute(&p0, &m, &g, &e, &off, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(memplan_compute(&p, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  double want = dm.params_total / 4 * 2;
+  cr_assert_float_eq(p.draft_weights_bytes, want, 1.0);
+  cr_assert_float_eq(p.weights_bytes, p0.weights_bytes + want, 1.0);
+  cr_assert_float_eq(p.kv_bytes_per_token, p0.kv_bytes_per_token + 32768.0, 1e-6);
+  cr_assert_eq(p.draft_kv_layers, 32u);
+  cr_assert_lt(p.kv_blocks, p0.kv_blocks);
+}
+
+/* The draft model's time in a verify step (Llama-3.1-70B at TP4, 8 sequences, 3 drafts, Llama-3.1-8B drafting):
+   three forwards of the 8B at the target's TP on the same tables. Each later pass is a decode of the 8 sequences,
+   which the 8B's own cost model prices as a decode step of 8; the draft pass omits that step's sampler and CPU
+   overhead and prices attention by the KV ratio, so the three passes land near 3 of its GPU decode steps (within
+   35%: the first pass runs over the 32 verified tokens, not 8), and the target's own ops do not move. */
+Test(specdec_cost, draft_model_passes_by_hand) {
+  model_cfg m = tu_model_llama70b(), dm;
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  sim_err err;
+  char why[256];
+  cr_assert_eq(cfg_model_load(&dm, "llama-3.1-8b", &err), 0, "%s", err.msg);
+  deploy_cfg d = tu_deploy(4, DT_BF16), plain = d, dd = d;
+  cr_assert(specdec_parse(&d, "{\"method\": \"draft_model\", \"model\": \"llama-3.1-8b\", \"num_speculative_tokens\": 3, "
+                              "\"acceptance_length\": 2.5}", why, sizeof why), "%s", why);
+  cr_assert_eq(specdec_resolve(&d, &m, &e, &err), 0, "%s", err.msg);
+  plain.spec_method = SPEC_EAGLE, plain.num_speculative_tokens = 3; /* the same verify, another draft */
+  cost_model *c, *c8, *ce;
+  cr_assert_eq(cost_new(&c, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(cost_new(&ce, &m, &g, &e, &plain, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(cost_new(&c8, &dm, &g, &e, &dd, &err), SIM_OK, "%s", err.msg);
+  step_cost v, ve, d8;
+  cost_verify_step_ns(c, 8, 2048, 3, &v);
+  cost_verify_step_ns(ce, 8, 2048, 3, &ve);
+  cost_decode_step_ns(c8, 8, 2048, &d8);
+  double draft = v.op_ns[OP_SPEC_DRAFT], one = d8.gpu_ns;
+  cr_assert(draft > 2.0 * one && draft < 3.0 * 1.35 * one, "draft %.0f ns against 3 x %.0f", draft, one);
+  cr_assert_gt(draft, ve.op_ns[OP_SPEC_DRAFT], "an 8B draft costs more than a one-layer head");
+  for (int op = 0; op < OP_COUNT; op++)
+    if (op != OP_SPEC_DRAFT && op != OP_CPU_OVERHEAD)
+      cr_assert_float_eq(v.op_ns[op], ve.op_ns[op], 1e-9, "op %s moved", cost_op_name((cost_op)op));
+  cost_free(c), cost_free(ce), cost_free(c8);
+}
+
 Test(specdec, draws_follow_the_rates) {
   double u[3] = {0.8, 0.5, 0.2}, n[4] = {0};
   const int N = 200000;
