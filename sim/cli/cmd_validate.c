@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "core/outfmt.h"
+#include "report/report_valid.h"
 #include "cli/cli.h"
 #include "cli/run_flags.h"
 #include "validate/validate.h"
@@ -46,6 +47,10 @@ typedef struct out_arg {
 static int w_json(const void *a, FILE *f, sim_err *e) {
   const out_arg *x = a;
   return vreport_json(x->s, x->o, f, e);
+}
+static int w_html(const void *a, FILE *f, sim_err *e) {
+  const out_arg *x = a;
+  return report_validate_html(x->s, x->o, f, e);
 }
 static int w_csv(const void *a, FILE *f, sim_err *e) {
   const out_arg *o = a;
@@ -252,14 +257,15 @@ static int overrides_of(voverrides *ov, double spread, const char *allreduce, co
 }
 
 /* Before any run: the --save-traces directory exists, and no output file is overwritten without --force. */
-static int check_outputs(const char *traces, const char *json, const char *csv, bool force, sim_err *err) {
+static int check_outputs(const char *traces, const char *json, const char *csv, const char *html, bool force,
+                         sim_err *err) {
   if (traces) {
     struct stat st;
     if (stat(traces, &st) != 0 || !S_ISDIR(st.st_mode))
       return sim_errf(err, SIM_EINPUT, "--save-traces %s: no such directory", traces);
   }
-  const char *outs[] = {json, csv};
-  for (int i = 0; i < 2; i++) {
+  const char *outs[] = {json, csv, html};
+  for (int i = 0; i < 3; i++) {
     FILE *t;
     if (outs[i] && strcmp(outs[i], "-") && !force && (t = fopen(outs[i], "r"))) {
       fclose(t);
@@ -270,14 +276,15 @@ static int check_outputs(const char *traces, const char *json, const char *csv, 
 }
 
 /* The text report (on stderr when JSON or CSV goes to stdout), then the JSON, CSV and traces asked for. */
-static int write_reports(const vset *s, const vreport_opts *ro, const char *json, const char *csv, const char *traces,
-                         bool force, sim_err *err) {
+static int write_reports(const vset *s, const vreport_opts *ro, const char *json, const char *csv, const char *html,
+                         const char *traces, bool force, sim_err *err) {
   FILE *tf = (json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ? stderr : stdout;
   vreport_text(s, ro, tf);
   out_arg oa = {s, ro};
   int rc = SIM_OK;
   if (json) rc = outfmt_write_file(json, force, w_json, &oa, err);
   if (!rc && csv) rc = outfmt_write_file(csv, force, w_csv, &oa, err);
+  if (!rc && html) rc = outfmt_write_file(html, force, w_html, &oa, err);
   if (!rc && traces) rc = save_traces(s, traces, force, err);
   return rc;
 }
@@ -295,7 +302,8 @@ static int w_resid(const void *a, FILE *f, sim_err *e) {
 /* --residuals-out: the table of the held-out points; the command is the arguments that shape it (the output
  * path, --force and the report options left out, so that a regeneration elsewhere writes the same bytes). */
 static int write_residuals(const vset *s, const char *path, int argc, char **argv, bool force, sim_err *err) {
-  static const char *const drop_v[] = {"--residuals-out", "--json", "--csv", "--save-traces", "--min-points", "--group-by", NULL};
+  static const char *const drop_v[] = {"--residuals-out", "--json", "--csv", "--report", "--save-traces", "--min-points",
+                                       "--group-by", NULL};
   static const char *const drop[] = {"--force", "--no-table", "--show-skipped", "--calibration", NULL};
   char cmd[2048] = "servesim validate";
   size_t k = strlen(cmd);
@@ -320,7 +328,7 @@ static int write_residuals(const vset *s, const char *path, int argc, char **arg
 }
 
 int cmd_validate(int argc, char **argv) {
-  const char *data = NULL, *json = NULL, *csv = NULL, *only = NULL, *traces = NULL, *resid_out = NULL;
+  const char *data = NULL, *json = NULL, *csv = NULL, *html = NULL, *only = NULL, *traces = NULL, *resid_out = NULL;
   bool calibration = false;
   uint32_t min_points = 5;
   cli_list meas = {{0}, 0}, groups = {{0}, 0}, params = {{0}, 0}, sets = {{0}, 0}, models = {{0}, 0};
@@ -333,6 +341,7 @@ int cmd_validate(int argc, char **argv) {
       {"measurements", NULL, CLI_LIST, &meas, "FILE|DIR", "measurements, recognized by content (repeatable): AIConfigurator silicon CSVs, TensorRT-LLM tables, inference-perf result directories, {scenario, result} JSON with a vllm bench serve or genai-perf/AIPerf result; a directory is searched", NULL},
       {"json", NULL, CLI_STR, &json, "FILE", "write every point and the summaries as JSON (- = stdout)", NULL},
       {"csv", NULL, CLI_STR, &csv, "FILE", "write one CSV row per point", NULL},
+      {"report", NULL, CLI_STR, &html, "FILE.html", "write an HTML page: errors per source, engine and GPU (signed beside absolute), the open-loop stages' TTFT stage by stage, closed-loop measured against predicted", NULL},
       {"save-traces", NULL, CLI_STR, &traces, "DIR", "write the rebuilt workload of each open-loop stage point as a trace (for servesim run --trace)", NULL},
       {"force", NULL, CLI_FLAG, &force, NULL, "overwrite existing output files", NULL},
       {"residuals-out", NULL, CLI_STR, &resid_out, "FILE", "write the residual file: per stratum and metric, the quantiles of ln(measured / predicted) over the held-out points (what `run --interval` reads; docs/UNCERTAINTY.md)", NULL},
@@ -371,7 +380,7 @@ int cmd_validate(int argc, char **argv) {
     sim_errf(&err, SIM_EINPUT, "--fit-rounds must be in 1..12");
     return cli_fail("validate", &err);
   }
-  if (check_outputs(traces, json, csv, force, &err) || check_outputs(NULL, resid_out, NULL, force, &err))
+  if (check_outputs(traces, json, csv, html, force, &err) || check_outputs(NULL, resid_out, NULL, NULL, force, &err))
     return cli_fail("validate", &err);
 
   vset s;
@@ -395,7 +404,7 @@ int cmd_validate(int argc, char **argv) {
     vcal_compute(&s, VRESID_MIN_POINTS, VRESID_MIN_MODELS, &cal);
     ro.cal = &cal;
   }
-  if (!rc) rc = write_reports(&s, &ro, json, csv, traces, force, &err);
+  if (!rc) rc = write_reports(&s, &ro, json, csv, html, traces, force, &err);
   if (!rc && resid_out) rc = write_residuals(&s, resid_out, argc, argv, force, &err);
   vcal_free(&cal);
   vset_free(&s);

@@ -450,13 +450,16 @@ static void compare_section(FILE *f, const run_result *base, const run_result *w
   }
 }
 
-int report_html(const report_doc *d, FILE *f, sim_err *err) {
-  const char *kind = report_doc_kind(d);
+void rh_doc_begin(FILE *f, const char *kind) {
   fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n"
         "<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta charset=\"UTF-8\"/>\n",
         f);
   fprintf(f, "<title>servesim %s report</title>\n<style>%s</style>\n</head>\n<body>\n", kind, CSS);
   fprintf(f, "<h1>servesim %s report</h1>\n", kind);
+}
+
+int report_html(const report_doc *d, FILE *f, sim_err *err) {
+  rh_doc_begin(f, report_doc_kind(d));
   if (d->command) rh_para(f, "cmd", d->command);
   char *sum = sim_malloc(8192);
   report_doc_answer(d, sum, 8192);

@@ -51,6 +51,8 @@ void report_iv_note(const run_result *r, char *buf, size_t n);
 size_t report_latencies(const run_result *r, int metric /* slo_metric */, double **out);
 
 /* XHTML pieces shared by report_html.c and report_html_plan.c (text escaped). */
+/* The document's head (the shared style sheet) and its <h1>: "servesim KIND report". */
+void rh_doc_begin(FILE *f, const char *kind);
 void rh_para(FILE *f, const char *cls, const char *s);
 void rh_heading(FILE *f, int level, const char *s);
 void rh_td(FILE *f, bool left, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -324,6 +324,33 @@ Test(validate_cli, open_loop_stage_is_redone_by_run_on_the_saved_trace) {
   rmdir(dir);
 }
 
+/* --report FILE.html: the page holds the open-loop stages' TTFT chart and table (each stage's id, measured and
+   predicted, the signed error) and the error tables with the signed median beside the absolute one; the same inputs
+   write the same bytes; an existing file is not replaced without --force. */
+Test(validate_cli, html_report_shows_stages_and_signed_errors) {
+  const char *d = tu_tmpdir();
+  char h1[300], h2[300], args[2048];
+  snprintf(h1, sizeof h1, "%s/v1.html", d);
+  snprintf(h2, sizeof h2, "%s/v2.html", d);
+  const char *paths[2] = {h1, h2};
+  for (int i = 0; i < 2; i++) {
+    snprintf(args, sizeof args, "validate --data '%s' --no-table --report '%s'", tu_src("tests/data/infperf/ok"),
+             paths[i]);
+    cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 0, "validate: %s", err);
+  }
+  size_t n1, n2;
+  char *a = tu_slurp(h1, &n1), *b = tu_slurp(h2, &n2);
+  cr_assert(a && b && n1 == n2 && !memcmp(a, b, n1), "the same inputs, the same page");
+  cr_assert(strstr(a, "<h1>servesim validation report</h1>"), "title");
+  cr_assert(strstr(a, "TTFT per open-loop stage (ms, log scale)"), "the stage chart");
+  cr_assert(strstr(a, "infperf/llama-small/stage1"), "the stage's id in the table");
+  cr_assert(strstr(a, "median signed error") && strstr(a, "Error by engine"), "signed errors per group");
+  cr_assert(strstr(a, "</html>"), "a whole page");
+  free(a), free(b);
+  cr_assert_eq(tu_run_cli(args, out, sizeof out, err, sizeof err), 2, "replaced without --force");
+  cr_assert(strstr(err, "already exists"), "%s", err);
+}
+
 Test(validate_cli, own_run_validates_with_no_error) {
   char run_json[256], wrap[256], args[2048];
   snprintf(run_json, sizeof run_json, "/tmp/servesim_own_%d.json", getpid());
