@@ -73,7 +73,8 @@ static void stages_section(FILE *f, const vset *s) {
   svg_chart_begin_legend(&c, f, 760, 300, "TTFT per open-loop stage (ms, log scale)",
                          (svg_axis){0, (double)n + 1, false, "stage (numbered as in the table below)"},
                          (svg_axis){lo, hi, true, "TTFT (ms)"}, 4);
-  static const char *const names[4] = {"mean, measured", "mean, predicted", "p99, measured", "p99, predicted"};
+  static const char *const names[4] = {"mean, measured (filled dots)", "mean, predicted (rings)",
+                                       "p99, measured (filled dots)", "p99, predicted (rings)"};
   for (int k = 0; k < 4; k++) {
     svg_dots(&c, x, v[k], n, svg_color(k / 2), 4, k % 2);
     svg_legend(&c, svg_color(k / 2), names[k], k % 2 ? "2,2" : NULL);
@@ -157,6 +158,9 @@ int report_validate_html(const vset *s, const vreport_opts *o, FILE *f, sim_err 
   rh_para(f, NULL, buf);
   stages_section(f, s);
   rh_heading(f, 2, "Closed-loop points: measured against predicted");
+  size_t closed = 0;
+  for (size_t i = 0; i < s->n; i++) closed += s->pts[i].shape == VSHAPE_CLOSED && has(&s->pts[i], VM_TTFT);
+  if (!closed) rh_para(f, "note", "No closed-loop point was predicted in this validation.");
   fputs("<div>", f);
   scatter(f, s, VM_TTFT, "TTFT (ms), closed loop");
   scatter(f, s, VM_TPOT, "TPOT (ms), closed loop");

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_report_render.py: the HTML reports of `run`, `sweep` and `capacity`, rendered by headless Chromium at
+"""test_report_render.py: the HTML reports of `run`, `sweep`, `capacity` and `validate`, rendered by headless Chromium at
 1400 px wide as a reader sees them ([planner]: titles clipped, labels over titles, series sharing a colour).
 
 For each report: the page renders (its headings and charts are there), no text of a chart leaves the chart
@@ -126,6 +126,9 @@ def main():
                   "--num-prompts", "150"] + slo,
         "capacity": ["capacity", "--model", "llama-3.1-8b", "--gpu", "h100-sxm,h200", "--tp", "1,2,4",
                      "--quantization", "none,fp8", "--num-prompts", "200", "--target-rate", "30"] + slo,
+        # validate --report: the open-loop stage chart and the error tables (the suite's inference-perf fixture)
+        "validate": ["validate", "--data", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
+                                                        "infperf", "ok"), "--no-table"],
     }
     problems = []
     for name, args in runs.items():
@@ -138,7 +141,7 @@ def main():
     for p in problems:
         print("FAIL", p)
     if not problems:
-        print(f"ok: 3 reports rendered at 1400 px, no text outside its chart or over a title, every series "
+        print(f"ok: {len(runs)} reports rendered at 1400 px, no text outside its chart or over a title, every series "
               f"distinct (screenshots in {shots})")
     if not os.environ.get("REPORT_SHOTS"):
         shutil.rmtree(work, ignore_errors=True)
