@@ -260,6 +260,10 @@ typedef struct engine_cfg {
   /* CPU and launch overheads */
   double step_overhead_ns;           /* fixed CPU cost per step (schedule, prepare inputs, sample) */
   double per_seq_overhead_ns;        /* CPU cost per scheduled sequence per step */
+  double stream_per_seq_ns;          /* CPU time of the output path (processes apart from the scheduler: SGLang's
+                                        detokenizer and tokenizer manager with the HTTP server) per sequence that
+                                        streams a token in the step; a pipeline stage, so a step lasts at least
+                                        this x sampling sequences (cost.h); 0 = not modelled apart */
   double frontend_latency_ns;        /* per request: client send -> engine queue (HTTP, tokenization, IPC); counts in TTFT;
                                         at most CFG_MAX_FRONTEND_LATENCY_NS */
   uint32_t cuda_graph_max_batch;     /* largest CUDA-graph capture size the engine allows (vLLM caps

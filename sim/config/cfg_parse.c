@@ -613,6 +613,7 @@ static const kspec engine_specs[] = {
     {"max_prefill_tokens", K_U32, R_POS, false, EOFF(max_prefill_tokens), 0, 0, 1e7},
     {"schedule_conservativeness", K_NUM, R_POS, false, EOFF(schedule_conservativeness), 0, 1, 1e3},
     {"mem_fraction_static", K_BOOL, R_ANY, false, EOFF(static_mem_fraction), 0, 0, 0},
+    {"stream_per_seq_us", K_NUM, R_NONNEG, false, EOFF(stream_per_seq_ns), 0, 1e3, 1e6},
 };
 enum { E_GRAPH_MODE = 3, E_ADMISSION = 13, E_ALIASES = 31 };
 

@@ -228,7 +228,7 @@ static int check_inputs(const model_cfg *m, const gpu_cfg *g, const engine_cfg *
   for (size_t i = 0; i < SIM_ARRAY_LEN(effs); i++)
     if (!(effs[i].v > 0 && effs[i].v <= 1.5)) return bad_eff(err, e, effs[i].name, effs[i].v);
   if (e->step_overhead_ns < 0 || e->per_seq_overhead_ns < 0 || e->launch_overhead_ns_per_layer < 0 ||
-      e->allreduce_latency_ns < 0 || e->kernel_floor_ns < 0 || e->elementwise_kernels_per_layer < 0)
+      e->stream_per_seq_ns < 0 || e->allreduce_latency_ns < 0 || e->kernel_floor_ns < 0 || e->elementwise_kernels_per_layer < 0)
     return sim_errf(err, SIM_EINPUT, "engine %s: overheads, latencies and kernel counts must be >= 0", e->name);
   return SIM_OK;
 }
@@ -581,7 +581,9 @@ static void step_compute(cost_model *c, const batch_desc *b, step_cost *out) {
   double gpu;
   if (stages(c, b, mode, Tg, once, out, &gpu)) gpu = cost__sum_ops(out->op_ns); /* else the sum stages took */
   double cpu = e->step_overhead_ns + e->per_seq_overhead_ns * b->num_seqs;
+  double stream = e->stream_per_seq_ns * b->num_sample; /* the output path's stage: steps last >= this (cost.h) */
   bool async = c->deploy->async_scheduling > 0;
+  cpu = async ? fmax(cpu, stream) : fmax(cpu, stream - gpu); /* total = max(gpu [+ cpu], stream) */
   double cpu_shown = async ? (cpu > gpu ? cpu - gpu : 0) : cpu;
   if (cpu > 0) c->src_count[OP_CPU_OVERHEAD][SRC_ROOFLINE]++;
   add(out, OP_CPU_OVERHEAD, BOUND_CPU, cpu_shown);

@@ -73,6 +73,12 @@
  * Host work (cpu_ns): step_overhead + per_seq_overhead x sequences: schedule,
  * prepare inputs, process outputs. The replica's timeline (serve/cluster.c)
  * overlaps it with the GPU when the engine schedules asynchronously.
+ * Output path (engine stream_per_seq: SGLang's detokenizer and tokenizer
+ * manager with its HTTP server, processes apart from the scheduler): each
+ * sampling sequence's token is streamed at that CPU cost; a pipeline runs at
+ * its slowest stage, so the step lasts max(gpu [+ cpu], stream); the host
+ * term carries the difference (cpu_ns = max(cpu, stream) with async
+ * scheduling, max(cpu, stream - gpu) without).
  * total_ns = the step's share of wall time in a stream of such steps: gpu +
  * cpu, or max(gpu, cpu) with async scheduling (OP_CPU_OVERHEAD holds what is
  * not hidden).

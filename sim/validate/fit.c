@@ -77,6 +77,9 @@ typedef struct pbound {
  *     not itemized by the memory plan;
  *   closed_loop_output_spread 0.005..0.3: output lengths within +-30% of the
  *     requested value.
+ *   stream_per_seq_us 20..60: one streamed chunk through SGLang's
+ *     tokenizer manager and HTTP server (docs/SGLANG.md 8; fitted apart, on
+ *     its own subset, by scripts/fit_sglang_stream.sh; not searched here).
  * The other (roofline) parameters keep their bounds for --param but are not
  * searched. */
 static const pbound BOUNDS[VP_COUNT] = {
@@ -86,7 +89,8 @@ static const pbound BOUNDS[VP_COUNT] = {
     [VP_ATTN_PREFILL_EFF] = {0.2, 1.0},      [VP_ATTN_DECODE_EFF] = {0.3, 0.90},
     [VP_ELEMENTWISE_EFF] = {0.3, 0.90},      [VP_ALLREDUCE_BW_EFF] = {0.3, 1.0},
     [VP_ALLREDUCE_LATENCY_US] = {1, 100},    [VP_RUNTIME_OVERHEAD_MIB] = {256, 8192},
-    [VP_FRONTEND_LATENCY_US] = {0, 20000},   [VP_CLOSED_OUTPUT_SPREAD] = {0.005, 0.3}};
+    [VP_FRONTEND_LATENCY_US] = {0, 20000},   [VP_CLOSED_OUTPUT_SPREAD] = {0.005, 0.3},
+    [VP_STREAM_PER_SEQ_US] = {20, 60}};
 
 /* The parameters the fit searches (the header comment says why these). */
 static const vparam FITTED[] = {VP_STEP_OVERHEAD_US,   VP_PER_SEQ_OVERHEAD_US,  VP_LAUNCH_OVERHEAD_US,

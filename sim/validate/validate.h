@@ -320,6 +320,7 @@ typedef enum vparam {
   VP_RUNTIME_OVERHEAD_MIB,
   VP_FRONTEND_LATENCY_US,
   VP_CLOSED_OUTPUT_SPREAD, /* closed-loop points of this engine: output lengths osl x U[1-s, 1+s] */
+  VP_STREAM_PER_SEQ_US,    /* the output path's CPU time per streamed sequence per step (engine stream_per_seq_us) */
   VP_COUNT
 } vparam;
 

@@ -64,12 +64,12 @@ static void source_engine_facts(const vpoint *p, engine_cfg *e, deploy_cfg *d) {
     break;
   case VSRC_TRT_OVERVIEW:
     d->async_scheduling = 0;
-    e->frontend_latency_ns = 0;
+    e->frontend_latency_ns = 0, e->stream_per_seq_ns = 0;
     d->enable_chunked_prefill = 0;
     break;
   case VSRC_STATIC_BATCH:
     d->async_scheduling = 0;
-    e->frontend_latency_ns = 0;
+    e->frontend_latency_ns = 0, e->stream_per_seq_ns = 0;
     e->cuda_graph_max_batch = 0;
     d->gpu_memory_utilization = 1.0;
     break;

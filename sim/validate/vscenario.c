@@ -16,7 +16,7 @@ const char *vparam_name(vparam p) {
                                           "gemm_compute_eff", "gemm_memory_eff",     "attn_prefill_eff",
                                           "attn_decode_eff",  "elementwise_eff",     "allreduce_bw_eff",
                                           "allreduce_latency_us", "runtime_overhead_mib",
-                                          "frontend_latency_us",  "closed_loop_output_spread"};
+                                          "frontend_latency_us",  "closed_loop_output_spread", "stream_per_seq_us"};
   return (unsigned)p < VP_COUNT ? n[p] : "?";
 }
 
@@ -35,6 +35,7 @@ static double *vparam_field(engine_cfg *e, vparam p, double *scale) {
   case VP_ALLREDUCE_LATENCY_US: *scale = 1e3; return &e->allreduce_latency_ns;
   case VP_RUNTIME_OVERHEAD_MIB: *scale = 1024.0 * 1024.0; return &e->runtime_overhead_bytes;
   case VP_FRONTEND_LATENCY_US: *scale = 1e3; return &e->frontend_latency_ns;
+  case VP_STREAM_PER_SEQ_US: *scale = 1e3; return &e->stream_per_seq_ns;
   case VP_CLOSED_OUTPUT_SPREAD: return NULL; /* not an engine field: vclosed_spread */
   default: SIM_ASSERT(!"unknown vparam");
   }

@@ -571,6 +571,11 @@ Test(config, engine_profiles) {
   cr_assert_eq(t.max_num_batched_tokens, 8192);
   /* TensorRT-LLM serves FP8 from calibrated checkpoints (static input scales); vLLM's tables stay as measured */
   cr_assert(t.fp8_static_act_scale && !v.fp8_static_act_scale);
+  /* the output path as a stage of its own: SGLang's (scripts/fit_sglang_stream.sh), in the others' per-seq term */
+  engine_cfg s;
+  cr_assert_eq(cfg_engine_load(&s, "sglang", &e), SIM_OK, "%s", e.msg);
+  cr_assert_float_eq(s.stream_per_seq_ns, 43e3, 1e-6);
+  cr_assert(v.stream_per_seq_ns == 0 && t.stream_per_seq_ns == 0);
 }
 
 /* Replaces the first `from` in the vllm profile by `to` and parses it. */
@@ -590,6 +595,10 @@ static int engine_variant(const char *from, const char *to, sim_err *e) {
 
 Test(config, engine_strict_errors) {
   sim_err e = {0};
+  /* a negative stage time */
+  cr_assert_eq(engine_variant("\"per_seq_overhead_us\"", "\"stream_per_seq_us\": -1, \"per_seq_overhead_us\"", &e),
+               SIM_EINPUT);
+  cr_assert(strstr(e.msg, "stream_per_seq_us"), "%s", e.msg);
   cr_assert_eq(engine_variant("\"block_size\": 16", "\"block_size\": 24", &e), SIM_EINPUT);
   assert_msg_has(&e, "vllm-test.json:");
   assert_msg_has(&e, "block_size: must be one of 8, 16, 32, 64, 128, got 24");

@@ -425,6 +425,44 @@ Test(cost, async_scheduling_hides_cpu_under_gpu) {
   cost_deinit(&s.c);
 }
 
+/* SGLang's output path (detokenizer, tokenizer manager and HTTP server: processes apart from the scheduler,
+ * tokenizer_manager.py _handle_batch_output and serving_chat.py at v0.5.6.post2; docs/SGLANG.md 8) is a pipeline
+ * stage: a step lasts at least stream_per_seq x its sampling sequences. By hand, at the engine file's 43 us:
+ * 512 decoding sequences stream 512 x 43 us = 22.016 ms a step, far above a 1B model's GPU step and the host's
+ * 0.5 ms + 512 x 2 us = 1.524 ms, so the step is 22.016 ms with overlap and without it (the stage is not the
+ * scheduler's: max(gpu + cpu, stream)); at 8 sequences (344 us) the GPU step is longer and nothing changes. */
+Test(cost, sglang_output_path_bounds_the_step) {
+  engine_cfg e = tu_engine_vllm();
+  e.stream_per_seq_ns = 43e3;
+  deploy_cfg ds = dep(1, DT_BF16);
+  ds.async_scheduling = 0; /* --disable-overlap-schedule */
+  world a, s, z;
+  world_init(&a, llama1b(), tu_gpu_h200(), e, dep(1, DT_BF16));
+  world_init(&s, llama1b(), tu_gpu_h200(), e, ds);
+  world_init(&z, llama1b(), tu_gpu_h200(), tu_engine_vllm(), dep(1, DT_BF16));
+  step_cost ca, cs, cz;
+  double ta = cost_decode_step_ns(&a.c, 512, 1000, &ca);
+  double ts = cost_decode_step_ns(&s.c, 512, 1000, &cs);
+  cost_decode_step_ns(&z.c, 512, 1000, &cz);
+  cr_assert(cz.gpu_ns < 15e6 && cz.total_ns < 15e6, "1B model, 512 x 1000 tokens: gpu %.0f", cz.gpu_ns);
+  cr_assert_float_eq(ta, 512 * 43e3, 1e-9 * ta);
+  cr_assert_float_eq(ts, 512 * 43e3, 1e-9 * ts);
+  cr_assert_float_eq(ca.gpu_ns, cz.gpu_ns, 1e-9 * cz.gpu_ns); /* the GPU's work is the same */
+  cr_assert_float_eq(ca.cpu_ns, 512 * 43e3, 1e-6);              /* async: max(cpu, stream) */
+  cr_assert_float_eq(cs.cpu_ns, 512 * 43e3 - cs.gpu_ns, 1e-6);  /* sync: max(cpu, stream - gpu) */
+  cr_assert_float_eq(ca.op_ns[OP_CPU_OVERHEAD], 512 * 43e3 - ca.gpu_ns, 1e-6);
+  assert_sums(&ca);
+  assert_sums(&cs);
+  step_cost c8, z8;
+  cost_decode_step_ns(&a.c, 8, 1000, &c8);
+  cost_decode_step_ns(&z.c, 8, 1000, &z8);
+  cr_assert(z8.gpu_ns > 8 * 43e3, "gpu %.0f", z8.gpu_ns);
+  cr_assert_float_eq(c8.total_ns, z8.total_ns, 1e-9 * z8.total_ns);
+  cost_deinit(&a.c);
+  cost_deinit(&s.c);
+  cost_deinit(&z.c);
+}
+
 Test(cost, tp4_faster_than_tp1_with_growing_allreduce_share) {
   double share_prev = -1, t1 = 0;
   const uint32_t tps[] = {1, 2, 4, 8};
