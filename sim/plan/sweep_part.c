@@ -17,8 +17,17 @@ static size_t row_bytes_of(const char *kind) {
   return !strcmp(kind, "sweep") ? sizeof(sweep_row) : !strcmp(kind, "capacity") ? sizeof(cap_candidate) : 0;
 }
 
+#define FNV_BASIS 0xcbf29ce484222325ull
+
+/* FNV-1a over n more bytes. */
+static uint64_t fnv(uint64_t h, const void *bytes, size_t n) {
+  const uint8_t *b = bytes;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
 uint64_t sweep_part_fingerprint(const char *kind, size_t row_bytes, const char *args, size_t args_len) {
-  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+  uint64_t h = FNV_BASIS; /* FNV-1a */
   char pre[160];
   int n = snprintf(pre, sizeof pre, "%s|%s|%zu|", kind, SERVESIM_VERSION, row_bytes);
   for (int i = 0; i < n; i++) h = (h ^ (uint8_t)pre[i]) * 0x100000001b3ull;
@@ -35,7 +44,13 @@ int sweep_part_write(const char *kind, const void *rows, size_t row_bytes, size_
           row_bytes, k, n, n_rows, sweep_part_fingerprint(kind, row_bytes, args, args_len));
   fprintf(f, "args %zu\n", args_len);
   fwrite(args, 1, args_len, f);
-  fprintf(f, "\ndata %zu\n", m);
+  uint64_t sum = FNV_BASIS;
+  for (size_t j = 0; j < m; j++) {
+    uint64_t i = j * n + (k - 1);
+    sum = fnv(sum, &i, sizeof i);
+    sum = fnv(sum, (const unsigned char *)rows + i * row_bytes, row_bytes);
+  }
+  fprintf(f, "\ndata %zu checksum %016" PRIx64 "\n", m, sum);
   for (size_t j = 0; j < m; j++) {
     uint64_t i = j * n + (k - 1);
     fwrite(&i, sizeof i, 1, f);
@@ -83,8 +98,10 @@ int sweep_part_read(sweep_part *p, const char *path, sim_err *err) {
   if (!rc && sweep_part_fingerprint(p->kind, row_bytes, p->args, p->args_len) != fp)
     rc = bad(path, err, "fingerprint does not match");
   p->fingerprint = fp;
-  if (!rc && (!fgets(line, sizeof line, f) || sscanf(line, "data %zu", &p->m) != 1 ||
-              p->m != sweep_shard_rows(p->rows, p->k, p->n)))
+  uint64_t want_sum = 0;
+  if (!rc && (!fgets(line, sizeof line, f) || sscanf(line, "data %zu checksum %" SCNx64, &p->m, &want_sum) != 2))
+    rc = bad(path, err, "no 'data M checksum C' line");
+  if (!rc && p->m != sweep_shard_rows(p->rows, p->k, p->n))
     rc = sim_errf(err, SIM_EINPUT, "%s: shard %zu of %zu of %zu rows should hold %zu rows", path, p->k, p->n, p->rows,
                   sweep_shard_rows(p->rows, p->k, p->n));
   if (!rc) { /* the rows must be in the file before anything is allocated for them */
@@ -98,15 +115,22 @@ int sweep_part_read(sweep_part *p, const char *path, sim_err *err) {
   if (!rc) {
     p->index = sim_calloc(p->m ? p->m : 1, sizeof *p->index);
     p->row = sim_calloc(p->m ? p->m : 1, p->row_bytes);
+    uint64_t sum = FNV_BASIS;
     for (size_t j = 0; j < p->m && !rc; j++) {
       if (fread(&p->index[j], sizeof p->index[j], 1, f) != 1 || fread(p->row + j * p->row_bytes, p->row_bytes, 1, f) != 1)
         rc = sim_errf(err, SIM_EINPUT, "%s: cut short at row %zu of %zu", path, j, p->m);
-      else if (p->index[j] != j * p->n + (p->k - 1))
+      sum = fnv(fnv(sum, &p->index[j], sizeof p->index[j]), p->row + j * p->row_bytes, p->row_bytes);
+    }
+    if (!rc && fgetc(f) != EOF) rc = bad(path, err, "bytes after the last row");
+    if (!rc && sum != want_sum) /* an accident on the way: named as such (a forgery is the record checks' to find) */
+      rc = sim_errf(err, SIM_EINPUT, "%s: corrupted: the rows' checksum is %016" PRIx64 ", the header says %016" PRIx64
+                    " (the file changed after servesim wrote it)", path, sum, want_sum);
+    for (size_t j = 0; j < p->m && !rc; j++) {
+      if (p->index[j] != j * p->n + (p->k - 1))
         rc = bad(path, err, "row index out of its shard");
       else /* every field of the record, before anything reads it as a struct */
         rc = part_row_check(p->kind, p->row + j * p->row_bytes, path, p->index[j], err);
     }
-    if (!rc && fgetc(f) != EOF) rc = bad(path, err, "bytes after the last row");
   }
   fclose(f);
   if (rc) sweep_part_free(p);

@@ -11,13 +11,15 @@
  *   servesim-part 1 KIND          (KIND: sweep or capacity)
  *   version V row_bytes B shard K of N rows R fingerprint F
  *   args L            (then L bytes: the arguments, NUL-separated)
- *   data M            (then M x (uint64 index, row bytes))
+ *   data M checksum C (then M x (uint64 index, row bytes))
  * F fingerprints kind, version, row size and arguments: parts of another
- * sweep (or build) do not merge. The rows are untrusted input (parts travel
- * between nodes): sweep_part_read checks every field of every record on its
- * raw bytes before anything reads it as a struct, and the fill functions
- * check it against the rebuilt set (plan/part_rows.h); a refusal names the
- * part, the row and the field. */
+ * sweep (or build) do not merge. C is FNV-1a 64 over the M (index, row) pairs
+ * as written: a part changed on its way (a bad disk, a cut copy) is refused as
+ * corrupted. The rows are untrusted input all the same (parts travel between
+ * nodes, and a forger recomputes C): sweep_part_read checks every field of
+ * every record on its raw bytes before anything reads it as a struct, and the
+ * fill functions check it against the rebuilt set (plan/part_rows.h); a
+ * refusal names the part, the row and the field. */
 #ifndef SIM_SWEEP_PART_H
 #define SIM_SWEEP_PART_H
 

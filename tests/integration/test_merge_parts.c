@@ -32,8 +32,9 @@ static const char *write_part(const char *cmd, const char *name) {
 }
 
 /* Overwrites n bytes at offset `off` of record `row` (the row_bytes-sized struct after its 8-byte index) of
- * the part at path, in place. */
-static void poke(const char *path, size_t row_bytes, size_t row, size_t off, const void *bytes, size_t n) {
+ * the part at path, in place; `forge`: and writes the rows' new checksum in the header. */
+static void poke_as(const char *path, size_t row_bytes, size_t row, size_t off, const void *bytes, size_t n,
+                    bool forge) {
   size_t len = 0;
   char *t = tu_slurp(path, &len);
   cr_assert(t != NULL, "%s unreadable", path);
@@ -46,11 +47,27 @@ static void poke(const char *path, size_t row_bytes, size_t row, size_t off, con
   size_t at = (size_t)(nl + 1 - t) + row * (sizeof(uint64_t) + row_bytes) + sizeof(uint64_t) + off;
   cr_assert(at + n <= len, "offset %zu beyond %s (%zu bytes)", at, path, len);
   memcpy(t + at, bytes, n);
+  if (forge) { /* recompute the rows' checksum, as a forger would: the record checks must find the field */
+    size_t rows_at = (size_t)(nl + 1 - t), m = (len - rows_at) / (sizeof(uint64_t) + row_bytes);
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64, sweep_part.h */
+    for (size_t i = rows_at; i < rows_at + m * (sizeof(uint64_t) + row_bytes); i++)
+      h = (h ^ (uint8_t)t[i]) * 0x100000001b3ull;
+    char *cs = strstr(d + 1, "checksum ");
+    cr_assert(cs != NULL && cs < nl, "%s has no checksum", path);
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    memcpy(cs + 9, hex, 16);
+  }
   FILE *f = fopen(path, "wb");
   cr_assert(f != NULL);
   cr_assert_eq(fwrite(t, 1, len, f), len);
   fclose(f);
   free(t);
+}
+
+/* A forged record (checksum recomputed): what every test below writes. */
+static void poke(const char *path, size_t row_bytes, size_t row, size_t off, const void *bytes, size_t n) {
+  poke_as(path, row_bytes, row, off, bytes, n, true);
 }
 
 /* merge of the part exits 2 naming the part, "row N" and the field with its problem. */
@@ -74,6 +91,15 @@ Test(merge_parts, untouched_parts_merge) {
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
   snprintf(cmd, sizeof cmd, "merge %s --quiet", c);
   cr_assert_eq(tu_run_cli(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+}
+
+/* A part changed on its way (one byte of a record, the checksum left as written) is refused as corrupted, before
+   any record check; the same byte with the checksum recomputed is then the record checks' (a_bool_holding_2). */
+Test(merge_parts, a_changed_part_is_refused_as_corrupted) {
+  const char *s = write_part(SWEEP, "s.part");
+  unsigned char two = 2;
+  poke_as(s, sizeof(sweep_row), 0, offsetof(sweep_row, feasible), &two, 1, false);
+  refused(s, "corrupted: the rows' checksum");
 }
 
 Test(merge_parts, a_bool_holding_2_is_refused) {
