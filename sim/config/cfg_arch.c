@@ -46,8 +46,10 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
                    "%d linear-attention layers without Gated DeltaNet's linear_* keys: this kind of linear attention "
                    "is not modelled yet", n);
   if (n > 0)
-    note(m, "%d Gated DeltaNet layers: their recurrent-state kernels are costed from first principles (no measured "
-            "table is read), and a prefix-cache hit is taken to restore their state with the KV", n);
+    note(m, "%d Gated DeltaNet layers: their recurrence kernels (convolution and delta rule) come from the kernel "
+            "database's gdn_perf tables where a bundled profile of the GPU and engine has the layer's per-GPU shape, "
+            "else from first principles (the `cost model:` line says which), and a prefix-cache hit is taken to "
+            "restore their state with the KV", n);
   const cJSON *kda = get(root, o, "linear_attn_config");
   if (kda && (n = count_num(cJSON_GetObjectItemCaseSensitive(kda, "kda_layers"))) > 0)
     note(m, "%d Kimi Delta Attention layers: read as Gated DeltaNet layers (the same recurrent state; the per-channel "

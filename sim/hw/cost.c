@@ -271,6 +271,7 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
 void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const gpu_cfg *other_gpu) {
   c->profile = own;
   c->mla_module = false, c->mla_prof = NULL; /* cost_set_mla_modules attaches them again */
+  c->gdn_prof = NULL; /* cost_set_gdn_tables attaches them again */
   c->scaled_profile = other_gpu ? other : NULL;
   c->scaled_gpu = other ? other_gpu : NULL;
   c->ar_table = c->deploy->allreduce != AR_LINK;

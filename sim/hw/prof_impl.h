@@ -2,7 +2,8 @@
  * probes; prof_read.c: JSON reading helpers; prof_work.c: the work of one
  * call, speed of light, interpolation helpers; prof_gemm.c: 1-D GEMM tables
  * and GEMM grids; prof_attn.c: decode, prefill and context attention;
- * prof_ar.c: all-reduce; prof_moe.c, prof_mla.c: fused MoE, MLA modules;
+ * prof_ar.c: all-reduce; prof_moe.c, prof_mla.c, prof_gdn.c: fused MoE, MLA modules, Gated DeltaNet
+ * kernels (their batch x length rows: prof_rows.c);
  * prof_loo.c: leave-one-out). It declares nothing prof.c defines: prof.c
  * calls the table modules, they never call it (scripts/check_layers.sh).
  * Nothing outside sim/hw/prof*.c includes it. Internal functions carry the
@@ -83,7 +84,7 @@ typedef struct moe_tab {
   int idx;            /* position in the file's "moe" array */
 } moe_tab;
 
-/* One MLA module table: ragged rows, one per measured batch. */
+/* One MLA module table: ragged rows, one per measured batch (the Gated DeltaNet tables' rows too). */
 typedef struct mla_row {
   uint32_t batch;
   int n;              /* measured lengths of this batch */
@@ -98,6 +99,15 @@ typedef struct mla_tab {
   double *lb;         /* [nrows] log(batch) */
   int idx;            /* position in the file's "mla_module" array */
 } mla_tab;
+
+/* One Gated DeltaNet table (prof_gdn.c): rows as the MLA modules'. */
+typedef struct gdn_tab {
+  prof_gdn_key key;
+  int nrows;
+  mla_row *rows;      /* by increasing batch */
+  double *lb;         /* [nrows] log(batch) */
+  int idx;            /* position in the file's "gdn_module" array */
+} gdn_tab;
 
 struct prof {
   int version;               /* file format version, 1 or 2 */
@@ -123,6 +133,8 @@ struct prof {
   int nmoe;
   mla_tab *mla;              /* [nmla] sorted by their key (prof_mla.c) */
   int nmla;
+  gdn_tab *gdn;              /* [ngdn] sorted by their key (prof_gdn.c) */
+  int ngdn;
 };
 
 /* ---- reading (prof_read.c): strict keys; messages "<file>:<line>: <field path>: <problem>" ---- */
@@ -150,6 +162,17 @@ int prof__parse_moe(pctx *c, prof *p, const cJSON *arr);
 void prof__free_moe(prof *p);
 int prof__parse_mla(pctx *c, prof *p, const cJSON *arr);
 void prof__free_mla(prof *p);
+int prof__parse_gdn(pctx *c, prof *p, const cJSON *arr);
+void prof__free_gdn(prof *p);
+/* The batch x length tables of the module kinds (prof_rows.c): reading t's "batch", "len" and "ns" (a matrix,
+ * null = not measured) into ragged rows and their log(batch); the lookup (prof.h, prof_mla_module_ns); freeing. */
+int prof__parse_rows(pctx *c, const cJSON *t, const char *f, mla_row **rows, int *nrows, double **lb);
+double prof__rows_ns(const mla_row *rows, int nrows, const double *lb, uint32_t batch, uint32_t len);
+void prof__free_rows(mla_row *rows, int nrows, double *lb, bool image);
+/* After parsing: sorts n tables of `size` bytes (their int position in the file at byte idx_off) with cmp and
+ * fails naming the second of two with the same key (field: the array's name). */
+int prof__sort_unique(pctx *c, void *tabs, int n, size_t size, size_t idx_off, int (*cmp)(const void *, const void *),
+                      const cJSON *arr, const char *field);
 void prof__free_tables(prof *p);
 
 /* ---- speed of light and interpolation (prof_work.c) ------------------------------------- */
