@@ -11,6 +11,8 @@
 #include "hw/cost_gemm.h"
 #include "hw/cost_inplace.h"
 #include "hw/cost_linattn.h"
+#include "hw/cost_select.h"
+#include "hw/prof.h"
 #include "hw/memplan.h"
 #include "model/shard.h"
 #include "testutil.h"
@@ -159,6 +161,60 @@ Test(hybrid, cost_terms_by_hand) {
   cr_assert(with > 0);
   cr_assert(sc.op_ns[OP_ATTN_DECODE] >= 6 * cost__lin_decode(&c, 64) * (1 - 1e-9));
   cost_deinit(&c);
+}
+
+/* The bundled profile companion a test reads (configs/profiles, committed: pinned whatever ../shared holds). */
+static prof *bundled(const char *name) {
+  char path[1024];
+  sim_err err = {0};
+  cr_assert_eq(cfg_find(CFG_PROFILE, name, path, sizeof path, &err), SIM_OK, "%s", err.msg);
+  prof *p = NULL;
+  cr_assert_eq(prof_load(&p, path, &err), SIM_OK, "%s", err.msg);
+  return p;
+}
+
+/* Gated DeltaNet from the kernel database's gdn_perf (H200, SGLang 0.5.14, bundled companion): the rows checked
+ * by hand in h200_sxm/sglang-0.5.14/gdn_perf.csv.gz at the small hybrid's per-GPU shape at TP 2 (8 key and 16
+ * value heads of 128, kernel 4; the fastest of the three models measured at it, Qwen3.5-4B's rows):
+ *   decode, batch 64:  causal_conv1d_update 0.003201 ms + fused_recurrent_gated_delta_rule_packed_decode
+ *                      0.038664 ms = 41.865 us, 41,860 ns at the profile's 4 digits;
+ *   prompt, 1 x 4096:  causal_conv1d_fn 0.031006 ms + chunk_gated_delta_rule 0.212569 ms = 243.6 us.
+ * Attached, the cost model's linear-attention calls are those cells and a decode step's attention grows by the
+ * 6 linear layers' difference from the roofline; another shape (kernel 3) is not attached and keeps it. */
+Test(hybrid, gated_deltanet_from_measured_tables) {
+  prof *comp = bundled("h200_sglang-0.5.14.moe");
+  prof_gdn_key k = {false, 8, 128, 16, 128, 4};
+  double ns;
+  cr_assert(prof_gdn_ns(comp, &k, 64, 1, &ns));
+  cr_assert_float_eq(ns, 41860.0, 1e-6, "%g", ns);
+  k.context = true;
+  cr_assert(prof_gdn_ns(comp, &k, 1, 4096, &ns));
+  cr_assert_float_eq(ns, 243600.0, 1e-6, "%g", ns);
+  model_cfg m = small_hybrid();
+  gpu_cfg g = tu_gpu_h200();
+  engine_cfg e = tu_engine_vllm();
+  deploy_cfg d = tu_deploy(2, DT_BF16);
+  cost_model c;
+  sim_err err = {0};
+  cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  double roof = cost__lin_decode(&c, 64);
+  step_cost s0, s1;
+  cost_decode_step_ns(&c, 64, 2048, &s0);
+  cr_assert(cost_set_gdn_tables(&c, comp), "the shape is measured");
+  cr_assert_float_eq(cost__lin_decode(&c, 64), 41860.0, 1e-6);
+  cost_bound b;
+  cr_assert_float_eq(cost__lin_prefill(&c, 4096, 1, 4096, &b), 243600.0, 1e-6);
+  cost_decode_step_ns(&c, 64, 2048, &s1);
+  double want = 6 * (41860.0 - roof);
+  cr_assert_float_eq(s1.op_ns[OP_ATTN_DECODE] - s0.op_ns[OP_ATTN_DECODE], want, 1e-6 * fabs(want) + 1e-6,
+                     "%g vs %g", s1.op_ns[OP_ATTN_DECODE] - s0.op_ns[OP_ATTN_DECODE], want);
+  cost_set_gdn_tables(&c, NULL);
+  cr_assert_float_eq(cost__lin_decode(&c, 64), roof, 1e-9);
+  m.lin_conv = 3;
+  cr_assert_not(cost_set_gdn_tables(&c, comp), "no table of kernel 3");
+  cr_assert_float_eq(cost__lin_decode(&c, 64), roof, 1e-9);
+  cost_deinit(&c);
+  prof_free(comp);
 }
 
 /* DeepSeek sparse attention (DeepSeek-V3.2's config.json fields that matter): the indexer's weights and key
