@@ -27,14 +27,12 @@ typedef struct grow_ {
 static int cmp_row(const void *a, const void *b) {
   const grow_ *x = a, *y = b;
   int c = prof_gdn_key_cmp(&x->key, &y->key);
-  if (c) return c;
-  if (x->batch != y->batch) return x->batch < y->batch ? -1 : 1;
-  if (x->len != y->len) return x->len < y->len ? -1 : 1;
-  if (x->rule != y->rule) return x->rule - y->rule;
-  return x->ns < y->ns ? -1 : x->ns > y->ns ? 1 : 0;
+  if (!c) c = x->rule - y->rule;
+  return c ? c : kdb__cmp_cell(x->batch, x->len, x->ns, y->batch, y->len, y->ns);
 }
 
-/* Rows v[a..e) of one key (sorted): the cells with both kernels into a new table. */
+/* Rows v[a..e) of one key (sorted by role, then cell, fastest first): the cells with both kernels into a new
+ * table. */
 static void add_table(kdb_ctx *k, grow_ *v, size_t a, size_t e, const kdb_names *kn, const kdb_names *mn,
                       long *half) {
   prof_doc_gdn *t = prof_doc_add_gdn(k->doc);
@@ -115,17 +113,14 @@ int kdb__gdn(kdb_ctx *k, const char *path, sim_err *err) {
   for (int i = 0; i < NC && !rc; i++) rc = kdb_csv_need(&c, names[i], &col[i], err);
   grow_ *v = NULL;
   size_t n = 0, cap = 0;
-  kdb_names kn, mn;
-  memset(&kn, 0, sizeof kn);
-  memset(&mn, 0, sizeof mn);
-  kdb_skips sk;
-  memset(&sk, 0, sizeof sk);
+  kdb_names kn = {.n = 0}, mn = {.n = 0};
+  kdb_skips sk = {.k = 0};
   kdb_rows rows;
   kdb__rows_init(&rows, &c);
-  for (bool row = true; !rc;) {
+  while (!rc) {
+    bool row;
     if ((rc = kdb__next_row(k, &rows, &c, &row, err)) || !row) break;
-    grow_ r;
-    memset(&r, 0, sizeof r);
+    grow_ r = {.rule = 0};
     const char *ks = kdb_csv_str(&c, col[C_KS]);
     if (!strncmp(ks, "causal_conv1d", 13)) r.rule = 0;
     else if (strstr(ks, "gated_delta_rule")) r.rule = 1;
@@ -141,12 +136,7 @@ int kdb__gdn(kdb_ctx *k, const char *path, sim_err *err) {
   }
   const char *file = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   if (!rc && n) add_tables(k, v, n, &kn, &mn, rows.total, file);
-  if (!rc && sk.k) {
-    char s[1024];
-    kdb__skips_join(&sk, s, sizeof s);
-    prof_doc_note(k->doc, "%s: skipped: %s", file, s);
-  }
-  if (!rc) kdb__rows_note(k, &rows, file, k->version);
+  if (!rc) kdb__table_notes(k, &rows, &sk, file);
   free(v);
   kdb_csv_close(&c);
   return rc;

@@ -37,10 +37,7 @@ typedef struct lrow {
 static int cmp_row(const void *a, const void *b) {
   const lrow *x = a, *y = b;
   int c = prof_mla_key_cmp(&x->key, &y->key);
-  if (c) return c;
-  if (x->batch != y->batch) return x->batch < y->batch ? -1 : 1;
-  if (x->len != y->len) return x->len < y->len ? -1 : 1;
-  return x->ns < y->ns ? -1 : x->ns > y->ns ? 1 : 0;
+  return c ? c : kdb__cmp_cell(x->batch, x->len, x->ns, y->batch, y->len, y->ns);
 }
 
 /* The module tables of rows v[0..n) (n > 0), one per key, each a batch x length grid, and the import's note. */
@@ -144,12 +141,7 @@ int kdb__mla(kdb_ctx *k, const char *path, bool context, sim_err *err) {
   }
   const char *file = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   if (!rc && n) add_tables(k, v, n, &kn, context, rows.total, file);
-  if (!rc && sk.k) {
-    char s[1024];
-    kdb__skips_join(&sk, s, sizeof s);
-    prof_doc_note(k->doc, "%s: skipped: %s", file, s);
-  }
-  if (!rc) kdb__rows_note(k, &rows, file, k->version);
+  if (!rc) kdb__table_notes(k, &rows, &sk, file);
   free(v);
   kdb_csv_close(&c);
   return rc;

@@ -41,8 +41,7 @@ void prof_free(prof *p) {
   if (!p) return;
   prof__free_tables(p);
   prof__free_moe(p);
-  prof__free_mla(p);
-  prof__free_gdn(p);
+  prof__free_modules(p);
   free(p);
 }
 

@@ -99,11 +99,11 @@ static void put_f64s(wbuf *w, const double *a, size_t n) {
 }
 
 /* A module table's rows (MLA modules, Gated DeltaNet kernels): count, position in the file, log(batch), rows. */
-static void put_rows(wbuf *w, const mla_row *rows, int nrows, const double *lb, int idx) {
-  put_i32(w, nrows), put_i32(w, idx);
-  put_f64s(w, lb, (size_t)nrows);
-  for (int r = 0; r < nrows; r++) {
-    const mla_row *row = &rows[r];
+static void put_rows(wbuf *w, const mod_rows *m, int idx) {
+  put_i32(w, m->nrows), put_i32(w, idx);
+  put_f64s(w, m->lb, (size_t)m->nrows);
+  for (int r = 0; r < m->nrows; r++) {
+    const mla_row *row = &m->rows[r];
     put_u32(w, row->batch), put_i32(w, row->n);
     put_u32s(w, row->len, (size_t)row->n);
     put_f64s(w, row->ns, (size_t)row->n), put_f64s(w, row->ll, (size_t)row->n), put_f64s(w, row->lt, (size_t)row->n);
@@ -179,7 +179,7 @@ static void put_payload(wbuf *w, const prof *p) {
     put_u32(w, k->heads);
     put_u32(w, k->dims.hidden), put_u32(w, k->dims.q_lora), put_u32(w, k->dims.kv_lora);
     put_u32(w, k->dims.qk_nope), put_u32(w, k->dims.qk_rope), put_u32(w, k->dims.v_head);
-    put_rows(w, t->rows, t->nrows, t->lb, t->idx);
+    put_rows(w, &t->r, t->idx);
   }
   put_i32(w, p->ngdn);
   for (int i = 0; i < p->ngdn; i++) {
@@ -187,7 +187,7 @@ static void put_payload(wbuf *w, const prof *p) {
     const prof_gdn_key *k = &t->key;
     put_u32(w, k->context), put_u32(w, k->k_heads), put_u32(w, k->k_dim), put_u32(w, k->v_heads);
     put_u32(w, k->v_dim), put_u32(w, k->conv);
-    put_rows(w, t->rows, t->nrows, t->lb, t->idx);
+    put_rows(w, &t->r, t->idx);
   }
 }
 
@@ -282,13 +282,13 @@ static sim_dtype get_dtype(rbuf *r) {
   return r->bad ? DT_BF16 : (sim_dtype)v;
 }
 
-static void get_rows(rbuf *r, mla_row **rows, int *nrows, double **lb, int *idx) {
+static void get_rows(rbuf *r, mod_rows *m, int *idx) {
   int n = get_count(r, 8);
   *idx = get_i32(r);
-  *lb = get_f64s(r, (size_t)n);
-  *rows = sim_calloc((size_t)n + 1, sizeof **rows);
-  for (int j = 0; j < n && !r->bad; j++, (*nrows)++) {
-    mla_row *row = &(*rows)[j];
+  m->lb = get_f64s(r, (size_t)n);
+  m->rows = sim_calloc((size_t)n + 1, sizeof *m->rows);
+  for (int j = 0; j < n && !r->bad; j++, m->nrows++) {
+    mla_row *row = &m->rows[j];
     row->batch = get_u32(r), row->n = get_count(r, 28);
     row->len = get_u32s(r, row->n);
     row->ns = get_f64s(r, (size_t)row->n), row->ll = get_f64s(r, (size_t)row->n), row->lt = get_f64s(r, (size_t)row->n);
@@ -377,7 +377,7 @@ static void get_payload(rbuf *r, prof *p) {
     k->heads = get_u32(r);
     k->dims.hidden = get_u32(r), k->dims.q_lora = get_u32(r), k->dims.kv_lora = get_u32(r);
     k->dims.qk_nope = get_u32(r), k->dims.qk_rope = get_u32(r), k->dims.v_head = get_u32(r);
-    get_rows(r, &t->rows, &t->nrows, &t->lb, &t->idx);
+    get_rows(r, &t->r, &t->idx);
   }
   n = get_count(r, 40);
   p->gdn = sim_calloc((size_t)n + 1, sizeof *p->gdn);
@@ -386,7 +386,7 @@ static void get_payload(rbuf *r, prof *p) {
     prof_gdn_key *k = &t->key;
     k->context = get_u32(r) != 0, k->k_heads = get_u32(r), k->k_dim = get_u32(r), k->v_heads = get_u32(r);
     k->v_dim = get_u32(r), k->conv = get_u32(r);
-    get_rows(r, &t->rows, &t->nrows, &t->lb, &t->idx);
+    get_rows(r, &t->r, &t->idx);
   }
   if (r->at != r->n) r->bad = true;
 }
@@ -425,8 +425,7 @@ int prof_bin_read(prof **out, const void *img, size_t n, const char *what, bool 
   if (pay.bad) { /* as prof_free (prof.c, which this module does not call) */
     prof__free_tables(p);
     prof__free_moe(p);
-    prof__free_mla(p);
-    prof__free_gdn(p);
+    prof__free_modules(p);
     free(p);
     return sim_errf(err, SIM_EINPUT, "%s: profile image inconsistent (a count or a field out of range)", what);
   }

@@ -21,7 +21,8 @@ static int cmp_gdn(const void *a, const void *b) {
   return prof_gdn_key_cmp(&((const gdn_tab *)a)->key, &((const gdn_tab *)b)->key);
 }
 
-static int parse_one(pctx *c, const cJSON *t, const char *f, gdn_tab *g) {
+static int parse_one(pctx *c, const cJSON *t, const char *f, void *tab) {
+  gdn_tab *g = tab;
   static const char *const keys[] = {"phase", "k_heads", "k_dim", "v_heads", "v_dim", "conv", "models",
                                      "kernel", "batch",  "len",   "ns",      NULL};
   if (!cJSON_IsObject(t)) return prof__bad(c, t, f, "expected an object");
@@ -38,40 +39,20 @@ static int parse_one(pctx *c, const cJSON *t, const char *f, gdn_tab *g) {
   if (!strcmp(phase, "context")) k->context = true;
   else if (strcmp(phase, "generation"))
     return prof__bad(c, prof__get(t, "phase"), fp, "expected \"generation\" or \"context\", got \"%s\"", phase);
-  return prof__parse_rows(c, t, f, &g->rows, &g->nrows, &g->lb);
+  return prof__parse_rows(c, t, f, &g->r);
 }
 
 int prof__parse_gdn(pctx *c, prof *p, const cJSON *arr) {
-  if (!cJSON_IsArray(arr)) return prof__bad(c, arr, "gdn_module", "expected an array of tables");
-  int cnt = cJSON_GetArraySize(arr), i = 0, rc = SIM_OK;
-  p->gdn = sim_calloc((size_t)(cnt ? cnt : 1), sizeof *p->gdn);
-  for (const cJSON *t = arr->child; t && !rc; t = t->next, i++) {
-    char f[64];
-    snprintf(f, sizeof f, "gdn_module[%d]", i);
-    gdn_tab *g = &p->gdn[p->ngdn++];
-    g->idx = i;
-    rc = parse_one(c, t, f, g);
-  }
-  if (!rc) rc = prof__sort_unique(c, p->gdn, p->ngdn, sizeof *p->gdn, offsetof(gdn_tab, idx), cmp_gdn, arr, "gdn_module");
-  return rc;
-}
-
-void prof__free_gdn(prof *p) {
-  for (int i = 0; i < p->ngdn; i++) prof__free_rows(p->gdn[i].rows, p->gdn[i].nrows, p->gdn[i].lb, p->image);
-  free(p->gdn);
-  p->gdn = NULL;
-  p->ngdn = 0;
+  return prof__parse_mods(c, arr, "gdn_module", (void **)&p->gdn, &p->ngdn, sizeof *p->gdn, offsetof(gdn_tab, idx),
+                          parse_one, cmp_gdn);
 }
 
 int prof_gdn_tables(const prof *p) { return p ? p->ngdn : 0; }
 
 bool prof_gdn_ns(const prof *p, const prof_gdn_key *k, uint32_t batch, uint32_t len, double *ns) {
-  if (!p || !p->ngdn || !batch || !len) return false;
+  if (!p) return false;
   gdn_tab key;
   memset(&key, 0, sizeof key);
   key.key = *k;
-  const gdn_tab *g = bsearch(&key, p->gdn, (size_t)p->ngdn, sizeof *p->gdn, cmp_gdn);
-  if (!g || !g->nrows) return false;
-  *ns = prof__rows_ns(g->rows, g->nrows, g->lb, batch, len);
-  return true;
+  return prof__mod_ns(p->gdn, p->ngdn, sizeof *p->gdn, offsetof(gdn_tab, r), &key, cmp_gdn, batch, len, ns);
 }

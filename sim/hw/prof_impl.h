@@ -84,7 +84,7 @@ typedef struct moe_tab {
   int idx;            /* position in the file's "moe" array */
 } moe_tab;
 
-/* One MLA module table: ragged rows, one per measured batch (the Gated DeltaNet tables' rows too). */
+/* A module table's rows (MLA modules, Gated DeltaNet kernels): ragged, one per measured batch. */
 typedef struct mla_row {
   uint32_t batch;
   int n;              /* measured lengths of this batch */
@@ -92,20 +92,20 @@ typedef struct mla_row {
   double *ns;         /* [n] */
   double *ll, *lt;    /* [n] log(len), log(ns) */
 } mla_row;
+typedef struct mod_rows {
+  int nrows;
+  mla_row *rows;      /* by increasing batch */
+  double *lb;         /* [nrows] log(batch) */
+} mod_rows;
 typedef struct mla_tab {
   prof_mla_key key;
-  int nrows;
-  mla_row *rows;      /* by increasing batch */
-  double *lb;         /* [nrows] log(batch) */
+  mod_rows r;
   int idx;            /* position in the file's "mla_module" array */
 } mla_tab;
-
-/* One Gated DeltaNet table (prof_gdn.c): rows as the MLA modules'. */
+/* One Gated DeltaNet table (prof_gdn.c). */
 typedef struct gdn_tab {
   prof_gdn_key key;
-  int nrows;
-  mla_row *rows;      /* by increasing batch */
-  double *lb;         /* [nrows] log(batch) */
+  mod_rows r;
   int idx;            /* position in the file's "gdn_module" array */
 } gdn_tab;
 
@@ -161,14 +161,22 @@ int prof__parse_ar(pctx *c, prof *p, const cJSON *arr);
 int prof__parse_moe(pctx *c, prof *p, const cJSON *arr);
 void prof__free_moe(prof *p);
 int prof__parse_mla(pctx *c, prof *p, const cJSON *arr);
-void prof__free_mla(prof *p);
 int prof__parse_gdn(pctx *c, prof *p, const cJSON *arr);
-void prof__free_gdn(prof *p);
+/* Frees the module tables (MLA and Gated DeltaNet; prof_rows.c). */
+void prof__free_modules(prof *p);
 /* The batch x length tables of the module kinds (prof_rows.c): reading t's "batch", "len" and "ns" (a matrix,
- * null = not measured) into ragged rows and their log(batch); the lookup (prof.h, prof_mla_module_ns); freeing. */
-int prof__parse_rows(pctx *c, const cJSON *t, const char *f, mla_row **rows, int *nrows, double **lb);
-double prof__rows_ns(const mla_row *rows, int nrows, const double *lb, uint32_t batch, uint32_t len);
-void prof__free_rows(mla_row *rows, int nrows, double *lb, bool image);
+ * null = not measured) into ragged rows and their log(batch); freeing an array of n tables of `size` bytes whose
+ * mod_rows are at byte rows_off (and the array); the lookup (prof.h, prof_mla_module_ns) in such a sorted array
+ * of the table whose key equals that of `key` by cmp: false when none. */
+int prof__parse_rows(pctx *c, const cJSON *t, const char *f, mod_rows *r);
+void prof__free_mods(void *tabs, int n, size_t size, size_t rows_off, bool image);
+bool prof__mod_ns(const void *tabs, int n, size_t size, size_t rows_off, const void *key,
+                  int (*cmp)(const void *, const void *), uint32_t batch, uint32_t len, double *ns);
+/* Reads the array arr of a module kind (field: its key, e.g. "mla_module") into *tabs (n tables of `size`
+ * bytes, their position in the file at byte idx_off), each by one(), then sorted and checked by
+ * prof__sort_unique. */
+int prof__parse_mods(pctx *c, const cJSON *arr, const char *field, void **tabs, int *n, size_t size, size_t idx_off,
+                     int (*one)(pctx *, const cJSON *, const char *, void *), int (*cmp)(const void *, const void *));
 /* After parsing: sorts n tables of `size` bytes (their int position in the file at byte idx_off) with cmp and
  * fails naming the second of two with the same key (field: the array's name). */
 int prof__sort_unique(pctx *c, void *tabs, int n, size_t size, size_t idx_off, int (*cmp)(const void *, const void *),

@@ -31,11 +31,11 @@ static int cmp_mla(const void *a, const void *b) {
   return prof_mla_key_cmp(&((const mla_tab *)a)->key, &((const mla_tab *)b)->key);
 }
 
-static int parse_one(pctx *c, prof *p, const cJSON *t, const char *f, mla_tab *m) {
+static int parse_one(pctx *c, const cJSON *t, const char *f, void *tab) {
+  mla_tab *m = tab;
   static const char *const keys[] = {"phase",   "kv_dtype", "gemm",    "heads", "hidden", "q_lora", "kv_lora",
                                      "qk_nope", "qk_rope",  "v_head",  "model", "kernel", "batch",  "len",
                                      "ns",      NULL};
-  (void)p;
   if (!cJSON_IsObject(t)) return prof__bad(c, t, f, "expected an object");
   prof_mla_key *k = &m->key;
   char phase[16];
@@ -58,41 +58,21 @@ static int parse_one(pctx *c, prof *p, const cJSON *t, const char *f, mla_tab *m
   else if (strcmp(phase, "generation"))
     return prof__bad(c, prof__get(t, "phase"), fp, "expected \"generation\" or \"context\", got \"%s\"", phase);
   if (k->kv_dtype == DT_FP16) k->kv_dtype = DT_BF16;
-  return prof__parse_rows(c, t, f, &m->rows, &m->nrows, &m->lb);
+  return prof__parse_rows(c, t, f, &m->r);
 }
 
 int prof__parse_mla(pctx *c, prof *p, const cJSON *arr) {
-  if (!cJSON_IsArray(arr)) return prof__bad(c, arr, "mla_module", "expected an array of tables");
-  int cnt = cJSON_GetArraySize(arr), i = 0, rc = SIM_OK;
-  p->mla = sim_calloc((size_t)(cnt ? cnt : 1), sizeof *p->mla);
-  for (const cJSON *t = arr->child; t && !rc; t = t->next, i++) {
-    char f[64];
-    snprintf(f, sizeof f, "mla_module[%d]", i);
-    mla_tab *m = &p->mla[p->nmla++];
-    m->idx = i;
-    rc = parse_one(c, p, t, f, m);
-  }
-  if (!rc) rc = prof__sort_unique(c, p->mla, p->nmla, sizeof *p->mla, offsetof(mla_tab, idx), cmp_mla, arr, "mla_module");
-  return rc;
-}
-
-void prof__free_mla(prof *p) {
-  for (int i = 0; i < p->nmla; i++) prof__free_rows(p->mla[i].rows, p->mla[i].nrows, p->mla[i].lb, p->image);
-  free(p->mla);
-  p->mla = NULL;
-  p->nmla = 0;
+  return prof__parse_mods(c, arr, "mla_module", (void **)&p->mla, &p->nmla, sizeof *p->mla, offsetof(mla_tab, idx),
+                          parse_one, cmp_mla);
 }
 
 int prof_mla_tables(const prof *p) { return p ? p->nmla : 0; }
 
 bool prof_mla_module_ns(const prof *p, const prof_mla_key *k, uint32_t batch, uint32_t len, double *ns) {
-  if (!p || !p->nmla || !batch || !len) return false;
+  if (!p) return false;
   mla_tab key;
   memset(&key, 0, sizeof key);
   key.key = *k;
   if (key.key.kv_dtype == DT_FP16) key.key.kv_dtype = DT_BF16;
-  const mla_tab *m = bsearch(&key, p->mla, (size_t)p->nmla, sizeof *p->mla, cmp_mla);
-  if (!m || !m->nrows) return false;
-  *ns = prof__rows_ns(m->rows, m->nrows, m->lb, batch, len);
-  return true;
+  return prof__mod_ns(p->mla, p->nmla, sizeof *p->mla, offsetof(mla_tab, r), &key, cmp_mla, batch, len, ns);
 }

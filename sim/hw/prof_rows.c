@@ -3,6 +3,7 @@
  * rows of the measured cells, the lookup (prof.h, prof_mla_module_ns), freeing, and the check that no two
  * tables of a kind share a key. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +38,12 @@ static int parse_row(pctx *c, const cJSON *row, const char *fr, const uint32_t *
   return SIM_OK;
 }
 
-int prof__parse_rows(pctx *c, const cJSON *t, const char *f, mla_row **rows, int *nrows, double **lb) {
+int prof__parse_rows(pctx *c, const cJSON *t, const char *f, mod_rows *m) {
   uint32_t *bx = NULL, *ly = NULL;
   int nb = 0, nl = 0, rc;
+  mla_row **rows = &m->rows;
+  int *nrows = &m->nrows;
+  double **lb = &m->lb;
   *rows = NULL, *nrows = 0, *lb = NULL;
   if ((rc = prof__grid(c, t, "batch", f, false, &bx, &nb)) || (rc = prof__grid(c, t, "len", f, false, &ly, &nl))) {
     free(bx);
@@ -74,15 +78,19 @@ int prof__parse_rows(pctx *c, const cJSON *t, const char *f, mla_row **rows, int
   return SIM_OK;
 }
 
-void prof__free_rows(mla_row *rows, int nrows, double *lb, bool image) {
-  for (int r = 0; r < nrows && !image; r++) {
-    free(rows[r].len);
-    free(rows[r].ns);
-    free(rows[r].ll);
-    free(rows[r].lt);
+void prof__free_mods(void *tabs, int n, size_t size, size_t rows_off, bool image) {
+  for (int i = 0; i < n; i++) {
+    mod_rows *m = (mod_rows *)((unsigned char *)tabs + (size_t)i * size + rows_off);
+    for (int r = 0; r < m->nrows && !image; r++) {
+      free(m->rows[r].len);
+      free(m->rows[r].ns);
+      free(m->rows[r].ll);
+      free(m->rows[r].lt);
+    }
+    free(m->rows);
+    if (!image) free(m->lb);
   }
-  free(rows);
-  if (!image) free(lb);
+  free(tabs);
 }
 
 /* Time of one batch row at `len` (prof.h: log-log between measured lengths,
@@ -103,16 +111,28 @@ static double row_ns(const mla_row *r, uint32_t len) {
   return f == 0 ? r->ns[i] : f == 1 ? r->ns[i + 1] : exp(r->lt[i] * (1 - f) + r->lt[i + 1] * f);
 }
 
-double prof__rows_ns(const mla_row *rw, int n, const double *lb, uint32_t batch, uint32_t len) {
+static double rows_ns(const mod_rows *m, uint32_t batch, uint32_t len) {
+  const mla_row *rw = m->rows;
+  int n = m->nrows;
   if (batch <= rw[0].batch) return row_ns(&rw[0], len);
   if (batch >= rw[n - 1].batch) return row_ns(&rw[n - 1], len) * (double)batch / rw[n - 1].batch;
   int i;
   double f;
-  prof__bracket(lb, n, log((double)batch), &i, &f);
+  prof__bracket(m->lb, n, log((double)batch), &i, &f);
   double a = row_ns(&rw[i], len);
   if (f == 0) return a;
   double b = row_ns(&rw[i + 1], len);
   return f == 1 ? b : exp(log(a) * (1 - f) + log(b) * f);
+}
+
+bool prof__mod_ns(const void *tabs, int n, size_t size, size_t rows_off, const void *key,
+                  int (*cmp)(const void *, const void *), uint32_t batch, uint32_t len, double *ns) {
+  if (!tabs || n <= 0 || !batch || !len) return false;
+  const unsigned char *t = bsearch(key, tabs, (size_t)n, size, cmp);
+  const mod_rows *m = t ? (const mod_rows *)(t + rows_off) : NULL;
+  if (!m || !m->nrows) return false;
+  *ns = rows_ns(m, batch, len);
+  return true;
 }
 
 int prof__sort_unique(pctx *c, void *tabs, int n, size_t size, size_t idx_off, int (*cmp)(const void *, const void *),
@@ -132,4 +152,27 @@ int prof__sort_unique(pctx *c, void *tabs, int n, size_t size, size_t idx_off, i
     return prof__bad(c, cJSON_GetArrayItem(arr, second), f, "duplicate table (also %s[%d])", field, first);
   }
   return SIM_OK;
+}
+
+int prof__parse_mods(pctx *c, const cJSON *arr, const char *field, void **tabs, int *n, size_t size, size_t idx_off,
+                     int (*one)(pctx *, const cJSON *, const char *, void *), int (*cmp)(const void *, const void *)) {
+  if (!cJSON_IsArray(arr)) return prof__bad(c, arr, field, "expected an array of tables");
+  int cnt = cJSON_GetArraySize(arr), i = 0, rc = SIM_OK;
+  unsigned char *v = sim_calloc((size_t)(cnt ? cnt : 1), size);
+  *tabs = v;
+  for (const cJSON *t = arr->child; t && !rc; t = t->next, i++) {
+    char f[64];
+    snprintf(f, sizeof f, "%s[%d]", field, i);
+    unsigned char *tab = v + (size_t)(*n)++ * size;
+    memcpy(tab + idx_off, &i, sizeof i);
+    rc = one(c, t, f, tab);
+  }
+  return rc ? rc : prof__sort_unique(c, v, *n, size, idx_off, cmp, arr, field);
+}
+
+void prof__free_modules(prof *p) {
+  prof__free_mods(p->mla, p->nmla, sizeof *p->mla, offsetof(mla_tab, r), p->image);
+  prof__free_mods(p->gdn, p->ngdn, sizeof *p->gdn, offsetof(gdn_tab, r), p->image);
+  p->mla = NULL, p->gdn = NULL;
+  p->nmla = p->ngdn = 0;
 }
