@@ -81,8 +81,10 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
   /* warned: read, with a cost servesim approximates */
   if ((v = get(root, o, "index_topk")) != NULL && cJSON_IsNumber(v))
     note(m, "index_topk %ld: DeepSeek sparse attention (an indexer picks the keys each query attends to): the "
-            "attention reads the top %ld keys, the indexer's scoring of the whole context and its key cache are "
-            "costed from first principles (no measured table is read)",
+            "attention reads the top %ld keys; the whole attention block (indexer, top-k, sparse MLA, projections) "
+            "comes from the kernel database's dsa_*_module_perf tables where a bundled profile of the GPU and engine "
+            "has the model's dimensions, heads per GPU, KV dtype and GEMM type (the `cost model:` line names them), "
+            "else the indexer's scoring of the whole context and its key cache are costed from first principles",
          (long)v->valuedouble, (long)v->valuedouble);
   if (mamba < 0 && (v = get(root, o, "moe_latent_size")) != NULL && cJSON_IsNumber(v)) /* Nemotron-3's is read */
     note(m, "moe_latent_size %ld: the experts' latent projection is not modelled outside Nemotron-3's blocks "

@@ -385,7 +385,8 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
   cost_bound part_b[2] = {BOUND_MEMORY, BOUND_COMPUTE};
   cost_src s;
   cost_bound bd;
-  bool dsa = m->dsa_topk > 0; /* sparse attention: the top-k keys of each query, and the indexer */
+  /* sparse attention: the top-k keys of each query, and the indexer (inside a measured sparse-attention module) */
+  bool dsa = m->dsa_topk > 0 && !c->mla_module;
   if (b->num_decode > 0) {
     uint64_t ctx = dsa ? cost__dsa_decode_ctx(c, b->num_decode, b->decode_ctx_tokens) : b->decode_ctx_tokens;
     double ns = cost__attn_decode_eval(c, b->num_decode, ctx, &s, &bd);

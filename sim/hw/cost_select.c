@@ -83,6 +83,7 @@ bool cost_set_mla_modules(cost_model *c, const prof *p) {
     snprintf(k.gemm, sizeof k.gemm, "%s", gemm);
     k.heads = c->shard.q_heads;
     k.dims = (prof_mla_dims){m->hidden, m->q_lora_rank, m->kv_lora_rank, m->qk_nope_dim, m->qk_rope_dim, m->v_head_dim};
+    k.topk = m->dsa_topk; /* a sparse-attention model's blocks: the dsa_* modules (indexer and top-k inside) */
     c->mla_gen = k;
     k.context = true;
     c->mla_ctx = k;

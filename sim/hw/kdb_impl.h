@@ -13,7 +13,7 @@ int kdb__attn(kdb_ctx *k, const char *path, bool context, sim_err *err);
 int kdb__custom_ar(kdb_ctx *k, const char *path, sim_err *err);
 int kdb__nccl(kdb_ctx *k, const char *path, sim_err *err);
 int kdb__moe(kdb_ctx *k, const char *path, sim_err *err);
-int kdb__mla(kdb_ctx *k, const char *path, bool context, sim_err *err);
+int kdb__mla(kdb_ctx *k, const char *path, bool context, bool dsa, sim_err *err);
 int kdb__gdn(kdb_ctx *k, const char *path, sim_err *err);
 
 #endif

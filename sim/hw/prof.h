@@ -176,6 +176,8 @@ typedef struct prof_mla_key {
   char gemm[16];      /* the linears' kernel-db gemm_type: "bfloat16", "fp8_block", "nvfp4" */
   uint32_t heads;     /* attention heads on one GPU */
   prof_mla_dims dims;
+  uint32_t topk;      /* DeepSeek sparse attention modules (dsa_*_module_perf: the indexer, its top-k and the
+                         sparse MLA in the block): the model's index_topk; 0: plain MLA */
 } prof_mla_key;
 int prof_mla_key_cmp(const prof_mla_key *a, const prof_mla_key *b);
 bool prof_mla_module_ns(const prof *p, const prof_mla_key *k, uint32_t batch, uint32_t len, double *ns);

@@ -20,7 +20,7 @@
 #include "hw/prof_impl.h"
 
 #define BIN_MAGIC "SVSMPRB1"
-#define BIN_LAYOUT (0x50420000u | (uint32_t)(DT_COUNT << 8) | (uint32_t)(AK_COUNT << 4) | 3u) /* 2: MoE key's ungated; 3: gdn */
+#define BIN_LAYOUT (0x50420000u | (uint32_t)(DT_COUNT << 8) | (uint32_t)(AK_COUNT << 4) | 4u) /* 2: MoE key's ungated; 3: gdn; 4: MLA topk */
 #define BIN_HEADER 48 /* magic 8, layout 4, byte order 4, source length 8, source hash 8, payload length 8, hash 8 */
 #define BIN_ORDER 0x01020304u /* written in host order: an image of another byte order is refused */
 
@@ -178,7 +178,7 @@ static void put_payload(wbuf *w, const prof *p) {
     put_str(w, k->gemm);
     put_u32(w, k->heads);
     put_u32(w, k->dims.hidden), put_u32(w, k->dims.q_lora), put_u32(w, k->dims.kv_lora);
-    put_u32(w, k->dims.qk_nope), put_u32(w, k->dims.qk_rope), put_u32(w, k->dims.v_head);
+    put_u32(w, k->dims.qk_nope), put_u32(w, k->dims.qk_rope), put_u32(w, k->dims.v_head), put_u32(w, k->topk);
     put_rows(w, &t->r, t->idx);
   }
   put_i32(w, p->ngdn);
@@ -376,7 +376,7 @@ static void get_payload(rbuf *r, prof *p) {
     get_str(r, k->gemm, sizeof k->gemm);
     k->heads = get_u32(r);
     k->dims.hidden = get_u32(r), k->dims.q_lora = get_u32(r), k->dims.kv_lora = get_u32(r);
-    k->dims.qk_nope = get_u32(r), k->dims.qk_rope = get_u32(r), k->dims.v_head = get_u32(r);
+    k->dims.qk_nope = get_u32(r), k->dims.qk_rope = get_u32(r), k->dims.v_head = get_u32(r), k->topk = get_u32(r);
     get_rows(r, &t->r, &t->idx);
   }
   n = get_count(r, 40);

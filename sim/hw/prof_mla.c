@@ -19,10 +19,10 @@ int prof_mla_key_cmp(const prof_mla_key *x, const prof_mla_key *y) {
   int c = strcmp(x->gemm, y->gemm);
   if (c) return c;
   const uint32_t kx[] = {x->heads, x->dims.hidden, x->dims.q_lora, x->dims.kv_lora, x->dims.qk_nope,
-                         x->dims.qk_rope, x->dims.v_head};
+                         x->dims.qk_rope, x->dims.v_head, x->topk};
   const uint32_t ky[] = {y->heads, y->dims.hidden, y->dims.q_lora, y->dims.kv_lora, y->dims.qk_nope,
-                         y->dims.qk_rope, y->dims.v_head};
-  for (int i = 0; i < 7; i++)
+                         y->dims.qk_rope, y->dims.v_head, y->topk};
+  for (int i = 0; i < 8; i++)
     if (kx[i] != ky[i]) return kx[i] < ky[i] ? -1 : 1;
   return 0;
 }
@@ -35,7 +35,7 @@ static int parse_one(pctx *c, const cJSON *t, const char *f, void *tab) {
   mla_tab *m = tab;
   static const char *const keys[] = {"phase",   "kv_dtype", "gemm",    "heads", "hidden", "q_lora", "kv_lora",
                                      "qk_nope", "qk_rope",  "v_head",  "model", "kernel", "batch",  "len",
-                                     "ns",      NULL};
+                                     "ns",      "index_topk", NULL};
   if (!cJSON_IsObject(t)) return prof__bad(c, t, f, "expected an object");
   prof_mla_key *k = &m->key;
   char phase[16];
@@ -50,6 +50,7 @@ static int parse_one(pctx *c, const cJSON *t, const char *f, void *tab) {
       (rc = prof__u32(c, t, "qk_nope", f, true, &k->dims.qk_nope)) ||
       (rc = prof__u32(c, t, "qk_rope", f, true, &k->dims.qk_rope)) ||
       (rc = prof__u32(c, t, "v_head", f, true, &k->dims.v_head)) ||
+      (rc = prof__u32(c, t, "index_topk", f, false, &k->topk)) ||
       (rc = prof__str(c, t, "model", f, false, model, sizeof model)))
     return rc;
   char fp[96];

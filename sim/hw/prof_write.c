@@ -344,6 +344,7 @@ static void mlas(jw *j, const prof_doc *d) {
     jw_u64(j, "qk_nope", k->dims.qk_nope);
     jw_u64(j, "qk_rope", k->dims.qk_rope);
     jw_u64(j, "v_head", k->dims.v_head);
+    if (k->topk) jw_u64(j, "index_topk", k->topk);
     if (m->model[0]) jw_str(j, "model", m->model);
     if (m->kernel[0]) jw_str(j, "kernel", m->kernel);
     u32s(j, "batch", m->batch, m->nb);

@@ -315,14 +315,20 @@ void profsel_attach(prof_sel *s, cost_model *c) {
       stem(s->own_path, wused[nw], sizeof wused[nw]); /* a profile imported as one file holds them itself */
       win[nw++] = s->own;
     }
+    bool mla_done = false;
     for (int i = -1; i < s->n_alt; i++) {
       char cpath[1200];
       sim_err ignore = {0, ""};
       const prof *p = NULL;
       if (!companion_path(s, i, cpath, sizeof cpath)) continue;
-      if (i < 0 && profsel_cache_get(cpath, &p, &ignore) == SIM_OK && cost_set_mla_modules(c, p)) {
-        static const char lnote[] = "; MLA attention modules ";
+      /* MLA modules from the chosen version's companion; a sparse-attention model's (dsa_* tables, newer than
+         most versions) from the first companion that has them */
+      if ((i < 0 || (ci.model->dsa_topk && !mla_done)) && profsel_cache_get(cpath, &p, &ignore) == SIM_OK &&
+          cost_set_mla_modules(c, p)) {
+        const char *lnote =
+            ci.model->dsa_topk ? "; DeepSeek sparse attention modules (dsa_*) " : "; MLA attention modules ";
         char st[160];
+        mla_done = true;
         stem(cpath, st, sizeof st);
         size_t k = strlen(s->source);
         if (!strstr(s->source, lnote))

@@ -284,6 +284,41 @@ Test(kdb, bad_mla_module_rows_name_file_line_and_column) {
 #undef MHDR
 }
 
+/* dsa_*_module_perf: the MLA module importer with the model's index_topk in the key; a plain-MLA model's rows in
+ * a sparse-attention file are skipped with a note (and the reverse). */
+Test(kdb, dsa_module_rows_carry_the_models_top_k) {
+  const char *text =
+      "framework,version,device,op_name,kernel_source,model,architecture,mla_dtype,kv_cache_dtype,gemm_type,"
+      "num_heads,batch_size,isl,tp_size,step,latency\n"
+      "VLLM,0.14.0,NVIDIA H100 80GB HBM3,dsa_generation_module,S,deepseek-ai/DeepSeek-V3.2,X,bfloat16,bfloat16,"
+      "fp8_block,16,32,1,1,2048,0.2407\n"
+      "VLLM,0.14.0,NVIDIA H100 80GB HBM3,dsa_generation_module,S,zai-org/GLM-5,X,bfloat16,bfloat16,"
+      "bfloat16,8,1,1,1,64,0.05\n"
+      "VLLM,0.14.0,NVIDIA H100 80GB HBM3,dsa_generation_module,S,deepseek-ai/DeepSeek-V3,X,bfloat16,bfloat16,"
+      "fp8_block,16,1,1,1,64,0.05\n";
+  prof_doc d;
+  sim_err err = {0};
+  cr_assert_eq(import(table_db("dsa_generation_module_perf", text, true), "0.14.0", &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(d.nmla, 2);
+  for (size_t i = 0; i < d.nmla; i++) {
+    const prof_doc_mla *m = &d.mla[i];
+    cr_assert_eq(m->key.topk, 2048);
+    cr_assert(!m->key.context);
+    if (m->key.dims.hidden == 7168) cr_assert_float_eq(m->ns[0], 240700.0, 1e-6, "%g", m->ns[0]);
+    else cr_assert(m->key.dims.hidden == 6144 && m->key.dims.qk_nope == 192 && m->key.dims.v_head == 256);
+  }
+  cr_assert(has_note(&d, "DeepSeek-V3 (sparse-attention dimensions not known"));
+  prof *p = NULL;
+  cr_assert_eq(prof_load(&p, write_doc(&d), &err), SIM_OK, "%s", err.msg);
+  prof_mla_key k = d.mla[0].key;
+  double ns;
+  cr_assert(prof_mla_module_ns(p, &k, 1, 64, &ns));
+  k.topk = 0;
+  cr_assert_not(prof_mla_module_ns(p, &k, 1, 64, &ns), "a plain MLA query does not read a sparse-attention table");
+  prof_free(p);
+  prof_doc_free(&d);
+}
+
 /* gdn_perf (kdb_gdn.c): one table per phase and per-GPU shape, each cell the convolution kernel plus the delta
  * rule's (the fastest of each role across kernels and models), a cell with one role only left null (a note),
  * d_model not in the key; bad fields fail naming file, line and column. */
