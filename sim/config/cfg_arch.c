@@ -46,8 +46,10 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
                    "%d linear-attention layers without Gated DeltaNet's linear_* keys: this kind of linear attention "
                    "is not modelled yet", n);
   if (n > 0)
-    note(m, "%d Gated DeltaNet layers: their recurrent-state kernels are costed from first principles (no measured "
-            "table is read), and a prefix-cache hit is taken to restore their state with the KV", n);
+    note(m, "%d Gated DeltaNet layers: their recurrence kernels (convolution and delta rule) come from the kernel "
+            "database's gdn_perf tables where a bundled profile of the GPU and engine has the layer's per-GPU shape, "
+            "else from first principles (the `cost model:` line says which), and a prefix-cache hit is taken to "
+            "restore their state with the KV", n);
   const cJSON *kda = get(root, o, "linear_attn_config");
   if (kda && (n = count_num(cJSON_GetObjectItemCaseSensitive(kda, "kda_layers"))) > 0)
     note(m, "%d Kimi Delta Attention layers: read as Gated DeltaNet layers (the same recurrent state; the per-channel "
@@ -79,8 +81,10 @@ int cfg_arch_check(const jx *j, const cJSON *root, const cJSON *o, model_cfg *m)
   /* warned: read, with a cost servesim approximates */
   if ((v = get(root, o, "index_topk")) != NULL && cJSON_IsNumber(v))
     note(m, "index_topk %ld: DeepSeek sparse attention (an indexer picks the keys each query attends to): the "
-            "attention reads the top %ld keys, the indexer's scoring of the whole context and its key cache are "
-            "costed from first principles (no measured table is read)",
+            "attention reads the top %ld keys; the whole attention block (indexer, top-k, sparse MLA, projections) "
+            "comes from the kernel database's dsa_*_module_perf tables where a bundled profile of the GPU and engine "
+            "has the model's dimensions, heads per GPU, KV dtype and GEMM type (the `cost model:` line names them), "
+            "else the indexer's scoring of the whole context and its key cache are costed from first principles",
          (long)v->valuedouble, (long)v->valuedouble);
   if (mamba < 0 && (v = get(root, o, "moe_latent_size")) != NULL && cJSON_IsNumber(v)) /* Nemotron-3's is read */
     note(m, "moe_latent_size %ld: the experts' latent projection is not modelled outside Nemotron-3's blocks "

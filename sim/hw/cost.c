@@ -267,6 +267,7 @@ int cost_init(cost_model *c, const model_cfg *m, const gpu_cfg *g, const engine_
 void cost_set_profiles(cost_model *c, const prof *own, const prof *other, const gpu_cfg *other_gpu) {
   c->profile = own;
   c->mla_module = false, c->mla_prof = NULL; /* cost_set_mla_modules attaches them again */
+  c->gdn_prof = NULL; /* cost_set_gdn_tables attaches them again */
   c->scaled_profile = other_gpu ? other : NULL;
   c->scaled_gpu = other ? other_gpu : NULL;
   c->ar_table = c->deploy->allreduce != AR_LINK;
@@ -377,7 +378,8 @@ static void attention(cost_model *c, const batch_desc *b, step_cost *out) {
   cost_bound part_b[2] = {BOUND_MEMORY, BOUND_COMPUTE};
   cost_src s;
   cost_bound bd;
-  bool dsa = m->dsa_topk > 0; /* sparse attention: the top-k keys of each query, and the indexer */
+  /* sparse attention: the top-k keys of each query, and the indexer (inside a measured sparse-attention module) */
+  bool dsa = m->dsa_topk > 0 && !c->mla_module;
   if (b->num_decode > 0) {
     uint64_t ctx = dsa ? cost__dsa_decode_ctx(c, b->num_decode, b->decode_ctx_tokens) : b->decode_ctx_tokens;
     double ns = cost__attn_decode_eval(c, b->num_decode, ctx, &s, &bd);

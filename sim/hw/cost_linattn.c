@@ -1,7 +1,12 @@
-/* cost_linattn.c: Gated DeltaNet and Mamba-2 (below) recurrence kernels (see cost_linattn.h). No measured table
- * is read yet (the kernel database's linear_attention/gdn_perf and mamba2_perf are not imported): the roofline
- * of what the kernels must move and compute, with the engine's attention efficiencies, as the outputs'
- * `cost model:` warning says.
+/* cost_linattn.c: Gated DeltaNet and Mamba-2 (below) recurrence kernels (see cost_linattn.h).
+ * Gated DeltaNet from the kernel database's gdn_perf tables where a profile of this GPU holds the deployment's
+ * per-GPU shape (cost_set_gdn_tables; the run's `cost model:` line names the profile): a decode call of `batch`
+ * sequences is the table's generation cell (batch, 1) -- causal_conv1d_update plus the fused recurrent rule, as
+ * measured --, a prefill call of `tokens` over `seqs` chunks its context cell (seqs, ceil(tokens / seqs)):
+ * causal_conv1d_fn plus the chunked rule over `seqs` prompts of equal length (a varlen call of unequal chunks
+ * taken at their mean length; a chunk after cached tokens as a prompt, its initial state's one read not
+ * added). Elsewhere (no profile, another shape; Mamba-2 always: kernel-db's mamba2_perf is not imported) the
+ * roofline of what the kernels must move and compute, with the engine's attention efficiencies, as follows.
  *
  * Decode (fused_recurrent_gated_delta_rule and causal_conv1d_update, as vLLM's and SGLang's qwen3_next.py
  * call them for one token): per sequence and layer the state S (v_heads x k_dim x v_dim, lin_state_dtype) is
@@ -35,6 +40,8 @@ static double state_bytes(const cost_model *c) {
 
 double cost__lin_decode(const cost_model *c, uint32_t batch) {
   if (!batch || !c->model->lin_layers) return 0;
+  double ns;
+  if (c->gdn_prof && prof_gdn_ns(c->gdn_prof, &c->gdn_gen, batch, 1, &ns)) return ns; /* measured, see above */
   const engine_cfg *e = c->engine;
   double bytes = (double)batch * 2.0 * state_bytes(c);
   double tm = ns_of(bytes, c->gpu->hbm_Bps * e->attn_decode_eff), floor = LIN_DECODE_KERNELS * c->kernel_floor_ns;
@@ -98,6 +105,9 @@ double cost__lin_prefill(const cost_model *c, uint64_t tokens, uint32_t seqs, ui
   double seq = ceil((double)longest / LIN_CHUNK) * LIN_CHUNK_STEP_NS; /* the chunks in order */
   double floor = LIN_PREFILL_KERNELS * c->kernel_floor_ns, t = tc > tm ? tc : tm;
   if (tm > tc) *bound = BOUND_MEMORY;
+  uint32_t len = (uint32_t)((tokens + seqs - 1) / seqs);
+  double ns;
+  if (c->gdn_prof && prof_gdn_ns(c->gdn_prof, &c->gdn_ctx, seqs, len, &ns)) return ns; /* measured, see above */
   if (seq > t) t = seq, *bound = BOUND_COMPUTE; /* latency of dependent steps: not HBM-bound */
   return t > floor ? t : floor;
 }

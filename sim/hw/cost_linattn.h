@@ -1,6 +1,7 @@
 /* cost_linattn.h: the recurrence of a hybrid model's linear-attention layers (Gated DeltaNet, model_cfg lin_*;
  * Mamba-2, model_cfg mamba)
- * for one layer of a step, from first principles: the GPU file's datasheet rates and the engine's attention
+ * for one layer of a step: Gated DeltaNet from the kernel database's measured gdn_perf tables where attached
+ * (cost_set_gdn_tables), else from first principles: the GPU file's datasheet rates and the engine's attention
  * efficiencies. A part that cost.c calls; it calls nothing of cost.c. The layers' projections are GEMMs and
  * priced by cost.c like the others. */
 #ifndef SIM_COST_LINATTN_H

@@ -83,6 +83,7 @@ bool cost_set_mla_modules(cost_model *c, const prof *p) {
     snprintf(k.gemm, sizeof k.gemm, "%s", gemm);
     k.heads = c->shard.q_heads;
     k.dims = (prof_mla_dims){m->hidden, m->q_lora_rank, m->kv_lora_rank, m->qk_nope_dim, m->qk_rope_dim, m->v_head_dim};
+    k.topk = m->dsa_topk; /* a sparse-attention model's blocks: the dsa_* modules (indexer and top-k inside) */
     c->mla_gen = k;
     k.context = true;
     c->mla_ctx = k;
@@ -94,6 +95,22 @@ bool cost_set_mla_modules(cost_model *c, const prof *p) {
   }
   cost__memo_clear(c);
   return c->mla_module;
+}
+
+bool cost_set_gdn_tables(cost_model *c, const prof *p) {
+  const model_cfg *m = c->model;
+  bool ok = false;
+  if (!p) c->gdn_prof = NULL;
+  else if (m->lin_layers && !m->mamba && !m->kda) {
+    prof_gdn_key g = {false, c->shard.lin_k_heads, m->lin_k_dim, c->shard.lin_v_heads, m->lin_v_dim, m->lin_conv};
+    prof_gdn_key x = g;
+    x.context = true;
+    double ns;
+    ok = prof_gdn_ns(p, &g, 1, 1, &ns) && prof_gdn_ns(p, &x, 1, 1, &ns);
+    if (ok) c->gdn_prof = p, c->gdn_gen = g, c->gdn_ctx = x;
+  }
+  cost__memo_clear(c);
+  return ok;
 }
 
 void cost_set_window_tables(cost_model *c, const prof *const *p, int n) {

@@ -1,7 +1,7 @@
 /* cost_select.h: which measured tables serve which operation of the cost model (cost_select.c): the tables
- * attached beside the own profile (sliding-window, attention of another version, MLA modules), the
- * plausibility check of block-scaled FP8 grids, the floors and FP8 input quantization a profile measures, and
- * the memo reset when they change. A part that cost.c calls; it calls nothing of cost.c. */
+ * attached beside the own profile (sliding-window, attention of another version, MLA modules, Gated DeltaNet
+ * kernels), the plausibility check of block-scaled FP8 grids, the floors and FP8 input quantization a profile
+ * measures, and the memo reset when they change. A part that cost.c calls; it calls nothing of cost.c. */
 #ifndef SIM_COST_SELECT_H
 #define SIM_COST_SELECT_H
 
@@ -34,6 +34,14 @@ void cost_set_attention_alternate(cost_model *c, const prof *p);
  * GEMM tables plus the attention roofline. Clears the memo. Returns whether
  * the modules serve this deployment. */
 bool cost_set_mla_modules(cost_model *c, const prof *p);
+
+/* Gated DeltaNet layers from measured kernel tables (hw/prof.h, prof_gdn_ns): when p holds decode and prompt
+ * tables of the deployment's per-GPU shape (key and value heads per GPU, their head dims, the convolution
+ * kernel), each linear-attention layer's recurrence (the convolution and the gated delta rule:
+ * cost_linattn.h) is the measured time; the projections stay GEMMs. Models of other linear layers (Mamba-2,
+ * Kimi Delta Attention) never match. True when p answers (then attached); false leaves the tables attached
+ * before unchanged, and p NULL detaches them. Clears the memo. */
+bool cost_set_gdn_tables(cost_model *c, const prof *p);
 
 /* Block-scaled FP8 GEMMs (checkpoints with quantization_config
  * weight_block_size): a profile's block-scaled grid ("scaling": "block") serves

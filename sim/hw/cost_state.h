@@ -53,6 +53,9 @@ typedef struct cost_model {
   const prof *mla_prof;       /* the profile holding them */
   prof_mla_key mla_gen, mla_ctx; /* their keys for this deployment */
   double mla_floor_ns;        /* the generation module at batch 1, length 1: one module's launch floor */
+  const prof *gdn_prof;       /* the profile holding measured Gated DeltaNet kernels of this deployment's per-GPU
+                                 shape (cost_set_gdn_tables), or NULL: cost_linattn.c's roofline */
+  prof_gdn_key gdn_gen, gdn_ctx; /* their keys */
   uint32_t graph_sizes[COST_MAX_GRAPH_SIZES]; /* CUDA-graph capture sizes, increasing (engver_graph_sizes) */
   uint32_t n_graph_sizes;
   uint32_t *graph_of;         /* [n] for 0 < n <= the largest size: the capture size a batch of n tokens replays */

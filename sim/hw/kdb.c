@@ -169,8 +169,11 @@ static int table(kdb_ctx *k, const char *dir, const char *name, int kind, sim_er
     case 2: return kdb__attn(k, path, true, err);
     case 3: return kdb__custom_ar(k, path, err);
     case 4: return kdb__moe(k, path, err);
-    case 6: return kdb__mla(k, path, false, err);
-    case 7: return kdb__mla(k, path, true, err);
+    case 6: return kdb__mla(k, path, false, false, err);
+    case 7: return kdb__mla(k, path, true, false, err);
+    case 9: return kdb__mla(k, path, false, true, err);
+    case 10: return kdb__mla(k, path, true, true, err);
+    case 8: return kdb__gdn(k, path, err);
     default: return kdb__nccl(k, path, err);
   }
 }
@@ -228,8 +231,9 @@ int kdb_import(const kdb_req *r, prof_doc *d, sim_err *err) {
   snprintf(d->engine_version, sizeof d->engine_version, "%s", k.version);
   static const char *const names[] = {"gemm_perf", "generation_attention_perf", "context_attention_perf",
                                       "custom_allreduce_perf", "moe_perf", "mla_generation_module_perf",
-                                      "mla_context_module_perf", NULL};
-  static const int kinds[] = {0, 1, 2, 3, 4, 6, 7};
+                                      "mla_context_module_perf", "gdn_perf", "dsa_generation_module_perf",
+                                      "dsa_context_module_perf", NULL};
+  static const int kinds[] = {0, 1, 2, 3, 4, 6, 7, 8, 9, 10};
   for (int i = 0; names[i] && !rc; i++) rc = table(&k, fwpath, names[i], kinds[i], err);
   if (rc) return rc;
   note_unread(&k, fwpath, names);

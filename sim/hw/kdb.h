@@ -16,6 +16,11 @@
  *   custom_allreduce_perf      -> allreduce impl custom (graph / eager; SGLang's
  *                                 gemm_dtype int8_wo is W8A8: int8/int8, kdb_gemm.c)
  *   nccl_perf (all_reduce)     -> allreduce impl nccl
+ *   moe_perf, mla_*_module_perf -> moe, mla_module (kdb_moe.c, kdb_mla.c)
+ *   gdn_perf                   -> gdn_module: per phase and per-GPU shape, the
+ *                                 convolution + delta-rule kernels (kdb_gdn.c)
+ *   dsa_*_module_perf          -> mla_module with index_topk (DeepSeek sparse
+ *                                 attention blocks of DeepSeek-V3.2, GLM-5)
  * Attention rows: beam_width 1, attn_dtype bfloat16 (SGLang's context rows
  * also attn_dtype fp8 with an fp8 cache, kdb_attn.c); kv_cache_dtype bfloat16
  * or fp8; each window_size (0 or no such column: full attention) its own table. Rows that repeat

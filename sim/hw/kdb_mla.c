@@ -17,13 +17,20 @@
 
 /* MLA dimensions of the models the database collects, from their Hugging Face
  * config.json (hidden_size, q_lora_rank, kv_lora_rank, qk_nope_head_dim,
- * qk_rope_head_dim, v_head_dim). */
+ * qk_rope_head_dim, v_head_dim), and for the DeepSeek sparse attention models
+ * (the dsa_*_module_perf tables) their index_topk (0: plain MLA; the
+ * indexer's heads and head dim are the model's: 64 x 128 for DeepSeek-V3.2,
+ * 32 x 128 for GLM-5). */
 static const struct {
   const char *model;
   prof_mla_dims dims;
-} known[] = {{"deepseek-ai/DeepSeek-V3", {7168, 1536, 512, 128, 64, 128}},
-             {"deepseek-ai/DeepSeek-R1", {7168, 1536, 512, 128, 64, 128}},
-             {"moonshotai/Kimi-K2-Instruct", {7168, 1536, 512, 128, 64, 128}}};
+  uint32_t topk;
+} known[] = {{"deepseek-ai/DeepSeek-V3", {7168, 1536, 512, 128, 64, 128}, 0},
+             {"deepseek-ai/DeepSeek-R1", {7168, 1536, 512, 128, 64, 128}, 0},
+             {"moonshotai/Kimi-K2-Instruct", {7168, 1536, 512, 128, 64, 128}, 0},
+             {"deepseek-ai/DeepSeek-V3.2", {7168, 1536, 512, 128, 64, 128}, 2048},
+             {"zai-org/GLM-5", {6144, 2048, 512, 192, 64, 256}, 2048},
+             {"zai-org/GLM-5-FP8", {6144, 2048, 512, 192, 64, 256}, 2048}};
 enum { NKNOWN = sizeof known / sizeof known[0] };
 
 typedef struct lrow {
@@ -37,14 +44,12 @@ typedef struct lrow {
 static int cmp_row(const void *a, const void *b) {
   const lrow *x = a, *y = b;
   int c = prof_mla_key_cmp(&x->key, &y->key);
-  if (c) return c;
-  if (x->batch != y->batch) return x->batch < y->batch ? -1 : 1;
-  if (x->len != y->len) return x->len < y->len ? -1 : 1;
-  return x->ns < y->ns ? -1 : x->ns > y->ns ? 1 : 0;
+  return c ? c : kdb__cmp_cell(x->batch, x->len, x->ns, y->batch, y->len, y->ns);
 }
 
 /* The module tables of rows v[0..n) (n > 0), one per key, each a batch x length grid, and the import's note. */
-static void add_tables(kdb_ctx *k, lrow *v, size_t n, const kdb_names *kn, bool context, long total, const char *file) {
+static void add_tables(kdb_ctx *k, lrow *v, size_t n, const kdb_names *kn, bool context, long total,
+                       const char *file) {
   qsort(v, n, sizeof *v, cmp_row);
   long dup = 0;
   size_t tables = 0;
@@ -75,12 +80,13 @@ static void add_tables(kdb_ctx *k, lrow *v, size_t n, const kdb_names *kn, bool 
     a = e;
   }
   prof_doc_note(k->doc,
-                "%s: %ld rows, %zu MLA %s-module tables (one per KV dtype, GEMM type and heads per GPU, %s "
-                "dimensions); %ld rows repeated a cell with another kernel (the fastest kept)",
-                file, total, tables, context ? "context" : "generation", known[v[0].model].model, dup);
+                "%s: %ld rows, %zu %s %s-module tables (one per model, KV dtype, GEMM type and heads per GPU); %ld "
+                "rows repeated a cell with another kernel (the fastest kept)",
+                file, total, tables, v[0].key.topk ? "DeepSeek sparse attention" : "MLA",
+                context ? "context" : "generation", dup);
 }
 
-int kdb__mla(kdb_ctx *k, const char *path, bool context, sim_err *err) {
+int kdb__mla(kdb_ctx *k, const char *path, bool context, bool dsa, sim_err *err) {
   kdb_csv c;
   int rc = kdb_csv_open(&c, path, err);
   enum { C_MODEL, C_CDT, C_KV, C_GEMM, C_H, C_B, C_ISL, C_STEP, C_KS, C_LAT, NC };
@@ -104,9 +110,9 @@ int kdb__mla(kdb_ctx *k, const char *path, bool context, sim_err *err) {
     const char *kv = kdb_csv_str(&c, col[C_KV]), *gemm = kdb_csv_str(&c, col[C_GEMM]);
     r.model = -1;
     for (int i = 0; i < NKNOWN; i++)
-      if (!strcmp(model, known[i].model)) r.model = i;
+      if (!strcmp(model, known[i].model) && (known[i].topk > 0) == dsa) r.model = i;
     if (r.model < 0) {
-      kdb__skip(&sk, "model %.60s (MLA dimensions not known to servesim)", model);
+      kdb__skip(&sk, "model %.60s (%s dimensions not known to servesim)", model, dsa ? "sparse-attention" : "MLA");
       continue;
     }
     if (strcmp(cdt, "bfloat16")) {
@@ -126,6 +132,7 @@ int kdb__mla(kdb_ctx *k, const char *path, bool context, sim_err *err) {
     snprintf(r.key.gemm, sizeof r.key.gemm, "%s", gemm);
     r.key.context = context;
     r.key.dims = known[r.model].dims;
+    r.key.topk = known[r.model].topk;
     uint64_t h, b, isl, step;
     if ((rc = kdb_csv_int(&c, col[C_H], 1, 1e6, &h, err)) || (rc = kdb_csv_int(&c, col[C_B], 1, 1e8, &b, err)) ||
         (rc = kdb_csv_int(&c, col[C_ISL], 0, 1e9, &isl, err)) || (rc = kdb_csv_int(&c, col[C_STEP], 0, 1e9, &step, err)) ||
@@ -144,12 +151,7 @@ int kdb__mla(kdb_ctx *k, const char *path, bool context, sim_err *err) {
   }
   const char *file = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   if (!rc && n) add_tables(k, v, n, &kn, context, rows.total, file);
-  if (!rc && sk.k) {
-    char s[1024];
-    kdb__skips_join(&sk, s, sizeof s);
-    prof_doc_note(k->doc, "%s: skipped: %s", file, s);
-  }
-  if (!rc) kdb__rows_note(k, &rows, file, k->version);
+  if (!rc) kdb__table_notes(k, &rows, &sk, file);
   free(v);
   kdb_csv_close(&c);
   return rc;

@@ -149,3 +149,18 @@ uint32_t *kdb__axis(const void *v, size_t n, size_t stride, int *out_n) {
   *out_n = (int)k;
   return a;
 }
+
+int kdb__cmp_cell(uint32_t b1, uint32_t l1, double t1, uint32_t b2, uint32_t l2, double t2) {
+  if (b1 != b2) return b1 < b2 ? -1 : 1;
+  if (l1 != l2) return l1 < l2 ? -1 : 1;
+  return t1 < t2 ? -1 : t1 > t2 ? 1 : 0;
+}
+
+void kdb__table_notes(kdb_ctx *k, const kdb_rows *r, const kdb_skips *s, const char *file) {
+  if (s->k) {
+    char t[1024];
+    kdb__skips_join(s, t, sizeof t);
+    prof_doc_note(k->doc, "%s: skipped: %s", file, t);
+  }
+  kdb__rows_note(k, r, file, k->version);
+}

@@ -56,6 +56,11 @@ typedef struct kdb_skips {
 void kdb__skip(kdb_skips *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "reason (N rows); reason (M rows)" in first-seen order into out. */
 void kdb__skips_join(const kdb_skips *s, char *out, size_t n);
+/* The end of a table's import: the rows skipped (s) and of odd versions (r) noted under the file's name. */
+void kdb__table_notes(kdb_ctx *k, const kdb_rows *r, const kdb_skips *s, const char *file);
+
+/* The order of two measurements of one table: by batch, then length, then time (fastest first). */
+int kdb__cmp_cell(uint32_t b1, uint32_t l1, double t1, uint32_t b2, uint32_t l2, double t2);
 
 /* Sorted unique values of v[0..n) (stride bytes apart, uint32 at each) into a
  * new array; *out_n gets the count. */

@@ -41,7 +41,7 @@ void prof_free(prof *p) {
   if (!p) return;
   prof__free_tables(p);
   prof__free_moe(p);
-  prof__free_mla(p);
+  prof__free_modules(p);
   free(p);
 }
 
@@ -128,7 +128,7 @@ static int parse_doc(pctx *c, prof *p, const cJSON *root) {
                                       "command", "settings", "units", "probes", "gemm", "attn_decode",
                                       "attn_prefill", "checks", "notes", "complete", "summary", "engine",
                                       "engine_version", "attribution", "probes_source", "kernel_db", "gemm_grid",
-                                      "attn_context", "allreduce", "moe", "mla_module", NULL};
+                                      "attn_context", "allreduce", "moe", "mla_module", "gdn_module", NULL};
   if (!cJSON_IsObject(root)) return prof__bad(c, root, "", "expected an object");
   int rc = parse_version(c, p, root);
   if (rc) return rc;
@@ -149,6 +149,7 @@ static int parse_doc(pctx *c, prof *p, const cJSON *root) {
   if ((v = prof__get(root, "allreduce")) && (rc = prof__parse_ar(c, p, v))) return rc;
   if ((v = prof__get(root, "moe")) && (rc = prof__parse_moe(c, p, v))) return rc;
   if ((v = prof__get(root, "mla_module")) && (rc = prof__parse_mla(c, p, v))) return rc;
+  if ((v = prof__get(root, "gdn_module")) && (rc = prof__parse_gdn(c, p, v))) return rc;
   return SIM_OK;
 }
 

@@ -176,10 +176,30 @@ typedef struct prof_mla_key {
   char gemm[16];      /* the linears' kernel-db gemm_type: "bfloat16", "fp8_block", "nvfp4" */
   uint32_t heads;     /* attention heads on one GPU */
   prof_mla_dims dims;
+  uint32_t topk;      /* DeepSeek sparse attention modules (dsa_*_module_perf: the indexer, its top-k and the
+                         sparse MLA in the block): the model's index_topk; 0: plain MLA */
 } prof_mla_key;
 int prof_mla_key_cmp(const prof_mla_key *a, const prof_mla_key *b);
 bool prof_mla_module_ns(const prof *p, const prof_mla_key *k, uint32_t batch, uint32_t len, double *ns);
 int prof_mla_tables(const prof *p);
+
+/* Gated DeltaNet recurrence kernels (version 2 profiles imported from the kernel database's gdn_perf): per
+ * layer on one GPU, the short causal convolution plus the gated delta rule, as the engine calls them (decode:
+ * causal_conv1d_update and the fused recurrent rule for one token of each sequence; context: causal_conv1d_fn
+ * and the chunked rule over prompts with nothing cached). The layer's projections are GEMMs and not in them.
+ * Key: phase, heads and head dims per GPU, convolution kernel size; over batch x length (generation: length
+ * 1; context: tokens per sequence). Lookup as prof_mla_module_ns (log-log along a batch row, linear with the
+ * row's last slope above its last length; log-log across rows, proportional to batch above the last). False
+ * when the profile has no table of that exact key. */
+typedef struct prof_gdn_key {
+  bool context;            /* false: decode (one token a sequence); true: prompts */
+  uint32_t k_heads, k_dim; /* key heads per GPU, key head dim */
+  uint32_t v_heads, v_dim; /* value heads per GPU, value head dim */
+  uint32_t conv;           /* short-convolution kernel size */
+} prof_gdn_key;
+int prof_gdn_key_cmp(const prof_gdn_key *a, const prof_gdn_key *b);
+bool prof_gdn_ns(const prof *p, const prof_gdn_key *k, uint32_t batch, uint32_t len, double *ns);
+int prof_gdn_tables(const prof *p);
 
 /* ---- additions of the calibration work (the contract above is unchanged) ----
  *

@@ -20,7 +20,7 @@
 #include "hw/prof_impl.h"
 
 #define BIN_MAGIC "SVSMPRB1"
-#define BIN_LAYOUT (0x50420000u | (uint32_t)(DT_COUNT << 8) | (uint32_t)(AK_COUNT << 4) | 2u) /* 2: MoE key's ungated */
+#define BIN_LAYOUT (0x50420000u | (uint32_t)(DT_COUNT << 8) | (uint32_t)(AK_COUNT << 4) | 4u) /* 2: MoE key's ungated; 3: gdn; 4: MLA topk */
 #define BIN_HEADER 48 /* magic 8, layout 4, byte order 4, source length 8, source hash 8, payload length 8, hash 8 */
 #define BIN_ORDER 0x01020304u /* written in host order: an image of another byte order is refused */
 
@@ -98,6 +98,18 @@ static void put_f64s(wbuf *w, const double *a, size_t n) {
   if (n) put(w, a, n * sizeof *a);
 }
 
+/* A module table's rows (MLA modules, Gated DeltaNet kernels): count, position in the file, log(batch), rows. */
+static void put_rows(wbuf *w, const mod_rows *m, int idx) {
+  put_i32(w, m->nrows), put_i32(w, idx);
+  put_f64s(w, m->lb, (size_t)m->nrows);
+  for (int r = 0; r < m->nrows; r++) {
+    const mla_row *row = &m->rows[r];
+    put_u32(w, row->batch), put_i32(w, row->n);
+    put_u32s(w, row->len, (size_t)row->n);
+    put_f64s(w, row->ns, (size_t)row->n), put_f64s(w, row->ll, (size_t)row->n), put_f64s(w, row->lt, (size_t)row->n);
+  }
+}
+
 static void put_payload(wbuf *w, const prof *p) {
   put_i32(w, p->version);
   put_str(w, p->gpu);
@@ -166,15 +178,16 @@ static void put_payload(wbuf *w, const prof *p) {
     put_str(w, k->gemm);
     put_u32(w, k->heads);
     put_u32(w, k->dims.hidden), put_u32(w, k->dims.q_lora), put_u32(w, k->dims.kv_lora);
-    put_u32(w, k->dims.qk_nope), put_u32(w, k->dims.qk_rope), put_u32(w, k->dims.v_head);
-    put_i32(w, t->nrows), put_i32(w, t->idx);
-    put_f64s(w, t->lb, (size_t)t->nrows);
-    for (int r = 0; r < t->nrows; r++) {
-      const mla_row *row = &t->rows[r];
-      put_u32(w, row->batch), put_i32(w, row->n);
-      put_u32s(w, row->len, (size_t)row->n);
-      put_f64s(w, row->ns, (size_t)row->n), put_f64s(w, row->ll, (size_t)row->n), put_f64s(w, row->lt, (size_t)row->n);
-    }
+    put_u32(w, k->dims.qk_nope), put_u32(w, k->dims.qk_rope), put_u32(w, k->dims.v_head), put_u32(w, k->topk);
+    put_rows(w, &t->r, t->idx);
+  }
+  put_i32(w, p->ngdn);
+  for (int i = 0; i < p->ngdn; i++) {
+    const gdn_tab *t = &p->gdn[i];
+    const prof_gdn_key *k = &t->key;
+    put_u32(w, k->context), put_u32(w, k->k_heads), put_u32(w, k->k_dim), put_u32(w, k->v_heads);
+    put_u32(w, k->v_dim), put_u32(w, k->conv);
+    put_rows(w, &t->r, t->idx);
   }
 }
 
@@ -269,6 +282,19 @@ static sim_dtype get_dtype(rbuf *r) {
   return r->bad ? DT_BF16 : (sim_dtype)v;
 }
 
+static void get_rows(rbuf *r, mod_rows *m, int *idx) {
+  int n = get_count(r, 8);
+  *idx = get_i32(r);
+  m->lb = get_f64s(r, (size_t)n);
+  m->rows = sim_calloc((size_t)n + 1, sizeof *m->rows);
+  for (int j = 0; j < n && !r->bad; j++, m->nrows++) {
+    mla_row *row = &m->rows[j];
+    row->batch = get_u32(r), row->n = get_count(r, 28);
+    row->len = get_u32s(r, row->n);
+    row->ns = get_f64s(r, (size_t)row->n), row->ll = get_f64s(r, (size_t)row->n), row->lt = get_f64s(r, (size_t)row->n);
+  }
+}
+
 static void get_payload(rbuf *r, prof *p) {
   p->version = get_i32(r);
   get_str(r, p->gpu, sizeof p->gpu);
@@ -350,17 +376,17 @@ static void get_payload(rbuf *r, prof *p) {
     get_str(r, k->gemm, sizeof k->gemm);
     k->heads = get_u32(r);
     k->dims.hidden = get_u32(r), k->dims.q_lora = get_u32(r), k->dims.kv_lora = get_u32(r);
-    k->dims.qk_nope = get_u32(r), k->dims.qk_rope = get_u32(r), k->dims.v_head = get_u32(r);
-    int rows = get_count(r, 8);
-    t->idx = get_i32(r);
-    t->lb = get_f64s(r, (size_t)rows);
-    t->rows = sim_calloc((size_t)rows + 1, sizeof *t->rows);
-    for (int j = 0; j < rows && !r->bad; j++, t->nrows++) {
-      mla_row *row = &t->rows[j];
-      row->batch = get_u32(r), row->n = get_count(r, 28);
-      row->len = get_u32s(r, row->n);
-      row->ns = get_f64s(r, (size_t)row->n), row->ll = get_f64s(r, (size_t)row->n), row->lt = get_f64s(r, (size_t)row->n);
-    }
+    k->dims.qk_nope = get_u32(r), k->dims.qk_rope = get_u32(r), k->dims.v_head = get_u32(r), k->topk = get_u32(r);
+    get_rows(r, &t->r, &t->idx);
+  }
+  n = get_count(r, 40);
+  p->gdn = sim_calloc((size_t)n + 1, sizeof *p->gdn);
+  for (int i = 0; i < n && !r->bad; i++, p->ngdn++) {
+    gdn_tab *t = &p->gdn[i];
+    prof_gdn_key *k = &t->key;
+    k->context = get_u32(r) != 0, k->k_heads = get_u32(r), k->k_dim = get_u32(r), k->v_heads = get_u32(r);
+    k->v_dim = get_u32(r), k->conv = get_u32(r);
+    get_rows(r, &t->r, &t->idx);
   }
   if (r->at != r->n) r->bad = true;
 }
@@ -399,7 +425,7 @@ int prof_bin_read(prof **out, const void *img, size_t n, const char *what, bool 
   if (pay.bad) { /* as prof_free (prof.c, which this module does not call) */
     prof__free_tables(p);
     prof__free_moe(p);
-    prof__free_mla(p);
+    prof__free_modules(p);
     free(p);
     return sim_errf(err, SIM_EINPUT, "%s: profile image inconsistent (a count or a field out of range)", what);
   }

@@ -2,7 +2,8 @@
  * probes; prof_read.c: JSON reading helpers; prof_work.c: the work of one
  * call, speed of light, interpolation helpers; prof_gemm.c: 1-D GEMM tables
  * and GEMM grids; prof_attn.c: decode, prefill and context attention;
- * prof_ar.c: all-reduce; prof_moe.c, prof_mla.c: fused MoE, MLA modules;
+ * prof_ar.c: all-reduce; prof_moe.c, prof_mla.c, prof_gdn.c: fused MoE, MLA modules, Gated DeltaNet
+ * kernels (their batch x length rows: prof_rows.c);
  * prof_loo.c: leave-one-out). It declares nothing prof.c defines: prof.c
  * calls the table modules, they never call it (scripts/check_layers.sh).
  * Nothing outside sim/hw/prof*.c includes it. Internal functions carry the
@@ -83,7 +84,7 @@ typedef struct moe_tab {
   int idx;            /* position in the file's "moe" array */
 } moe_tab;
 
-/* One MLA module table: ragged rows, one per measured batch. */
+/* A module table's rows (MLA modules, Gated DeltaNet kernels): ragged, one per measured batch. */
 typedef struct mla_row {
   uint32_t batch;
   int n;              /* measured lengths of this batch */
@@ -91,13 +92,22 @@ typedef struct mla_row {
   double *ns;         /* [n] */
   double *ll, *lt;    /* [n] log(len), log(ns) */
 } mla_row;
-typedef struct mla_tab {
-  prof_mla_key key;
+typedef struct mod_rows {
   int nrows;
   mla_row *rows;      /* by increasing batch */
   double *lb;         /* [nrows] log(batch) */
+} mod_rows;
+typedef struct mla_tab {
+  prof_mla_key key;
+  mod_rows r;
   int idx;            /* position in the file's "mla_module" array */
 } mla_tab;
+/* One Gated DeltaNet table (prof_gdn.c). */
+typedef struct gdn_tab {
+  prof_gdn_key key;
+  mod_rows r;
+  int idx;            /* position in the file's "gdn_module" array */
+} gdn_tab;
 
 struct prof {
   int version;               /* file format version, 1 or 2 */
@@ -123,6 +133,8 @@ struct prof {
   int nmoe;
   mla_tab *mla;              /* [nmla] sorted by their key (prof_mla.c) */
   int nmla;
+  gdn_tab *gdn;              /* [ngdn] sorted by their key (prof_gdn.c) */
+  int ngdn;
 };
 
 /* ---- reading (prof_read.c): strict keys; messages "<file>:<line>: <field path>: <problem>" ---- */
@@ -149,7 +161,26 @@ int prof__parse_ar(pctx *c, prof *p, const cJSON *arr);
 int prof__parse_moe(pctx *c, prof *p, const cJSON *arr);
 void prof__free_moe(prof *p);
 int prof__parse_mla(pctx *c, prof *p, const cJSON *arr);
-void prof__free_mla(prof *p);
+int prof__parse_gdn(pctx *c, prof *p, const cJSON *arr);
+/* Frees the module tables (MLA and Gated DeltaNet; prof_rows.c). */
+void prof__free_modules(prof *p);
+/* The batch x length tables of the module kinds (prof_rows.c): reading t's "batch", "len" and "ns" (a matrix,
+ * null = not measured) into ragged rows and their log(batch); freeing an array of n tables of `size` bytes whose
+ * mod_rows are at byte rows_off (and the array); the lookup (prof.h, prof_mla_module_ns) in such a sorted array
+ * of the table whose key equals that of `key` by cmp: false when none. */
+int prof__parse_rows(pctx *c, const cJSON *t, const char *f, mod_rows *r);
+void prof__free_mods(void *tabs, int n, size_t size, size_t rows_off, bool image);
+bool prof__mod_ns(const void *tabs, int n, size_t size, size_t rows_off, const void *key,
+                  int (*cmp)(const void *, const void *), uint32_t batch, uint32_t len, double *ns);
+/* Reads the array arr of a module kind (field: its key, e.g. "mla_module") into *tabs (n tables of `size`
+ * bytes, their position in the file at byte idx_off), each by one(), then sorted and checked by
+ * prof__sort_unique. */
+int prof__parse_mods(pctx *c, const cJSON *arr, const char *field, void **tabs, int *n, size_t size, size_t idx_off,
+                     int (*one)(pctx *, const cJSON *, const char *, void *), int (*cmp)(const void *, const void *));
+/* After parsing: sorts n tables of `size` bytes (their int position in the file at byte idx_off) with cmp and
+ * fails naming the second of two with the same key (field: the array's name). */
+int prof__sort_unique(pctx *c, void *tabs, int n, size_t size, size_t idx_off, int (*cmp)(const void *, const void *),
+                      const cJSON *arr, const char *field);
 void prof__free_tables(prof *p);
 
 /* ---- speed of light and interpolation (prof_work.c) ------------------------------------- */

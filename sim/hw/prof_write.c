@@ -51,6 +51,12 @@ void prof_doc_free(prof_doc *d) {
     free(d->mla[i].ns);
   }
   free(d->mla);
+  for (size_t i = 0; i < d->ngdn; i++) {
+    free(d->gdn[i].batch);
+    free(d->gdn[i].len);
+    free(d->gdn[i].ns);
+  }
+  free(d->gdn);
   memset(d, 0, sizeof *d);
 }
 
@@ -93,6 +99,13 @@ prof_doc_mla *prof_doc_add_mla(prof_doc *d) {
   return m;
 }
 
+prof_doc_gdn *prof_doc_add_gdn(prof_doc *d) {
+  SIM_GROW(d->gdn, d->cap_gdn, d->ngdn + 1);
+  prof_doc_gdn *g = &d->gdn[d->ngdn++];
+  memset(g, 0, sizeof *g);
+  return g;
+}
+
 prof_doc_ar *prof_doc_add_ar(prof_doc *d) {
   SIM_GROW(d->ar, d->cap_ar, d->nar + 1);
   prof_doc_ar *a = &d->ar[d->nar++];
@@ -132,6 +145,10 @@ static int cmp_moe(const void *a, const void *b) {
 
 static int cmp_mla(const void *a, const void *b) {
   return prof_mla_key_cmp(&(*(const prof_doc_mla *const *)a)->key, &(*(const prof_doc_mla *const *)b)->key);
+}
+
+static int cmp_gdn(const void *a, const void *b) {
+  return prof_gdn_key_cmp(&(*(const prof_doc_gdn *const *)a)->key, &(*(const prof_doc_gdn *const *)b)->key);
 }
 
 /* Pointers to n elements of size sz at base, sorted by cmp (caller frees). */
@@ -327,6 +344,7 @@ static void mlas(jw *j, const prof_doc *d) {
     jw_u64(j, "qk_nope", k->dims.qk_nope);
     jw_u64(j, "qk_rope", k->dims.qk_rope);
     jw_u64(j, "v_head", k->dims.v_head);
+    if (k->topk) jw_u64(j, "index_topk", k->topk);
     if (m->model[0]) jw_str(j, "model", m->model);
     if (m->kernel[0]) jw_str(j, "kernel", m->kernel);
     u32s(j, "batch", m->batch, m->nb);
@@ -338,9 +356,34 @@ static void mlas(jw *j, const prof_doc *d) {
   free(v);
 }
 
+static void gdns(jw *j, const prof_doc *d) {
+  const void **v = sorted(d->gdn, d->ngdn, sizeof *d->gdn, cmp_gdn);
+  jw_arr(j, "gdn_module");
+  for (size_t t = 0; t < d->ngdn; t++) {
+    const prof_doc_gdn *g = v[t];
+    const prof_gdn_key *k = &g->key;
+    jw_obj(j, NULL);
+    jw_str(j, "phase", k->context ? "context" : "generation");
+    jw_u64(j, "k_heads", k->k_heads);
+    jw_u64(j, "k_dim", k->k_dim);
+    jw_u64(j, "v_heads", k->v_heads);
+    jw_u64(j, "v_dim", k->v_dim);
+    jw_u64(j, "conv", k->conv);
+    if (g->models[0]) jw_str(j, "models", g->models);
+    if (g->kernel[0]) jw_str(j, "kernel", g->kernel);
+    u32s(j, "batch", g->batch, g->nb);
+    u32s(j, "len", g->len, g->nl);
+    matrix(j, g->ns, g->nb, g->nl);
+    jw_end(j);
+  }
+  jw_end(j);
+  free(v);
+}
+
 /* The dense part: GEMM grids, full-attention tables, all-reduces. The
  * companion part (loaded only for the models that need it, runner/profsel.c):
- * fused-MoE tables, MLA modules and sliding-window attention tables. One file
+ * fused-MoE tables, MLA modules, Gated DeltaNet kernels and sliding-window
+ * attention tables. One file
  * of both parts holds each kind's tables in one array. */
 static int write_parts(const prof_doc *d, FILE *f, int parts, sim_err *err) {
   jw j;
@@ -355,6 +398,7 @@ static int write_parts(const prof_doc *d, FILE *f, int parts, sim_err *err) {
   if ((parts & PART_DENSE) && d->nar) allreduces(&j, d);
   if ((parts & PART_MOE) && d->nmoe) moes(&j, d);
   if ((parts & PART_MOE) && d->nmla) mlas(&j, d);
+  if ((parts & PART_MOE) && d->ngdn) gdns(&j, d);
   return jw_finish(&j, err);
 }
 

@@ -67,6 +67,15 @@ typedef struct prof_doc_mla {
   double *ns;         /* [nb * nl] batch-major, NAN = not measured (owned) */
 } prof_doc_mla;
 
+typedef struct prof_doc_gdn {
+  prof_gdn_key key;   /* phase, heads and head dims per GPU, convolution kernel (hw/prof.h) */
+  char models[160];   /* the models whose shapes were measured, informational */
+  char kernel[192];   /* informational: the convolution and delta-rule kernels summed */
+  uint32_t *batch, *len; /* [nb], [nl] increasing (owned) */
+  int nb, nl;
+  double *ns;         /* [nb * nl] batch-major, NAN = not measured (owned) */
+} prof_doc_gdn;
+
 typedef enum prof_doc_attn_kind { PDA_DECODE = 0, PDA_CONTEXT, PDA_COUNT } prof_doc_attn_kind;
 
 typedef struct prof_doc {
@@ -93,6 +102,8 @@ typedef struct prof_doc {
   size_t nmoe, cap_moe;
   prof_doc_mla *mla;        /* [nmla] (owned): written with the fused-MoE tables */
   size_t nmla, cap_mla;
+  prof_doc_gdn *gdn;        /* [ngdn] (owned): Gated DeltaNet kernels, written with the fused-MoE tables */
+  size_t ngdn, cap_gdn;
 } prof_doc;
 
 void prof_doc_init(prof_doc *d);
@@ -104,12 +115,13 @@ prof_doc_attn *prof_doc_add_attn(prof_doc *d, prof_doc_attn_kind kind);
 prof_doc_ar *prof_doc_add_ar(prof_doc *d);
 prof_doc_moe *prof_doc_add_moe(prof_doc *d);
 prof_doc_mla *prof_doc_add_mla(prof_doc *d);
+prof_doc_gdn *prof_doc_add_gdn(prof_doc *d);
 
 /* Writes d to f; SIM_EINPUT on a write error. (The CLI writes files through
  * outfmt_write_file: a temporary renamed into place.) */
 int prof_write_file(const prof_doc *d, FILE *f, sim_err *err);
-/* The same document in two parts: every table but the fused-MoE and MLA
- * module ones, and the header with those alone (a profile of its own, loaded
+/* The same document in two parts: every table but the fused-MoE, MLA
+ * module and Gated DeltaNet ones, and the header with those alone (a profile of its own, loaded
  * for mixture-of-experts models only). */
 int prof_write_dense(const prof_doc *d, FILE *f, sim_err *err);
 int prof_write_moe(const prof_doc *d, FILE *f, sim_err *err);

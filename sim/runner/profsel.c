@@ -262,10 +262,49 @@ static void attach_attention_alternate(prof_sel *s, cost_model *c) {
   }
 }
 
+/* The fused-MoE companion (<profile without .json>.moe.json) of the own profile (i < 0) or of alternate i. */
+static bool companion_path(const prof_sel *s, int i, char *cpath, size_t n) {
+  char path[1200];
+  sim_err ignore = {0, ""};
+  if (i >= 0 && cfg_find(CFG_PROFILE, s->alt_names[i], path, sizeof path, &ignore) != SIM_OK) return false;
+  const char *base = i < 0 ? s->own_path : path;
+  size_t len = strlen(base);
+  if (len > 5 && !strcmp(base + len - 5, ".json")) len -= 5;
+  snprintf(cpath, n, "%.*s.moe.json", (int)len, base);
+  return true;
+}
+
+/* Gated DeltaNet kernels: the first companion, own then the other versions nearest first, holding the
+ * deployment's per-GPU shape (cost_set_gdn_tables); the source names it, else says the roofline serves. */
+static void attach_gdn(prof_sel *s, cost_model *c) {
+  cost_info ci = cost_info_of(c);
+  cost_set_gdn_tables(c, NULL);
+  if (!ci.model->lin_layers || ci.model->mamba || ci.model->kda) return;
+  char st[160] = "";
+  for (int i = -1; i < s->n_alt && s->own && !st[0]; i++) {
+    char cpath[1200];
+    sim_err ignore = {0, ""};
+    const prof *p = NULL;
+    if (companion_path(s, i, cpath, sizeof cpath) && profsel_cache_get(cpath, &p, &ignore) == SIM_OK &&
+        cost_set_gdn_tables(c, p))
+      stem(cpath, st, sizeof st);
+  }
+  static const char gnote[] = "; Gated DeltaNet kernels ";
+  if (strstr(s->source, gnote)) return;
+  size_t k = strlen(s->source);
+  if (st[0])
+    snprintf(s->source + k, sizeof s->source - k, "%s%s (gdn_perf)", gnote, st);
+  else
+    snprintf(s->source + k, sizeof s->source - k,
+             "%sfrom the roofline (no gdn_perf table of this GPU and engine has %u key / %u value heads per GPU)",
+             gnote, ci.shard->lin_k_heads, ci.shard->lin_v_heads);
+}
+
 void profsel_attach(prof_sel *s, cost_model *c) {
   cost_set_profiles(c, s->own, s->other, s->other ? &s->other_gpu : NULL);
   cost_info ci = cost_info_of(c);
   attach_attention_alternate(s, c);
+  attach_gdn(s, c);
   /* the companions (fused-MoE, MLA module and sliding-window attention tables): own first, then the other
      versions' */
   if ((ci.model->experts || ci.model->sliding_layers) && s->own) {
@@ -276,24 +315,20 @@ void profsel_attach(prof_sel *s, cost_model *c) {
       stem(s->own_path, wused[nw], sizeof wused[nw]); /* a profile imported as one file holds them itself */
       win[nw++] = s->own;
     }
+    bool mla_done = false;
     for (int i = -1; i < s->n_alt; i++) {
-      char path[1200], cpath[1200];
+      char cpath[1200];
       sim_err ignore = {0, ""};
       const prof *p = NULL;
-      if (i < 0) { /* <own path without .json>.moe.json */
-        size_t len = strlen(s->own_path);
-        if (len > 5 && !strcmp(s->own_path + len - 5, ".json")) len -= 5;
-        snprintf(cpath, sizeof cpath, "%.*s.moe.json", (int)len, s->own_path);
-      } else if (cfg_find(CFG_PROFILE, s->alt_names[i], path, sizeof path, &ignore) == SIM_OK) {
-        size_t len = strlen(path);
-        if (len > 5 && !strcmp(path + len - 5, ".json")) len -= 5;
-        snprintf(cpath, sizeof cpath, "%.*s.moe.json", (int)len, path);
-      } else {
-        continue;
-      }
-      if (i < 0 && profsel_cache_get(cpath, &p, &ignore) == SIM_OK && cost_set_mla_modules(c, p)) {
-        static const char lnote[] = "; MLA attention modules ";
+      if (!companion_path(s, i, cpath, sizeof cpath)) continue;
+      /* MLA modules from the chosen version's companion; a sparse-attention model's (dsa_* tables, newer than
+         most versions) from the first companion that has them */
+      if ((i < 0 || (ci.model->dsa_topk && !mla_done)) && profsel_cache_get(cpath, &p, &ignore) == SIM_OK &&
+          cost_set_mla_modules(c, p)) {
+        const char *lnote =
+            ci.model->dsa_topk ? "; DeepSeek sparse attention modules (dsa_*) " : "; MLA attention modules ";
         char st[160];
+        mla_done = true;
         stem(cpath, st, sizeof st);
         size_t k = strlen(s->source);
         if (!strstr(s->source, lnote))

@@ -1240,6 +1240,36 @@ Test(cost, mla_attention_blocks_from_measured_modules) {
   cost_deinit(&w.c);
 }
 
+/* DeepSeek sparse attention (DeepSeek-V3.2: V3's MLA dimensions, index_topk 2048, an indexer of 64 heads of 128)
+ * from the kernel database's dsa_generation_module_perf (bundled H200 vLLM 0.24.0 companion): the row checked by
+ * hand in h200_sxm/vllm-0.24.0/dsa_generation_module_perf.csv.gz, FLASHMLA_SPARSE, bf16 KV, fp8_block, 16 heads,
+ * batch 32, step 2048: 0.2407 ms. A decode step's attention is 61 layers of it, the indexer and the top-k cap
+ * inside (not added again); the same model without index_topk takes the plain MLA module instead. */
+Test(cost, sparse_attention_blocks_from_measured_dsa_modules) {
+  model_cfg m = tu_model_deepseek_v3(true);
+  m.dsa_topk = 2048, m.dsa_heads = 64, m.dsa_head_dim = 128;
+  world w;
+  world_init(&w, m, tu_gpu_h200(), tu_engine_vllm(), dep(8, DT_FP8));
+  const prof *comp = bundled("h200_vllm-0.24.0.moe");
+  cost_set_profiles(&w.c, bundled("h200_vllm-0.24.0"), NULL, NULL);
+  cr_assert(cost_set_mla_modules(&w.c, comp), "V3.2's sparse-attention block at 16 heads per GPU: measured");
+  cr_assert_eq(w.c.mla_gen.topk, 2048);
+  double mod;
+  cr_assert(prof_mla_module_ns(comp, &w.c.mla_gen, 32, 2048, &mod));
+  cr_assert_float_eq(mod, 240700.0, 1e-6, "%g", mod);
+  step_cost s;
+  cost_decode_step_ns(&w.c, 32, 2048, &s);
+  cr_assert_float_eq(s.op_ns[OP_ATTN_DECODE], 61 * mod, 1e-6 * 61 * mod, "%g vs %g", s.op_ns[OP_ATTN_DECODE],
+                     61 * mod);
+  assert_sums(&s);
+  w.m.dsa_topk = 0; /* plain MLA: the mla_*_module tables, another key */
+  cr_assert(cost_set_mla_modules(&w.c, comp));
+  double plain;
+  cr_assert(prof_mla_module_ns(comp, &w.c.mla_gen, 32, 2048, &plain));
+  cr_assert(plain != mod, "%g", plain);
+  cost_deinit(&w.c);
+}
+
 /* The decode-attention memo (cost.h dec_memo) returns what the table lookup returns: the same decode call asked
  * twice, and every (batch, context) asked in random order, equals a fresh model's first answer; re-attaching the
  * profiles forgets it. */

@@ -11,6 +11,8 @@
 #include "hw/cost_gemm.h"
 #include "hw/cost_inplace.h"
 #include "hw/cost_linattn.h"
+#include "hw/cost_select.h"
+#include "hw/prof.h"
 #include "hw/memplan.h"
 #include "model/shard.h"
 #include "testutil.h"
@@ -122,24 +124,36 @@ Test(hybrid, memory_plan_reserves_states_by_engine_rule) {
   cr_assert_float_eq(p.state_bytes, 0.0, 0);
 }
 
+/* The small hybrid at TP 2 on an H200 under vLLM's engine file, its cost model initialized (no profile). */
+typedef struct hyb {
+  model_cfg m;
+  gpu_cfg g;
+  engine_cfg e;
+  deploy_cfg d;
+  cost_model c;
+} hyb;
+static void hyb_init(hyb *h) {
+  h->m = small_hybrid(), h->g = tu_gpu_h200(), h->e = tu_engine_vllm(), h->d = tu_deploy(2, DT_BF16);
+  sim_err err = {0};
+  cr_assert_eq(cost_init(&h->c, &h->m, &h->g, &h->e, &h->d, &err), SIM_OK, "%s", err.msg);
+}
+
 /* The cost model: the recurrence's decode call reads and writes each sequence's state once (bytes / HBM x
  * attn_decode_eff), never under its two kernels' floors; the projections of the linear layers and the
  * attention of the full layers only. */
 Test(hybrid, cost_terms_by_hand) {
-  model_cfg m = small_hybrid();
-  gpu_cfg g = tu_gpu_h200();
-  engine_cfg e = tu_engine_vllm();
-  deploy_cfg d = tu_deploy(2, DT_BF16);
-  cost_model c;
-  sim_err err = {0};
-  cr_assert_eq(cost_init(&c, &m, &g, &e, &d, &err), SIM_OK, "%s", err.msg);
+  hyb h;
+  hyb_init(&h);
+  cost_model *c = &h.c;
+  gpu_cfg g = h.g;
+  engine_cfg e = h.e;
   double per_seq_layer = 1073152.0;
   double want = 64 * 2.0 * per_seq_layer / (g.hbm_Bps * e.attn_decode_eff) * 1e9;
-  cr_assert(fabs(cost__lin_decode(&c, 64) - want) < 1e-6 * want, "%.3f vs %.3f ns", cost__lin_decode(&c, 64), want);
-  cr_assert_float_eq(cost__lin_decode(&c, 1), fmax(2.0 * per_seq_layer / (g.hbm_Bps * e.attn_decode_eff) * 1e9,
-                                                   2 * c.kernel_floor_ns), 1e-6);
+  cr_assert(fabs(cost__lin_decode(c, 64) - want) < 1e-6 * want, "%.3f vs %.3f ns", cost__lin_decode(c, 64), want);
+  cr_assert_float_eq(cost__lin_decode(c, 1), fmax(2.0 * per_seq_layer / (g.hbm_Bps * e.attn_decode_eff) * 1e9,
+                                                   2 * c->kernel_floor_ns), 1e-6);
   cost_bound b;
-  double pre = cost__lin_prefill(&c, 4096, 1, 4096, &b);
+  double pre = cost__lin_prefill(c, 4096, 1, 4096, &b);
   /* 4096 tokens x 16 value heads x 2 (64 (256 + 128) + 2 x 128 x 128) FLOP on the bf16 tensor cores: 2.9 us at
      989 TFLOP/s; one sequence's 64 chunks in order at 3 us each: 192 us, which binds */
   double flops = 4096.0 * 16 * 2 * (64 * 384 + 2 * 128 * 128);
@@ -148,17 +162,67 @@ Test(hybrid, cost_terms_by_hand) {
   /* the same tokens as 64 sequences of one chunk: no long chain; the roofline binds, here the 64 states read
      and written once (64 x 2 x 1,073,152 B = 137.4 MB) and the tokens' q, k, v in and gate, output (4096 x
      (4096 + 4096) x 2 B = 67.1 MB) at the HBM bandwidth x attn_decode_eff */
-  double spread = cost__lin_prefill(&c, 4096, 64, 64, &b);
+  double spread = cost__lin_prefill(c, 4096, 64, 64, &b);
   double bytes = 64 * 2 * 1073152.0 + 4096.0 * (4096 + 2 * 16 * 128) * 2;
   cr_assert_float_eq(spread, bytes / (g.hbm_Bps * e.attn_decode_eff) * 1e9, 1e-6, "%.1f ns", spread);
   cr_assert_eq(b, BOUND_MEMORY);
   cr_assert(spread < pre, "%.1f ns", spread);
   /* a decode step of the hybrid costs more attention time than its 2 full layers' calls alone */
   step_cost sc;
-  double with = cost_decode_step_ns(&c, 64, 2048, &sc);
+  double with = cost_decode_step_ns(c, 64, 2048, &sc);
   cr_assert(with > 0);
-  cr_assert(sc.op_ns[OP_ATTN_DECODE] >= 6 * cost__lin_decode(&c, 64) * (1 - 1e-9));
-  cost_deinit(&c);
+  cr_assert(sc.op_ns[OP_ATTN_DECODE] >= 6 * cost__lin_decode(c, 64) * (1 - 1e-9));
+  cost_deinit(c);
+}
+
+/* The bundled profile companion a test reads (configs/profiles, committed: pinned whatever ../shared holds). */
+static prof *bundled(const char *name) {
+  char path[1024];
+  sim_err err = {0};
+  cr_assert_eq(cfg_find(CFG_PROFILE, name, path, sizeof path, &err), SIM_OK, "%s", err.msg);
+  prof *p = NULL;
+  cr_assert_eq(prof_load(&p, path, &err), SIM_OK, "%s", err.msg);
+  return p;
+}
+
+/* Gated DeltaNet from the kernel database's gdn_perf (H200, SGLang 0.5.14, bundled companion): the rows checked
+ * by hand in h200_sxm/sglang-0.5.14/gdn_perf.csv.gz at the small hybrid's per-GPU shape at TP 2 (8 key and 16
+ * value heads of 128, kernel 4; the fastest of the three models measured at it, Qwen3.5-4B's rows):
+ *   decode, batch 64:  causal_conv1d_update 0.003201 ms + fused_recurrent_gated_delta_rule_packed_decode
+ *                      0.038664 ms = 41.865 us, 41,860 ns at the profile's 4 digits;
+ *   prompt, 1 x 4096:  causal_conv1d_fn 0.031006 ms + chunk_gated_delta_rule 0.212569 ms = 243.6 us.
+ * Attached, the cost model's linear-attention calls are those cells and a decode step's attention grows by the
+ * 6 linear layers' difference from the roofline; another shape (kernel 3) is not attached and keeps it. */
+Test(hybrid, gated_deltanet_from_measured_tables) {
+  prof *comp = bundled("h200_sglang-0.5.14.moe");
+  prof_gdn_key k = {false, 8, 128, 16, 128, 4};
+  double ns;
+  cr_assert(prof_gdn_ns(comp, &k, 64, 1, &ns));
+  cr_assert_float_eq(ns, 41860.0, 1e-6, "%g", ns);
+  k.context = true;
+  cr_assert(prof_gdn_ns(comp, &k, 1, 4096, &ns));
+  cr_assert_float_eq(ns, 243600.0, 1e-6, "%g", ns);
+  hyb h;
+  hyb_init(&h);
+  cost_model *c = &h.c;
+  double roof = cost__lin_decode(c, 64);
+  step_cost s0, s1;
+  cost_decode_step_ns(c, 64, 2048, &s0);
+  cr_assert(cost_set_gdn_tables(c, comp), "the shape is measured");
+  cr_assert_float_eq(cost__lin_decode(c, 64), 41860.0, 1e-6);
+  cost_bound b;
+  cr_assert_float_eq(cost__lin_prefill(c, 4096, 1, 4096, &b), 243600.0, 1e-6);
+  cost_decode_step_ns(c, 64, 2048, &s1);
+  double want = 6 * (41860.0 - roof);
+  cr_assert_float_eq(s1.op_ns[OP_ATTN_DECODE] - s0.op_ns[OP_ATTN_DECODE], want, 1e-6 * fabs(want) + 1e-6,
+                     "%g vs %g", s1.op_ns[OP_ATTN_DECODE] - s0.op_ns[OP_ATTN_DECODE], want);
+  cost_set_gdn_tables(c, NULL);
+  cr_assert_float_eq(cost__lin_decode(c, 64), roof, 1e-9);
+  h.m.lin_conv = 3;
+  cr_assert_not(cost_set_gdn_tables(c, comp), "no table of kernel 3");
+  cr_assert_float_eq(cost__lin_decode(c, 64), roof, 1e-9);
+  cost_deinit(c);
+  prof_free(comp);
 }
 
 /* DeepSeek sparse attention (DeepSeek-V3.2's config.json fields that matter): the indexer's weights and key

@@ -284,6 +284,101 @@ Test(kdb, bad_mla_module_rows_name_file_line_and_column) {
 #undef MHDR
 }
 
+/* dsa_*_module_perf: the MLA module importer with the model's index_topk in the key; a plain-MLA model's rows in
+ * a sparse-attention file are skipped with a note (and the reverse). */
+Test(kdb, dsa_module_rows_carry_the_models_top_k) {
+  const char *text =
+      "framework,version,device,op_name,kernel_source,model,architecture,mla_dtype,kv_cache_dtype,gemm_type,"
+      "num_heads,batch_size,isl,tp_size,step,latency\n"
+      "VLLM,0.14.0,NVIDIA H100 80GB HBM3,dsa_generation_module,S,deepseek-ai/DeepSeek-V3.2,X,bfloat16,bfloat16,"
+      "fp8_block,16,32,1,1,2048,0.2407\n"
+      "VLLM,0.14.0,NVIDIA H100 80GB HBM3,dsa_generation_module,S,zai-org/GLM-5,X,bfloat16,bfloat16,"
+      "bfloat16,8,1,1,1,64,0.05\n"
+      "VLLM,0.14.0,NVIDIA H100 80GB HBM3,dsa_generation_module,S,deepseek-ai/DeepSeek-V3,X,bfloat16,bfloat16,"
+      "fp8_block,16,1,1,1,64,0.05\n";
+  prof_doc d;
+  sim_err err = {0};
+  cr_assert_eq(import(table_db("dsa_generation_module_perf", text, true), "0.14.0", &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(d.nmla, 2);
+  for (size_t i = 0; i < d.nmla; i++) {
+    const prof_doc_mla *m = &d.mla[i];
+    cr_assert_eq(m->key.topk, 2048);
+    cr_assert(!m->key.context);
+    if (m->key.dims.hidden == 7168) cr_assert_float_eq(m->ns[0], 240700.0, 1e-6, "%g", m->ns[0]);
+    else cr_assert(m->key.dims.hidden == 6144 && m->key.dims.qk_nope == 192 && m->key.dims.v_head == 256);
+  }
+  cr_assert(has_note(&d, "DeepSeek-V3 (sparse-attention dimensions not known"));
+  prof *p = NULL;
+  cr_assert_eq(prof_load(&p, write_doc(&d), &err), SIM_OK, "%s", err.msg);
+  prof_mla_key k = d.mla[0].key;
+  double ns;
+  cr_assert(prof_mla_module_ns(p, &k, 1, 64, &ns));
+  k.topk = 0;
+  cr_assert_not(prof_mla_module_ns(p, &k, 1, 64, &ns), "a plain MLA query does not read a sparse-attention table");
+  prof_free(p);
+  prof_doc_free(&d);
+}
+
+/* gdn_perf (kdb_gdn.c): one table per phase and per-GPU shape, each cell the convolution kernel plus the delta
+ * rule's (the fastest of each role across kernels and models), a cell with one role only left null (a note),
+ * d_model not in the key; bad fields fail naming file, line and column. */
+#define GHDR                                                                                                           \
+  "framework,version,device,op_name,kernel_source,phase,batch_size,seq_len,num_tokens,d_model,d_conv,num_k_heads,"  \
+  "head_k_dim,num_v_heads,head_v_dim,model_name,latency\n"
+#define GPRE "vLLM,0.14.0,NVIDIA H100 80GB HBM3,gdn,"
+Test(kdb, gdn_rows_become_per_shape_tables_of_convolution_plus_rule) {
+  const char *text = GHDR GPRE "causal_conv1d_update,generation,1,1,1,2048,4,8,128,16,128,A,0.002\n" /* 1 */
+      GPRE "fused_recurrent_gated_delta_rule,generation,1,1,1,2048,4,8,128,16,128,A,0.010\n"           /* 1 */
+      GPRE "fused_recurrent_gated_delta_rule_packed_decode,generation,1,1,1,4096,4,8,128,16,128,B,0.008\n"
+      GPRE "causal_conv1d_update,generation,4,1,4,2048,4,8,128,16,128,A,0.003\n"
+      GPRE "fused_recurrent_gated_delta_rule,generation,4,1,4,2048,4,8,128,16,128,A,0.020\n"
+      GPRE "causal_conv1d_fn,context,2,64,128,2048,4,8,128,16,128,A,0.004\n"
+      GPRE "chunk_gated_delta_rule,context,2,64,128,2048,4,8,128,16,128,A,0.030\n"
+      GPRE "causal_conv1d_fn,context,2,128,256,2048,4,8,128,16,128,A,0.005\n" /* no rule: null */
+      GPRE "causal_conv1d_fn,context,1,64,64,2048,4,2,128,4,128,A,0.001\n"
+      GPRE "chunk_gated_delta_rule,context,1,64,64,2048,4,2,128,4,128,A,0.009\n"
+      GPRE "something_else,context,1,64,64,2048,4,2,128,4,128,A,0.5\n";
+  prof_doc d;
+  sim_err err = {0};
+  cr_assert_eq(import(table_db("gdn_perf", text, true), "0.14.0", &d, &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(d.ngdn, 3, "generation (8, 16); context (8, 16) and (2, 4)");
+  const prof_doc_gdn *gen = NULL, *ctx = NULL;
+  for (size_t i = 0; i < d.ngdn; i++) {
+    const prof_doc_gdn *g = &d.gdn[i];
+    cr_assert(g->key.k_dim == 128 && g->key.v_dim == 128 && g->key.conv == 4);
+    if (!g->key.context) gen = g;
+    else if (g->key.k_heads == 8) ctx = g;
+  }
+  cr_assert(gen && ctx);
+  cr_assert(gen->key.v_heads == 16 && gen->nb == 2 && gen->nl == 1 && gen->batch[1] == 4 && gen->len[0] == 1);
+  cr_assert_float_eq(gen->ns[0], 2000 + 8000, 1e-6, "the faster rule (model B's packed decode): %g", gen->ns[0]);
+  cr_assert_float_eq(gen->ns[1], 3000 + 20000, 1e-6, "%g", gen->ns[1]);
+  cr_assert_str_eq(gen->models, "A, B");
+  cr_assert(strstr(gen->kernel, "causal_conv1d_update") && strstr(gen->kernel, "_packed_decode"), "%s", gen->kernel);
+  cr_assert(ctx->nb == 1 && ctx->nl == 2 && ctx->len[0] == 64 && ctx->len[1] == 128);
+  cr_assert_float_eq(ctx->ns[0], 4000 + 30000, 1e-6, "%g", ctx->ns[0]);
+  cr_assert(isnan(ctx->ns[1]), "the convolution alone is not the layer's recurrence");
+  cr_assert(has_note(&d, "1 cells with only one of the two kernels") && has_note(&d, "something_else"));
+  /* written, read back and looked up: the profile answers the shape, not another */
+  prof *p = NULL;
+  cr_assert_eq(prof_load(&p, write_doc(&d), &err), SIM_OK, "%s", err.msg);
+  cr_assert_eq(prof_gdn_tables(p), 3);
+  double ns;
+  prof_gdn_key k = {false, 8, 128, 16, 128, 4};
+  cr_assert(prof_gdn_ns(p, &k, 4, 1, &ns) && fabs(ns - 23000) < 1e-6, "%g", ns);
+  cr_assert(prof_gdn_ns(p, &k, 8, 1, &ns) && fabs(ns - 46000) < 1e-6, "above the last batch, proportional: %g", ns);
+  k.v_heads = 32;
+  cr_assert_not(prof_gdn_ns(p, &k, 1, 1, &ns));
+  prof_free(p);
+  prof_doc_free(&d);
+  expect_bad_in("gdn_perf", GHDR GPRE "causal_conv1d_fn,prompt,1,64,64,2048,4,2,128,4,128,A,0.001\n", true,
+                "gdn_perf.csv.gz:2: column phase", "context or generation");
+  expect_bad_in("gdn_perf", GHDR GPRE "causal_conv1d_fn,context,1,0,0,2048,4,2,128,4,128,A,0.001\n", false,
+                "gdn_perf.csv.gz:2: column seq_len", "");
+}
+#undef GPRE
+#undef GHDR
+
 #define HDR "gemm_dtype,m,n,k,latency,device\n"
 #define ROW "bfloat16,1,64,64,0.002,NVIDIA H100 80GB HBM3\n"
 

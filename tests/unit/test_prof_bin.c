@@ -12,6 +12,20 @@
 #define EQ_ARR(a, b, n, what)                                                                                        \
   cr_assert((n) == 0 || !memcmp((a), (b), (size_t)(n) * sizeof *(a)), "%s: %s differs", name, what)
 
+/* The rows of two module tables (MLA modules, Gated DeltaNet kernels), bit for bit. */
+static void same_rows(const mod_rows *x, const mod_rows *y, const char *name, const char *kind, int i) {
+  cr_assert(x->nrows == y->nrows, "%s: %s %d rows", name, kind, i);
+  EQ_ARR(x->lb, y->lb, x->nrows, "module lb");
+  for (int r = 0; r < x->nrows; r++) {
+    const mla_row *u = &x->rows[r], *v = &y->rows[r];
+    cr_assert(u->batch == v->batch && u->n == v->n, "%s: %s %d row %d", name, kind, i, r);
+    EQ_ARR(u->len, v->len, u->n, "module len");
+    EQ_ARR(u->ns, v->ns, u->n, "module ns");
+    EQ_ARR(u->ll, v->ll, u->n, "module ll");
+    EQ_ARR(u->lt, v->lt, u->n, "module lt");
+  }
+}
+
 static void same(const prof *a, const prof *b, const char *name) {
   cr_assert_eq(a->version, b->version, "%s", name);
   cr_assert_str_eq(a->gpu, b->gpu);
@@ -88,16 +102,14 @@ static void same(const prof *a, const prof *b, const char *name) {
   cr_assert_eq(a->nmla, b->nmla, "%s", name);
   for (int i = 0; i < a->nmla; i++) {
     const mla_tab *x = &a->mla[i], *y = &b->mla[i];
-    cr_assert(!prof_mla_key_cmp(&x->key, &y->key) && x->nrows == y->nrows && x->idx == y->idx, "%s: mla %d", name, i);
-    EQ_ARR(x->lb, y->lb, x->nrows, "mla lb");
-    for (int r = 0; r < x->nrows; r++) {
-      const mla_row *u = &x->rows[r], *v = &y->rows[r];
-      cr_assert(u->batch == v->batch && u->n == v->n, "%s: mla %d row %d", name, i, r);
-      EQ_ARR(u->len, v->len, u->n, "mla len");
-      EQ_ARR(u->ns, v->ns, u->n, "mla ns");
-      EQ_ARR(u->ll, v->ll, u->n, "mla ll");
-      EQ_ARR(u->lt, v->lt, u->n, "mla lt");
-    }
+    cr_assert(!prof_mla_key_cmp(&x->key, &y->key) && x->idx == y->idx, "%s: mla %d", name, i);
+    same_rows(&x->r, &y->r, name, "mla", i);
+  }
+  cr_assert_eq(a->ngdn, b->ngdn, "%s", name);
+  for (int i = 0; i < a->ngdn; i++) {
+    const gdn_tab *x = &a->gdn[i], *y = &b->gdn[i];
+    cr_assert(!prof_gdn_key_cmp(&x->key, &y->key) && x->idx == y->idx, "%s: gdn %d", name, i);
+    same_rows(&x->r, &y->r, name, "gdn", i);
   }
 }
 
@@ -113,7 +125,7 @@ Test(prof_bin, every_bundled_profile_reads_back_bit_for_bit) {
   DIR *d = opendir(dir);
   cr_assert(d);
   struct dirent *e;
-  int n = 0, moe = 0, mla = 0;
+  int n = 0, moe = 0, mla = 0, gdn = 0;
   while ((e = readdir(d))) {
     size_t l = strlen(e->d_name);
     if (l < 6 || strcmp(e->d_name + l - 5, ".json")) continue;
@@ -134,7 +146,7 @@ Test(prof_bin, every_bundled_profile_reads_back_bit_for_bit) {
     cr_assert(b->image);
     same(a, b, e->d_name);
     cr_assert_str_eq(prof_source(b), prof_source(a));
-    moe += a->nmoe > 0, mla += a->nmla > 0;
+    moe += a->nmoe > 0, mla += a->nmla > 0, gdn += a->ngdn > 0;
     /* the same profile writes the same image (reproducible builds) */
     unsigned char *img2;
     size_t n2;
@@ -152,6 +164,7 @@ Test(prof_bin, every_bundled_profile_reads_back_bit_for_bit) {
   cr_assert_gt(n, 10, "the bundled profiles were found");
   cr_assert_gt(moe, 0, "fused-MoE tables covered");
   cr_assert_gt(mla, 0, "MLA module tables covered");
+  cr_assert_gt(gdn, 0, "Gated DeltaNet tables covered");
 }
 
 Test(prof_bin, bad_images_are_refused_and_other_bytes_told_apart) {
