@@ -1,4 +1,5 @@
 /* common.c: errors, checked allocation, file reading, strict number parsing. */
+#define _DEFAULT_SOURCE /* MADV_HUGEPAGE (Linux; the build defines only _POSIX_C_SOURCE) */
 #include "core/common.h"
 
 #include <errno.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "core/embed.h"
@@ -83,6 +85,21 @@ void *sim_malloc(size_t n) {
 void *sim_calloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size ? size : 1);
   if (!p) oom(n * size);
+  return p;
+}
+
+void *sim_calloc_huge(size_t n, size_t size) {
+  const size_t huge = (size_t)2 << 20;
+  if (size && n > SIZE_MAX / size) oom(SIZE_MAX);
+  size_t bytes = n * size;
+  if (bytes < huge / 2) return sim_calloc(n, size);
+  bytes = (bytes + huge - 1) & ~(huge - 1); /* whole huge pages */
+  void *p = NULL;
+  if (posix_memalign(&p, huge, bytes)) oom(bytes);
+#ifdef MADV_HUGEPAGE
+  (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  memset(p, 0, bytes);
   return p;
 }
 
