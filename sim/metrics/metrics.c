@@ -25,7 +25,6 @@ void metrics_init(metrics_rec *m, sim_ns ts_interval_ns) {
 
 void metrics_deinit(metrics_rec *m) {
   free(m->itl);
-  free(m->itl_slot);
   free(m->step_ms);
   free(m->ts);
   hdr_free(&m->itl_hist);
@@ -110,28 +109,30 @@ void hdr_dist(const hdr_hist *h, double scale, dist_stats *out) {
 
 /* The run-length records grew past their limit: every gap so far, and from
  * now on, goes into the histogram. */
-static size_t itl_hash(sim_ns gap, size_t mask) { return (size_t)(((uint64_t)gap * 0x9e3779b97f4a7c15ull) >> 32) & mask; }
+static size_t itl_hash(sim_ns gap, size_t cap) { return (size_t)(((uint64_t)gap * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1); }
 
-/* The entry of gap `gap` (a new one with count 0 if it is not there); the table at most half full. */
+/* The entry of gap `gap` in the table (a new one with count 0 if it is not there), at most 3/4 full: one cache
+ * line per lookup. */
 static itl_run *itl_entry(metrics_rec *m, sim_ns gap) {
-  if (2 * (m->n_itl + 1) > m->itl_mask + 1 || !m->itl_slot) { /* grow: rehash the entries */
-    size_t n = m->itl_slot ? 2 * (m->itl_mask + 1) : 1024;
-    free(m->itl_slot);
-    m->itl_slot = sim_calloc(n, sizeof *m->itl_slot);
-    m->itl_mask = n - 1;
-    for (size_t i = 0; i < m->n_itl; i++) {
-      size_t h = itl_hash(m->itl[i].gap_ns, m->itl_mask);
-      while (m->itl_slot[h]) h = (h + 1) & m->itl_mask;
-      m->itl_slot[h] = (uint32_t)(i + 1);
+  if (4 * (m->n_itl + 1) > 3 * m->cap_itl) { /* grow: rehash the entries */
+    size_t n = m->cap_itl ? 2 * m->cap_itl : 1024;
+    itl_run *t = sim_calloc(n, sizeof *t);
+    for (size_t i = 0; i < m->cap_itl; i++) {
+      if (!m->itl[i].count) continue;
+      size_t h = itl_hash(m->itl[i].gap_ns, n);
+      while (t[h].count) h = (h + 1) & (n - 1);
+      t[h] = m->itl[i];
     }
+    free(m->itl);
+    m->itl = t;
+    m->cap_itl = n;
   }
-  size_t h = itl_hash(gap, m->itl_mask);
-  for (uint32_t s; (s = m->itl_slot[h]); h = (h + 1) & m->itl_mask)
-    if (m->itl[s - 1].gap_ns == gap) return &m->itl[s - 1];
-  SIM_GROW(m->itl, m->cap_itl, m->n_itl + 1);
-  m->itl[m->n_itl] = (itl_run){gap, 0};
-  m->itl_slot[h] = (uint32_t)++m->n_itl;
-  return &m->itl[m->n_itl - 1];
+  size_t h = itl_hash(gap, m->cap_itl);
+  for (; m->itl[h].count; h = (h + 1) & (m->cap_itl - 1))
+    if (m->itl[h].gap_ns == gap) return &m->itl[h];
+  m->itl[h].gap_ns = gap;
+  m->n_itl++;
+  return &m->itl[h];
 }
 
 void metrics_itl_run(metrics_rec *m, itl_run run) {
@@ -141,12 +142,10 @@ void metrics_itl_run(metrics_rec *m, itl_run run) {
     return;
   }
   if (!m->itl_hist.count) { /* spill: every gap so far (integer sums: the same as run by run), then this run */
-    for (size_t i = 0; i < m->n_itl; i++) hdr_add(&m->itl_hist, (uint64_t)m->itl[i].gap_ns, m->itl[i].count);
+    for (size_t i = 0; i < m->cap_itl; i++) hdr_add(&m->itl_hist, (uint64_t)m->itl[i].gap_ns, m->itl[i].count);
     free(m->itl);
-    free(m->itl_slot);
     m->itl = NULL;
-    m->itl_slot = NULL;
-    m->n_itl = m->cap_itl = m->itl_mask = 0;
+    m->n_itl = m->cap_itl = 0;
   }
   hdr_add(&m->itl_hist, run.gap_ns > 0 ? (uint64_t)run.gap_ns : 0, run.count);
 }
@@ -378,11 +377,13 @@ static void itl_dist(const metrics_rec *m, dist_stats *out) {
     return;
   }
   if (!m->n_itl) return;
-  /* the distinct gaps, sorted (each once: metrics_itl_run summed their runs) */
+  /* the distinct gaps (each once: metrics_itl_run summed their runs), sorted */
   itl_run *r = sim_malloc(m->n_itl * sizeof *r);
-  memcpy(r, m->itl, m->n_itl * sizeof *r);
-  sort_runs(r, m->n_itl);
-  size_t n = m->n_itl;
+  size_t n = 0;
+  for (size_t i = 0; i < m->cap_itl; i++)
+    if (m->itl[i].count) r[n++] = m->itl[i];
+  SIM_ASSERT(n == m->n_itl);
+  sort_runs(r, n);
   uint64_t total = 0;
   double sum = 0;
   for (size_t i = 0; i < n; i++) {

@@ -111,10 +111,9 @@ typedef struct ts_row {
 } ts_row;
 
 typedef struct metrics_rec {
-  itl_run *itl;        /* one entry per distinct gap, tokens summed, in the order first seen (until the spill) */
-  size_t n_itl, cap_itl;
-  uint32_t *itl_slot;  /* open addressing by gap: 1 + the entry's index, 0 empty; itl_mask + 1 slots */
-  size_t itl_mask;
+  itl_run *itl;        /* until the spill: one entry per distinct gap, its tokens summed, in an open-addressing
+                          table by gap of cap_itl (a power of two) slots, count 0 = empty */
+  size_t n_itl, cap_itl; /* distinct gaps; slots */
   size_t itl_runs;     /* runs handed in (metrics_itl_run): the spill limit counts these */
   hdr_hist itl_hist;  /* after the spill (itl_hist.count != NULL): every gap, the runs above included */
   float *step_ms;     /* duration of every step, ms, until the spill */
