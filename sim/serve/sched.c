@@ -286,12 +286,15 @@ bool sched_run_begin(sched *s, const request *reqs, sched_run *run) {
   if (!B || s->waiting.len || s->q_len != D || D > 2 || B > s->cfg.max_num_batched_tokens || bt < 2) return false;
   if (s->cfg.admission == ADMIT_TOKEN_RATIO) return false; /* each decode step moves new_token_ratio: stepwise */
   if (s->cfg.spec_k) return false; /* speculation: each step draws its own tokens per request */
-  for (uint32_t k = 0; k < D; k++) {
+  for (uint32_t k = 0; k < D; k++) { /* every queued step's description first: the item walks below only then */
     const sched_step *st = sched_queued(s, k);
     const batch_desc *bd = &st->bd;
     if (st->n_items != B || bd->num_prefill || bd->num_decode != B || bd->num_tokens != B || bd->num_seqs != B ||
         bd->num_sample != B || bd->moe_peer_tokens || bd->dp_mode || bd->dp_pad)
       return false;
+  }
+  for (uint32_t k = 0; k < D; k++) {
+    const sched_step *st = sched_queued(s, k);
     for (uint32_t j = 0; j < B; j++) {
       const sched_item *it = &st->items[j];
       if (it->req != s->running[j] || it->tokens != 1 || !it->samples) return false;
