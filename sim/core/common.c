@@ -88,17 +88,23 @@ void *sim_calloc(size_t n, size_t size) {
   return p;
 }
 
-void *sim_calloc_huge(size_t n, size_t size) {
+void *sim_malloc_huge(size_t bytes) {
   const size_t huge = (size_t)2 << 20;
-  if (size && n > SIZE_MAX / size) oom(SIZE_MAX);
-  size_t bytes = n * size;
-  if (bytes < huge / 2) return sim_calloc(n, size);
+  if (bytes < huge / 4) return sim_malloc(bytes);
   bytes = (bytes + huge - 1) & ~(huge - 1); /* whole huge pages */
   void *p = NULL;
   if (posix_memalign(&p, huge, bytes)) oom(bytes);
 #ifdef MADV_HUGEPAGE
   (void)madvise(p, bytes, MADV_HUGEPAGE);
 #endif
+  return p;
+}
+
+void *sim_calloc_huge(size_t n, size_t size) {
+  if (size && n > SIZE_MAX / size) oom(SIZE_MAX);
+  size_t bytes = n * size;
+  if (bytes < ((size_t)2 << 20) / 4) return sim_calloc(n, size);
+  void *p = sim_malloc_huge(bytes);
   memset(p, 0, bytes);
   return p;
 }
@@ -203,7 +209,7 @@ int sim_read_file(const char *path, char **out, size_t *len, sim_err *err) {
   struct stat st; /* a regular file's size known: one buffer of it (+1 for the read that meets its end) */
   if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (double)st.st_size <= limit)
     cap = (size_t)st.st_size + 2;
-  char *buf = sim_malloc(cap);
+  char *buf = sim_malloc_huge(cap); /* a large file: a few huge pages rather than a page fault per 4 KiB */
   int rc = SIM_OK;
   for (;;) {
     if (cap - n < 2) {
