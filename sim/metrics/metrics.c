@@ -116,7 +116,7 @@ static size_t itl_hash(sim_ns gap, size_t cap) { return (size_t)(((uint64_t)gap 
 static itl_run *itl_entry(metrics_rec *m, sim_ns gap) {
   if (4 * (m->n_itl + 1) > 3 * m->cap_itl) { /* grow: rehash the entries */
     size_t n = m->cap_itl ? 2 * m->cap_itl : 1024;
-    itl_run *t = sim_calloc(n, sizeof *t);
+    itl_run *t = sim_calloc_huge(n, sizeof *t);
     for (size_t i = 0; i < m->cap_itl; i++) {
       if (!m->itl[i].count) continue;
       size_t h = itl_hash(m->itl[i].gap_ns, n);
