@@ -167,7 +167,10 @@ void sim_grow(void **pp, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return;
   size_t c = *cap ? *cap : 16;
   while (c < need) c *= 2;
-  if (c * elem >= HUGE_FROM) { /* a large array (a run's step times, its time series): in huge pages */
+  if (c * elem >= HUGE_FROM && *cap * elem < HUGE_FROM) { /* an array turning large (a run's step times, its time
+                                                              series): into huge pages, once; later growths
+                                                              realloc (mremap: no copy, no second block at the
+                                                              peak), the mapping's huge-page flag kept */
     void *q = sim_malloc_huge(c * elem);
     if (*cap) memcpy(q, *pp, *cap * elem);
     free(*pp);
