@@ -52,6 +52,13 @@ void sim_assert_fail(const char *expr, const char *file, int line) __attribute__
  * the simulator cannot continue meaningfully). Never returns NULL for n > 0. */
 void *sim_malloc(size_t n);
 void *sim_calloc(size_t n, size_t size);
+/* sim_malloc and sim_calloc for a large array written whole at once (a run's request records, a trace's rows,
+ * a file's text): from 256 KiB on, whole 2 MiB pages, aligned and marked for transparent huge pages (madvise;
+ * THP "madvise" or "always"), so that filling it takes one page fault per 2 MiB instead of one per 4 KiB (a
+ * fault costs microseconds on a virtual machine); freed (or grown) as any other block. sim_grow (SIM_GROW)
+ * moves an array that grows past 256 KiB into such pages too. */
+void *sim_malloc_huge(size_t bytes);
+void *sim_calloc_huge(size_t n, size_t size);
 void *sim_realloc(void *p, size_t n);
 char *sim_strdup(const char *s);
 

@@ -16,8 +16,9 @@
  * or peers, sliding-window or MLA layers, a batch at or beyond the attention
  * memo's bounds, a roofline (not memoized) attention call.
  *
- * Direct-mapped, DEC_STEP_N entries of 192 bytes (384 KiB: within a core's L2), allocated with the
- * attention memo and cleared with it (cost__memo_clear). Where misses prevail it is no longer asked
+ * Direct-mapped, DEC_STEP_N entries of 192 bytes (1.5 MiB in huge pages: one page fault; 2,048 entries, 384 KiB,
+ * missed a third of the decode steps of 20,000 requests on one replica, whose batches of ~46 ask ~15,000 shapes),
+ * allocated with the attention memo and cleared with it (cost__memo_clear). Where misses prevail it is no longer asked
  * (DEC_STEP_TRIAL). */
 #include <math.h>
 #include <stdlib.h>
@@ -30,7 +31,7 @@
 /* DEC_STEP_TRIAL: after this many misses, a model whose misses outnumber its hits stops asking (a miss costs a
  * snapshot of the source counts and a store: a single replica on the Azure conversation trace took 1.07x the time
  * with the table asked throughout; a 1,000-replica fleet misses 236 times in 34M: docs/ARCHITECTURE.md) */
-enum { DEC_STEP_N = 1 << 11, DEC_STEP_TRIAL = 4096, SRC_NONE = 0xff };
+enum { DEC_STEP_N = 1 << 13, DEC_STEP_TRIAL = 4096, SRC_NONE = 0xff };
 
 typedef struct cost_dec_step {
   uint64_t tag;           /* the key: batch | kv_len << 32; 0: empty */
@@ -71,7 +72,7 @@ static cost_dec_step *slot_of(const cost_model *c, uint64_t tag) {
 }
 
 bool cost__dec_step_get(cost_model *c, const batch_desc *b, step_cost *out, cost_dec_key *k) {
-  if (c->dec_memo && !c->dec_step) c->dec_step = sim_calloc(DEC_STEP_N, sizeof *c->dec_step);
+  if (c->dec_memo && !c->dec_step) c->dec_step = sim_calloc_huge(DEC_STEP_N, sizeof *c->dec_step); /* 1.5 MiB: huge pages */
   if (c->dec_misses >= DEC_STEP_TRIAL && c->dec_misses > c->dec_hits) { /* the table does not pay here: not asked */
     k->tag = 0;
     return false;

@@ -28,7 +28,7 @@ typedef struct cost_lm_memo {
   bool valid;
 } cost_lm_memo;
 
-enum { COST_MAX_GRAPH_SIZES = 128, COST_DEC_MEMO_B = 32, COST_DEC_MEMO_L = 8192 };
+enum { COST_MAX_GRAPH_SIZES = 128, COST_DEC_MEMO_B = 32 * 8, COST_DEC_MEMO_L = 8192 };
 
 typedef struct cost_model {
   const model_cfg *model;

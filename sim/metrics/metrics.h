@@ -10,9 +10,13 @@
  *   given SLO (TTFT, TPOT with 0 for 1-token outputs, E2EL) / duration.
  *   mean, median, std (population), percentiles: numpy linear interpolation.
  *
- * ITL storage: one run-length entry (gap, count) per distinct consecutive gap
- * within a step: a decode step usually gives every sequence the same gap, so
- * memory is O(steps), not O(tokens), and the percentiles stay exact.
+ * ITL storage: runs of equal consecutive gaps (a decode step usually gives
+ * every sequence the same gap) are summed into one entry (gap, count) per
+ * distinct gap, found by hashing: memory is O(distinct gaps), not O(tokens)
+ * or O(steps), the summary sorts the distinct gaps only, and the percentiles
+ * stay exact (they depend on the multiset of gaps alone). The spill limit
+ * still counts runs, so a run spills exactly where it did when each run was
+ * an entry.
  * Step times: one float (ms) per step, exact.
  * Bounded memory (fleets, days of traffic): past METRICS_EXACT_ITL_RUNS runs
  * or METRICS_EXACT_STEPS steps, that record spills into a log-linear
@@ -80,7 +84,7 @@ typedef struct hdr_hist {
 } hdr_hist;
 
 enum {
-  METRICS_EXACT_ITL_RUNS = 1 << 22, /* 64 MiB of (gap, count) runs */
+  METRICS_EXACT_ITL_RUNS = 1 << 22, /* runs of equal gaps (at most 64 MiB of distinct (gap, count) entries) */
   METRICS_EXACT_STEPS = 1 << 23,    /* 32 MiB of step times */
 };
 
@@ -107,8 +111,10 @@ typedef struct ts_row {
 } ts_row;
 
 typedef struct metrics_rec {
-  itl_run *itl;
-  size_t n_itl, cap_itl;
+  itl_run *itl;        /* until the spill: one entry per distinct gap, its tokens summed, in an open-addressing
+                          table by gap of cap_itl (a power of two) slots, count 0 = empty */
+  size_t n_itl, cap_itl; /* distinct gaps; slots */
+  size_t itl_runs;     /* runs handed in (metrics_itl_run): the spill limit counts these */
   hdr_hist itl_hist;  /* after the spill (itl_hist.count != NULL): every gap, the runs above included */
   float *step_ms;     /* duration of every step, ms, until the spill */
   size_t n_step_ms, cap_steps;

@@ -17,7 +17,7 @@ static int init(cluster *c, const cluster_cfg *cfg, const trace *tr, cost_model 
   c->tr = tr;
   c->cost = cost;
   c->n_reqs = tr->n;
-  c->reqs = sim_calloc(tr->n ? tr->n : 1, sizeof *c->reqs);
+  c->reqs = sim_calloc_huge(tr->n ? tr->n : 1, sizeof *c->reqs); /* filled below: few page faults */
   for (size_t i = 0; i < tr->n; i++) {
     const trace_req *q = &tr->reqs[i];
     request *r = &c->reqs[i];

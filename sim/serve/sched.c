@@ -86,15 +86,14 @@ static void account_spec(sched *s, sched_step *st, request *reqs, uint32_t idx, 
   s->spec_draft_tokens += drafts;
   s->spec_accepted += a;
   for (uint32_t p = 0; p < a; p++) s->spec_accepted_pos[p]++;
+  uint32_t before = r->num_computed;
   r->num_computed += e;
   if (sched__shares(r) && (uint64_t)r->num_computed >= ((uint64_t)r->kv.n_hashed + 1) * s->block_tokens) {
     kv_content c = sched__content_of(s, r);
     kv_commit(s->kv, &r->kv, &c, r->num_computed);
   }
   r->pending += e;
-  sched__item_push(st, idx, 1 + drafts, true);
-  st->items[st->n_items - 1].drafts = (uint8_t)drafts;
-  st->items[st->n_items - 1].emit = (uint8_t)e;
+  sched__item_push(st, idx, 1 + drafts, true, (uint8_t)drafts, (uint8_t)e, before);
 }
 
 /* 1. running requests, in admission order. Returns whether it preempted. */
@@ -174,39 +173,12 @@ static void schedule_waiting(sched *s, sched_step *st, request *reqs, uint32_t *
   }
 }
 
-/* 3. the batch as the cost model sees it. */
-static void describe(sched_step *st, const request *reqs) {
-  SIM_GROW(st->chunks, st->cap_chunks, st->n_items);
-  batch_desc *out = &st->bd;
-  memset(out, 0, sizeof *out);
-  out->prefills = st->chunks;
-  for (uint32_t k = 0; k < st->n_items; k++) {
-    const sched_item *it = &st->items[k];
-    const request *r = &reqs[it->req];
-    uint32_t n = it->tokens, before = r->num_computed - (it->drafts ? it->emit : n); /* cached before this step */
-    out->num_tokens += n;
-    out->num_seqs++;
-    if (it->drafts) { /* a verify: 1 + drafts queries over the sequence's cache, its last query reading all of it */
-      out->num_decode++;
-      out->decode_ctx_tokens += (uint64_t)before + n;
-      out->spec_seqs++;
-      out->spec_tokens += it->drafts;
-    } else if (n == 1) {
-      out->num_decode++;
-      out->decode_ctx_tokens += (uint64_t)before + 1;
-    } else {
-      st->chunks[out->num_prefill].chunk_tokens = n;
-      st->chunks[out->num_prefill].ctx_tokens = before;
-      out->num_prefill++;
-    }
-    if (it->samples) out->num_sample++;
-  }
-}
-
 sched_step *sched_schedule(sched *s, request *reqs, sim_ns now) {
   SIM_ASSERT(s->q_len < s->depth);
   sched_step *st = sched_queued(s, s->q_len);
   st->n_items = 0;
+  memset(&st->bd, 0, sizeof st->bd); /* 3. the batch as the cost model sees it: each entry adds its part
+                                        (sched__item_push) */
   uint32_t budget = s->cfg.max_num_batched_tokens;
   if (s->cfg.admission == ADMIT_TOKEN_RATIO) {
     sched__sglang(s, st, reqs, now);
@@ -215,7 +187,7 @@ sched_step *sched_schedule(sched *s, request *reqs, sim_ns now) {
     if (!preempted) schedule_waiting(s, st, reqs, &budget, now);
   }
   if (st->n_items == 0) return NULL;
-  describe(st, reqs);
+  st->bd.prefills = st->chunks;
   s->q_len++;
   return st;
 }
@@ -314,12 +286,15 @@ bool sched_run_begin(sched *s, const request *reqs, sched_run *run) {
   if (!B || s->waiting.len || s->q_len != D || D > 2 || B > s->cfg.max_num_batched_tokens || bt < 2) return false;
   if (s->cfg.admission == ADMIT_TOKEN_RATIO) return false; /* each decode step moves new_token_ratio: stepwise */
   if (s->cfg.spec_k) return false; /* speculation: each step draws its own tokens per request */
-  for (uint32_t k = 0; k < D; k++) {
+  for (uint32_t k = 0; k < D; k++) { /* every queued step's description first: the item walks below only then */
     const sched_step *st = sched_queued(s, k);
     const batch_desc *bd = &st->bd;
     if (st->n_items != B || bd->num_prefill || bd->num_decode != B || bd->num_tokens != B || bd->num_seqs != B ||
         bd->num_sample != B || bd->moe_peer_tokens || bd->dp_mode || bd->dp_pad)
       return false;
+  }
+  for (uint32_t k = 0; k < D; k++) {
+    const sched_step *st = sched_queued(s, k);
     for (uint32_t j = 0; j < B; j++) {
       const sched_item *it = &st->items[j];
       if (it->req != s->running[j] || it->tokens != 1 || !it->samples) return false;

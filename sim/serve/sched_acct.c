@@ -2,11 +2,6 @@
  * scheduler (sched.c) and SGLang's (sched_sglang.c) share (sched_impl.h). */
 #include "serve/sched_impl.h"
 
-void sched__item_push(sched_step *st, uint32_t idx, uint32_t tokens, bool samples) {
-  SIM_GROW(st->items, st->cap_items, st->n_items + 1);
-  st->items[st->n_items++] = (sched_item){idx, tokens, samples, 0, samples ? 1 : 0};
-}
-
 /* Returns its blocks to the pool and frees its block table's memory (a
  * million finished requests must not keep a table each). */
 void sched__release(sched *s, request *r) {
@@ -32,22 +27,4 @@ kv_content sched__content_of(const sched *s, const request *r) {
     c.session = r->session;
   }
   return c;
-}
-
-/* The step's effect on a request, at scheduling time (vLLM V1): the tokens
- * count as computed, the blocks they fill are registered for prefix caching,
- * and a step reaching the end of the known tokens adds a placeholder. */
-void sched__account(sched *s, sched_step *st, request *reqs, uint32_t idx, uint32_t n) {
-  request *r = &reqs[idx];
-  bool samples = r->num_computed + n == r->num_tokens + r->pending;
-  r->num_computed += n;
-  /* a block fills: register its hash (num_computed / block_tokens > n_hashed, without the division). Not for
-     content nobody shares (neither prefix ids nor a session: kv_commit does nothing for it), which with SGLang's
-     page size 1 would otherwise build a kv_content for every request at every step. */
-  if (sched__shares(r) && (uint64_t)r->num_computed >= ((uint64_t)r->kv.n_hashed + 1) * s->block_tokens) {
-    kv_content c = sched__content_of(s, r);
-    kv_commit(s->kv, &r->kv, &c, r->num_computed);
-  }
-  if (samples) r->pending++;
-  sched__item_push(st, idx, n, samples);
 }

@@ -607,6 +607,10 @@ static int parse_all(rd *r, const char *text, size_t len) {
   }
   /* Reserve once: at most one request per line. */
   size_t est = count_lines(r->p, (size_t)(r->end - r->p));
+  if (!t->reqs && est) { /* in huge pages where large (sim_malloc_huge) */
+    t->reqs = sim_malloc_huge(est * sizeof *t->reqs);
+    t->cap = est;
+  }
   SIM_GROW(t->reqs, t->cap, est);
   span fs = trd__sp_trim(first);
   bool json = fs.p[0] == '{';

@@ -1,8 +1,12 @@
-/* test_ring.c: the one queue (core/ring.h) and the one sort (core/common.h)
+/* test_ring.c: the one queue (core/ring.h), the one sort and the large-block allocators (core/common.h)
  * every module shares. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "core/common.h"
 #include "core/ring.h"
 
 /* Against a plain array model: pushes at both ends across many growths and
@@ -45,4 +49,34 @@ Test(sort, doubles_ascending_infinities_last_and_strings) {
   qsort(s, 3, sizeof *s, sim_cmp_cstr);
   cr_assert_str_eq(s[0], "a");
   cr_assert_str_eq(s[2], "c");
+}
+
+/* Large blocks in huge pages (core/common.h): sim_calloc_huge zeroes whole 2 MiB pages, aligned; such a block can
+ * be grown by sim_realloc and freed by free(); SIM_GROW moves an array past 256 KiB into such a block keeping
+ * every element; below the threshold the plain allocators answer. */
+Test(alloc, huge_blocks_are_zeroed_aligned_growable_and_keep_contents) {
+  size_t n = 300000; /* 2.3 MiB of doubles: two huge pages */
+  double *p = sim_calloc_huge(n, sizeof *p);
+  cr_assert_eq((uintptr_t)p % ((uintptr_t)2 << 20), 0, "aligned to 2 MiB");
+  for (size_t i = 0; i < n; i++) cr_assert(p[i] == 0.0 && !signbit(p[i]), "zeroed at %zu", i);
+  for (size_t i = 0; i < n; i++) p[i] = (double)i * 0.5;
+  p = sim_realloc(p, 2 * n * sizeof *p);
+  for (size_t i = 0; i < n; i++) cr_assert_eq(p[i], (double)i * 0.5, "kept by realloc at %zu", i);
+  free(p);
+  uint32_t *small = sim_calloc_huge(10, sizeof *small);
+  for (int i = 0; i < 10; i++) cr_assert_eq(small[i], 0);
+  free(small);
+  char *m = sim_malloc_huge((size_t)3 << 20);
+  cr_assert_eq((uintptr_t)m % ((uintptr_t)2 << 20), 0);
+  memset(m, 7, (size_t)3 << 20);
+  free(m);
+  uint32_t *a = NULL;
+  size_t cap = 0;
+  for (uint32_t i = 0; i < 200000; i++) { /* 800 KB: crosses 256 KiB */
+    SIM_GROW(a, cap, (size_t)i + 1);
+    a[i] = i * 2654435761u;
+  }
+  cr_assert_geq(cap, 200000);
+  for (uint32_t i = 0; i < 200000; i++) cr_assert_eq(a[i], i * 2654435761u, "kept through growth at %u", i);
+  free(a);
 }
