@@ -34,11 +34,7 @@ static int parse_one(pctx *c, const cJSON *t, const char *f, void *tab) {
       (rc = prof__u32(c, t, "v_heads", f, true, &k->v_heads)) || (rc = prof__u32(c, t, "v_dim", f, true, &k->v_dim)) ||
       (rc = prof__u32(c, t, "conv", f, true, &k->conv)))
     return rc;
-  char fp[96];
-  snprintf(fp, sizeof fp, "%s.phase", f);
-  if (!strcmp(phase, "context")) k->context = true;
-  else if (strcmp(phase, "generation"))
-    return prof__bad(c, prof__get(t, "phase"), fp, "expected \"generation\" or \"context\", got \"%s\"", phase);
+  if ((rc = prof__parse_phase(c, t, f, phase, &k->context))) return rc;
   return prof__parse_rows(c, t, f, &g->r);
 }
 

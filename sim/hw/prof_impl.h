@@ -169,6 +169,9 @@ void prof__free_modules(prof *p);
  * mod_rows are at byte rows_off (and the array); the lookup (prof.h, prof_mla_module_ns) in such a sorted array
  * of the table whose key equals that of `key` by cmp: false when none. */
 int prof__parse_rows(pctx *c, const cJSON *t, const char *f, mod_rows *r);
+/* A module table's "phase" (text `phase` of table t, field f): *context for "context", false for "generation",
+ * else a refusal naming f.phase. */
+int prof__parse_phase(pctx *c, const cJSON *t, const char *f, const char *phase, bool *context);
 void prof__free_mods(void *tabs, int n, size_t size, size_t rows_off, bool image);
 bool prof__mod_ns(const void *tabs, int n, size_t size, size_t rows_off, const void *key,
                   int (*cmp)(const void *, const void *), uint32_t batch, uint32_t len, double *ns);

@@ -53,11 +53,7 @@ static int parse_one(pctx *c, const cJSON *t, const char *f, void *tab) {
       (rc = prof__u32(c, t, "index_topk", f, false, &k->topk)) ||
       (rc = prof__str(c, t, "model", f, false, model, sizeof model)))
     return rc;
-  char fp[96];
-  snprintf(fp, sizeof fp, "%s.phase", f);
-  if (!strcmp(phase, "context")) k->context = true;
-  else if (strcmp(phase, "generation"))
-    return prof__bad(c, prof__get(t, "phase"), fp, "expected \"generation\" or \"context\", got \"%s\"", phase);
+  if ((rc = prof__parse_phase(c, t, f, phase, &k->context))) return rc;
   if (k->kv_dtype == DT_FP16) k->kv_dtype = DT_BF16;
   return prof__parse_rows(c, t, f, &m->r);
 }

@@ -38,6 +38,15 @@ static int parse_row(pctx *c, const cJSON *row, const char *fr, const uint32_t *
   return SIM_OK;
 }
 
+int prof__parse_phase(pctx *c, const cJSON *t, const char *f, const char *phase, bool *context) {
+  char fp[96];
+  snprintf(fp, sizeof fp, "%s.phase", f);
+  if (!strcmp(phase, "context")) *context = true;
+  else if (strcmp(phase, "generation"))
+    return prof__bad(c, prof__get(t, "phase"), fp, "expected \"generation\" or \"context\", got \"%s\"", phase);
+  return SIM_OK;
+}
+
 int prof__parse_rows(pctx *c, const cJSON *t, const char *f, mod_rows *m) {
   uint32_t *bx = NULL, *ly = NULL;
   int nb = 0, nl = 0, rc;
