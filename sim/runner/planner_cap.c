@@ -59,7 +59,7 @@ static int meets(planner_cap *p, uint32_t isl, uint32_t osl, double rate) {
     const metrics_summary *m = &r.res.sum;
     ok = m->completed == m->total && m->ttft_ms.mean <= p->ttft_ms && (m->itl_ms.n == 0 || m->itl_ms.mean <= p->itl_ms);
   } else if (!p->error[0]) {
-    snprintf(p->error, sizeof p->error, "%s", err.msg);
+    snprintf(p->error, sizeof p->error, "%.500s", err.msg);
   }
   runner_free(&r);
   p->probes++;
