@@ -67,6 +67,7 @@ static int text(const char *what, const char *key, const char *v, char *dst, siz
 /* One key=value of the spec. */
 static int set_key(autoscale_cfg *c, const char *k, const char *v, const char *what, sim_err *err) {
   if (!strcmp(k, "metric")) {
+    c->metric_set = true;
     if (!metric_parse(v, &c->metric))
       return sim_errf(err, SIM_EINPUT, "%s: unknown metric '%s' (num_requests_waiting, num_requests_running, "
                       "kv_cache_usage_perc, ttft_p90)", what, v);
@@ -134,6 +135,9 @@ int autoscale_parse(autoscale_cfg *c, const char *spec, const char *what, sim_er
   if (c->fixed && (c->min != c->max || c->initial != c->max))
     return sim_errf(err, SIM_EINPUT, "%s: fixed=N sets min, max and initial: give none of them", what);
   if (c->fixed && c->planner) return sim_errf(err, SIM_EINPUT, "%s: fixed=N and mode=planner exclude each other", what);
+  if (c->planner && (c->metric_set || c->target > 0))
+    return sim_errf(err, SIM_EINPUT, "%s: metric= and target= are HPA's; mode=planner sizes on its ttft= and itl= "
+                    "targets instead", what);
   if ((c->fixed || c->planner) && !(c->target > 0)) c->target = 1; /* never consulted (min = max; the planner) */
   if (c->planner && !c->interval_set) c->interval_s = 180; /* Dynamo's adjustment_interval default */
   if (!(c->target > 0)) return sim_errf(err, SIM_EINPUT, "%s: target=X is required (the metric per replica)", what);

@@ -30,6 +30,7 @@ typedef struct autoscale_cfg {
   bool planner;
   double ttft_s, itl_s;   /* the planner's targets on mean TTFT and mean ITL, s (Dynamo's defaults 0.5, 0.05) */
   bool interval_set;      /* interval= was given (else the mode's default) */
+  bool metric_set;        /* metric= was given (refused with the planner) */
   /* cold start (cluster_scale.c, configs/coldstart.json) */
   double pod_start_s;     /* container scheduled, image present, process up; < 0: the file's default */
   char load_from[32];     /* weight source name in configs/coldstart.json ("" = its default) */

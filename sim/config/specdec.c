@@ -268,6 +268,10 @@ static int from_table(deploy_cfg *d, const model_cfg *m, uint32_t k, sim_err *er
  * the target's tensor-parallel ranks. */
 static int draft_model_resolve(deploy_cfg *d, const model_cfg *m, sim_err *err) {
   const char *who = "speculative_config";
+  if (m->mla || m->lin_layers)
+    return sim_errf(err, SIM_EINPUT, "%s.method: draft_model: the draft's attention is priced from the target's "
+                    "decode call, which for %s's %s attention is not a per-head KV read: not modelled", who, m->name,
+                    m->mla ? "latent (MLA)" : "linear");
   if (!d->spec_model[0])
     return sim_errf(err, SIM_EINPUT, "%s.model: required with method draft_model (the draft model's name or "
                     "config.json path, e.g. llama-3.1-8b)", who);

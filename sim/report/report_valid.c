@@ -47,6 +47,11 @@ static void group_table(FILE *f, const vset *s, vgroup_by g) {
 
 static bool has(const vpoint *p, vmetric m) { return p->ran && !p->fail[0] && isfinite(p->meas[m]) && isfinite(p->pred[m]); }
 
+/* A closed-loop point the scatter of metric m draws (both values positive: log axes). */
+static bool plotted(const vpoint *p, vmetric m) {
+  return p->shape == VSHAPE_CLOSED && has(p, m) && p->meas[m] > 0 && p->pred[m] > 0;
+}
+
 /* The open-loop stages in order: measured (filled) and predicted (hollow) mean and p99 TTFT, log scale; a table of
  * the same numbers with each stage's id. */
 static void stages_section(FILE *f, const vset *s) {
@@ -111,7 +116,7 @@ static void scatter(FILE *f, const vset *s, vmetric m, const char *title) {
   size_t n = 0;
   for (size_t i = 0; i < s->n; i++) {
     const vpoint *p = &s->pts[i];
-    if (p->shape != VSHAPE_CLOSED || !has(p, m) || !(p->meas[m] > 0) || !(p->pred[m] > 0)) continue;
+    if (!plotted(p, m)) continue;
     lo = fmin(lo, fmin(p->meas[m], p->pred[m])), hi = fmax(hi, fmax(p->meas[m], p->pred[m]));
     n++;
   }
@@ -125,8 +130,7 @@ static void scatter(FILE *f, const vset *s, vmetric m, const char *title) {
     size_t k = 0;
     for (size_t i = 0; i < s->n; i++) {
       const vpoint *p = &s->pts[i];
-      if (p->shape != VSHAPE_CLOSED || !has(p, m) || !(p->meas[m] > 0) || !(p->pred[m] > 0) || strcmp(p->engine, engines[e]))
-        continue;
+      if (!plotted(p, m) || strcmp(p->engine, engines[e])) continue;
       x[k] = p->meas[m], y[k] = p->pred[m], k++;
     }
     svg_dots(&c, x, y, k, svg_color(e), 2.5, false);
@@ -159,7 +163,7 @@ int report_validate_html(const vset *s, const vreport_opts *o, FILE *f, sim_err 
   stages_section(f, s);
   rh_heading(f, 2, "Closed-loop points: measured against predicted");
   size_t closed = 0;
-  for (size_t i = 0; i < s->n; i++) closed += s->pts[i].shape == VSHAPE_CLOSED && has(&s->pts[i], VM_TTFT);
+  for (size_t i = 0; i < s->n; i++) closed += plotted(&s->pts[i], VM_TTFT);
   if (!closed) rh_para(f, "note", "No closed-loop point was predicted in this validation.");
   fputs("<div>", f);
   scatter(f, s, VM_TTFT, "TTFT (ms), closed loop");

@@ -129,15 +129,6 @@ static void remove_k(cluster *c, uint32_t k, sim_ns now) {
   }
 }
 
-/* After a decision: the peak of replicas holding GPUs, and the next decision while the run goes on. */
-static void peak_and_next(cluster *c, sim_ns now) {
-  uint32_t n[4];
-  count(c, n);
-  uint32_t held = n[REP_READY] + n[REP_STARTING] + n[REP_DRAINING];
-  if (held > c->so.peak_held) c->so.peak_held = held;
-  if (!c->complete) des_push(&c->ev, now + sim_s_to_ns(c->cfg.scale.policy.interval_s), EV_SCALE, 0, 0);
-}
-
 static void record(cluster *c, sim_ns now, uint32_t from, uint32_t to, const uint32_t n[4], double metric) {
   SIM_GROW(c->sev, c->cap_sev, c->so.n_ev + 1);
   c->sev[c->so.n_ev++] = (scale_event){now, from, to, n[REP_READY], n[REP_STARTING], metric};
@@ -160,21 +151,10 @@ static uint32_t planner_decide(cluster *c, uint32_t cur, double *shown) {
   return want;
 }
 
-void cluster__on_scale(cluster *c, sim_ns now) {
+/* HPA's decision (autoscale.h) on the policy's metric over the ready replicas; *shown = the metric per ready replica
+ * (ttft_p90: the fleet's value, 0 without one). */
+static uint32_t hpa_decide(cluster *c, sim_ns now, const uint32_t n[4], double *shown) {
   const autoscale_cfg *p = &c->cfg.scale.policy;
-  uint32_t n[4];
-  count(c, n);
-  if (p->planner) {
-    uint32_t cur = n[REP_READY] + n[REP_STARTING];
-    double shown;
-    uint32_t want = planner_decide(c, cur, &shown);
-    c->so.decisions++;
-    if (want != cur) record(c, now, cur, want, n, shown);
-    if (want > cur) start(c, want - cur, now);
-    else if (want < cur) remove_k(c, cur - want, now);
-    peak_and_next(c, now);
-    return;
-  }
   double sum = 0;
   for (uint32_t i = 0; p->metric != AS_TTFT_P90 && i < c->cfg.replicas; i++) {
     const replica *rep = &c->reps[i];
@@ -184,14 +164,24 @@ void cluster__on_scale(cluster *c, sim_ns now) {
                                      : kv_usage(rep->s.kv);
   }
   if (p->metric == AS_TTFT_P90) sum = ttft_p90(c, now);
+  *shown = p->metric == AS_TTFT_P90 ? (isnan(sum) ? 0.0 : sum) : n[REP_READY] ? sum / n[REP_READY] : 0.0;
+  return autoscaler_decide(&c->as, now, n[REP_READY], n[REP_STARTING], sum);
+}
+
+void cluster__on_scale(cluster *c, sim_ns now) {
+  uint32_t n[4];
+  count(c, n);
   uint32_t cur = n[REP_READY] + n[REP_STARTING];
-  uint32_t want = autoscaler_decide(&c->as, now, n[REP_READY], n[REP_STARTING], sum);
+  double shown;
+  uint32_t want = c->cfg.scale.policy.planner ? planner_decide(c, cur, &shown) : hpa_decide(c, now, n, &shown);
   c->so.decisions++;
-  double shown = p->metric == AS_TTFT_P90 ? (isnan(sum) ? 0.0 : sum) : n[REP_READY] ? sum / n[REP_READY] : 0.0;
   if (want != cur) record(c, now, cur, want, n, shown);
   if (want > cur) start(c, want - cur, now);
   else if (want < cur) remove_k(c, cur - want, now);
-  peak_and_next(c, now);
+  count(c, n);
+  uint32_t held = n[REP_READY] + n[REP_STARTING] + n[REP_DRAINING];
+  if (held > c->so.peak_held) c->so.peak_held = held;
+  if (!c->complete) des_push(&c->ev, now + sim_s_to_ns(c->cfg.scale.policy.interval_s), EV_SCALE, 0, 0);
 }
 
 void cluster__on_ready(cluster *c, uint32_t ri, uint64_t gen, sim_ns now) {

@@ -180,6 +180,8 @@ Test(autoscale, planner_spec_errors) {
       {"mode=auto,max=3", "mode must be"},
       {"mode=planner,max=3,ttft=0", "ttft"},
       {"mode=planner", "max"},
+      {"mode=planner,max=3,target=5", "HPA's"},
+      {"mode=planner,max=3,metric=running", "HPA's"},
   };
   expect_refused(bad, sizeof bad / sizeof bad[0]);
 }

@@ -273,6 +273,20 @@ Test(specdec, draft_model_resolves_the_draft) {
   }
 }
 
+/* A target with latent (MLA) attention: the draft's attention is scaled from the target's decode call, which MLA's
+   is not; refused naming it (DeepSeek-V3 from ../shared when present). */
+Test(specdec, draft_model_refuses_a_latent_attention_target) {
+  const char *f = tu_shared("models/deepseek-ai--DeepSeek-V3.json");
+  if (!f) cr_skip_test("../shared/models/deepseek-ai--DeepSeek-V3.json absent");
+  sim_err err;
+  char why[256];
+  deploy_cfg d = fresh();
+  cr_assert(specdec_parse(&d, "{\"method\": \"draft_model\", \"model\": \"llama-3.1-8b\", \"num_speculative_tokens\": 2, "
+                              "\"acceptance_length\": 2}", why, sizeof why), "%s", why);
+  cr_assert_neq(resolve(&d, f, "vllm", &err), 0);
+  cr_assert(strstr(err.msg, "latent (MLA)"), "%s", err.msg);
+}
+
 /* A draft model in the memory plan: Llama-3.1-8B drafting for Llama-3.1-70B at TP4 holds its parameters over the
    four ranks in bf16 (8.03 B x 2 / 4) and its 32 layers' KV a token: 2 x 32 x (8 KV heads / 4) x 128 x 2 bytes =
    32,768 bytes more a token than the target's 80 layers. */
